@@ -1,0 +1,43 @@
+// deep-profile entry point: dispatches to the registered subcommand.
+#include <algorithm>
+#include <iostream>
+
+#include "command.hpp"
+
+namespace deep_profile {
+std::vector<Command>& command_registry() {
+  static std::vector<Command> commands;
+  return commands;
+}
+}  // namespace deep_profile
+
+namespace {
+void print_usage(std::ostream& out) {
+  auto commands = deep_profile::command_registry();
+  std::sort(commands.begin(), commands.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  out << "usage: deep-profile <command> [options]\n\ncommands:\n";
+  for (const auto& command : commands) {
+    out << "  " << command.name << std::string(command.name.size() < 10 ? 10 - command.name.size() : 1, ' ')
+        << command.summary << "\n";
+  }
+  out << "\n`deep-profile <command> --help` describes a command's options.\n";
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(std::cerr);
+    return deep_profile::exit_usage;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_usage(std::cout);
+    return deep_profile::exit_ok;
+  }
+  for (const auto& command : deep_profile::command_registry()) {
+    if (command.name == name) return command.run(std::vector<std::string>(argv + 2, argv + argc));
+  }
+  std::cerr << "deep-profile: unknown command '" << name << "'\n\n";
+  print_usage(std::cerr);
+  return deep_profile::exit_usage;
+}

@@ -1,0 +1,115 @@
+// Typed rows of the `nsys stats --format csv` reports that libllmprof reads.
+//
+// Columns are found by header name, not position (nsys has reordered them between versions).
+// Times are integers in nanoseconds as nsys prints them; averages and medians may be fractional.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmprof/result.hpp"
+
+namespace llmprof {
+
+// An NVTX range name split into its domain and name. nsys prints ":prefill" for a range in the
+// default domain (domain empty here) and "llm:prefill" for one in domain "llm".
+struct NvtxRangeName {
+  std::string domain;  // empty for NVTX's default domain
+  std::string name;
+  bool operator==(const NvtxRangeName&) const = default;
+  // ":prefill" / "llm:prefill", the nsys spelling.
+  std::string qualified() const;
+};
+
+// Splits nsys's "domain:name" spelling at the first ':'; a string without ':' is a default-domain name.
+NvtxRangeName parse_nsys_range_name(std::string_view text);
+
+// Statistics columns shared by most nsys summary reports.
+struct NsysTimeStatistics {
+  double time_percent = 0;  // "Time (%)"; 0 where the report has no such column
+  std::int64_t total_time_ns = 0;
+  std::int64_t count = 0;  // Instances / Num Calls / Count, depending on the report
+  double average_ns = 0;
+  double median_ns = 0;
+  std::int64_t min_ns = 0;
+  std::int64_t max_ns = 0;
+  double stddev_ns = 0;
+};
+
+// cuda_gpu_kern_sum: one row per kernel name.
+struct KernelSummaryRow {
+  std::string name;  // demangled, or the base name when nsys ran with --base
+  NsysTimeStatistics time;
+};
+
+// nvtx_sum: one row per range name (and style).
+struct NvtxRangeSummaryRow {
+  NvtxRangeName range;
+  std::string style;  // "PushPop" or "StartEnd"
+  NsysTimeStatistics time;  // wall time of the range instances on the CPU timeline
+};
+
+// nvtx_kern_sum: kernels grouped by the NVTX range that enclosed their launch.
+struct NvtxKernelRow {
+  std::optional<NvtxRangeName> range;  // nullopt for kernels launched outside any range
+  std::string style;
+  std::int64_t process_id = 0;
+  std::int64_t thread_id = 0;
+  std::int64_t range_instances = 0;   // "NVTX Inst"
+  std::int64_t kernel_instances = 0;  // "Kern Inst"
+  NsysTimeStatistics time;            // of the kernels (count = kernel_instances)
+  std::string kernel_name;
+};
+
+// nvtx_gpu_proj_sum: each range projected onto the GPU timeline.
+struct NvtxGpuProjectionRow {
+  NvtxRangeName range;
+  std::string style;
+  std::int64_t total_projection_ns = 0;  // "Total Proj Time (ns)"
+  std::int64_t total_range_ns = 0;       // "Total Range Time (ns)"
+  std::int64_t range_instances = 0;
+  std::int64_t total_gpu_operations = 0;
+  double average_range_level = 0;        // nesting depth; 0 for outermost ranges
+  double average_children = 0;
+};
+
+// cuda_api_sum: one row per CUDA API function.
+struct CudaApiRow {
+  std::string name;
+  NsysTimeStatistics time;  // count = Num Calls
+};
+
+// cuda_gpu_mem_time_sum: one row per memory operation kind.
+struct GpuMemoryTimeRow {
+  std::string operation;  // "[CUDA memcpy Host-to-Device]"
+  NsysTimeStatistics time;
+};
+
+Result<std::vector<KernelSummaryRow>> parse_nsys_kernel_summary(const std::filesystem::path& csv_file);
+Result<std::vector<NvtxRangeSummaryRow>> parse_nsys_nvtx_summary(const std::filesystem::path& csv_file);
+Result<std::vector<NvtxKernelRow>> parse_nsys_nvtx_kernel_summary(const std::filesystem::path& csv_file);
+Result<std::vector<NvtxGpuProjectionRow>> parse_nsys_nvtx_gpu_projection(const std::filesystem::path& csv_file);
+Result<std::vector<CudaApiRow>> parse_nsys_cuda_api_summary(const std::filesystem::path& csv_file);
+Result<std::vector<GpuMemoryTimeRow>> parse_nsys_gpu_memory_time(const std::filesystem::path& csv_file);
+
+// Every report found under an `nsys stats -o PREFIX` prefix (files PREFIX_<report>.csv).
+// A report whose file is absent is nullopt; a file that exists but does not parse is an Error.
+struct NsysStats {
+  std::optional<std::vector<KernelSummaryRow>> kernels;               // cuda_gpu_kern_sum
+  std::optional<std::vector<NvtxRangeSummaryRow>> ranges;             // nvtx_sum
+  std::optional<std::vector<NvtxKernelRow>> range_kernels;            // nvtx_kern_sum
+  std::optional<std::vector<NvtxGpuProjectionRow>> range_projections; // nvtx_gpu_proj_sum
+  std::optional<std::vector<CudaApiRow>> cuda_api;                    // cuda_api_sum
+  std::optional<std::vector<GpuMemoryTimeRow>> memory_operations;     // cuda_gpu_mem_time_sum
+};
+
+// The report names above, in the order `nsys stats --report` should be given them.
+const std::vector<std::string>& nsys_stats_report_names();
+
+Result<NsysStats> load_nsys_stats(const std::filesystem::path& output_prefix);
+
+}  // namespace llmprof
