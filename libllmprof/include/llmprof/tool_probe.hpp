@@ -1,0 +1,107 @@
+// Tool probe: finds nsys and ncu, reads their versions and what they can do on this machine.
+//
+// Probing a missing tool is not an error: the result says "not found" and where it looked.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmprof/process.hpp"
+#include "llmprof/result.hpp"
+
+namespace llmprof {
+
+// "2025.3.1.0" -> {2025, 3, 1, 0}. Compares numerically.
+struct ToolVersion {
+  int year = 0, major = 0, minor = 0, patch = 0;
+  std::string text;  // as printed, e.g. "2025.3.1.0 (build 36398880) (public-release)"
+  auto operator<=>(const ToolVersion& other) const {
+    if (auto c = year <=> other.year; c != 0) return c;
+    if (auto c = major <=> other.major; c != 0) return c;
+    if (auto c = minor <=> other.minor; c != 0) return c;
+    return patch <=> other.patch;
+  }
+  bool operator==(const ToolVersion& other) const { return (*this <=> other) == 0; }
+  std::string to_string() const;  // "2025.3.1.0"
+};
+
+// Parse the first line of `nsys --version` / the version line of `ncu --version`, current and
+// older formats. An Error (parse_error) names the text it could not read.
+Result<ToolVersion> parse_nsys_version(std::string_view version_output);
+Result<ToolVersion> parse_ncu_version(std::string_view version_output);
+
+// `nsys status --environment`: "Name: value" / "Name = value" lines as named checks.
+struct EnvironmentCheck {
+  std::string name;
+  std::string value;
+  bool ok = true;  // false for values such as "Not Available", "Fail", "disabled"
+};
+std::vector<EnvironmentCheck> parse_nsys_status_environment(std::string_view output);
+
+// `ncu --list-sections` / `ncu --list-sets`: the Identifier column of the fixed-width table.
+struct NcuSection {
+  std::string identifier;
+  std::string display_name;
+  bool enabled_by_default = false;
+};
+struct NcuSet {
+  std::string identifier;
+  std::vector<std::string> sections;
+  bool enabled_by_default = false;
+};
+std::vector<NcuSection> parse_ncu_section_list(std::string_view output);
+std::vector<NcuSet> parse_ncu_set_list(std::string_view output);
+
+// Health of the QdstrmImporter that converts nsys's raw .qdstrm into a .nsys-rep.
+struct ImporterHealth {
+  std::filesystem::path path;  // empty when no importer was found next to nsys
+  bool loads = false;          // `QdstrmImporter --version` ran successfully
+  std::vector<std::string> missing_libraries;  // e.g. "libdw.so.1"
+  std::string detail;          // what the importer printed when it failed
+  std::string fix;             // how to make it load (which package / LD_LIBRARY_PATH)
+};
+
+struct NsysInfo {
+  bool found = false;
+  std::filesystem::path path;
+  std::vector<std::filesystem::path> searched;  // every place looked, in order
+  std::optional<ToolVersion> version;
+  std::string report_extension;  // ".nsys-rep" (2021.4 and later) or ".qdrep"
+  // How `nsys export` takes the output type: "--type sqlite" for every supported version.
+  std::vector<std::string> export_sqlite_arguments;
+  std::vector<EnvironmentCheck> environment;
+  ImporterHealth importer;
+  std::vector<std::string> problems;  // readable problems found while probing
+};
+
+struct NcuInfo {
+  bool found = false;
+  std::filesystem::path path;
+  std::vector<std::filesystem::path> searched;
+  std::optional<ToolVersion> version;
+  std::vector<NcuSection> sections;
+  std::vector<NcuSet> sets;
+  std::string sections_listing;  // `ncu --list-sections` verbatim, for sections.txt
+  std::vector<std::string> problems;
+
+  bool has_section(std::string_view identifier) const;
+  bool has_set(std::string_view identifier) const;
+};
+
+struct ProbeOptions {
+  std::filesystem::path nsys_path;  // explicit path from config; empty to search
+  std::filesystem::path ncu_path;
+  std::string path_variable;        // PATH to search; empty: the process's PATH
+  // Extra install roots to search (tests point these at fake trees); the usual locations
+  // (/usr/local/cuda/bin, /opt/nvidia/nsight-systems/*/bin, /opt/nvidia/nsight-compute/*, ...) follow.
+  std::vector<std::filesystem::path> extra_search_roots;
+  bool use_default_locations = true;
+};
+
+NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options);
+NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options);
+
+}  // namespace llmprof
