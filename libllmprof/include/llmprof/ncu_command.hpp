@@ -1,0 +1,68 @@
+// NcuCommand: typed builders for Nsight Compute (`ncu`) profile, import/export and list argv.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmprof/result.hpp"
+#include "llmprof/tool_probe.hpp"
+
+namespace llmprof {
+
+struct NcuProfileOptions {
+  std::filesystem::path ncu = "ncu";
+  bool target_all_processes = true;           // --target-processes all (python/launcher workloads)
+  std::vector<std::string> nvtx_include;      // --nvtx --nvtx-include EXPR (repeated), e.g. "decode/"
+  std::vector<std::string> nvtx_exclude;      // --nvtx-exclude EXPR
+  std::string set;                            // --set NAME (validated against probed sets)
+  std::vector<std::string> sections;          // --section ID, exact identifiers only (no regex)
+  std::vector<std::string> metrics;           // --metrics a,b,c
+  std::string kernel_name;                    // --kernel-name VALUE ("regex:..." or exact)
+  std::string kernel_name_base;               // --kernel-name-base function|demangled|mangled
+  std::optional<std::int64_t> launch_skip;    // --launch-skip N
+  std::optional<std::int64_t> launch_count;   // --launch-count N
+  std::string replay_mode;                    // --replay-mode kernel|application|range|app-range
+  std::string clock_control;                  // --clock-control base|none|reset
+  std::string cache_control;                  // --cache-control all|none
+  std::filesystem::path output;               // -o FILE (ncu appends .ncu-rep)
+  bool force_overwrite = true;                // -f
+  std::filesystem::path log_file;             // --log-file FILE
+  std::vector<std::string> extra_arguments;
+  std::vector<std::string> application;
+};
+
+enum class NcuPage { raw, details };
+
+class NcuCommand {
+ public:
+  static NcuCommand profile(NcuProfileOptions options);
+  // ncu --import REPORT --page raw|details --csv [--print-units base]
+  static NcuCommand import_csv(std::filesystem::path ncu, std::filesystem::path report, NcuPage page,
+                               bool base_units);
+  static NcuCommand list_sections(std::filesystem::path ncu);
+  static NcuCommand list_sets(std::filesystem::path ncu);
+
+  // Errors: a --section value that looks like a regex or is not among the probed sections
+  // (ncu 2025.3 rejects it only at run time: "did not match any section"), an unknown set,
+  // an empty NVTX include expression, launch counts < 0, no application.
+  Result<void> validate(const NcuInfo& tool, std::vector<std::string>* warnings = nullptr) const;
+
+  // Removes invalid --section values (returning one warning per value dropped) instead of failing.
+  std::vector<std::string> drop_unknown_sections(const NcuInfo& tool);
+
+  std::vector<std::string> argv() const;
+  std::string to_shell_string() const;
+
+ private:
+  enum class Kind { profile, import_csv, list_sections, list_sets };
+  Kind kind_ = Kind::profile;
+  NcuProfileOptions profile_;
+  std::filesystem::path report_;
+  NcuPage page_ = NcuPage::raw;
+  bool base_units_ = false;
+};
+
+}  // namespace llmprof

@@ -1,0 +1,75 @@
+// NsysCommand: typed builders for `nsys profile`, `nsys stats` and `nsys export` argv.
+//
+// Builders are plain values: set options, validate() against the probed tool, then argv() or
+// to_shell_string() (for cmd.txt). No I/O happens here.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmprof/result.hpp"
+#include "llmprof/tool_probe.hpp"
+
+namespace llmprof {
+
+enum class NsysCaptureRange { none, nvtx, cuda_profiler_api };
+enum class NsysCaptureRangeEnd { stop, stop_shutdown, repeat, none };  // rendered "stop", "stop-shutdown", ...
+
+struct NsysProfileOptions {
+  std::filesystem::path nsys = "nsys";           // executable
+  std::vector<std::string> trace = {"cuda", "nvtx"};  // --trace=cuda,nvtx[,osrt,cublas,...]
+  std::string sample = "none";                   // --sample=none|process-tree|system-wide
+  std::string cpuctxsw = "none";                 // --cpuctxsw=none|process-tree|system-wide
+  NsysCaptureRange capture_range = NsysCaptureRange::none;
+  std::string nvtx_capture;                      // --nvtx-capture=EXPR (required with capture_range nvtx)
+  std::optional<NsysCaptureRangeEnd> capture_range_end;
+  std::vector<std::string> nvtx_domain_include;  // --nvtx-domain-include=a,b
+  std::vector<std::string> nvtx_domain_exclude;  // --nvtx-domain-exclude=a,b
+  std::map<std::string, std::string> env_vars;   // --env-var=K=V (repeated)
+  std::filesystem::path output_base;             // -o BASE (nsys appends the report extension)
+  bool force_overwrite = true;                   // --force-overwrite=true
+  bool stats = false;                            // --stats=true|false
+  std::vector<std::string> extra_arguments;      // passed verbatim before the application
+  std::vector<std::string> application;          // the workload argv
+};
+
+class NsysCommand {
+ public:
+  // nsys profile ...; with capture_range nvtx also --env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0,
+  // without which nsys ignores unregistered NVTX strings and a gate like "decode" never opens.
+  static NsysCommand profile(NsysProfileOptions options);
+  // nsys stats --report r1,r2 --format csv --output PREFIX [--force-export=true] REPORT
+  static NsysCommand stats(std::filesystem::path nsys, std::filesystem::path report,
+                           std::vector<std::string> reports, std::filesystem::path output_prefix);
+  // nsys export --type sqlite --output FILE --force-overwrite true REPORT (never `--sqlite`)
+  static NsysCommand export_sqlite(std::filesystem::path nsys, std::filesystem::path report,
+                                   std::filesystem::path output_file);
+
+  // Checks the options against the probed tool: NVTX capture with an empty expression, domains
+  // both included and excluded, missing output base or application, export arguments the version
+  // does not take. Returns the errors; warnings (non-fatal adjustments) go to `warnings`.
+  Result<void> validate(const NsysInfo& tool, std::vector<std::string>* warnings = nullptr) const;
+
+  std::vector<std::string> argv() const;
+  std::string to_shell_string() const;  // copy-pasteable, POSIX-quoted
+  // Environment the child needs besides argv (none today; kept for symmetry with NcuCommand).
+  const std::map<std::string, std::string>& environment() const { return environment_; }
+
+ private:
+  enum class Kind { profile, stats, export_sqlite };
+  Kind kind_ = Kind::profile;
+  NsysProfileOptions profile_;
+  std::filesystem::path report_;
+  std::vector<std::string> reports_;
+  std::filesystem::path output_;
+  std::map<std::string, std::string> environment_;
+};
+
+// Quotes one argument for a POSIX shell only when needed ('it'"'"'s' style).
+std::string quote_shell_argument(const std::string& argument);
+std::string join_shell_command(const std::vector<std::string>& argv);
+
+}  // namespace llmprof
