@@ -1,0 +1,119 @@
+// RunDirectory: one self-describing MAIN directory per profiling run, and its manifest run.json.
+//
+// Layout: <root>/<run-id>/{run.json, env.json, config.toml, inputs.json, deep-profile.log,
+// stage1/, nsys/, ncu/, analysis/}. run.json is rewritten atomically (temp file + rename) after
+// every stage change so a crash or Ctrl-C never leaves a run without its manifest.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmprof/clock.hpp"
+#include "llmprof/result.hpp"
+
+namespace llmprof {
+
+enum class StageStatus { pending, running, ok, skipped, failed, interrupted };
+const char* to_string(StageStatus status) noexcept;
+
+struct StageRecord {
+  std::string name;  // probe, stage1, nsys, select, ncu, analyze, report
+  StageStatus status = StageStatus::pending;
+  std::string reason;  // why skipped/failed/interrupted, in words a user can act on
+  std::string started_utc;
+  double duration_s = 0;
+  std::optional<int> exit_code;
+  std::optional<std::string> command;   // the exact command, shell-quoted
+  std::optional<std::string> cmd_file;  // relative to MAIN, e.g. "nsys/cmd.txt"
+  std::optional<std::string> log_file;  // relative to MAIN
+  std::vector<std::string> artifacts;   // relative to MAIN
+  std::vector<std::string> warnings;
+};
+
+enum class RunStatus { running, ok, incomplete, failed, interrupted };
+const char* to_string(RunStatus status) noexcept;
+
+struct WorkloadRecord {
+  std::vector<std::string> argv;
+  std::filesystem::path working_directory;
+  std::map<std::string, std::string> environment;  // overrides only
+};
+
+struct RunManifest {
+  std::string run_id;
+  std::string created_utc;
+  std::string updated_utc;
+  RunStatus status = RunStatus::running;
+  WorkloadRecord workload;
+  std::vector<StageRecord> stages;
+  std::uint64_t total_bytes = 0;  // size of everything under MAIN at the last write
+};
+
+struct RunDirectoryOptions {
+  std::filesystem::path runs_root = "runs";  // must not be outputs/ (reserved by the harness)
+  std::string run_id;                        // empty: generate "20261122T153122Z-a1b2c3"
+  std::optional<int> keep_newest_runs;       // retention: delete older run directories under root
+};
+
+class RunDirectory {
+ public:
+  // Creates <root>/<run-id> and its subdirectories. Errors: unwritable root, run id taken
+  // (never overwritten), invalid run id characters, root named outputs/.
+  static Result<RunDirectory> create(const RunDirectoryOptions& options, const Clock& clock);
+  // Opens an existing run directory (for analyze/report); reads run.json when present.
+  static Result<RunDirectory> open(const std::filesystem::path& main_directory);
+
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path stage1_dir() const { return path_ / "stage1"; }
+  std::filesystem::path nsys_dir() const { return path_ / "nsys"; }
+  std::filesystem::path ncu_dir() const { return path_ / "ncu"; }
+  std::filesystem::path analysis_dir() const { return path_ / "analysis"; }
+
+  RunManifest& manifest() { return manifest_; }
+  const RunManifest& manifest() const { return manifest_; }
+  StageRecord& stage(const std::string& name);  // adds a pending record when absent
+
+  // Writes run.json atomically (temp + fsync + rename), refreshing updated_utc and total_bytes.
+  Result<void> write_manifest(const Clock& clock);
+  // Writes a text file atomically under MAIN (relative path), e.g. "nsys/cmd.txt".
+  Result<void> write_text(const std::filesystem::path& relative, const std::string& content) const;
+  Result<void> write_json(const std::filesystem::path& relative, const std::string& json_text) const;
+
+  std::uint64_t total_bytes() const;
+
+ private:
+  std::filesystem::path path_;
+  RunManifest manifest_;
+};
+
+// "20261122T153122Z-a1b2c3": UTC timestamp (sortable) + 6 hex characters.
+std::string generate_run_id(const Clock& clock);
+// Deletes the oldest run directories under root beyond `keep`; returns what it removed.
+Result<std::vector<std::filesystem::path>> apply_retention(const std::filesystem::path& runs_root, int keep);
+
+// Manifest <-> JSON ("llmprof.run/1").
+std::string manifest_to_json(const RunManifest& manifest);
+Result<RunManifest> manifest_from_json(const std::string& json_text);
+
+// env.json: host, OS, GPUs (from nvidia-smi when present), CUDA_VISIBLE_DEVICES, tools.
+struct GpuRecord {
+  int index = 0;
+  std::string name;
+  std::string driver;
+  std::int64_t memory_mib = 0;
+};
+struct EnvironmentRecord {
+  std::string host;
+  std::string os;
+  std::vector<GpuRecord> gpus;
+  std::optional<std::string> cuda_visible_devices;
+  std::string tools_json = "{}";  // the probe's JSON, embedded as "tools"
+};
+std::string environment_to_json(const EnvironmentRecord& environment);
+
+}  // namespace llmprof
