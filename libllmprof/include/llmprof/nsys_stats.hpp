@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -96,6 +97,16 @@ Result<std::vector<NvtxGpuProjectionRow>> parse_nsys_nvtx_gpu_projection(const s
 Result<std::vector<CudaApiRow>> parse_nsys_cuda_api_summary(const std::filesystem::path& csv_file);
 Result<std::vector<GpuMemoryTimeRow>> parse_nsys_gpu_memory_time(const std::filesystem::path& csv_file);
 
+// The same parsers reading from a stream (tests, fuzzers, stdin); `source_name` names the input
+// in error messages.
+Result<std::vector<KernelSummaryRow>> parse_nsys_kernel_summary(std::istream& in, const std::string& source_name);
+Result<std::vector<NvtxRangeSummaryRow>> parse_nsys_nvtx_summary(std::istream& in, const std::string& source_name);
+Result<std::vector<NvtxKernelRow>> parse_nsys_nvtx_kernel_summary(std::istream& in, const std::string& source_name);
+Result<std::vector<NvtxGpuProjectionRow>> parse_nsys_nvtx_gpu_projection(std::istream& in,
+                                                                         const std::string& source_name);
+Result<std::vector<CudaApiRow>> parse_nsys_cuda_api_summary(std::istream& in, const std::string& source_name);
+Result<std::vector<GpuMemoryTimeRow>> parse_nsys_gpu_memory_time(std::istream& in, const std::string& source_name);
+
 // Every report found under an `nsys stats -o PREFIX` prefix (files PREFIX_<report>.csv).
 // A report whose file is absent is nullopt; a file that exists but does not parse is an Error.
 struct NsysStats {
@@ -110,6 +121,10 @@ struct NsysStats {
 // The report names above, in the order `nsys stats --report` should be given them.
 const std::vector<std::string>& nsys_stats_report_names();
 
+// PREFIX_<report>.csv for one of nsys_stats_report_names() (the `nsys stats -o PREFIX` naming).
+std::filesystem::path nsys_stats_report_path(const std::filesystem::path& output_prefix, std::string_view report);
+
+// Error(not_found) when not one report file exists under the prefix (never a silently empty result).
 Result<NsysStats> load_nsys_stats(const std::filesystem::path& output_prefix);
 
 }  // namespace llmprof
