@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include <string_view>
+
 #include "llmprof/clock.hpp"
+#include "llmprof/process.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof {
@@ -54,6 +57,8 @@ struct RunManifest {
   std::uint64_t total_bytes = 0;  // size of everything under MAIN at the last write
 };
 
+struct EnvironmentRecord;
+
 struct RunDirectoryOptions {
   std::filesystem::path runs_root = "runs";  // must not be outputs/ (reserved by the harness)
   std::string run_id;                        // empty: generate "20261122T153122Z-a1b2c3"
@@ -82,7 +87,12 @@ class RunDirectory {
   Result<void> write_manifest(const Clock& clock);
   // Writes a text file atomically under MAIN (relative path), e.g. "nsys/cmd.txt".
   Result<void> write_text(const std::filesystem::path& relative, const std::string& content) const;
+  // JSON text is checked (invalid JSON is an invalid_argument error) and written indented.
   Result<void> write_json(const std::filesystem::path& relative, const std::string& json_text) const;
+  // inputs.json ({"schema":"llmprof.inputs/1","argv","cwd","env"}); also records it in the manifest.
+  Result<void> write_inputs(const WorkloadRecord& workload);
+  // env.json (see environment_to_json).
+  Result<void> write_environment(const EnvironmentRecord& environment) const;
 
   std::uint64_t total_bytes() const;
 
@@ -93,7 +103,10 @@ class RunDirectory {
 
 // "20261122T153122Z-a1b2c3": UTC timestamp (sortable) + 6 hex characters.
 std::string generate_run_id(const Clock& clock);
-// Deletes the oldest run directories under root beyond `keep`; returns what it removed.
+// True for names generate_run_id makes ("20261122T153122Z-a1b2c3"); retention touches only these.
+bool is_generated_run_id(std::string_view name);
+// Deletes the oldest run directories under root beyond `keep` (>= 1). Only directories with a
+// generated-run-id name and a run.json are considered; returns what it removed.
 Result<std::vector<std::filesystem::path>> apply_retention(const std::filesystem::path& runs_root, int keep);
 
 // Manifest <-> JSON ("llmprof.run/1").
@@ -113,7 +126,18 @@ struct EnvironmentRecord {
   std::vector<GpuRecord> gpus;
   std::optional<std::string> cuda_visible_devices;
   std::string tools_json = "{}";  // the probe's JSON, embedded as "tools"
+  std::vector<std::string> problems;  // what could not be gathered, e.g. "nvidia-smi not found"
 };
+// {"host","os","gpus":[{"index","name","driver","memory_mib"}],"cuda_visible_devices":str|null,
+//  "tools":{...},"problems":[...]}. Throws nothing; tools_json that is not JSON is stored as a string.
 std::string environment_to_json(const EnvironmentRecord& environment);
+// Host name, OS (/etc/os-release + uname), CUDA_VISIBLE_DEVICES, and GPUs from
+// `nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader` run through
+// `runner` (no nvidia-smi, or one that fails: no GPUs and a line in problems, not an error).
+EnvironmentRecord collect_environment(ProcessRunner& runner, std::string tools_json = "{}");
+// Rows of that nvidia-smi query ("0, NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB"); bad rows are skipped.
+std::vector<GpuRecord> parse_nvidia_smi_gpus(std::string_view csv);
+// inputs.json text for a workload.
+std::string inputs_to_json(const WorkloadRecord& workload);
 
 }  // namespace llmprof
