@@ -1,0 +1,9 @@
+# Installs the freshly built library into a temporary prefix and builds two downstream projects
+# against it (tests/consumer): the full package, and the Boost-free nvtx component alone.
+add_test(NAME "package: install and consume with find_package(llmprof)"
+  COMMAND ${CMAKE_COMMAND}
+    -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DBINARY_DIR=${PROJECT_BINARY_DIR}
+    -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_consume
+    -DGENERATOR=${CMAKE_GENERATOR}
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/install_consume.cmake)
+set_tests_properties("package: install and consume with find_package(llmprof)" PROPERTIES TIMEOUT 600)
