@@ -104,4 +104,37 @@ struct ProbeOptions {
 NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options);
 NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options);
 
+// The report file extension nsys writes: ".qdrep" before 2021.4, ".nsys-rep" from 2021.4 on.
+std::string report_extension_for(const ToolVersion& nsys_version);
+
+// Where a QdstrmImporter may sit next to this nsys, in the order they are tried:
+// <nsys-dir>/../linux-desktop-glibc_2_11_3-x64/ (the nsys bundled with Nsight Compute),
+// <nsys-dir>/../host-linux-x64/ (a standalone Nsight Systems), <nsys-dir>/, each for the path as
+// given and for its realpath.
+std::vector<std::filesystem::path> importer_candidates(const std::filesystem::path& nsys_path);
+// Finds the importer next to nsys and runs `QdstrmImporter --version` to see whether it loads.
+ImporterHealth check_importer(ProcessRunner& runner, const std::filesystem::path& nsys_path);
+// Library names from the dynamic loader's "error while loading shared libraries: X: cannot open
+// shared object file" lines, in order, without duplicates.
+std::vector<std::string> parse_missing_libraries(std::string_view loader_output);
+
+// Whether this machine can run the deep-profile pipeline.
+enum class Readiness {
+  ready,     // nsys and ncu found, versions read, the importer loads
+  degraded,  // something works: one tool missing, importer broken, unreadable version, failed check
+  not_ready  // neither nsys nor ncu can be used
+};
+const char* to_string(Readiness readiness) noexcept;
+
+struct ProbeVerdict {
+  Readiness readiness = Readiness::not_ready;
+  std::vector<std::string> reasons;  // why not ready/degraded, one sentence each
+  std::vector<std::string> fixes;    // what to do about it, one per reason where there is a fix
+  std::vector<std::string> skipped;  // pipeline stages that will be skipped ("nsys timeline", "ncu kernels")
+};
+ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu);
+
+// JSON text for env.json's "tools": {"nsys":{...},"ncu":{...},"verdict":{...}}.
+std::string probe_to_json(const NsysInfo& nsys, const NcuInfo& ncu);
+
 }  // namespace llmprof

@@ -1,0 +1,259 @@
+// Parsers for what the Nsight tools print about themselves: `--version`, `nsys status --environment`,
+// `ncu --list-sections`, `ncu --list-sets`, and the dynamic loader's "cannot open shared object" lines.
+//
+// Recorded outputs: tests/data/h100-nsight-2025.3/cli/ (Nsight Systems / Compute 2025.3.1).
+#include <algorithm>
+#include <cctype>
+#include <regex>
+#include <sstream>
+
+#include "llmprof/tool_probe.hpp"
+
+namespace llmprof {
+namespace {
+
+std::vector<std::string> split_lines(std::string_view text) {
+  std::vector<std::string> lines;
+  std::string current;
+  for (char c : text) {
+    if (c == '\n') {
+      if (!current.empty() && current.back() == '\r') current.pop_back();
+      lines.push_back(std::move(current));
+      current.clear();
+    } else {
+      current.push_back(c);
+    }
+  }
+  if (!current.empty()) lines.push_back(std::move(current));
+  return lines;
+}
+
+std::string trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// "Version 2025.3.1.0 (build 36398880) (public-release)", "NVIDIA Nsight Systems version 2021.3.1.57-ee59a63",
+// "Version 2019.5.0 (Build 27346997)": the first "version <year>.<n>[.<n>[.<n>]]" in the text.
+Result<ToolVersion> parse_version_line(std::string_view output, const char* tool, const char* command) {
+  static const std::regex pattern(R"([Vv]ersion\s+((\d{4})\.(\d+)(?:\.(\d+))?(?:\.(\d+))?)([^\r\n]*))");
+  const std::string text(output);
+  std::smatch match;
+  if (!std::regex_search(text, match, pattern)) {
+    std::string shown = trim(text.substr(0, 200));
+    if (shown.empty()) shown = "(no output)";
+    return make_error(ErrorCode::parse_error,
+                      std::string("could not read a version from the output of `") + command + "`",
+                      std::string("expected a line such as 'Version 2025.3.1.0'; check that this is ") + tool +
+                          " and that it runs on this machine",
+                      shown);
+  }
+  ToolVersion version;
+  version.year = std::stoi(match[2].str());
+  version.major = std::stoi(match[3].str());
+  version.minor = match[4].matched ? std::stoi(match[4].str()) : 0;
+  version.patch = match[5].matched ? std::stoi(match[5].str()) : 0;
+  version.text = trim(match[1].str() + match[6].str());
+  return version;
+}
+
+// Column spans of a fixed-width table from its "----- ------ ---" rule line.
+struct Column {
+  std::size_t begin = 0;
+  std::size_t end = 0;  // exclusive; npos for the last column (runs to the end of the line)
+};
+
+bool is_rule_line(const std::string& line) {
+  return !line.empty() && line.find_first_not_of("- ") == std::string::npos && line.find('-') != std::string::npos;
+}
+
+std::vector<Column> columns_of(const std::string& rule) {
+  std::vector<Column> columns;
+  std::size_t position = 0;
+  while ((position = rule.find('-', position)) != std::string::npos) {
+    const std::size_t end = rule.find(' ', position);
+    columns.push_back({position, end});
+    if (end == std::string::npos) break;
+    position = end;
+  }
+  // Cells can be wider than the rule (ncu pads the last column), so the last one runs to the end.
+  if (!columns.empty()) columns.back().end = std::string::npos;
+  return columns;
+}
+
+std::string cell(const std::string& line, const Column& column, bool keep_spaces = false) {
+  if (column.begin >= line.size()) return {};
+  const std::size_t length = column.end == std::string::npos ? std::string::npos : column.end - column.begin;
+  std::string value = line.substr(column.begin, length);
+  return keep_spaces ? value : trim(value);
+}
+
+// A parsed fixed-width listing: the header names and the rows below it, cells by column index.
+struct FixedWidthTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;  // cells with their padding kept
+  int column_named(std::string_view name) const {
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      if (lowercase(header[i]) == lowercase(std::string(name))) return static_cast<int>(i);
+    }
+    return -1;
+  }
+};
+
+// ncu prints: rule, header, rule, rows (and sometimes a closing rule). Lines before the first rule
+// (warnings, banners) are skipped.
+FixedWidthTable parse_fixed_width_table(std::string_view output) {
+  FixedWidthTable table;
+  const auto lines = split_lines(output);
+  std::size_t index = 0;
+  while (index < lines.size() && !is_rule_line(lines[index])) ++index;
+  if (index >= lines.size()) return table;
+  const auto columns = columns_of(lines[index]);
+  ++index;
+  if (index >= lines.size()) return table;
+  for (const auto& column : columns) table.header.push_back(cell(lines[index], column));
+  ++index;
+  for (; index < lines.size(); ++index) {
+    const std::string& line = lines[index];
+    if (is_rule_line(line) || trim(line).empty()) continue;
+    std::vector<std::string> row;
+    for (const auto& column : columns) row.push_back(cell(line, column, true));
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+bool yes(const std::string& value) {
+  const std::string word = lowercase(trim(value));
+  return word == "yes" || word == "true" || word == "1";
+}
+
+}  // namespace
+
+std::string ToolVersion::to_string() const {
+  return std::to_string(year) + "." + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+Result<ToolVersion> parse_nsys_version(std::string_view version_output) {
+  return parse_version_line(version_output, "Nsight Systems", "nsys --version");
+}
+
+Result<ToolVersion> parse_ncu_version(std::string_view version_output) {
+  return parse_version_line(version_output, "Nsight Compute", "ncu --version");
+}
+
+std::string report_extension_for(const ToolVersion& nsys_version) {
+  // Nsight Systems 2021.4 renamed its report files from .qdrep to .nsys-rep.
+  return (nsys_version.year < 2021 || (nsys_version.year == 2021 && nsys_version.major < 4)) ? ".qdrep" : ".nsys-rep";
+}
+
+std::vector<EnvironmentCheck> parse_nsys_status_environment(std::string_view output) {
+  std::vector<EnvironmentCheck> checks;
+  for (const auto& raw : split_lines(output)) {
+    const std::string line = trim(raw);
+    // "Linux Kernel Version = 6.18.44-fc-v657-gpu: OK" has both separators: " = " names the check.
+    std::size_t separator = line.find(" = ");
+    std::size_t value_start = separator == std::string::npos ? 0 : separator + 3;
+    if (separator == std::string::npos) {
+      separator = line.find(": ");
+      value_start = separator + 2;
+    }
+    if (separator == std::string::npos || separator == 0) continue;
+    if (line.rfind("See the product documentation", 0) == 0 || line.find("http") < separator) continue;
+    EnvironmentCheck check;
+    check.name = trim(line.substr(0, separator));
+    check.value = trim(line.substr(value_start));
+    const std::string value = lowercase(check.value);
+    static const std::vector<std::string> bad_words = {"not available", "fail", "disabled", "not supported",
+                                                       "unavailable", "error", "not ok"};
+    check.ok = value != "no" && std::none_of(bad_words.begin(), bad_words.end(), [&](const std::string& word) {
+                 return value.find(word) != std::string::npos;
+               });
+    checks.push_back(std::move(check));
+  }
+  return checks;
+}
+
+std::vector<NcuSection> parse_ncu_section_list(std::string_view output) {
+  const FixedWidthTable table = parse_fixed_width_table(output);
+  const int identifier = table.column_named("Identifier");
+  if (identifier < 0) return {};
+  const int display = table.column_named("Display Name");
+  const int enabled = table.column_named("Enabled");
+  std::vector<NcuSection> sections;
+  for (const auto& row : table.rows) {
+    NcuSection section;
+    section.identifier = trim(row[identifier]);
+    if (section.identifier.empty()) continue;
+    if (display >= 0) section.display_name = trim(row[display]);
+    if (enabled >= 0) section.enabled_by_default = yes(row[enabled]);
+    sections.push_back(std::move(section));
+  }
+  return sections;
+}
+
+std::vector<NcuSet> parse_ncu_set_list(std::string_view output) {
+  const FixedWidthTable table = parse_fixed_width_table(output);
+  const int identifier = table.column_named("Identifier");
+  const int sections_column = table.column_named("Sections");
+  if (identifier < 0 || sections_column < 0) return {};
+  const int enabled = table.column_named("Enabled");
+  // ncu wraps the Sections cell at the column width, even in the middle of an identifier
+  // ("MemoryWorkloa" / "dAnalysis_Chart"), so the pieces are joined with nothing in between and
+  // split on commas only. Section identifiers contain no spaces, so all whitespace is dropped.
+  std::vector<std::pair<NcuSet, std::string>> sets;
+  for (const auto& row : table.rows) {
+    const std::string name = trim(row[identifier]);
+    if (!name.empty()) {
+      NcuSet set;
+      set.identifier = name;
+      if (enabled >= 0) set.enabled_by_default = yes(row[enabled]);
+      sets.emplace_back(std::move(set), std::string());
+    }
+    if (sets.empty()) continue;
+    for (char c : row[sections_column]) {
+      if (!std::isspace(static_cast<unsigned char>(c))) sets.back().second.push_back(c);
+    }
+  }
+  std::vector<NcuSet> result;
+  for (auto& [set, joined] : sets) {
+    std::stringstream pieces(joined);
+    std::string section;
+    while (std::getline(pieces, section, ',')) {
+      if (!section.empty()) set.sections.push_back(section);
+    }
+    result.push_back(std::move(set));
+  }
+  return result;
+}
+
+std::vector<std::string> parse_missing_libraries(std::string_view loader_output) {
+  // glibc's loader: "<program>: error while loading shared libraries: libdw.so.1: cannot open shared
+  // object file: No such file or directory".
+  static const std::regex pattern(R"(error while loading shared libraries: ([^:\s]+): cannot open shared object file)");
+  std::vector<std::string> libraries;
+  const std::string text(loader_output);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern); it != std::sregex_iterator(); ++it) {
+    const std::string library = (*it)[1].str();
+    if (std::find(libraries.begin(), libraries.end(), library) == libraries.end()) libraries.push_back(library);
+  }
+  return libraries;
+}
+
+bool NcuInfo::has_section(std::string_view identifier) const {
+  return std::any_of(sections.begin(), sections.end(),
+                     [&](const NcuSection& section) { return section.identifier == identifier; });
+}
+
+bool NcuInfo::has_set(std::string_view identifier) const {
+  return std::any_of(sets.begin(), sets.end(), [&](const NcuSet& set) { return set.identifier == identifier; });
+}
+
+}  // namespace llmprof
