@@ -1,0 +1,60 @@
+// The workload's own account of its work and speed (schema "llmprof.workload_metrics/1").
+//
+// The example workload writes this file (`--metrics-out FILE` or LLMPROF_METRICS_FILE); the
+// pipeline copies it to MAIN/stage1/metrics.json and the analysis uses it for the second MFU
+// opinion (model FLOP per token x tokens/s against the device's dense peak).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmprof/result.hpp"
+
+namespace llmprof {
+
+inline constexpr std::string_view workload_metrics_schema = "llmprof.workload_metrics/1";
+
+struct WorkloadMetrics {
+  std::string model;        // "llama-style"
+  std::string device;       // "cuda:0" or "cpu"
+  std::string device_name;  // "NVIDIA H100 80GB HBM3"
+  std::string dtype;        // "bf16", "fp16" or "fp32"
+  std::int64_t batch = 0;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t new_tokens = 0;
+  std::int64_t layers = 0;
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t intermediate = 0;
+  std::int64_t vocab = 0;
+  std::int64_t parameters = 0;
+  double prefill_s = 0;                // wall time of the prefill
+  double decode_s = 0;                 // wall time of all decode steps
+  double time_per_output_token_s = 0;
+  double tokens_per_s = 0;             // generated_tokens / decode_s
+  std::int64_t generated_tokens = 0;   // batch * new_tokens
+  double flop_per_prefill = 0;         // model FLOP of one prefill call (the whole batch)
+  double flop_per_token = 0;           // mean model FLOP per decode step, per sequence
+  double decode_flop = 0;              // model FLOP of all decode steps together
+  std::string nvtx_domain;             // "" = NVTX's default domain
+  std::vector<std::string> nvtx_ranges;
+
+  // Model FLOP/s of the decode phase: flop_per_token * generated_tokens / decode_s.
+  // 0 when decode_s is 0 (the workload did not decode).
+  double decode_model_flop_per_s() const;
+  // Model FLOP/s of the prefill phase: flop_per_prefill / prefill_s; 0 when prefill_s is 0.
+  double prefill_model_flop_per_s() const;
+};
+
+// Reads and validates a metrics file. Errors (parse_error unless the file cannot be read) name the
+// file and the key: invalid JSON, a schema other than llmprof.workload_metrics/1, a missing key, a
+// value of the wrong type (an integer field holding 2.5 or "4"), a negative count or time.
+Result<WorkloadMetrics> load_workload_metrics(const std::filesystem::path& path);
+// The same from JSON text; `source_name` names the input in errors.
+Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const std::string& source_name);
+
+}  // namespace llmprof

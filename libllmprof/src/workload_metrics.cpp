@@ -1,0 +1,182 @@
+// Reading llmprof.workload_metrics/1 files with Boost.JSON, strictly: every contract key must be
+// present with its type, so a half-written or foreign file is an error rather than zeros in the MFU.
+#include "llmprof/workload_metrics.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+namespace llmprof {
+namespace {
+
+constexpr const char* schema_hint =
+    "the file must be the JSON object the workload writes with --metrics-out (schema llmprof.workload_metrics/1)";
+
+class FieldReader {
+ public:
+  FieldReader(const boost::json::object& object, const std::string& source) : object_(object), source_(source) {}
+
+  const boost::json::value* find(const char* key) {
+    if (error_) return nullptr;
+    const auto* value = object_.if_contains(key);
+    if (!value) fail(key, "is missing");
+    return value;
+  }
+  void text(const char* key, std::string& out) {
+    const auto* value = find(key);
+    if (!value) return;
+    if (!value->is_string()) return fail(key, "must be a string, not " + kind(*value));
+    out = std::string(value->get_string());
+  }
+  void integer(const char* key, std::int64_t& out) {
+    const auto* value = find(key);
+    if (!value) return;
+    if (value->is_int64()) {
+      out = value->get_int64();
+    } else if (value->is_uint64() && value->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) {
+      out = static_cast<std::int64_t>(value->get_uint64());
+    } else if (value->is_double() && std::floor(value->get_double()) == value->get_double() &&
+               std::abs(value->get_double()) < 9.0e15) {
+      out = static_cast<std::int64_t>(value->get_double());  // 4.0 written by a Python float
+    } else {
+      return fail(key, "must be an integer, not " + kind(*value));
+    }
+    if (out < 0) fail(key, "must not be negative (got " + std::to_string(out) + ")");
+  }
+  void number(const char* key, double& out) {
+    const auto* value = find(key);
+    if (!value) return;
+    if (!value->is_number()) return fail(key, "must be a number, not " + kind(*value));
+    out = value->to_number<double>();
+    if (!std::isfinite(out) || out < 0) fail(key, "must be a finite number >= 0");
+  }
+  void text_list(const char* key, std::vector<std::string>& out) {
+    const auto* value = find(key);
+    if (!value) return;
+    if (!value->is_array()) return fail(key, "must be an array of strings, not " + kind(*value));
+    for (const auto& item : value->get_array()) {
+      if (!item.is_string()) return fail(key, "must hold only strings, found " + kind(item));
+      out.emplace_back(item.get_string());
+    }
+  }
+  const std::optional<Error>& error() const { return error_; }
+
+  static std::string kind(const boost::json::value& value) {
+    switch (value.kind()) {
+      case boost::json::kind::null: return "null";
+      case boost::json::kind::bool_: return "a boolean";
+      case boost::json::kind::int64:
+      case boost::json::kind::uint64: return "the integer " + boost::json::serialize(value);
+      case boost::json::kind::double_: return "the number " + boost::json::serialize(value);
+      case boost::json::kind::string: return "the string " + boost::json::serialize(value);
+      case boost::json::kind::array: return "an array";
+      case boost::json::kind::object: return "an object";
+    }
+    return "an unknown value";
+  }
+
+ private:
+  void fail(const char* key, const std::string& what) {
+    if (error_) return;
+    error_ = make_error(ErrorCode::parse_error, source_ + ": key \"" + key + "\" " + what, schema_hint, key);
+  }
+  const boost::json::object& object_;
+  const std::string& source_;
+  std::optional<Error> error_;
+};
+
+}  // namespace
+
+double WorkloadMetrics::decode_model_flop_per_s() const {
+  return decode_s > 0 ? flop_per_token * static_cast<double>(generated_tokens) / decode_s : 0.0;
+}
+
+double WorkloadMetrics::prefill_model_flop_per_s() const {
+  return prefill_s > 0 ? flop_per_prefill / prefill_s : 0.0;
+}
+
+Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const std::string& source_name) {
+  if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return make_error(ErrorCode::parse_error, source_name + ": the workload metrics file is empty", schema_hint,
+                      source_name);
+  }
+  boost::system::error_code parse_error;
+  const boost::json::value document = boost::json::parse(json_text, parse_error);
+  if (parse_error) {
+    return make_error(ErrorCode::parse_error,
+                      source_name + ": not valid JSON (" + parse_error.message() + ")", schema_hint, source_name);
+  }
+  if (!document.is_object()) {
+    return make_error(ErrorCode::parse_error,
+                      source_name + ": expected a JSON object, found " + FieldReader::kind(document), schema_hint,
+                      source_name);
+  }
+  const auto& object = document.get_object();
+  const auto* schema = object.if_contains("schema");
+  if (!schema || !schema->is_string() || schema->get_string() != workload_metrics_schema) {
+    const std::string found = schema ? FieldReader::kind(*schema) : std::string("no \"schema\" key");
+    return make_error(ErrorCode::parse_error,
+                      source_name + ": expected schema \"" + std::string(workload_metrics_schema) + "\", found " +
+                          found,
+                      schema_hint, "schema");
+  }
+
+  WorkloadMetrics metrics;
+  FieldReader read(object, source_name);
+  read.text("model", metrics.model);
+  read.text("device", metrics.device);
+  read.text("device_name", metrics.device_name);
+  read.text("dtype", metrics.dtype);
+  read.integer("batch", metrics.batch);
+  read.integer("prompt_tokens", metrics.prompt_tokens);
+  read.integer("new_tokens", metrics.new_tokens);
+  read.integer("layers", metrics.layers);
+  read.integer("hidden", metrics.hidden);
+  read.integer("heads", metrics.heads);
+  read.integer("kv_heads", metrics.kv_heads);
+  read.integer("intermediate", metrics.intermediate);
+  read.integer("vocab", metrics.vocab);
+  read.integer("parameters", metrics.parameters);
+  read.number("prefill_s", metrics.prefill_s);
+  read.number("decode_s", metrics.decode_s);
+  read.number("time_per_output_token_s", metrics.time_per_output_token_s);
+  read.number("tokens_per_s", metrics.tokens_per_s);
+  read.integer("generated_tokens", metrics.generated_tokens);
+  read.number("flop_per_prefill", metrics.flop_per_prefill);
+  read.number("flop_per_token", metrics.flop_per_token);
+  read.number("decode_flop", metrics.decode_flop);
+  read.text("nvtx_domain", metrics.nvtx_domain);
+  read.text_list("nvtx_ranges", metrics.nvtx_ranges);
+  if (read.error()) return *read.error();
+
+  if (metrics.dtype != "bf16" && metrics.dtype != "fp16" && metrics.dtype != "fp32") {
+    return make_error(ErrorCode::parse_error,
+                      source_name + ": key \"dtype\" must be \"bf16\", \"fp16\" or \"fp32\", not \"" + metrics.dtype +
+                          "\"",
+                      schema_hint, "dtype");
+  }
+  return metrics;
+}
+
+Result<WorkloadMetrics> load_workload_metrics(const std::filesystem::path& path) {
+  std::error_code status_error;
+  if (!std::filesystem::is_regular_file(path, status_error)) {
+    return make_error(ErrorCode::not_found, "workload metrics file " + path.string() + " does not exist",
+                      "run the workload with --metrics-out FILE (or LLMPROF_METRICS_FILE) to write it",
+                      path.string());
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof()) {
+    return make_error(ErrorCode::io_error, "cannot read workload metrics file " + path.string(),
+                      "check the file's permissions", path.string());
+  }
+  return parse_workload_metrics(text.str(), path.string());
+}
+
+}  // namespace llmprof
