@@ -1,0 +1,112 @@
+// Reads an ncu run's console output (Nsight Compute 2025.3.1 wording, tests/data/h100-nsight-2025.3/cli/).
+#include "llmprof/ncu_diagnosis.hpp"
+
+#include <regex>
+
+namespace llmprof {
+namespace {
+
+std::string trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+
+std::string join(const std::vector<std::string>& items, std::string_view separator, std::size_t limit) {
+  std::string joined;
+  for (std::size_t i = 0; i < items.size() && i < limit; ++i) joined += (i == 0 ? "" : std::string(separator)) + items[i];
+  if (items.size() > limit) joined += std::string(separator) + "... (" + std::to_string(items.size() - limit) + " more)";
+  return joined;
+}
+
+void read_prof_line(const std::string& body, NcuOutputDiagnosis& diagnosis) {
+  // ==PROF== Profiling "reduce_kernel" - 0 (1/40): 0%....50%....100% - 17 passes
+  static const std::regex profiling(R"rx(^Profiling "(.*)" - \d+ \((\d+)/(\d+)\))rx");
+  std::smatch match;
+  if (std::regex_search(body, match, profiling)) {
+    ++diagnosis.profiled_kernels;
+    diagnosis.kernel_names.push_back(match[1].str());
+    diagnosis.planned_kernels = std::stoi(match[3].str());
+  } else if (starts_with(body, "Report: ")) {
+    diagnosis.report_path = trim(body.substr(8));
+  } else if (starts_with(body, "Connected to process")) {
+    ++diagnosis.connected_processes;
+  }
+}
+
+}  // namespace
+
+NcuOutputDiagnosis diagnose_ncu_output(std::string_view output) {
+  NcuOutputDiagnosis diagnosis;
+  static const std::regex numbered(R"(^\s*\d+\.\s+(.+)$)");
+  bool in_kernel_list = false;
+  std::size_t start = 0;
+  while (start < output.size()) {
+    std::size_t end = output.find_first_of("\r\n", start);
+    if (end == std::string_view::npos) end = output.size();
+    const std::string line(output.substr(start, end - start));
+    start = end + 1;
+    if (trim(line).empty()) continue;
+    if (starts_with(line, "==PROF== ")) {
+      in_kernel_list = false;
+      read_prof_line(line.substr(9), diagnosis);
+    } else if (starts_with(line, "==ERROR== ")) {
+      in_kernel_list = false;
+      diagnosis.errors.push_back(trim(line.substr(10)));
+    } else if (starts_with(line, "==WARNING== ")) {
+      in_kernel_list = false;
+      const std::string warning = trim(line.substr(12));
+      if (starts_with(warning, "No kernels were profiled")) diagnosis.no_kernels_profiled = true;
+      if (warning.find("NVTX include expressions match only push/pop ranges") != std::string::npos) {
+        diagnosis.nvtx_filter_note = true;
+      }
+      diagnosis.warnings.push_back(warning);
+    } else if (trim(line) == "Available Kernels:") {
+      in_kernel_list = true;
+    } else if (in_kernel_list) {
+      std::smatch match;
+      if (std::regex_match(line, match, numbered)) {
+        diagnosis.available_kernels.push_back(trim(match[1].str()));
+      } else {
+        in_kernel_list = false;  // the application printed something after the list
+      }
+    }
+  }
+  return diagnosis;
+}
+
+std::optional<Error> ncu_output_error(const NcuOutputDiagnosis& diagnosis, std::string_view filters) {
+  const std::string filter_text = filters.empty() ? std::string() : " (filters: " + std::string(filters) + ")";
+  for (const auto& error : diagnosis.errors) {
+    if (error.find("did not match any section") != std::string::npos) {
+      return make_error(ErrorCode::invalid_argument, "ncu rejected a --section value: " + error,
+                        "--section takes exact identifiers from `ncu --list-sections` (e.g. SpeedOfLight), "
+                        "not regular expressions",
+                        error);
+    }
+  }
+  if (diagnosis.has_errors()) {
+    return make_error(ErrorCode::process_failed, "ncu reported an error: " + join(diagnosis.errors, " ", 4),
+                      "see the ncu log for the full output", diagnosis.errors.front());
+  }
+  if (diagnosis.no_kernels_profiled) {
+    std::string hint;
+    if (!diagnosis.available_kernels.empty()) {
+      hint = "the application launched these kernels: " + join(diagnosis.available_kernels, ", ", 10) +
+             "; adjust --kernel-name (regex:<expression>) or the launch skip/count to match them";
+    } else if (diagnosis.nvtx_filter_note) {
+      hint = "NVTX include expressions match only push/pop ranges and need a trailing '/' (e.g. decode/); "
+             "check the range names the workload emits, and the NVTX domain";
+    } else {
+      hint = "check the kernel and NVTX filters against what the workload launches";
+    }
+    return make_error(ErrorCode::no_report, "ncu profiled no kernels: its filters matched nothing" + filter_text, hint,
+                      std::string(filters));
+  }
+  return std::nullopt;
+}
+
+}  // namespace llmprof
