@@ -1,7 +1,8 @@
 // ProcessRunner: how libllmprof starts every child process (profilers, workloads, importers).
 //
-// An interface so that the pipeline can be tested with fake tools, and so that a harness can plug in
-// its own launcher (a job scheduler, a container). Commands are argv vectors, never shell strings.
+// An interface so that the pipeline can be tested with fake tools (tests/fake_process_runner.hpp), and
+// so that a harness can plug in its own launcher (a job scheduler, a container). Commands are argv
+// vectors, never shell strings.
 #pragma once
 
 #include <chrono>
@@ -18,14 +19,23 @@
 namespace llmprof {
 
 struct ProcessSpec {
-  std::vector<std::string> argv;  // argv[0] is a path or a name looked up on PATH
+  // argv[0] is a path (contains a '/'; a relative one is taken from the parent's current directory,
+  // not from working_directory) or a bare name looked up on PATH: the PATH given in `environment`
+  // when it overrides PATH, else the parent's.
+  std::vector<std::string> argv;
   // Variables to set (or override) on top of the parent's environment; an empty optional unsets.
   std::map<std::string, std::optional<std::string>> environment;
   std::filesystem::path working_directory;  // empty: the parent's
   // Where stdout/stderr go, when set (created or truncated). Both may name the same file.
+  // A stream with neither a file nor a callback is inherited from the parent (its terminal).
+  // stdin is always /dev/null: a child in its own process group must never read the terminal.
   std::filesystem::path stdout_file;
   std::filesystem::path stderr_file;
-  // Called with each complete line (without the newline; '\r'-separated progress counts as a line).
+  // Called with each line, without its terminator: '\n', '\r' (the progress lines of ncu and nsys)
+  // and "\r\n" each end one line; a last line without a terminator is delivered too. Lines longer than
+  // 1 MiB are delivered in 1 MiB pieces. A file and a callback may be set for the same stream.
+  // The system runner calls them on the thread that called run(), one at a time, in order per
+  // stream; a custom runner may use a reader thread, so keep them thread-agnostic (no thread-locals).
   std::function<void(const std::string&)> on_stdout_line;
   std::function<void(const std::string&)> on_stderr_line;
   // After this long the whole process tree (the child and everything it started) is killed.
@@ -38,8 +48,12 @@ struct ProcessOutcome {
   bool exited = false;            // exited normally; exit_code is valid
   int exit_code = -1;
   std::optional<int> signal;      // terminated by this signal (e.g. 9 after a timeout)
+  bool core_dumped = false;       // with signal: the kernel wrote a core dump
   bool timed_out = false;         // killed by us because the timeout passed
-  bool interrupted = false;       // killed by us because stop was requested (Ctrl-C)
+  // Killed by us because stop was requested (Ctrl-C); also set, with exited = false and no
+  // signal, when the run was never started because a stop had already been requested.
+  bool interrupted = false;
+  std::optional<std::chrono::milliseconds> timeout;  // the limit that applied (for messages)
   std::chrono::nanoseconds wall_time{0};
 
   bool succeeded() const noexcept { return exited && exit_code == 0 && !timed_out && !interrupted; }
@@ -56,14 +70,25 @@ class ProcessRunner {
   virtual Result<ProcessOutcome> run(const ProcessSpec& spec) = 0;
   // Asks every running child tree to stop (SIGTERM, then SIGKILL after the grace); safe to call
   // from a signal-handling thread. Runs in progress return with interrupted = true.
+  // The request is sticky: runs started afterwards return interrupted = true at once without
+  // starting anything, until reset_stop() is called. The system runner only sets an atomic flag
+  // here, so it is even async-signal-safe; running children notice it within ~10 ms.
   virtual void request_stop() = 0;
+  // Forgets an earlier request_stop() so that new runs start again (e.g. a harness that goes on
+  // with its next benchmark after one was interrupted). Runs already interrupted stay interrupted.
+  virtual void reset_stop() {}
 };
 
 // The real runner (Boost.Process v2 underneath). Each child gets its own process group so that a
 // timeout or a stop kills the profiler and the workload it launched, not just the profiler.
+// Because of that the terminal's Ctrl-C reaches only the parent: the parent must catch SIGINT and
+// call request_stop(). Processes left in the group after the child exits normally are not killed;
+// their output is read until they close it or for at most 0.5 s after the child's exit.
+// One runner may serve several threads; each run() is independent.
 std::unique_ptr<ProcessRunner> make_system_process_runner();
 
-// Searches PATH (or the given list of directories) for an executable; empty when not found.
-std::filesystem::path find_executable(const std::string& name, const std::string& path_variable);
+// Searches a colon-separated directory list (empty: this process's PATH) for an executable regular
+// file called `name`; a name containing '/' is checked as it is. Empty when not found.
+std::filesystem::path find_executable(const std::string& name, const std::string& path_variable = {});
 
 }  // namespace llmprof
