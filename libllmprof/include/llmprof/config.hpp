@@ -2,8 +2,19 @@
 //
 // Sources, in order: the default file (config/deep-profile.toml), an optional preset or --config file
 // layered on top, then command-line overrides such as `nsys.nvtx_capture=decode`. Every key is
-// type-checked against the schema; an unknown key or a wrong type is an error naming the key and the
-// nearest valid one. Nothing is silently defaulted: the defaults live, commented, in the TOML file.
+// type-checked against the schema (config_schema(), the single list of keys); an unknown key or a wrong
+// type is an error naming the key, where it was set, and the nearest valid key. Nothing is silently
+// defaulted: the defaults live, commented, in config/deep-profile.toml, and the member initialisers below
+// are the same values (a unit test parses the file and compares it with DeepProfileConfig{} key by key, so
+// the two cannot drift). load_config therefore starts from DeepProfileConfig{}, and load_config with no
+// files is well defined: it is exactly the defaults file.
+//
+// Layering rules: a later source replaces a scalar or an array wholesale; a table (workload.env,
+// nsys.env_vars) is merged key by key.
+//
+// Output locations of the profilers (-o, --force-overwrite, --log-file) are not knobs: the run directory
+// owns them (MAIN/nsys/profile, MAIN/ncu/profile, ...), so a config cannot scatter artifacts elsewhere.
+// Whether the terminal output is quiet is a command-line choice (--quiet), not part of a run's config.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +30,9 @@ namespace llmprof {
 
 struct RunConfig {
   std::filesystem::path runs_root = "runs";
-  std::string run_id;                      // empty: generated
+  std::string run_id;                      // empty: generated (UTC timestamp + suffix)
   int keep_newest_runs = 0;                // 0: keep every run
-  std::optional<int> device_index;         // sets CUDA_VISIBLE_DEVICES for the workload
+  std::optional<int> device_index;         // sets CUDA_VISIBLE_DEVICES for the workload; unset: inherited
   std::string stage = "decode";            // the NVTX stage that top-N selection looks at
   int top_n_kernels = 10;
   std::string on_empty_gate = "diagnose";  // diagnose | rerun_ungated | fail
@@ -29,30 +40,39 @@ struct RunConfig {
   double min_free_space_gb = 5.0;          // refuse to profile below this free space on runs_root
   bool enable_stage1 = true, enable_nsys = true, enable_ncu = true, enable_analyze = true,
        enable_report = true;
+
+  bool operator==(const RunConfig&) const = default;
 };
 
 struct WorkloadConfig {
   std::vector<std::string> argv;           // empty: the bundled example (llmprof-decode)
   std::vector<std::string> example_args;   // extra flags for the bundled example
   std::map<std::string, std::string> env;
-  std::filesystem::path cwd;
+  std::filesystem::path cwd;               // empty: the current directory
   double timeout_s = 600;
+
+  bool operator==(const WorkloadConfig&) const = default;
 };
 
 struct NsysConfig {
   std::filesystem::path path;              // empty: probe
   std::vector<std::string> trace = {"cuda", "nvtx"};
-  std::string sample = "none";
-  std::string cpuctxsw = "none";
+  std::string sample = "none";             // none | process-tree | system-wide
+  std::string cpuctxsw = "none";           // none | process-tree | system-wide
   std::string capture_range = "nvtx";      // none | nvtx | cudaProfilerApi
   std::string nvtx_capture = "decode";
-  std::string capture_range_end = "stop";
+  std::string capture_range_end = "stop";  // stop | stop-shutdown | repeat | none
   std::vector<std::string> nvtx_domain_include, nvtx_domain_exclude;
   std::map<std::string, std::string> env_vars;
+  bool profile_stats = false;              // nsys profile --stats=true (the pipeline runs nsys stats itself)
   std::vector<std::string> stats_reports;  // empty: all that libllmprof parses
+  std::vector<std::string> stats_extra_args;  // appended to `nsys stats` before the report
   bool export_sqlite = false;
-  double timeout_s = 900;
+  double timeout_s = 900;                  // nsys profile (the workload under nsys)
+  double postprocess_timeout_s = 1800;     // each of: .qdstrm import, nsys stats, nsys export
   std::vector<std::string> extra_args;
+
+  bool operator==(const NsysConfig&) const = default;
 };
 
 struct NcuConfig {
@@ -62,17 +82,22 @@ struct NcuConfig {
   std::vector<std::string> metrics;
   std::vector<std::string> nvtx_include = {"decode/"};
   std::vector<std::string> nvtx_exclude;
+  std::string kernel_regex;                    // empty: built from the top-N selection
   std::string kernel_name_base = "demangled";  // function | demangled | mangled
   std::int64_t launch_skip = 0;
   std::int64_t launches_per_kernel = 1;        // each selected kernel profiled at least this often
   std::int64_t max_launches = 200;             // bound on the whole ncu run
-  std::string replay_mode = "kernel";
-  std::string clock_control = "base";
-  std::string cache_control = "all";
+  bool retry_without_filter = true;            // "No kernels were profiled": once more, unfiltered, bounded
+  std::string replay_mode = "kernel";          // kernel | application | range | app-range
+  std::string clock_control = "base";          // base | none
+  std::string cache_control = "all";           // all | none
   bool target_all_processes = true;
   bool print_units_base = true;
-  double timeout_s = 1800;
+  double timeout_s = 1800;                     // ncu profile
+  double postprocess_timeout_s = 600;          // ncu --import ... --csv
   std::vector<std::string> extra_args;
+
+  bool operator==(const NcuConfig&) const = default;
 };
 
 struct DeepProfileConfig {
@@ -80,6 +105,8 @@ struct DeepProfileConfig {
   WorkloadConfig workload;
   NsysConfig nsys;
   NcuConfig ncu;
+
+  bool operator==(const DeepProfileConfig&) const = default;
 };
 
 struct ConfigSources {
@@ -87,22 +114,44 @@ struct ConfigSources {
   std::vector<std::string> overrides;        // "section.key=value", applied last
 };
 
-// Loads, layers and validates. Errors name the file, the key, the expected type, and suggest
-// the nearest valid key ("nsys.nvtx_captur" -> "did you mean nsys.nvtx_capture?").
+// Loads, layers and validates. Errors name the file (or "command line"), line and column, the key, the
+// expected type, and suggest the nearest valid key ("nsys.nvtx_captur" -> "did you mean
+// nsys.nvtx_capture?"). Override values are parsed as TOML values (10, true, ["a","b"], {K="v"}); a
+// value that is not valid TOML is taken as a bare string (nsys.nvtx_capture=decode). A table entry is
+// set with a third component: workload.env.FOO=bar.
 Result<DeepProfileConfig> load_config(const ConfigSources& sources);
 
-// The resolved configuration as TOML (MAIN/config.toml), loadable again by load_config.
+// The checks load_config runs after layering, for a config built in code: enumerated values, ranges
+// (top_n_kernels >= 1, timeouts > 0, ...) and cross-field rules (an NVTX gate needs a range name).
+Result<void> validate_config(const DeepProfileConfig& config);
+
+// The resolved configuration as TOML (MAIN/config.toml), loadable again by load_config to an equal
+// config (device_index, when unset, appears as a comment).
 std::string config_to_toml(const DeepProfileConfig& config);
 
-// Every valid dotted key with its type and one-line description (for --help and suggestions).
+// Every valid dotted key with its type and one-line description (for --keys, --help and suggestions).
 struct ConfigKeyInfo {
   std::string key;          // "nsys.nvtx_capture"
-  std::string type;         // "string", "integer", "float", "boolean", "string array", "table"
+  std::string type;         // "string", "path", "integer", "float", "boolean", "string array", "table"
   std::string description;
+  std::vector<std::string> allowed_values;  // empty: any value of the type
+  std::string constraint;   // e.g. ">= 1", "> 0"; empty: none
 };
 const std::vector<ConfigKeyInfo>& config_schema();
 
-// Where presets live: $LLMPROF_CONFIG_DIR, then <exe>/../share/llmprof/config, then the source tree.
+// <dir>/<name>.toml in the first of search_dirs that has it. Where presets live (the CLI's order):
+// $LLMPROF_CONFIG_DIR, then <exe>/../share/llmprof/config, then the source tree's config/.
+// Not found: an error listing the directories searched and the presets available there.
 Result<std::filesystem::path> find_preset(const std::string& name, const std::vector<std::filesystem::path>& search_dirs);
+
+// What a user picked on a command line: the sources are the default file "deep-profile" (required, found
+// with find_preset), then the preset, then each --config file, then the overrides.
+struct ConfigSelection {
+  std::string preset;                              // empty: none
+  std::vector<std::filesystem::path> config_files;  // layered after the preset, in order
+  std::vector<std::string> overrides;
+};
+Result<ConfigSources> resolve_config_sources(const ConfigSelection& selection,
+                                             const std::vector<std::filesystem::path>& search_dirs);
 
 }  // namespace llmprof

@@ -1,0 +1,75 @@
+// The configuration schema's internals: one ConfigField per dotted key, binding it to its member of
+// DeepProfileConfig. config_schema.cpp holds the table; loading, validation and writing all walk it, so
+// a key exists in exactly one place.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "llmprof/config.hpp"
+
+namespace llmprof::detail {
+
+using StringTable = std::map<std::string, std::string>;
+using StringList = std::vector<std::string>;
+
+// A pointer to the member a key sets; the alternative decides the TOML type the key takes.
+using ConfigFieldRef = std::variant<std::string*, std::filesystem::path*, bool*, int*, std::int64_t*, double*,
+                                    StringList*, StringTable*, std::optional<int>*>;
+
+// A numeric bound: value >= minimum (or > minimum when exclusive).
+struct ConfigBound {
+  double minimum = 0;
+  bool exclusive = false;
+};
+
+// What validate_config checks for one key besides its type.
+struct ConfigRules {
+  std::vector<std::string> allowed;  // enumerated values; empty: any
+  std::optional<ConfigBound> bound;  // numbers (and a set optional integer)
+  bool required = false;             // string, path or array must not be empty
+  bool blank_elements = true;        // array elements may be empty strings
+};
+
+struct ConfigField {
+  ConfigKeyInfo info;
+  ConfigFieldRef (*locate)(DeepProfileConfig& config);
+  ConfigRules rules;
+};
+
+// Where each key got its final value ("quick.toml:4:15", "command line override 'run.top_n_kernels=0'").
+using ConfigOrigins = std::map<std::string, std::string>;
+// validate_config, naming where an offending key was set when `origins` knows it.
+Result<void> validate_config_values(const DeepProfileConfig& config, const ConfigOrigins& origins);
+
+const std::vector<ConfigField>& config_fields();
+const ConfigField* find_config_field(std::string_view key);
+
+// The member bound to `field` in `config` (const access through the same locator).
+ConfigFieldRef locate_field(const ConfigField& field, DeepProfileConfig& config);
+ConfigFieldRef locate_field(const ConfigField& field, const DeepProfileConfig& config);
+
+// The field's value as TOML text ("\"decode\"", "10", "[\"cuda\", \"nvtx\"]", "{ FOO = \"bar\" }");
+// std::nullopt for an unset optional.
+std::optional<std::string> render_field_value(const ConfigField& field, const DeepProfileConfig& config);
+
+std::string quote_toml_string(std::string_view text);
+std::string format_toml_float(double value);
+// A number for messages: "0", "1", "2.5" (no ".0" on whole numbers).
+std::string format_number(double value);
+std::string format_toml_key(std::string_view key);  // bare when it can be, else quoted
+
+// Levenshtein distance, for "did you mean" suggestions.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+// The candidate nearest to `wrong` when it is close enough to be a plausible typo; empty otherwise.
+std::string nearest_candidate(std::string_view wrong, const std::vector<std::string>& candidates);
+// Every dotted key, plus the section names ("run", "nsys", ...).
+std::vector<std::string> config_key_names();
+
+}  // namespace llmprof::detail
