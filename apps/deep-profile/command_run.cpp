@@ -1,0 +1,182 @@
+// deep-profile run: the whole pipeline (probe, bare run, nsys, top-N selection, ncu, analysis,
+// reports) over a workload, with progress on stderr and a stage table at the end.
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+
+#include "command.hpp"
+#include "config_options.hpp"
+#include "llmprof/deep_profiler.hpp"
+#include "llmprof/logging.hpp"
+
+namespace deep_profile {
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+namespace {
+
+struct RunOptions {
+  llmprof::ConfigSelection selection;
+  bool quiet = false;
+  std::vector<std::string> workload;  // after "--"
+};
+
+fs::path own_executable() {
+  std::error_code error;
+  const fs::path path = fs::read_symlink("/proc/self/exe", error);
+  return error ? fs::path() : path;
+}
+
+const char* usage_text =
+    "usage: deep-profile run [--config FILE]... [--preset NAME] [--set KEY=VALUE]... [--quiet] [-- CMD ARGS...]\n\n"
+    "Runs the workload (the bundled llmprof-decode example, or CMD) bare, under nsys, and under ncu on its top\n"
+    "kernels, and leaves one run directory (MAIN) with run.json, the raw reports, the analysis and the reports.\n\n"
+    "exit codes: 0 everything asked for succeeded; 1 a stage failed or was skipped; 2 bad command line or\n"
+    "config; 3 the machine is not ready (tool missing, no space, unwritable runs root, example not built);\n"
+    "124 a stage timed out; 130 interrupted (SIGINT/SIGTERM), artifacts and run.json kept.\n";
+
+// Returns nullopt after printing help or an error (with `exit` set).
+std::optional<RunOptions> parse_options(const std::vector<std::string>& args, int& exit) {
+  RunOptions options;
+  auto separator = std::find(args.begin(), args.end(), "--");
+  const std::vector<std::string> own(args.begin(), separator);
+  if (separator != args.end()) options.workload.assign(separator + 1, args.end());
+  po::options_description description("options");
+  description.add_options()("help,h", "this help")
+      ("quiet,q", po::bool_switch(&options.quiet), "no progress lines; only errors and the final table");
+  add_config_options(description);
+  po::variables_map values;
+  po::parsed_options parsed(&description);
+  try {
+    parsed = po::command_line_parser(own).options(description).run();
+    po::store(parsed, values);
+    po::notify(values);
+  } catch (const po::error& error) {
+    std::cerr << "deep-profile run: " << error.what() << "\n\n" << usage_text << description;
+    exit = exit_usage;
+    return std::nullopt;
+  }
+  if (values.count("help")) {
+    std::cout << usage_text << "\n" << description;
+    exit = exit_ok;
+    return std::nullopt;
+  }
+  auto selection = config_selection_from(parsed);
+  if (!selection) {
+    print_config_error("run", selection.error(), std::cerr);
+    exit = exit_usage;
+    return std::nullopt;
+  }
+  options.selection = selection.value();
+  return options;
+}
+
+// TTY: one self-overwriting status line for tool progress, full lines for the rest.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(bool quiet) : quiet_(quiet), terminal_(::isatty(STDERR_FILENO) == 1) {}
+  void operator()(const llmprof::ProgressEvent& event) {
+    if (quiet_) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string line = llmprof::format_progress_event(event);
+    const bool tool = event.kind == llmprof::ProgressEvent::Kind::tool_progress;
+    // Off a terminal every line stays; ncu's per-kernel lines are thinned to about ten per run.
+    if (!terminal_ && tool && event.kernel_total > 10 && event.kernel_index != event.kernel_total &&
+        event.kernel_index % (event.kernel_total / 10) != 0) {
+      return;
+    }
+    if (terminal_ && tool) {
+      std::cerr << "\r\033[K" << line.substr(0, 160) << std::flush;
+      status_shown_ = true;
+      return;
+    }
+    if (status_shown_) std::cerr << "\r\033[K";
+    status_shown_ = false;
+    std::cerr << line << "\n" << std::flush;
+  }
+
+ private:
+  bool quiet_;
+  bool terminal_;
+  bool status_shown_ = false;
+  std::mutex mutex_;
+};
+
+void print_summary(const llmprof::RunSummary& summary, std::ostream& out) {
+  out << "\nrun directory: " << summary.main_directory.string() << "\n";
+  out << std::left << std::setw(9) << "stage" << std::setw(12) << "status" << std::setw(10) << "time" << "reason\n";
+  for (const auto& stage : summary.stages) {
+    std::ostringstream time;
+    time << std::fixed << std::setprecision(1) << stage.duration_s << "s";
+    out << std::setw(9) << stage.name << std::setw(12) << llmprof::to_string(stage.status) << std::setw(10) << time.str()
+        << stage.reason << "\n";
+  }
+  for (const auto& note : summary.notes) out << "note: " << note << "\n";
+  out << "total size: " << std::fixed << std::setprecision(1) << static_cast<double>(summary.total_bytes) / 1e6 << " MB; outcome: "
+      << llmprof::to_string(summary.outcome) << "\n";
+}
+
+int exit_code_for(llmprof::RunOutcome outcome) {
+  switch (outcome) {
+    case llmprof::RunOutcome::ok: return exit_ok;
+    case llmprof::RunOutcome::incomplete: return exit_incomplete;
+    case llmprof::RunOutcome::environment: return exit_environment;
+    case llmprof::RunOutcome::timeout: return exit_timeout;
+    case llmprof::RunOutcome::interrupted: return exit_interrupted;
+  }
+  return exit_incomplete;
+}
+
+int exit_code_for(const llmprof::Error& error) {
+  switch (error.code) {
+    case llmprof::ErrorCode::invalid_argument:
+    case llmprof::ErrorCode::parse_error: return exit_usage;
+    case llmprof::ErrorCode::interrupted: return exit_interrupted;
+    default: return exit_environment;
+  }
+}
+
+llmprof::Result<llmprof::DeepProfileConfig> load(const RunOptions& options) {
+  auto config = load_selected_config(options.selection);
+  if (!config) return config.error();
+  if (!options.workload.empty()) config->workload.argv = options.workload;
+  return config;
+}
+
+int run_command(const std::vector<std::string>& args) {
+  int exit = exit_ok;
+  auto options = parse_options(args, exit);
+  if (!options) return exit;
+  auto config = load(options.value());
+  if (!config) {
+    print_config_error("run", config.error(), std::cerr);
+    return exit_usage;
+  }
+  llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
+  auto runner = llmprof::make_system_process_runner();
+  llmprof::SystemClock clock;
+  ProgressPrinter printer(options->quiet);
+  llmprof::DeepProfilerEnvironment environment;
+  environment.executable = own_executable();
+  llmprof::DeepProfiler profiler(config.value(), *runner, clock, [&printer](const auto& event) { printer(event); },
+                                 environment);
+  llmprof::StopSignalWatcher watcher([&profiler](int) { profiler.request_stop(); });
+  auto summary = profiler.run();
+  if (!summary) {
+    std::cerr << "deep-profile run: " << summary.error().describe() << "\n";
+    return exit_code_for(summary.error());
+  }
+  print_summary(summary.value(), std::cout);
+  return exit_code_for(summary->outcome);
+}
+
+const CommandRegistrar registrar({"run", "profile a workload end to end (probe, nsys, top-N kernels, ncu, analysis, report)",
+                                  run_command});
+
+}  // namespace
+}  // namespace deep_profile

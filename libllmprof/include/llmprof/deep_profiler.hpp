@@ -1,0 +1,150 @@
+// DeepProfiler: the whole deep-profile pipeline (probe -> stage1 -> nsys -> select -> ncu -> analyze
+// -> report) behind one call, usable from a user's own harness.
+//
+// Every stage is recorded in MAIN/run.json (status ok/skipped/failed/interrupted, reason, timings,
+// exit codes, command), which is rewritten after every stage. The pipeline is fail-open: a missing or
+// failing profiler marks its stage skipped/failed and the run goes on with what it has; RunSummary
+// says whether everything that was asked for succeeded.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmprof/clock.hpp"
+#include "llmprof/config.hpp"
+#include "llmprof/process.hpp"
+#include "llmprof/result.hpp"
+#include "llmprof/run_directory.hpp"
+
+namespace llmprof {
+
+// The stages, in the order they run (also their names in run.json).
+const std::vector<std::string>& deep_profile_stage_names();
+
+struct ProgressEvent {
+  enum class Kind {
+    stage_started,   // `stage` begins; message says what it will do
+    stage_finished,  // `status` and message (the reason when not ok)
+    message,         // a line worth showing (a warning, a diagnosis, a fallback)
+    tool_progress,   // a profiler's own progress ("Processing events...", ncu kernel n/N)
+  };
+  Kind kind = Kind::message;
+  std::string stage;
+  std::string message;
+  std::chrono::nanoseconds elapsed{0};  // since run() started
+  std::optional<StageStatus> status;    // stage_finished only
+  bool warning = false;                 // message: a warning rather than information
+  // ncu progress, from "==PROF== Profiling "NAME" - 3 (4/40): ... - 17 passes".
+  std::string kernel_name;
+  int kernel_index = 0;  // 1-based n of n/N; 0 when not a kernel event
+  int kernel_total = 0;
+  int passes = 0;        // replay passes of the kernel just profiled; 0 while unknown
+};
+using ProgressCallback = std::function<void(const ProgressEvent&)>;
+
+// Why a run did not fully succeed; the CLI maps it to an exit code (apps/deep-profile/command.hpp).
+enum class RunOutcome {
+  ok,           // every stage that was asked for succeeded
+  incomplete,   // a requested stage failed or was skipped (the run still left what it could)
+  environment,  // only the machine was lacking: a profiler missing, too little free space
+  timeout,      // a stage ran past its timeout; its process tree was killed
+  interrupted,  // SIGINT/SIGTERM (request_stop) stopped the run
+};
+const char* to_string(RunOutcome outcome) noexcept;
+
+struct RunSummary {
+  std::filesystem::path main_directory;
+  RunOutcome outcome = RunOutcome::ok;
+  bool all_requested_succeeded = false;
+  std::vector<StageRecord> stages;  // as in run.json
+  std::uint64_t total_bytes = 0;
+  std::vector<std::string> notes;   // diagnoses and fallbacks a user should read (e.g. the gate fix)
+};
+
+// Things about the host program that the config does not say.
+struct DeepProfilerEnvironment {
+  // The running deep-profile (or harness) executable; the bundled example is looked for beside it.
+  std::filesystem::path executable;
+  // Additional places to look for llmprof-decode (build trees, install prefixes), after the defaults.
+  std::vector<std::filesystem::path> example_search_directories;
+  std::string path_variable;  // PATH used to find nsys/ncu; empty: this process's PATH
+  bool use_default_tool_locations = true;
+  std::vector<std::filesystem::path> extra_tool_search_roots;
+  bool attach_log_file = true;  // send log lines to MAIN/deep-profile.log while running
+};
+
+class DeepProfiler {
+ public:
+  DeepProfiler(DeepProfileConfig config, ProcessRunner& runner, const Clock& clock, ProgressCallback progress = {},
+               DeepProfilerEnvironment environment = {});
+  ~DeepProfiler();
+  DeepProfiler(const DeepProfiler&) = delete;
+  DeepProfiler& operator=(const DeepProfiler&) = delete;
+
+  // Runs every stage. An Error only when no run directory could be made or the workload cannot be
+  // resolved (unwritable runs root, bundled example not built, invalid run id); everything later is a
+  // stage status inside the summary.
+  Result<RunSummary> run();
+
+  // Stops the run: the current stage's process tree is stopped and the stage marked interrupted;
+  // later stages do not start. Safe from any thread (e.g. a signal-handling thread).
+  void request_stop() noexcept;
+
+ private:
+  DeepProfileConfig config_;
+  ProcessRunner& runner_;
+  const Clock& clock_;
+  ProgressCallback progress_;
+  DeepProfilerEnvironment environment_;
+  std::atomic<bool> stop_requested_{false};
+};
+
+// While alive, SIGINT and SIGTERM no longer kill this process: a watcher thread receives them and
+// calls `on_signal(signal_number)` (outside signal context, so it may lock, log and call
+// ProcessRunner::request_stop). Children keep default signal dispositions and an unblocked mask.
+class StopSignalWatcher {
+ public:
+  explicit StopSignalWatcher(std::function<void(int)> on_signal);
+  ~StopSignalWatcher();  // restores the previous handlers
+  StopSignalWatcher(const StopSignalWatcher&) = delete;
+  StopSignalWatcher& operator=(const StopSignalWatcher&) = delete;
+  int received_signal() const noexcept;  // 0 when none arrived
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Parses ncu's per-kernel progress line; nullopt for other lines.
+struct NcuKernelProgress {
+  std::string kernel_name;
+  int launch_id = 0;  // ncu's global id (the "- 3" part)
+  int index = 0;      // n of n/N
+  int total = 0;      // N
+  int passes = 0;     // 0 when the line has no "- K passes" (still running)
+};
+std::optional<NcuKernelProgress> parse_ncu_progress_line(std::string_view line);
+
+// One human line for a progress event: "[  12.3s] ncu     kernel 4/40 reduce_kernel (17 passes)".
+std::string format_progress_event(const ProgressEvent& event);
+
+// Where the bundled example workload llmprof-decode is: beside `executable`, then
+// <prefix>/bin (prefix = executable's parent's parent), then the build tree
+// (<build>/examples/decode-workload/), then `extra_directories`. not_found names every place looked
+// and how to build it or pass `-- CMD`.
+Result<std::filesystem::path> find_example_workload(const std::filesystem::path& executable,
+                                                    const std::vector<std::filesystem::path>& extra_directories);
+
+// Bytes available to an unprivileged user on the file system holding `path` (the nearest existing
+// parent when `path` does not exist yet).
+Result<std::uint64_t> available_disk_bytes(const std::filesystem::path& path);
+
+}  // namespace llmprof

@@ -1,0 +1,137 @@
+// Shared state of one DeepProfiler::run() and the helpers the stage files (stage_*.cpp) use.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmprof/deep_profiler.hpp"
+#include "llmprof/nsys_stats.hpp"
+#include "llmprof/tool_probe.hpp"
+
+namespace llmprof::detail {
+
+// Why a stage did not succeed; decides the run's outcome (and the CLI's exit code).
+enum class StageProblemKind { none, environment, failure, timeout, interrupted };
+
+// What a stage function returns; the orchestrator records it in run.json.
+struct StageResult {
+  StageStatus status = StageStatus::ok;
+  std::string reason;
+  StageProblemKind problem = StageProblemKind::none;
+
+  static StageResult ok() { return {}; }
+  static StageResult skipped(std::string why, StageProblemKind kind = StageProblemKind::none) {
+    return {StageStatus::skipped, std::move(why), kind};
+  }
+  static StageResult failed(std::string why, StageProblemKind kind = StageProblemKind::failure) {
+    return {StageStatus::failed, std::move(why), kind};
+  }
+  static StageResult interrupted(std::string why) {
+    return {StageStatus::interrupted, std::move(why), StageProblemKind::interrupted};
+  }
+};
+
+// The workload as it runs in every stage (the profilers launch the same argv).
+struct ResolvedWorkload {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> environment;  // config env + CUDA_VISIBLE_DEVICES
+  std::filesystem::path working_directory;
+  bool is_bundled_example = false;
+};
+
+// What the stage-1 metrics JSON says about NVTX (only the fields the pipeline needs).
+struct EmittedRanges {
+  std::string domain;               // "" = default domain
+  std::vector<std::string> names;   // e.g. prefill, decode
+};
+
+struct PipelineRun {
+  PipelineRun(const DeepProfileConfig& config_, ProcessRunner& runner_, const Clock& clock_,
+              const ProgressCallback& progress_, const DeepProfilerEnvironment& environment_,
+              const std::atomic<bool>& stop_requested_, RunDirectory& directory_,
+              std::chrono::steady_clock::time_point started_)
+      : config(config_), runner(runner_), clock(clock_), progress(progress_), environment(environment_),
+        stop_requested(stop_requested_), directory(directory_), started(started_) {}
+
+  const DeepProfileConfig& config;
+  ProcessRunner& runner;
+  const Clock& clock;
+  const ProgressCallback& progress;
+  const DeepProfilerEnvironment& environment;
+  const std::atomic<bool>& stop_requested;
+  RunDirectory& directory;
+  std::chrono::steady_clock::time_point started;
+
+  ResolvedWorkload workload;
+  NsysInfo nsys;
+  NcuInfo ncu;
+  std::optional<std::string> low_disk_space;   // why profiling is refused, when it is
+  std::optional<std::string> workload_failure; // stage1 failed: profiling the same workload is pointless
+  std::optional<std::string> halt_profiling;   // e.g. run.on_empty_gate = fail
+  std::optional<EmittedRanges> emitted_ranges;  // from stage-1 metrics
+  std::optional<NsysStats> nsys_stats;
+  std::optional<std::string> nsys_gate;         // the NVTX range the nsys capture was gated on, when it was
+  std::optional<std::string> kernel_regex;      // from select
+  std::optional<std::int64_t> kernel_launch_bound;
+  bool analysis_written = false;                // analysis/report.json exists for the report stage
+  std::vector<std::string> notes;               // end up in RunSummary::notes
+
+  bool stopping() const { return stop_requested.load(); }
+  std::chrono::nanoseconds elapsed() const { return clock.now() - started; }
+  StageRecord& record(const std::string& stage) { return directory.stage(stage); }
+
+  // Progress helpers (also logged to deep-profile.log).
+  void say(const std::string& stage, const std::string& message, bool warning = false);
+  void tool_progress(const std::string& stage, const std::string& message);
+  void emit(ProgressEvent event) const;
+  // Adds a warning to the stage record and tells the user.
+  void warn(const std::string& stage, const std::string& message);
+  void note(const std::string& stage, const std::string& message);  // also into RunSummary::notes
+};
+
+// Stages (one file each). They fill their StageRecord (command, exit code, artifacts, warnings).
+StageResult run_probe_stage(PipelineRun& run);
+StageResult run_workload_stage(PipelineRun& run);
+StageResult run_nsys_stage(PipelineRun& run);
+StageResult run_select_stage(PipelineRun& run);
+StageResult run_ncu_stage(PipelineRun& run);
+StageResult run_analyze_stage(PipelineRun& run);
+StageResult run_report_stage(PipelineRun& run);
+
+// Runs one child, records "exit_code" and appends its command to `cmd_file` (relative to MAIN).
+struct ToolCall {
+  ToolCall(std::string stage_, std::vector<std::string> argv_, std::string shell_command_)
+      : stage(std::move(stage_)), argv(std::move(argv_)), shell_command(std::move(shell_command_)) {}
+  std::string stage;
+  std::vector<std::string> argv;
+  std::string shell_command;                    // for cmd.txt and run.json
+  std::map<std::string, std::string> environment;
+  std::filesystem::path log_file;               // relative to MAIN; stdout+stderr
+  std::filesystem::path stdout_file;            // relative to MAIN; when set, stdout goes here instead
+  std::chrono::milliseconds timeout{0};
+  std::function<void(const std::string&)> on_line;  // every output line (stdout and stderr)
+};
+Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call);
+// Appends a command line to a cmd.txt (creating it); cmd.txt holds every command the stage ran.
+void append_command(PipelineRun& run, const std::filesystem::path& cmd_file, const std::string& command);
+
+// StageResult for a process that did not succeed: interrupted, timeout or a failed exit.
+StageResult outcome_problem(const ProcessOutcome& outcome, const std::string& what, const std::string& log_file);
+// The last `count` non-empty lines of a file under MAIN, joined with " | ".
+std::string tail_lines(const std::filesystem::path& file, std::size_t count);
+std::string read_text(const std::filesystem::path& file);
+std::chrono::milliseconds seconds_to_ms(double seconds);
+// Warns when a report file is larger than run.report_size_cap_gb.
+void check_report_size(PipelineRun& run, const std::string& stage, const std::filesystem::path& report);
+// Parses stage-1 metrics JSON for nvtx_domain / nvtx_ranges.
+Result<EmittedRanges> read_emitted_ranges(const std::filesystem::path& metrics_file);
+// The empty-gate diagnosis: compares the gate with the emitted ranges and gives the exact fix.
+std::string diagnose_empty_gate(const std::string& gate, const std::optional<EmittedRanges>& emitted,
+                                const std::string& preferred_stage);
+
+}  // namespace llmprof::detail

@@ -1,0 +1,171 @@
+// Stage "ncu": Nsight Compute on the selected kernels only (bounded launches), then the raw page as
+// CSV (MAIN/ncu/raw.csv). "No kernels were profiled" gets one bounded re-run without the kernel
+// filter; without a selection (nsys skipped or failed) ncu runs unfiltered and bounded from the start.
+#include "deep_profiler_internal.hpp"
+#include "llmprof/logging.hpp"
+#include "llmprof/ncu_command.hpp"
+#include "llmprof/ncu_diagnosis.hpp"
+
+namespace llmprof::detail {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kStage = "ncu";
+
+NcuCommand profile_command(const PipelineRun& run, bool filtered) {
+  const NcuConfig& config = run.config.ncu;
+  NcuProfileOptions options;
+  options.ncu = run.ncu.path;
+  options.target_all_processes = config.target_all_processes;
+  options.nvtx_include = config.nvtx_include;
+  options.nvtx_exclude = config.nvtx_exclude;
+  options.set = config.set;
+  options.sections = config.sections;
+  options.metrics = config.metrics;
+  if (filtered) {
+    options.kernel_name = *run.kernel_regex;
+    options.kernel_name_base = config.kernel_name_base;
+  }
+  if (config.launch_skip > 0) options.launch_skip = config.launch_skip;
+  const bool bounded_by_selection = filtered && run.kernel_launch_bound;
+  if (bounded_by_selection) options.launch_count = *run.kernel_launch_bound;
+  else if (config.max_launches > 0) options.launch_count = config.max_launches;
+  options.replay_mode = config.replay_mode;
+  options.clock_control = config.clock_control;
+  options.cache_control = config.cache_control;
+  options.output = fs::absolute(run.directory.ncu_dir() / "profile");
+  options.force_overwrite = true;
+  options.extra_arguments = config.extra_args;
+  options.application = run.workload.argv;
+  return NcuCommand::profile(std::move(options));
+}
+
+void report_line(PipelineRun& run, const std::string& line) {
+  auto progress = parse_ncu_progress_line(line);
+  if (!progress) return;
+  ProgressEvent event;
+  event.kind = ProgressEvent::Kind::tool_progress;
+  event.stage = kStage;
+  event.message = line;
+  event.kernel_name = progress->kernel_name;
+  event.kernel_index = progress->index;
+  event.kernel_total = progress->total;
+  event.passes = progress->passes;
+  run.emit(event);
+}
+
+struct Attempt {
+  std::optional<StageResult> problem;  // could not run, invalid, interrupted, timed out
+  NcuOutputDiagnosis diagnosis;
+  std::optional<ProcessOutcome> outcome;
+  std::string filters;
+};
+
+Attempt profile(PipelineRun& run, bool filtered, const std::string& log_name) {
+  Attempt attempt;
+  NcuCommand command = profile_command(run, filtered);
+  for (const auto& warning : command.drop_unknown_sections(run.ncu)) run.warn(kStage, warning);
+  if (auto valid = command.validate(run.ncu); !valid) {
+    attempt.problem = StageResult::failed("invalid ncu options: " + valid.error().describe());
+    return attempt;
+  }
+  ToolCall call{kStage, command.argv(), command.to_shell_string()};
+  call.environment = run.workload.environment;
+  call.log_file = fs::path("ncu") / log_name;
+  call.timeout = seconds_to_ms(run.config.ncu.timeout_s);
+  call.on_line = [&run](const std::string& line) { report_line(run, line); };
+  StageRecord& record = run.record(kStage);
+  record.command = call.shell_command;
+  record.cmd_file = "ncu/cmd.txt";
+  record.log_file = call.log_file.string();
+  append_command(run, "ncu/cmd.txt", call.shell_command);
+  for (const auto& include : run.config.ncu.nvtx_include) attempt.filters += "--nvtx-include " + include + " ";
+  if (filtered) attempt.filters += "--kernel-name " + *run.kernel_regex;
+  auto outcome = run_tool(run, call);
+  if (!outcome) {
+    attempt.problem = StageResult::failed("could not start ncu: " + outcome.error().describe());
+    return attempt;
+  }
+  attempt.outcome = outcome.value();
+  if (outcome->interrupted || outcome->timed_out) {
+    attempt.problem = outcome_problem(outcome.value(), "ncu", call.log_file.string());
+    return attempt;
+  }
+  attempt.diagnosis = diagnose_ncu_output(read_text(run.directory.path() / call.log_file));
+  return attempt;
+}
+
+std::string kernel_list(const std::vector<std::string>& names) {
+  std::string joined;
+  for (std::size_t i = 0; i < names.size() && i < 8; ++i) joined += (i ? ", " : "") + names[i];
+  if (names.size() > 8) joined += " and " + std::to_string(names.size() - 8) + " more";
+  return joined.empty() ? "none listed" : joined;
+}
+
+// ncu --import profile.ncu-rep --page raw --csv > raw.csv, through a temporary so that a failed or
+// interrupted export never leaves a truncated raw.csv.
+StageResult export_raw_csv(PipelineRun& run, const fs::path& report) {
+  const NcuCommand command = NcuCommand::import_csv(run.ncu.path, report, NcuPage::raw, run.config.ncu.print_units_base);
+  ToolCall call{kStage, command.argv(), command.to_shell_string() + " > raw.csv"};
+  call.log_file = "ncu/import.log";
+  call.stdout_file = "ncu/raw.csv.partial";
+  call.timeout = seconds_to_ms(run.config.ncu.postprocess_timeout_s);
+  append_command(run, "ncu/cmd.txt", call.shell_command);
+  auto outcome = run_tool(run, call);
+  const fs::path partial = run.directory.path() / call.stdout_file;
+  std::error_code ignored;
+  if (!outcome) return StageResult::failed("could not start ncu --import: " + outcome.error().describe());
+  if (!outcome->succeeded()) {
+    fs::remove(partial, ignored);
+    return outcome_problem(outcome.value(), "ncu --import --page raw --csv", "ncu/import.log");
+  }
+  std::error_code error;
+  if (fs::file_size(partial, error) == 0 || error) {
+    return StageResult::failed("ncu --import wrote no CSV; see ncu/import.log");
+  }
+  fs::rename(partial, run.directory.ncu_dir() / "raw.csv", error);
+  if (error) return StageResult::failed("could not rename ncu/raw.csv.partial to raw.csv: " + error.message());
+  run.record(kStage).artifacts.push_back("ncu/raw.csv");
+  return StageResult::ok();
+}
+
+std::optional<StageResult> precondition(const PipelineRun& run) {
+  if (!run.config.run.enable_ncu) return StageResult::skipped("disabled (run.enable_ncu = false)");
+  if (run.workload_failure) return StageResult::skipped("not run: " + *run.workload_failure);
+  if (run.halt_profiling) return StageResult::skipped("not run: " + *run.halt_profiling, StageProblemKind::failure);
+  if (!run.ncu.found) {
+    const std::string why = run.ncu.problems.empty() ? "ncu (Nsight Compute) was not found" : run.ncu.problems.front();
+    return StageResult::skipped(why + "; install Nsight Compute or set ncu.path", StageProblemKind::environment);
+  }
+  if (run.low_disk_space) return StageResult::skipped(*run.low_disk_space, StageProblemKind::environment);
+  return std::nullopt;
+}
+
+}  // namespace
+
+StageResult run_ncu_stage(PipelineRun& run) {
+  if (auto skip = precondition(run)) return *skip;
+  const bool filtered = run.kernel_regex.has_value();
+  if (!filtered) run.say(kStage, "no kernel selection (see the select stage): profiling unfiltered, bounded to ncu.max_launches");
+  Attempt attempt = profile(run, filtered, "profile.log");
+  if (attempt.problem) return *attempt.problem;
+  if (attempt.diagnosis.no_kernels_profiled && filtered && run.config.ncu.retry_without_filter) {
+    run.note(kStage, "ncu profiled no kernels with " + attempt.filters + " (ncu listed: " +
+                         kernel_list(attempt.diagnosis.available_kernels) +
+                         "); re-running once without the kernel filter, bounded to --launch-count " +
+                         std::to_string(run.config.ncu.max_launches));
+    run.record(kStage).warnings.push_back("the kernel filter matched nothing; ncu/profile.ncu-rep comes from an unfiltered re-run");
+    attempt = profile(run, false, "profile_unfiltered.log");
+    if (attempt.problem) return *attempt.problem;
+  }
+  if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
+  if (!attempt.outcome->succeeded()) return outcome_problem(*attempt.outcome, "ncu", run.record(kStage).log_file.value_or(""));
+  const fs::path report = run.directory.ncu_dir() / "profile.ncu-rep";
+  if (!fs::exists(report)) return StageResult::failed("ncu finished but wrote no ncu/profile.ncu-rep; see " + run.record(kStage).log_file.value_or(""));
+  run.record(kStage).artifacts.push_back("ncu/profile.ncu-rep");
+  check_report_size(run, kStage, report);
+  if (run.stopping()) return StageResult::interrupted("interrupted after ncu profiled");
+  return export_raw_csv(run, fs::absolute(report));
+}
+
+}  // namespace llmprof::detail

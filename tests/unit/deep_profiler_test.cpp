@@ -1,0 +1,450 @@
+// DeepProfiler logic on a scripted runner: stage order, skip/fail recording, the empty-gate diagnosis,
+// the ncu fallback re-run, interruption and timeouts; plus the progress parser and signal watcher.
+#include "llmprof/deep_profiler.hpp"
+
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <thread>
+
+#include "deep_profiler_internal.hpp"
+#include "fake_process_runner.hpp"
+#include "llmprof/logging.hpp"
+#include "llmprof/nsys_stats.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using namespace llmprof::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> fixture_lines(const std::string& relative) {
+  std::istringstream text(read_file(data_path(relative)));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(text, line);) lines.push_back(line);
+  return lines;
+}
+
+void make_executable(const fs::path& path) {
+  write_file(path, "#!/bin/sh\nexit 99\n");  // never run: the fake runner answers instead
+  ::chmod(path.c_str(), 0755);
+}
+
+std::string argument_after(const ProcessSpec& spec, const std::string& flag) {
+  for (std::size_t i = 1; i + 1 < spec.argv.size(); ++i) {
+    if (spec.argv[i] == flag) return spec.argv[i + 1];
+  }
+  return {};
+}
+
+bool has_argument(const std::vector<std::string>& argv, const std::string& prefix) {
+  return std::any_of(argv.begin(), argv.end(), [&](const auto& a) { return a.rfind(prefix, 0) == 0; });
+}
+
+FakeMatcher profile_with(bool gated) {
+  return [gated](const ProcessSpec& spec) {
+    return command_is("nsys", {"profile"})(spec) && has_argument(spec.argv, "--capture-range=nvtx") == gated;
+  };
+}
+
+FakeMatcher ncu_profile(bool filtered) {
+  return [filtered](const ProcessSpec& spec) {
+    return command_is("ncu")(spec) && argv_contains("-o")(spec) && argv_contains("--kernel-name")(spec) == filtered;
+  };
+}
+
+// A scripted machine: fake nsys/ncu files on a private PATH, recorded outputs for every tool.
+struct Bench {
+  TempDir temp;
+  FakeProcessRunner runner;
+  ManualClock clock;
+  DeepProfileConfig config;
+  DeepProfilerEnvironment environment;
+  std::vector<ProgressEvent> events;
+
+  explicit Bench(bool with_nsys = true) {
+    init_logging({LogLevel::error, true, nullptr});
+    const fs::path bin = temp / "bin";
+    if (with_nsys) make_executable(bin / "nsys");
+    make_executable(bin / "ncu");
+    environment.path_variable = bin.string();
+    environment.use_default_tool_locations = false;
+    config.run.runs_root = temp / "runs";
+    config.run.run_id = "r1";
+    config.run.min_free_space_gb = 0;
+    config.workload.argv = {"workload", "--steps", "2"};
+    script_tools();
+  }
+
+  fs::path main() const { return temp.path() / "runs" / "r1"; }
+
+  void script_tools() {
+    runner.on(command_is("nsys", {"--version"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/nsys_version.txt")));
+    runner.on(command_is("nsys", {"status"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/nsys_status_environment.txt")));
+    runner.on(command_is("ncu", {"--version"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_version.txt")));
+    runner.on(command_is("ncu", {"--list-sections"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_sections.txt")));
+    runner.on(command_is("ncu", {"--list-sets"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_sets.txt")));
+    runner.on(command_is("nvidia-smi"), FakeAnswer::failing_to_start(make_error(ErrorCode::not_found, "nvidia-smi not found")));
+    runner.on(command_is("nsys", {"stats"}), FakeAnswer::exiting(0).doing([](const ProcessSpec& spec) {
+      const fs::path prefix = argument_after(spec, "--output");
+      for (const auto& report : nsys_stats_report_names()) {
+        const fs::path fixture = data_path("h100-nsight-2025.3/nsys/ns1_st_" + report + ".csv");
+        if (fs::exists(fixture)) fs::copy_file(fixture, nsys_stats_report_path(prefix, report));
+      }
+    }));
+    runner.on(command_is("ncu", {"--import"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/ncu/nc1_raw_base.csv")));
+  }
+
+  void script_workload(std::vector<std::string> ranges = {"prefill", "decode"}) {
+    runner.on(command_is("workload"), FakeAnswer::printing({"done"}).doing([ranges](const ProcessSpec& spec) {
+      auto file = spec.environment.find("LLMPROF_METRICS_FILE");
+      if (file == spec.environment.end() || !file->second) return;
+      std::string names;
+      for (const auto& name : ranges) names += (names.empty() ? "\"" : ",\"") + name + "\"";
+      write_file(*file->second, "{\"schema\":\"llmprof.workload_metrics/1\",\"nvtx_domain\":\"\",\"nvtx_ranges\":[" + names + "]}");
+    }));
+  }
+
+  void script_nsys_report(bool gated = true) {
+    runner.on(profile_with(gated), FakeAnswer::printing({"Collecting data...", "Generated:", "\t" + (main() / "nsys/profile.nsys-rep").string()})
+                                       .writing((main() / "nsys/profile.nsys-rep").string(), "report"));
+  }
+
+  void script_ncu_report(bool filtered = true) {
+    runner.on(ncu_profile(filtered),
+              FakeAnswer::printing({"==PROF== Connected to process 1 (/bin/workload)",
+                                    "==PROF== Profiling \"reduce_kernel\" - 0 (1/2): 0%....50%....100% - 17 passes",
+                                    "==PROF== Profiling \"gemm\" - 1 (2/2): 0%....50%....100% - 17 passes",
+                                    "==PROF== Disconnected from process 1", "==PROF== Report: " + (main() / "ncu/profile.ncu-rep").string()})
+                  .writing("{output}.ncu-rep", "ncu report"));
+  }
+
+  RunSummary run() {
+    DeepProfiler profiler(config, runner, clock, [this](const ProgressEvent& event) { events.push_back(event); }, environment);
+    auto summary = profiler.run();
+    REQUIRE(summary.has_value());
+    return summary.value();
+  }
+
+  RunManifest manifest() const {
+    auto parsed = manifest_from_json(read_file(main() / "run.json"));
+    REQUIRE(parsed.has_value());
+    return parsed.value();
+  }
+
+  std::vector<std::vector<std::string>> runs_of(const FakeMatcher& matcher) const {
+    std::vector<std::vector<std::string>> found;
+    for (const auto& spec : runner.runs()) {
+      if (matcher(spec)) found.push_back(spec.argv);
+    }
+    return found;
+  }
+};
+
+const StageRecord& stage_of(const RunManifest& manifest, const std::string& name) {
+  for (const auto& stage : manifest.stages) {
+    if (stage.name == name) return stage;
+  }
+  FAIL("no stage " << name << " in run.json");
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("a full run records every stage in order and profiles the selected kernels") {
+  Bench bench;
+  bench.config.run.device_index = 1;
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.script_ncu_report();
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+
+  std::vector<std::string> names;
+  for (const auto& stage : manifest.stages) names.push_back(stage.name);
+  CHECK(names == deep_profile_stage_names());
+  for (const char* stage : {"probe", "stage1", "nsys", "select", "ncu"}) {
+    INFO(stage << ": " << stage_of(manifest, stage).reason);
+    CHECK(stage_of(manifest, stage).status == StageStatus::ok);
+  }
+  CHECK(stage_of(manifest, "stage1").exit_code == 0);
+
+  const auto workload_runs = bench.runner.runs();
+  const auto workload = std::find_if(workload_runs.begin(), workload_runs.end(), [](const auto& s) { return s.argv[0] == "workload"; });
+  REQUIRE(workload != workload_runs.end());
+  CHECK(workload->environment.at("CUDA_VISIBLE_DEVICES") == std::optional<std::string>("1"));
+  CHECK(fs::exists(bench.main() / "stage1/metrics.json"));
+
+  const auto profiles = bench.runs_of(command_is("nsys", {"profile"}));
+  REQUIRE(profiles.size() == 1);
+  CHECK(has_argument(profiles[0], "--nvtx-capture=decode"));
+  CHECK(has_argument(profiles[0], "--env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0"));
+  CHECK(fs::exists(bench.main() / "nsys/summary_cuda_gpu_kern_sum.csv"));
+
+  const auto ncu_runs = bench.runs_of(ncu_profile(true));
+  REQUIRE(ncu_runs.size() == 1);
+  const std::string regex = *std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "--kernel-name");
+  CHECK(std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "--launch-count") != ncu_runs[0].end());
+  CHECK(std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "decode/") != ncu_runs[0].end());
+  CHECK(read_file(bench.main() / "ncu/raw.csv").substr(0, 200) == read_file(data_path("h100-nsight-2025.3/ncu/nc1_raw_base.csv")).substr(0, 200));
+  CHECK_FALSE(fs::exists(bench.main() / "ncu/raw.csv.partial"));
+  CHECK(read_file(bench.main() / "nsys/cmd.txt").find("nsys profile") != std::string::npos);
+  CHECK(read_file(bench.main() / "ncu/cmd.txt").find("--import") != std::string::npos);
+  CHECK(fs::exists(bench.main() / "nsys/selection.json"));
+  CHECK(fs::exists(bench.main() / "env.json"));
+  CHECK(fs::exists(bench.main() / "sections.txt"));
+
+  // Stages start in order, and ncu's kernel lines become n/N progress events.
+  std::vector<std::string> started;
+  int kernel_events = 0;
+  for (const auto& event : bench.events) {
+    if (event.kind == ProgressEvent::Kind::stage_started) started.push_back(event.stage);
+    if (event.kind == ProgressEvent::Kind::tool_progress && event.kernel_total == 2) {
+      ++kernel_events;
+      CHECK(event.passes == 17);
+    }
+  }
+  CHECK(started == deep_profile_stage_names());
+  CHECK(kernel_events == 2);
+  CHECK(summary.total_bytes > 0);
+  CHECK(summary.total_bytes == manifest.total_bytes);
+}
+
+TEST_CASE("an NVTX gate that never opens is diagnosed against the ranges the workload emitted") {
+  Bench bench;
+  bench.config.nsys.nvtx_capture = "range";
+  bench.script_workload({"prefill", "decode"});
+  bench.runner.on(profile_with(true), FakeAnswer::printing({"Processing events...", "Generated:", "    No reports were generated"}));
+  bench.script_ncu_report(false);
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  CHECK(nsys.status == StageStatus::failed);
+  CHECK_THAT(nsys.reason, Catch::Contains("nsys.nvtx_capture=\"range\" never opened"));
+  CHECK_THAT(nsys.reason, Catch::Contains("\"prefill\", \"decode\""));
+  CHECK_THAT(nsys.reason, Catch::Contains("Fix: --set nsys.nvtx_capture=decode"));
+  CHECK(stage_of(manifest, "select").status == StageStatus::skipped);
+  // ncu still runs, without a kernel filter and bounded.
+  CHECK(stage_of(manifest, "ncu").status == StageStatus::ok);
+  const auto ncu_runs = bench.runs_of(ncu_profile(false));
+  REQUIRE(ncu_runs.size() == 1);
+  const auto bound = std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "--launch-count");
+  REQUIRE(bound != ncu_runs[0].end());
+  CHECK(*(bound + 1) == std::to_string(bench.config.ncu.max_launches));
+  REQUIRE(summary.notes.size() >= 1);
+  CHECK_THAT(summary.notes.front(), Catch::Contains("Fix: --set nsys.nvtx_capture=decode"));
+  CHECK(summary.outcome == RunOutcome::incomplete);
+  CHECK(manifest.status == RunStatus::incomplete);
+}
+
+TEST_CASE("on_empty_gate = rerun_ungated captures again without the gate") {
+  Bench bench;
+  bench.config.nsys.nvtx_capture = "decoding";
+  bench.config.run.on_empty_gate = "rerun_ungated";
+  bench.script_workload();
+  bench.runner.on(profile_with(true), FakeAnswer::printing({"Generated:", "    No reports were generated"}));
+  bench.script_nsys_report(false);
+  bench.script_ncu_report();
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+
+  CHECK(bench.runs_of(command_is("nsys", {"profile"})).size() == 2);
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  CHECK(nsys.status == StageStatus::ok);
+  REQUIRE_FALSE(nsys.warnings.empty());
+  CHECK_THAT(nsys.warnings.back(), Catch::Contains("ungated"));
+  CHECK(fs::exists(bench.main() / "nsys/profile_ungated.log"));
+  CHECK(stage_of(manifest, "select").status == StageStatus::ok);
+  REQUIRE_FALSE(summary.notes.empty());
+  CHECK_THAT(summary.notes.front(), Catch::Contains("Re-running nsys without the gate"));
+}
+
+TEST_CASE("ncu that profiles no kernels is re-run once without the kernel filter") {
+  Bench bench;
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.runner.on(ncu_profile(true), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_nokernels.txt")));
+  bench.script_ncu_report(false);
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+
+  CHECK(bench.runs_of(ncu_profile(true)).size() == 1);
+  CHECK(bench.runs_of(ncu_profile(false)).size() == 1);
+  const StageRecord& ncu = stage_of(manifest, "ncu");
+  CHECK(ncu.status == StageStatus::ok);
+  REQUIRE_FALSE(ncu.warnings.empty());
+  CHECK_THAT(ncu.warnings.front(), Catch::Contains("unfiltered re-run"));
+  CHECK(ncu.log_file == "ncu/profile_unfiltered.log");
+  const std::string commands = read_file(bench.main() / "ncu/cmd.txt");
+  CHECK(commands.find("--kernel-name") != std::string::npos);
+  CHECK(std::count(commands.begin(), commands.end(), '\n') == 3);  // filtered, unfiltered, import
+  REQUIRE_FALSE(summary.notes.empty());
+  CHECK_THAT(summary.notes.front(), Catch::Contains("distribution_elementwise_grid_stride_kernel"));
+}
+
+TEST_CASE("a missing nsys skips its stage with the reason and ncu still runs unfiltered") {
+  Bench bench(false);
+  bench.script_workload();
+  bench.script_ncu_report(false);
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  CHECK(nsys.status == StageStatus::skipped);
+  CHECK_THAT(nsys.reason, Catch::Contains("not found"));
+  CHECK(stage_of(manifest, "ncu").status == StageStatus::ok);
+  CHECK(fs::exists(bench.main() / "ncu/raw.csv"));
+  CHECK(summary.outcome == RunOutcome::environment);
+  CHECK_FALSE(summary.all_requested_succeeded);
+}
+
+TEST_CASE("a workload that exits non-zero is reported with its exit code and last stderr lines") {
+  Bench bench;
+  bench.runner.on(command_is("workload"), FakeAnswer::exiting(3).with_stderr({"loading model", "RuntimeError: out of memory"}));
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+
+  const StageRecord& stage1 = stage_of(manifest, "stage1");
+  CHECK(stage1.status == StageStatus::failed);
+  CHECK(stage1.exit_code == 3);
+  CHECK_THAT(stage1.reason, Catch::Contains("exit code 3"));
+  CHECK_THAT(stage1.reason, Catch::Contains("RuntimeError: out of memory"));
+  CHECK(stage_of(manifest, "nsys").status == StageStatus::skipped);
+  CHECK(stage_of(manifest, "ncu").status == StageStatus::skipped);
+  CHECK(bench.runs_of(command_is("nsys", {"profile"})).empty());
+  CHECK(summary.outcome == RunOutcome::incomplete);
+  CHECK(manifest.status == RunStatus::failed);
+}
+
+TEST_CASE("a workload past its timeout fails stage1 with the timeout outcome") {
+  Bench bench;
+  bench.config.workload.timeout_s = 2;
+  bench.runner.on(command_is("workload"), FakeAnswer::timing_out());
+  const RunSummary summary = bench.run();
+  const StageRecord& stage1 = stage_of(bench.manifest(), "stage1");
+  CHECK(stage1.status == StageStatus::failed);
+  CHECK_THAT(stage1.reason, Catch::Contains("timeout"));
+  CHECK(bench.runner.runs().back().argv[0] != "nsys");
+  CHECK(summary.outcome == RunOutcome::timeout);
+  REQUIRE(std::find_if(bench.runner.runs().begin(), bench.runner.runs().end(),
+                       [](const auto& s) { return s.argv[0] == "workload"; }) != bench.runner.runs().end());
+}
+
+TEST_CASE("a stop request during nsys marks it interrupted, keeps the manifest and runs nothing more") {
+  Bench bench;
+  bench.script_workload();
+  DeepProfiler* current = nullptr;
+  bench.runner.on(command_is("nsys", {"profile"}),
+                  FakeAnswer::killed_by(SIGTERM).doing([&current](const ProcessSpec&) { current->request_stop(); }));
+  DeepProfiler profiler(bench.config, bench.runner, bench.clock, {}, bench.environment);
+  current = &profiler;
+  auto summary = profiler.run();
+  REQUIRE(summary.has_value());
+  const RunManifest manifest = bench.manifest();
+  CHECK(stage_of(manifest, "nsys").status == StageStatus::interrupted);
+  CHECK(stage_of(manifest, "stage1").status == StageStatus::ok);
+  for (const char* later : {"select", "ncu", "analyze", "report"}) {
+    CHECK(stage_of(manifest, later).status == StageStatus::skipped);
+    CHECK_THAT(stage_of(manifest, later).reason, Catch::Contains("interrupted"));
+  }
+  CHECK(bench.runs_of(command_is("ncu", {"--target-processes"})).empty());
+  CHECK(summary->outcome == RunOutcome::interrupted);
+  CHECK(manifest.status == RunStatus::interrupted);
+  CHECK(fs::exists(bench.main() / "nsys/cmd.txt"));
+}
+
+TEST_CASE("too little free space refuses the profilers but still runs the workload bare") {
+  Bench bench;
+  bench.config.run.min_free_space_gb = 1e12;
+  bench.script_workload();
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+  CHECK(stage_of(manifest, "stage1").status == StageStatus::ok);
+  CHECK(stage_of(manifest, "nsys").status == StageStatus::skipped);
+  CHECK_THAT(stage_of(manifest, "nsys").reason, Catch::Contains("run.min_free_space_gb"));
+  CHECK(stage_of(manifest, "ncu").status == StageStatus::skipped);
+  CHECK(summary.outcome == RunOutcome::environment);
+}
+
+TEST_CASE("an unwritable runs root is an error before anything runs") {
+  Bench bench;
+  write_file(bench.temp / "file", "not a directory");
+  bench.config.run.runs_root = bench.temp / "file" / "runs";
+  DeepProfiler profiler(bench.config, bench.runner, bench.clock, {}, bench.environment);
+  auto summary = profiler.run();
+  REQUIRE_FALSE(summary.has_value());
+  CHECK(summary.error().code == ErrorCode::io_error);
+  CHECK(bench.runner.runs().empty());
+}
+
+TEST_CASE("the bundled example that is not built gives a clear error naming the way out") {
+  auto found = find_example_workload("/nonexistent/bin/deep-profile", {});
+  REQUIRE_FALSE(found.has_value());
+  CHECK(found.error().code == ErrorCode::not_found);
+  CHECK_THAT(found.error().message, Catch::Contains("/nonexistent/bin/llmprof-decode"));
+  CHECK_THAT(found.error().hint, Catch::Contains("-- CMD"));
+  TempDir temp;
+  make_executable(temp / "examples/decode-workload/llmprof-decode");
+  auto in_build_tree = find_example_workload(temp / "apps/deep-profile/deep-profile", {});
+  REQUIRE(in_build_tree.has_value());
+  CHECK(in_build_tree.value() == temp / "examples/decode-workload/llmprof-decode");
+}
+
+TEST_CASE("ncu progress lines parse into kernel n/N and passes") {
+  auto line = parse_ncu_progress_line(
+      "==PROF== Profiling \"nvjet_sm90_hsh_64x8_64x16_4x1...\" - 2 (3/40): 0%....50%....100% - 17 passes");
+  REQUIRE(line.has_value());
+  CHECK(line->kernel_name == "nvjet_sm90_hsh_64x8_64x16_4x1...");
+  CHECK(line->launch_id == 2);
+  CHECK(line->index == 3);
+  CHECK(line->total == 40);
+  CHECK(line->passes == 17);
+  auto running = parse_ncu_progress_line("==PROF== Profiling \"a \" - b\" - 0 (1/4): 0%....50%");
+  REQUIRE(running.has_value());
+  CHECK(running->kernel_name == "a \" - b");
+  CHECK(running->passes == 0);
+  CHECK_FALSE(parse_ncu_progress_line("==PROF== Connected to process 1224 (/usr/bin/python3.12)"));
+  ProgressEvent event;
+  event.kind = ProgressEvent::Kind::tool_progress;
+  event.stage = "ncu";
+  event.elapsed = std::chrono::milliseconds(12345);
+  event.kernel_name = "gemm";
+  event.kernel_index = 4;
+  event.kernel_total = 40;
+  event.passes = 17;
+  CHECK(format_progress_event(event) == "[   12.3s] ncu      kernel 4/40 gemm (17 passes)");
+}
+
+TEST_CASE("the empty-gate diagnosis names the right fix for a wrong name and a wrong domain") {
+  detail::EmittedRanges emitted{"", {"prefill", "decode"}};
+  CHECK_THAT(detail::diagnose_empty_gate("decod", emitted, "prefill"), Catch::Contains("Fix: --set nsys.nvtx_capture=prefill"));
+  CHECK_THAT(detail::diagnose_empty_gate("decod", detail::EmittedRanges{"", {"warmup", "decode"}}, "missing"),
+             Catch::Contains("Fix: --set nsys.nvtx_capture=decode "));
+  CHECK_THAT(detail::diagnose_empty_gate("decode@llm", emitted, "decode"),
+             Catch::Contains("domain does not. Fix: --set nsys.nvtx_capture=decode"));
+  CHECK_THAT(detail::diagnose_empty_gate("decode", detail::EmittedRanges{"llm", {"decode"}}, "decode"),
+             Catch::Contains("--set nsys.nvtx_capture=decode@llm"));
+  CHECK_THAT(detail::diagnose_empty_gate("range", std::nullopt, "decode"), Catch::Contains("nsys.capture_range=none"));
+}
+
+TEST_CASE("StopSignalWatcher turns SIGINT and SIGTERM into a callback on its own thread") {
+  std::atomic<int> seen{0};
+  struct sigaction before {};
+  ::sigaction(SIGINT, nullptr, &before);  // Catch2's own handler, which the watcher must restore
+  {
+    StopSignalWatcher watcher([&seen](int signal_number) { seen.store(signal_number); });
+    std::raise(SIGTERM);
+    for (int i = 0; i < 200 && seen.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CHECK(seen.load() == SIGTERM);
+    CHECK(watcher.received_signal() == SIGTERM);
+    std::raise(SIGINT);
+    for (int i = 0; i < 200 && seen.load() != SIGINT; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CHECK(seen.load() == SIGINT);
+  }
+  struct sigaction current {};
+  ::sigaction(SIGINT, nullptr, &current);
+  CHECK(current.sa_handler == before.sa_handler);
+}
