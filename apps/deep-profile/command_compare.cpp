@@ -1,0 +1,88 @@
+// deep-profile compare A B [--json] [--md FILE] [--html FILE] [--threshold PCT] [--fail-if-slower PCT]:
+// two run directories side by side; exit 5 when --fail-if-slower finds a regression (CI gate).
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iostream>
+
+#include "command.hpp"
+#include "llmprof/run_comparison.hpp"
+
+namespace deep_profile {
+namespace po = boost::program_options;
+namespace {
+
+const char* usage_text =
+    "usage: deep-profile compare A B [--json] [--md FILE] [--html FILE] [--threshold PCT] [--fail-if-slower PCT]\n\n"
+    "Compares run directory B against A: stage times and MFU (deltas and ratios), kernels matched by name (new,\n"
+    "gone, faster, slower beyond --threshold percent of average launch time), environment and config differences.\n"
+    "Prints Markdown (or JSON with --json) to stdout; --md/--html also write files.\n\n"
+    "exit codes: 0 compared (no regression); 5 a stage's wall or kernel time grew by more than --fail-if-slower\n"
+    "percent; 2 bad command line; 4 A or B is not a readable run directory.\n";
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) std::cerr << "deep-profile compare: cannot write " << path << "\n";
+  return static_cast<bool>(out);
+}
+
+int run_compare(const std::vector<std::string>& args) {
+  std::vector<std::string> runs;
+  std::string markdown_file, html_file;
+  bool as_json = false;
+  llmprof::ComparisonOptions options;
+  po::options_description description("options");
+  description.add_options()("help,h", "this help")("json", po::bool_switch(&as_json), "print JSON (llmprof.compare/1)")
+      ("md", po::value(&markdown_file), "also write the Markdown comparison to FILE")
+      ("html", po::value(&html_file), "also write the HTML comparison to FILE")
+      ("threshold", po::value(&options.kernel_threshold_pct)->default_value(5.0), "kernel faster/slower threshold, percent")
+      ("fail-if-slower", po::value<double>(), "exit 5 when a stage got slower by more than PCT percent");
+  po::options_description hidden;
+  hidden.add_options()("run", po::value(&runs));
+  po::options_description all;
+  all.add(description).add(hidden);
+  po::positional_options_description positional;
+  positional.add("run", 2);
+  po::variables_map values;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), values);
+    po::notify(values);
+  } catch (const po::error& error) {
+    std::cerr << "deep-profile compare: " << error.what() << "\n\n" << usage_text << description;
+    return exit_usage;
+  }
+  if (values.count("help")) {
+    std::cout << usage_text << "\n" << description;
+    return exit_ok;
+  }
+  if (runs.size() != 2) {
+    std::cerr << "deep-profile compare: give two run directories A and B\n\n" << usage_text << description;
+    return exit_usage;
+  }
+  if (values.count("fail-if-slower")) {
+    options.fail_if_slower_pct = values["fail-if-slower"].as<double>();
+    if (*options.fail_if_slower_pct < 0) {
+      std::cerr << "deep-profile compare: --fail-if-slower must be a percentage >= 0\n";
+      return exit_usage;
+    }
+  }
+  auto comparison = llmprof::compare_run_directories(runs[0], runs[1], options);
+  if (!comparison) {
+    std::cerr << "deep-profile compare: " << comparison.error().describe() << "\n";
+    return comparison.error().code == llmprof::ErrorCode::invalid_argument ? exit_usage : exit_input;
+  }
+  std::cout << (as_json ? llmprof::comparison_to_json(*comparison) : llmprof::render_comparison_markdown(*comparison));
+  if (!markdown_file.empty() && !write_file(markdown_file, llmprof::render_comparison_markdown(*comparison))) return exit_environment;
+  if (!html_file.empty() && !write_file(html_file, llmprof::render_comparison_html(*comparison))) return exit_environment;
+  if (comparison->regression) {
+    for (const auto& reason : comparison->regression_reasons) std::cerr << "deep-profile compare: regression: " << reason << "\n";
+    return exit_regression;
+  }
+  return exit_ok;
+}
+
+const CommandRegistrar registrar{{"compare", "compare two run directories (CI gate with --fail-if-slower)", run_compare}};
+
+}  // namespace
+}  // namespace deep_profile

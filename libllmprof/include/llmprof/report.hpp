@@ -1,0 +1,132 @@
+// Reports people read: MAIN/report.md and MAIN/report.html, rendered from a run directory alone.
+//
+// The only inputs are MAIN/analysis/report.json ("llmprof.report/1", required) and, when present,
+// MAIN/run.json, MAIN/env.json, MAIN/inputs.json, MAIN/config.toml and the stages' cmd.txt files,
+// so any run directory (an old one, one copied from a GPU machine, a recorded sample) can be
+// re-rendered with `deep-profile report MAIN`. Unknown JSON fields are ignored; null means
+// "not computed" and is shown as such, never replaced by a made-up number.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "llmprof/result.hpp"
+#include "llmprof/run_directory.hpp"
+
+namespace llmprof {
+
+// report.json "device": peaks at the clocks the kernels were profiled at.
+struct ReportDevice {
+  std::string name;
+  std::vector<std::pair<std::string, double>> peak_flop_per_s;  // precision -> FLOP/s, in file order
+  std::optional<double> peak_dram_bytes_per_s;
+};
+
+// report.json "stages[]". Fractions (gpu_busy_fraction, mfu) are 0..1.
+struct ReportStage {
+  std::string name;
+  std::string domain;                  // "" for the default NVTX domain
+  std::optional<std::string> parent;   // enclosing stage, e.g. "generate"
+  std::optional<std::int64_t> wall_ns;
+  std::optional<std::int64_t> gpu_projection_ns;
+  std::optional<std::int64_t> kernel_time_ns;
+  std::optional<std::int64_t> kernel_instances;
+  std::optional<double> gpu_busy_fraction;
+  std::optional<double> flop;
+  std::optional<double> achieved_flop_per_s;
+  std::optional<double> mfu;           // from profiled FLOP against the device's dense peak
+  std::optional<double> workload_mfu;  // second opinion from the workload's own FLOP/token and tokens/s
+  std::string verdict;                 // one sentence, e.g. "host-bound: GPU busy 4% of the stage ..."
+};
+
+// report.json "kernels[]". pct_* are percentages (0..100); share_of_total is 0..1.
+struct ReportKernel {
+  std::string name;  // demangled, as nsys/ncu print it
+  std::vector<std::string> stages;
+  std::optional<std::int64_t> instances;
+  std::optional<std::int64_t> total_time_ns;
+  std::optional<double> avg_time_ns;
+  std::optional<double> share_of_total;
+  std::optional<std::int64_t> profiled_launches;
+  std::optional<double> flop_per_launch;
+  std::optional<double> dram_bytes_per_launch;
+  std::optional<double> arithmetic_intensity;  // FLOP per DRAM byte
+  std::optional<double> achieved_flop_per_s;
+  std::optional<double> pct_peak_compute;
+  std::optional<double> pct_peak_dram;
+  std::optional<std::string> bound;      // compute | memory | latency
+  std::optional<std::string> precision;  // when report.json names it; else inferred for the roofline
+};
+
+struct ReportTopKernelSelection {
+  std::string stage;
+  std::int64_t n = 0;
+  std::string kernel_regex;
+  std::optional<double> coverage;  // 0..1
+};
+
+// One step's exact command line, for "how to reproduce".
+struct ReproduceStep {
+  std::string stage;    // run.json stage name (stage1, nsys, ncu, ...)
+  std::string command;  // shell-quoted, as recorded
+  std::string source;   // "run.json" or the cmd.txt path it came from
+};
+
+// A stage that did not complete, from run.json.
+struct StageProblem {
+  std::string stage;
+  std::string status;  // skipped | failed | interrupted | pending | running
+  std::string reason;
+};
+
+struct RunEnvironmentSummary {
+  bool present = false;  // env.json was found and read
+  std::string host;
+  std::string os;
+  std::vector<GpuRecord> gpus;
+  std::vector<std::pair<std::string, std::string>> tool_versions;  // "nsys" -> "2025.3.1.0"
+};
+
+struct RunReportModel {
+  std::filesystem::path main_directory;
+  std::string run_id;  // run.json run_id, else the directory name
+  std::string created_utc;
+  std::string run_status;  // run.json status, "" when run.json is absent
+
+  // report.json
+  std::string schema;
+  ReportDevice device;
+  std::vector<ReportStage> stages;
+  std::vector<ReportKernel> kernels;  // sorted by total_time_ns descending, as written
+  std::optional<ReportTopKernelSelection> top_kernel_selection;
+  std::vector<std::string> warnings;
+
+  std::vector<std::string> workload_argv;  // run.json workload, else inputs.json
+  RunEnvironmentSummary environment;
+  std::vector<std::pair<std::string, std::string>> config;  // config.toml flattened: "nsys.trace" -> TOML text
+  std::vector<StageProblem> stage_problems;
+  std::vector<ReproduceStep> reproduce;
+  std::vector<std::string> notes;  // what could not be read (absent env.json, ...), shown in the report
+};
+
+// Reads MAIN. Errors: report.json absent (not_found, hint: run `deep-profile analyze MAIN`), or any
+// present file unparsable / with a known field of the wrong type (parse_error naming file and field).
+Result<RunReportModel> load_run_report(const std::filesystem::path& main_directory);
+
+// Deterministic text (no current time, no absolute paths beyond what the run recorded).
+std::string render_markdown(const RunReportModel& model);
+// One self-contained HTML file: inline CSS and SVG, one tiny inline script for sortable tables.
+std::string render_html(const RunReportModel& model);
+
+// load_run_report + MAIN/report.md and MAIN/report.html, each written atomically.
+Result<void> write_reports(const std::filesystem::path& main_directory);
+
+// "void at::native::reduce_kernel<512, ...>(T3)" -> "at::native::reduce_kernel"; at most max_length
+// characters (an ellipsis marks a cut). Used for chart labels, never for matching.
+std::string short_kernel_name(std::string_view name, std::size_t max_length = 40);
+
+}  // namespace llmprof

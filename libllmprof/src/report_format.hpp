@@ -1,0 +1,41 @@
+// Text formatting shared by the report, comparison and sweep renderers: units, escaping, kernel names.
+// Every function is deterministic (fixed precision, no locale) so golden files stay stable.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace llmprof::detail {
+
+// Shown wherever a value is null in report.json ("not computed"); the reports explain it once.
+inline constexpr const char* kNotComputed = "—";
+
+std::string html_escape(std::string_view text);
+// A Markdown table cell: pipes escaped, newlines folded, '<' '>' '&' as entities (GitHub would read HTML).
+std::string markdown_cell(std::string_view text);
+// A Markdown code span safe inside a table cell (backticks replaced, pipes escaped).
+std::string markdown_code(std::string_view text);
+
+// 3 significant digits with a unit: "177 ms", "5.03 µs", "1.28 s", "812 ns".
+std::string format_duration_ns(double nanoseconds);
+std::string format_duration_ns(const std::optional<std::int64_t>& nanoseconds);
+// A 0..1 fraction as a percentage: "0.92%", "4.0%", "37%".
+std::string format_fraction_percent(const std::optional<double>& fraction);
+// A percentage (0..100) already: "61%", "3.4%".
+std::string format_percent(const std::optional<double>& percent);
+// SI prefix with 3 significant digits: format_si(8.56e14, "FLOP/s") == "856 TFLOP/s".
+std::string format_si(const std::optional<double>& value, std::string_view unit);
+// "1,234,567".
+std::string format_count(const std::optional<std::int64_t>& value);
+// Plain number with up to `digits` significant digits, no exponent for everyday magnitudes.
+std::string format_number(double value, int digits = 3);
+// Signed ratio text for deltas: "+12.3%", "-4.0%".
+std::string format_signed_percent(double percent);
+
+// "void ns::kernel<T, 4>(int, T*)" -> "ns::kernel": return type, template arguments and parameters
+// stripped, "<unnamed>"/"(anonymous namespace)" scopes dropped; truncated with an ellipsis.
+std::string kernel_display_name(std::string_view name, std::size_t max_length);
+
+}  // namespace llmprof::detail
