@@ -2,13 +2,13 @@
 // key against the schema (config_schema.cpp) and every value's type, then runs validate_config.
 #include "llmprof/config.hpp"
 
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <fstream>
 #include <limits>
 #include <sstream>
 #include <type_traits>
-
-#include <toml++/toml.h>
 
 #include "config_schema.hpp"
 
@@ -35,16 +35,26 @@ std::string trim(std::string_view text) {
 // "string \"ten\"", "integer 3", "array": what the user wrote, for wrong-type messages.
 std::string describe_node(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::string: return "string " + detail::quote_toml_string(*node.value<std::string>());
-    case toml::node_type::integer: return "integer " + std::to_string(*node.value<std::int64_t>());
-    case toml::node_type::floating_point: return "float " + detail::format_toml_float(*node.value<double>());
-    case toml::node_type::boolean: return std::string("boolean ") + (*node.value<bool>() ? "true" : "false");
-    case toml::node_type::array: return "an array";
-    case toml::node_type::table: return "a table";
-    case toml::node_type::date: return "a date";
-    case toml::node_type::time: return "a time";
-    case toml::node_type::date_time: return "a date-time";
-    default: return "nothing";
+    case toml::node_type::string:
+      return "string " + detail::quote_toml_string(*node.value<std::string>());
+    case toml::node_type::integer:
+      return "integer " + std::to_string(*node.value<std::int64_t>());
+    case toml::node_type::floating_point:
+      return "float " + detail::format_toml_float(*node.value<double>());
+    case toml::node_type::boolean:
+      return std::string("boolean ") + (*node.value<bool>() ? "true" : "false");
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    default:
+      return "nothing";
   }
 }
 
@@ -59,11 +69,12 @@ std::string example_for(const std::string& type) {
 }
 
 Error wrong_type(const std::string& key, const std::string& expected, const toml::node& got, const std::string& where) {
-  return make_error(ErrorCode::invalid_argument,
-                    "configuration key " + key + " expects " + expected + ", got " + describe_node(got) + " at " + where,
-                    "write it as " + key.substr(key.find('.') + 1) + " = " + example_for(expected) +
-                        " in a file, or " + key + "=" + example_for(expected) + " on the command line",
-                    key);
+  return make_error(
+      ErrorCode::invalid_argument,
+      "configuration key " + key + " expects " + expected + ", got " + describe_node(got) + " at " + where,
+      "write it as " + key.substr(key.find('.') + 1) + " = " + example_for(expected) + " in a file, or " + key + "=" +
+          example_for(expected) + " on the command line",
+      key);
 }
 
 Error unknown_key(const std::string& key, const std::string& where) {
@@ -73,7 +84,8 @@ Error unknown_key(const std::string& key, const std::string& where) {
   std::string section_keys;
   const std::string section = key.substr(0, key.find('.'));
   for (const auto& field : detail::config_fields()) {
-    if (field.info.key.rfind(section + ".", 0) == 0) section_keys += (section_keys.empty() ? "" : ", ") + field.info.key;
+    if (field.info.key.rfind(section + ".", 0) == 0)
+      section_keys += (section_keys.empty() ? "" : ", ") + field.info.key;
   }
   std::string hint = section_keys.empty() ? "sections are [run], [workload], [nsys], [ncu]"
                                           : "keys of [" + section + "]: " + section_keys;
@@ -300,7 +312,7 @@ Result<void> ConfigLayers::apply_override(const std::string& text) {
         entry = key.substr(second_dot + 1);
       }
     }
-    if (field == nullptr) return unknown_key(key, "command line ('" + text + "')");
+    if (field == nullptr) return unknown_key(key, where);
   }
 
   // Parse the value as TOML; anything that is not one TOML value is the bare string the user typed.
@@ -312,7 +324,8 @@ Result<void> ConfigLayers::apply_override(const std::string& text) {
   } catch (const toml::parse_error&) {
   }
 #else
-  if (auto result = toml::parse(std::string_view(document), std::string_view("command line"))) parsed = std::move(result).table();
+  if (auto result = toml::parse(std::string_view(document), std::string_view("command line")))
+    parsed = std::move(result).table();
 #endif
   const toml::node* node = parsed && parsed->size() == 1 ? parsed->get("value") : nullptr;
   const bool wants_string = entry || field->info.type == "string" || field->info.type == "path";

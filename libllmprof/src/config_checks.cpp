@@ -32,10 +32,10 @@ std::optional<Error> check_allowed(const ConfigField& field, const std::string& 
   const auto& allowed = field.rules.allowed;
   if (allowed.empty() || std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return std::nullopt;
   const std::string nearest = nearest_candidate(value, allowed);
-  return invalid_value(field.info.key, "is '" + value + "', which is not one of: " + join_values(allowed),
-                       nearest.empty() ? "use one of: " + join_values(allowed)
-                                       : "did you mean " + field.info.key + "=" + nearest + "?",
-                       origins);
+  return invalid_value(
+      field.info.key, "is '" + value + "', which is not one of: " + join_values(allowed),
+      nearest.empty() ? "use one of: " + join_values(allowed) : "did you mean " + field.info.key + "=" + nearest + "?",
+      origins);
 }
 
 std::optional<Error> check_bound(const ConfigField& field, double value, const ConfigOrigins& origins) {
@@ -81,12 +81,13 @@ std::optional<Error> check_field(const ConfigField& field, const DeepProfileConf
         using Member = std::remove_cv_t<std::remove_pointer_t<decltype(member)>>;
         if constexpr (std::is_same_v<Member, std::string> || std::is_same_v<Member, std::filesystem::path>) {
           const std::string text = [&] {
-            if constexpr (std::is_same_v<Member, std::string>) return *member;
-            else return member->string();
+            if constexpr (std::is_same_v<Member, std::string>)
+              return *member;
+            else
+              return member->string();
           }();
           if (field.rules.required && text.empty()) {
-            return invalid_value(field.info.key, "must not be empty", "set a value; the default file has one",
-                                 origins);
+            return invalid_value(field.info.key, "must not be empty", "set a value; the default file has one", origins);
           }
           return check_allowed(field, text, origins);
         } else if constexpr (std::is_same_v<Member, int> || std::is_same_v<Member, std::int64_t> ||

@@ -30,7 +30,8 @@ std::string join(const std::vector<std::string>& parts) {
 
 }  // namespace
 
-Result<std::filesystem::path> find_preset(const std::string& name, const std::vector<std::filesystem::path>& search_dirs) {
+Result<std::filesystem::path> find_preset(const std::string& name,
+                                          const std::vector<std::filesystem::path>& search_dirs) {
   std::string stem = name;
   if (stem.size() > 5 && stem.ends_with(".toml")) stem.resize(stem.size() - 5);
   if (stem.empty() || stem.find_first_of("/\\") != std::string::npos || stem == "." || stem == "..") {
@@ -55,7 +56,8 @@ Result<std::filesystem::path> find_preset(const std::string& name, const std::ve
                                    : "available presets: " + join(names);
   const std::string nearest = detail::nearest_candidate(stem, names);
   if (!nearest.empty()) hint = "did you mean " + nearest + "? " + hint;
-  return make_error(ErrorCode::not_found, "no preset '" + stem + "' (looked for " + stem + ".toml in " + join(searched) + ")",
+  return make_error(ErrorCode::not_found,
+                    "no preset '" + stem + "' (looked for " + stem + ".toml in " + join(searched) + ")",
                     std::move(hint), stem);
 }
 

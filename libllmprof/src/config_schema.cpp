@@ -1,12 +1,12 @@
 // The configuration schema: every dotted key of DeepProfileConfig, its type (from the member it binds),
 // its allowed values or bounds, and a one-line description. This table is the single source of truth
 // for load_config, validate_config, config_to_toml and `deep-profile config --keys`.
+#include "config_schema.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <type_traits>
 #include <utility>
-
-#include "config_schema.hpp"
 
 namespace llmprof::detail {
 namespace {
@@ -14,7 +14,7 @@ namespace {
 // Binds "section.name" to &config.section.name; the key text is made from the member names so the
 // two can never disagree.
 #define LLMPROF_CONFIG_KEY(section, name) \
-  #section "." #name, [](DeepProfileConfig& c) -> ConfigFieldRef { return &c.section.name; }
+#section "." #name, [](DeepProfileConfig & c) -> ConfigFieldRef { return &c.section.name; }
 
 const char* type_name(const ConfigFieldRef& ref) {
   static constexpr const char* names[] = {"string", "path",         "boolean", "integer", "integer",
@@ -22,11 +22,12 @@ const char* type_name(const ConfigFieldRef& ref) {
   return names[ref.index()];
 }
 
-std::string describe_rules(const ConfigRules& rules) {
+std::string describe_rules(const ConfigRules& rules, bool is_array) {
   std::vector<std::string> parts;
-  if (rules.bound) parts.push_back(std::string(rules.bound->exclusive ? "> " : ">= ") + format_number(rules.bound->minimum));
+  if (rules.bound)
+    parts.push_back(std::string(rules.bound->exclusive ? "> " : ">= ") + format_number(rules.bound->minimum));
   if (rules.required) parts.emplace_back("not empty");
-  if (!rules.blank_elements) parts.emplace_back("no empty elements");
+  if (is_array && !rules.blank_elements) parts.emplace_back("no empty elements");
   std::string text;
   for (const auto& part : parts) text += (text.empty() ? "" : ", ") + part;
   return text;
@@ -40,7 +41,7 @@ ConfigField make_field(const char* key, ConfigFieldRef (*locate)(DeepProfileConf
   field.info.type = type_name(locate(probe));
   field.info.description = description;
   field.info.allowed_values = rules.allowed;
-  field.info.constraint = describe_rules(rules);
+  field.info.constraint = describe_rules(rules, field.info.type == "string array");
   field.locate = locate;
   field.rules = std::move(rules);
   return field;
@@ -64,11 +65,11 @@ std::vector<ConfigField> build_run_fields() {
       make_field(LLMPROF_CONFIG_KEY(run, stage), "NVTX stage whose kernels the top-N selection ranks", not_empty()),
       make_field(LLMPROF_CONFIG_KEY(run, top_n_kernels), "how many of the stage's heaviest kernels ncu profiles",
                  at_least(1)),
-      make_field(LLMPROF_CONFIG_KEY(run, on_empty_gate), "when a gated nsys capture yields no report", one_of({"diagnose", "rerun_ungated", "fail"})),
-      make_field(LLMPROF_CONFIG_KEY(run, report_size_cap_gb), "warn when one profiler report is larger (GB)",
-                 above(0)),
-      make_field(LLMPROF_CONFIG_KEY(run, min_free_space_gb), "refuse to profile below this free space on runs_root (GB)",
-                 at_least(0)),
+      make_field(LLMPROF_CONFIG_KEY(run, on_empty_gate), "when a gated nsys capture yields no report",
+                 one_of({"diagnose", "rerun_ungated", "fail"})),
+      make_field(LLMPROF_CONFIG_KEY(run, report_size_cap_gb), "warn when one profiler report is larger (GB)", above(0)),
+      make_field(LLMPROF_CONFIG_KEY(run, min_free_space_gb),
+                 "refuse to profile below this free space on runs_root (GB)", at_least(0)),
       make_field(LLMPROF_CONFIG_KEY(run, enable_stage1), "run the workload bare once for stage-1 timings"),
       make_field(LLMPROF_CONFIG_KEY(run, enable_nsys), "run the Nsight Systems timeline stage"),
       make_field(LLMPROF_CONFIG_KEY(run, enable_ncu), "run the Nsight Compute kernel stage"),
@@ -83,21 +84,25 @@ std::vector<ConfigField> build_workload_fields() {
       make_field(LLMPROF_CONFIG_KEY(workload, example_args), "extra flags for the bundled example"),
       make_field(LLMPROF_CONFIG_KEY(workload, env), "environment overrides for the workload (NAME = \"value\")"),
       make_field(LLMPROF_CONFIG_KEY(workload, cwd), "working directory of the workload; empty: the current one"),
-      make_field(LLMPROF_CONFIG_KEY(workload, timeout_s), "time limit of the bare stage-1 run (seconds)",
-                 above(0)),
+      make_field(LLMPROF_CONFIG_KEY(workload, timeout_s), "time limit of the bare stage-1 run (seconds)", above(0)),
   };
 }
 
 std::vector<ConfigField> build_nsys_fields() {
   return {
       make_field(LLMPROF_CONFIG_KEY(nsys, path), "nsys executable; empty: probe PATH and the usual install places"),
-      make_field(LLMPROF_CONFIG_KEY(nsys, trace), "nsys profile --trace APIs (cuda, nvtx, osrt, cublas, ...)", not_empty()),
-      make_field(LLMPROF_CONFIG_KEY(nsys, sample), "nsys profile --sample (CPU IP sampling)", one_of({"none", "process-tree", "system-wide"})),
-      make_field(LLMPROF_CONFIG_KEY(nsys, cpuctxsw), "nsys profile --cpuctxsw (CPU context switches)", one_of({"none", "process-tree", "system-wide"})),
-      make_field(LLMPROF_CONFIG_KEY(nsys, capture_range), "nsys profile --capture-range (what opens the capture)", one_of({"none", "nvtx", "cudaProfilerApi"})),
+      make_field(LLMPROF_CONFIG_KEY(nsys, trace), "nsys profile --trace APIs (cuda, nvtx, osrt, cublas, ...)",
+                 not_empty()),
+      make_field(LLMPROF_CONFIG_KEY(nsys, sample), "nsys profile --sample (CPU IP sampling)",
+                 one_of({"none", "process-tree", "system-wide"})),
+      make_field(LLMPROF_CONFIG_KEY(nsys, cpuctxsw), "nsys profile --cpuctxsw (CPU context switches)",
+                 one_of({"none", "process-tree", "system-wide"})),
+      make_field(LLMPROF_CONFIG_KEY(nsys, capture_range), "nsys profile --capture-range (what opens the capture)",
+                 one_of({"none", "nvtx", "cudaProfilerApi"})),
       make_field(LLMPROF_CONFIG_KEY(nsys, nvtx_capture),
                  "nsys profile --nvtx-capture: NVTX range that opens the gate (range[@domain])"),
-      make_field(LLMPROF_CONFIG_KEY(nsys, capture_range_end), "nsys profile --capture-range-end", one_of({"stop", "stop-shutdown", "repeat", "none"})),
+      make_field(LLMPROF_CONFIG_KEY(nsys, capture_range_end), "nsys profile --capture-range-end",
+                 one_of({"stop", "stop-shutdown", "repeat", "none"})),
       make_field(LLMPROF_CONFIG_KEY(nsys, nvtx_domain_include), "nsys profile --nvtx-domain-include"),
       make_field(LLMPROF_CONFIG_KEY(nsys, nvtx_domain_exclude), "nsys profile --nvtx-domain-exclude"),
       make_field(LLMPROF_CONFIG_KEY(nsys, env_vars), "nsys profile --env-var NAME=value for the profiled workload"),
@@ -124,21 +129,20 @@ std::vector<ConfigField> build_ncu_fields() {
       make_field(LLMPROF_CONFIG_KEY(ncu, nvtx_exclude), "ncu --nvtx-exclude expressions", no_blank_elements()),
       make_field(LLMPROF_CONFIG_KEY(ncu, kernel_regex),
                  "ncu --kernel-name regex:VALUE; empty: built from the top-N selection"),
-      make_field(LLMPROF_CONFIG_KEY(ncu, kernel_name_base), "ncu --kernel-name-base, also used to name kernels", one_of({"function", "demangled", "mangled"})),
+      make_field(LLMPROF_CONFIG_KEY(ncu, kernel_name_base), "ncu --kernel-name-base, also used to name kernels",
+                 one_of({"function", "demangled", "mangled"})),
       make_field(LLMPROF_CONFIG_KEY(ncu, launch_skip), "ncu --launch-skip", at_least(0)),
-      make_field(LLMPROF_CONFIG_KEY(ncu, launches_per_kernel), "launches profiled per selected kernel",
-                 at_least(1)),
-      make_field(LLMPROF_CONFIG_KEY(ncu, max_launches), "ncu --launch-count bound on the whole ncu run",
-                 at_least(1)),
+      make_field(LLMPROF_CONFIG_KEY(ncu, launches_per_kernel), "launches profiled per selected kernel", at_least(1)),
+      make_field(LLMPROF_CONFIG_KEY(ncu, max_launches), "ncu --launch-count bound on the whole ncu run", at_least(1)),
       make_field(LLMPROF_CONFIG_KEY(ncu, retry_without_filter),
                  "after \"No kernels were profiled\", run once more without the kernel filter (bounded)"),
-      make_field(LLMPROF_CONFIG_KEY(ncu, replay_mode), "ncu --replay-mode", one_of({"kernel", "application", "range", "app-range"})),
+      make_field(LLMPROF_CONFIG_KEY(ncu, replay_mode), "ncu --replay-mode",
+                 one_of({"kernel", "application", "range", "app-range"})),
       make_field(LLMPROF_CONFIG_KEY(ncu, clock_control), "ncu --clock-control", one_of({"base", "none"})),
       make_field(LLMPROF_CONFIG_KEY(ncu, cache_control), "ncu --cache-control", one_of({"all", "none"})),
       make_field(LLMPROF_CONFIG_KEY(ncu, target_all_processes), "ncu --target-processes all (launcher workloads)"),
       make_field(LLMPROF_CONFIG_KEY(ncu, print_units_base), "ncu --import --csv --print-units base"),
-      make_field(LLMPROF_CONFIG_KEY(ncu, timeout_s), "time limit of ncu profile with the workload (seconds)",
-                 above(0)),
+      make_field(LLMPROF_CONFIG_KEY(ncu, timeout_s), "time limit of ncu profile with the workload (seconds)", above(0)),
       make_field(LLMPROF_CONFIG_KEY(ncu, postprocess_timeout_s), "time limit of the ncu CSV export (seconds)",
                  above(0)),
       make_field(LLMPROF_CONFIG_KEY(ncu, extra_args), "extra arguments for ncu, before the workload"),
@@ -208,7 +212,8 @@ std::string nearest_candidate(std::string_view wrong, const std::vector<std::str
   for (const auto& candidate : candidates) {
     std::size_t distance = edit_distance(wrong, candidate);
     // The right key in the wrong section ("run.nvtx_capture") is a likely mistake too.
-    if (leaf_of(wrong) == leaf_of(candidate) && leaf_of(candidate) != candidate) distance = std::min<std::size_t>(distance, 2);
+    if (leaf_of(wrong) == leaf_of(candidate) && leaf_of(candidate) != candidate)
+      distance = std::min<std::size_t>(distance, 2);
     if (distance < best_distance) {
       best_distance = distance;
       best = candidate;

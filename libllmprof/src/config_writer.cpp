@@ -16,13 +16,27 @@ std::string quote_toml_string(std::string_view text) {
   std::string quoted = "\"";
   for (unsigned char c : text) {
     switch (c) {
-      case '"': quoted += "\\\""; break;
-      case '\\': quoted += "\\\\"; break;
-      case '\n': quoted += "\\n"; break;
-      case '\t': quoted += "\\t"; break;
-      case '\r': quoted += "\\r"; break;
-      case '\b': quoted += "\\b"; break;
-      case '\f': quoted += "\\f"; break;
+      case '"':
+        quoted += "\\\"";
+        break;
+      case '\\':
+        quoted += "\\\\";
+        break;
+      case '\n':
+        quoted += "\\n";
+        break;
+      case '\t':
+        quoted += "\\t";
+        break;
+      case '\r':
+        quoted += "\\r";
+        break;
+      case '\b':
+        quoted += "\\b";
+        break;
+      case '\f':
+        quoted += "\\f";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char escape[8];
@@ -55,8 +69,9 @@ std::string format_number(double value) {
 }
 
 std::string format_toml_key(std::string_view key) {
-  const bool bare = !key.empty() && key.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                          "0123456789_-") == std::string_view::npos;
+  const bool bare = !key.empty() && key.find_first_not_of(
+                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                        "0123456789_-") == std::string_view::npos;
   return bare ? std::string(key) : quote_toml_string(key);
 }
 
@@ -83,13 +98,20 @@ std::optional<std::string> render_field_value(const ConfigField& field, const De
   return std::visit(
       [](const auto* member) -> std::optional<std::string> {
         using Member = std::remove_cv_t<std::remove_pointer_t<decltype(member)>>;
-        if constexpr (std::is_same_v<Member, std::string>) return quote_toml_string(*member);
-        else if constexpr (std::is_same_v<Member, std::filesystem::path>) return quote_toml_string(member->string());
-        else if constexpr (std::is_same_v<Member, bool>) return std::string(*member ? "true" : "false");
-        else if constexpr (std::is_same_v<Member, int> || std::is_same_v<Member, std::int64_t>) return std::to_string(*member);
-        else if constexpr (std::is_same_v<Member, double>) return format_toml_float(*member);
-        else if constexpr (std::is_same_v<Member, StringList>) return render_list(*member);
-        else if constexpr (std::is_same_v<Member, StringTable>) return render_table(*member);
+        if constexpr (std::is_same_v<Member, std::string>)
+          return quote_toml_string(*member);
+        else if constexpr (std::is_same_v<Member, std::filesystem::path>)
+          return quote_toml_string(member->string());
+        else if constexpr (std::is_same_v<Member, bool>)
+          return std::string(*member ? "true" : "false");
+        else if constexpr (std::is_same_v<Member, int> || std::is_same_v<Member, std::int64_t>)
+          return std::to_string(*member);
+        else if constexpr (std::is_same_v<Member, double>)
+          return format_toml_float(*member);
+        else if constexpr (std::is_same_v<Member, StringList>)
+          return render_list(*member);
+        else if constexpr (std::is_same_v<Member, StringTable>)
+          return render_table(*member);
         else if constexpr (std::is_same_v<Member, std::optional<int>>) {
           if (!*member) return std::nullopt;
           return std::to_string(**member);

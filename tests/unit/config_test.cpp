@@ -1,12 +1,12 @@
 // Configuration: the defaults file, layering, overrides, errors a user sees, round trip, presets.
-#include <catch2/catch.hpp>
+#include "llmprof/config.hpp"
 
+#include <catch2/catch.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
 
 #include "config_schema.hpp"
-#include "llmprof/config.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -96,7 +96,8 @@ TEST_CASE("layers apply in order: files, then overrides; tables merge, arrays re
   write_file(dir / "a.toml",
              "[run]\ntop_n_kernels = 3\n[ncu]\nset = \"basic\"\nsections = [\"Occupancy\", \"LaunchStats\"]\n"
              "[workload.env]\nA = \"1\"\nB = \"2\"\n");
-  write_file(dir / "b.toml", "[run]\ntop_n_kernels = 4\n[ncu]\nsections = [\"SpeedOfLight\"]\n[workload]\nenv = { B = \"3\" }\n");
+  write_file(dir / "b.toml",
+             "[run]\ntop_n_kernels = 4\n[ncu]\nsections = [\"SpeedOfLight\"]\n[workload]\nenv = { B = \"3\" }\n");
 
   auto ab = load_ok({}, {dir / "a.toml", dir / "b.toml"});
   CHECK(ab.run.top_n_kernels == 4);
@@ -147,21 +148,21 @@ TEST_CASE("the quick and thorough presets layer over the defaults") {
 
 TEST_CASE("overrides of every type") {
   auto config = load_ok({
-      "nsys.nvtx_capture=prefill",             // bare string
-      "ncu.set=\"full\"",                      // quoted string
-      "run.run_id=20250101",                   // a string key keeps digits as text
-      "run.runs_root=/tmp/my runs",            // path with a space
-      "run.top_n_kernels = 12",                // integer, spaces around '='
-      "ncu.launch_skip=5000000000",            // 64-bit integer
-      "run.report_size_cap_gb=0.5",            // float
-      "workload.timeout_s=30",                 // an integer is a fine float
-      "run.enable_ncu=false",                  // boolean
-      "run.device_index=1",                    // optional integer
+      "nsys.nvtx_capture=prefill",                      // bare string
+      "ncu.set=\"full\"",                               // quoted string
+      "run.run_id=20250101",                            // a string key keeps digits as text
+      "run.runs_root=/tmp/my runs",                     // path with a space
+      "run.top_n_kernels = 12",                         // integer, spaces around '='
+      "ncu.launch_skip=5000000000",                     // 64-bit integer
+      "run.report_size_cap_gb=0.5",                     // float
+      "workload.timeout_s=30",                          // an integer is a fine float
+      "run.enable_ncu=false",                           // boolean
+      "run.device_index=1",                             // optional integer
       "ncu.sections=[\"SpeedOfLight\",\"Occupancy\"]",  // string array
-      "nsys.stats_reports=[]",                 // empty array
-      "workload.env.FOO=bar",                  // one table entry
-      "workload.env.OPTS=a=b",                 // '=' inside the value
-      "nsys.env_vars={ X = \"1\", Y = \"2\" }",  // a whole table
+      "nsys.stats_reports=[]",                          // empty array
+      "workload.env.FOO=bar",                           // one table entry
+      "workload.env.OPTS=a=b",                          // '=' inside the value
+      "nsys.env_vars={ X = \"1\", Y = \"2\" }",         // a whole table
       "workload.argv=[\"python\", \"serve.py\", \"--batch\", \"8\"]",
   });
   CHECK(config.nsys.nvtx_capture == "prefill");
@@ -230,7 +231,8 @@ TEST_CASE("a wrong type names the key, the expected type and what was given") {
   CHECK_THAT(load_error({"workload.env=3"}).message, Catch::Contains("expects table"));
   CHECK_THAT(load_error({"run.device_index=99999999999"}).message, Catch::Contains("out of range"));
   write_file(dir / "env.toml", "[workload.env]\nN = 1\n");
-  CHECK_THAT(load_error({}, {dir / "env.toml"}).message, Catch::Contains("workload.env.N expects string, got integer 1"));
+  CHECK_THAT(load_error({}, {dir / "env.toml"}).message,
+             Catch::Contains("workload.env.N expects string, got integer 1"));
   write_file(dir / "scalar.toml", "run = 3\n");
   CHECK_THAT(load_error({}, {dir / "scalar.toml"}).message, Catch::Contains("must be a table"));
 }
@@ -270,7 +272,8 @@ TEST_CASE("an NVTX gate without a range name is an error with the fix") {
 }
 
 TEST_CASE("bounds and cross-field rules") {
-  CHECK_THAT(load_error({"run.top_n_kernels=0"}).message, Catch::EndsWith("must be >= 1, got 0 (set at command line override 'run.top_n_kernels=0')"));
+  CHECK_THAT(load_error({"run.top_n_kernels=0"}).message,
+             Catch::EndsWith("must be >= 1, got 0 (set at command line override 'run.top_n_kernels=0')"));
   CHECK_THAT(load_error({"workload.timeout_s=0"}).message, Catch::Contains("must be > 0"));
   CHECK_THAT(load_error({"nsys.timeout_s=-5"}).message, Catch::Contains("nsys.timeout_s must be > 0"));
   CHECK_THAT(load_error({"ncu.timeout_s=inf"}).message, Catch::Contains("finite"));
@@ -295,16 +298,42 @@ TEST_CASE("bounds and cross-field rules") {
 
 TEST_CASE("config_to_toml round-trips a config with every key changed") {
   DeepProfileConfig config;
-  config.run = {"/data/runs \"quoted\"", "my-run", 3, 2, "prefill", 7, "rerun_ungated", 0.25, 1.5,
-                false, false, false, false, false};
+  config.run = {"/data/runs \"quoted\"",
+                "my-run",
+                3,
+                2,
+                "prefill",
+                7,
+                "rerun_ungated",
+                0.25,
+                1.5,
+                false,
+                false,
+                false,
+                false,
+                false};
   config.workload.argv = {"python3", "-c", "print('a\\b')\n", ""};
   config.workload.example_args = {"--preset", "1b"};
   config.workload.env = {{"PYTHONPATH", "/x:/y"}, {"WEIRD.NAME", "tab\there"}, {"UNICODE", "décodé ✓"}};
   config.workload.cwd = "/work dir";
   config.workload.timeout_s = 123.456;
-  config.nsys = {"/opt/nsys", {"cuda", "osrt"}, "process-tree", "system-wide", "cudaProfilerApi", "step@llm",
-                 "repeat", {"llm"}, {"other"}, {{"A", "1"}}, true, {"cuda_gpu_kern_sum"}, {"--timeunit=nsec"},
-                 true, 0.1, 2.5e3, {"--delay=2"}};
+  config.nsys = {"/opt/nsys",
+                 {"cuda", "osrt"},
+                 "process-tree",
+                 "system-wide",
+                 "cudaProfilerApi",
+                 "step@llm",
+                 "repeat",
+                 {"llm"},
+                 {"other"},
+                 {{"A", "1"}},
+                 true,
+                 {"cuda_gpu_kern_sum"},
+                 {"--timeunit=nsec"},
+                 true,
+                 0.1,
+                 2.5e3,
+                 {"--delay=2"}};
   config.ncu.path = "/opt/ncu";
   config.ncu.set = "";
   config.ncu.sections = {"SpeedOfLight", "Occupancy"};
@@ -395,13 +424,13 @@ TEST_CASE("preset lookup errors list what is available") {
   CHECK_THAT(no_defaults.error().hint, Catch::Contains("available presets: quick"));
 }
 
-TEST_CASE("a TOML syntax error names file:line:column; a missing file is not_found") {
+TEST_CASE("a TOML syntax error names file:line:column, a missing file is not_found") {
   TempDir dir;
   write_file(dir / "broken.toml", "[run]\ntop_n_kernels = = 3\n");
   auto error = load_error({}, {dir / "broken.toml"});
   CHECK(error.code == ErrorCode::parse_error);
   CHECK(std::regex_search(error.message, std::regex(std::regex_replace((dir / "broken.toml").string(),
-                                                                        std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
+                                                                       std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
                                                     R"(:2:\d+: )")));
   auto missing = load_error({}, {dir / "absent.toml"});
   CHECK(missing.code == ErrorCode::not_found);
