@@ -1,0 +1,305 @@
+// End to end: the real `deep-profile run` binary with the fake nsys/ncu of tests/fake_tools on PATH
+// (they run the real workload as a child), asserting on the run directory and run.json.
+// The workload is the bundled example (CPU build, tiny preset) where it is built, else
+// tests/end_to_end/workload.sh; the failure scenarios use the script (crash, hang, slow on purpose).
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "llmprof/run_directory.hpp"
+#include "test_support.hpp"
+
+extern char** environ;
+
+using namespace llmprof;
+using namespace llmprof::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path script_workload = fs::path(LLMPROF_SOURCE_DIR) / "tests/end_to_end/workload.sh";
+
+struct Invocation {
+  std::vector<std::string> args;               // after `deep-profile run`
+  std::map<std::string, std::string> env;      // on top of this process's environment
+  std::function<void(pid_t)> while_running;    // e.g. send SIGINT
+};
+
+struct Finished {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& overrides) {
+  std::map<std::string, std::string> merged;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text(*entry);
+    const auto equals = text.find('=');
+    if (equals != std::string::npos) merged[text.substr(0, equals)] = text.substr(equals + 1);
+  }
+  for (const auto& [name, value] : overrides) merged[name] = value;
+  std::vector<std::string> result;
+  for (const auto& [name, value] : merged) result.push_back(name + "=" + value);
+  return result;
+}
+
+class EndToEnd {
+ public:
+  EndToEnd() { fs::create_directories(temp_ / "runs"); }
+
+  fs::path main() const { return temp_.path() / "runs" / "e2e"; }
+  const TempDir& temp() const { return temp_; }
+
+  Finished run(Invocation invocation) {
+    std::vector<std::string> argv = {LLMPROF_DEEP_PROFILE_EXE, "run", "--set", "run.runs_root=" + (temp_ / "runs").string(),
+                                     "--set", "run.run_id=e2e", "--set", "run.min_free_space_gb=0"};
+    argv.insert(argv.end(), invocation.args.begin(), invocation.args.end());
+    if (invocation.env.find("PATH") == invocation.env.end()) {
+      invocation.env["PATH"] = std::string(LLMPROF_FAKE_TOOLS_DIR) + ":" + std::getenv("PATH");
+    }
+    const std::vector<std::string> environment = environment_with(invocation.env);
+    std::vector<char*> c_argv, c_env;
+    for (auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
+    for (auto& e : environment) c_env.push_back(const_cast<char*>(e.c_str()));
+    c_argv.push_back(nullptr);
+    c_env.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    const std::string out_file = (temp_ / "stdout.txt").string(), err_file = (temp_ / "stderr.txt").string();
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    const int spawned = posix_spawn(&pid, c_argv[0], &actions, nullptr, c_argv.data(), c_env.data());
+    posix_spawn_file_actions_destroy(&actions);
+    REQUIRE(spawned == 0);
+    if (invocation.while_running) invocation.while_running(pid);
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    Finished finished;
+    finished.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    finished.out = read_file(out_file);
+    finished.err = read_file(err_file);
+    UNSCOPED_INFO("deep-profile exit " << finished.exit_code << "\nstdout:\n" << finished.out << "\nstderr:\n" << finished.err);
+    return finished;
+  }
+
+  RunManifest manifest() const {
+    auto parsed = manifest_from_json(read_file(main() / "run.json"));
+    REQUIRE(parsed.has_value());
+    return parsed.value();
+  }
+
+ private:
+  TempDir temp_;
+};
+
+const StageRecord& stage_of(const RunManifest& manifest, const std::string& name) {
+  for (const auto& stage : manifest.stages) {
+    if (stage.name == name) return stage;
+  }
+  FAIL("no stage " << name << " in run.json");
+  throw std::logic_error("unreachable");
+}
+
+std::vector<std::string> script_args() { return {"--", script_workload.string()}; }
+
+bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+void check_full_success(EndToEnd& e2e, const Finished& finished) {
+  const RunManifest manifest = e2e.manifest();
+  for (const char* stage : {"probe", "stage1", "nsys", "select", "ncu"}) {
+    INFO(stage << ": " << stage_of(manifest, stage).reason);
+    CHECK(stage_of(manifest, stage).status == StageStatus::ok);
+  }
+  for (const char* stage : {"analyze", "report"}) {
+    INFO(stage << ": " << stage_of(manifest, stage).reason);
+    CHECK((stage_of(manifest, stage).status == StageStatus::ok || stage_of(manifest, stage).status == StageStatus::skipped));
+  }
+  CHECK(stage_of(manifest, "stage1").exit_code == 0);
+  for (const char* file : {"run.json", "env.json", "config.toml", "inputs.json", "deep-profile.log", "sections.txt",
+                           "stage1/metrics.json", "stage1/stdout.log", "stage1/cmd.txt", "nsys/profile.nsys-rep",
+                           "nsys/cmd.txt", "nsys/profile.log", "nsys/summary_cuda_gpu_kern_sum.csv",
+                           "nsys/summary_nvtx_kern_sum.csv", "nsys/selection.json", "ncu/profile.ncu-rep", "ncu/raw.csv",
+                           "ncu/cmd.txt"}) {
+    INFO(file);
+    CHECK(fs::exists(e2e.main() / file));
+  }
+  const std::string nsys_commands = read_file(e2e.main() / "nsys/cmd.txt");
+  CHECK(nsys_commands.find("--nvtx-capture=decode") != std::string::npos);
+  CHECK(nsys_commands.find("NSYS_NVTX_PROFILER_REGISTER_ONLY=0") != std::string::npos);
+  const std::string ncu_commands = read_file(e2e.main() / "ncu/cmd.txt");
+  CHECK(ncu_commands.find("--kernel-name") != std::string::npos);
+  CHECK(ncu_commands.find("regex:") != std::string::npos);
+  CHECK(ncu_commands.find("--launch-count") != std::string::npos);
+  CHECK(manifest.total_bytes > 0);
+  CHECK(finished.out.find(e2e.main().string()) != std::string::npos);  // the summary names MAIN
+}
+
+}  // namespace
+
+TEST_CASE("full success on the workload script: every stage ok, every artifact present") {
+  EndToEnd e2e;
+  const Finished finished = e2e.run({script_args()});
+  check_full_success(e2e, finished);
+  CHECK(finished.exit_code == 0);
+  CHECK(e2e.manifest().status == RunStatus::ok);
+}
+
+TEST_CASE("full success on the bundled example (CPU build, tiny preset)") {
+#ifdef LLMPROF_EXAMPLE_EXE
+  EndToEnd e2e;
+  const Finished finished = e2e.run({{"--set", "workload.example_args=[\"--preset\",\"tiny\"]"}});
+  check_full_success(e2e, finished);
+  const RunManifest manifest = e2e.manifest();
+  REQUIRE_FALSE(manifest.workload.argv.empty());
+  CHECK(fs::path(manifest.workload.argv[0]).filename() == "llmprof-decode");
+  CHECK(read_file(e2e.main() / "stage1/metrics.json").find("\"nvtx_ranges\"") != std::string::npos);
+#else
+  WARN("SKIPPED: the llmprof-decode example is not built here (no LibTorch); the script variant covers the pipeline");
+#endif
+}
+
+TEST_CASE("an NVTX gate that never opens ends with the diagnosis and the exact fix") {
+  EndToEnd e2e;
+  auto args = std::vector<std::string>{"--set", "nsys.nvtx_capture=range"};
+  const auto workload = script_args();
+  args.insert(args.end(), workload.begin(), workload.end());
+  const Finished finished = e2e.run({args});
+  CHECK(finished.exit_code == 1);
+  const RunManifest manifest = e2e.manifest();
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  CHECK(nsys.status == StageStatus::failed);
+  CHECK_THAT(nsys.reason, Catch::Contains("never opened"));
+  CHECK_THAT(nsys.reason, Catch::Contains("\"prefill\", \"decode\""));
+  CHECK_THAT(nsys.reason, Catch::Contains("Fix: --set nsys.nvtx_capture=decode"));
+  CHECK(finished.out.find("note: nsys: ") != std::string::npos);
+  CHECK(finished.out.find("Fix: --set nsys.nvtx_capture=decode") != std::string::npos);
+  CHECK(finished.err.find("No such file") == std::string::npos);
+  CHECK(stage_of(manifest, "select").status == StageStatus::skipped);
+  CHECK(stage_of(manifest, "ncu").status == StageStatus::ok);  // ncu goes on, unfiltered and bounded
+  CHECK(read_file(e2e.main() / "ncu/cmd.txt").find("--kernel-name") == std::string::npos);
+  CHECK_FALSE(fs::exists(e2e.main() / "nsys/profile.nsys-rep"));
+}
+
+TEST_CASE("only a .qdstrm with a broken importer: nsys fails with the missing library, the rest goes on") {
+  EndToEnd e2e;
+  const Finished finished = e2e.run({script_args(), {{"FAKE_NSYS_MODE", "importer_broken"}, {"FAKE_IMPORTER_MODE", "missing_libdw"}}});
+  CHECK(finished.exit_code == 1);
+  const RunManifest manifest = e2e.manifest();
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  CHECK(nsys.status == StageStatus::failed);
+  CHECK_THAT(nsys.reason, Catch::Contains("libdw.so.1"));
+  CHECK(fs::exists(e2e.main() / "nsys/profile.qdstrm"));
+  CHECK_FALSE(fs::exists(e2e.main() / "nsys/profile.nsys-rep"));
+  CHECK(stage_of(manifest, "probe").status == StageStatus::ok);
+  CHECK_FALSE(stage_of(manifest, "probe").warnings.empty());  // the probe already said the importer is broken
+  CHECK(stage_of(manifest, "ncu").status == StageStatus::ok);
+  CHECK(fs::exists(e2e.main() / "ncu/raw.csv"));
+}
+
+TEST_CASE("ncu with no kernels matched re-runs once without the kernel filter and says so") {
+  EndToEnd e2e;
+  const Finished finished = e2e.run({script_args(), {{"FAKE_NCU_MODE", "no_kernels"}}});
+  CHECK(finished.exit_code == 1);
+  const RunManifest manifest = e2e.manifest();
+  const StageRecord& ncu = stage_of(manifest, "ncu");
+  CHECK(ncu.status == StageStatus::failed);  // the fake profiles nothing either way
+  CHECK_THAT(ncu.reason, Catch::Contains("profiled no kernels"));
+  REQUIRE_FALSE(ncu.warnings.empty());
+  CHECK_THAT(ncu.warnings.front(), Catch::Contains("unfiltered re-run"));
+  const std::string commands = read_file(e2e.main() / "ncu/cmd.txt");
+  const auto first = commands.find("--kernel-name");
+  REQUIRE(first != std::string::npos);
+  const auto second_line = commands.find('\n') + 1;
+  CHECK(commands.find("--kernel-name", second_line) == std::string::npos);
+  CHECK(commands.substr(second_line).find("--launch-count 200") != std::string::npos);
+  CHECK(fs::exists(e2e.main() / "ncu/profile_unfiltered.log"));
+  CHECK(finished.out.find("re-running once without the kernel filter") != std::string::npos);
+  CHECK_FALSE(fs::exists(e2e.main() / "ncu/raw.csv"));
+}
+
+TEST_CASE("nsys missing: its stage is skipped with the reason, ncu runs unfiltered, exit code 3") {
+  EndToEnd e2e;
+  const fs::path only_ncu = e2e.temp() / "only-ncu";
+  fs::create_directories(only_ncu);
+  fs::create_symlink(fs::path(LLMPROF_FAKE_TOOLS_DIR) / "ncu", only_ncu / "ncu");
+  const Finished finished = e2e.run({script_args(), {{"PATH", only_ncu.string() + ":/usr/bin:/bin:" + std::getenv("PATH")}}});
+  CHECK(finished.exit_code == 3);
+  const RunManifest manifest = e2e.manifest();
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  CHECK(nsys.status == StageStatus::skipped);
+  CHECK_THAT(nsys.reason, Catch::Contains("not found"));
+  CHECK(stage_of(manifest, "select").status == StageStatus::skipped);
+  CHECK(stage_of(manifest, "ncu").status == StageStatus::ok);
+  CHECK(fs::exists(e2e.main() / "ncu/raw.csv"));
+  CHECK(manifest.status == RunStatus::incomplete);
+}
+
+TEST_CASE("workload crash: stage1 failed with exit code and stderr, profilers not run") {
+  EndToEnd e2e;
+  const Finished finished = e2e.run({script_args(), {{"E2E_WORKLOAD_MODE", "crash"}}});
+  CHECK(finished.exit_code == 1);
+  const RunManifest manifest = e2e.manifest();
+  const StageRecord& stage1 = stage_of(manifest, "stage1");
+  CHECK(stage1.status == StageStatus::failed);
+  CHECK(stage1.exit_code == 3);
+  CHECK_THAT(stage1.reason, Catch::Contains("exit code 3"));
+  CHECK_THAT(stage1.reason, Catch::Contains("illegal memory access"));
+  CHECK(stage_of(manifest, "nsys").status == StageStatus::skipped);
+  CHECK(stage_of(manifest, "ncu").status == StageStatus::skipped);
+  CHECK_FALSE(fs::exists(e2e.main() / "nsys/cmd.txt"));
+  CHECK(manifest.status == RunStatus::failed);
+}
+
+TEST_CASE("workload hang: the timeout kills the whole tree, exit code 124") {
+  EndToEnd e2e;
+  const fs::path pid_file = e2e.temp() / "grandchild.pid";
+  auto args = std::vector<std::string>{"--set", "workload.timeout_s=2"};
+  const auto workload = script_args();
+  args.insert(args.end(), workload.begin(), workload.end());
+  const auto started = std::chrono::steady_clock::now();
+  const Finished finished = e2e.run({args, {{"E2E_WORKLOAD_MODE", "hang"}, {"E2E_PID_FILE", pid_file.string()}}});
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(60));
+  CHECK(finished.exit_code == 124);
+  const RunManifest manifest = e2e.manifest();
+  const StageRecord& stage1 = stage_of(manifest, "stage1");
+  CHECK(stage1.status == StageStatus::failed);
+  CHECK_THAT(stage1.reason, Catch::Contains("timeout"));
+  const std::string pid_text = read_file(pid_file);
+  REQUIRE_FALSE(pid_text.empty());
+  const pid_t grandchild = static_cast<pid_t>(std::stol(pid_text));
+  for (int i = 0; i < 100 && process_alive(grandchild); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK_FALSE(process_alive(grandchild));
+}
+
+TEST_CASE("SIGINT mid-run: the stage is interrupted, artifacts and run.json kept, exit code 130") {
+  EndToEnd e2e;
+  const fs::path started_file = e2e.temp() / "workload.started";
+  Invocation invocation{script_args(), {{"E2E_WORKLOAD_MODE", "slow"}, {"E2E_STARTED_FILE", started_file.string()}}};
+  invocation.while_running = [&started_file](pid_t pid) {
+    for (int i = 0; i < 1500 && !fs::exists(started_file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE(fs::exists(started_file));
+    ::kill(pid, SIGINT);
+  };
+  const auto started = std::chrono::steady_clock::now();
+  const Finished finished = e2e.run(invocation);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(45));  // not the workload's 60 s
+  CHECK(finished.exit_code == 130);
+  const RunManifest manifest = e2e.manifest();
+  CHECK(manifest.status == RunStatus::interrupted);
+  CHECK(stage_of(manifest, "probe").status == StageStatus::ok);
+  CHECK(stage_of(manifest, "stage1").status == StageStatus::interrupted);
+  for (const char* later : {"nsys", "select", "ncu", "analyze", "report"}) {
+    CHECK(stage_of(manifest, later).status == StageStatus::skipped);
+  }
+  CHECK(fs::exists(e2e.main() / "env.json"));
+  CHECK(fs::exists(e2e.main() / "stage1/cmd.txt"));
+}
