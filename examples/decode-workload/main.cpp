@@ -1,0 +1,222 @@
+// llmprof-decode: runs the Llama-style decoder through warm-up, then one measured prefill + greedy decode
+// inside NVTX ranges, prints a summary and writes the stage-1 metrics JSON.
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#if LLMPROF_DECODE_CUDART
+#include <cuda_runtime_api.h>
+#endif
+
+#include "model.hpp"
+#include "run_options.hpp"
+#include "workload_metrics.hpp"
+
+namespace dw = decode_workload;
+
+namespace {
+
+using Seconds = std::chrono::duration<double>;
+
+torch::Dtype torch_dtype(const std::string& name) {
+  if (name == "fp16") return torch::kFloat16;
+  if (name == "bf16") return torch::kBFloat16;
+  return torch::kFloat32;
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// Checks that need LibTorch: the CUDA device exists, and the dtype's kernels exist on the device (LibTorch
+// 1.13's CPU build, for one, has no fp16 matmul). A two-token run of a minute model answers the latter.
+std::string check_device_and_dtype(const dw::RunOptions& options, torch::Device& device) {
+  if (options.device != "cpu") {
+    const std::int64_t count = torch::cuda::is_available() ? static_cast<std::int64_t>(torch::cuda::device_count()) : 0;
+    const std::int64_t index = options.device == "cuda" ? 0 : std::stoll(options.device.substr(5));
+    if (count == 0) {
+      return "--device " + options.device + ": no CUDA device is usable (this LibTorch " +
+             std::string(torch::cuda::is_available() ? "sees none" : "was built without CUDA or finds no driver") +
+             "); use --device cpu, or build against a CUDA LibTorch on a GPU machine";
+    }
+    if (index >= count) {
+      return "--device " + options.device + ": only " + std::to_string(count) + " CUDA device(s) (cuda:0 .. cuda:" +
+             std::to_string(count - 1) + ")";
+    }
+    device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+  }
+  try {
+    dw::ModelConfig probe_config{1, 8, 2, 1, 8, 8, 10000.0, 1e-5};
+    dw::DecoderModel probe(probe_config, torch_dtype(options.dtype), device, 4);
+    dw::KvCache cache = probe.make_cache(1, 4);
+    dw::StageTracer silent;
+    silent.set_active(false);
+    const auto tokens = torch::zeros({1, 2}, torch::TensorOptions().dtype(torch::kInt64).device(device));
+    dw::sample_greedy(probe.forward(tokens, cache, silent));
+    dw::synchronize(device);
+  } catch (const c10::Error& error) {
+    return "--dtype " + options.dtype + " is not supported on " + options.device + " by this LibTorch " +
+           TORCH_VERSION + " build (it says: " + first_line(error.what_without_backtrace()) +
+           "); use --dtype fp32 on CPU, or a GPU";
+  }
+  return {};
+}
+
+// LibTorch's per-operator NVTX ranges are the autograd profiler in NVTX mode (what Python's
+// torch.autograd.profiler.emit_nvtx turns on). It needs LibTorch's CUDA stubs, so CPU-only builds refuse it.
+std::string start_torch_nvtx() {
+  using namespace torch::autograd::profiler;
+  try {
+    enableProfiler(ProfilerConfig(ProfilerState::NVTX), {ActivityType::CPU});
+  } catch (const c10::Error& error) {
+    return "--torch-nvtx: this LibTorch " + std::string(TORCH_VERSION) +
+           " build cannot emit per-operator NVTX ranges (it says: " + first_line(error.what_without_backtrace()) +
+           "); it needs a LibTorch built with CUDA (e.g. the one in a CUDA PyTorch install). Drop --torch-nvtx.";
+  }
+  return {};
+}
+
+void stop_torch_nvtx() { torch::autograd::profiler::disableProfiler(); }
+
+std::string device_name(const torch::Device& device) {
+  if (device.is_cuda()) {
+#if LLMPROF_DECODE_CUDART
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, device.index()) == cudaSuccess) return properties.name;
+#endif
+    return "CUDA device " + std::to_string(device.index()) + " (name unknown: built without the CUDA runtime)";
+  }
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      return line.substr(line.find(':') + 2);
+    }
+  }
+  return "cpu";
+}
+
+struct Generation {
+  double prefill_s = 0.0;
+  double decode_s = 0.0;
+  torch::Tensor tokens;  // [batch, new_tokens + 1]: the prefill's token, then one per decode step
+};
+
+// One prefill + greedy decode. Synchronises the device at the end of each stage, inside its range, so the
+// range and the measured time both cover the stage's device work.
+Generation generate(const dw::DecoderModel& model, const torch::Tensor& prompt, std::int64_t new_tokens,
+                    dw::StageTracer& tracer) {
+  torch::NoGradGuard no_grad;
+  const torch::Device device = model.device();
+  dw::KvCache cache = model.make_cache(prompt.size(0), prompt.size(1) + new_tokens);
+  std::vector<torch::Tensor> generated;
+  Generation result;
+  dw::synchronize(device);
+  auto whole = tracer.range("generate");
+  const auto prefill_start = std::chrono::steady_clock::now();
+  {
+    auto range = tracer.range("prefill");
+    const torch::Tensor logits = model.forward(prompt, cache, tracer);
+    auto sample = tracer.range("sample");
+    generated.push_back(dw::sample_greedy(logits));
+    dw::synchronize(device);
+  }
+  const auto decode_start = std::chrono::steady_clock::now();
+  {
+    auto range = tracer.range("decode");
+    for (std::int64_t step = 0; step < new_tokens; ++step) {
+      auto step_range = tracer.range("decode_step");
+      const torch::Tensor logits = model.forward(generated.back(), cache, tracer);
+      auto sample = tracer.range("sample");
+      generated.push_back(dw::sample_greedy(logits));
+    }
+    dw::synchronize(device);
+  }
+  const auto decode_end = std::chrono::steady_clock::now();
+  result.prefill_s = Seconds(decode_start - prefill_start).count();
+  result.decode_s = Seconds(decode_end - decode_start).count();
+  result.tokens = torch::cat(generated, 1).to(torch::kCPU);
+  return result;
+}
+
+int run(const dw::RunOptions& options, const torch::Device& device) {
+  if (options.threads > 0) torch::set_num_threads(static_cast<int>(options.threads));
+  torch::manual_seed(options.seed);
+  const dw::RunShape& shape = options.run;
+  const dw::DecoderModel model(options.model, torch_dtype(options.dtype), device,
+                               shape.prompt_tokens + shape.new_tokens);
+  const torch::Tensor prompt = torch::randint(
+      0, options.model.vocab, {shape.batch, shape.prompt_tokens},
+      torch::TensorOptions().dtype(torch::kInt64).device(device));
+
+  dw::StageTracer tracer(options.nvtx_domain);
+  tracer.set_active(false);  // warm-up stays outside every range
+  for (std::int64_t index = 0; index < options.warmup; ++index) generate(model, prompt, shape.new_tokens, tracer);
+  tracer.set_active(true);
+
+  if (options.torch_nvtx) start_torch_nvtx();  // checked before, so it starts
+  const Generation measured = generate(model, prompt, shape.new_tokens, tracer);
+  if (options.torch_nvtx) stop_torch_nvtx();
+
+  dw::MeasuredRun metrics{device.is_cuda() ? "cuda:" + std::to_string(device.index()) : "cpu",
+                          device_name(device), options.dtype, measured.prefill_s, measured.decode_s,
+                          options.nvtx_domain, tracer.emitted_names()};
+  const double tokens_per_s = static_cast<double>(shape.batch * shape.new_tokens) / measured.decode_s;
+  std::cout << "llmprof-decode: " << dw::parameter_count(options.model) << " parameters, " << options.dtype << " on "
+            << metrics.device << " (" << metrics.device_name << "), batch " << shape.batch << ", prompt "
+            << shape.prompt_tokens << ", new tokens " << shape.new_tokens << "\n"
+            << "prefill " << measured.prefill_s * 1e3 << " ms, decode " << measured.decode_s * 1e3 << " ms, "
+            << measured.decode_s / static_cast<double>(shape.new_tokens) * 1e3 << " ms per output token, "
+            << tokens_per_s << " tokens/s\n";
+  const auto first = measured.tokens[0];
+  std::cout << "sequence 0 tokens:";
+  for (std::int64_t index = 0; index < first.size(0) && index < 16; ++index) std::cout << ' ' << first[index].item<std::int64_t>();
+  std::cout << (first.size(0) > 16 ? " ...\n" : "\n");
+
+  const std::string metrics_path = dw::resolve_metrics_path(options);
+  if (!metrics_path.empty()) {
+    const std::string error =
+        dw::write_text_file(metrics_path, dw::workload_metrics_json(options.model, shape, metrics));
+    if (!error.empty()) {
+      std::cerr << "llmprof-decode: error: metrics: " << error << "\n";
+      return dw::exit_runtime_failure;
+    }
+    std::cout << "metrics written to " << metrics_path << "\n";
+  }
+  return dw::exit_success;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const dw::ParseOutcome parsed = dw::parse_run_options(std::vector<std::string>(argv + 1, argv + argc));
+  if (!parsed.options) {
+    std::cerr << "llmprof-decode: error: " << parsed.error << "\n";
+    return dw::exit_usage;
+  }
+  const dw::RunOptions& options = *parsed.options;
+  if (options.show_help) {
+    std::cout << dw::help_text();
+    return dw::exit_success;
+  }
+  torch::Device device(torch::kCPU);
+  std::string error = dw::check_run_options(options);
+  if (error.empty()) error = check_device_and_dtype(options, device);
+  if (error.empty() && options.torch_nvtx) {
+    error = start_torch_nvtx();
+    if (error.empty()) stop_torch_nvtx();
+  }
+  if (!error.empty()) {
+    std::cerr << "llmprof-decode: error: " << error << "\n";
+    return dw::exit_usage;
+  }
+  try {
+    return run(options, device);
+  } catch (const std::exception& failure) {
+    std::cerr << "llmprof-decode: error: the run failed: " << failure.what() << "\n";
+    return dw::exit_runtime_failure;
+  }
+}

@@ -1,0 +1,221 @@
+// Flag parsing for llmprof-decode (hand-written: the example must build where no Boost is installed).
+#include "run_options.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <sstream>
+
+namespace decode_workload {
+namespace {
+
+bool parse_integer(const std::string& text, std::int64_t& value) {
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  const auto [end, error] = std::from_chars(first, last, value);
+  return error == std::errc() && end == last;
+}
+
+// A flag and its value, from "--name value" or "--name=value".
+struct FlagValue {
+  std::string name;
+  std::optional<std::string> value;
+};
+
+using Setter = std::function<std::string(RunOptions&, const std::string&)>;
+
+template <typename Accessor>
+Setter integer_flag(const char* flag, Accessor accessor) {
+  return [flag, accessor](RunOptions& options, const std::string& text) -> std::string {
+    std::int64_t value = 0;
+    if (!parse_integer(text, value)) {
+      return std::string("--") + flag + " expects an integer, got '" + text + "'";
+    }
+    accessor(options) = value;
+    return {};
+  };
+}
+
+const std::map<std::string, Setter>& value_flags() {
+  static const std::map<std::string, Setter> flags = {
+      {"layers", integer_flag("layers", [](RunOptions& o) -> std::int64_t& { return o.model.layers; })},
+      {"hidden", integer_flag("hidden", [](RunOptions& o) -> std::int64_t& { return o.model.hidden; })},
+      {"heads", integer_flag("heads", [](RunOptions& o) -> std::int64_t& { return o.model.heads; })},
+      {"kv-heads", integer_flag("kv-heads", [](RunOptions& o) -> std::int64_t& { return o.model.kv_heads; })},
+      {"intermediate",
+       integer_flag("intermediate", [](RunOptions& o) -> std::int64_t& { return o.model.intermediate; })},
+      {"vocab", integer_flag("vocab", [](RunOptions& o) -> std::int64_t& { return o.model.vocab; })},
+      {"batch", integer_flag("batch", [](RunOptions& o) -> std::int64_t& { return o.run.batch; })},
+      {"prompt-len",
+       integer_flag("prompt-len", [](RunOptions& o) -> std::int64_t& { return o.run.prompt_tokens; })},
+      {"new-tokens", integer_flag("new-tokens", [](RunOptions& o) -> std::int64_t& { return o.run.new_tokens; })},
+      {"warmup", integer_flag("warmup", [](RunOptions& o) -> std::int64_t& { return o.warmup; })},
+      {"threads", integer_flag("threads", [](RunOptions& o) -> std::int64_t& { return o.threads; })},
+      {"seed",
+       [](RunOptions& o, const std::string& text) -> std::string {
+         std::int64_t value = 0;
+         if (!parse_integer(text, value) || value < 0) return "--seed expects a non-negative integer, got '" + text + "'";
+         o.seed = static_cast<std::uint64_t>(value);
+         return {};
+       }},
+      {"dtype", [](RunOptions& o, const std::string& text) { o.dtype = text; return std::string(); }},
+      {"device", [](RunOptions& o, const std::string& text) { o.device = text; return std::string(); }},
+      {"metrics-out", [](RunOptions& o, const std::string& text) { o.metrics_out = text; return std::string(); }},
+      {"nvtx-domain", [](RunOptions& o, const std::string& text) { o.nvtx_domain = text; return std::string(); }},
+      {"preset", [](RunOptions&, const std::string&) { return std::string(); }},  // applied first
+  };
+  return flags;
+}
+
+// Splits the arguments into flags; an error names the offending argument.
+std::string split_flags(const std::vector<std::string>& arguments, std::vector<FlagValue>& flags) {
+  for (std::size_t index = 0; index < arguments.size(); ++index) {
+    const std::string& argument = arguments[index];
+    if (argument == "-h" || argument == "--help") {
+      flags.push_back({"help", std::nullopt});
+      continue;
+    }
+    if (argument.rfind("--", 0) != 0) return "unexpected argument '" + argument + "' (flags start with --)";
+    FlagValue flag;
+    const std::size_t equals = argument.find('=');
+    flag.name = argument.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
+    const bool takes_value = value_flags().count(flag.name) != 0;
+    if (!takes_value && flag.name != "torch-nvtx") return "unknown flag '--" + flag.name + "' (see --help)";
+    if (equals != std::string::npos) {
+      flag.value = argument.substr(equals + 1);
+    } else if (takes_value) {
+      if (index + 1 >= arguments.size() || arguments[index + 1].rfind("--", 0) == 0) {
+        return "--" + flag.name + " needs a value";
+      }
+      flag.value = arguments[++index];
+    }
+    flags.push_back(std::move(flag));
+  }
+  return {};
+}
+
+std::string preset_names() {
+  std::string names;
+  for (const Preset& preset : presets()) names += (names.empty() ? "" : ", ") + preset.name;
+  return names;
+}
+
+}  // namespace
+
+ParseOutcome parse_run_options(const std::vector<std::string>& arguments) {
+  std::vector<FlagValue> flags;
+  if (std::string error = split_flags(arguments, flags); !error.empty()) return {std::nullopt, error};
+
+  RunOptions options;
+  for (const FlagValue& flag : flags) {
+    if (flag.name != "preset") continue;
+    const std::optional<Preset> preset = find_preset(*flag.value);
+    if (!preset) return {std::nullopt, "unknown --preset '" + *flag.value + "' (known: " + preset_names() + ")"};
+    options.preset = preset->name;
+    options.model = preset->model;
+    options.run = preset->run;
+    options.dtype = preset->dtype;
+    options.device = preset->device;
+  }
+  for (const FlagValue& flag : flags) {
+    if (flag.name == "help") {
+      options.show_help = true;
+    } else if (flag.name == "torch-nvtx") {
+      if (flag.value) return {std::nullopt, "--torch-nvtx takes no value"};
+      options.torch_nvtx = true;
+    } else if (const auto setter = value_flags().find(flag.name); setter != value_flags().end()) {
+      if (std::string error = setter->second(options, *flag.value); !error.empty()) return {std::nullopt, error};
+    } else {
+      return {std::nullopt, "unknown flag '--" + flag.name + "' (see --help)"};
+    }
+  }
+  return {options, {}};
+}
+
+std::string check_run_options(const RunOptions& options) {
+  const ModelConfig& model = options.model;
+  const std::pair<const char*, std::int64_t> positive[] = {
+      {"--layers", model.layers},       {"--hidden", model.hidden}, {"--heads", model.heads},
+      {"--kv-heads", model.kv_heads},   {"--intermediate", model.intermediate},
+      {"--vocab", model.vocab},         {"--batch", options.run.batch},
+      {"--prompt-len", options.run.prompt_tokens}, {"--new-tokens", options.run.new_tokens}};
+  for (const auto& [flag, value] : positive) {
+    if (value <= 0) return std::string(flag) + " must be positive, got " + std::to_string(value);
+  }
+  if (options.warmup < 0) return "--warmup must be 0 or more, got " + std::to_string(options.warmup);
+  if (options.threads < 0) return "--threads must be 0 or more, got " + std::to_string(options.threads);
+  if (model.hidden % model.heads != 0) {
+    return "--hidden " + std::to_string(model.hidden) + " is not divisible by --heads " +
+           std::to_string(model.heads) + " (each head gets hidden/heads dimensions)";
+  }
+  if (model.heads % model.kv_heads != 0) {
+    return "--heads " + std::to_string(model.heads) + " is not divisible by --kv-heads " +
+           std::to_string(model.kv_heads) + " (grouped-query attention shares each KV head among heads/kv-heads "
+           "query heads)";
+  }
+  if (model.head_dim() % 2 != 0) {
+    return "head dimension hidden/heads = " + std::to_string(model.head_dim()) +
+           " is odd; rotary embeddings rotate pairs of dimensions, so choose --hidden and --heads to make it even";
+  }
+  if (options.dtype != "fp32" && options.dtype != "fp16" && options.dtype != "bf16") {
+    return "--dtype must be fp32, fp16 or bf16, got '" + options.dtype + "'";
+  }
+  const std::string& device = options.device;
+  std::int64_t index = 0;
+  if (device != "cpu" && device != "cuda" &&
+      !(device.rfind("cuda:", 0) == 0 && parse_integer(device.substr(5), index) && index >= 0)) {
+    return "--device must be cpu, cuda or cuda:N, got '" + device + "'";
+  }
+  return {};
+}
+
+std::string resolve_metrics_path(const RunOptions& options) {
+  if (!options.metrics_out.empty()) return options.metrics_out;
+  const char* from_environment = std::getenv("LLMPROF_METRICS_FILE");
+  return from_environment != nullptr ? std::string(from_environment) : std::string();
+}
+
+std::string help_text() {
+  std::ostringstream text;
+  text << "llmprof-decode: a Llama-style decoder (random weights) run through prefill and greedy decode with a\n"
+          "KV cache, instrumented with NVTX ranges for Nsight Systems / Nsight Compute.\n\n"
+          "Usage: llmprof-decode [--preset NAME] [flags]\n\n"
+          "Model and run (defaults come from the preset; flags override it):\n"
+          "  --preset NAME         " << preset_names() << " (default tiny)\n";
+  for (const Preset& preset : presets()) {
+    const ModelConfig& m = preset.model;
+    text << "      " << preset.name << ": " << preset.description << "; layers " << m.layers << ", hidden " << m.hidden
+         << ", heads " << m.heads << ", kv-heads " << m.kv_heads << ", intermediate " << m.intermediate << ", vocab "
+         << m.vocab << ", batch " << preset.run.batch << ", prompt-len " << preset.run.prompt_tokens
+         << ", new-tokens " << preset.run.new_tokens << ", " << preset.dtype << " on " << preset.device << ", "
+         << parameter_count(m) << " parameters\n";
+  }
+  text << "  --layers N            decoder blocks\n"
+          "  --hidden N            model width (divisible by --heads; hidden/heads even)\n"
+          "  --heads N             query heads\n"
+          "  --kv-heads N          key/value heads (divides --heads; fewer than heads = grouped-query attention)\n"
+          "  --intermediate N      SwiGLU MLP width\n"
+          "  --vocab N             vocabulary size\n"
+          "  --batch N             sequences decoded together\n"
+          "  --prompt-len N        prompt tokens per sequence (prefill)\n"
+          "  --new-tokens N        decode steps; each generates one token per sequence\n"
+          "  --dtype T             fp32 | fp16 | bf16\n"
+          "  --device D            cpu | cuda | cuda:N\n"
+          "  --seed N              seed for weights and prompt (default 1234)\n"
+          "  --warmup N            untimed, un-instrumented warm-up runs before the measured one (default 1)\n"
+          "  --threads N           CPU threads for LibTorch (default 0: LibTorch's choice)\n\n"
+          "Output:\n"
+          "  --metrics-out FILE    write the llmprof.workload_metrics/1 JSON here (default: $LLMPROF_METRICS_FILE\n"
+          "                        when set; the flag wins)\n"
+          "  --nvtx-domain NAME    put the NVTX ranges in this domain instead of the default domain\n"
+          "  --torch-nvtx          also emit LibTorch's per-operator NVTX ranges (aten::...); needs a LibTorch\n"
+          "                        built with CUDA, and is an error otherwise\n"
+          "  -h, --help            this text\n\n"
+          "NVTX ranges (push/pop): generate > prefill, decode > decode_step; inside them attention and mlp per\n"
+          "block, lm_head, sample.\n"
+          "Exit status: 0 success, 1 the run failed, 2 invalid flags or configuration (nothing was run).\n";
+  return text.str();
+}
+
+}  // namespace decode_workload

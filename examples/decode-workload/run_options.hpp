@@ -1,0 +1,53 @@
+// Command-line options of llmprof-decode: parsing, presets and the checks that need no LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model_config.hpp"
+
+namespace decode_workload {
+
+// Exit statuses of llmprof-decode.
+enum ExitStatus : int {
+  exit_success = 0,
+  exit_runtime_failure = 1,  // the run itself failed (LibTorch error, metrics file not writable, ...)
+  exit_usage = 2,            // invalid flags or an impossible configuration; detected before any work
+};
+
+struct RunOptions {
+  std::string preset = "tiny";
+  ModelConfig model;
+  RunShape run;
+  std::string dtype = "fp32";
+  std::string device = "cpu";
+  std::uint64_t seed = 1234;
+  std::int64_t warmup = 1;
+  std::int64_t threads = 0;  // CPU threads for LibTorch; 0 keeps LibTorch's default
+  std::string metrics_out;  // empty: LLMPROF_METRICS_FILE, or no metrics file
+  std::string nvtx_domain;  // empty: NVTX's default domain
+  bool torch_nvtx = false;
+  bool show_help = false;
+};
+
+struct ParseOutcome {
+  std::optional<RunOptions> options;  // set on success
+  std::string error;                  // what is wrong and how to fix it, when options is empty
+};
+
+// Applies --preset first (wherever it appears), then every other flag over it, so
+// `--preset 1b --batch 8` means the 1b preset at batch 8.
+ParseOutcome parse_run_options(const std::vector<std::string>& arguments);
+
+// Configuration checks that need no device: sizes positive, hidden % heads, heads % kv_heads, even head_dim,
+// known dtype, well-formed device string. Returns an empty string when all is fine.
+std::string check_run_options(const RunOptions& options);
+
+std::string help_text();
+
+// Chooses where metrics go: --metrics-out wins over the environment variable LLMPROF_METRICS_FILE.
+std::string resolve_metrics_path(const RunOptions& options);
+
+}  // namespace decode_workload
