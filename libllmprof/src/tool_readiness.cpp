@@ -52,7 +52,7 @@ bool assess_nsys(const NsysInfo& nsys, ProbeVerdict& verdict) {
     usable = false;
   }
   for (const auto& check : nsys.environment) {
-    if (!check.ok) verdict.reasons.push_back("nsys status --environment: " + check.name + ": " + check.value);
+    if (!check.ok) verdict.notes.push_back("nsys status --environment: " + check.name + ": " + check.value);
   }
   return usable;
 }
@@ -73,7 +73,7 @@ bool assess_ncu(const NcuInfo& ncu, ProbeVerdict& verdict) {
     return false;
   }
   if (ncu.sections.empty()) {
-    verdict.reasons.push_back("ncu listed no sections, so --section values cannot be checked before a run");
+    verdict.notes.push_back("ncu listed no sections, so --section values cannot be checked before a run");
   }
   return true;
 }
@@ -173,7 +173,8 @@ std::string probe_to_json(const NsysInfo& nsys, const NcuInfo& ncu) {
       {"verdict", json::object{{"readiness", to_string(verdict.readiness)},
                                {"reasons", strings(verdict.reasons)},
                                {"fixes", strings(verdict.fixes)},
-                               {"skipped", strings(verdict.skipped)}}},
+                               {"skipped", strings(verdict.skipped)},
+                               {"notes", strings(verdict.notes)}}},
   };
   return detail::pretty_json(root);
 }

@@ -131,6 +131,9 @@ struct ProbeVerdict {
   std::vector<std::string> reasons;  // why not ready/degraded, one sentence each
   std::vector<std::string> fixes;    // what to do about it, one per reason where there is a fix
   std::vector<std::string> skipped;  // pipeline stages that will be skipped ("nsys timeline", "ncu kernels")
+  // Observations that do not block profiling, e.g. failed `nsys status --environment` checks (CPU
+  // sampling or LBR backtraces unavailable: the pipeline traces CUDA/NVTX and does not need them).
+  std::vector<std::string> notes;
 };
 ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu);
 
