@@ -21,7 +21,12 @@ using detail::markdown_code;
 // Six decimals: enough for every figure we show, and stable text in golden files.
 json::value rounded(const std::optional<double>& value) {
   if (!value) return nullptr;
-  return std::round(*value * 1e6) / 1e6;
+  const double rounded_value = std::round(*value * 1e6) / 1e6;
+  // Integral values (nanoseconds, counts) as JSON integers: "177371307", not "1.77371307E8".
+  if (rounded_value == std::floor(rounded_value) && std::fabs(rounded_value) < 9e15) {
+    return static_cast<std::int64_t>(rounded_value);
+  }
+  return rounded_value;
 }
 
 json::object delta_json(const ValueDelta& delta) {
@@ -80,7 +85,7 @@ std::string comparison_to_json(const RunComparison& comparison) {
       {"schema", "llmprof.compare/1"},
       {"run_a", comparison.run_a},
       {"run_b", comparison.run_b},
-      {"options", json::object{{"kernel_threshold_pct", comparison.options.kernel_threshold_pct},
+      {"options", json::object{{"kernel_threshold_pct", rounded(comparison.options.kernel_threshold_pct)},
                                {"fail_if_slower_pct", rounded(comparison.options.fail_if_slower_pct)}}},
       {"stages", std::move(stages)},
       {"kernels", std::move(kernels)},
