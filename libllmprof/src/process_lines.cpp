@@ -17,11 +17,11 @@ void LineSplitter::feed(std::string_view bytes) {
       pending_.clear();
       continue;
     }
-    pending_.push_back(byte);
-    if (pending_.size() >= max_line_bytes_) {
+    if (pending_.size() == max_line_bytes_) {  // only now: a full piece followed by '\n' is one line
       on_line_(pending_);
       pending_.clear();
     }
+    pending_.push_back(byte);
   }
 }
 

@@ -21,8 +21,6 @@
 #include <csignal>
 #include <cstring>
 #include <exception>
-#include <fstream>
-#include <sstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +40,7 @@
 #include <boost/process/v2/start_dir.hpp>
 #include <boost/process/v2/stdio.hpp>
 
+#include "process_group.hpp"
 #include "process_launch.hpp"
 #include "process_lines.hpp"
 
@@ -188,6 +187,7 @@ Result<void> ChildSession::launch(const std::filesystem::path& executable, int c
   environment_block.push_back(nullptr);
   bp::posix::default_launcher launcher;
   boost::system::error_code error;
+  std::string failure;
   try {
     auto start = [&](auto&&... extra) {
       // stdin is /dev/null: a background process group reading the terminal would be stopped.
@@ -196,10 +196,13 @@ Result<void> ChildSession::launch(const std::filesystem::path& executable, int c
                       extra...);
     };
     started_at_ = SteadyClock::now();
-    auto started = spec_.working_directory.empty() ? start() : start(bp::process_start_dir(bp::filesystem::path(spec_.working_directory.native())));
+    auto started = spec_.working_directory.empty()
+                       ? start()
+                       : start(bp::process_start_dir(bp::filesystem::path(spec_.working_directory.native())));
     if (!error) process_.emplace(std::move(started));
-  } catch (const std::exception& exception) {
-    if (!error) error = boost::system::error_code(EIO, boost::system::system_category());
+  } catch (const std::exception& exception) {  // e.g. pidfd_open refused by a seccomp filter
+    error = boost::system::error_code(EIO, boost::system::system_category());
+    failure = exception.what();
     if (launcher.pid > 0) ::kill(launcher.pid, SIGKILL);
   }
   if (!error) {
@@ -208,7 +211,7 @@ Result<void> ChildSession::launch(const std::filesystem::path& executable, int c
   }
   if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);  // the forked child ended in _exit(127)
   return make_error(ErrorCode::process_failed,
-                    "could not start '" + executable.string() + "': " + error.message(),
+                    "could not start '" + executable.string() + "': " + (failure.empty() ? error.message() : failure),
                     "if it is a script, check its #! line names an interpreter that exists; "
                     "check the permissions of the program and of the working directory",
                     spec_.argv.front());
@@ -282,6 +285,9 @@ void ChildSession::poll_exit(SteadyClock::time_point now) {
   } else {
     wait_status_ = process_->native_exit_code();
   }
+  // Reaped: forget the pid, so that basic_process's destructor cannot SIGKILL a process that was
+  // given the same pid later.
+  process_->detach();
 }
 
 void ChildSession::enforce_limits(SteadyClock::time_point now) {
@@ -325,32 +331,8 @@ void ChildSession::signal_tree(int signal_number) {
   if (process_ && !wait_status_ && !status_unknown_) ::kill(process_->id(), signal_number);
 }
 
-// A zombie does not count: an orphaned grandchild killed by our SIGTERM stays a zombie until init
-// reaps it, which some container inits do only every second or two, and kill(-group, 0) still
-// finds it. On Linux /proc tells live members from zombies; elsewhere we accept the wait.
 bool ChildSession::group_alive() const {
-  if (process_group_ <= 0) return false;
-  if (::kill(-process_group_, 0) != 0 && errno != EPERM) return false;
-#if defined(__linux__)
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat_file(entry.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so parse after the last ')'.
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream fields(stat.substr(close + 1));
-    char state = 0;
-    long parent = 0;
-    long group = 0;
-    if (fields >> state >> parent >> group && group == process_group_ && state != 'Z' && state != 'X') return true;
-  }
-  return error ? true : false;  // /proc unreadable: trust kill()
-#else
-  return true;
-#endif
+  return process_group_ > 0 && process_group_has_live_members(process_group_);
 }
 
 ProcessOutcome ChildSession::outcome() const {

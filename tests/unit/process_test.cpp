@@ -18,6 +18,7 @@
 
 #include "fake_process_runner.hpp"
 #include "llmprof/process.hpp"
+#include "process_lines.hpp"
 #include "test_support.hpp"
 
 using llmprof::ErrorCode;
@@ -110,6 +111,19 @@ TEST_CASE("describe() says how a process ended") {
   CHECK_FALSE(never_started.succeeded());
 }
 
+TEST_CASE("LineSplitter: terminators split across reads, over-long lines come in pieces") {
+  std::vector<std::string> lines;
+  llmprof::detail::LineSplitter splitter([&](const std::string& line) { lines.push_back(line); }, 4);
+  splitter.feed("ab\r");
+  splitter.feed("\ncd");  // "\r\n" split over two reads is still one terminator
+  splitter.feed("ef\rg");
+  splitter.feed("123456789\n");
+  splitter.feed("\n\rlast");
+  splitter.finish();
+  splitter.finish();  // idempotent
+  CHECK(lines == std::vector<std::string>{"ab", "cdef", "g123", "4567", "89", "", "", "last"});
+}
+
 TEST_CASE("exit codes are outcomes, not errors") {
   TempDir directory;
   const auto zero = run_ok({.argv = {"/bin/true"}});
@@ -164,7 +178,7 @@ TEST_CASE("stdout and stderr go to files, separate or shared") {
   CHECK(read_file(directory / "all.txt") == "out1\nerr1\nout2\n");
 }
 
-TEST_CASE("line callbacks: \\n, \\r progress, \\r\\n and a last line without newline; file at the same time") {
+TEST_CASE("line callbacks split at newline, carriage return and CRLF, keep an unterminated last line, and work with a file") {
   TempDir directory;
   const auto script = write_script(directory, "progress.sh",
                                    "printf 'first\\n==PROF== 10%%\\r==PROF== 50%%\\r100%%\\r\\nempty next\\n\\nlast'\n"
@@ -314,7 +328,7 @@ TEST_CASE("a tree that ignores SIGTERM gets SIGKILL after the grace") {
   CHECK(wait_until_gone(read_pid(pid_file), 2000ms));
 }
 
-TEST_CASE("request_stop from another thread interrupts a run; later runs do not start until reset_stop") {
+TEST_CASE("request_stop from another thread interrupts a run and blocks later runs until reset_stop") {
   TempDir directory;
   const auto pid_file = directory / "grandchild.pid";
   const auto script =

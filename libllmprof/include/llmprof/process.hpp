@@ -21,7 +21,7 @@ namespace llmprof {
 struct ProcessSpec {
   // argv[0] is a path (contains a '/'; a relative one is taken from the parent's current directory,
   // not from working_directory) or a bare name looked up on PATH: the PATH given in `environment`
-  // when it overrides PATH, else the parent's.
+  // when it overrides PATH, else the parent's. The child receives the resolved path as its argv[0].
   std::vector<std::string> argv;
   // Variables to set (or override) on top of the parent's environment; an empty optional unsets.
   std::map<std::string, std::optional<std::string>> environment;
