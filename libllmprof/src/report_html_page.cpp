@@ -50,7 +50,7 @@ table.sortable th[aria-sort=ascending]::after{content:" \25B2";font-size:10px}
 table.sortable th[aria-sort=descending]::after{content:" \25BC";font-size:10px}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tbody tr:nth-child(even){background:#fafbfd}
-td.kernel{min-width:300px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;max-width:430px;overflow-wrap:anywhere}
+td.kernel{min-width:250px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;max-width:430px;overflow-wrap:anywhere}
 .share{display:inline-block;height:8px;background:var(--accent);border-radius:2px;vertical-align:middle;margin-right:6px}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;background:#eceff3}
 .badge.compute{background:#fde2e1;color:#8a1c17}.badge.memory{background:#dbe8f8;color:#173f73}
@@ -58,7 +58,7 @@ td.kernel{min-width:300px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas
 .badge.new{background:#dcf3e3;color:#14532d}.badge.gone{background:#eceff3;color:#374151}
 .badge.slower{background:#fde2e1;color:#8a1c17}.badge.faster{background:#dcf3e3;color:#14532d}
 .delta-bad{color:#b42318;font-weight:600}.delta-good{color:#177245;font-weight:600}
-pre{background:#0f1726;color:#e6edf7;padding:12px 14px;border-radius:8px;overflow-x:auto;font-size:12px;line-height:1.45}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#0f1726;color:#e6edf7;padding:12px 14px;border-radius:8px;overflow-x:auto;font-size:12px;line-height:1.45}
 details summary{cursor:pointer;color:var(--accent)}
 footer{max-width:1180px;margin:0 auto;padding:4px 24px 28px;color:var(--muted);font-size:12px}
 )CSS";
@@ -151,7 +151,7 @@ void write_kernel_table_html(const RunReportModel& model, std::size_t max_rows, 
   for (const auto& kernel : model.kernels) max_share = std::max(max_share, kernel.share_of_total.value_or(0));
   out << "<div class=\"table-wrap\"><table class=\"sortable\" id=\"kernel-table\"><thead><tr><th class=\"num\">#</th>"
          "<th>Kernel</th><th>Stages</th><th class=\"num\">Share</th><th class=\"num\">Total</th><th class=\"num\">Instances</th>"
-         "<th class=\"num\">Avg</th><th class=\"num\">% peak compute</th><th class=\"num\">% peak DRAM</th>"
+         "<th class=\"num\">Avg</th><th class=\"num\" title=\"percent of peak compute\">% FLOP peak</th><th class=\"num\" title=\"percent of peak DRAM bandwidth\">% DRAM peak</th>"
          "<th class=\"num\">FLOP/byte</th><th>Bound</th></tr></thead><tbody>";
   const std::size_t rows = std::min(max_rows, model.kernels.size());
   for (std::size_t i = 0; i < rows; ++i) {
