@@ -1,0 +1,18 @@
+// diagnose_ncu_output / ncu_output_error over arbitrary console output.
+//
+// Invariants: no crash / UB / stack exhaustion (std::regex); counts are consistent with the text;
+// an output with ==ERROR== lines or no profiled kernel turns into an Error with a message.
+#include "fuzz_support.hpp"
+#include "llmprof/ncu_diagnosis.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const auto text = llmprof::fuzz::as_text(data, size);
+  const auto diagnosis = llmprof::diagnose_ncu_output(text);
+  LLMPROF_FUZZ_CHECK(diagnosis.profiled_kernels >= 0 && diagnosis.connected_processes >= 0, "negative count");
+  LLMPROF_FUZZ_CHECK(diagnosis.errors.empty() || text.find("==ERROR==") != std::string_view::npos,
+                     "errors without ==ERROR== in the text");
+  const auto error = llmprof::ncu_output_error(diagnosis, "--kernel-name regex:gemm");
+  if (diagnosis.has_errors() || diagnosis.no_kernels_profiled)
+    LLMPROF_FUZZ_CHECK(error.has_value() && !error->message.empty(), "errors in the output but no Error");
+  return 0;
+}
