@@ -52,6 +52,17 @@ std::vector<fs::path> versioned_directories(const fs::path& parent, const std::s
   return found;
 }
 
+// <parent>/<prefix>*/<suffix> for each versioned install, newest first; the pattern itself when there is
+// none, so that "where the probe looked" shows the glob that matched nothing.
+std::vector<fs::path> installs_matching(const fs::path& parent, const std::string& prefix, const fs::path& suffix) {
+  std::vector<fs::path> candidates;
+  for (const auto& directory : versioned_directories(parent, prefix)) candidates.push_back(directory / suffix);
+  if (candidates.empty()) candidates.push_back(parent / (prefix + "*") / suffix);
+  return candidates;
+}
+
+void append(std::vector<fs::path>& to, const std::vector<fs::path>& from) { to.insert(to.end(), from.begin(), from.end()); }
+
 struct Located {
   fs::path path;
   std::vector<fs::path> searched;
@@ -99,8 +110,8 @@ std::vector<fs::path> ncu_install_candidates(const ProbeOptions& options) {
   }
   if (options.use_default_locations) {
     candidates.emplace_back("/usr/local/cuda/bin/ncu");
-    for (const auto& directory : versioned_directories("/usr/local/cuda", "nsight-compute")) candidates.push_back(directory / "ncu");
-    for (const auto& directory : versioned_directories("/opt/nvidia/nsight-compute", "")) candidates.push_back(directory / "ncu");
+    append(candidates, installs_matching("/usr/local/cuda", "nsight-compute", "ncu"));
+    append(candidates, installs_matching("/opt/nvidia/nsight-compute", "", "ncu"));
   }
   return candidates;
 }
@@ -145,11 +156,9 @@ Located locate_nsys(const ProbeOptions& options) {
   }
   if (options.use_default_locations) {
     candidates.emplace_back("/usr/local/cuda/bin/nsys");
-    for (const auto& directory : versioned_directories("/opt/nvidia/nsight-systems", "")) candidates.push_back(directory / "bin" / "nsys");
-    for (const auto& directory : versioned_directories("/usr/local/cuda", "nsight-systems")) candidates.push_back(directory / "bin" / "nsys");
-    for (const auto& directory : versioned_directories("/opt/nvidia/nsight-compute", "")) {
-      candidates.push_back(directory / "host" / "target-linux-x64" / "nsys");
-    }
+    append(candidates, installs_matching("/opt/nvidia/nsight-systems", "", "bin/nsys"));
+    append(candidates, installs_matching("/usr/local/cuda", "nsight-systems", "bin/nsys"));
+    append(candidates, installs_matching("/opt/nvidia/nsight-compute", "", "host/target-linux-x64/nsys"));
   }
   try_candidates(candidates, located);
   return located;

@@ -1,0 +1,146 @@
+// `deep-profile probe`: what Nsight tools this machine has, what they can do, and whether a run can go ahead.
+#include <boost/program_options.hpp>
+
+#include <fstream>
+#include <iostream>
+
+#include "command.hpp"
+#include "llmprof/process.hpp"
+#include "llmprof/tool_probe.hpp"
+
+namespace deep_profile {
+namespace {
+
+namespace po = boost::program_options;
+using namespace llmprof;
+
+const char* const probe_help_epilogue =
+    "Looks for nsys and ncu (the given path only, when --nsys/--ncu is set; otherwise PATH, then\n"
+    "/usr/local/cuda/bin, /opt/nvidia/nsight-systems/*/bin, /opt/nvidia/nsight-compute/* and the nsys bundled\n"
+    "in Nsight Compute at <ncu-root>/host/target-linux-x64/nsys), runs their --version, ncu --list-sections and\n"
+    "--list-sets, nsys status --environment, and checks that the QdstrmImporter next to nsys loads.\n"
+    "\n"
+    "Exit status: 0 ready (both tools usable) or degraded (something is missing, the verdict says what will be\n"
+    "skipped); 3 not ready (neither nsys nor ncu can be used); 2 bad command line; 4 --sections-out unwritable.\n";
+
+void print_searched(std::ostream& out, const std::vector<std::filesystem::path>& searched) {
+  out << "    looked in (" << searched.size() << "):";
+  if (searched.empty()) out << " nothing (empty PATH and no install locations)";
+  out << "\n";
+  for (const auto& place : searched) out << "      " << place.string() << "\n";
+}
+
+void print_version(std::ostream& out, const std::optional<ToolVersion>& version) {
+  out << "    version: " << (version ? version->text : std::string("unknown")) << "\n";
+}
+
+void print_problems(std::ostream& out, const std::vector<std::string>& problems) {
+  for (const auto& problem : problems) out << "    problem: " << problem << "\n";
+}
+
+void print_nsys(std::ostream& out, const NsysInfo& nsys) {
+  out << "nsys (Nsight Systems): " << (nsys.found ? nsys.path.string() : std::string("not found")) << "\n";
+  if (!nsys.found) {
+    print_searched(out, nsys.searched);
+    print_problems(out, nsys.problems);
+    out << "    skipped: version, capabilities, environment checks and importer check\n";
+    return;
+  }
+  print_version(out, nsys.version);
+  out << "    report extension: " << (nsys.report_extension.empty() ? "unknown" : nsys.report_extension) << "\n";
+  out << "    sqlite export: nsys export";
+  for (const auto& argument : nsys.export_sqlite_arguments) out << " " << argument;
+  out << "\n";
+  out << "    importer: ";
+  if (nsys.importer.path.empty()) {
+    out << "not found (" << nsys.importer.detail << ")\n";
+  } else {
+    out << nsys.importer.path.string() << (nsys.importer.loads ? " (loads)" : " (DOES NOT LOAD)") << "\n";
+  }
+  if (!nsys.importer.loads) {
+    for (const auto& library : nsys.importer.missing_libraries) out << "      missing library: " << library << "\n";
+    if (!nsys.importer.fix.empty()) out << "      fix: " << nsys.importer.fix << "\n";
+  }
+  if (!nsys.environment.empty()) out << "    environment (nsys status --environment):\n";
+  for (const auto& check : nsys.environment) {
+    out << "      [" << (check.ok ? "ok" : "!!") << "] " << check.name << ": " << check.value << "\n";
+  }
+  print_problems(out, nsys.problems);
+}
+
+void print_ncu(std::ostream& out, const NcuInfo& ncu) {
+  out << "ncu (Nsight Compute): " << (ncu.found ? ncu.path.string() : std::string("not found")) << "\n";
+  if (!ncu.found) {
+    print_searched(out, ncu.searched);
+    print_problems(out, ncu.problems);
+    out << "    skipped: version, section and set listings\n";
+    return;
+  }
+  print_version(out, ncu.version);
+  out << "    sections (" << ncu.sections.size() << "):";
+  for (const auto& section : ncu.sections) out << " " << section.identifier;
+  out << "\n    sets (" << ncu.sets.size() << "):";
+  for (const auto& set : ncu.sets) out << " " << set.identifier << "[" << set.sections.size() << "]";
+  out << "\n";
+  print_problems(out, ncu.problems);
+}
+
+void print_verdict(std::ostream& out, const ProbeVerdict& verdict) {
+  out << "verdict: " << to_string(verdict.readiness) << "\n";
+  for (const auto& reason : verdict.reasons) out << "  - " << reason << "\n";
+  for (const auto& fix : verdict.fixes) out << "  fix: " << fix << "\n";
+  for (const auto& stage : verdict.skipped) out << "  will skip: " << stage << "\n";
+  for (const auto& note : verdict.notes) out << "  note: " << note << "\n";
+}
+
+int run_probe(const std::vector<std::string>& args) {
+  po::options_description options("deep-profile probe [options]");
+  std::string nsys_path, ncu_path, sections_out;
+  options.add_options()("help,h", "describe the options")("nsys", po::value(&nsys_path), "use this nsys (path or name on PATH)")(
+      "ncu", po::value(&ncu_path), "use this ncu (path or name on PATH)")("json", "print the probe as JSON (env.json's \"tools\")")(
+      "sections-out", po::value(&sections_out), "write `ncu --list-sections` verbatim to FILE (sections.txt)")(
+      "no-default-locations", "search only --nsys/--ncu and PATH, not the usual install directories");
+  po::variables_map values;
+  try {
+    po::store(po::command_line_parser(args).options(options).run(), values);
+    po::notify(values);
+  } catch (const po::error& error) {
+    std::cerr << "deep-profile probe: " << error.what() << "\n\n" << options << "\n" << probe_help_epilogue;
+    return exit_usage;
+  }
+  if (values.count("help")) {
+    std::cout << options << "\n" << probe_help_epilogue;
+    return exit_ok;
+  }
+  auto runner = make_system_process_runner();
+  ProbeOptions probe_options;
+  probe_options.nsys_path = nsys_path;
+  probe_options.ncu_path = ncu_path;
+  probe_options.use_default_locations = values.count("no-default-locations") == 0;
+  const NsysInfo nsys = probe_nsys(*runner, probe_options);
+  const NcuInfo ncu = probe_ncu(*runner, probe_options);
+  const ProbeVerdict verdict = assess_readiness(nsys, ncu);
+  if (!sections_out.empty()) {
+    std::ofstream file(sections_out, std::ios::binary);
+    file << ncu.sections_listing;
+    if (!file) {
+      std::cerr << "deep-profile probe: cannot write " << sections_out << "\n";
+      return exit_input;
+    }
+    if (ncu.sections_listing.empty()) std::cerr << "deep-profile probe: no ncu section listing; wrote an empty " << sections_out << "\n";
+  }
+  if (values.count("json")) {
+    std::cout << probe_to_json(nsys, ncu);
+  } else {
+    print_nsys(std::cout, nsys);
+    print_ncu(std::cout, ncu);
+    print_verdict(std::cout, verdict);
+  }
+  return verdict.readiness == Readiness::not_ready ? exit_environment : exit_ok;
+}
+
+const CommandRegistrar registrar{Command{"probe", "find nsys/ncu, their versions and capabilities; say whether this machine is ready",
+                                         run_probe}};
+
+}  // namespace
+}  // namespace deep_profile

@@ -1,0 +1,117 @@
+// `deep-profile probe` end to end: with the fake tools on PATH, with nothing on PATH, and its options.
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+#include <cstdlib>
+
+#include "llmprof/process.hpp"
+#include "test_support.hpp"
+
+#ifdef LLMPROF_DEEP_PROFILE_EXE
+
+using namespace llmprof;
+using llmprof::testing::data_path;
+using llmprof::testing::fake_tool_path;
+using llmprof::testing::read_file;
+using llmprof::testing::TempDir;
+
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+CliRun run_probe(const std::vector<std::string>& arguments, const std::string& path_variable) {
+  auto runner = make_system_process_runner();
+  CliRun run;
+  ProcessSpec spec;
+  spec.argv = {LLMPROF_DEEP_PROFILE_EXE, "probe"};
+  spec.argv.insert(spec.argv.end(), arguments.begin(), arguments.end());
+  spec.environment["PATH"] = path_variable;
+  spec.on_stdout_line = [&](const std::string& line) { run.out += line + "\n"; };
+  spec.on_stderr_line = [&](const std::string& line) { run.err += line + "\n"; };
+  spec.timeout = std::chrono::seconds(120);
+  auto outcome = runner->run(spec);
+  REQUIRE(outcome);
+  REQUIRE(outcome->exited);
+  run.exit_code = outcome->exit_code;
+  return run;
+}
+
+// The fake tools first; the rest of PATH so that their `#!/usr/bin/env python3` finds python3.
+std::string path_with_fakes() {
+  const char* path = std::getenv("PATH");
+  return fake_tool_path("").string() + ":" + (path == nullptr ? "/usr/bin:/bin" : path);
+}
+
+}  // namespace
+
+TEST_CASE("probe with the fake tools on PATH is ready and prints versions, capabilities and importer health") {
+  TempDir temp;
+  const auto run = run_probe({"--sections-out", (temp / "sections.txt").string()}, path_with_fakes());
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("nsys (Nsight Systems): " + (fake_tool_path("") / "nsys").string()) != std::string::npos);
+  CHECK(run.out.find("version: 2025.3.1.0 (build 36398880) (public-release)") != std::string::npos);
+  CHECK(run.out.find("report extension: .nsys-rep") != std::string::npos);
+  CHECK(run.out.find("sqlite export: nsys export --type sqlite") != std::string::npos);
+  CHECK(run.out.find("QdstrmImporter (loads)") != std::string::npos);
+  CHECK(run.out.find("sets (6): basic[4] detailed[9] full[21] nvlink[3] pmsampling[2] roofline[7]") != std::string::npos);
+  CHECK(run.out.find("[!!] Intel(c) Last Branch Record support: Not Available") != std::string::npos);
+  CHECK(run.out.find("verdict: ready") != std::string::npos);
+  CHECK(read_file(temp / "sections.txt") == read_file(data_path("h100-nsight-2025.3/cli/ncu_sections.txt")));
+}
+
+TEST_CASE("probe --json gives env.json's tools object") {
+  const auto run = run_probe({"--json"}, path_with_fakes());
+  CHECK(run.exit_code == 0);
+  const auto tools = boost::json::parse(run.out).as_object();
+  CHECK(tools.at("nsys").at("found").as_bool());
+  CHECK(tools.at("ncu").at("version").at("number").as_string() == "2025.3.1.0");
+  CHECK(tools.at("verdict").at("readiness").as_string() == "ready");
+}
+
+TEST_CASE("probe on a machine with no tools explains where it looked and exits 3") {
+  TempDir temp;
+  const auto run = run_probe({"--no-default-locations"}, (temp / "bin").string());
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 3);
+  CHECK(run.out.find("nsys (Nsight Systems): not found") != std::string::npos);
+  CHECK(run.out.find("ncu (Nsight Compute): not found") != std::string::npos);
+  CHECK(run.out.find((temp / "bin" / "nsys").string()) != std::string::npos);
+  CHECK(run.out.find("skipped: version, capabilities, environment checks and importer check") != std::string::npos);
+  CHECK(run.out.find("verdict: not ready") != std::string::npos);
+  CHECK(run.out.find("will skip: ncu kernel metrics") != std::string::npos);
+}
+
+TEST_CASE("probe with an empty PATH still runs and lists the usual install locations") {
+  const auto run = run_probe({}, "");
+  INFO(run.out << run.err);
+  // On a machine with Nsight installed under /opt/nvidia or /usr/local/cuda the probe may find it there.
+  if (run.out.find("nsys (Nsight Systems): not found") != std::string::npos) {
+    CHECK(run.out.find("/usr/local/cuda/bin/nsys") != std::string::npos);
+    CHECK(run.out.find("host/target-linux-x64/nsys") != std::string::npos);
+  }
+  if (run.exit_code == 3) CHECK(run.out.find("verdict: not ready") != std::string::npos);
+  CHECK((run.exit_code == 0 || run.exit_code == 3));
+}
+
+TEST_CASE("probe with an explicit nsys path that does not exist says so") {
+  const auto run = run_probe({"--nsys", "/nonexistent/nsys", "--ncu", fake_tool_path("ncu").string()}, path_with_fakes());
+  CHECK(run.exit_code == 0);  // ncu works: degraded, not "not ready"
+  CHECK(run.out.find("the configured nsys path /nonexistent/nsys does not exist") != std::string::npos);
+  CHECK(run.out.find("verdict: degraded") != std::string::npos);
+}
+
+TEST_CASE("probe --help documents the exit status; a bad option is a usage error") {
+  const auto help = run_probe({"--help"}, path_with_fakes());
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("3 not ready") != std::string::npos);
+  const auto bad = run_probe({"--bogus"}, path_with_fakes());
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("bogus") != std::string::npos);
+}
+
+#endif
