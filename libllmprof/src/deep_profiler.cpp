@@ -99,6 +99,14 @@ void finish_stage(PipelineRun& run, const std::string& name, const StageResult& 
   else log_warning(name, line);
 }
 
+RunStatus run_status_for(RunOutcome outcome, const std::map<std::string, StageProblemKind>& problems) {
+  if (outcome == RunOutcome::ok) return RunStatus::ok;
+  if (outcome == RunOutcome::interrupted) return RunStatus::interrupted;
+  auto workload = problems.find("stage1");
+  if (workload != problems.end() && workload->second != StageProblemKind::none) return RunStatus::failed;
+  return RunStatus::incomplete;
+}
+
 // Runs every stage; returns the worst problem seen.
 StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblemKind>& problems) {
   StageProblemKind worst = StageProblemKind::none;
@@ -110,6 +118,8 @@ StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblem
       run.record(entry.name).started_utc = format_utc_iso8601(run.clock.wall_now());
       result = StageResult::skipped("not run: the run was interrupted before this stage");
     } else {
+      // The report renders run.json's status: give it the outcome of the stages before it.
+      if (std::string(entry.name) == "report") run.directory.manifest().status = run_status_for(outcome_for(worst), problems);
       start_stage(run, entry);
       result = entry.function(run);
       // A stop that arrived while this stage ran interrupts it, whatever its child made of the signal.
@@ -122,14 +132,6 @@ StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblem
     finish_stage(run, entry.name, result, began);
   }
   return worst;
-}
-
-RunStatus run_status_for(RunOutcome outcome, const std::map<std::string, StageProblemKind>& problems) {
-  if (outcome == RunOutcome::ok) return RunStatus::ok;
-  if (outcome == RunOutcome::interrupted) return RunStatus::interrupted;
-  auto workload = problems.find("stage1");
-  if (workload != problems.end() && workload->second != StageProblemKind::none) return RunStatus::failed;
-  return RunStatus::incomplete;
 }
 
 Result<void> write_provenance(RunDirectory& directory, const DeepProfileConfig& config,

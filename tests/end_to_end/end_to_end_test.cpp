@@ -115,20 +115,16 @@ bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0; }
 
 void check_full_success(EndToEnd& e2e, const Finished& finished) {
   const RunManifest manifest = e2e.manifest();
-  for (const char* stage : {"probe", "stage1", "nsys", "select", "ncu"}) {
+  for (const char* stage : {"probe", "stage1", "nsys", "select", "ncu", "analyze", "report"}) {
     INFO(stage << ": " << stage_of(manifest, stage).reason);
     CHECK(stage_of(manifest, stage).status == StageStatus::ok);
-  }
-  for (const char* stage : {"analyze", "report"}) {
-    INFO(stage << ": " << stage_of(manifest, stage).reason);
-    CHECK((stage_of(manifest, stage).status == StageStatus::ok || stage_of(manifest, stage).status == StageStatus::skipped));
   }
   CHECK(stage_of(manifest, "stage1").exit_code == 0);
   for (const char* file : {"run.json", "env.json", "config.toml", "inputs.json", "deep-profile.log", "sections.txt",
                            "stage1/metrics.json", "stage1/stdout.log", "stage1/cmd.txt", "nsys/profile.nsys-rep",
                            "nsys/cmd.txt", "nsys/profile.log", "nsys/summary_cuda_gpu_kern_sum.csv",
                            "nsys/summary_nvtx_kern_sum.csv", "nsys/selection.json", "ncu/profile.ncu-rep", "ncu/raw.csv",
-                           "ncu/cmd.txt"}) {
+                           "ncu/cmd.txt", "analysis/report.json", "analysis/kernels.csv", "report.md", "report.html"}) {
     INFO(file);
     CHECK(fs::exists(e2e.main() / file));
   }
@@ -141,6 +137,8 @@ void check_full_success(EndToEnd& e2e, const Finished& finished) {
   CHECK(ncu_commands.find("--launch-count") != std::string::npos);
   CHECK(manifest.total_bytes > 0);
   CHECK(finished.out.find(e2e.main().string()) != std::string::npos);  // the summary names MAIN
+  CHECK(read_file(e2e.main() / "report.md").find("decode") != std::string::npos);
+  CHECK(read_file(e2e.main() / "report.md").find("Run status** | ok") != std::string::npos);
 }
 
 }  // namespace

@@ -103,7 +103,11 @@ struct Bench {
       if (file == spec.environment.end() || !file->second) return;
       std::string names;
       for (const auto& name : ranges) names += (names.empty() ? "\"" : ",\"") + name + "\"";
-      write_file(*file->second, "{\"schema\":\"llmprof.workload_metrics/1\",\"nvtx_domain\":\"\",\"nvtx_ranges\":[" + names + "]}");
+      // The recorded decode run's metrics (the nsys/ncu fixtures come from the same run), with our range names.
+      std::string metrics = read_file(data_path("analysis/workload_metrics_decode.json"));
+      const std::string recorded = "\"nvtx_ranges\": [\"prefill\", \"decode\"]";
+      metrics.replace(metrics.find(recorded), recorded.size(), "\"nvtx_ranges\": [" + names + "]");
+      write_file(*file->second, metrics);
     }));
   }
 
