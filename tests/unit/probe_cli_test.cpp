@@ -105,7 +105,7 @@ TEST_CASE("probe with an explicit nsys path that does not exist says so") {
   CHECK(run.out.find("verdict: degraded") != std::string::npos);
 }
 
-TEST_CASE("probe --help documents the exit status; a bad option is a usage error") {
+TEST_CASE("probe --help documents the exit status, a bad option is a usage error") {
   const auto help = run_probe({"--help"}, path_with_fakes());
   CHECK(help.exit_code == 0);
   CHECK(help.out.find("3 not ready") != std::string::npos);

@@ -282,7 +282,7 @@ TEST_CASE("fake nsys: a gate on a range the workload never emits gives the gate 
   CHECK(resolve(opened, temp / "ns2", fake_nsys(true)));
 }
 
-TEST_CASE("fake nsys: importer_broken leaves a .qdstrm; a healthy fake importer turns it into a report") {
+TEST_CASE("fake nsys: importer_broken leaves a .qdstrm, a healthy fake importer turns it into a report") {
   TempDir temp;
   const auto run = run_fake_nsys_profile("importer_broken", temp / "ns1", {}, {"/bin/true"});
   CHECK(run.outcome.succeeded());
