@@ -30,6 +30,7 @@ struct Invocation {
   std::vector<std::string> args;               // after `deep-profile run`
   std::map<std::string, std::string> env;      // on top of this process's environment
   std::function<void(pid_t)> while_running;    // e.g. send SIGINT
+  std::string command = "run";
 };
 
 struct Finished {
@@ -58,7 +59,7 @@ class EndToEnd {
   const TempDir& temp() const { return temp_; }
 
   Finished run(Invocation invocation) {
-    std::vector<std::string> argv = {LLMPROF_DEEP_PROFILE_EXE, "run", "--set", "run.runs_root=" + (temp_ / "runs").string(),
+    std::vector<std::string> argv = {LLMPROF_DEEP_PROFILE_EXE, invocation.command, "--set", "run.runs_root=" + (temp_ / "runs").string(),
                                      "--set", "run.run_id=e2e", "--set", "run.min_free_space_gb=0"};
     argv.insert(argv.end(), invocation.args.begin(), invocation.args.end());
     if (invocation.env.find("PATH") == invocation.env.end()) {
@@ -300,4 +301,28 @@ TEST_CASE("SIGINT mid-run: the stage is interrupted, artifacts and run.json kept
   }
   CHECK(fs::exists(e2e.main() / "env.json"));
   CHECK(fs::exists(e2e.main() / "stage1/cmd.txt"));
+}
+
+TEST_CASE("sweep: one run directory per point and an index comparing them") {
+  EndToEnd e2e;
+  Invocation invocation{{"--point", "run.top_n_kernels=3", "--point", "run.top_n_kernels=5,ncu.max_launches=50", "--",
+                         script_workload.string()}};
+  invocation.command = "sweep";
+  const Finished finished = e2e.run(invocation);
+  CHECK(finished.exit_code == 0);
+  std::vector<fs::path> mains, sweeps;
+  for (const auto& entry : fs::directory_iterator(e2e.temp() / "runs")) {
+    (entry.path().filename().string().rfind("sweep-", 0) == 0 ? sweeps : mains).push_back(entry.path());
+  }
+  REQUIRE(mains.size() == 2);
+  REQUIRE(sweeps.size() == 1);
+  for (const auto& main : mains) {
+    auto manifest = manifest_from_json(read_file(main / "run.json"));
+    REQUIRE(manifest.has_value());
+    CHECK(manifest->status == RunStatus::ok);
+  }
+  const std::string index = read_file(sweeps.front() / "index.json");
+  CHECK(index.find("top_n_kernels-3") != std::string::npos);
+  CHECK(index.find("ncu.max_launches=50") != std::string::npos);
+  CHECK(fs::exists(sweeps.front() / "index.md"));
 }

@@ -1,0 +1,173 @@
+// deep-profile sweep: the whole pipeline once per configuration point (one MAIN each), then an index
+// comparing them (<runs_root>/sweep-<id>/index.{md,html,json}).
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <mutex>
+
+#include "command.hpp"
+#include "config_options.hpp"
+#include "llmprof/deep_profiler.hpp"
+#include "llmprof/logging.hpp"
+#include "llmprof/sweep.hpp"
+
+namespace deep_profile {
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+namespace {
+
+const char* sweep_usage =
+    "usage: deep-profile sweep [--plan FILE] [--point 'KEY=VALUE,KEY=VALUE']... [--config FILE]... [--preset NAME]\n"
+    "                          [--set KEY=VALUE]... [--quiet] [-- CMD ARGS...]\n\n"
+    "Runs `deep-profile run` once per point (a [[point]] table of the plan file, or one --point each), each in its\n"
+    "own run directory, then writes <runs_root>/sweep-<id>/index.{md,html,json}. --set/--config/--preset apply to\n"
+    "every point; a point's overrides come last.\n\n"
+    "exit codes: 0 every point succeeded; 1 a point failed or was incomplete; 2 bad command line, plan or config;\n"
+    "3 the index could not be written; 130 interrupted.\n";
+
+struct SweepOptions {
+  llmprof::ConfigSelection base;
+  std::string plan_file;
+  std::vector<std::string> points;
+  bool quiet = false;
+  std::vector<std::string> workload;
+};
+
+std::optional<SweepOptions> parse_sweep_options(const std::vector<std::string>& args, int& exit) {
+  SweepOptions options;
+  auto separator = std::find(args.begin(), args.end(), "--");
+  const std::vector<std::string> own(args.begin(), separator);
+  if (separator != args.end()) options.workload.assign(separator + 1, args.end());
+  po::options_description description("options");
+  description.add_options()("help,h", "this help")("plan", po::value(&options.plan_file), "a TOML plan with [[point]] tables")
+      ("point", po::value(&options.points), "one point: comma-separated KEY=VALUE overrides (repeatable)")
+      ("quiet,q", po::bool_switch(&options.quiet), "no progress lines");
+  add_config_options(description);
+  po::variables_map values;
+  po::parsed_options parsed(&description);
+  try {
+    parsed = po::command_line_parser(own).options(description).run();
+    po::store(parsed, values);
+    po::notify(values);
+  } catch (const po::error& error) {
+    std::cerr << "deep-profile sweep: " << error.what() << "\n\n" << sweep_usage << description;
+    exit = exit_usage;
+    return std::nullopt;
+  }
+  if (values.count("help")) {
+    std::cout << sweep_usage << "\n" << description;
+    exit = exit_ok;
+    return std::nullopt;
+  }
+  auto selection = config_selection_from(parsed);
+  if (!selection) {
+    print_config_error("sweep", selection.error(), std::cerr);
+    exit = exit_usage;
+    return std::nullopt;
+  }
+  options.base = selection.value();
+  return options;
+}
+
+llmprof::Result<llmprof::SweepPlan> load_plan(const SweepOptions& options) {
+  if (!options.plan_file.empty() && !options.points.empty()) {
+    return llmprof::make_error(llmprof::ErrorCode::invalid_argument, "give the points either with --plan or with --point, not both");
+  }
+  if (!options.plan_file.empty()) return llmprof::load_sweep_plan(options.plan_file);
+  if (options.points.empty()) {
+    return llmprof::make_error(llmprof::ErrorCode::invalid_argument, "a sweep needs points",
+                               "pass --plan FILE or one --point 'KEY=VALUE,...' per configuration");
+  }
+  return llmprof::parse_sweep_sets(options.points);
+}
+
+fs::path own_executable() {
+  std::error_code error;
+  const fs::path path = fs::read_symlink("/proc/self/exe", error);
+  return error ? fs::path() : path;
+}
+
+struct SweepState {
+  std::mutex mutex;
+  llmprof::DeepProfiler* current = nullptr;
+  std::atomic<bool> stopped{false};
+};
+
+int sweep_command(const std::vector<std::string>& args) {
+  int exit = exit_ok;
+  auto options = parse_sweep_options(args, exit);
+  if (!options) return exit;
+  auto plan = load_plan(options.value());
+  if (!plan) {
+    print_config_error("sweep", plan.error(), std::cerr);
+    return exit_usage;
+  }
+  auto base_config = load_selected_config(options->base);
+  if (!base_config) {
+    print_config_error("sweep", base_config.error(), std::cerr);
+    return exit_usage;
+  }
+  llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
+  auto runner = llmprof::make_system_process_runner();
+  llmprof::SystemClock clock;
+  const std::string sweep_id = llmprof::generate_run_id(clock);
+  SweepState state;
+  llmprof::StopSignalWatcher watcher([&state, &runner](int) {
+    state.stopped.store(true);
+    std::lock_guard<std::mutex> lock(state.mutex);
+    if (state.current) state.current->request_stop();
+    else runner->request_stop();
+  });
+  llmprof::DeepProfilerEnvironment environment;
+  environment.executable = own_executable();
+  const bool quiet = options->quiet;
+  auto run_point = [&](const llmprof::SweepPoint& point, std::size_t) -> llmprof::Result<fs::path> {
+    if (state.stopped.load()) return llmprof::make_error(llmprof::ErrorCode::interrupted, "not run: the sweep was interrupted");
+    llmprof::ConfigSelection selection = options->base;
+    for (const auto& override_text : point.override_strings()) selection.overrides.push_back(override_text);
+    auto config = load_selected_config(selection);
+    if (!config) return config.error();
+    if (!options->workload.empty()) config->workload.argv = options->workload;
+    config->run.run_id = sweep_id + "-" + point.label;
+    if (!quiet) std::cerr << "== sweep point " << point.label << "\n";
+    llmprof::DeepProfiler profiler(config.value(), *runner, clock,
+                                   [quiet](const llmprof::ProgressEvent& event) {
+                                     if (!quiet && event.kind != llmprof::ProgressEvent::Kind::tool_progress) {
+                                       std::cerr << llmprof::format_progress_event(event) << "\n";
+                                     }
+                                   },
+                                   environment);
+    {
+      std::lock_guard<std::mutex> lock(state.mutex);
+      state.current = &profiler;
+    }
+    auto summary = profiler.run();
+    {
+      std::lock_guard<std::mutex> lock(state.mutex);
+      state.current = nullptr;
+    }
+    if (!summary) return summary.error();
+    return summary->main_directory;
+  };
+  llmprof::SweepRunOptions run_options;
+  run_options.sweep_directory = base_config->run.runs_root / ("sweep-" + sweep_id);
+  run_options.stage = base_config->run.stage;
+  auto index = llmprof::run_sweep(plan.value(), run_point, run_options);
+  if (!index) {
+    std::cerr << "deep-profile sweep: " << index.error().describe() << "\n";
+    return exit_environment;
+  }
+  std::cout << llmprof::render_sweep_index_markdown(index.value()) << "\nsweep index: "
+            << (run_options.sweep_directory / "index.md").string() << "\n";
+  if (state.stopped.load()) return exit_interrupted;
+  const bool all_ok = std::all_of(index->rows.begin(), index->rows.end(), [](const auto& row) { return row.status == "ok"; });
+  return all_ok ? exit_ok : exit_incomplete;
+}
+
+const CommandRegistrar registrar({"sweep", "run the pipeline once per configuration point and index the runs", sweep_command});
+
+}  // namespace
+}  // namespace deep_profile
