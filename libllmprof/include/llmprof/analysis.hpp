@@ -1,0 +1,131 @@
+// "Where did the time go": per-kernel and per-stage roofline, GPU busy fraction and MFU of a run,
+// from the nsys summaries, the ncu launches and the workload's own metrics, whichever are present.
+//
+// Reads MAIN/nsys/summary_<report>.csv, MAIN/ncu/raw.csv and MAIN/stage1/metrics.json; writes
+// MAIN/analysis/{kernels.csv, stages.csv, report.json} (schema "llmprof.report/1", issue 3).
+// Times come from nsys when present (whole-run, every launch), efficiency from the ncu sample.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmprof/device_peaks.hpp"
+#include "llmprof/kernel_selection.hpp"
+#include "llmprof/ncu_metrics.hpp"
+#include "llmprof/nsys_stats.hpp"
+#include "llmprof/result.hpp"
+#include "llmprof/roofline.hpp"
+#include "llmprof/workload_metrics.hpp"
+
+namespace llmprof {
+
+inline constexpr std::string_view analysis_report_schema = "llmprof.report/1";
+
+struct AnalysisOptions {
+  // Top-kernel selection reported in report.json (the kernels a later ncu pass should profile).
+  std::string selection_stage = "decode";
+  std::optional<std::string> selection_domain;
+  std::size_t top_n = 5;
+  KernelNameBase name_base = KernelNameBase::demangled;
+  bool capture_gated_on_stage = false;  // see TopKernelRequest
+  RooflineThresholds thresholds;
+  // A stage whose kernels keep the GPU busy less than this fraction of its GPU projection is
+  // called host/launch-bound: the GPU waits on the CPU between kernels.
+  double host_bound_busy_fraction = 0.5;
+  // Names the device when neither ncu nor the workload metrics do (selects datasheet peaks).
+  std::string device_name;
+  std::size_t stage_top_kernels = 3;  // kernels listed per stage
+};
+
+struct KernelAnalysis {
+  std::string name;                // nsys name when nsys is present, else ncu's
+  std::string ncu_name;            // as ncu printed it, when profiled
+  std::string join;                // how the ncu name was matched: "exact", "join key", "function name", ""
+  std::vector<std::string> stages;  // NVTX ranges (qualified "domain:name" or "name") it ran in
+  std::int64_t instances = 0;
+  std::int64_t total_time_ns = 0;
+  double avg_time_ns = 0;
+  double share_of_total = 0;  // of all kernel time in the run
+  std::string time_source;    // "nsys cuda_gpu_kern_sum" or "ncu gpu__time_duration.sum"
+  std::int64_t profiled_launches = 0;
+  std::optional<double> flop_per_launch;
+  std::optional<double> dram_bytes_per_launch;
+  std::optional<double> arithmetic_intensity;
+  std::optional<double> achieved_flop_per_s;
+  std::optional<double> pct_peak_compute;  // duration-weighted over the profiled launches
+  std::optional<double> pct_peak_dram;
+  std::optional<KernelBound> bound;
+  std::string dominant_precision;
+};
+
+struct StageTopKernel {
+  std::string name;
+  std::int64_t time_ns = 0;
+  double share = 0;  // of the stage's kernel time
+};
+
+struct StageAnalysis {
+  std::string name;
+  std::string domain;
+  std::optional<std::string> parent;  // qualified name of the enclosing stage
+  int level = 0;                      // nesting depth, 0 = outermost
+  std::optional<std::int64_t> wall_ns;
+  std::optional<std::int64_t> gpu_projection_ns;
+  std::int64_t kernel_time_ns = 0;
+  std::int64_t kernel_instances = 0;
+  std::string kernel_time_source;  // "nsys nvtx_kern_sum" or "ncu launches"
+  std::optional<double> gpu_busy_fraction;  // kernel_time_ns / gpu_projection_ns
+  std::optional<double> flop;               // estimated: nsys instances x ncu FLOP per launch
+  double flop_coverage = 0;                 // share of kernel time whose FLOP is known (0..1)
+  std::optional<double> achieved_flop_per_s;  // flop / wall time
+  std::optional<double> flop_per_s_while_busy;  // flop / kernel time
+  std::string dominant_precision;
+  std::optional<double> mfu;                   // achieved_flop_per_s / device dense peak of dominant precision
+  std::optional<double> model_flop_per_s;      // from the workload metrics (prefill / decode)
+  std::optional<double> mfu_workload;          // model_flop_per_s / device dense peak of the workload dtype
+  std::string verdict;
+  std::vector<StageTopKernel> top_kernels;
+
+  std::string qualified_name() const { return domain.empty() ? name : domain + ":" + name; }
+};
+
+struct AnalysisReport {
+  DevicePeaks device;
+  std::optional<DevicePeaks> datasheet;  // the known-GPU table's figures, for comparison
+  std::vector<StageAnalysis> stages;      // outermost first, then by wall time
+  std::vector<KernelAnalysis> kernels;    // by total_time_ns, descending
+  std::optional<KernelSelection> top_kernel_selection;
+  std::optional<WorkloadMetrics> workload;
+  std::vector<LaunchRoofline> launches;   // every ncu launch analysed, in file order
+  std::vector<std::string> warnings;
+  std::vector<std::string> skipped;       // what could not be computed and why
+  std::map<std::string, std::string> sources;  // input -> file it was read from
+};
+
+// What the analysis reads, already parsed; any part may be absent (but not all).
+struct AnalysisInputs {
+  std::optional<NsysStats> nsys;
+  std::optional<std::vector<LaunchRoofline>> ncu_launches;
+  std::optional<WorkloadMetrics> workload;
+  std::map<std::string, std::string> sources;
+};
+
+Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptions& options);
+
+// Reads MAIN/nsys/summary_*.csv, MAIN/ncu/raw.csv, MAIN/stage1/metrics.json (each optional) and
+// analyses them. Error(not_found) when none exists; a file that exists but does not parse is an
+// Error naming the file.
+Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_directory,
+                                             const AnalysisOptions& options);
+
+// Writes kernels.csv, stages.csv and report.json into `analysis_directory` (created if needed).
+Result<void> write_analysis(const AnalysisReport& report, const std::filesystem::path& analysis_directory);
+
+// report.json's text (schema llmprof.report/1).
+std::string analysis_report_json(const AnalysisReport& report);
+
+}  // namespace llmprof

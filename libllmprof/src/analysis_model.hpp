@@ -1,0 +1,32 @@
+// Internal pieces of the analysis shared by analysis.cpp (kernels, device, orchestration) and
+// analysis_stages.cpp (per-stage figures).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "llmprof/analysis.hpp"
+
+namespace llmprof::detail {
+
+// Per-kernel FLOP per launch by precision (mean over the profiled launches), keyed by the
+// KernelAnalysis name; used to estimate a stage's FLOP from its nsys instance counts.
+using FlopPerLaunch = std::map<std::string, std::map<std::string, double>>;
+
+// The same per stage (qualified range name) from the launches whose NVTX stack holds the stage,
+// because one kernel does different work in prefill and decode; `any_stage` is over all launches,
+// used only for kernels none of whose launches carries an NVTX stack.
+struct FlopByPrecisionPerLaunch {
+  std::map<std::string, FlopPerLaunch> by_stage;
+  FlopPerLaunch any_stage;
+  std::set<std::string> kernels_with_stacks;
+};
+
+std::string qualified_range(const NvtxRangeName& range);
+
+void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
+                  const FlopByPrecisionPerLaunch& flop_per_launch, AnalysisReport& report);
+
+}  // namespace llmprof::detail

@@ -1,0 +1,467 @@
+// The analysis model on the real H100 fixtures and the synthetic nesting fixture.
+// Expected figures: tests/tools/analysis_expected.py (Python csv module, independent of
+// libllmprof), run once with `python3 tests/tools/analysis_expected.py`; its output lines are
+// quoted above the assertions that use them.
+#include <catch2/catch.hpp>
+
+#include <boost/json/parse.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "llmprof/analysis.hpp"
+#include "llmprof/csv.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using llmprof::testing::data_path;
+using llmprof::testing::read_file;
+using llmprof::testing::TempDir;
+using llmprof::testing::write_file;
+
+namespace {
+
+const std::string h100 = "h100-nsight-2025.3/";
+
+// Builds MAIN with the nsys tables of `nsys_prefix` ("h100-nsight-2025.3/nsys/ns1_st"), the ncu CSV
+// `ncu_file` and the workload metrics `metrics_file`, each optional ("" = absent).
+void make_main(const std::filesystem::path& main, const std::string& nsys_prefix, const std::string& ncu_file,
+               const std::string& metrics_file = "") {
+  std::filesystem::create_directories(main);
+  if (!nsys_prefix.empty()) {
+    std::filesystem::create_directories(main / "nsys");
+    for (const auto& report : nsys_stats_report_names()) {
+      const auto source = nsys_stats_report_path(data_path(nsys_prefix), report);
+      if (std::filesystem::exists(source)) {
+        std::filesystem::copy_file(source, nsys_stats_report_path(main / "nsys" / "summary", report));
+      }
+    }
+  }
+  if (!ncu_file.empty()) write_file(main / "ncu" / "raw.csv", read_file(data_path(ncu_file)));
+  if (!metrics_file.empty()) write_file(main / "stage1" / "metrics.json", read_file(data_path(metrics_file)));
+}
+
+AnalysisReport analyze_main(const std::filesystem::path& main, const AnalysisOptions& options = {}) {
+  auto report = analyze_run_directory(main, options);
+  if (!report) FAIL(report.error().describe());
+  return std::move(report).value();
+}
+
+LaunchRoofline single_launch(const std::string& file) {
+  auto report = parse_ncu_csv(data_path(h100 + "ncu/" + file));
+  REQUIRE(report.has_value());
+  REQUIRE(report->launches.size() == 1);
+  return analyze_launch(report->launches.front());
+}
+
+const StageAnalysis& stage_named(const AnalysisReport& report, const std::string& name) {
+  auto it = std::find_if(report.stages.begin(), report.stages.end(), [&](const auto& s) { return s.name == name; });
+  if (it == report.stages.end()) FAIL("no stage " << name);
+  return *it;
+}
+
+const KernelAnalysis& kernel_starting(const AnalysisReport& report, const std::string& prefix) {
+  auto it = std::find_if(report.kernels.begin(), report.kernels.end(),
+                         [&](const auto& k) { return k.name.rfind(prefix, 0) == 0; });
+  if (it == report.kernels.end()) FAIL("no kernel " << prefix);
+  return *it;
+}
+
+}  // namespace
+
+TEST_CASE("GEMM known answer: exactly 2*4096^3 bf16 FLOP in 208.192 us and compute-bound") {
+  // analysis_expected.py: gemm: flop=137438953472 by={'bf16': 137438953472.0} duration_ns=208192.000
+  // achieved=6.601548e+14 peak_bf16=7.317958e+14 pct_compute=90.2103 dram_bytes=1.786335e+08
+  // dram_peak=3.351295e+12 pct_dram=25.6027 ai=769.3908 bound=compute
+  const auto launch = single_launch("gemm_raw.csv");
+  REQUIRE(launch.flop.has_value());
+  CHECK(*launch.flop == 137438953472.0);  // exact: no double counting of the hgmma/sparsity splits
+  CHECK(launch.flop_by_precision == std::map<std::string, double>{{"bf16", 137438953472.0}});
+  CHECK(launch.dominant_precision == "bf16");
+  CHECK(*launch.duration_ns == Approx(208192.0));
+  CHECK(*launch.achieved_flop_per_s == Approx(6.601548e14).epsilon(1e-6));
+  CHECK(launch.peak_flop_per_s.at("bf16") == Approx(7.317958e14).epsilon(1e-6));
+  CHECK(*launch.pct_peak_compute == Approx(90.2103).margin(1e-3));
+  CHECK(*launch.dram_bytes == Approx(1.786335e8).epsilon(1e-6));
+  CHECK(*launch.peak_dram_bytes_per_s == Approx(3.351295e12).epsilon(1e-6));
+  CHECK(*launch.pct_peak_dram == Approx(25.6027).margin(1e-3));
+  CHECK(*launch.arithmetic_intensity == Approx(769.3908).margin(1e-3));
+  CHECK(launch.bound == KernelBound::compute);
+  CHECK(launch.device_name == "NVIDIA H100 80GB HBM3");
+  CHECK(launch.missing.empty());
+}
+
+TEST_CASE("nc1 launches: tensor and CUDA-core FLOP and latency-bound decode kernels") {
+  // analysis_expected.py: launch 2: nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_ flop=5.035622e+07
+  // by={'fp16': 50331648, 'fp32': 24576} pct_compute=0.8572 pct_dram=25.4022 bound=latency
+  // launch 3: void pytorch_flash::flash_fwd_kernel<Fla flop=2.745139e+08
+  // by={'fp16': 268435456, 'fp32': 6078464} pct_compute=4.4201 pct_dram=0.2857 bound=latency
+  auto report = parse_ncu_csv(data_path(h100 + "ncu/nc1_raw.csv"));
+  REQUIRE(report.has_value());
+  REQUIRE(report->launches.size() == 40);
+  const auto gemv = analyze_launch(report->launches[2]);
+  CHECK(gemv.flop_by_precision.at("fp16") == 50331648.0);
+  CHECK(gemv.flop_by_precision.at("fp32") == Approx(24576).margin(0.5));
+  CHECK(*gemv.flop == Approx(5.035622e7).epsilon(1e-6));
+  CHECK(*gemv.pct_peak_compute == Approx(0.8572).margin(1e-3));
+  CHECK(*gemv.pct_peak_dram == Approx(25.4022).margin(1e-3));
+  CHECK(gemv.bound == KernelBound::latency);
+  const auto attention = analyze_launch(report->launches[3]);
+  CHECK(attention.flop_by_precision.at("fp16") == 268435456.0);
+  CHECK(attention.flop_by_precision.at("fp32") == Approx(6078464).margin(1));
+  CHECK(*attention.pct_peak_compute == Approx(4.4201).margin(1e-3));
+  CHECK(*attention.pct_peak_dram == Approx(0.2857).margin(1e-3));
+  CHECK(attention.nvtx_stack == std::vector<NvtxRangeName>{{"", "decode"}});
+  RooflineThresholds strict;
+  strict.latency_percent = 0.1;  // with a tiny threshold the same launch is compute-bound
+  CHECK(analyze_launch(report->launches[3], strict).bound == KernelBound::compute);
+}
+
+TEST_CASE("nc1_raw.csv and nc1_raw_base.csv give identical analyses") {
+  TempDir dir;
+  make_main(dir / "printed", "", h100 + "ncu/nc1_raw.csv");
+  make_main(dir / "base", "", h100 + "ncu/nc1_raw_base.csv");
+  const auto printed = analyze_main(dir / "printed");
+  const auto base = analyze_main(dir / "base");
+  REQUIRE(printed.launches.size() == 40);
+  REQUIRE(base.launches.size() == 40);
+  // Both pages print with 6 decimals, so their inputs agree to about 6 significant digits, except
+  // the tiny per-cycle rates of CUDA-core instructions ("0.000277 inst/cycle" vs the base page's
+  // own rounding), which keep only 3-4: FLOP and percent of peak compute agree within 1%.
+  auto same = [](const std::optional<double>& a, const std::optional<double>& b, double tolerance = 1e-4) {
+    REQUIRE(a.has_value() == b.has_value());
+    if (a) CHECK(*a == Approx(*b).epsilon(tolerance).margin(1e-9));
+  };
+  for (std::size_t i = 0; i < 40; ++i) {
+    const auto& a = printed.launches[i];
+    const auto& b = base.launches[i];
+    INFO("launch " << i << " " << a.kernel_name);
+    CHECK(a.kernel_name == b.kernel_name);
+    same(a.duration_ns, b.duration_ns);
+    same(a.flop, b.flop, 1e-2);
+    same(a.dram_bytes, b.dram_bytes);
+    same(a.pct_peak_compute, b.pct_peak_compute, 1e-2);
+    CHECK(a.flop_by_precision.count("fp16") == b.flop_by_precision.count("fp16"));
+    if (a.flop_by_precision.count("fp16")) CHECK(a.flop_by_precision.at("fp16") == b.flop_by_precision.at("fp16"));
+    same(a.pct_peak_dram, b.pct_peak_dram);
+    same(a.peak_dram_bytes_per_s, b.peak_dram_bytes_per_s);
+    CHECK(a.peak_flop_per_s.size() == b.peak_flop_per_s.size());
+    CHECK(a.bound == b.bound);
+    CHECK(a.dominant_precision == b.dominant_precision);
+  }
+  REQUIRE(printed.kernels.size() == base.kernels.size());
+  for (std::size_t i = 0; i < printed.kernels.size(); ++i) {
+    CHECK(printed.kernels[i].name == base.kernels[i].name);
+    CHECK(printed.kernels[i].total_time_ns == base.kernels[i].total_time_ns);
+    same(printed.kernels[i].flop_per_launch, base.kernels[i].flop_per_launch, 1e-2);
+    CHECK(printed.kernels[i].bound == base.kernels[i].bound);
+  }
+  CHECK(printed.stages.size() == base.stages.size());
+  same(printed.stages.at(0).flop, base.stages.at(0).flop, 1e-2);
+}
+
+TEST_CASE("ns1 with nc1 and workload metrics: stages and kernels and MFU") {
+  TempDir dir;
+  make_main(dir.path(), h100 + "nsys/ns1_st", h100 + "ncu/nc1_raw.csv", "analysis/workload_metrics_decode.json");
+  const auto report = analyze_main(dir.path());
+
+  // analysis_expected.py, ns1 stages:
+  //   stage :prefill: wall_ns=1280269408 proj_ns=1226511862 kernel_ns=305763 instances=38 busy=0.000249
+  //   stage :decode: wall_ns=177371307 proj_ns=156817883 kernel_ns=1435206 instances=345 busy=0.009152
+  REQUIRE(report.stages.size() == 2);
+  const auto& decode = stage_named(report, "decode");
+  CHECK(decode.domain.empty());
+  CHECK_FALSE(decode.parent.has_value());
+  CHECK(decode.wall_ns == 177371307);
+  CHECK(decode.gpu_projection_ns == 156817883);
+  CHECK(decode.kernel_time_ns == 1435206);
+  CHECK(decode.kernel_instances == 345);
+  CHECK(*decode.gpu_busy_fraction == Approx(0.009152).margin(1e-6));
+  CHECK(decode.verdict ==
+        "host/launch-bound: GPU busy 0.9% of the stage; kernel tuning will not help, cut launch overhead "
+        "(CUDA graphs, fusion, larger batch)");
+  const auto& prefill = stage_named(report, "prefill");
+  CHECK(prefill.wall_ns == 1280269408);
+  CHECK(prefill.kernel_instances == 38);
+  CHECK(*prefill.gpu_busy_fraction == Approx(0.000249).margin(1e-6));
+  CHECK(prefill.verdict.rfind("host/launch-bound: GPU busy 0.0% of the stage", 0) == 0);
+  CHECK_FALSE(prefill.flop.has_value());  // nc1 profiled decode only
+  CHECK(report.stages.front().name == "prefill");  // same level: longest first
+
+  // analysis_expected.py: nc1: max_peak_fp16=8.569867e+14 max_dram_peak=3.351082e+12
+  // decode: flop=1.531038e+10 achieved=8.631825e+10 mfu=1.007230e-04 while_busy=1.066772e+13
+  // flop_coverage=0.948761 (nc1 has no launch of nvjet_sm90_hsh_64x8_64x16_2x1_v_bz_bias_TNT)
+  // decode workload: model_flop_per_s=2.999034e+10 mfu_workload=3.499511e-05
+  CHECK(report.device.name == "NVIDIA H100 80GB HBM3");
+  CHECK(report.device.peak_flop_per_s.at("fp16") == Approx(8.569867e14).epsilon(1e-6));
+  CHECK(*report.device.peak_dram_bytes_per_s == Approx(3.351082e12).epsilon(1e-6));
+  CHECK(report.device.sources.at("fp16").rfind("ncu sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off", 0) == 0);
+  for (const auto& [key, source] : report.device.sources) CHECK(source.rfind("ncu ", 0) == 0);
+  CHECK(report.device.sources.at("fp8").rfind("ncu sm__ops_path_tensor_src_fp8_sparsity_off.sum.peak_sustained", 0) == 0);
+  REQUIRE(report.datasheet.has_value());
+  CHECK(report.datasheet->peak_flop_per_s.at("fp16") == Approx(989.4e12));
+  CHECK(decode.dominant_precision == "fp16");
+  CHECK(*decode.flop == Approx(1.531038e10).epsilon(1e-6));
+  CHECK(decode.flop_coverage == Approx(0.948761).margin(1e-6));
+  CHECK(*decode.achieved_flop_per_s == Approx(8.631825e10).epsilon(1e-6));
+  CHECK(*decode.flop_per_s_while_busy == Approx(1.066772e13).epsilon(1e-6));
+  CHECK(*decode.mfu == Approx(1.007230e-4).epsilon(1e-5));
+  CHECK(*decode.model_flop_per_s == Approx(2.999034e10).epsilon(1e-6));
+  CHECK(*decode.mfu_workload == Approx(3.499511e-5).epsilon(1e-5));
+
+  // Kernels: nsys times for all 17, ncu efficiency joined across the two tools' spellings.
+  // analysis_expected.py, nc1 per kernel: "8 launches flop/launch=3.357082e+07 pct_compute=0.5955
+  // pct_dram=17.8624 bound=latency nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT", "4 launches
+  // flop/launch=6.920602e+07 pct_compute=1.0986 pct_dram=31.6745 bound=memory ..._splitK_bias_TNT",
+  // "7 launches flop/launch=1.569160e+05 ... vectorized_layer_norm_kernel"
+  REQUIRE(report.kernels.size() == 17);
+  CHECK(std::is_sorted(report.kernels.begin(), report.kernels.end(),
+                       [](const auto& a, const auto& b) { return a.total_time_ns > b.total_time_ns; }));
+  const auto& top = report.kernels.front();
+  CHECK(top.name == "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT");
+  CHECK(top.total_time_ns == 322025);
+  CHECK(top.instances == 64);
+  CHECK(top.share_of_total == Approx(322025.0 / 1939822.0));  // 1939822 = all kernel time (analysis_expected.py)
+  CHECK(top.profiled_launches == 8);
+  CHECK(*top.flop_per_launch == Approx(3.357082e7).epsilon(1e-6));
+  CHECK(*top.pct_peak_compute == Approx(0.5955).margin(1e-3));
+  CHECK(*top.pct_peak_dram == Approx(17.8624).margin(1e-3));
+  CHECK(top.bound == KernelBound::latency);
+  CHECK(top.stages == std::vector<std::string>{"decode"});
+  const auto& split = kernel_starting(report, "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_splitK_bias_TNT");
+  CHECK(*split.pct_peak_dram == Approx(31.6745).margin(1e-3));
+  CHECK(split.bound == KernelBound::memory);
+  const auto& norm = kernel_starting(report, "void at::native::<unnamed>::vectorized_layer_norm_kernel");
+  CHECK(norm.profiled_launches == 7);
+  CHECK(norm.join == "join key");
+  CHECK(*norm.flop_per_launch == Approx(1.569160e5).epsilon(1e-5));
+  CHECK(norm.stages == std::vector<std::string>{"decode", "prefill"});
+  const auto& copy = kernel_starting(report, "void at::native::vectorized_elementwise_kernel<(int)8, at::native::float16");
+  CHECK(copy.profiled_launches == 0);
+  CHECK_FALSE(copy.bound.has_value());
+  CHECK(copy.stages.empty());
+  std::int64_t profiled = 0;
+  for (const auto& kernel : report.kernels) profiled += kernel.profiled_launches;
+  CHECK(profiled == 40);  // every ncu launch found its nsys row
+  CHECK(report.warnings == std::vector<std::string>{"stage 'decode': FLOP cover only 95% of its kernel time (kernels "
+                                                    "without ncu data count as 0 FLOP)"});
+
+  REQUIRE(report.top_kernel_selection.has_value());
+  CHECK(report.top_kernel_selection->coverage == Approx(0.790562).margin(1e-6));
+}
+
+TEST_CASE("nesting: generate encloses prefill and decode") {
+  // analysis_expected.py, nested stages:
+  //   stage :generate: wall_ns=2000000 proj_ns=1900000 kernel_ns=868000 instances=212 busy=0.456842
+  //   stage :decode: wall_ns=1400000 proj_ns=1300000 kernel_ns=512000 instances=192 busy=0.393846
+  //   stage :prefill: wall_ns=500000 proj_ns=450000 kernel_ns=340000 instances=12 busy=0.755556
+  TempDir dir;
+  make_main(dir.path(), "analysis/nested/summary", "");
+  AnalysisOptions options;
+  options.device_name = "NVIDIA H100 80GB HBM3";
+  const auto report = analyze_main(dir.path(), options);
+  REQUIRE(report.stages.size() == 3);
+  CHECK(report.stages[0].name == "generate");  // outermost first
+  CHECK(report.stages[1].name == "decode");
+  CHECK(report.stages[2].name == "prefill");
+  const auto& generate = stage_named(report, "generate");
+  CHECK_FALSE(generate.parent.has_value());
+  CHECK(generate.level == 0);
+  CHECK(generate.kernel_time_ns == 868000);
+  CHECK(generate.kernel_instances == 212);
+  CHECK(*generate.gpu_busy_fraction == Approx(0.456842).margin(1e-6));
+  const auto& decode = stage_named(report, "decode");
+  CHECK(decode.parent == std::optional<std::string>("generate"));
+  CHECK(decode.level == 1);
+  CHECK(decode.kernel_time_ns == 512000);
+  CHECK(decode.kernel_instances == 192);
+  CHECK(*decode.gpu_busy_fraction == Approx(0.393846).margin(1e-6));
+  CHECK(decode.verdict.rfind("host/launch-bound: GPU busy 39% of the stage", 0) == 0);
+  const auto& prefill = stage_named(report, "prefill");
+  CHECK(prefill.parent == std::optional<std::string>("generate"));
+  CHECK(*prefill.gpu_busy_fraction == Approx(0.755556).margin(1e-6));
+  CHECK(prefill.verdict ==
+        "GPU-bound: GPU busy 76% of the stage; no ncu data for its kernels: profile them to see their limits");
+  CHECK(prefill.top_kernels.front().name == "gemm_big_kernel");
+  CHECK(prefill.top_kernels.front().share == Approx(300000.0 / 340000.0));
+  // A kernel counts toward every range on its stack.
+  const auto& norm = kernel_starting(report, "void at::native::layer_norm");
+  CHECK(norm.stages == std::vector<std::string>{"decode", "generate", "prefill"});
+  CHECK(kernel_starting(report, "copy_kernel").stages.empty());
+  // Only nsys: FLOP and bounds are reported as not computable, peaks come from the datasheet.
+  CHECK_FALSE(decode.flop.has_value());
+  CHECK(std::find(report.skipped.begin(), report.skipped.end(),
+                  "FLOP, DRAM bytes, percent of peak, bound: no ncu launches") != report.skipped.end());
+  CHECK(report.device.sources.at("bf16").rfind("datasheet:", 0) == 0);
+  REQUIRE(report.top_kernel_selection.has_value());
+  CHECK(report.top_kernel_selection->kernels.front().name == "gemm_small_kernel");
+}
+
+TEST_CASE("only ncu: stages from the NVTX stacks and times from the profiled launches") {
+  TempDir dir;
+  make_main(dir.path(), "", h100 + "ncu/gemm_raw.csv");
+  const auto report = analyze_main(dir.path());
+  REQUIRE(report.stages.size() == 1);
+  const auto& gemm = report.stages.front();
+  CHECK(gemm.name == "gemm");
+  CHECK(gemm.kernel_time_source == "ncu launches");
+  CHECK(gemm.kernel_time_ns == 208192);
+  CHECK_FALSE(gemm.wall_ns.has_value());
+  CHECK_FALSE(gemm.gpu_busy_fraction.has_value());
+  CHECK(*gemm.flop == 137438953472.0);
+  CHECK(*gemm.flop_per_s_while_busy == Approx(6.601548e14).epsilon(1e-6));
+  CHECK_FALSE(gemm.mfu.has_value());  // MFU needs the stage's wall time, which only nsys knows
+  CHECK(gemm.verdict.rfind("GPU busy fraction unknown (no nsys GPU projection); 100% of kernel time in compute-bound", 0) == 0);
+  REQUIRE(report.kernels.size() == 1);
+  CHECK(report.kernels[0].time_source == "ncu gpu__time_duration.sum");
+  CHECK(report.kernels[0].bound == KernelBound::compute);
+  CHECK(report.kernels[0].share_of_total == 1.0);
+  CHECK_FALSE(report.top_kernel_selection.has_value());
+  CHECK(report.device.sources.at("bf16").find("sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off") !=
+        std::string::npos);
+}
+
+TEST_CASE("write_analysis writes the contract's files") {
+  TempDir dir;
+  make_main(dir.path(), h100 + "nsys/ns1_st", h100 + "ncu/nc1_raw.csv", "analysis/workload_metrics_decode.json");
+  const auto report = analyze_main(dir.path());
+  REQUIRE(write_analysis(report, dir / "analysis").has_value());
+
+  const auto json = boost::json::parse(read_file(dir / "analysis" / "report.json")).as_object();
+  CHECK(json.at("schema").as_string() == "llmprof.report/1");
+  const auto& device = json.at("device").as_object();
+  CHECK(device.at("name").as_string() == "NVIDIA H100 80GB HBM3");
+  CHECK(device.at("peak_flop_per_s").as_object().at("fp16").as_double() == Approx(8.569867e14).epsilon(1e-6));
+  CHECK(device.at("peak_dram_bytes_per_s").is_double());
+  const auto& stages = json.at("stages").as_array();
+  REQUIRE(stages.size() == 2);
+  for (const auto& value : stages) {
+    const auto& stage = value.as_object();
+    for (const char* key : {"name", "domain", "verdict"}) CHECK(stage.at(key).is_string());
+    CHECK(stage.at("parent").is_null());
+    for (const char* key : {"wall_ns", "gpu_projection_ns", "kernel_time_ns", "kernel_instances"})
+      CHECK(stage.at(key).is_int64());
+    CHECK(stage.at("gpu_busy_fraction").is_double());
+    for (const char* key : {"flop", "achieved_flop_per_s", "mfu"}) CHECK((stage.at(key).is_double() || stage.at(key).is_null()));
+  }
+  const auto& kernels = json.at("kernels").as_array();
+  REQUIRE(kernels.size() == 17);
+  std::int64_t previous = INT64_MAX;
+  for (const auto& value : kernels) {
+    const auto& kernel = value.as_object();
+    CHECK(kernel.at("total_time_ns").as_int64() <= previous);
+    previous = kernel.at("total_time_ns").as_int64();
+    for (const char* key : {"name", "stages", "instances", "avg_time_ns", "share_of_total", "profiled_launches",
+                            "flop_per_launch", "dram_bytes_per_launch", "arithmetic_intensity", "achieved_flop_per_s",
+                            "pct_peak_compute", "pct_peak_dram", "bound"}) {
+      CHECK(kernel.contains(key));
+    }
+  }
+  CHECK(kernels[0].as_object().at("bound").as_string() == "latency");
+  const auto& selection = json.at("top_kernel_selection").as_object();
+  CHECK(selection.at("stage").as_string() == "decode");
+  CHECK(selection.at("n").as_int64() == 5);
+  CHECK(selection.at("kernel_regex").as_string().subview().starts_with("regex:^(?:"));
+  CHECK(selection.at("coverage").as_double() == Approx(0.790562).margin(1e-6));
+  CHECK(json.at("warnings").is_array());
+  CHECK(json.at("mfu_workload").as_object().at("decode").as_object().at("mfu").as_double() ==
+        Approx(3.499511e-5).epsilon(1e-5));
+
+  // The CSVs read back with the project's reader: one row per kernel / stage, names intact.
+  auto kernels_csv = CsvReader::open(dir / "analysis" / "kernels.csv");
+  REQUIRE(kernels_csv.has_value());
+  REQUIRE(kernels_csv->read_header().has_value());
+  std::vector<std::string> names;
+  while (true) {
+    auto next = kernels_csv->next();
+    REQUIRE(next.has_value());
+    if (!*next) break;
+    names.emplace_back(kernels_csv->fields()[0]);
+  }
+  REQUIRE(names.size() == 17);
+  CHECK(names[0] == report.kernels[0].name);
+  CHECK(names[1] == report.kernels[1].name);  // a name with commas, quoted
+  const auto stages_text = read_file(dir / "analysis" / "stages.csv");
+  CHECK(stages_text.find("prefill,,,0,1280269408,1226511862,305763,38,") != std::string::npos);
+}
+
+TEST_CASE("bad input: errors name the file and what is wrong") {
+  TempDir dir;
+  const auto main = dir / "run";
+  const auto raw = read_file(data_path(h100 + "ncu/nc1_raw.csv"));
+  const auto ncu_csv = (main / "ncu" / "raw.csv").string();
+  auto analysis_error = [&]() {
+    auto report = analyze_run_directory(main, {});
+    REQUIRE_FALSE(report.has_value());
+    return report.error();
+  };
+  SECTION("no run directory") {
+    auto error = analysis_error();
+    CHECK(error.code == ErrorCode::not_found);
+    CHECK(error.message == "run directory " + main.string() + " does not exist");
+  }
+  SECTION("nothing to analyse") {
+    std::filesystem::create_directories(main);
+    auto error = analysis_error();
+    CHECK(error.code == ErrorCode::not_found);
+    CHECK(error.message.find("holds nothing to analyse") != std::string::npos);
+    CHECK(error.message.find(ncu_csv) != std::string::npos);
+  }
+  SECTION("truncated ncu CSV") {
+    write_file(main / "ncu" / "raw.csv", raw.substr(0, raw.size() / 2));
+    auto error = analysis_error();
+    CHECK(error.code == ErrorCode::parse_error);
+    CHECK(error.message.rfind(ncu_csv + ":", 0) == 0);
+  }
+  SECTION("ncu CSV missing the Kernel Name column") {
+    std::string broken = raw;
+    broken.replace(broken.find("\"Kernel Name\""), 13, "\"Kernel\"");
+    write_file(main / "ncu" / "raw.csv", broken);
+    auto error = analysis_error();
+    CHECK(error.message.rfind(ncu_csv, 0) == 0);
+    CHECK(error.message.find("Kernel Name") != std::string::npos);
+  }
+  SECTION("only ncu's error text") {
+    write_file(main / "ncu" / "raw.csv", "==PROF== Connected to process 12\n==ERROR== Failed to profile kernel\n");
+    auto error = analysis_error();
+    CHECK(error.message.rfind(ncu_csv, 0) == 0);
+    CHECK(error.message.find("==ERROR== Failed to profile kernel") != std::string::npos);
+  }
+  SECTION("empty ncu CSV") {
+    write_file(main / "ncu" / "raw.csv", "");
+    auto error = analysis_error();
+    CHECK(error.message.rfind(ncu_csv, 0) == 0);
+    CHECK(error.message.find("empty") != std::string::npos);
+  }
+  SECTION("random bytes as ncu CSV") {
+    std::string noise;
+    std::uint32_t state = 12345;
+    for (int i = 0; i < 4096; ++i) {
+      state = state * 1664525u + 1013904223u;
+      noise += static_cast<char>(state >> 24);
+    }
+    write_file(main / "ncu" / "raw.csv", noise);
+    auto error = analysis_error();
+    CHECK(error.message.rfind(ncu_csv, 0) == 0);
+  }
+  SECTION("header only") {
+    write_file(main / "ncu" / "raw.csv", raw.substr(0, raw.find('\n') + 1));
+    auto error = analysis_error();
+    CHECK(error.message.rfind(ncu_csv, 0) == 0);
+  }
+  SECTION("nsys table missing a column") {
+    const auto text = read_file(data_path(h100 + "nsys/ns1_st_nvtx_gpu_proj_sum.csv"));
+    std::string broken = text;
+    broken.replace(broken.find("Total Proj Time (ns)"), 20, "Projection");
+    write_file(main / "nsys" / "summary_nvtx_gpu_proj_sum.csv", broken);
+    auto error = analysis_error();
+    CHECK(error.message.find((main / "nsys" / "summary_nvtx_gpu_proj_sum.csv").string()) != std::string::npos);
+    CHECK(error.message.find("Total Proj Time (ns)") != std::string::npos);
+  }
+  SECTION("broken workload metrics") {
+    make_main(main, h100 + "nsys/ns1_st", "");
+    write_file(main / "stage1" / "metrics.json", "{\"schema\": \"llmprof.workload_metrics/1\"}");
+    auto error = analysis_error();
+    CHECK(error.message == (main / "stage1" / "metrics.json").string() + ": key \"model\" is missing");
+  }
+}
