@@ -13,7 +13,9 @@ using StageKey = std::pair<std::string, std::string>;  // (domain, name)
 
 std::string percent_text(double fraction) {
   char text[32];
-  std::snprintf(text, sizeof text, fraction < 0.1 ? "%.1f%%" : "%.0f%%", fraction * 100.0);
+  const double percent = fraction * 100.0;
+  // Two significant digits below 1% so that a starved stage does not read "0.0%".
+  std::snprintf(text, sizeof text, percent < 1 ? "%.2g%%" : percent < 10 ? "%.1f%%" : "%.0f%%", percent);
   return text;
 }
 
@@ -260,6 +262,10 @@ void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
       report.warnings.push_back("stage '" + stage.qualified_name() + "': FLOP cover only " +
                                 percent_text(stage.flop_coverage) +
                                 " of its kernel time (kernels without ncu data count as 0 FLOP)");
+    }
+    if (!stage.flop && inputs.ncu_launches && stage.kernel_time_ns > 0) {
+      report.skipped.push_back("stage '" + stage.qualified_name() +
+                               "': FLOP and MFU need ncu launches of its kernels; none was profiled in this stage");
     }
     if (!stage.gpu_projection_ns) {
       report.skipped.push_back("stage '" + stage.qualified_name() +

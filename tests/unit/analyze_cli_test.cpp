@@ -1,0 +1,98 @@
+// `deep-profile analyze MAIN`: outputs, summary, --json and exit codes, on run directories built
+// from the fixtures in a TempDir.
+#include <catch2/catch.hpp>
+
+#include <boost/json/parse.hpp>
+
+#include "llmprof/nsys_stats.hpp"
+#include "llmprof/process.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using llmprof::testing::data_path;
+using llmprof::testing::read_file;
+using llmprof::testing::TempDir;
+using llmprof::testing::write_file;
+
+namespace {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+CliResult run_cli(const TempDir& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), {LLMPROF_DEEP_PROFILE_EXE, "analyze"});
+  ProcessSpec spec;
+  spec.argv = args;
+  spec.stdout_file = dir / "cli.out";
+  spec.stderr_file = dir / "cli.err";
+  spec.timeout = std::chrono::seconds(60);
+  auto outcome = make_system_process_runner()->run(spec);
+  REQUIRE(outcome.has_value());
+  REQUIRE(outcome->exited);
+  return {outcome->exit_code, read_file(dir / "cli.out"), read_file(dir / "cli.err")};
+}
+
+void make_main(const std::filesystem::path& main) {
+  for (const auto& report : nsys_stats_report_names()) {
+    const auto source = nsys_stats_report_path(data_path("h100-nsight-2025.3/nsys/ns1_st"), report);
+    if (std::filesystem::exists(source)) {
+      write_file(nsys_stats_report_path(main / "nsys" / "summary", report), read_file(source));
+    }
+  }
+  write_file(main / "ncu" / "raw.csv", read_file(data_path("h100-nsight-2025.3/ncu/nc1_raw.csv")));
+  write_file(main / "stage1" / "metrics.json", read_file(data_path("analysis/workload_metrics_decode.json")));
+}
+
+}  // namespace
+
+TEST_CASE("analyze writes the three outputs and prints a summary") {
+  TempDir dir;
+  make_main(dir / "run");
+  const auto result = run_cli(dir, {(dir / "run").string(), "--stage", "decode", "--top", "3"});
+  INFO(result.err);
+  CHECK(result.exit_code == 0);
+  for (const char* file : {"kernels.csv", "stages.csv", "report.json"}) {
+    CHECK(std::filesystem::is_regular_file(dir / "run" / "analysis" / file));
+  }
+  CHECK(result.out.find("device: NVIDIA H100 80GB HBM3") != std::string::npos);
+  // 1435206 / 156817883 = 0.915% (tests/tools/analysis_expected.py: busy=0.009152)
+  CHECK(result.out.find("decode: GPU busy 0.915%, 345 kernels") != std::string::npos);
+  CHECK(result.out.find("host/launch-bound") != std::string::npos);
+  CHECK(result.out.find("ncu selection for decode: coverage") != std::string::npos);
+  const auto json = boost::json::parse(read_file(dir / "run" / "analysis" / "report.json")).as_object();
+  CHECK(json.at("top_kernel_selection").as_object().at("n").as_int64() == 3);
+}
+
+TEST_CASE("analyze --json prints report.json") {
+  TempDir dir;
+  make_main(dir / "run");
+  const auto result = run_cli(dir, {(dir / "run").string(), "--json"});
+  CHECK(result.exit_code == 0);
+  const auto json = boost::json::parse(result.out).as_object();
+  CHECK(json.at("schema").as_string() == "llmprof.report/1");
+  CHECK(result.out == read_file(dir / "run" / "analysis" / "report.json"));
+}
+
+TEST_CASE("analyze exit codes on bad input and bad usage") {
+  TempDir dir;
+  SECTION("missing run directory: exit 4") {
+    const auto result = run_cli(dir, {(dir / "absent").string()});
+    CHECK(result.exit_code == 4);
+    CHECK(result.err.find("does not exist") != std::string::npos);
+  }
+  SECTION("unparsable ncu CSV: exit 4 naming the file") {
+    make_main(dir / "run");
+    write_file(dir / "run" / "ncu" / "raw.csv", "==ERROR== The application returned an error code (1).\n");
+    const auto result = run_cli(dir, {(dir / "run").string()});
+    CHECK(result.exit_code == 4);
+    CHECK(result.err.find((dir / "run" / "ncu" / "raw.csv").string()) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir / "run" / "analysis" / "report.json"));
+  }
+  SECTION("no MAIN: exit 2") {
+    CHECK(run_cli(dir, {}).exit_code == 2);
+    CHECK(run_cli(dir, {"x", "--name-base", "mangled"}).exit_code == 2);
+  }
+}
