@@ -120,8 +120,10 @@ Generation generate(const dw::DecoderModel& model, const torch::Tensor& prompt, 
   {
     auto range = tracer.range("prefill");
     const torch::Tensor logits = model.forward(prompt, cache, tracer);
-    auto sample = tracer.range("sample");
-    generated.push_back(dw::sample_greedy(logits));
+    {
+      auto sample = tracer.range("sample");
+      generated.push_back(dw::sample_greedy(logits));
+    }
     dw::synchronize(device);
   }
   const auto decode_start = std::chrono::steady_clock::now();
