@@ -1,6 +1,7 @@
 // Reads an ncu run's console output (Nsight Compute 2025.3.1 wording, tests/data/h100-nsight-2025.3/cli/).
 #include "llmprof/ncu_diagnosis.hpp"
 
+#include <charconv>
 #include <regex>
 
 namespace llmprof {
@@ -29,7 +30,11 @@ void read_prof_line(const std::string& body, NcuOutputDiagnosis& diagnosis) {
   if (std::regex_search(body, match, profiling)) {
     ++diagnosis.profiled_kernels;
     diagnosis.kernel_names.push_back(match[1].str());
-    diagnosis.planned_kernels = std::stoi(match[3].str());
+    // from_chars, not stoi: a count too large for int (damaged output) must not throw.
+    int planned = 0;
+    const auto digits = match[3].str();
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), planned).ec == std::errc())
+      diagnosis.planned_kernels = planned;
   } else if (starts_with(body, "Report: ")) {
     diagnosis.report_path = trim(body.substr(8));
   } else if (starts_with(body, "Connected to process")) {

@@ -135,3 +135,14 @@ TEST_CASE("the fake ncu's outputs diagnose like the recorded ones") {
   CHECK(no_kernels.no_kernels_profiled);
   CHECK(no_kernels.available_kernels.size() == 2);
 }
+
+TEST_CASE("a planned-kernel count too large for int is ignored, not a crash (fuzz regression)") {
+  // Found by fuzz/ncu_diagnosis_fuzzer.cpp: std::stoi threw std::out_of_range on "(1/99999999999)".
+  const auto output = read_file(data_path("fuzz-regressions/ncu_diagnosis_planned_count_overflow.txt"));
+  const auto diagnosis = diagnose_ncu_output(output);
+  CHECK(diagnosis.profiled_kernels == 1);
+  REQUIRE(diagnosis.kernel_names.size() == 1);
+  CHECK(diagnosis.kernel_names[0] == "reduce_kernel");
+  CHECK_FALSE(diagnosis.planned_kernels.has_value());
+  CHECK(diagnosis.connected_processes == 1);
+}

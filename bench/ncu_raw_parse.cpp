@@ -1,0 +1,176 @@
+// Benchmark (not a test): parse speed and memory of the ncu raw-page parser on a large file.
+//
+//   bench_ncu_raw_parse [--size-mb N] [--file PATH] [--fixture PATH] [--phase NAME] [--keep-file]
+//
+// Builds PATH (default: a temporary file) of at least N MB (default 256) by writing the header and
+// units row of the fixture (tests/data/h100-nsight-2025.3/ncu/nc1_raw.csv) once and repeating its
+// launch rows, unless --file names an existing file to read as is. Then times, each on one core:
+//   csv        CsvReader alone (every record split into fields)
+//   narrow     for_each_ncu_launch keeping only duration, tensor FLOP and DRAM bytes metrics
+//   all        for_each_ncu_launch keeping every metric
+// and prints MB/s, launches counted and peak RSS (getrusage ru_maxrss; the peak is for the process
+// so far, so run one --phase per process for a clean per-phase figure).
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "llmprof/clock.hpp"
+#include "llmprof/csv.hpp"
+#include "llmprof/ncu_metrics.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Options {
+  std::uintmax_t size_mb = 256;
+  fs::path file;
+  fs::path fixture = LLMPROF_BENCH_FIXTURE;
+  std::string phase;  // empty: all phases
+  bool keep_file = false;
+};
+
+[[noreturn]] void usage(const std::string& problem) {
+  std::cerr << "bench_ncu_raw_parse: " << problem
+            << "\nusage: bench_ncu_raw_parse [--size-mb N] [--file PATH] [--fixture PATH] [--phase csv|narrow|all]"
+               " [--keep-file]\n";
+  std::exit(2);
+}
+
+Options parse_options(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--size-mb") options.size_mb = std::stoull(value());
+    else if (arg == "--file") options.file = value();
+    else if (arg == "--fixture") options.fixture = value();
+    else if (arg == "--phase") options.phase = value();
+    else if (arg == "--keep-file") options.keep_file = true;
+    else usage("unknown argument " + arg);
+  }
+  if (!options.phase.empty() && options.phase != "csv" && options.phase != "narrow" && options.phase != "all")
+    usage("unknown phase " + options.phase);
+  return options;
+}
+
+double peak_rss_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// Header and units row once, then the fixture's launch rows repeated until `bytes` are written.
+void build_file(const fs::path& fixture, const fs::path& out, std::uintmax_t bytes) {
+  std::ifstream in(fixture, std::ios::binary);
+  if (!in) usage("cannot read fixture " + fixture.string());
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line + "\n");
+  if (lines.size() < 3) usage(fixture.string() + " has no launch rows");
+  std::ofstream file(out, std::ios::binary | std::ios::trunc);
+  if (!file) usage("cannot write " + out.string());
+  std::uintmax_t written = 0;
+  for (std::size_t i = 0; i < 2; ++i) {
+    file << lines[i];
+    written += lines[i].size();
+  }
+  while (written < bytes) {
+    for (std::size_t i = 2; i < lines.size(); ++i) {
+      file << lines[i];
+      written += lines[i].size();
+    }
+  }
+  if (!file.flush()) usage("writing " + out.string() + " failed (disk full?)");
+}
+
+struct Timing {
+  double seconds = 0;
+  std::size_t records = 0;
+};
+
+template <typename Work>
+Timing timed(const llmprof::Clock& clock, Work work) {
+  const auto start = clock.now();
+  const std::size_t records = work();
+  return {std::chrono::duration<double>(clock.now() - start).count(), records};
+}
+
+std::size_t read_csv_only(const fs::path& file) {
+  llmprof::CsvReaderOptions options;
+  options.is_header = llmprof::csv_header_with({"ID"});
+  auto reader = llmprof::CsvReader::open(file, options);
+  if (!reader) usage(reader.error().describe());
+  if (auto header = reader->read_header(); !header) usage(header.error().describe());
+  std::size_t records = 0, fields = 0;
+  for (;;) {
+    auto more = reader->next();
+    if (!more) usage(more.error().describe());
+    if (!*more) break;
+    ++records;
+    fields += reader->fields().size();
+  }
+  if (fields == 0) usage("no fields read");
+  return records;
+}
+
+std::size_t parse_launches(const fs::path& file, const llmprof::NcuParseOptions& options) {
+  double duration_ns = 0;
+  auto info = llmprof::for_each_ncu_launch(file, options, [&](const llmprof::NcuKernelLaunch& launch) {
+    duration_ns += launch.metric("gpu__time_duration.sum").value_or(0);
+    return true;
+  });
+  if (!info) usage(info.error().describe());
+  if (duration_ns <= 0) usage("no gpu__time_duration.sum values were parsed");
+  return info->launch_count;
+}
+
+void report(const char* phase, const Timing& timing, std::uintmax_t bytes, const char* unit) {
+  const double mb = static_cast<double>(bytes) / 1e6;
+  std::printf("%-7s %8.2f s  %8.1f MB/s  %10zu %-9s  peak RSS %7.1f MB\n", phase, timing.seconds, mb / timing.seconds,
+              timing.records, unit, peak_rss_mb());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = parse_options(argc, argv);
+  const llmprof::SystemClock clock;
+  fs::path file = options.file;
+  const bool generated = file.empty();
+  if (generated) {
+    file = fs::temp_directory_path() / "llmprof-bench-ncu-raw.csv";
+    const auto build = timed(clock, [&] {
+      build_file(options.fixture, file, options.size_mb * 1000 * 1000);
+      return std::size_t{0};
+    });
+    std::printf("built %s from %s in %.1f s\n", file.string().c_str(), options.fixture.string().c_str(), build.seconds);
+  }
+  std::error_code ec;
+  const auto bytes = fs::file_size(file, ec);
+  if (ec) usage("cannot stat " + file.string() + ": " + ec.message());
+  std::printf("file: %.1f MB; one core; MB = 10^6 bytes\n", static_cast<double>(bytes) / 1e6);
+
+  const auto run = [&](const std::string& phase) { return options.phase.empty() || options.phase == phase; };
+  if (run("csv")) report("csv", timed(clock, [&] { return read_csv_only(file); }), bytes, "records");
+  if (run("narrow")) {
+    llmprof::NcuParseOptions narrow;
+    narrow.keep_metric =
+        llmprof::keep_metrics_with_prefixes({"gpu__time_duration", "sm__ops_path_tensor", "dram__bytes"});
+    report("narrow", timed(clock, [&] { return parse_launches(file, narrow); }), bytes, "launches");
+  }
+  if (run("all")) report("all", timed(clock, [&] { return parse_launches(file, {}); }), bytes, "launches");
+
+  if (generated && !options.keep_file) fs::remove(file, ec);
+  return 0;
+}
