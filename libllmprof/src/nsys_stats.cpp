@@ -176,6 +176,14 @@ Result<void> load_report(const std::filesystem::path& prefix, std::string_view r
   const auto path = nsys_stats_report_path(prefix, report);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return {};
+  // nsys 2025.3 writes a zero-byte file for a report with no rows ("PROCESSED (EMPTY RESULTS)", e.g.
+  // cuda_gpu_mem_time_sum for a capture without memcpy): the table exists and is empty. The per-file
+  // parsers still reject an empty file, since there it means a tool failed.
+  if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0 && !ec) {
+    slot = std::vector<Row>{};
+    ++found;
+    return {};
+  }
   auto rows = parse(path);
   if (!rows) return rows.error();
   slot = std::move(*rows);

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Proves libllmprof on a real GPU machine (H100, Nsight Systems/Compute 2025.3.1): builds the example
+# there, runs the bare benchmarks and the real deep-profile pipeline, and leaves small results in $OUT.
+#
+# Usage (from the repository root on the GPU machine):  scripts/gpu-verify.sh PHASE...
+#   bench    example build (+ NVTX-off variant), probe, bare decode benchmarks C++ vs Python eager
+#   profile  deep-profile run (gated on decode, top-10), and with a gate that never opens
+#   naive    ncu --set roofline over every decode kernel, stopped after 240 s (the comparison figure)
+#   sweep    deep-profile sweep over batch 1/4/16 with the quick preset
+# Inputs it expects in .carry/: deep-profile (static release build from the dev machine) and the
+# libdw1/libelf1 .deb files that the bundled QdstrmImporter needs (see docs/gpu-machine notes).
+set -uo pipefail
+OUT=${OUT:-/tmp/llmprof-out}
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/verify.log") 2>&1
+repo=$PWD
+dp=$repo/.carry/deep-profile
+export LLMPROF_CONFIG_DIR=$repo/config PYTHONUNBUFFERED=1
+torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
+step() { echo; echo "=== $* ($(date -u +%T))"; }
+
+build_example() {  # $1 build dir, $2 NVTX ON/OFF
+  cmake -S "$repo" -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLMPROF_CORE=OFF -DLLMPROF_BUILD_TESTS=OFF \
+    -DLLMPROF_EXAMPLE_NVTX="$2" -DCMAKE_PREFIX_PATH="$torch_prefix" > "$1.configure.log" 2>&1 &&
+  cmake --build "$1" --target llmprof-decode -j16 > "$1.build.log" 2>&1 ||
+  { tail -30 "$1.configure.log" "$1.build.log"; return 1; }
+}
+
+phase_bench() {
+  step "probe as installed (no libdw: the importer diagnosis)"
+  "$dp" probe
+  step "build the example (NVTX on, and off for the overhead figure)"
+  local start=$SECONDS
+  build_example /tmp/ex ON || return 1
+  echo "example build: $((SECONDS - start)) s"
+  build_example /tmp/ex-nonvtx OFF || return 1
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  local ex_off=/tmp/ex-nonvtx/examples/decode-workload/llmprof-decode
+  for batch in 1 8; do
+    step "bare C++ 1b bf16 batch $batch"
+    "$ex" --preset 1b --batch "$batch" --warmup 2 --metrics-out "$OUT/cpp_b$batch.json" || return 1
+    step "bare Python eager 1b bf16 batch $batch"
+    python3 examples/decode-workload/decode_eager.py --preset 1b --batch "$batch" --warmup 2 \
+      --metrics-out "$OUT/py_b$batch.json" || return 1
+  done
+  step "NVTX overhead: instrumented vs compiled-out, batch 1, 3 runs each"
+  for i in 1 2 3; do
+    "$ex" --preset 1b --warmup 2 --metrics-out "/tmp/on_$i.json" > /dev/null
+    "$ex_off" --preset 1b --warmup 2 --metrics-out "/tmp/off_$i.json" > /dev/null
+  done
+  python3 - <<'EOF'
+import json, statistics
+on = [json.load(open(f"/tmp/on_{i}.json"))["tokens_per_s"] for i in (1, 2, 3)]
+off = [json.load(open(f"/tmp/off_{i}.json"))["tokens_per_s"] for i in (1, 2, 3)]
+print("nvtx on  tokens/s:", on, "median", statistics.median(on))
+print("nvtx off tokens/s:", off, "median", statistics.median(off))
+print("difference %.2f%%" % (100 * (statistics.median(off) - statistics.median(on)) / statistics.median(off)))
+EOF
+}
+
+phase_profile() {
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  mkdir -p /tmp/dw && for f in .carry/libdw1_*.deb .carry/libelf1_*.deb; do dpkg -x "$f" /tmp/dw; done
+  export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  step "probe with libdw carried"
+  "$dp" probe
+  step "bare workload for the wall-time comparison"
+  /usr/bin/time -f "bare wall %e s" "$ex" --preset 1b --warmup 1 > /dev/null
+  step "deep-profile run: 1b bf16, gated on decode, top-10"
+  /usr/bin/time -f "deep-profile wall %e s" "$dp" run --set run.runs_root=/tmp/runs --set run.run_id=h100-1b-decode \
+    --set run.top_n_kernels=10 -- "$ex" --preset 1b --warmup 1
+  echo "exit=$?"
+  step "deep-profile run with a gate that never opens (nsys.nvtx_capture=range)"
+  "$dp" run --set run.runs_root=/tmp/runs --set run.run_id=h100-gate-range --set nsys.nvtx_capture=range \
+    --set run.enable_ncu=false -- "$ex" --preset 1b --warmup 1
+  echo "exit=$?"
+  (cd /tmp/runs && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
+     -czf "$OUT/runs.tar.gz" .)
+}
+
+phase_naive() {
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  step "naive: ncu --set roofline over every decode kernel (stopped after 240 s)"
+  /usr/bin/time -f "naive ncu wall %e s" timeout 240 ncu --target-processes all --nvtx --nvtx-include "decode/" \
+    --set roofline -o /tmp/naive -f "$ex" --preset 1b --warmup 1 > /tmp/naive.log 2>&1
+  echo "naive exit=$?; kernels profiled: $(grep -c '==PROF== Profiling' /tmp/naive.log)"
+  tail -3 /tmp/naive.log
+}
+
+phase_sweep() {
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  step "sweep over batch 1/4/16 (quick preset)"
+  /usr/bin/time -f "sweep wall %e s" "$dp" sweep --preset quick --set run.runs_root=/tmp/sweep \
+    --point 'workload.argv=["'"$ex"'","--preset","1b","--warmup","1","--batch","1"]' \
+    --point 'workload.argv=["'"$ex"'","--preset","1b","--warmup","1","--batch","4"]' \
+    --point 'workload.argv=["'"$ex"'","--preset","1b","--warmup","1","--batch","16"]'
+  echo "exit=$?"
+  (cd /tmp/sweep && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
+     -czf "$OUT/sweep.tar.gz" .)
+}
+
+nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
+for phase in "$@"; do
+  "phase_$phase" || echo "phase $phase FAILED"
+done
