@@ -3,8 +3,9 @@
 # there, runs the bare benchmarks and the real deep-profile pipeline, and leaves small results in $OUT.
 #
 # Usage (from the repository root on the GPU machine):  scripts/gpu-verify.sh PHASE...
-#   bench    example build (+ NVTX-off variant), probe, bare decode benchmarks C++ vs Python eager
+#   bench    example build, probe, bare decode benchmarks C++ vs Python eager (batch 1 and 8)
 #   profile  deep-profile run (gated on decode, top-10), and with a gate that never opens
+#   overhead NVTX on vs compiled out, interleaved runs
 #   naive    ncu --set roofline over every decode kernel, stopped after 240 s (the comparison figure)
 #   sweep    deep-profile sweep over batch 1/4/16 with the quick preset
 # Inputs it expects in .carry/: deep-profile (static release build from the dev machine) and the
@@ -26,16 +27,17 @@ build_example() {  # $1 build dir, $2 NVTX ON/OFF
   { tail -30 "$1.configure.log" "$1.build.log"; return 1; }
 }
 
+use_carried_libdw() {  # makes the bundled QdstrmImporter loadable (the machine lacks libdw.so.1)
+  mkdir -p /tmp/dw && for f in .carry/libdw1_*.deb .carry/libelf1_*.deb; do dpkg -x "$f" /tmp/dw; done
+  export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+}
+
 phase_bench() {
-  step "probe as installed (no libdw: the importer diagnosis)"
-  "$dp" probe
-  step "build the example (NVTX on, and off for the overhead figure)"
+  step "build the example"
   local start=$SECONDS
   build_example /tmp/ex ON || return 1
   echo "example build: $((SECONDS - start)) s"
-  build_example /tmp/ex-nonvtx OFF || return 1
   local ex=/tmp/ex/examples/decode-workload/llmprof-decode
-  local ex_off=/tmp/ex-nonvtx/examples/decode-workload/llmprof-decode
   for batch in 1 8; do
     step "bare C++ 1b bf16 batch $batch"
     "$ex" --preset 1b --batch "$batch" --warmup 2 --metrics-out "$OUT/cpp_b$batch.json" || return 1
@@ -43,26 +45,14 @@ phase_bench() {
     python3 examples/decode-workload/decode_eager.py --preset 1b --batch "$batch" --warmup 2 \
       --metrics-out "$OUT/py_b$batch.json" || return 1
   done
-  step "NVTX overhead: instrumented vs compiled-out, batch 1, 3 runs each"
-  for i in 1 2 3; do
-    "$ex" --preset 1b --warmup 2 --metrics-out "/tmp/on_$i.json" > /dev/null
-    "$ex_off" --preset 1b --warmup 2 --metrics-out "/tmp/off_$i.json" > /dev/null
-  done
-  python3 - <<'EOF'
-import json, statistics
-on = [json.load(open(f"/tmp/on_{i}.json"))["tokens_per_s"] for i in (1, 2, 3)]
-off = [json.load(open(f"/tmp/off_{i}.json"))["tokens_per_s"] for i in (1, 2, 3)]
-print("nvtx on  tokens/s:", on, "median", statistics.median(on))
-print("nvtx off tokens/s:", off, "median", statistics.median(off))
-print("difference %.2f%%" % (100 * (statistics.median(off) - statistics.median(on)) / statistics.median(off)))
-EOF
 }
 
 phase_profile() {
   local ex=/tmp/ex/examples/decode-workload/llmprof-decode
   [ -x "$ex" ] || build_example /tmp/ex ON || return 1
-  mkdir -p /tmp/dw && for f in .carry/libdw1_*.deb .carry/libelf1_*.deb; do dpkg -x "$f" /tmp/dw; done
-  export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  step "probe as installed (the importer cannot load libdw.so.1)"
+  "$dp" probe
+  use_carried_libdw
   step "probe with libdw carried"
   "$dp" probe
   step "bare workload for the wall-time comparison"
@@ -89,10 +79,32 @@ phase_naive() {
   tail -3 /tmp/naive.log
 }
 
+phase_overhead() {
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode ex_off=/tmp/ex-nonvtx/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  [ -x "$ex_off" ] || build_example /tmp/ex-nonvtx OFF || return 1
+  step "NVTX overhead: instrumented vs compiled-out, batch 1, 256 new tokens, 6 runs each in ABBA order"
+  local i
+  for i in 1 2 3; do
+    "$ex" --preset 1b --new-tokens 256 --warmup 2 --metrics-out "/tmp/on_a$i.json" > /dev/null
+    "$ex_off" --preset 1b --new-tokens 256 --warmup 2 --metrics-out "/tmp/off_a$i.json" > /dev/null
+    "$ex_off" --preset 1b --new-tokens 256 --warmup 2 --metrics-out "/tmp/off_b$i.json" > /dev/null
+    "$ex" --preset 1b --new-tokens 256 --warmup 2 --metrics-out "/tmp/on_b$i.json" > /dev/null
+  done
+  python3 - <<'PY' | tee "$OUT/nvtx_overhead.txt"
+import glob, json, statistics
+on = [json.load(open(f))["tokens_per_s"] for f in sorted(glob.glob("/tmp/on_*.json"))]
+off = [json.load(open(f))["tokens_per_s"] for f in sorted(glob.glob("/tmp/off_*.json"))]
+print("nvtx on  tokens/s:", [round(x, 2) for x in on], "median %.2f" % statistics.median(on))
+print("nvtx off tokens/s:", [round(x, 2) for x in off], "median %.2f" % statistics.median(off))
+print("median difference %.2f%% (positive: NVTX build slower)" % (100 * (statistics.median(off) - statistics.median(on)) / statistics.median(off)))
+PY
+}
+
 phase_sweep() {
   local ex=/tmp/ex/examples/decode-workload/llmprof-decode
   [ -x "$ex" ] || build_example /tmp/ex ON || return 1
-  export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  use_carried_libdw
   step "sweep over batch 1/4/16 (quick preset)"
   /usr/bin/time -f "sweep wall %e s" "$dp" sweep --preset quick --set run.runs_root=/tmp/sweep \
     --point 'workload.argv=["'"$ex"'","--preset","1b","--warmup","1","--batch","1"]' \

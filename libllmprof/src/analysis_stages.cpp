@@ -148,7 +148,14 @@ std::string bound_advice(KernelBound bound, double threshold_percent) {
 
 std::string verdict(const AnalysisReport& report, const AnalysisOptions& options, const StageKernels& kernels,
                     const StageAnalysis& stage) {
-  if (stage.kernel_time_ns == 0) return "no GPU kernels ran in this stage";
+  if (stage.kernel_time_ns == 0) {
+    // A range known only from ncu's NVTX stacks (e.g. `generate` around a capture gated on `decode`)
+    // was never inside the nsys capture: its time is unknown, which is not the same as idle.
+    if (!stage.wall_ns && !stage.gpu_projection_ns) {
+      return "outside the nsys capture (it encloses the gated range), so its time is not measured here";
+    }
+    return "no GPU kernels ran in this stage";
+  }
   std::string text;
   if (stage.gpu_busy_fraction && *stage.gpu_busy_fraction < options.host_bound_busy_fraction) {
     return "host/launch-bound: GPU busy " + percent_text(*stage.gpu_busy_fraction) +
