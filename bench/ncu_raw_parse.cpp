@@ -6,7 +6,7 @@
 // units row of the fixture (tests/data/h100-nsight-2025.3/ncu/nc1_raw.csv) once and repeating its
 // launch rows, unless --file names an existing file to read as is. Then times, each on one core:
 //   csv        CsvReader alone (every record split into fields)
-//   narrow     for_each_ncu_launch keeping only duration, tensor FLOP and DRAM bytes metrics
+//   narrow     for_each_ncu_launch keeping 7 roofline metrics (duration, clock, FLOP, DRAM)
 //   all        for_each_ncu_launch keeping every metric
 // and prints MB/s, launches counted and peak RSS (getrusage ru_maxrss; the peak is for the process
 // so far, so run one --phase per process for a clean per-phase figure).
@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -94,15 +95,24 @@ void build_file(const fs::path& fixture, const fs::path& out, std::uintmax_t byt
 }
 
 struct Timing {
-  double seconds = 0;
+  double seconds = 0;      // wall
+  double cpu_seconds = 0;  // user + system of this process: the figure on a shared, busy machine
   std::size_t records = 0;
 };
+
+double cpu_seconds_used() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 template <typename Work>
 Timing timed(const llmprof::Clock& clock, Work work) {
   const auto start = clock.now();
+  const double cpu_start = cpu_seconds_used();
   const std::size_t records = work();
-  return {std::chrono::duration<double>(clock.now() - start).count(), records};
+  return {std::chrono::duration<double>(clock.now() - start).count(), cpu_seconds_used() - cpu_start, records};
 }
 
 std::size_t read_csv_only(const fs::path& file) {
@@ -136,8 +146,8 @@ std::size_t parse_launches(const fs::path& file, const llmprof::NcuParseOptions&
 
 void report(const char* phase, const Timing& timing, std::uintmax_t bytes, const char* unit) {
   const double mb = static_cast<double>(bytes) / 1e6;
-  std::printf("%-7s %8.2f s  %8.1f MB/s  %10zu %-9s  peak RSS %7.1f MB\n", phase, timing.seconds, mb / timing.seconds,
-              timing.records, unit, peak_rss_mb());
+  std::printf("%-7s %7.2f s  %7.1f MB/s wall  %7.1f MB/s cpu  %8zu %-9s  peak RSS %6.1f MB\n", phase, timing.seconds,
+              mb / timing.seconds, mb / timing.cpu_seconds, timing.records, unit, peak_rss_mb());
   std::fflush(stdout);
 }
 
@@ -164,9 +174,13 @@ int main(int argc, char** argv) {
   const auto run = [&](const std::string& phase) { return options.phase.empty() || options.phase == phase; };
   if (run("csv")) report("csv", timed(clock, [&] { return read_csv_only(file); }), bytes, "records");
   if (run("narrow")) {
+    // What a roofline needs of each launch: duration, clock, tensor and FMA work, DRAM traffic.
+    static const std::set<std::string, std::less<>> kept{
+        "gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+        "sm__ops_path_tensor_src_fp16.sum", "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2",
+        "dram__bytes.sum.per_second", "dram__bytes.sum.peak_sustained"};
     llmprof::NcuParseOptions narrow;
-    narrow.keep_metric =
-        llmprof::keep_metrics_with_prefixes({"gpu__time_duration", "sm__ops_path_tensor", "dram__bytes"});
+    narrow.keep_metric = [](std::string_view name) { return kept.find(name) != kept.end(); };
     report("narrow", timed(clock, [&] { return parse_launches(file, narrow); }), bytes, "launches");
   }
   if (run("all")) report("all", timed(clock, [&] { return parse_launches(file, {}); }), bytes, "launches");

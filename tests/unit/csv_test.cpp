@@ -199,3 +199,25 @@ TEST_CASE("parse_csv_integer is exact beyond 2^53") {
   CHECK_FALSE(parse_csv_integer("9223372036854775808").has_value());
   CHECK_FALSE(parse_csv_integer("1,23").has_value());
 }
+
+TEST_CASE("a zero-padded number longer than the digit buffer is a number as well as an integer (fuzz regression)") {
+  // Found by fuzz/csv_reader_fuzzer.cpp: parse_csv_integer accepted 118 zeros, parse_csv_number
+  // rejected them because they did not fit its 96-byte digit buffer.
+  auto reader = CsvReader::open(data_path("fuzz-regressions/csv_long_zero_padded_number.csv"));
+  REQUIRE(reader);
+  REQUIRE(reader->read_header());
+  const double expected[] = {0, 42};
+  for (double value : expected) {
+    auto more = reader->next();
+    REQUIRE(more);
+    REQUIRE(*more);
+    const auto field = reader->fields()[1];
+    REQUIRE(field.size() > 96);
+    const auto integer = llmprof::parse_csv_integer(field);
+    const auto number = llmprof::parse_csv_number(field);
+    REQUIRE(integer);
+    REQUIRE(number);
+    CHECK(**integer == static_cast<std::int64_t>(value));
+    CHECK(**number == value);
+  }
+}
