@@ -6,7 +6,8 @@
 # Environment: FUZZ_JOBS (targets run at once, default 2), FUZZ_BUILD_DIR (default build/fuzz),
 # FUZZ_NICE (nice level, default 19), FUZZ_SKIP_BUILD=1 (run the binaries already built).
 # Each target starts from the seeds in fuzz/corpus/<target>/
-# (copied, so the committed seeds stay small) and keeps what it finds in $FUZZ_BUILD_DIR/corpus/<target>/.
+# (read only: libFuzzer writes new inputs only into the first corpus directory,
+# $FUZZ_BUILD_DIR/corpus/<target>/, so the committed seeds stay small).
 # Logs: $FUZZ_BUILD_DIR/logs/<target>.log; crashing inputs: $FUZZ_BUILD_DIR/findings/<target>/.
 # Exit status 1 when any target found a crash, leak, timeout or out-of-memory input.
 set -euo pipefail
