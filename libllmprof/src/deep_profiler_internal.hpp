@@ -78,6 +78,7 @@ struct PipelineRun {
   std::optional<std::string> nsys_gate;         // the NVTX range the nsys capture was gated on, when it was
   std::optional<std::string> kernel_regex;      // from select
   std::optional<std::int64_t> kernel_launch_bound;
+  std::vector<std::string> selected_kernels;    // demangled names from select (empty for a user regex)
   bool analysis_written = false;                // analysis/report.json exists for the report stage
   std::vector<std::string> notes;               // end up in RunSummary::notes
 

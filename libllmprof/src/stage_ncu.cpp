@@ -4,7 +4,13 @@
 #include "deep_profiler_internal.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/ncu_command.hpp"
+#include "llmprof/kernel_name.hpp"
 #include "llmprof/ncu_diagnosis.hpp"
+#include "llmprof/ncu_metrics.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
@@ -12,7 +18,24 @@ namespace {
 
 constexpr const char* kStage = "ncu";
 
-NcuCommand profile_command(const PipelineRun& run, bool filtered) {
+// What one ncu pass profiles: the selection's regex and bound (first pass), nothing (unfiltered), or
+// one kernel the first pass missed (follow-up passes).
+struct PassFilter {
+  std::optional<std::string> kernel_regex;
+  std::optional<std::int64_t> launch_count;
+  std::string output_name = "profile";  // ncu/<output_name>.ncu-rep
+};
+
+PassFilter selection_filter(const PipelineRun& run, bool filtered) {
+  PassFilter filter;
+  if (filtered) {
+    filter.kernel_regex = run.kernel_regex;
+    filter.launch_count = run.kernel_launch_bound;
+  }
+  return filter;
+}
+
+NcuCommand profile_command(const PipelineRun& run, const PassFilter& filter) {
   const NcuConfig& config = run.config.ncu;
   NcuProfileOptions options;
   options.ncu = run.ncu.path;
@@ -22,18 +45,17 @@ NcuCommand profile_command(const PipelineRun& run, bool filtered) {
   options.set = config.set;
   options.sections = config.sections;
   options.metrics = config.metrics;
-  if (filtered) {
-    options.kernel_name = *run.kernel_regex;
+  if (filter.kernel_regex) {
+    options.kernel_name = *filter.kernel_regex;
     options.kernel_name_base = config.kernel_name_base;
   }
   if (config.launch_skip > 0) options.launch_skip = config.launch_skip;
-  const bool bounded_by_selection = filtered && run.kernel_launch_bound;
-  if (bounded_by_selection) options.launch_count = *run.kernel_launch_bound;
+  if (filter.launch_count) options.launch_count = *filter.launch_count;
   else if (config.max_launches > 0) options.launch_count = config.max_launches;
   options.replay_mode = config.replay_mode;
   options.clock_control = config.clock_control;
   options.cache_control = config.cache_control;
-  options.output = fs::absolute(run.directory.ncu_dir() / "profile");
+  options.output = fs::absolute(run.directory.ncu_dir() / filter.output_name);
   options.force_overwrite = true;
   options.extra_arguments = config.extra_args;
   options.application = run.workload.argv;
@@ -61,9 +83,9 @@ struct Attempt {
   std::string filters;
 };
 
-Attempt profile(PipelineRun& run, bool filtered, const std::string& log_name) {
+Attempt profile(PipelineRun& run, const PassFilter& filter, const std::string& log_name) {
   Attempt attempt;
-  NcuCommand command = profile_command(run, filtered);
+  NcuCommand command = profile_command(run, filter);
   for (const auto& warning : command.drop_unknown_sections(run.ncu)) run.warn(kStage, warning);
   if (auto valid = command.validate(run.ncu); !valid) {
     attempt.problem = StageResult::failed("invalid ncu options: " + valid.error().describe());
@@ -80,7 +102,7 @@ Attempt profile(PipelineRun& run, bool filtered, const std::string& log_name) {
   record.log_file = call.log_file.string();
   append_command(run, "ncu/cmd.txt", call.shell_command);
   for (const auto& include : run.config.ncu.nvtx_include) attempt.filters += "--nvtx-include " + include + " ";
-  if (filtered) attempt.filters += "--kernel-name " + *run.kernel_regex;
+  if (filter.kernel_regex) attempt.filters += "--kernel-name " + *filter.kernel_regex;
   auto outcome = run_tool(run, call);
   if (!outcome) {
     attempt.problem = StageResult::failed("could not start ncu: " + outcome.error().describe());
@@ -104,11 +126,11 @@ std::string kernel_list(const std::vector<std::string>& names) {
 
 // ncu --import profile.ncu-rep --page raw --csv > raw.csv, through a temporary so that a failed or
 // interrupted export never leaves a truncated raw.csv.
-StageResult export_raw_csv(PipelineRun& run, const fs::path& report) {
+StageResult export_raw_csv(PipelineRun& run, const fs::path& report, const std::string& csv_name = "raw.csv") {
   const NcuCommand command = NcuCommand::import_csv(run.ncu.path, report, NcuPage::raw, run.config.ncu.print_units_base);
-  ToolCall call{kStage, command.argv(), command.to_shell_string() + " > raw.csv"};
+  ToolCall call{kStage, command.argv(), command.to_shell_string() + " > " + csv_name};
   call.log_file = "ncu/import.log";
-  call.stdout_file = "ncu/raw.csv.partial";
+  call.stdout_file = fs::path("ncu") / (csv_name + ".partial");
   call.timeout = seconds_to_ms(run.config.ncu.postprocess_timeout_s);
   append_command(run, "ncu/cmd.txt", call.shell_command);
   auto outcome = run_tool(run, call);
@@ -123,9 +145,9 @@ StageResult export_raw_csv(PipelineRun& run, const fs::path& report) {
   if (fs::file_size(partial, error) == 0 || error) {
     return StageResult::failed("ncu --import wrote no CSV; see ncu/import.log");
   }
-  fs::rename(partial, run.directory.ncu_dir() / "raw.csv", error);
-  if (error) return StageResult::failed("could not rename ncu/raw.csv.partial to raw.csv: " + error.message());
-  run.record(kStage).artifacts.push_back("ncu/raw.csv");
+  fs::rename(partial, run.directory.ncu_dir() / csv_name, error);
+  if (error) return StageResult::failed("could not rename ncu/" + csv_name + ".partial to " + csv_name + ": " + error.message());
+  run.record(kStage).artifacts.push_back("ncu/" + csv_name);
   return StageResult::ok();
 }
 
@@ -141,13 +163,100 @@ std::optional<StageResult> precondition(const PipelineRun& run) {
   return std::nullopt;
 }
 
+
+// Names of the kernels in an ncu raw CSV (metrics are not converted: only the names are needed).
+std::vector<std::string> profiled_kernel_names(const fs::path& csv) {
+  std::vector<std::string> names;
+  NcuParseOptions options;
+  options.keep_metric = [](std::string_view) { return false; };
+  auto scanned = for_each_ncu_launch(csv, options, [&names](const NcuKernelLaunch& launch) {
+    names.push_back(launch.kernel_name);
+    return true;
+  });
+  if (!scanned) names.clear();
+  return names;
+}
+
+// Selected kernels that no row of raw.csv matches. The bounded first pass profiles the first
+// launches that match the selection, so a kernel that only appears late (e.g. an attention GEMM
+// chosen for longer contexts) can be missed.
+std::vector<std::string> missed_kernels(const PipelineRun& run, const std::vector<std::string>& profiled,
+                                        KernelNameBase base) {
+  std::vector<std::string> missed;
+  for (const auto& name : run.selected_kernels) {
+    std::string pattern = kernel_name_regex({name}, base);
+    if (pattern.rfind("regex:", 0) == 0) pattern.erase(0, 6);
+    const std::regex matcher(pattern);
+    const bool seen = std::any_of(profiled.begin(), profiled.end(), [&](const std::string& profiled_name) {
+      return std::regex_search(base == KernelNameBase::function ? kernel_function_name(profiled_name) : profiled_name, matcher);
+    });
+    if (!seen) missed.push_back(name);
+  }
+  return missed;
+}
+
+// Appends the data rows of `extra` to `target` when both have the same header and units rows
+// (same set, sections and metrics); false leaves `target` untouched.
+bool append_raw_rows(const fs::path& target, const fs::path& extra) {
+  std::ifstream first(target), second(extra);
+  std::string target_header, target_units, extra_header, extra_units;
+  if (!std::getline(first, target_header) || !std::getline(first, target_units)) return false;
+  if (!std::getline(second, extra_header) || !std::getline(second, extra_units)) return false;
+  if (target_header != extra_header || target_units != extra_units) return false;
+  std::ofstream out(target, std::ios::app);
+  out << second.rdbuf();
+  return static_cast<bool>(out);
+}
+
+// One bounded follow-up pass per selected kernel the first pass missed, each filtered on that
+// kernel alone (ncu.launches_per_kernel launches), merged into raw.csv. Failures only warn: the
+// first pass already gave a usable raw.csv.
+void profile_missed_kernels(PipelineRun& run) {
+  const fs::path raw = run.directory.ncu_dir() / "raw.csv";
+  const KernelNameBase base =
+      run.config.ncu.kernel_name_base == "function" ? KernelNameBase::function : KernelNameBase::demangled;
+  const std::vector<std::string> missed = missed_kernels(run, profiled_kernel_names(raw), base);
+  if (missed.empty()) return;
+  run.note(kStage, std::to_string(missed.size()) + " selected kernel(s) did not occur within the first --launch-count " +
+                       std::to_string(run.kernel_launch_bound.value_or(0)) + " launches; profiling each in its own bounded pass");
+  // The stage record keeps naming the main pass; follow-up commands are in ncu/cmd.txt.
+  const StageRecord saved = run.record(kStage);
+  std::size_t index = 0;
+  for (const auto& name : missed) {
+    if (run.stopping()) return;
+    ++index;
+    PassFilter filter;
+    filter.kernel_regex = kernel_name_regex({name}, base);
+    filter.launch_count = std::max<std::int64_t>(run.config.ncu.launches_per_kernel, 1);
+    filter.output_name = "followup_" + std::to_string(index);
+    const std::string label = "follow-up pass " + std::to_string(index) + " (" + kernel_function_name(name) + ")";
+    Attempt attempt = profile(run, filter, filter.output_name + ".log");
+    const fs::path report = run.directory.ncu_dir() / (filter.output_name + ".ncu-rep");
+    if (attempt.problem || !attempt.outcome || !attempt.outcome->succeeded() || attempt.diagnosis.no_kernels_profiled ||
+        !fs::exists(report)) {
+      run.warn(kStage, label + " profiled nothing; see ncu/" + filter.output_name + ".log");
+      continue;
+    }
+    const std::string csv_name = filter.output_name + ".csv";
+    if (export_raw_csv(run, fs::absolute(report), csv_name).status != StageStatus::ok ||
+        !append_raw_rows(raw, run.directory.ncu_dir() / csv_name)) {
+      run.warn(kStage, label + ": its CSV could not be merged into raw.csv; it stays in ncu/" + csv_name);
+      continue;
+    }
+    run.record(kStage).artifacts.push_back("ncu/" + filter.output_name + ".ncu-rep");
+  }
+  StageRecord& record = run.record(kStage);
+  record.command = saved.command;
+  record.log_file = saved.log_file;
+}
+
 }  // namespace
 
 StageResult run_ncu_stage(PipelineRun& run) {
   if (auto skip = precondition(run)) return *skip;
   const bool filtered = run.kernel_regex.has_value();
   if (!filtered) run.say(kStage, "no kernel selection (see the select stage): profiling unfiltered, bounded to ncu.max_launches");
-  Attempt attempt = profile(run, filtered, "profile.log");
+  Attempt attempt = profile(run, selection_filter(run, filtered), "profile.log");
   if (attempt.problem) return *attempt.problem;
   if (attempt.diagnosis.no_kernels_profiled && filtered && run.config.ncu.retry_without_filter) {
     run.note(kStage, "ncu profiled no kernels with " + attempt.filters + " (ncu listed: " +
@@ -155,7 +264,8 @@ StageResult run_ncu_stage(PipelineRun& run) {
                          "); re-running once without the kernel filter, bounded to --launch-count " +
                          std::to_string(run.config.ncu.max_launches));
     run.record(kStage).warnings.push_back("the kernel filter matched nothing; ncu/profile.ncu-rep comes from an unfiltered re-run");
-    attempt = profile(run, false, "profile_unfiltered.log");
+    attempt = profile(run, selection_filter(run, false), "profile_unfiltered.log");
+    run.selected_kernels.clear();  // the unfiltered pass is not a selection to complete
     if (attempt.problem) return *attempt.problem;
   }
   if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
@@ -165,7 +275,10 @@ StageResult run_ncu_stage(PipelineRun& run) {
   run.record(kStage).artifacts.push_back("ncu/profile.ncu-rep");
   check_report_size(run, kStage, report);
   if (run.stopping()) return StageResult::interrupted("interrupted after ncu profiled");
-  return export_raw_csv(run, fs::absolute(report));
+  StageResult exported = export_raw_csv(run, fs::absolute(report));
+  if (exported.status != StageStatus::ok || run.selected_kernels.empty()) return exported;
+  profile_missed_kernels(run);
+  return exported;
 }
 
 }  // namespace llmprof::detail

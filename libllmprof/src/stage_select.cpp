@@ -80,6 +80,7 @@ StageResult run_select_stage(PipelineRun& run) {
   const std::int64_t launches = launch_bound(run, selection.value());
   run.kernel_regex = selection->kernel_regex;
   run.kernel_launch_bound = launches;
+  for (const auto& kernel : selection->kernels) run.selected_kernels.push_back(kernel.name);
   StageRecord& record = run.record(kStage);
   if (auto written = run.directory.write_json("nsys/selection.json", selection_json(selection.value(), launches)); written) {
     record.artifacts.push_back("nsys/selection.json");
