@@ -23,7 +23,8 @@ std::string sanitize_label(const std::string& text) {
     collapsed += c;
   }
   while (!collapsed.empty() && collapsed.back() == '-') collapsed.pop_back();
-  if (collapsed.size() > 60) collapsed.resize(60);
+  // Long labels keep both ends: points usually differ at the end of a value (an argv's "--batch 4").
+  if (collapsed.size() > 60) collapsed = collapsed.substr(0, 28) + "--" + collapsed.substr(collapsed.size() - 30);
   return collapsed;
 }
 
@@ -41,15 +42,26 @@ Result<void> finish_plan(SweepPlan& plan, const std::string& source) {
     return make_error(ErrorCode::invalid_argument, source + " defines no sweep point",
                       "add [[point]] tables (TOML) or --set 'key=value,...' arguments", source);
   }
-  std::set<std::string> labels;
+  std::set<std::string> labels, derived;
+  bool derived_collide = false;
+  for (auto& point : plan.points) {
+    if (!point.label.empty() || point.overrides.empty()) continue;
+    derived_collide = derived_collide || !derived.insert(default_label(point.overrides)).second;
+  }
   for (std::size_t i = 0; i < plan.points.size(); ++i) {
     auto& point = plan.points[i];
     if (point.overrides.empty()) {
       return make_error(ErrorCode::invalid_argument, source + ": point " + std::to_string(i + 1) + " has no overrides",
                         "each point must change at least one configuration key", source);
     }
-    if (point.label.empty()) point.label = default_label(point.overrides);
-    if (point.label.empty()) point.label = "point-" + std::to_string(i + 1);
+    // Unnamed points are labelled from their overrides; when two such labels would collide (long
+    // values cut short), every unnamed point gets its position as a prefix instead of an error.
+    if (point.label.empty()) {
+      point.label = default_label(point.overrides);
+      if (derived_collide || point.label.empty()) {
+        point.label = sanitize_label("p" + std::to_string(i + 1) + (point.label.empty() ? "" : "-" + point.label));
+      }
+    }
     if (!labels.insert(point.label).second) {
       return make_error(ErrorCode::invalid_argument, source + ": two sweep points are labelled '" + point.label + "'",
                         "give each [[point]] a distinct name = \"...\"", point.label);

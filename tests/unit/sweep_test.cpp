@@ -65,6 +65,18 @@ TEST_CASE("set arguments split on top-level commas only") {
   CHECK(bad.error().message.find("'nokey' is not key=value") != std::string::npos);
 }
 
+TEST_CASE("unnamed points whose long values differ only at the end still get distinct labels") {
+  // As run on the H100: the same long workload argv, only the batch differs at the very end.
+  const std::string argv = "workload.argv=[\"/tmp/ex/examples/decode-workload/llmprof-decode\",\"--preset\",\"1b\",\"--batch\",\"";
+  const auto plan = parse_sweep_sets({argv + "1\"]", argv + "4\"]", argv + "16\"]"});
+  REQUIRE(plan);
+  REQUIRE(plan->points.size() == 3);
+  CHECK(plan->points[0].label != plan->points[1].label);
+  CHECK(plan->points[1].label != plan->points[2].label);
+  CHECK(plan->points[2].label.size() <= 64);
+  CHECK_THAT(plan->points[2].label, Catch::EndsWith("batch-16"));
+}
+
 TEST_CASE("the index reads tokens/s from stage1/metrics.json and busy/MFU from report.json") {
   SweepPoint b4{"b4", {{"workload.example_args", "[\"--batch\",\"4\"]"}}};
   SweepPoint rerun{"rerun", {{"ncu.set", "full"}}};
