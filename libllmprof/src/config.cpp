@@ -5,6 +5,8 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -225,7 +227,40 @@ class ConfigLayers {
   ConfigOrigins origins_;
 };
 
+// toml++ 3.3 reaches an "unreachable" (undefined behaviour) on some code points outside plain text,
+// e.g. the noncharacter U+FDEF at the start of a file (found by fuzz_config). Configuration is
+// plain text: reject invalid UTF-8, control characters other than tab/CR/LF, and noncharacters
+// before toml++ sees them. Returns the 1-based byte offset of the first offending byte.
+std::optional<std::size_t> find_unsafe_text(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    std::size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3 : (byte >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > text.size()) return i + 1;
+    std::uint32_t code = length == 1 ? byte : byte & (0x7F >> length);
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return i + 1;
+      code = (code << 6) | (next & 0x3F);
+    }
+    const bool overlong = (length == 2 && code < 0x80) || (length == 3 && code < 0x800) || (length == 4 && code < 0x10000);
+    const bool control = code < 0x20 && code != '\t' && code != '\n' && code != '\r';
+    const bool noncharacter = (code >= 0xFDD0 && code <= 0xFDEF) || (code & 0xFFFE) == 0xFFFE;
+    if (overlong || control || code == 0x7F || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF || noncharacter) {
+      return i + 1;
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
 Result<toml::table> parse_toml(const std::string& text, const std::string& source_name) {
+  if (const auto offset = find_unsafe_text(text)) {
+    return make_error(ErrorCode::parse_error,
+                      source_name + ": byte " + std::to_string(*offset) +
+                          " is not plain UTF-8 text (invalid UTF-8, a control character or a Unicode noncharacter)",
+                      "save the file as UTF-8 text; configuration files hold only printable characters", source_name);
+  }
 #if TOML_EXCEPTIONS
   try {
     return toml::parse(std::string_view(text), std::string_view(source_name));
@@ -318,6 +353,10 @@ Result<void> ConfigLayers::apply_override(const std::string& text) {
   // Parse the value as TOML; anything that is not one TOML value is the bare string the user typed.
   const std::string document = "value = " + raw;
   std::optional<toml::table> parsed;
+  if (find_unsafe_text(document)) {
+    return make_error(ErrorCode::invalid_argument, "the value of " + key + " on the command line is not plain UTF-8 text",
+                      "remove control characters and invalid bytes from the value", raw);
+  }
 #if TOML_EXCEPTIONS
   try {
     parsed = toml::parse(std::string_view(document), std::string_view("command line"));

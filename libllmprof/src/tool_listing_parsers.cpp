@@ -4,6 +4,7 @@
 // Recorded outputs: tests/data/h100-nsight-2025.3/cli/ (Nsight Systems / Compute 2025.3.1).
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <regex>
 #include <sstream>
 
@@ -55,11 +56,23 @@ Result<ToolVersion> parse_version_line(std::string_view output, const char* tool
                           " and that it runs on this machine",
                       shown);
   }
+  // from_chars, not stoi: a garbled "2025.99999999999.1" must be a parse error, not an exception.
+  int parts[4] = {0, 0, 0, 0};
+  for (int i = 0; i < 4; ++i) {
+    if (!match[i + 2].matched) continue;
+    const std::string digits = match[i + 2].str();
+    const auto [end, status] = std::from_chars(digits.data(), digits.data() + digits.size(), parts[i]);
+    if (status != std::errc{} || end != digits.data() + digits.size()) {
+      return make_error(ErrorCode::parse_error,
+                        std::string("the version printed by `") + command + "` has an out-of-range number",
+                        std::string("check that this is ") + tool + " and that its installation is intact", match[1].str());
+    }
+  }
   ToolVersion version;
-  version.year = std::stoi(match[2].str());
-  version.major = std::stoi(match[3].str());
-  version.minor = match[4].matched ? std::stoi(match[4].str()) : 0;
-  version.patch = match[5].matched ? std::stoi(match[5].str()) : 0;
+  version.year = parts[0];
+  version.major = parts[1];
+  version.minor = parts[2];
+  version.patch = parts[3];
   version.text = trim(match[1].str() + match[6].str());
   return version;
 }

@@ -436,3 +436,30 @@ TEST_CASE("a TOML syntax error names file:line:column, a missing file is not_fou
   CHECK(missing.code == ErrorCode::not_found);
   CHECK(missing.subject == (dir / "absent.toml").string());
 }
+
+TEST_CASE("a file starting with an unusual code point is a parse error naming the file (fuzz input)") {
+  // Starts with U+FDFF; fuzz_config (UBSan) saw toml++ 3.3 reach an "unreachable" on it.
+  const auto config = llmprof::load_config(
+      {{llmprof::testing::data_path("fuzz-regressions/config_toml_unreachable.toml")}, {}});
+  REQUIRE_FALSE(config.has_value());
+  CHECK(config.error().code == llmprof::ErrorCode::parse_error);
+  CHECK_THAT(config.error().message, Catch::Contains("config_toml_unreachable.toml"));
+}
+
+TEST_CASE("bytes that are not plain UTF-8 text are refused before toml++ sees them") {
+  llmprof::testing::TempDir dir;
+  const auto check = [&](const std::string& name, const std::string& bytes) {
+    llmprof::testing::write_file(dir / name, "[run]\nstage = \"" + bytes + "\"\n");
+    const auto config = llmprof::load_config({{dir / name}, {}});
+    REQUIRE_FALSE(config.has_value());
+    CHECK_THAT(config.error().message, Catch::Contains("byte 16 is not plain UTF-8 text"));
+  };
+  check("invalid.toml", "\xC3\x28");          // a lead byte without its continuation
+  check("noncharacter.toml", "\xEF\xB7\x90");  // U+FDD0
+  check("control.toml", std::string(1, '\x01'));
+  check("overlong.toml", "\xC0\xAF");
+  llmprof::testing::write_file(dir / "fine.toml", "[run]\nruns_root = \"r\xC3\xA9sultats\"\n");  // "résultats"
+  const auto fine = llmprof::load_config({{dir / "fine.toml"}, {}});
+  REQUIRE(fine.has_value());
+  CHECK(fine->run.runs_root == "r\xC3\xA9sultats");
+}

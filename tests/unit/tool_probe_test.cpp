@@ -389,3 +389,12 @@ TEST_CASE("old tool versions from the fakes give the .qdrep extension") {
   REQUIRE(ncu.version);
   CHECK(ncu.version->to_string() == "2019.5.0.0");
 }
+
+TEST_CASE("a version number too large for an int is a parse error, not a crash (fuzz finding)") {
+  const auto output = llmprof::testing::read_file(
+      llmprof::testing::data_path("fuzz-regressions/tool_listing_version_number_overflow.txt"));
+  const auto version = llmprof::parse_nsys_version(output);
+  REQUIRE_FALSE(version.has_value());
+  CHECK(version.error().code == llmprof::ErrorCode::parse_error);
+  CHECK_THAT(version.error().message, Catch::Contains("out-of-range"));
+}
