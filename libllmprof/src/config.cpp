@@ -227,39 +227,79 @@ class ConfigLayers {
   ConfigOrigins origins_;
 };
 
-// toml++ 3.3 reaches an "unreachable" (undefined behaviour) on some code points outside plain text,
-// e.g. the noncharacter U+FDEF at the start of a file (found by fuzz_config). Configuration is
-// plain text: reject invalid UTF-8, control characters other than tab/CR/LF, and noncharacters
-// before toml++ sees them. Returns the 1-based byte offset of the first offending byte.
-std::optional<std::size_t> find_unsafe_text(std::string_view text) {
+// Decodes one UTF-8 sequence at text[i]; 0 length for an invalid, overlong or surrogate sequence.
+std::size_t decode_utf8(std::string_view text, std::size_t i, std::uint32_t& code) {
+  const auto byte = static_cast<unsigned char>(text[i]);
+  const std::size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3 : (byte >> 3) == 0x1E ? 4 : 0;
+  if (length == 0 || i + length > text.size()) return 0;
+  code = length == 1 ? byte : byte & (0x7F >> length);
+  for (std::size_t k = 1; k < length; ++k) {
+    const auto next = static_cast<unsigned char>(text[i + k]);
+    if ((next & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (next & 0x3F);
+  }
+  const bool overlong = (length == 2 && code < 0x80) || (length == 3 && code < 0x800) || (length == 4 && code < 0x10000);
+  if (overlong || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) return 0;
+  return length;
+}
+
+bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
+
+// Configuration is plain text: no invalid UTF-8, no control characters other than tab/CR/LF, no
+// noncharacters. And outside strings and comments only ASCII: toml++ 3.3 classifies a non-ASCII
+// character there with a lookup that reaches TOML_UNREACHABLE (undefined behaviour) for most code
+// points (fuzz_config found it with U+FDFF; 'é' takes the same path). Returns the 1-based byte
+// offset of the first offending byte and why.
+std::optional<std::pair<std::size_t, std::string>> find_unsafe_text(std::string_view text) {
+  enum class Context { code, comment, basic, literal, multiline_basic, multiline_literal } context = Context::code;
+  constexpr std::string_view triple_double = "\"\"\"", triple_single = "'''";
   std::size_t i = 0;
   while (i < text.size()) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    std::size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3 : (byte >> 3) == 0x1E ? 4 : 0;
-    if (length == 0 || i + length > text.size()) return i + 1;
-    std::uint32_t code = length == 1 ? byte : byte & (0x7F >> length);
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) return i + 1;
-      code = (code << 6) | (next & 0x3F);
-    }
-    const bool overlong = (length == 2 && code < 0x80) || (length == 3 && code < 0x800) || (length == 4 && code < 0x10000);
-    const bool control = code < 0x20 && code != '\t' && code != '\n' && code != '\r';
+    std::uint32_t code = 0;
+    const std::size_t length = decode_utf8(text, i, code);
+    if (length == 0) return std::pair{i + 1, std::string("is not valid UTF-8")};
+    const bool control = (code < 0x20 && code != '\t' && code != '\n' && code != '\r') || code == 0x7F;
     const bool noncharacter = (code >= 0xFDD0 && code <= 0xFDEF) || (code & 0xFFFE) == 0xFFFE;
-    if (overlong || control || code == 0x7F || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF || noncharacter) {
-      return i + 1;
+    if (control || noncharacter) return std::pair{i + 1, std::string("is a control character or a Unicode noncharacter")};
+    const std::string_view rest = text.substr(i);
+    std::size_t step = length;
+    switch (context) {
+      case Context::code:
+        if (code >= 0x80) return std::pair{i + 1, std::string("is a non-ASCII character outside a quoted string or comment")};
+        if (starts_with(rest, triple_double)) context = Context::multiline_basic, step = 3;
+        else if (starts_with(rest, triple_single)) context = Context::multiline_literal, step = 3;
+        else if (code == '"') context = Context::basic;
+        else if (code == '\'') context = Context::literal;
+        else if (code == '#') context = Context::comment;
+        break;
+      case Context::comment:
+        if (code == '\n') context = Context::code;
+        break;
+      case Context::basic:
+        if (code == '\\' && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0x80) step = 2;
+        else if (code == '"' || code == '\n') context = Context::code;
+        break;
+      case Context::literal:
+        if (code == '\'' || code == '\n') context = Context::code;
+        break;
+      case Context::multiline_basic:
+        if (code == '\\' && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0x80) step = 2;
+        else if (starts_with(rest, triple_double)) context = Context::code, step = 3;
+        break;
+      case Context::multiline_literal:
+        if (starts_with(rest, triple_single)) context = Context::code, step = 3;
+        break;
     }
-    i += length;
+    i += step;
   }
   return std::nullopt;
 }
 
 Result<toml::table> parse_toml(const std::string& text, const std::string& source_name) {
-  if (const auto offset = find_unsafe_text(text)) {
-    return make_error(ErrorCode::parse_error,
-                      source_name + ": byte " + std::to_string(*offset) +
-                          " is not plain UTF-8 text (invalid UTF-8, a control character or a Unicode noncharacter)",
-                      "save the file as UTF-8 text; configuration files hold only printable characters", source_name);
+  if (const auto unsafe = find_unsafe_text(text)) {
+    return make_error(ErrorCode::parse_error, source_name + ": byte " + std::to_string(unsafe->first) + " " + unsafe->second,
+                      "save the file as UTF-8 text; keys and bare values are ASCII, other text belongs in quotes",
+                      source_name);
   }
 #if TOML_EXCEPTIONS
   try {
@@ -353,19 +393,24 @@ Result<void> ConfigLayers::apply_override(const std::string& text) {
   // Parse the value as TOML; anything that is not one TOML value is the bare string the user typed.
   const std::string document = "value = " + raw;
   std::optional<toml::table> parsed;
-  if (find_unsafe_text(document)) {
-    return make_error(ErrorCode::invalid_argument, "the value of " + key + " on the command line is not plain UTF-8 text",
+  // Text toml++ 3.3 cannot safely parse (see find_unsafe_text) is never handed to it: non-ASCII text
+  // is taken as the bare string typed, invalid bytes and control characters are an error.
+  const auto unsafe = find_unsafe_text(document);
+  if (unsafe && unsafe->second.find("non-ASCII") == std::string::npos) {
+    return make_error(ErrorCode::invalid_argument, "the value of " + key + " on the command line " + unsafe->second,
                       "remove control characters and invalid bytes from the value", raw);
   }
+  if (!unsafe) {
 #if TOML_EXCEPTIONS
-  try {
-    parsed = toml::parse(std::string_view(document), std::string_view("command line"));
-  } catch (const toml::parse_error&) {
-  }
+    try {
+      parsed = toml::parse(std::string_view(document), std::string_view("command line"));
+    } catch (const toml::parse_error&) {
+    }
 #else
-  if (auto result = toml::parse(std::string_view(document), std::string_view("command line")))
-    parsed = std::move(result).table();
+    if (auto result = toml::parse(std::string_view(document), std::string_view("command line")))
+      parsed = std::move(result).table();
 #endif
+  }
   const toml::node* node = parsed && parsed->size() == 1 ? parsed->get("value") : nullptr;
   const bool wants_string = entry || field->info.type == "string" || field->info.type == "path";
   if (node == nullptr || (wants_string && !node->is_string())) {

@@ -437,29 +437,40 @@ TEST_CASE("a TOML syntax error names file:line:column, a missing file is not_fou
   CHECK(missing.subject == (dir / "absent.toml").string());
 }
 
-TEST_CASE("a file starting with an unusual code point is a parse error naming the file (fuzz input)") {
-  // Starts with U+FDFF; fuzz_config (UBSan) saw toml++ 3.3 reach an "unreachable" on it.
+TEST_CASE("a file starting with an unusual code point is refused before toml++ sees it (fuzz input)") {
+  // Starts with U+FDFF; fuzz_config (UBSan) saw toml++ 3.3 reach TOML_UNREACHABLE on it.
   const auto config = llmprof::load_config(
       {{llmprof::testing::data_path("fuzz-regressions/config_toml_unreachable.toml")}, {}});
   REQUIRE_FALSE(config.has_value());
   CHECK(config.error().code == llmprof::ErrorCode::parse_error);
-  CHECK_THAT(config.error().message, Catch::Contains("config_toml_unreachable.toml"));
+  CHECK_THAT(config.error().message, Catch::Contains("config_toml_unreachable.toml: byte 1 is a non-ASCII character"));
 }
 
-TEST_CASE("bytes that are not plain UTF-8 text are refused before toml++ sees them") {
+TEST_CASE("bytes toml++ cannot safely parse are refused; non-ASCII text in strings and comments is fine") {
   llmprof::testing::TempDir dir;
-  const auto check = [&](const std::string& name, const std::string& bytes) {
-    llmprof::testing::write_file(dir / name, "[run]\nstage = \"" + bytes + "\"\n");
+  const auto refused = [&](const std::string& name, const std::string& text, const std::string& why) {
+    llmprof::testing::write_file(dir / name, text);
     const auto config = llmprof::load_config({{dir / name}, {}});
     REQUIRE_FALSE(config.has_value());
-    CHECK_THAT(config.error().message, Catch::Contains("byte 16 is not plain UTF-8 text"));
+    CHECK_THAT(config.error().message, Catch::Contains(why));
   };
-  check("invalid.toml", "\xC3\x28");          // a lead byte without its continuation
-  check("noncharacter.toml", "\xEF\xB7\x90");  // U+FDD0
-  check("control.toml", std::string(1, '\x01'));
-  check("overlong.toml", "\xC0\xAF");
-  llmprof::testing::write_file(dir / "fine.toml", "[run]\nruns_root = \"r\xC3\xA9sultats\"\n");  // "résultats"
+  refused("invalid.toml", "[run]\nstage = \"\xC3\x28\"\n", "byte 16 is not valid UTF-8");
+  refused("overlong.toml", "[run]\nstage = \"\xC0\xAF\"\n", "byte 16 is not valid UTF-8");
+  refused("noncharacter.toml", "[run]\nstage = \"\xEF\xB7\x90\"\n", "byte 16 is a control character or a Unicode noncharacter");
+  refused("control.toml", "[run]\nstage = \"\x01\"\n", "byte 16 is a control character");
+  refused("bare.toml", "[run]\nr\xC3\xA9 = 1\n", "byte 8 is a non-ASCII character outside a quoted string or comment");
+
+  llmprof::testing::write_file(dir / "fine.toml",
+                               "# r\xC3\xA9sum\xC3\xA9\n[run]\nruns_root = \"r\xC3\xA9sultats\" # \xE2\x86\x90 ok\n"
+                               "run_id = 'caf\xC3\xA9'\n[workload]\nargv = [\"\"\"a \\\" \xC3\xA9\"\"\"]\n");
   const auto fine = llmprof::load_config({{dir / "fine.toml"}, {}});
+  INFO((fine ? std::string() : fine.error().describe()));
   REQUIRE(fine.has_value());
   CHECK(fine->run.runs_root == "r\xC3\xA9sultats");
+  CHECK(fine->workload.argv == std::vector<std::string>{"a \" \xC3\xA9"});
+
+  // On the command line a non-ASCII value is the bare string typed.
+  const auto override = llmprof::load_config({{}, {"run.runs_root=r\xC3\xA9sultats"}});
+  REQUIRE(override.has_value());
+  CHECK(override->run.runs_root == "r\xC3\xA9sultats");
 }

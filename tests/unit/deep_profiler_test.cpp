@@ -339,7 +339,8 @@ TEST_CASE("a workload past its timeout fails stage1 with the timeout outcome") {
   bench.config.workload.timeout_s = 2;
   bench.runner.on(command_is("workload"), FakeAnswer::timing_out());
   const RunSummary summary = bench.run();
-  const StageRecord& stage1 = stage_of(bench.manifest(), "stage1");
+  const RunManifest manifest = bench.manifest();  // stage_of returns a reference into it
+  const StageRecord& stage1 = stage_of(manifest, "stage1");
   CHECK(stage1.status == StageStatus::failed);
   CHECK_THAT(stage1.reason, Catch::Contains("timeout"));
   CHECK(bench.runner.runs().back().argv[0] != "nsys");
