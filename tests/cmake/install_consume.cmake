@@ -5,5 +5,7 @@ add_test(NAME "package: install and consume with find_package(llmprof)"
     -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DBINARY_DIR=${PROJECT_BINARY_DIR}
     -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/install_consume
     -DGENERATOR=${CMAKE_GENERATOR}
+    # The consumer is built like the library (sanitizer presets link only with the same flags).
+    "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}" "-DLINKER_FLAGS=${CMAKE_EXE_LINKER_FLAGS}"
     -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/install_consume.cmake)
 set_tests_properties("package: install and consume with find_package(llmprof)" PROPERTIES TIMEOUT 600)

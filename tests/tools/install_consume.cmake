@@ -22,7 +22,8 @@ endforeach()
 
 # Full package: every public header alone, and a program using the core.
 run_step("configure consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/full"
-         -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}")
+         -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}"
+         "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}")
 run_step("build consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/full")
 run_step("run consumer" "${WORK_DIR}/full/consumer")
 if(NOT step_output MATCHES "--nvtx-capture=decode" OR NOT step_output MATCHES "1712814")
@@ -31,7 +32,8 @@ endif()
 
 # nvtx only: must configure without looking for Boost (checked inside the consumer project).
 run_step("configure nvtx-only consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/nvtx"
-         -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" -DCONSUMER_NVTX_ONLY=ON)
+         -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" -DCONSUMER_NVTX_ONLY=ON
+         "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}")
 run_step("build nvtx-only consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/nvtx")
 run_step("run nvtx-only consumer" "${WORK_DIR}/nvtx/nvtx_consumer")
 if(NOT step_output MATCHES "nvtx enabled=")
