@@ -6,7 +6,7 @@
 #   bench    example build, probe, bare decode benchmarks C++ vs Python eager (batch 1 and 8)
 #   profile  deep-profile run (gated on decode, top-10), and with a gate that never opens
 #   overhead NVTX on vs compiled out, interleaved runs
-#   naive    ncu --set roofline over every decode kernel, stopped after 240 s (the comparison figure)
+#   naive    ncu --set roofline over every decode kernel, stopped after 180 s (the comparison figure)
 #   sweep    deep-profile sweep over batch 1/4/16 with the quick preset
 # Inputs it expects in .carry/: deep-profile (static release build from the dev machine) and the
 # libdw1/libelf1 .deb files that the bundled QdstrmImporter needs (see docs/gpu-machine notes).
@@ -72,8 +72,8 @@ phase_profile() {
 phase_naive() {
   local ex=/tmp/ex/examples/decode-workload/llmprof-decode
   [ -x "$ex" ] || build_example /tmp/ex ON || return 1
-  step "naive: ncu --set roofline over every decode kernel (stopped after 240 s)"
-  /usr/bin/time -f "naive ncu wall %e s" timeout 240 ncu --target-processes all --nvtx --nvtx-include "decode/" \
+  step "naive: ncu --set roofline over every decode kernel (stopped after 180 s)"
+  /usr/bin/time -f "naive ncu wall %e s" timeout 180 ncu --target-processes all --nvtx --nvtx-include "decode/" \
     --set roofline -o /tmp/naive -f "$ex" --preset 1b --warmup 1 > /tmp/naive.log 2>&1
   echo "naive exit=$?; kernels profiled: $(grep -c '==PROF== Profiling' /tmp/naive.log)"
   tail -3 /tmp/naive.log
@@ -105,8 +105,8 @@ phase_sweep() {
   local ex=/tmp/ex/examples/decode-workload/llmprof-decode
   [ -x "$ex" ] || build_example /tmp/ex ON || return 1
   use_carried_libdw
-  step "sweep over batch 1/4/16 (quick preset)"
-  /usr/bin/time -f "sweep wall %e s" "$dp" sweep --preset quick --set run.runs_root=/tmp/sweep \
+  step "sweep over batch 1/4/16 (quick preset, nsys only: tokens/s, busy fraction and workload MFU per point)"
+  /usr/bin/time -f "sweep wall %e s" "$dp" sweep --preset quick --set run.runs_root=/tmp/sweep --set run.enable_ncu=false \
     --point 'workload.argv=["'"$ex"'","--preset","1b","--warmup","1","--batch","1"]' \
     --point 'workload.argv=["'"$ex"'","--preset","1b","--warmup","1","--batch","4"]' \
     --point 'workload.argv=["'"$ex"'","--preset","1b","--warmup","1","--batch","16"]'
