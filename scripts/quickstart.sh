@@ -11,6 +11,11 @@ cmake --build --preset release
 status=0
 build/release/apps/deep-profile/deep-profile run "$@" || status=$?
 echo
-echo "quickstart: deep-profile run exited with $status (0: everything asked for ran; 1: some stages were"
-echo "skipped or failed, see the stage table above and report.md; README 'Exit codes' lists the rest)."
+case "$status" in
+  0) why="everything asked for ran" ;;
+  1) why="a stage failed or was skipped; the stage table above and report.md say which and why" ;;
+  3) why="this machine lacks a GPU profiler (nsys/ncu): the workload ran bare and the profiling stages were skipped, as the table above says" ;;
+  *) why="see README 'Exit codes'" ;;
+esac
+echo "quickstart: deep-profile run exited with $status: $why."
 exit "$status"
