@@ -89,7 +89,8 @@ std::string kernel_function_name(std::string_view demangled) {
   return outside.empty() ? std::string(demangled) : outside;
 }
 
-std::string kernel_name_join_key(std::string_view name) {
+namespace {
+std::string join_key_pass(std::string_view name) {
   std::string key;
   key.reserve(name.size());
   for (std::size_t i = 0; i < name.size();) {
@@ -105,6 +106,19 @@ std::string kernel_name_join_key(std::string_view name) {
     }
   }
   while (!key.empty() && key.back() == ' ') key.pop_back();
+  return key;
+}
+}  // namespace
+
+// Removing a cast or a qualifier can expose another ("at(int)5::" -> "at5::"), so passes repeat until
+// nothing changes; each changing pass shrinks the text, and real names settle in one or two.
+std::string kernel_name_join_key(std::string_view name) {
+  std::string key = join_key_pass(name);
+  for (int pass = 0; pass < 64; ++pass) {
+    std::string next = join_key_pass(key);
+    if (next == key) break;
+    key = std::move(next);
+  }
   return key;
 }
 

@@ -265,3 +265,12 @@ TEST_CASE("escape_regex makes every special character literal") {
   CHECK(std::regex_match(nasty, regex));
   CHECK_FALSE(std::regex_match("a(b)[c]{d}*+?X|^$\\<e> f, g &", regex));
 }
+
+TEST_CASE("the join key is a fixpoint even when removing a cast exposes a qualifier (fuzz finding)") {
+  const std::string garbled = llmprof::testing::read_file(
+      llmprof::testing::data_path("fuzz-regressions/kernel_name_join_key_not_idempotent.txt"));
+  const std::string key = kernel_name_join_key(garbled);
+  CHECK(kernel_name_join_key(key) == key);
+  // "at(int)5::v1": the cast goes, then "at5::" is a qualifier like any other.
+  CHECK(kernel_name_join_key("void at(int)5::v1") == kernel_name_join_key("void v1"));
+}
