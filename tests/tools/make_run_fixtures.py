@@ -186,7 +186,7 @@ def manifest(run_id, created, ncu_status="ok", ncu_reason=""):
                      "cmd_file": s.get("cmd_file"), "log_file": None, "artifacts": [], "warnings": []})
     return {"schema": "llmprof.run/1", "run_id": run_id, "created_utc": created, "updated_utc": created,
             "status": "ok" if ncu_status == "ok" else "incomplete",
-            "workload": {"argv": workload, "cwd": "/work/main", "env": {}}, "stages": full, "total_bytes": 5242880}
+            "workload": {"argv": workload, "cwd": "/home/perf/llm-bench", "env": {}}, "stages": full, "total_bytes": 5242880}
 
 
 def environment(driver, ncu_version):
