@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "config_schema.hpp"
+#include "config/config_schema.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;

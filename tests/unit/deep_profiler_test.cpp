@@ -8,7 +8,7 @@
 #include <csignal>
 #include <thread>
 
-#include "deep_profiler_internal.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
 #include "fake_process_runner.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/nsys_stats.hpp"

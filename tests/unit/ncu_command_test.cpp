@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "llmprof/ncu_command.hpp"
+#include "llmprof/shell_quote.hpp"
 #include "test_support.hpp"
 #include "unit/shell_roundtrip.hpp"
 

@@ -18,7 +18,7 @@
 
 #include "fake_process_runner.hpp"
 #include "llmprof/process.hpp"
-#include "process_lines.hpp"
+#include "process/process_lines.hpp"
 #include "test_support.hpp"
 
 using llmprof::ErrorCode;

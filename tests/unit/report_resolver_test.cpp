@@ -2,7 +2,7 @@
 // the fake nsys run for real through the system runner.
 #include <catch2/catch.hpp>
 
-#include "llmprof/report_resolver.hpp"
+#include "llmprof/nsys_report_file.hpp"
 #include "probe_scripted_runner.hpp"
 #include "test_support.hpp"
 

@@ -4,7 +4,7 @@
 
 #include "llmprof/report.hpp"
 #include "report_golden.hpp"
-#include "svg_chart.hpp"
+#include "report/svg_chart.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;

@@ -68,8 +68,4 @@ class NsysCommand {
   std::map<std::string, std::string> environment_;
 };
 
-// Quotes one argument for a POSIX shell only when needed ('it'"'"'s' style).
-std::string quote_shell_argument(const std::string& argument);
-std::string join_shell_command(const std::vector<std::string>& argv);
-
 }  // namespace llmprof

@@ -1,0 +1,292 @@
+// Per-stage figures: wall and GPU projection time, kernel busy time, FLOP, MFU, nesting, verdict.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "analysis/analysis_model.hpp"
+
+namespace llmprof::detail {
+namespace {
+
+using StageKey = std::pair<std::string, std::string>;  // (domain, name)
+
+std::string percent_text(double fraction) {
+  char text[32];
+  const double percent = fraction * 100.0;
+  // Two significant digits below 1% so that a starved stage does not read "0.0%".
+  std::snprintf(text, sizeof text, percent < 1 ? "%.2g%%" : percent < 10 ? "%.1f%%" : "%.0f%%", percent);
+  return text;
+}
+
+// Kernels of one stage: name -> (time, instances).
+using StageKernels = std::map<std::string, std::pair<std::int64_t, std::int64_t>>;
+
+StageKernels stage_kernels_from_nsys(const NsysStats& nsys, const StageKey& key) {
+  StageKernels kernels;
+  for (const auto& row : *nsys.range_kernels) {
+    if (!row.range || row.range->domain != key.first || row.range->name != key.second) continue;
+    kernels[row.kernel_name].first += row.time.total_time_ns;
+    kernels[row.kernel_name].second += row.kernel_instances;
+  }
+  return kernels;
+}
+
+bool stack_contains(const LaunchRoofline& launch, const StageKey& key) {
+  return std::any_of(launch.nvtx_stack.begin(), launch.nvtx_stack.end(), [&](const NvtxRangeName& range) {
+    return range.domain == key.first && range.name == key.second;
+  });
+}
+
+std::set<StageKey> collect_stages(const AnalysisInputs& inputs) {
+  std::set<StageKey> keys;
+  if (inputs.nsys) {
+    if (inputs.nsys->ranges)
+      for (const auto& row : *inputs.nsys->ranges) keys.insert({row.range.domain, row.range.name});
+    if (inputs.nsys->range_projections)
+      for (const auto& row : *inputs.nsys->range_projections) keys.insert({row.range.domain, row.range.name});
+    if (inputs.nsys->range_kernels)
+      for (const auto& row : *inputs.nsys->range_kernels)
+        if (row.range) keys.insert({row.range->domain, row.range->name});
+  }
+  if (inputs.ncu_launches)
+    for (const auto& launch : *inputs.ncu_launches)
+      for (const auto& range : launch.nvtx_stack) keys.insert({range.domain, range.name});
+  return keys;
+}
+
+void fill_times(const AnalysisInputs& inputs, const StageKey& key, StageAnalysis& stage) {
+  if (!inputs.nsys) return;
+  if (inputs.nsys->ranges) {
+    for (const auto& row : *inputs.nsys->ranges) {
+      if (row.range.domain == key.first && row.range.name == key.second)
+        stage.wall_ns = stage.wall_ns.value_or(0) + row.time.total_time_ns;
+    }
+  }
+  if (inputs.nsys->range_projections) {
+    for (const auto& row : *inputs.nsys->range_projections) {
+      if (row.range.domain != key.first || row.range.name != key.second) continue;
+      stage.gpu_projection_ns = stage.gpu_projection_ns.value_or(0) + row.total_projection_ns;
+      if (!inputs.nsys->ranges) stage.wall_ns = stage.wall_ns.value_or(0) + row.total_range_ns;
+      stage.level = static_cast<int>(std::lround(row.average_range_level));
+    }
+  }
+}
+
+// FLOP of the stage: each kernel's launches in the stage times its mean FLOP per profiled launch.
+void fill_flop(const StageKernels& kernels, const FlopByPrecisionPerLaunch& flop_per_launch, StageAnalysis& stage,
+               std::map<std::string, double>& by_precision) {
+  std::int64_t covered_ns = 0;
+  double flop = 0;
+  static const FlopPerLaunch none;
+  const auto stage_entry = flop_per_launch.by_stage.find(stage.qualified_name());
+  const auto& in_stage = stage_entry == flop_per_launch.by_stage.end() ? none : stage_entry->second;
+  for (const auto& [name, time_and_count] : kernels) {
+    auto it = in_stage.find(name);
+    if (it == in_stage.end()) {
+      // Launches without NVTX stacks cannot be placed in a stage; only then is the run-wide mean used.
+      if (flop_per_launch.kernels_with_stacks.count(name)) continue;
+      it = flop_per_launch.any_stage.find(name);
+      if (it == flop_per_launch.any_stage.end()) continue;
+    }
+    covered_ns += time_and_count.first;
+    for (const auto& [key, per_launch] : it->second) {
+      const double value = per_launch * static_cast<double>(time_and_count.second);
+      by_precision[key] += value;
+      flop += value;
+    }
+  }
+  if (covered_ns > 0) stage.flop = flop;
+  stage.flop_coverage = stage.kernel_time_ns > 0
+                            ? static_cast<double>(covered_ns) / static_cast<double>(stage.kernel_time_ns)
+                            : 0;
+}
+
+void fill_rates(const AnalysisReport& report, const std::map<std::string, double>& by_precision,
+                StageAnalysis& stage) {
+  double most = 0;
+  for (const auto& [key, flop] : by_precision) {
+    if (flop > most) {
+      most = flop;
+      stage.dominant_precision = key;
+    }
+  }
+  if (!stage.flop) return;
+  if (stage.wall_ns && *stage.wall_ns > 0) stage.achieved_flop_per_s = *stage.flop / (*stage.wall_ns * 1e-9);
+  if (stage.kernel_time_ns > 0) stage.flop_per_s_while_busy = *stage.flop / (stage.kernel_time_ns * 1e-9);
+  const auto peak = report.device.peak_flop_per_s.find(stage.dominant_precision);
+  if (stage.achieved_flop_per_s && peak != report.device.peak_flop_per_s.end() && peak->second > 0) {
+    stage.mfu = *stage.achieved_flop_per_s / peak->second;
+  }
+}
+
+void fill_workload(const AnalysisReport& report, StageAnalysis& stage) {
+  if (!report.workload || stage.domain != report.workload->nvtx_domain) return;
+  const auto& workload = *report.workload;
+  if (stage.name == "decode" && workload.decode_s > 0) stage.model_flop_per_s = workload.decode_model_flop_per_s();
+  if (stage.name == "prefill" && workload.prefill_s > 0) stage.model_flop_per_s = workload.prefill_model_flop_per_s();
+  if (!stage.model_flop_per_s) return;
+  // fp32 models run on CUDA cores unless TF32 is enabled, so their peak is the fp32 one.
+  const auto peak = report.device.peak_flop_per_s.find(workload.dtype);
+  if (peak != report.device.peak_flop_per_s.end() && peak->second > 0) {
+    stage.mfu_workload = *stage.model_flop_per_s / peak->second;
+  }
+}
+
+std::string bound_advice(KernelBound bound, double threshold_percent) {
+  switch (bound) {
+    case KernelBound::memory:
+      return "memory-bound kernels: cut the bytes moved (fusion, lower-precision weights and KV cache)";
+    case KernelBound::compute:
+      return "compute-bound kernels: near the math limit, gains need fewer FLOP or a faster precision";
+    case KernelBound::latency:
+      return "latency-bound kernels (compute and DRAM both below " + std::to_string(static_cast<int>(threshold_percent)) +
+             "% of peak): too little work per kernel, fuse kernels or batch more";
+  }
+  return "";
+}
+
+std::string verdict(const AnalysisReport& report, const AnalysisOptions& options, const StageKernels& kernels,
+                    const StageAnalysis& stage) {
+  if (stage.kernel_time_ns == 0) {
+    // A range known only from ncu's NVTX stacks (e.g. `generate` around a capture gated on `decode`)
+    // was never inside the nsys capture: its time is unknown, which is not the same as idle.
+    if (!stage.wall_ns && !stage.gpu_projection_ns) {
+      return "outside the nsys capture (it encloses the gated range), so its time is not measured here";
+    }
+    return "no GPU kernels ran in this stage";
+  }
+  std::string text;
+  if (stage.gpu_busy_fraction && *stage.gpu_busy_fraction < options.host_bound_busy_fraction) {
+    return "host/launch-bound: GPU busy " + percent_text(*stage.gpu_busy_fraction) +
+           " of the stage; kernel tuning will not help, cut launch overhead (CUDA graphs, fusion, larger batch)";
+  }
+  text = stage.gpu_busy_fraction ? "GPU-bound: GPU busy " + percent_text(*stage.gpu_busy_fraction) + " of the stage"
+                                 : "GPU busy fraction unknown (no nsys GPU projection)";
+  std::map<KernelBound, std::int64_t> time_by_bound;
+  for (const auto& [name, time_and_count] : kernels) {
+    for (const auto& kernel : report.kernels) {
+      if (kernel.name == name && kernel.bound) time_by_bound[*kernel.bound] += time_and_count.first;
+    }
+  }
+  if (time_by_bound.empty()) return text + "; no ncu data for its kernels: profile them to see their limits";
+  const auto top = std::max_element(time_by_bound.begin(), time_by_bound.end(),
+                                    [](const auto& a, const auto& b) { return a.second < b.second; });
+  return text + "; " + percent_text(static_cast<double>(top->second) / static_cast<double>(stage.kernel_time_ns)) +
+         " of kernel time in " + bound_advice(top->first, options.thresholds.latency_percent);
+}
+
+// The enclosing stage: from ncu's NVTX stacks when a launch shows it, else the shallower nsys
+// range (one level up) whose kernels include all of this stage's kernels, the shortest such.
+std::optional<std::string> find_parent(const AnalysisInputs& inputs, const StageKey& key, const StageAnalysis& stage,
+                                       const std::vector<StageAnalysis>& all, const std::map<StageKey, StageKernels>& kernels) {
+  if (inputs.ncu_launches) {
+    for (const auto& launch : *inputs.ncu_launches) {
+      for (std::size_t i = 1; i < launch.nvtx_stack.size(); ++i) {
+        const auto& range = launch.nvtx_stack[i];
+        if (range.domain == key.first && range.name == key.second) return qualified_range(launch.nvtx_stack[i - 1]);
+      }
+    }
+  }
+  if (stage.level == 0) return std::nullopt;
+  const StageAnalysis* best = nullptr;
+  for (const auto& candidate : all) {
+    if (candidate.level != stage.level - 1) continue;
+    if (candidate.wall_ns && stage.wall_ns && *candidate.wall_ns < *stage.wall_ns) continue;
+    const auto& mine = kernels.at(key);
+    const auto& theirs = kernels.at({candidate.domain, candidate.name});
+    const bool encloses = std::all_of(mine.begin(), mine.end(), [&](const auto& entry) {
+      const auto it = theirs.find(entry.first);
+      return it != theirs.end() && it->second.second >= entry.second.second;
+    });
+    if (!encloses) continue;
+    if (!best || candidate.wall_ns.value_or(0) < best->wall_ns.value_or(0)) best = &candidate;
+  }
+  if (best) return best->qualified_name();
+  return std::nullopt;
+}
+
+}  // namespace
+
+void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
+                  const FlopByPrecisionPerLaunch& flop_per_launch, AnalysisReport& report) {
+  const bool nsys_kernels = inputs.nsys && inputs.nsys->range_kernels;
+  std::map<StageKey, StageKernels> kernels_by_stage;
+  for (const auto& key : collect_stages(inputs)) {
+    StageAnalysis stage;
+    stage.domain = key.first;
+    stage.name = key.second;
+    fill_times(inputs, key, stage);
+    StageKernels kernels;
+    std::map<std::string, double> by_precision;
+    if (nsys_kernels) {
+      kernels = stage_kernels_from_nsys(*inputs.nsys, key);
+      stage.kernel_time_source = "nsys nvtx_kern_sum";
+    } else if (inputs.ncu_launches) {
+      // Without nsys only the profiled launches are known: time and FLOP are those of the sample.
+      for (const auto& launch : *inputs.ncu_launches) {
+        if (!stack_contains(launch, key)) continue;
+        auto& entry = kernels[launch.kernel_name];
+        entry.first += static_cast<std::int64_t>(std::llround(launch.duration_ns.value_or(0)));
+        entry.second += 1;
+        stage.level = static_cast<int>(std::distance(
+            launch.nvtx_stack.begin(),
+            std::find_if(launch.nvtx_stack.begin(), launch.nvtx_stack.end(), [&](const NvtxRangeName& range) {
+              return range.domain == key.first && range.name == key.second;
+            })));
+      }
+      stage.kernel_time_source = "ncu launches";
+    }
+    for (const auto& [name, time_and_count] : kernels) {
+      stage.kernel_time_ns += time_and_count.first;
+      stage.kernel_instances += time_and_count.second;
+    }
+    if (stage.gpu_projection_ns && *stage.gpu_projection_ns > 0) {
+      stage.gpu_busy_fraction =
+          static_cast<double>(stage.kernel_time_ns) / static_cast<double>(*stage.gpu_projection_ns);
+    }
+    fill_flop(kernels, flop_per_launch, stage, by_precision);
+    fill_rates(report, by_precision, stage);
+    fill_workload(report, stage);
+    std::vector<std::pair<std::string, std::int64_t>> ranked;
+    for (const auto& [name, time_and_count] : kernels) ranked.emplace_back(name, time_and_count.first);
+    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
+    for (std::size_t i = 0; i < ranked.size() && i < options.stage_top_kernels; ++i) {
+      const double share = stage.kernel_time_ns > 0 ? static_cast<double>(ranked[i].second) /
+                                                          static_cast<double>(stage.kernel_time_ns)
+                                                    : 0;
+      stage.top_kernels.push_back({ranked[i].first, ranked[i].second, share});
+    }
+    stage.verdict = verdict(report, options, kernels, stage);
+    kernels_by_stage[key] = std::move(kernels);
+    report.stages.push_back(std::move(stage));
+  }
+  for (auto& stage : report.stages) {
+    stage.parent = find_parent(inputs, {stage.domain, stage.name}, stage, report.stages, kernels_by_stage);
+    if (stage.flop && stage.flop_coverage < 0.999) {
+      report.warnings.push_back("stage '" + stage.qualified_name() + "': FLOP cover only " +
+                                percent_text(stage.flop_coverage) +
+                                " of its kernel time (kernels without ncu data count as 0 FLOP)");
+    }
+    if (!stage.flop && inputs.ncu_launches && stage.kernel_time_ns > 0) {
+      report.skipped.push_back("stage '" + stage.qualified_name() +
+                               "': FLOP and MFU need ncu launches of its kernels; none was profiled in this stage");
+    }
+    if (!stage.gpu_projection_ns) {
+      report.skipped.push_back("stage '" + stage.qualified_name() +
+                               "': gpu_busy_fraction needs nsys nvtx_gpu_proj_sum, which has no row for it");
+    }
+    if (stage.kernel_time_source == "ncu launches") {
+      report.warnings.push_back("stage '" + stage.qualified_name() +
+                                "': kernel time is the sum of the ncu-profiled launches only (no nsys nvtx_kern_sum)");
+    }
+  }
+  std::stable_sort(report.stages.begin(), report.stages.end(), [](const auto& a, const auto& b) {
+    if (a.level != b.level) return a.level < b.level;
+    return a.wall_ns.value_or(0) > b.wall_ns.value_or(0);
+  });
+}
+
+}  // namespace llmprof::detail

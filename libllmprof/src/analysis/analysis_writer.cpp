@@ -1,0 +1,259 @@
+// Writes the analysis: kernels.csv, stages.csv and report.json (schema llmprof.report/1).
+#include <cmath>
+#include <cstdio>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "core/atomic_file.hpp"
+#include "core/json_pretty.hpp"
+#include "llmprof/analysis.hpp"
+
+namespace llmprof {
+namespace {
+
+std::string format_number(double value) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.10g", value);
+  return text;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string csv_number(const std::optional<double>& value) { return value ? format_number(*value) : ""; }
+
+boost::json::value json_number(const std::optional<double>& value) {
+  if (!value || !std::isfinite(*value)) return nullptr;
+  return *value;
+}
+
+boost::json::value json_integer(const std::optional<std::int64_t>& value) {
+  if (!value) return nullptr;
+  return *value;
+}
+
+boost::json::array json_strings(const std::vector<std::string>& values) {
+  boost::json::array array;
+  for (const auto& value : values) array.emplace_back(value);
+  return array;
+}
+
+boost::json::object json_peaks(const DevicePeaks& peaks) {
+  boost::json::object object;
+  object["name"] = peaks.name;
+  boost::json::object flop;
+  for (const auto& [key, value] : peaks.peak_flop_per_s) flop[key] = value;
+  object["peak_flop_per_s"] = std::move(flop);
+  object["peak_dram_bytes_per_s"] = json_number(peaks.peak_dram_bytes_per_s);
+  boost::json::object sources;
+  for (const auto& [key, value] : peaks.sources) sources[key] = value;
+  object["sources"] = std::move(sources);
+  return object;
+}
+
+boost::json::object json_stage(const StageAnalysis& stage) {
+  boost::json::object object;
+  object["name"] = stage.name;
+  object["domain"] = stage.domain;
+  object["parent"] = stage.parent ? boost::json::value(*stage.parent) : boost::json::value(nullptr);
+  object["level"] = stage.level;
+  object["wall_ns"] = json_integer(stage.wall_ns);
+  object["gpu_projection_ns"] = json_integer(stage.gpu_projection_ns);
+  object["kernel_time_ns"] = stage.kernel_time_ns;
+  object["kernel_instances"] = stage.kernel_instances;
+  object["kernel_time_source"] = stage.kernel_time_source;
+  object["gpu_busy_fraction"] = json_number(stage.gpu_busy_fraction);
+  object["flop"] = json_number(stage.flop);
+  object["flop_coverage"] = stage.flop_coverage;
+  object["achieved_flop_per_s"] = json_number(stage.achieved_flop_per_s);
+  object["flop_per_s_while_busy"] = json_number(stage.flop_per_s_while_busy);
+  object["dominant_precision"] = stage.dominant_precision;
+  object["mfu"] = json_number(stage.mfu);
+  object["model_flop_per_s"] = json_number(stage.model_flop_per_s);
+  object["mfu_workload"] = json_number(stage.mfu_workload);
+  object["verdict"] = stage.verdict;
+  boost::json::array top;
+  for (const auto& kernel : stage.top_kernels) {
+    top.emplace_back(boost::json::object{{"name", kernel.name}, {"time_ns", kernel.time_ns}, {"share", kernel.share}});
+  }
+  object["top_kernels"] = std::move(top);
+  return object;
+}
+
+boost::json::object json_kernel(const KernelAnalysis& kernel) {
+  boost::json::object object;
+  object["name"] = kernel.name;
+  object["stages"] = json_strings(kernel.stages);
+  object["instances"] = kernel.instances;
+  object["total_time_ns"] = kernel.total_time_ns;
+  object["avg_time_ns"] = kernel.avg_time_ns;
+  object["share_of_total"] = kernel.share_of_total;
+  object["time_source"] = kernel.time_source;
+  object["profiled_launches"] = kernel.profiled_launches;
+  object["flop_per_launch"] = json_number(kernel.flop_per_launch);
+  object["dram_bytes_per_launch"] = json_number(kernel.dram_bytes_per_launch);
+  object["arithmetic_intensity"] = json_number(kernel.arithmetic_intensity);
+  object["achieved_flop_per_s"] = json_number(kernel.achieved_flop_per_s);
+  object["pct_peak_compute"] = json_number(kernel.pct_peak_compute);
+  object["pct_peak_dram"] = json_number(kernel.pct_peak_dram);
+  object["bound"] = kernel.bound ? boost::json::value(to_string(*kernel.bound)) : boost::json::value(nullptr);
+  object["dominant_precision"] = kernel.dominant_precision;
+  object["ncu_name"] = kernel.ncu_name;
+  object["ncu_name_join"] = kernel.join;
+  return object;
+}
+
+boost::json::object json_launch(const LaunchRoofline& launch) {
+  boost::json::object object;
+  object["id"] = launch.launch_id;
+  object["kernel_name"] = launch.kernel_name;
+  boost::json::array stack;
+  for (const auto& range : launch.nvtx_stack) stack.emplace_back(range.qualified());
+  object["nvtx_stack"] = std::move(stack);
+  object["duration_ns"] = json_number(launch.duration_ns);
+  object["flop"] = json_number(launch.flop);
+  boost::json::object by_precision;
+  for (const auto& [key, value] : launch.flop_by_precision) by_precision[key] = value;
+  object["flop_by_precision"] = std::move(by_precision);
+  object["dram_bytes"] = json_number(launch.dram_bytes);
+  object["achieved_flop_per_s"] = json_number(launch.achieved_flop_per_s);
+  object["dram_bytes_per_s"] = json_number(launch.dram_bytes_per_s);
+  object["arithmetic_intensity"] = json_number(launch.arithmetic_intensity);
+  object["pct_peak_compute"] = json_number(launch.pct_peak_compute);
+  object["pct_peak_dram"] = json_number(launch.pct_peak_dram);
+  object["bound"] = launch.bound ? boost::json::value(to_string(*launch.bound)) : boost::json::value(nullptr);
+  object["dominant_precision"] = launch.dominant_precision;
+  object["missing"] = json_strings(launch.missing);
+  return object;
+}
+
+boost::json::value json_selection(const std::optional<KernelSelection>& selection) {
+  if (!selection) return nullptr;
+  boost::json::object object;
+  object["stage"] = selection->stage;
+  object["domain"] = selection->domain;
+  object["n"] = selection->kernels.size();
+  object["kernel_regex"] = selection->kernel_regex;
+  object["coverage"] = selection->coverage;
+  object["name_base"] = to_string(selection->name_base);
+  object["launch_count"] = selection->launch_count;
+  object["source"] = selection->source;
+  boost::json::array kernels;
+  for (const auto& kernel : selection->kernels) {
+    kernels.emplace_back(boost::json::object{{"name", kernel.name},
+                                             {"share", kernel.share},
+                                             {"total_time_ns", kernel.total_time_ns},
+                                             {"instances", kernel.instances}});
+  }
+  object["kernels"] = std::move(kernels);
+  object["also_matched"] = json_strings(selection->also_matched);
+  return object;
+}
+
+boost::json::value json_workload_mfu(const AnalysisReport& report) {
+  if (!report.workload) return nullptr;
+  boost::json::object object;
+  object["dtype"] = report.workload->dtype;
+  const auto peak = report.device.peak_flop_per_s.find(report.workload->dtype);
+  object["peak_flop_per_s"] = peak == report.device.peak_flop_per_s.end() ? boost::json::value(nullptr)
+                                                                            : boost::json::value(peak->second);
+  for (const auto& stage : report.stages) {
+    if (!stage.model_flop_per_s) continue;
+    object[stage.name] = boost::json::object{{"model_flop_per_s", *stage.model_flop_per_s},
+                                             {"mfu", json_number(stage.mfu_workload)},
+                                             {"mfu_ncu", json_number(stage.mfu)}};
+  }
+  return object;
+}
+
+std::string kernels_csv(const AnalysisReport& report) {
+  std::string text =
+      "name,stages,instances,total_time_ns,avg_time_ns,share_of_total,profiled_launches,flop_per_launch,"
+      "dram_bytes_per_launch,arithmetic_intensity,achieved_flop_per_s,pct_peak_compute,pct_peak_dram,bound,"
+      "dominant_precision,time_source,ncu_name\n";
+  for (const auto& kernel : report.kernels) {
+    std::string stages;
+    for (const auto& stage : kernel.stages) stages += (stages.empty() ? "" : ";") + stage;
+    text += csv_field(kernel.name) + "," + csv_field(stages) + "," + std::to_string(kernel.instances) + "," +
+            std::to_string(kernel.total_time_ns) + "," + format_number(kernel.avg_time_ns) + "," +
+            format_number(kernel.share_of_total) + "," + std::to_string(kernel.profiled_launches) + "," +
+            csv_number(kernel.flop_per_launch) + "," + csv_number(kernel.dram_bytes_per_launch) + "," +
+            csv_number(kernel.arithmetic_intensity) + "," + csv_number(kernel.achieved_flop_per_s) + "," +
+            csv_number(kernel.pct_peak_compute) + "," + csv_number(kernel.pct_peak_dram) + "," +
+            (kernel.bound ? to_string(*kernel.bound) : "") + "," + kernel.dominant_precision + "," +
+            kernel.time_source + "," + csv_field(kernel.ncu_name) + "\n";
+  }
+  return text;
+}
+
+std::string stages_csv(const AnalysisReport& report) {
+  std::string text =
+      "name,domain,parent,level,wall_ns,gpu_projection_ns,kernel_time_ns,kernel_instances,gpu_busy_fraction,flop,"
+      "flop_coverage,achieved_flop_per_s,mfu,model_flop_per_s,mfu_workload,dominant_precision,verdict\n";
+  auto integer = [](const std::optional<std::int64_t>& value) { return value ? std::to_string(*value) : ""; };
+  for (const auto& stage : report.stages) {
+    text += csv_field(stage.name) + "," + csv_field(stage.domain) + "," + csv_field(stage.parent.value_or("")) + "," +
+            std::to_string(stage.level) + "," + integer(stage.wall_ns) + "," + integer(stage.gpu_projection_ns) +
+            "," + std::to_string(stage.kernel_time_ns) + "," + std::to_string(stage.kernel_instances) + "," +
+            csv_number(stage.gpu_busy_fraction) + "," + csv_number(stage.flop) + "," +
+            format_number(stage.flop_coverage) + "," + csv_number(stage.achieved_flop_per_s) + "," +
+            csv_number(stage.mfu) + "," + csv_number(stage.model_flop_per_s) + "," + csv_number(stage.mfu_workload) +
+            "," + stage.dominant_precision + "," + csv_field(stage.verdict) + "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string analysis_report_json(const AnalysisReport& report) {
+  boost::json::object root;
+  root["schema"] = std::string(analysis_report_schema);
+  auto device = json_peaks(report.device);
+  if (report.datasheet) device["datasheet"] = json_peaks(*report.datasheet);
+  root["device"] = std::move(device);
+  boost::json::array stages;
+  for (const auto& stage : report.stages) stages.emplace_back(json_stage(stage));
+  root["stages"] = std::move(stages);
+  boost::json::array kernels;
+  for (const auto& kernel : report.kernels) kernels.emplace_back(json_kernel(kernel));
+  root["kernels"] = std::move(kernels);
+  root["top_kernel_selection"] = json_selection(report.top_kernel_selection);
+  root["mfu_workload"] = json_workload_mfu(report);
+  boost::json::array launches;
+  for (const auto& launch : report.launches) launches.emplace_back(json_launch(launch));
+  root["ncu_launches"] = std::move(launches);
+  root["warnings"] = json_strings(report.warnings);
+  root["skipped"] = json_strings(report.skipped);
+  boost::json::object sources;
+  for (const auto& [key, value] : report.sources) sources[key] = value;
+  root["sources"] = std::move(sources);
+  return detail::pretty_json(root);
+}
+
+Result<void> write_analysis(const AnalysisReport& report, const std::filesystem::path& analysis_directory) {
+  std::error_code ec;
+  std::filesystem::create_directories(analysis_directory, ec);
+  if (ec) {
+    return make_error(ErrorCode::io_error,
+                      "cannot create analysis directory " + analysis_directory.string() + ": " + ec.message(),
+                      "check the permissions of the run directory", analysis_directory.string());
+  }
+  for (const auto& [name, content] : {std::pair{"kernels.csv", kernels_csv(report)},
+                                      std::pair{"stages.csv", stages_csv(report)},
+                                      std::pair{"report.json", analysis_report_json(report)}}) {
+    auto written = detail::write_file_atomically(analysis_directory / name, content);
+    if (!written) return written;
+  }
+  return {};
+}
+
+}  // namespace llmprof

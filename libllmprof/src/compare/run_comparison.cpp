@@ -1,0 +1,182 @@
+// compare_runs: B relative to A (see run_comparison.hpp).
+#include "llmprof/run_comparison.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/format.hpp"
+
+namespace llmprof {
+namespace {
+
+std::optional<double> as_double(const std::optional<std::int64_t>& value) {
+  return value ? std::optional<double>(static_cast<double>(*value)) : std::nullopt;
+}
+
+std::string stage_key(const ReportStage& stage) { return stage.domain.empty() ? stage.name : stage.domain + ":" + stage.name; }
+
+StageComparison compare_stage(const std::string& name, const ReportStage* a, const ReportStage* b) {
+  StageComparison result;
+  result.name = name;
+  result.in_a = a != nullptr;
+  result.in_b = b != nullptr;
+  auto pick = [](const ReportStage* stage, auto member) { return stage ? member(*stage) : std::optional<double>(); };
+  result.wall_ns = make_delta(pick(a, [](const ReportStage& s) { return as_double(s.wall_ns); }),
+                              pick(b, [](const ReportStage& s) { return as_double(s.wall_ns); }));
+  result.gpu_projection_ns = make_delta(pick(a, [](const ReportStage& s) { return as_double(s.gpu_projection_ns); }),
+                                        pick(b, [](const ReportStage& s) { return as_double(s.gpu_projection_ns); }));
+  result.kernel_time_ns = make_delta(pick(a, [](const ReportStage& s) { return as_double(s.kernel_time_ns); }),
+                                     pick(b, [](const ReportStage& s) { return as_double(s.kernel_time_ns); }));
+  result.gpu_busy_fraction = make_delta(pick(a, [](const ReportStage& s) { return s.gpu_busy_fraction; }),
+                                        pick(b, [](const ReportStage& s) { return s.gpu_busy_fraction; }));
+  result.mfu = make_delta(pick(a, [](const ReportStage& s) { return s.mfu; }), pick(b, [](const ReportStage& s) { return s.mfu; }));
+  result.workload_mfu = make_delta(pick(a, [](const ReportStage& s) { return s.workload_mfu; }),
+                                   pick(b, [](const ReportStage& s) { return s.workload_mfu; }));
+  return result;
+}
+
+KernelComparison compare_kernel(const std::string& name, const ReportKernel* a, const ReportKernel* b, double threshold) {
+  KernelComparison result;
+  result.name = name;
+  result.avg_time_ns = make_delta(a ? a->avg_time_ns : std::nullopt, b ? b->avg_time_ns : std::nullopt);
+  result.total_time_ns = make_delta(a ? as_double(a->total_time_ns) : std::nullopt, b ? as_double(b->total_time_ns) : std::nullopt);
+  result.instances = make_delta(a ? as_double(a->instances) : std::nullopt, b ? as_double(b->instances) : std::nullopt);
+  result.share_of_total = make_delta(a ? a->share_of_total : std::nullopt, b ? b->share_of_total : std::nullopt);
+  if (a == nullptr) {
+    result.change = KernelChange::added;
+  } else if (b == nullptr) {
+    result.change = KernelChange::removed;
+  } else if (result.avg_time_ns.delta_pct && *result.avg_time_ns.delta_pct > threshold) {
+    result.change = KernelChange::slower;
+  } else if (result.avg_time_ns.delta_pct && *result.avg_time_ns.delta_pct < -threshold) {
+    result.change = KernelChange::faster;
+  }
+  return result;
+}
+
+void add_difference(std::vector<SettingDifference>& out, const std::string& key, const std::optional<std::string>& a,
+                    const std::optional<std::string>& b) {
+  if (a == b) return;
+  out.push_back({key, a.value_or("(absent)"), b.value_or("(absent)")});
+}
+
+std::vector<SettingDifference> compare_environment(const RunReportModel& a, const RunReportModel& b) {
+  std::vector<SettingDifference> differences;
+  if (!a.environment.present || !b.environment.present) {
+    add_difference(differences, "env.json", a.environment.present ? std::optional<std::string>("present") : std::nullopt,
+                   b.environment.present ? std::optional<std::string>("present") : std::nullopt);
+  }
+  const std::size_t gpus = std::max(a.environment.gpus.size(), b.environment.gpus.size());
+  for (std::size_t i = 0; i < gpus; ++i) {
+    const GpuRecord* ga = i < a.environment.gpus.size() ? &a.environment.gpus[i] : nullptr;
+    const GpuRecord* gb = i < b.environment.gpus.size() ? &b.environment.gpus[i] : nullptr;
+    const std::string prefix = "gpu[" + std::to_string(i) + "].";
+    add_difference(differences, prefix + "name", ga ? std::optional(ga->name) : std::nullopt, gb ? std::optional(gb->name) : std::nullopt);
+    add_difference(differences, prefix + "driver", ga ? std::optional(ga->driver) : std::nullopt,
+                   gb ? std::optional(gb->driver) : std::nullopt);
+    add_difference(differences, prefix + "memory_mib", ga ? std::optional(std::to_string(ga->memory_mib)) : std::nullopt,
+                   gb ? std::optional(std::to_string(gb->memory_mib)) : std::nullopt);
+  }
+  std::map<std::string, std::pair<std::optional<std::string>, std::optional<std::string>>> tools;
+  for (const auto& [tool, version] : a.environment.tool_versions) tools[tool].first = version;
+  for (const auto& [tool, version] : b.environment.tool_versions) tools[tool].second = version;
+  for (const auto& [tool, versions] : tools) add_difference(differences, "tools." + tool, versions.first, versions.second);
+  add_difference(differences, "device (report.json)", a.device.name, b.device.name);
+  return differences;
+}
+
+std::vector<SettingDifference> compare_config(const RunReportModel& a, const RunReportModel& b) {
+  std::map<std::string, std::pair<std::optional<std::string>, std::optional<std::string>>> keys;
+  for (const auto& [key, value] : a.config) keys[key].first = value;
+  for (const auto& [key, value] : b.config) keys[key].second = value;
+  std::vector<SettingDifference> differences;
+  for (const auto& [key, values] : keys) add_difference(differences, "config." + key, values.first, values.second);
+  return differences;
+}
+
+void check_regression(RunComparison& comparison) {
+  if (!comparison.options.fail_if_slower_pct) return;
+  const double limit = *comparison.options.fail_if_slower_pct;
+  for (const auto& stage : comparison.stages) {
+    const std::pair<const char*, const ValueDelta*> measures[] = {{"wall time", &stage.wall_ns},
+                                                                  {"kernel time", &stage.kernel_time_ns}};
+    for (const auto& [what, delta] : measures) {
+      if (delta->delta_pct && *delta->delta_pct > limit) {
+        comparison.regression = true;
+        comparison.regression_reasons.push_back(stage.name + ": " + what + " " + detail::format_signed_percent(*delta->delta_pct) +
+                                                " (limit +" + detail::format_number(limit) + "%)");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+ValueDelta make_delta(const std::optional<double>& a, const std::optional<double>& b) {
+  ValueDelta delta{a, b, std::nullopt, std::nullopt};
+  if (a && b && *a != 0) {
+    delta.ratio = *b / *a;
+    delta.delta_pct = (*b / *a - 1) * 100;
+  }
+  return delta;
+}
+
+const char* to_string(KernelChange change) noexcept {
+  switch (change) {
+    case KernelChange::unchanged: return "unchanged";
+    case KernelChange::faster: return "faster";
+    case KernelChange::slower: return "slower";
+    case KernelChange::added: return "new";
+    case KernelChange::removed: return "gone";
+  }
+  return "unchanged";
+}
+
+RunComparison compare_runs(const RunReportModel& a, const RunReportModel& b, const ComparisonOptions& options) {
+  RunComparison comparison;
+  comparison.run_a = a.run_id;
+  comparison.run_b = b.run_id;
+  comparison.path_a = a.main_directory;
+  comparison.path_b = b.main_directory;
+  comparison.options = options;
+  auto find_stage = [](const RunReportModel& model, const std::string& key) -> const ReportStage* {
+    for (const auto& stage : model.stages) {
+      if (stage_key(stage) == key) return &stage;
+    }
+    return nullptr;
+  };
+  for (const auto& stage : a.stages) comparison.stages.push_back(compare_stage(stage_key(stage), &stage, find_stage(b, stage_key(stage))));
+  for (const auto& stage : b.stages) {
+    if (find_stage(a, stage_key(stage)) == nullptr) comparison.stages.push_back(compare_stage(stage_key(stage), nullptr, &stage));
+  }
+  auto find_kernel = [](const RunReportModel& model, const std::string& name) -> const ReportKernel* {
+    for (const auto& kernel : model.kernels) {
+      if (kernel.name == name) return &kernel;
+    }
+    return nullptr;
+  };
+  for (const auto& kernel : a.kernels) {
+    comparison.kernels.push_back(compare_kernel(kernel.name, &kernel, find_kernel(b, kernel.name), options.kernel_threshold_pct));
+  }
+  for (const auto& kernel : b.kernels) {
+    if (find_kernel(a, kernel.name) == nullptr) {
+      comparison.kernels.push_back(compare_kernel(kernel.name, nullptr, &kernel, options.kernel_threshold_pct));
+    }
+  }
+  comparison.environment = compare_environment(a, b);
+  comparison.config = compare_config(a, b);
+  check_regression(comparison);
+  return comparison;
+}
+
+Result<RunComparison> compare_run_directories(const std::filesystem::path& a, const std::filesystem::path& b,
+                                              const ComparisonOptions& options) {
+  auto model_a = load_run_report(a);
+  if (!model_a) return model_a.error();
+  auto model_b = load_run_report(b);
+  if (!model_b) return model_b.error();
+  return compare_runs(*model_a, *model_b, options);
+}
+
+}  // namespace llmprof

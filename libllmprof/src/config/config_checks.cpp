@@ -1,0 +1,165 @@
+// validate_config: the checks beyond types. Per key (from the schema's rules: enumerated values, bounds,
+// non-empty values) and across keys (an NVTX gate needs a range name, launch bounds agree, ...). Run after
+// every layer is applied, so only the final value of a key matters, and each error says where it was set.
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "config/config_schema.hpp"
+
+namespace llmprof {
+namespace detail {
+namespace {
+
+std::string where_set(const ConfigOrigins& origins, const std::string& key) {
+  const auto found = origins.find(key);
+  return found == origins.end() ? std::string() : " (set at " + found->second + ")";
+}
+
+Error invalid_value(const std::string& key, const std::string& problem, const std::string& hint,
+                    const ConfigOrigins& origins) {
+  return make_error(ErrorCode::invalid_argument, "configuration key " + key + " " + problem + where_set(origins, key),
+                    hint, key);
+}
+
+std::string join_values(const std::vector<std::string>& values) {
+  std::string text;
+  for (const auto& value : values) text += (text.empty() ? "" : ", ") + value;
+  return text;
+}
+
+std::optional<Error> check_allowed(const ConfigField& field, const std::string& value, const ConfigOrigins& origins) {
+  const auto& allowed = field.rules.allowed;
+  if (allowed.empty() || std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return std::nullopt;
+  const std::string nearest = nearest_candidate(value, allowed);
+  return invalid_value(
+      field.info.key, "is '" + value + "', which is not one of: " + join_values(allowed),
+      nearest.empty() ? "use one of: " + join_values(allowed) : "did you mean " + field.info.key + "=" + nearest + "?",
+      origins);
+}
+
+std::optional<Error> check_bound(const ConfigField& field, double value, const ConfigOrigins& origins) {
+  if (!std::isfinite(value)) {
+    return invalid_value(field.info.key, "must be a finite number", "write a number such as 600", origins);
+  }
+  const auto& bound = field.rules.bound;
+  if (!bound) return std::nullopt;
+  const bool ok = bound->exclusive ? value > bound->minimum : value >= bound->minimum;
+  if (ok) return std::nullopt;
+  return invalid_value(field.info.key, "must be " + field.info.constraint + ", got " + format_number(value),
+                       "set a value " + field.info.constraint, origins);
+}
+
+std::optional<Error> check_list(const ConfigField& field, const StringList& values, const ConfigOrigins& origins) {
+  if (field.rules.required && values.empty()) {
+    return invalid_value(field.info.key, "must not be an empty array", "give at least one value", origins);
+  }
+  for (const auto& value : values) {
+    if (!field.rules.blank_elements && value.find_first_not_of(" \t") == std::string::npos) {
+      return invalid_value(field.info.key, "has an empty element", "remove the empty string from the array", origins);
+    }
+    if (auto error = check_allowed(field, value, origins)) return error;
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> check_table(const ConfigField& field, const StringTable& values, const ConfigOrigins& origins) {
+  for (const auto& [name, value] : values) {
+    // These tables are environment variables: a name with '=' or nothing in it cannot be set.
+    if (name.empty() || name.find('=') != std::string::npos || name.find('\0') != std::string::npos) {
+      return invalid_value(field.info.key, "has the variable name '" + name + "', which cannot be set",
+                           "use a name like CUDA_LAUNCH_BLOCKING (no '=')", origins);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> check_field(const ConfigField& field, const DeepProfileConfig& config,
+                                 const ConfigOrigins& origins) {
+  return std::visit(
+      [&](const auto* member) -> std::optional<Error> {
+        using Member = std::remove_cv_t<std::remove_pointer_t<decltype(member)>>;
+        if constexpr (std::is_same_v<Member, std::string> || std::is_same_v<Member, std::filesystem::path>) {
+          const std::string text = [&] {
+            if constexpr (std::is_same_v<Member, std::string>)
+              return *member;
+            else
+              return member->string();
+          }();
+          if (field.rules.required && text.empty()) {
+            return invalid_value(field.info.key, "must not be empty", "set a value; the default file has one", origins);
+          }
+          return check_allowed(field, text, origins);
+        } else if constexpr (std::is_same_v<Member, int> || std::is_same_v<Member, std::int64_t> ||
+                             std::is_same_v<Member, double>) {
+          return check_bound(field, static_cast<double>(*member), origins);
+        } else if constexpr (std::is_same_v<Member, std::optional<int>>) {
+          if (!*member) return std::nullopt;
+          return check_bound(field, static_cast<double>(**member), origins);
+        } else if constexpr (std::is_same_v<Member, StringList>) {
+          return check_list(field, *member, origins);
+        } else if constexpr (std::is_same_v<Member, StringTable>) {
+          return check_table(field, *member, origins);
+        } else {
+          return std::nullopt;  // booleans: any value is valid
+        }
+      },
+      locate_field(field, config));
+}
+
+bool is_blank(const std::string& text) { return text.find_first_not_of(" \t") == std::string::npos; }
+
+std::optional<Error> check_across_fields(const DeepProfileConfig& config, const ConfigOrigins& origins) {
+  if (config.nsys.capture_range == "nvtx" && is_blank(config.nsys.nvtx_capture)) {
+    return make_error(ErrorCode::invalid_argument,
+                      "nsys.capture_range is nvtx but nsys.nvtx_capture is empty: an NVTX gate needs a range name" +
+                          where_set(origins, "nsys.nvtx_capture"),
+                      "set nsys.nvtx_capture=decode or nsys.capture_range=none", "nsys.nvtx_capture");
+  }
+  if (config.ncu.launches_per_kernel > config.ncu.max_launches) {
+    return make_error(ErrorCode::invalid_argument,
+                      "ncu.launches_per_kernel (" + std::to_string(config.ncu.launches_per_kernel) +
+                          ") exceeds ncu.max_launches (" + std::to_string(config.ncu.max_launches) +
+                          "), the bound on the whole ncu run" + where_set(origins, "ncu.launches_per_kernel"),
+                      "raise ncu.max_launches or lower ncu.launches_per_kernel", "ncu.launches_per_kernel");
+  }
+  for (const auto& domain : config.nsys.nvtx_domain_include) {
+    const auto& excluded = config.nsys.nvtx_domain_exclude;
+    if (std::find(excluded.begin(), excluded.end(), domain) != excluded.end()) {
+      return make_error(ErrorCode::invalid_argument,
+                        "NVTX domain '" + domain + "' is both in nsys.nvtx_domain_include and nsys.nvtx_domain_exclude",
+                        "keep it in one of the two lists", "nsys.nvtx_domain_exclude");
+    }
+  }
+  if (config.ncu.kernel_regex.rfind("regex:", 0) == 0) {
+    return make_error(ErrorCode::invalid_argument,
+                      "ncu.kernel_regex starts with 'regex:'; the prefix is added when the ncu command is built" +
+                          where_set(origins, "ncu.kernel_regex"),
+                      "write only the expression, e.g. ncu.kernel_regex=\"gemm|flash\"", "ncu.kernel_regex");
+  }
+  const std::string& run_id = config.run.run_id;
+  if (run_id == "." || run_id == ".." || run_id.find_first_of("/\\") != std::string::npos) {
+    return make_error(ErrorCode::invalid_argument,
+                      "run.run_id '" + run_id + "' is not a plain directory name" + where_set(origins, "run.run_id"),
+                      "use letters, digits, '-', '_' or '.'; the run directory is <runs_root>/<run_id>", "run.run_id");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<void> validate_config_values(const DeepProfileConfig& config, const ConfigOrigins& origins) {
+  for (const auto& field : config_fields()) {
+    if (auto error = check_field(field, config, origins)) return *error;
+  }
+  if (auto error = check_across_fields(config, origins)) return *error;
+  return {};
+}
+
+}  // namespace detail
+
+Result<void> validate_config(const DeepProfileConfig& config) {
+  return detail::validate_config_values(config, detail::ConfigOrigins{});
+}
+
+}  // namespace llmprof

@@ -1,0 +1,185 @@
+// Formatting helpers for the human-readable outputs (see format.hpp).
+#include "core/format.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+
+namespace llmprof::detail {
+namespace {
+
+std::string printf_string(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+// Keep `digits` significant digits without scientific notation for values >= 1e-3.
+std::string significant(double value, int digits) {
+  if (value == 0) return "0";
+  const double magnitude = std::floor(std::log10(std::fabs(value)));
+  int decimals = digits - 1 - static_cast<int>(magnitude);
+  if (decimals < 0) decimals = 0;
+  if (decimals > 6) decimals = 6;
+  char format[16];
+  std::snprintf(format, sizeof format, "%%.%df", decimals);
+  std::string text = printf_string(format, value);
+  return text == "-0" ? "0" : text;
+}
+
+}  // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string markdown_cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '\n': case '\r': out += ' '; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string markdown_code(std::string_view text) {
+  std::string out = "`";
+  for (char c : text) {
+    if (c == '`') out += '\'';
+    else if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out + "`";
+}
+
+std::string format_duration_ns(double nanoseconds) {
+  const double magnitude = std::fabs(nanoseconds);
+  if (magnitude >= 1e9) return significant(nanoseconds / 1e9, 3) + " s";
+  if (magnitude >= 1e6) return significant(nanoseconds / 1e6, 3) + " ms";
+  if (magnitude >= 1e3) return significant(nanoseconds / 1e3, 3) + " µs";
+  return significant(nanoseconds, 3) + " ns";
+}
+
+std::string format_duration_ns(const std::optional<std::int64_t>& nanoseconds) {
+  return nanoseconds ? format_duration_ns(static_cast<double>(*nanoseconds)) : kNotComputed;
+}
+
+std::string format_percent(const std::optional<double>& percent) {
+  if (!percent) return kNotComputed;
+  const double value = *percent;
+  if (value == 0) return "0%";
+  if (std::fabs(value) < 0.1) return significant(value, 2) + "%";  // tiny MFUs stay readable: "0.0023%"
+  if (std::fabs(value) < 1) return printf_string("%.2f%%", value);
+  if (std::fabs(value) < 10) return printf_string("%.1f%%", value);
+  return printf_string("%.0f%%", value);
+}
+
+std::string format_fraction_percent(const std::optional<double>& fraction) {
+  if (!fraction) return kNotComputed;
+  return format_percent(*fraction * 100);
+}
+
+std::string format_si(const std::optional<double>& value, std::string_view unit) {
+  if (!value) return kNotComputed;
+  static const struct { double scale; const char* prefix; } kPrefixes[] = {
+      {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  const double magnitude = std::fabs(*value);
+  for (const auto& prefix : kPrefixes) {
+    if (magnitude >= prefix.scale) return significant(*value / prefix.scale, 3) + " " + prefix.prefix + std::string(unit);
+  }
+  return significant(*value, 3) + " " + std::string(unit);
+}
+
+std::string format_count(const std::optional<std::int64_t>& value) {
+  if (!value) return kNotComputed;
+  std::string digits = std::to_string(*value < 0 ? -*value : *value);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return *value < 0 ? "-" + out : out;
+}
+
+std::string format_number(double value, int digits) {
+  // Trailing zeros carry no information in ratios and limits ("5", "1.2"), unlike in measured values.
+  std::string text = significant(value, digits);
+  if (text.find('.') != std::string::npos) {
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+  }
+  return text;
+}
+
+std::string format_signed_percent(double percent) {
+  const std::string body = format_percent(std::fabs(percent));
+  if (std::fabs(percent) < 0.005) return "0.0%";
+  return (percent < 0 ? "-" : "+") + body;
+}
+
+std::string kernel_display_name(std::string_view name, std::size_t max_length) {
+  // Keep only characters outside every <...> and (...) so templates and parameter lists vanish,
+  // which also removes "<unnamed>" and "(anonymous namespace)" scope names.
+  std::string flat;
+  int angle = 0, paren = 0, square = 0;
+  for (char c : name) {
+    if (c == '<') { ++angle; continue; }
+    if (c == '>' && angle > 0) { --angle; continue; }
+    if (c == '(') { ++paren; continue; }
+    if (c == ')' && paren > 0) { --paren; continue; }
+    if (c == '[') { ++square; continue; }
+    if (c == ']' && square > 0) { --square; continue; }
+    if (angle == 0 && paren == 0 && square == 0) flat += c;
+  }
+  // The return type ("void ") is everything before the last space.
+  if (const auto space = flat.find_last_of(' '); space != std::string::npos) flat = flat.substr(space + 1);
+  std::string collapsed;
+  for (std::size_t i = 0; i < flat.size(); ++i) {
+    if (flat.compare(i, 4, "::::") == 0) { collapsed += "::"; i += 3; continue; }
+    collapsed += flat[i];
+  }
+  while (collapsed.rfind("::", 0) == 0) collapsed.erase(0, 2);
+  if (collapsed.empty()) collapsed = std::string(name.substr(0, max_length));
+  if (collapsed.size() > max_length && max_length > 1) {
+    collapsed = collapsed.substr(0, max_length - 1) + "…";
+  }
+  return collapsed;
+}
+
+}  // namespace llmprof::detail
+
+namespace llmprof {
+
+std::string short_kernel_name(std::string_view name, std::size_t max_length) {
+  std::string qualified = detail::kernel_display_name(name, std::string::npos);
+  if (const auto scope = qualified.rfind("::"); scope != std::string::npos) qualified = qualified.substr(scope + 2);
+  if (qualified.empty()) qualified = std::string(name);
+  // Cut in the middle: generated kernel names (nvjet_sm90_..._bias_TNT) differ at the end.
+  if (qualified.size() > max_length && max_length > 4) {
+    const std::size_t head = (max_length - 1) / 2, tail = max_length - 1 - head;
+    qualified = qualified.substr(0, head) + "…" + qualified.substr(qualified.size() - tail);
+  }
+  return qualified;
+}
+
+}  // namespace llmprof

@@ -1,0 +1,292 @@
+// NsysCommand: argv for `nsys profile`, `nsys stats` and `nsys export`, checked against the probed nsys.
+//
+// Flag spellings follow `nsys profile --help` of Nsight Systems 2025.3.1 (tests/data/h100-nsight-2025.3/cli).
+#include "llmprof/nsys_command.hpp"
+#include "llmprof/shell_quote.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+#include "nsight/command_checks.hpp"
+
+namespace llmprof {
+namespace {
+
+using detail::add_warning;
+using detail::check_choice;
+using detail::join;
+
+// Without this nsys only matches NVTX ranges whose names are registered strings (nvtxStringRegister);
+// PyTorch and most workloads push plain ASCII messages, so a gate like "decode" would never open and
+// nsys would print "No reports were generated" with exit status 0.
+constexpr const char* kRegisterOnlyVariable = "NSYS_NVTX_PROFILER_REGISTER_ONLY";
+
+const char* capture_range_value(NsysCaptureRange range) {
+  switch (range) {
+    case NsysCaptureRange::none: return "none";
+    case NsysCaptureRange::nvtx: return "nvtx";
+    case NsysCaptureRange::cuda_profiler_api: return "cudaProfilerApi";
+  }
+  return "none";
+}
+
+const char* capture_range_end_value(NsysCaptureRangeEnd end) {
+  switch (end) {
+    case NsysCaptureRangeEnd::stop: return "stop";
+    case NsysCaptureRangeEnd::stop_shutdown: return "stop-shutdown";
+    case NsysCaptureRangeEnd::repeat: return "repeat";
+    case NsysCaptureRangeEnd::none: return "none";
+  }
+  return "stop";
+}
+
+bool contains(const std::vector<std::string>& values, const std::string& value) {
+  return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+// nsys splits domain lists on ',' and takes '\' as the escape character.
+std::string escape_domain(const std::string& domain) {
+  std::string escaped;
+  for (char c : domain) {
+    if (c == ',' || c == '\\') escaped += '\\';
+    escaped += c;
+  }
+  return escaped;
+}
+
+std::string join_domains(const std::vector<std::string>& domains) {
+  std::vector<std::string> escaped;
+  for (const auto& domain : domains) escaped.push_back(escape_domain(domain));
+  return join(escaped, ",");
+}
+
+bool is_blank(const std::string& text) {
+  return std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isspace(c) != 0; });
+}
+
+Error invalid(std::string message, std::string hint, std::string subject = {}) {
+  return make_error(ErrorCode::invalid_argument, std::move(message), std::move(hint), std::move(subject));
+}
+
+std::optional<Error> check_trace(const NsysProfileOptions& options, std::vector<std::string>* warnings) {
+  if (options.trace.empty()) {
+    return invalid("nsys profile needs at least one --trace API", "set trace to e.g. {\"cuda\", \"nvtx\"}");
+  }
+  // From `nsys profile --help` (2025.3.1); newer versions may add APIs, so unknown ones only warn.
+  static const std::vector<std::string> known = {
+      "cuda", "cuda-hw", "nvtx", "cublas", "cublas-verbose", "cusolver", "cusolver-verbose", "cusparse",
+      "cusparse-verbose", "mpi", "oshmem", "ucx", "osrt", "cudnn", "opengl", "opengl-annotations", "openacc",
+      "openmp", "nvvideo", "vulkan", "vulkan-annotations", "python-gil", "gds", "none"};
+  for (const auto& api : options.trace) {
+    if (api.empty() || api.find_first_of(", ") != std::string::npos) {
+      return invalid("--trace value '" + api + "' is not one API name", "give one API per list entry",
+                     "--trace " + api);
+    }
+    if (!contains(known, api)) add_warning(warnings, "--trace value '" + api + "' is not known to nsys 2025.3");
+  }
+  if (contains(options.trace, "none") && options.trace.size() > 1) {
+    return invalid("--trace=none cannot be combined with other APIs", "remove 'none' or the other APIs",
+                   "--trace=" + join(options.trace, ","));
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> check_capture(const NsysProfileOptions& options, std::vector<std::string>* warnings) {
+  const bool traces_nvtx = contains(options.trace, "nvtx");
+  if (options.capture_range == NsysCaptureRange::nvtx) {
+    if (is_blank(options.nvtx_capture)) {
+      return invalid("NVTX capture was requested with an empty --nvtx-capture expression",
+                     "name the NVTX range that opens the capture, e.g. nvtx_capture = \"decode\" "
+                     "(or \"decode@domain\")",
+                     "--nvtx-capture=" + options.nvtx_capture);
+    }
+    if (!traces_nvtx) {
+      return invalid("--capture-range=nvtx needs NVTX tracing, but --trace lacks nvtx",
+                     "add \"nvtx\" to trace", "--trace=" + join(options.trace, ","));
+    }
+    const auto variable = options.env_vars.find(kRegisterOnlyVariable);
+    if (variable != options.env_vars.end() && variable->second != "0") {
+      add_warning(warnings, std::string(kRegisterOnlyVariable) + "=" + variable->second +
+                                ": nsys will only see registered NVTX strings, so the capture gate '" +
+                                options.nvtx_capture + "' may never open");
+    }
+  } else if (!options.nvtx_capture.empty()) {
+    return invalid("--nvtx-capture was set but the capture range is not nvtx",
+                   "set capture_range to nvtx, or clear nvtx_capture", "--nvtx-capture=" + options.nvtx_capture);
+  }
+  if (options.capture_range == NsysCaptureRange::cuda_profiler_api && !traces_nvtx &&
+      !contains(options.trace, "cuda")) {
+    return invalid("--capture-range=cudaProfilerApi needs CUDA or NVTX tracing", "add \"cuda\" to trace");
+  }
+  if (options.capture_range_end && options.capture_range == NsysCaptureRange::none) {
+    return invalid("--capture-range-end was set without a capture range",
+                   "set capture_range to nvtx or cuda_profiler_api, or clear capture_range_end",
+                   std::string("--capture-range-end=") + capture_range_end_value(*options.capture_range_end));
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> check_domains(const NsysProfileOptions& options, std::vector<std::string>* warnings) {
+  for (const auto& domain : options.nvtx_domain_include) {
+    if (contains(options.nvtx_domain_exclude, domain)) {
+      return invalid("NVTX domain '" + domain + "' is both included and excluded",
+                     "keep it in only one of nvtx_domain_include and nvtx_domain_exclude", domain);
+    }
+  }
+  if (!options.nvtx_domain_include.empty() && !options.nvtx_domain_exclude.empty()) {
+    return invalid("--nvtx-domain-include and --nvtx-domain-exclude are mutually exclusive in nsys",
+                   "use only one of the two lists");
+  }
+  const bool any_domain = !options.nvtx_domain_include.empty() || !options.nvtx_domain_exclude.empty();
+  if (any_domain && !contains(options.trace, "nvtx")) {
+    add_warning(warnings, "NVTX domain filters have no effect because --trace lacks nvtx");
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> check_environment(const NsysProfileOptions& options) {
+  for (const auto& [name, value] : options.env_vars) {
+    if (name.empty() || name.find_first_of("=,") != std::string::npos) {
+      return invalid("environment variable name '" + name + "' cannot be passed to nsys --env-var",
+                     "use a name without '=' or ','", name);
+    }
+    // nsys takes several variables as 'A=B,C=D' and has no escape for a comma in a value.
+    if (value.find(',') != std::string::npos) {
+      return invalid("the value of " + name + " contains a comma, which nsys --env-var would split",
+                     "set the variable in the environment nsys is started with instead", name + "=" + value);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> check_profile(const NsysProfileOptions& options, std::vector<std::string>* warnings) {
+  if (options.application.empty() || options.application.front().empty()) {
+    return invalid("nsys profile has no application to run", "set the workload argv (application)");
+  }
+  if (options.output_base.empty()) {
+    return invalid("nsys profile has no output base (-o)", "set output_base, e.g. MAIN/nsys/profile");
+  }
+  // nsys expands %p, %h, %n, %q{VAR} in -o; the report could then not be found under BASE.
+  if (options.output_base.string().find('%') != std::string::npos) {
+    return invalid("the nsys output base contains '%', which nsys would expand (%p, %h, %n ...)",
+                   "use an output path without '%'", options.output_base.string());
+  }
+  if (auto error = check_choice("--sample", options.sample, {"none", "process-tree", "system-wide"})) return error;
+  if (auto error = check_choice("--cpuctxsw", options.cpuctxsw, {"none", "process-tree", "system-wide"})) return error;
+  if (auto error = check_trace(options, warnings)) return error;
+  if (auto error = check_capture(options, warnings)) return error;
+  if (auto error = check_domains(options, warnings)) return error;
+  if (auto error = check_environment(options)) return error;
+  return std::nullopt;
+}
+
+}  // namespace
+
+NsysCommand NsysCommand::profile(NsysProfileOptions options) {
+  NsysCommand command;
+  command.kind_ = Kind::profile;
+  if (options.capture_range == NsysCaptureRange::nvtx) {
+    options.env_vars.try_emplace(kRegisterOnlyVariable, "0");  // an explicit user value wins (validate warns)
+  }
+  command.profile_ = std::move(options);
+  return command;
+}
+
+NsysCommand NsysCommand::stats(std::filesystem::path nsys, std::filesystem::path report,
+                               std::vector<std::string> reports, std::filesystem::path output_prefix) {
+  NsysCommand command;
+  command.kind_ = Kind::stats;
+  command.profile_.nsys = std::move(nsys);
+  command.report_ = std::move(report);
+  command.reports_ = std::move(reports);
+  command.output_ = std::move(output_prefix);
+  return command;
+}
+
+NsysCommand NsysCommand::export_sqlite(std::filesystem::path nsys, std::filesystem::path report,
+                                       std::filesystem::path output_file) {
+  NsysCommand command;
+  command.kind_ = Kind::export_sqlite;
+  command.profile_.nsys = std::move(nsys);
+  command.report_ = std::move(report);
+  command.output_ = std::move(output_file);
+  return command;
+}
+
+Result<void> NsysCommand::validate(const NsysInfo& tool, std::vector<std::string>* warnings) const {
+  detail::warn_about_probe("nsys", tool.found, tool.version, warnings);
+  if (profile_.nsys.empty()) return invalid("no nsys executable was given", "set the nsys path");
+  if (kind_ == Kind::profile) {
+    if (auto error = check_profile(profile_, warnings)) return *error;
+    return {};
+  }
+  if (report_.empty()) return invalid("no nsys report to read was given", "pass the .nsys-rep path");
+  if (output_.empty()) return invalid("no output path was given for nsys " + std::string(kind_ == Kind::stats ? "stats" : "export"),
+                                      "pass an output prefix or file");
+  if (!tool.report_extension.empty() && report_.extension() != tool.report_extension) {
+    add_warning(warnings, "report " + report_.string() + " does not end in " + tool.report_extension +
+                              ", the extension this nsys writes");
+  }
+  if (kind_ == Kind::stats) {
+    if (reports_.empty()) return invalid("nsys stats needs at least one --report", "e.g. cuda_gpu_kern_sum,nvtx_sum");
+    for (const auto& name : reports_) {
+      if (name.empty() || name.find_first_of(", ") != std::string::npos) {
+        return invalid("nsys stats report name '" + name + "' is not one report", "give one report per entry", name);
+      }
+    }
+    return {};
+  }
+  // Export: this builder always writes `--type sqlite`; refuse a probed nsys that takes another form.
+  const std::vector<std::string> form = {"--type", "sqlite"};
+  if (!tool.export_sqlite_arguments.empty() && tool.export_sqlite_arguments != form) {
+    return make_error(ErrorCode::unsupported,
+                      "this nsys exports SQLite with '" + join(tool.export_sqlite_arguments, " ") +
+                          "', not '--type sqlite'",
+                      "use an Nsight Systems version that takes `nsys export --type sqlite`",
+                      tool.path.string());
+  }
+  return {};
+}
+
+std::vector<std::string> NsysCommand::argv() const {
+  std::vector<std::string> args = {profile_.nsys.string()};
+  if (kind_ == Kind::stats) {
+    // --force-export: re-create the SQLite file; a stale one from an overwritten report would be read.
+    args.insert(args.end(), {"stats", "--report", join(reports_, ","), "--format", "csv", "--output",
+                             output_.string(), "--force-export=true", "--force-overwrite=true", report_.string()});
+    return args;
+  }
+  if (kind_ == Kind::export_sqlite) {
+    args.insert(args.end(), {"export", "--type", "sqlite", "--output", output_.string(), "--force-overwrite=true",
+                             report_.string()});
+    return args;
+  }
+  const auto& o = profile_;
+  args.push_back("profile");
+  if (!o.trace.empty()) args.push_back("--trace=" + join(o.trace, ","));
+  if (!o.sample.empty()) args.push_back("--sample=" + o.sample);
+  if (!o.cpuctxsw.empty()) args.push_back("--cpuctxsw=" + o.cpuctxsw);
+  if (o.capture_range != NsysCaptureRange::none) {
+    args.push_back(std::string("--capture-range=") + capture_range_value(o.capture_range));
+  }
+  if (!o.nvtx_capture.empty()) args.push_back("--nvtx-capture=" + o.nvtx_capture);
+  if (o.capture_range_end) args.push_back(std::string("--capture-range-end=") + capture_range_end_value(*o.capture_range_end));
+  if (!o.nvtx_domain_include.empty()) args.push_back("--nvtx-domain-include=" + join_domains(o.nvtx_domain_include));
+  if (!o.nvtx_domain_exclude.empty()) args.push_back("--nvtx-domain-exclude=" + join_domains(o.nvtx_domain_exclude));
+  if (!o.env_vars.empty()) {
+    std::vector<std::string> assignments;
+    for (const auto& [name, value] : o.env_vars) assignments.push_back(name + "=" + value);
+    args.push_back("--env-var=" + join(assignments, ","));
+  }
+  if (o.stats) args.push_back("--stats=true");
+  if (o.force_overwrite) args.push_back("--force-overwrite=true");
+  if (!o.output_base.empty()) args.push_back("--output=" + o.output_base.string());
+  args.insert(args.end(), o.extra_arguments.begin(), o.extra_arguments.end());
+  args.insert(args.end(), o.application.begin(), o.application.end());
+  return args;
+}
+
+std::string NsysCommand::to_shell_string() const { return join_shell_command(argv()); }
+
+}  // namespace llmprof

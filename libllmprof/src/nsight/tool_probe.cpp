@@ -1,0 +1,303 @@
+// Tool probe: where nsys, ncu and the QdstrmImporter are, which versions they are, what they can do.
+//
+// Search order for each tool: the explicit path (exclusive: a configured path that does not work is
+// reported, never silently replaced by another install), PATH, the caller's extra roots, then the usual
+// install locations. Recorded layouts: tests/data/h100-nsight-2025.3/cli/transcripts.md.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <system_error>
+
+#include "llmprof/tool_probe.hpp"
+#include "nsight/tool_capture.hpp"
+
+namespace llmprof {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::chrono::seconds version_timeout{60};
+constexpr std::chrono::seconds listing_timeout{120};
+
+bool is_executable_file(const fs::path& path) {
+  std::error_code error;
+  return fs::is_regular_file(path, error) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::vector<fs::path> path_directories(const std::string& path_variable) {
+  std::string value = path_variable;
+  if (value.empty()) {
+    const char* environment = std::getenv("PATH");
+    value = environment == nullptr ? "" : environment;
+  }
+  std::vector<fs::path> directories;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    const std::size_t end = std::min(value.find(':', start), value.size());
+    if (end > start) directories.emplace_back(value.substr(start, end - start));
+    start = end + 1;
+  }
+  return directories;
+}
+
+// Subdirectories of `parent` matching "<prefix>*", newest version first (names sort by version).
+std::vector<fs::path> versioned_directories(const fs::path& parent, const std::string& prefix) {
+  std::vector<fs::path> found;
+  std::error_code error;
+  for (fs::directory_iterator it(parent, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && it->is_directory(error)) found.push_back(it->path());
+  }
+  std::sort(found.begin(), found.end(), [](const fs::path& a, const fs::path& b) { return a.filename() > b.filename(); });
+  return found;
+}
+
+// <parent>/<prefix>*/<suffix> for each versioned install, newest first; the pattern itself when there is
+// none, so that "where the probe looked" shows the glob that matched nothing.
+std::vector<fs::path> installs_matching(const fs::path& parent, const std::string& prefix, const fs::path& suffix) {
+  std::vector<fs::path> candidates;
+  for (const auto& directory : versioned_directories(parent, prefix)) candidates.push_back(directory / suffix);
+  if (candidates.empty()) candidates.push_back(parent / (prefix + "*") / suffix);
+  return candidates;
+}
+
+void append(std::vector<fs::path>& to, const std::vector<fs::path>& from) { to.insert(to.end(), from.begin(), from.end()); }
+
+struct Located {
+  fs::path path;
+  std::vector<fs::path> searched;
+  std::string problem;  // set when an explicit path was given and does not work
+};
+
+// Tries candidates in order, recording each; stops at the first executable file.
+bool try_candidates(const std::vector<fs::path>& candidates, Located& located) {
+  for (const auto& candidate : candidates) {
+    if (std::find(located.searched.begin(), located.searched.end(), candidate) != located.searched.end()) continue;
+    located.searched.push_back(candidate);
+    if (is_executable_file(candidate)) {
+      located.path = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
+Located locate_explicit(const fs::path& explicit_path, const std::string& tool, const ProbeOptions& options) {
+  Located located;
+  const std::string text = explicit_path.string();
+  if (text.find('/') == std::string::npos) {  // a bare name: look it up on PATH only
+    std::vector<fs::path> candidates;
+    for (const auto& directory : path_directories(options.path_variable)) candidates.push_back(directory / text);
+    if (!try_candidates(candidates, located)) {
+      located.problem = "the configured " + tool + " '" + text + "' is not on PATH";
+    }
+    return located;
+  }
+  if (!try_candidates({explicit_path}, located)) {
+    std::error_code error;
+    located.problem = fs::exists(explicit_path, error)
+                          ? "the configured " + tool + " path " + text + " is not an executable file"
+                          : "the configured " + tool + " path " + text + " does not exist";
+  }
+  return located;
+}
+
+std::vector<fs::path> ncu_install_candidates(const ProbeOptions& options) {
+  std::vector<fs::path> candidates;
+  for (const auto& root : options.extra_search_roots) {
+    candidates.push_back(root / "ncu");
+    candidates.push_back(root / "bin" / "ncu");
+  }
+  if (options.use_default_locations) {
+    candidates.emplace_back("/usr/local/cuda/bin/ncu");
+    append(candidates, installs_matching("/usr/local/cuda", "nsight-compute", "ncu"));
+    append(candidates, installs_matching("/opt/nvidia/nsight-compute", "", "ncu"));
+  }
+  return candidates;
+}
+
+Located locate_ncu(const ProbeOptions& options) {
+  if (!options.ncu_path.empty()) return locate_explicit(options.ncu_path, "ncu", options);
+  Located located;
+  std::vector<fs::path> candidates;
+  for (const auto& directory : path_directories(options.path_variable)) candidates.push_back(directory / "ncu");
+  const auto installs = ncu_install_candidates(options);
+  candidates.insert(candidates.end(), installs.begin(), installs.end());
+  try_candidates(candidates, located);
+  return located;
+}
+
+// Nsight Compute ships an nsys at <ncu-root>/host/target-linux-x64/nsys (the H100 machine's only nsys).
+std::vector<fs::path> bundled_nsys_next_to(const fs::path& ncu) {
+  std::vector<fs::path> candidates = {ncu.parent_path() / "host" / "target-linux-x64" / "nsys"};
+  std::error_code error;
+  const fs::path real = fs::canonical(ncu, error);
+  if (!error && real.parent_path() != ncu.parent_path()) {
+    candidates.push_back(real.parent_path() / "host" / "target-linux-x64" / "nsys");
+  }
+  return candidates;
+}
+
+Located locate_nsys(const ProbeOptions& options) {
+  if (!options.nsys_path.empty()) return locate_explicit(options.nsys_path, "nsys", options);
+  Located located;
+  std::vector<fs::path> candidates;
+  for (const auto& directory : path_directories(options.path_variable)) candidates.push_back(directory / "nsys");
+  for (const auto& root : options.extra_search_roots) {
+    for (const auto& relative : {"nsys", "bin/nsys", "target-linux-x64/nsys", "host/target-linux-x64/nsys"}) {
+      candidates.push_back(root / relative);
+    }
+  }
+  // The nsys bundled with whichever ncu this machine has (found without running it).
+  ProbeOptions ncu_options = options;
+  ncu_options.ncu_path.clear();
+  if (const Located ncu = locate_ncu(ncu_options); !ncu.path.empty()) {
+    for (const auto& candidate : bundled_nsys_next_to(ncu.path)) candidates.push_back(candidate);
+  }
+  if (options.use_default_locations) {
+    candidates.emplace_back("/usr/local/cuda/bin/nsys");
+    append(candidates, installs_matching("/opt/nvidia/nsight-systems", "", "bin/nsys"));
+    append(candidates, installs_matching("/usr/local/cuda", "nsight-systems", "bin/nsys"));
+    append(candidates, installs_matching("/opt/nvidia/nsight-compute", "", "host/target-linux-x64/nsys"));
+  }
+  try_candidates(candidates, located);
+  return located;
+}
+
+// Runs `tool args...`; on failure adds a readable problem and returns nothing.
+std::optional<std::string> run_listing(ProcessRunner& runner, const fs::path& tool, std::vector<std::string> arguments,
+                                       std::chrono::milliseconds timeout, std::vector<std::string>& problems) {
+  std::vector<std::string> argv = {tool.string()};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  std::string command = tool.filename().string();
+  for (const auto& argument : arguments) command += " " + argument;
+  auto run = detail::run_and_capture(runner, argv, timeout);
+  if (!run) {
+    problems.push_back("`" + command + "` could not be started: " + run.error().describe());
+    return std::nullopt;
+  }
+  if (!run->outcome.succeeded()) {
+    std::string output = run->combined();
+    if (output.size() > 400) output = output.substr(0, 400) + "...";
+    problems.push_back("`" + command + "` failed (" + detail::describe_outcome(run->outcome) + "): " + output);
+    return std::nullopt;
+  }
+  return run->combined();
+}
+
+}  // namespace
+
+std::vector<fs::path> importer_candidates(const fs::path& nsys_path) {
+  std::vector<fs::path> directories = {nsys_path.parent_path()};
+  std::error_code error;
+  const fs::path real = fs::canonical(nsys_path, error);
+  if (!error && real.parent_path() != nsys_path.parent_path()) directories.push_back(real.parent_path());
+  std::vector<fs::path> candidates;
+  for (const auto& directory : directories) {
+    // Bundled with Nsight Compute: host/target-linux-x64/nsys + host/linux-desktop-glibc_2_11_3-x64/QdstrmImporter.
+    candidates.push_back((directory / ".." / "linux-desktop-glibc_2_11_3-x64" / "QdstrmImporter").lexically_normal());
+    // Standalone Nsight Systems: target-linux-x64/nsys (bin/nsys links there) + host-linux-x64/QdstrmImporter.
+    candidates.push_back((directory / ".." / "host-linux-x64" / "QdstrmImporter").lexically_normal());
+    candidates.push_back(directory / "QdstrmImporter");
+  }
+  return candidates;
+}
+
+ImporterHealth check_importer(ProcessRunner& runner, const fs::path& nsys_path) {
+  ImporterHealth health;
+  for (const auto& candidate : importer_candidates(nsys_path)) {
+    if (is_executable_file(candidate)) {
+      health.path = candidate;
+      break;
+    }
+  }
+  if (health.path.empty()) {
+    health.detail = "no QdstrmImporter next to " + nsys_path.string();
+    health.fix = "reinstall Nsight Systems (the importer ships beside nsys); without it nsys can leave only a .qdstrm file";
+    return health;
+  }
+  auto run = detail::run_and_capture(runner, {health.path.string(), "--version"}, version_timeout);
+  if (!run) {
+    health.detail = run.error().describe();
+    health.fix = "make " + health.path.string() + " executable";
+    return health;
+  }
+  if (run->outcome.succeeded()) {
+    health.loads = true;
+    return health;
+  }
+  health.detail = run->combined();
+  while (!health.detail.empty() && health.detail.back() == '\n') health.detail.pop_back();
+  health.missing_libraries = parse_missing_libraries(health.detail);
+  if (!health.missing_libraries.empty()) {
+    std::string names;
+    for (const auto& library : health.missing_libraries) names += (names.empty() ? "" : ", ") + library;
+    // libdw.so.1 is the one missing on the recorded H100 machine; Debian/Ubuntu ship it in libdw1,
+    // which needs libelf1 too.
+    const bool libdw = std::find(health.missing_libraries.begin(), health.missing_libraries.end(), "libdw.so.1") !=
+                       health.missing_libraries.end();
+    health.fix = libdw ? "apt-get install libdw1 libelf1, or unpack them with dpkg -x and put their "
+                         "usr/lib/x86_64-linux-gnu on LD_LIBRARY_PATH"
+                       : "install the packages that provide " + names +
+                             " (apt-file search <name>), or put a directory holding them on LD_LIBRARY_PATH";
+  } else {
+    health.fix = "run `" + health.path.string() + " --version` by hand to see why it fails";
+  }
+  return health;
+}
+
+NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options) {
+  NsysInfo info;
+  Located located = locate_nsys(options);
+  info.searched = std::move(located.searched);
+  if (!located.problem.empty()) info.problems.push_back(located.problem);
+  if (located.path.empty()) return info;
+  info.found = true;
+  info.path = located.path;
+  if (auto output = run_listing(runner, info.path, {"--version"}, version_timeout, info.problems)) {
+    auto version = parse_nsys_version(*output);
+    if (version) {
+      info.version = *version;
+      info.report_extension = report_extension_for(*version);
+    } else {
+      info.problems.push_back(version.error().describe());
+    }
+  }
+  // Every nsys that writes .qdrep or .nsys-rep takes `export --type sqlite`; `--sqlite` was never a flag.
+  info.export_sqlite_arguments = {"--type", "sqlite"};
+  if (auto output = run_listing(runner, info.path, {"status", "--environment"}, listing_timeout, info.problems)) {
+    info.environment = parse_nsys_status_environment(*output);
+  }
+  info.importer = check_importer(runner, info.path);
+  return info;
+}
+
+NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options) {
+  NcuInfo info;
+  Located located = locate_ncu(options);
+  info.searched = std::move(located.searched);
+  if (!located.problem.empty()) info.problems.push_back(located.problem);
+  if (located.path.empty()) return info;
+  info.found = true;
+  info.path = located.path;
+  if (auto output = run_listing(runner, info.path, {"--version"}, version_timeout, info.problems)) {
+    auto version = parse_ncu_version(*output);
+    if (version) {
+      info.version = *version;
+    } else {
+      info.problems.push_back(version.error().describe());
+    }
+  }
+  if (auto output = run_listing(runner, info.path, {"--list-sections"}, listing_timeout, info.problems)) {
+    info.sections_listing = *output;
+    info.sections = parse_ncu_section_list(*output);
+    if (info.sections.empty()) info.problems.push_back("`ncu --list-sections` printed no section table");
+  }
+  if (auto output = run_listing(runner, info.path, {"--list-sets"}, listing_timeout, info.problems)) {
+    info.sets = parse_ncu_set_list(*output);
+    if (info.sets.empty()) info.problems.push_back("`ncu --list-sets` printed no set table");
+  }
+  return info;
+}
+
+}  // namespace llmprof

@@ -1,0 +1,182 @@
+// Readiness verdict over a probe, and the probe as JSON for env.json's "tools".
+#include <boost/json.hpp>
+
+#include "core/json_pretty.hpp"
+#include "llmprof/tool_probe.hpp"
+
+namespace llmprof {
+namespace json = boost::json;
+namespace {
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string joined;
+  for (const auto& item : items) joined += (joined.empty() ? "" : separator) + item;
+  return joined;
+}
+
+std::string searched_summary(const std::vector<std::filesystem::path>& searched) {
+  if (searched.empty()) return "nowhere (no PATH and no install locations)";
+  std::vector<std::string> places;
+  for (std::size_t i = 0; i < searched.size() && i < 6; ++i) places.push_back(searched[i].string());
+  std::string text = join(places, ", ");
+  if (searched.size() > 6) text += " and " + std::to_string(searched.size() - 6) + " more";
+  return text;
+}
+
+// Adds reasons for nsys; returns whether nsys can produce a report on this machine.
+bool assess_nsys(const NsysInfo& nsys, ProbeVerdict& verdict) {
+  if (!nsys.found) {
+    const std::string why = nsys.problems.empty() ? "nsys (Nsight Systems) was not found; looked in " + searched_summary(nsys.searched)
+                                                   : nsys.problems.front();
+    verdict.reasons.push_back(why);
+    verdict.fixes.push_back("install Nsight Systems (or Nsight Compute, which bundles nsys) and put nsys on PATH, "
+                            "or pass --nsys /path/to/nsys");
+    return false;
+  }
+  bool usable = true;
+  if (!nsys.version) {
+    verdict.reasons.push_back("the version of " + nsys.path.string() + " could not be read" +
+                              (nsys.problems.empty() ? "" : ": " + nsys.problems.front()));
+    verdict.fixes.push_back("run `" + nsys.path.string() + " --version` by hand; the tool may not start on this machine");
+    usable = false;
+  }
+  if (!nsys.importer.loads) {
+    std::string why = "the QdstrmImporter next to nsys does not work";
+    if (!nsys.importer.missing_libraries.empty()) {
+      why = "the QdstrmImporter " + nsys.importer.path.string() + " cannot load " + join(nsys.importer.missing_libraries, ", ");
+    } else if (!nsys.importer.detail.empty()) {
+      why += " (" + nsys.importer.detail + ")";
+    }
+    verdict.reasons.push_back(why + ", so nsys profile will leave only a .qdstrm file and no report");
+    verdict.fixes.push_back(nsys.importer.fix);
+    usable = false;
+  }
+  for (const auto& check : nsys.environment) {
+    if (!check.ok) verdict.notes.push_back("nsys status --environment: " + check.name + ": " + check.value);
+  }
+  return usable;
+}
+
+bool assess_ncu(const NcuInfo& ncu, ProbeVerdict& verdict) {
+  if (!ncu.found) {
+    const std::string why = ncu.problems.empty() ? "ncu (Nsight Compute) was not found; looked in " + searched_summary(ncu.searched)
+                                                 : ncu.problems.front();
+    verdict.reasons.push_back(why);
+    verdict.fixes.push_back("install Nsight Compute (the CUDA toolkit ships it as /usr/local/cuda/bin/ncu) "
+                            "or pass --ncu /path/to/ncu");
+    return false;
+  }
+  if (!ncu.version) {
+    verdict.reasons.push_back("the version of " + ncu.path.string() + " could not be read" +
+                              (ncu.problems.empty() ? "" : ": " + ncu.problems.front()));
+    verdict.fixes.push_back("run `" + ncu.path.string() + " --version` by hand; the tool may not start on this machine");
+    return false;
+  }
+  if (ncu.sections.empty()) {
+    verdict.notes.push_back("ncu listed no sections, so --section values cannot be checked before a run");
+  }
+  return true;
+}
+
+json::array strings(const std::vector<std::string>& items) {
+  json::array array;
+  for (const auto& item : items) array.emplace_back(item);
+  return array;
+}
+
+json::array paths(const std::vector<std::filesystem::path>& items) {
+  json::array array;
+  for (const auto& item : items) array.emplace_back(item.string());
+  return array;
+}
+
+json::value version_json(const std::optional<ToolVersion>& version) {
+  if (!version) return nullptr;
+  return json::object{{"number", version->to_string()}, {"text", version->text}};
+}
+
+json::object nsys_json(const NsysInfo& nsys) {
+  json::array environment;
+  for (const auto& check : nsys.environment) {
+    environment.emplace_back(json::object{{"name", check.name}, {"value", check.value}, {"ok", check.ok}});
+  }
+  const auto& importer = nsys.importer;
+  return json::object{
+      {"found", nsys.found},
+      {"path", nsys.path.string()},
+      {"searched", paths(nsys.searched)},
+      {"version", version_json(nsys.version)},
+      {"report_extension", nsys.report_extension},
+      {"export_sqlite_arguments", strings(nsys.export_sqlite_arguments)},
+      {"environment", std::move(environment)},
+      {"importer", json::object{{"path", importer.path.string()},
+                                {"loads", importer.loads},
+                                {"missing_libraries", strings(importer.missing_libraries)},
+                                {"detail", importer.detail},
+                                {"fix", importer.fix}}},
+      {"problems", strings(nsys.problems)},
+  };
+}
+
+json::object ncu_json(const NcuInfo& ncu) {
+  json::array sections;
+  for (const auto& section : ncu.sections) sections.emplace_back(section.identifier);
+  json::array sets;
+  for (const auto& set : ncu.sets) {
+    sets.emplace_back(json::object{{"identifier", set.identifier},
+                                   {"sections", strings(set.sections)},
+                                   {"enabled_by_default", set.enabled_by_default}});
+  }
+  return json::object{
+      {"found", ncu.found},
+      {"path", ncu.path.string()},
+      {"searched", paths(ncu.searched)},
+      {"version", version_json(ncu.version)},
+      {"sections", std::move(sections)},
+      {"sets", std::move(sets)},
+      {"problems", strings(ncu.problems)},
+  };
+}
+
+}  // namespace
+
+const char* to_string(Readiness readiness) noexcept {
+  switch (readiness) {
+    case Readiness::ready: return "ready";
+    case Readiness::degraded: return "degraded";
+    case Readiness::not_ready: return "not ready";
+  }
+  return "unknown";
+}
+
+ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu) {
+  ProbeVerdict verdict;
+  const bool nsys_usable = assess_nsys(nsys, verdict);
+  const bool ncu_usable = assess_ncu(ncu, verdict);
+  if (!nsys_usable) verdict.skipped.push_back("nsys timeline (stage 2) and the kernel selection that needs it");
+  if (!ncu_usable) verdict.skipped.push_back("ncu kernel metrics (stage 3)");
+  if (!nsys_usable && !ncu_usable) {
+    verdict.readiness = Readiness::not_ready;
+  } else if (!nsys_usable || !ncu_usable || !verdict.reasons.empty()) {
+    verdict.readiness = Readiness::degraded;
+  } else {
+    verdict.readiness = Readiness::ready;
+  }
+  return verdict;
+}
+
+std::string probe_to_json(const NsysInfo& nsys, const NcuInfo& ncu) {
+  const ProbeVerdict verdict = assess_readiness(nsys, ncu);
+  const json::object root = {
+      {"nsys", nsys_json(nsys)},
+      {"ncu", ncu_json(ncu)},
+      {"verdict", json::object{{"readiness", to_string(verdict.readiness)},
+                               {"reasons", strings(verdict.reasons)},
+                               {"fixes", strings(verdict.fixes)},
+                               {"skipped", strings(verdict.skipped)},
+                               {"notes", strings(verdict.notes)}}},
+  };
+  return detail::pretty_json(root);
+}
+
+}  // namespace llmprof

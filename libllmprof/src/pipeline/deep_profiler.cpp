@@ -1,0 +1,217 @@
+// DeepProfiler::run(): creates MAIN, runs the stages in order, records each one in run.json.
+#include "llmprof/deep_profiler.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "pipeline/deep_profiler_internal.hpp"
+#include "llmprof/logging.hpp"
+
+namespace llmprof {
+namespace fs = std::filesystem;
+using detail::PipelineRun;
+using detail::StageProblemKind;
+using detail::StageResult;
+
+namespace detail {
+Result<ResolvedWorkload> resolve_workload(const DeepProfileConfig& config, const DeepProfilerEnvironment& environment);
+}
+
+namespace {
+
+using StageFunction = StageResult (*)(PipelineRun&);
+
+struct StageEntry {
+  const char* name;
+  StageFunction function;
+  const char* description;
+};
+
+const std::vector<StageEntry>& stage_table() {
+  static const std::vector<StageEntry> table = {
+      {"probe", detail::run_probe_stage, "finding nsys and ncu, recording the environment"},
+      {"stage1", detail::run_workload_stage, "running the workload bare"},
+      {"nsys", detail::run_nsys_stage, "Nsight Systems timeline"},
+      {"select", detail::run_select_stage, "choosing the kernels that matter"},
+      {"ncu", detail::run_ncu_stage, "Nsight Compute on the selected kernels"},
+      {"analyze", detail::run_analyze_stage, "roofline and MFU analysis"},
+      {"report", detail::run_report_stage, "writing report.md and report.html"},
+  };
+  return table;
+}
+
+int severity(StageProblemKind kind) {
+  switch (kind) {
+    case StageProblemKind::none: return 0;
+    case StageProblemKind::environment: return 1;
+    case StageProblemKind::failure: return 2;
+    case StageProblemKind::timeout: return 3;
+    case StageProblemKind::interrupted: return 4;
+  }
+  return 0;
+}
+
+RunOutcome outcome_for(StageProblemKind kind) {
+  switch (kind) {
+    case StageProblemKind::none: return RunOutcome::ok;
+    case StageProblemKind::environment: return RunOutcome::environment;
+    case StageProblemKind::failure: return RunOutcome::incomplete;
+    case StageProblemKind::timeout: return RunOutcome::timeout;
+    case StageProblemKind::interrupted: return RunOutcome::interrupted;
+  }
+  return RunOutcome::incomplete;
+}
+
+void write_manifest_or_warn(PipelineRun& run) {
+  if (auto written = run.directory.write_manifest(run.clock); !written) {
+    run.say("run", "could not rewrite run.json: " + written.error().describe(), true);
+  }
+}
+
+void start_stage(PipelineRun& run, const StageEntry& entry) {
+  StageRecord& record = run.record(entry.name);
+  record.status = StageStatus::running;
+  record.started_utc = format_utc_iso8601(run.clock.wall_now());
+  write_manifest_or_warn(run);
+  ProgressEvent event;
+  event.kind = ProgressEvent::Kind::stage_started;
+  event.stage = entry.name;
+  event.message = entry.description;
+  run.emit(event);
+  log_info(entry.name, std::string("stage started: ") + entry.description);
+}
+
+void finish_stage(PipelineRun& run, const std::string& name, const StageResult& result,
+                  std::chrono::steady_clock::time_point began) {
+  StageRecord& record = run.record(name);
+  record.status = result.status;
+  record.reason = result.reason;
+  record.duration_s = std::chrono::duration<double>(run.clock.now() - began).count();
+  write_manifest_or_warn(run);
+  ProgressEvent event;
+  event.kind = ProgressEvent::Kind::stage_finished;
+  event.stage = name;
+  event.status = result.status;
+  event.message = result.reason;
+  run.emit(event);
+  const std::string line = std::string("stage ") + to_string(result.status) + (result.reason.empty() ? "" : ": " + result.reason);
+  if (result.status == StageStatus::ok || result.status == StageStatus::skipped) log_info(name, line);
+  else log_warning(name, line);
+}
+
+RunStatus run_status_for(RunOutcome outcome, const std::map<std::string, StageProblemKind>& problems) {
+  if (outcome == RunOutcome::ok) return RunStatus::ok;
+  if (outcome == RunOutcome::interrupted) return RunStatus::interrupted;
+  auto workload = problems.find("stage1");
+  if (workload != problems.end() && workload->second != StageProblemKind::none) return RunStatus::failed;
+  return RunStatus::incomplete;
+}
+
+// Runs every stage; returns the worst problem seen.
+StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblemKind>& problems) {
+  StageProblemKind worst = StageProblemKind::none;
+  for (const auto& entry : stage_table()) run.record(entry.name);  // run.json lists every stage up front
+  for (const auto& entry : stage_table()) {
+    const auto began = run.clock.now();
+    StageResult result;
+    if (run.stopping()) {
+      run.record(entry.name).started_utc = format_utc_iso8601(run.clock.wall_now());
+      result = StageResult::skipped("not run: the run was interrupted before this stage");
+    } else {
+      // The report renders run.json's status: give it the outcome of the stages before it.
+      if (std::string(entry.name) == "report") run.directory.manifest().status = run_status_for(outcome_for(worst), problems);
+      start_stage(run, entry);
+      result = entry.function(run);
+      // A stop that arrived while this stage ran interrupts it, whatever its child made of the signal.
+      if (run.stopping() && (result.status == StageStatus::ok || result.status == StageStatus::failed)) {
+        result = StageResult::interrupted("stopped by SIGINT/SIGTERM" + (result.reason.empty() ? "" : " (" + result.reason + ")"));
+      }
+    }
+    problems[entry.name] = result.problem;
+    if (severity(result.problem) > severity(worst)) worst = result.problem;
+    finish_stage(run, entry.name, result, began);
+  }
+  return worst;
+}
+
+Result<void> write_provenance(RunDirectory& directory, const DeepProfileConfig& config,
+                              const detail::ResolvedWorkload& workload) {
+  if (auto written = directory.write_text("config.toml", config_to_toml(config)); !written) return written.error();
+  WorkloadRecord record;
+  record.argv = workload.argv;
+  record.working_directory = workload.working_directory;
+  record.environment = workload.environment;
+  return directory.write_inputs(record);
+}
+
+}  // namespace
+
+const std::vector<std::string>& deep_profile_stage_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> result;
+    for (const auto& entry : stage_table()) result.emplace_back(entry.name);
+    return result;
+  }();
+  return names;
+}
+
+const char* to_string(RunOutcome outcome) noexcept {
+  switch (outcome) {
+    case RunOutcome::ok: return "ok";
+    case RunOutcome::incomplete: return "incomplete";
+    case RunOutcome::environment: return "environment";
+    case RunOutcome::timeout: return "timeout";
+    case RunOutcome::interrupted: return "interrupted";
+  }
+  return "unknown";
+}
+
+DeepProfiler::DeepProfiler(DeepProfileConfig config, ProcessRunner& runner, const Clock& clock,
+                           ProgressCallback progress, DeepProfilerEnvironment environment)
+    : config_(std::move(config)),
+      runner_(runner),
+      clock_(clock),
+      progress_(std::move(progress)),
+      environment_(std::move(environment)) {}
+
+DeepProfiler::~DeepProfiler() = default;
+
+void DeepProfiler::request_stop() noexcept {
+  stop_requested_.store(true);
+  runner_.request_stop();
+}
+
+Result<RunSummary> DeepProfiler::run() {
+  const auto started = clock_.now();
+  auto workload = detail::resolve_workload(config_, environment_);
+  if (!workload) return workload.error();
+  RunDirectoryOptions options;
+  options.runs_root = config_.run.runs_root;
+  options.run_id = config_.run.run_id;
+  if (config_.run.keep_newest_runs > 0) options.keep_newest_runs = config_.run.keep_newest_runs;
+  auto directory = RunDirectory::create(options, clock_);
+  if (!directory) return directory.error();
+  if (auto written = write_provenance(directory.value(), config_, workload.value()); !written) return written.error();
+  const bool log_attached = environment_.attach_log_file && add_log_file(directory->path() / "deep-profile.log");
+
+  PipelineRun run{config_, runner_, clock_, progress_, environment_, stop_requested_, directory.value(), started};
+  run.workload = std::move(workload.value());
+  log_info("run", "run directory " + directory->path().string());
+  std::map<std::string, StageProblemKind> problems;
+  const StageProblemKind worst = run_stages(run, problems);
+
+  RunSummary summary;
+  summary.main_directory = directory->path();
+  summary.outcome = outcome_for(worst);
+  summary.all_requested_succeeded = summary.outcome == RunOutcome::ok;
+  directory->manifest().status = run_status_for(summary.outcome, problems);
+  write_manifest_or_warn(run);
+  summary.stages = directory->manifest().stages;
+  summary.total_bytes = directory->manifest().total_bytes;
+  summary.notes = run.notes;
+  log_info("run", std::string("run finished: ") + to_string(directory->manifest().status));
+  if (log_attached) remove_log_file();
+  return summary;
+}
+
+}  // namespace llmprof

@@ -1,0 +1,152 @@
+// Helpers shared by the pipeline's stages: progress, running tools, reading logs, size checks.
+#include <boost/json.hpp>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "pipeline/deep_profiler_internal.hpp"
+#include "llmprof/logging.hpp"
+#include "llmprof/shell_quote.hpp"
+
+namespace llmprof::detail {
+namespace fs = std::filesystem;
+
+void PipelineRun::emit(ProgressEvent event) const {
+  event.elapsed = clock.now() - started;
+  if (progress) progress(event);
+}
+
+void PipelineRun::say(const std::string& stage, const std::string& message, bool warning) {
+  ProgressEvent event;
+  event.kind = ProgressEvent::Kind::message;
+  event.stage = stage;
+  event.message = message;
+  event.warning = warning;
+  emit(event);
+  if (warning) log_warning(stage, message);
+  else log_info(stage, message);
+}
+
+void PipelineRun::tool_progress(const std::string& stage, const std::string& message) {
+  ProgressEvent event;
+  event.kind = ProgressEvent::Kind::tool_progress;
+  event.stage = stage;
+  event.message = message;
+  emit(event);
+}
+
+void PipelineRun::warn(const std::string& stage, const std::string& message) {
+  record(stage).warnings.push_back(message);
+  say(stage, message, true);
+}
+
+void PipelineRun::note(const std::string& stage, const std::string& message) {
+  notes.push_back(stage + ": " + message);
+  say(stage, message, true);
+}
+
+void append_command(PipelineRun& run, const fs::path& cmd_file, const std::string& command) {
+  const std::string existing = read_text(run.directory.path() / cmd_file);
+  if (auto written = run.directory.write_text(cmd_file, existing + command + "\n"); !written) {
+    run.say("run", "could not write " + cmd_file.string() + ": " + written.error().describe(), true);
+  }
+}
+
+Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call) {
+  ProcessSpec spec;
+  spec.argv = call.argv;
+  for (const auto& [name, value] : call.environment) spec.environment[name] = value;
+  spec.working_directory = run.workload.working_directory;
+  const fs::path log = run.directory.path() / call.log_file;
+  spec.stderr_file = log;
+  spec.stdout_file = call.stdout_file.empty() ? log : run.directory.path() / call.stdout_file;
+  if (call.on_line) {
+    spec.on_stderr_line = call.on_line;
+    if (call.stdout_file.empty()) spec.on_stdout_line = call.on_line;
+  }
+  if (call.timeout.count() > 0) spec.timeout = call.timeout;
+  log_info(call.stage, "running: " + call.shell_command);
+  auto outcome = run.runner.run(spec);
+  if (outcome) {
+    run.record(call.stage).exit_code = outcome->exited ? std::optional<int>(outcome->exit_code) : std::nullopt;
+    log_info(call.stage, "finished: " + outcome->describe());
+  }
+  return outcome;
+}
+
+StageResult outcome_problem(const ProcessOutcome& outcome, const std::string& what, const std::string& log_file) {
+  if (outcome.interrupted) return StageResult::interrupted(what + " was stopped by SIGINT/SIGTERM (" + outcome.describe() + ")");
+  if (outcome.timed_out) {
+    return StageResult::failed(what + " ran past its timeout and its process tree was killed (" + outcome.describe() + ")",
+                               StageProblemKind::timeout);
+  }
+  std::string reason = what + " failed: " + outcome.describe();
+  if (!log_file.empty()) reason += "; see " + log_file;
+  return StageResult::failed(reason);
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return {};
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string tail_lines(const fs::path& file, std::size_t count) {
+  std::istringstream text(read_text(file));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(text, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") != std::string::npos) lines.push_back(line);
+  }
+  const std::size_t first = lines.size() > count ? lines.size() - count : 0;
+  std::string joined;
+  for (std::size_t i = first; i < lines.size(); ++i) joined += (joined.empty() ? "" : " | ") + lines[i];
+  return joined;
+}
+
+std::chrono::milliseconds seconds_to_ms(double seconds) {
+  if (!(seconds > 0)) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(seconds * 1000.0)));
+}
+
+void check_report_size(PipelineRun& run, const std::string& stage, const fs::path& report) {
+  std::error_code error;
+  const auto bytes = fs::file_size(report, error);
+  if (error) return;
+  const double cap_bytes = run.config.run.report_size_cap_gb * 1e9;
+  if (cap_bytes > 0 && static_cast<double>(bytes) > cap_bytes) {
+    std::ostringstream message;
+    message.precision(3);
+    message << report.filename().string() << " is " << static_cast<double>(bytes) / 1e9 << " GB, above run.report_size_cap_gb="
+            << run.config.run.report_size_cap_gb << "; narrow the capture (nsys.nvtx_capture, fewer iterations) to keep runs small";
+    run.warn(stage, message.str());
+  }
+}
+
+Result<EmittedRanges> read_emitted_ranges(const fs::path& metrics_file) {
+  const std::string text = read_text(metrics_file);
+  if (text.empty()) {
+    return make_error(ErrorCode::not_found, "the workload wrote no metrics file", "", metrics_file.string());
+  }
+  boost::system::error_code error;
+  const boost::json::value parsed = boost::json::parse(text, error);
+  if (error || !parsed.is_object()) {
+    return make_error(ErrorCode::parse_error, "the workload metrics file is not a JSON object", "", metrics_file.string());
+  }
+  EmittedRanges ranges;
+  const auto& object = parsed.as_object();
+  if (const auto* domain = object.if_contains("nvtx_domain"); domain && domain->is_string()) {
+    ranges.domain = std::string(domain->as_string());
+  }
+  const auto* names = object.if_contains("nvtx_ranges");
+  if (names == nullptr || !names->is_array()) {
+    return make_error(ErrorCode::parse_error, "the workload metrics file has no nvtx_ranges array", "", metrics_file.string());
+  }
+  for (const auto& name : names->as_array()) {
+    if (name.is_string()) ranges.names.emplace_back(name.as_string());
+  }
+  return ranges;
+}
+
+}  // namespace llmprof::detail

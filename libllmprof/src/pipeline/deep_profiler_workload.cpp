@@ -1,0 +1,93 @@
+// The workload every stage runs: the user's `-- CMD` or the bundled example, plus its environment.
+#include <sys/statvfs.h>
+
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
+
+#include "pipeline/deep_profiler_internal.hpp"
+
+namespace llmprof {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kExampleName = "llmprof-decode";
+
+bool is_executable_file(const fs::path& path) {
+  std::error_code error;
+  return fs::is_regular_file(path, error) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::vector<fs::path> example_candidates(const fs::path& executable, const std::vector<fs::path>& extra) {
+  std::vector<fs::path> candidates;
+  if (!executable.empty()) {
+    const fs::path directory = executable.parent_path();
+    candidates.push_back(directory / kExampleName);                       // installed side by side
+    candidates.push_back(directory.parent_path() / "bin" / kExampleName);  // <prefix>/bin
+    // Build tree: <build>/apps/deep-profile/deep-profile next to <build>/examples/decode-workload/.
+    candidates.push_back(directory.parent_path().parent_path() / "examples" / "decode-workload" / kExampleName);
+  }
+  for (const auto& directory : extra) candidates.push_back(directory / kExampleName);
+  return candidates;
+}
+
+}  // namespace
+
+Result<fs::path> find_example_workload(const fs::path& executable, const std::vector<fs::path>& extra_directories) {
+  const auto candidates = example_candidates(executable, extra_directories);
+  std::string searched;
+  for (const auto& candidate : candidates) {
+    if (is_executable_file(candidate)) return candidate.lexically_normal();
+    searched += (searched.empty() ? "" : ", ") + candidate.lexically_normal().string();
+  }
+  return make_error(ErrorCode::not_found,
+                    "the bundled example workload llmprof-decode was not found (searched: " +
+                        (searched.empty() ? std::string("nowhere: the deep-profile executable path is unknown") : searched) + ")",
+                    "build it (it needs LibTorch: `apt-get install libtorch-dev`, then configure with "
+                    "-DLLMPROF_BUILD_EXAMPLES=ON and build the llmprof-decode target), or profile your own "
+                    "program with `deep-profile run -- CMD ARGS...` (workload.argv in the config)",
+                    kExampleName);
+}
+
+Result<std::uint64_t> available_disk_bytes(const fs::path& path) {
+  fs::path probe = path.empty() ? fs::path(".") : path;
+  std::error_code error;
+  // The runs root may not exist yet; its nearest existing parent is on the same file system.
+  while (!fs::exists(probe, error) && probe.has_parent_path() && probe.parent_path() != probe) probe = probe.parent_path();
+  struct statvfs stats {};
+  if (::statvfs(probe.c_str(), &stats) != 0) {
+    return make_error(ErrorCode::io_error, std::string("could not read the free space: ") + std::strerror(errno),
+                      "check that the runs root is on a mounted, readable file system", probe.string());
+  }
+  return static_cast<std::uint64_t>(stats.f_bavail) * static_cast<std::uint64_t>(stats.f_frsize);
+}
+
+namespace detail {
+
+Result<ResolvedWorkload> resolve_workload(const DeepProfileConfig& config, const DeepProfilerEnvironment& environment) {
+  ResolvedWorkload workload;
+  workload.environment = config.workload.env;
+  workload.working_directory = config.workload.cwd;
+  if (config.run.device_index) {
+    // The workload sees only the chosen GPU, which it then calls cuda:0.
+    workload.environment["CUDA_VISIBLE_DEVICES"] = std::to_string(*config.run.device_index);
+  }
+  if (!config.workload.argv.empty()) {
+    workload.argv = config.workload.argv;
+    return workload;
+  }
+  auto example = find_example_workload(environment.executable, environment.example_search_directories);
+  if (!example) return example.error();
+  workload.is_bundled_example = true;
+  workload.argv.push_back(fs::absolute(example.value()).string());
+  if (config.run.device_index) {
+    workload.argv.push_back("--device");
+    workload.argv.push_back("cuda:0");
+  }
+  workload.argv.insert(workload.argv.end(), config.workload.example_args.begin(), config.workload.example_args.end());
+  return workload;
+}
+
+}  // namespace detail
+}  // namespace llmprof

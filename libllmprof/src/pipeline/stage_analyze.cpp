@@ -1,0 +1,38 @@
+// Stage "analyze": the analysis of MAIN (nsys tables, ncu raw CSV, stage-1 metrics) into MAIN/analysis/.
+#include "pipeline/deep_profiler_internal.hpp"
+#include "llmprof/analysis.hpp"
+
+namespace llmprof::detail {
+namespace fs = std::filesystem;
+namespace {
+
+AnalysisOptions analysis_options(const PipelineRun& run) {
+  AnalysisOptions options;
+  options.selection_stage = run.config.run.stage;
+  options.top_n = static_cast<std::size_t>(std::max(run.config.run.top_n_kernels, 1));
+  options.name_base = run.config.ncu.kernel_name_base == "function" ? KernelNameBase::function : KernelNameBase::demangled;
+  options.capture_gated_on_stage = run.nsys_gate && *run.nsys_gate == run.config.run.stage;
+  return options;
+}
+
+}  // namespace
+
+StageResult run_analyze_stage(PipelineRun& run) {
+  if (!run.config.run.enable_analyze) return StageResult::skipped("disabled (run.enable_analyze = false)");
+  const bool has_input = run.nsys_stats || fs::exists(run.directory.ncu_dir() / "raw.csv") ||
+                         fs::exists(run.directory.stage1_dir() / "metrics.json");
+  if (!has_input) return StageResult::skipped("nothing to analyze: no nsys tables, no ncu/raw.csv, no stage-1 metrics");
+  auto report = analyze_run_directory(run.directory.path(), analysis_options(run));
+  if (!report) return StageResult::failed("analysis failed: " + report.error().describe());
+  if (auto written = write_analysis(report.value(), run.directory.analysis_dir()); !written) {
+    return StageResult::failed("could not write the analysis: " + written.error().describe());
+  }
+  run.analysis_written = true;
+  StageRecord& record = run.record("analyze");
+  record.artifacts = {"analysis/kernels.csv", "analysis/stages.csv", "analysis/report.json"};
+  for (const auto& warning : report->warnings) record.warnings.push_back(warning);
+  for (const auto& skipped : report->skipped) record.warnings.push_back("not computed: " + skipped);
+  return StageResult::ok();
+}
+
+}  // namespace llmprof::detail

@@ -1,0 +1,285 @@
+// Stage "ncu": Nsight Compute on the selected kernels only (bounded launches), then the raw page as
+// CSV (MAIN/ncu/raw.csv). "No kernels were profiled" gets one bounded re-run without the kernel
+// filter; without a selection (nsys skipped or failed) ncu runs unfiltered and bounded from the start.
+#include "pipeline/deep_profiler_internal.hpp"
+#include "llmprof/logging.hpp"
+#include "llmprof/shell_quote.hpp"
+#include "llmprof/ncu_command.hpp"
+#include "llmprof/kernel_name.hpp"
+#include "llmprof/ncu_diagnosis.hpp"
+#include "llmprof/ncu_metrics.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+
+namespace llmprof::detail {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kStage = "ncu";
+
+// What one ncu pass profiles: the selection's regex and bound (first pass), nothing (unfiltered), or
+// one kernel the first pass missed (follow-up passes).
+struct PassFilter {
+  std::optional<std::string> kernel_regex;
+  std::optional<std::int64_t> launch_count;
+  std::string output_name = "profile";  // ncu/<output_name>.ncu-rep
+};
+
+PassFilter selection_filter(const PipelineRun& run, bool filtered) {
+  PassFilter filter;
+  if (filtered) {
+    filter.kernel_regex = run.kernel_regex;
+    filter.launch_count = run.kernel_launch_bound;
+  }
+  return filter;
+}
+
+NcuCommand profile_command(const PipelineRun& run, const PassFilter& filter) {
+  const NcuConfig& config = run.config.ncu;
+  NcuProfileOptions options;
+  options.ncu = run.ncu.path;
+  options.target_all_processes = config.target_all_processes;
+  options.nvtx_include = config.nvtx_include;
+  options.nvtx_exclude = config.nvtx_exclude;
+  options.set = config.set;
+  options.sections = config.sections;
+  options.metrics = config.metrics;
+  if (filter.kernel_regex) {
+    options.kernel_name = *filter.kernel_regex;
+    options.kernel_name_base = config.kernel_name_base;
+  }
+  if (config.launch_skip > 0) options.launch_skip = config.launch_skip;
+  if (filter.launch_count) options.launch_count = *filter.launch_count;
+  else if (config.max_launches > 0) options.launch_count = config.max_launches;
+  options.replay_mode = config.replay_mode;
+  options.clock_control = config.clock_control;
+  options.cache_control = config.cache_control;
+  options.output = fs::absolute(run.directory.ncu_dir() / filter.output_name);
+  options.force_overwrite = true;
+  options.extra_arguments = config.extra_args;
+  options.application = run.workload.argv;
+  return NcuCommand::profile(std::move(options));
+}
+
+void report_line(PipelineRun& run, const std::string& line) {
+  auto progress = parse_ncu_progress_line(line);
+  if (!progress) return;
+  ProgressEvent event;
+  event.kind = ProgressEvent::Kind::tool_progress;
+  event.stage = kStage;
+  event.message = line;
+  event.kernel_name = progress->kernel_name;
+  event.kernel_index = progress->index;
+  event.kernel_total = progress->total;
+  event.passes = progress->passes;
+  run.emit(event);
+}
+
+struct Attempt {
+  std::optional<StageResult> problem;  // could not run, invalid, interrupted, timed out
+  NcuOutputDiagnosis diagnosis;
+  std::optional<ProcessOutcome> outcome;
+  std::string filters;
+};
+
+Attempt profile(PipelineRun& run, const PassFilter& filter, const std::string& log_name) {
+  Attempt attempt;
+  NcuCommand command = profile_command(run, filter);
+  for (const auto& warning : command.drop_unknown_sections(run.ncu)) run.warn(kStage, warning);
+  if (auto valid = command.validate(run.ncu); !valid) {
+    attempt.problem = StageResult::failed("invalid ncu options: " + valid.error().describe());
+    return attempt;
+  }
+  ToolCall call{kStage, command.argv(), command.to_shell_string()};
+  call.environment = run.workload.environment;
+  call.log_file = fs::path("ncu") / log_name;
+  call.timeout = seconds_to_ms(run.config.ncu.timeout_s);
+  call.on_line = [&run](const std::string& line) { report_line(run, line); };
+  StageRecord& record = run.record(kStage);
+  record.command = call.shell_command;
+  record.cmd_file = "ncu/cmd.txt";
+  record.log_file = call.log_file.string();
+  append_command(run, "ncu/cmd.txt", call.shell_command);
+  for (const auto& include : run.config.ncu.nvtx_include) attempt.filters += "--nvtx-include " + include + " ";
+  if (filter.kernel_regex) attempt.filters += "--kernel-name " + *filter.kernel_regex;
+  auto outcome = run_tool(run, call);
+  if (!outcome) {
+    attempt.problem = StageResult::failed("could not start ncu: " + outcome.error().describe());
+    return attempt;
+  }
+  attempt.outcome = outcome.value();
+  if (outcome->interrupted || outcome->timed_out) {
+    attempt.problem = outcome_problem(outcome.value(), "ncu", call.log_file.string());
+    return attempt;
+  }
+  attempt.diagnosis = diagnose_ncu_output(read_text(run.directory.path() / call.log_file));
+  return attempt;
+}
+
+std::string kernel_list(const std::vector<std::string>& names) {
+  std::string joined;
+  for (std::size_t i = 0; i < names.size() && i < 8; ++i) joined += (i ? ", " : "") + names[i];
+  if (names.size() > 8) joined += " and " + std::to_string(names.size() - 8) + " more";
+  return joined.empty() ? "none listed" : joined;
+}
+
+// ncu --import profile.ncu-rep --page raw --csv > raw.csv, through a temporary so that a failed or
+// interrupted export never leaves a truncated raw.csv.
+StageResult export_raw_csv(PipelineRun& run, const fs::path& report, const std::string& csv_name = "raw.csv") {
+  const NcuCommand command = NcuCommand::import_csv(run.ncu.path, report, NcuPage::raw, run.config.ncu.print_units_base);
+  ToolCall call{kStage, command.argv(), command.to_shell_string() + " > " + csv_name};
+  call.log_file = "ncu/import.log";
+  call.stdout_file = fs::path("ncu") / (csv_name + ".partial");
+  call.timeout = seconds_to_ms(run.config.ncu.postprocess_timeout_s);
+  append_command(run, "ncu/cmd.txt", call.shell_command);
+  auto outcome = run_tool(run, call);
+  const fs::path partial = run.directory.path() / call.stdout_file;
+  std::error_code ignored;
+  if (!outcome) return StageResult::failed("could not start ncu --import: " + outcome.error().describe());
+  if (!outcome->succeeded()) {
+    fs::remove(partial, ignored);
+    return outcome_problem(outcome.value(), "ncu --import --page raw --csv", "ncu/import.log");
+  }
+  std::error_code error;
+  if (fs::file_size(partial, error) == 0 || error) {
+    return StageResult::failed("ncu --import wrote no CSV; see ncu/import.log");
+  }
+  fs::rename(partial, run.directory.ncu_dir() / csv_name, error);
+  if (error) return StageResult::failed("could not rename ncu/" + csv_name + ".partial to " + csv_name + ": " + error.message());
+  run.record(kStage).artifacts.push_back("ncu/" + csv_name);
+  return StageResult::ok();
+}
+
+std::optional<StageResult> precondition(const PipelineRun& run) {
+  if (!run.config.run.enable_ncu) return StageResult::skipped("disabled (run.enable_ncu = false)");
+  if (run.workload_failure) return StageResult::skipped("not run: " + *run.workload_failure);
+  if (run.halt_profiling) return StageResult::skipped("not run: " + *run.halt_profiling, StageProblemKind::failure);
+  if (!run.ncu.found) {
+    const std::string why = run.ncu.problems.empty() ? "ncu (Nsight Compute) was not found" : run.ncu.problems.front();
+    return StageResult::skipped(why + "; install Nsight Compute or set ncu.path", StageProblemKind::environment);
+  }
+  if (run.low_disk_space) return StageResult::skipped(*run.low_disk_space, StageProblemKind::environment);
+  return std::nullopt;
+}
+
+
+// Names of the kernels in an ncu raw CSV (metrics are not converted: only the names are needed).
+std::vector<std::string> profiled_kernel_names(const fs::path& csv) {
+  std::vector<std::string> names;
+  NcuParseOptions options;
+  options.keep_metric = [](std::string_view) { return false; };
+  auto scanned = for_each_ncu_launch(csv, options, [&names](const NcuKernelLaunch& launch) {
+    names.push_back(launch.kernel_name);
+    return true;
+  });
+  if (!scanned) names.clear();
+  return names;
+}
+
+// Selected kernels that no row of raw.csv matches. The bounded first pass profiles the first
+// launches that match the selection, so a kernel that only appears late (e.g. an attention GEMM
+// chosen for longer contexts) can be missed.
+std::vector<std::string> missed_kernels(const PipelineRun& run, const std::vector<std::string>& profiled,
+                                        KernelNameBase base) {
+  std::vector<std::string> missed;
+  for (const auto& name : run.selected_kernels) {
+    std::string pattern = kernel_name_regex({name}, base);
+    if (pattern.rfind("regex:", 0) == 0) pattern.erase(0, 6);
+    const std::regex matcher(pattern);
+    const bool seen = std::any_of(profiled.begin(), profiled.end(), [&](const std::string& profiled_name) {
+      return std::regex_search(base == KernelNameBase::function ? kernel_function_name(profiled_name) : profiled_name, matcher);
+    });
+    if (!seen) missed.push_back(name);
+  }
+  return missed;
+}
+
+// Appends the data rows of `extra` to `target` when both have the same header and units rows
+// (same set, sections and metrics); false leaves `target` untouched.
+bool append_raw_rows(const fs::path& target, const fs::path& extra) {
+  std::ifstream first(target), second(extra);
+  std::string target_header, target_units, extra_header, extra_units;
+  if (!std::getline(first, target_header) || !std::getline(first, target_units)) return false;
+  if (!std::getline(second, extra_header) || !std::getline(second, extra_units)) return false;
+  if (target_header != extra_header || target_units != extra_units) return false;
+  std::ofstream out(target, std::ios::app);
+  out << second.rdbuf();
+  return static_cast<bool>(out);
+}
+
+// One bounded follow-up pass per selected kernel the first pass missed, each filtered on that
+// kernel alone (ncu.launches_per_kernel launches), merged into raw.csv. Failures only warn: the
+// first pass already gave a usable raw.csv.
+void profile_missed_kernels(PipelineRun& run) {
+  const fs::path raw = run.directory.ncu_dir() / "raw.csv";
+  const KernelNameBase base =
+      run.config.ncu.kernel_name_base == "function" ? KernelNameBase::function : KernelNameBase::demangled;
+  const std::vector<std::string> missed = missed_kernels(run, profiled_kernel_names(raw), base);
+  if (missed.empty()) return;
+  run.note(kStage, std::to_string(missed.size()) + " selected kernel(s) did not occur within the first --launch-count " +
+                       std::to_string(run.kernel_launch_bound.value_or(0)) + " launches; profiling each in its own bounded pass");
+  // The stage record keeps naming the main pass; follow-up commands are in ncu/cmd.txt.
+  const StageRecord saved = run.record(kStage);
+  std::size_t index = 0;
+  for (const auto& name : missed) {
+    if (run.stopping()) return;
+    ++index;
+    PassFilter filter;
+    filter.kernel_regex = kernel_name_regex({name}, base);
+    filter.launch_count = std::max<std::int64_t>(run.config.ncu.launches_per_kernel, 1);
+    filter.output_name = "followup_" + std::to_string(index);
+    const std::string label = "follow-up pass " + std::to_string(index) + " (" + kernel_function_name(name) + ")";
+    Attempt attempt = profile(run, filter, filter.output_name + ".log");
+    const fs::path report = run.directory.ncu_dir() / (filter.output_name + ".ncu-rep");
+    if (attempt.problem || !attempt.outcome || !attempt.outcome->succeeded() || attempt.diagnosis.no_kernels_profiled ||
+        !fs::exists(report)) {
+      run.warn(kStage, label + " profiled nothing; see ncu/" + filter.output_name + ".log");
+      continue;
+    }
+    const std::string csv_name = filter.output_name + ".csv";
+    if (export_raw_csv(run, fs::absolute(report), csv_name).status != StageStatus::ok ||
+        !append_raw_rows(raw, run.directory.ncu_dir() / csv_name)) {
+      run.warn(kStage, label + ": its CSV could not be merged into raw.csv; it stays in ncu/" + csv_name);
+      continue;
+    }
+    run.record(kStage).artifacts.push_back("ncu/" + filter.output_name + ".ncu-rep");
+  }
+  StageRecord& record = run.record(kStage);
+  record.command = saved.command;
+  record.log_file = saved.log_file;
+}
+
+}  // namespace
+
+StageResult run_ncu_stage(PipelineRun& run) {
+  if (auto skip = precondition(run)) return *skip;
+  const bool filtered = run.kernel_regex.has_value();
+  if (!filtered) run.say(kStage, "no kernel selection (see the select stage): profiling unfiltered, bounded to ncu.max_launches");
+  Attempt attempt = profile(run, selection_filter(run, filtered), "profile.log");
+  if (attempt.problem) return *attempt.problem;
+  if (attempt.diagnosis.no_kernels_profiled && filtered && run.config.ncu.retry_without_filter) {
+    run.note(kStage, "ncu profiled no kernels with " + attempt.filters + " (ncu listed: " +
+                         kernel_list(attempt.diagnosis.available_kernels) +
+                         "); re-running once without the kernel filter, bounded to --launch-count " +
+                         std::to_string(run.config.ncu.max_launches));
+    run.record(kStage).warnings.push_back("the kernel filter matched nothing; ncu/profile.ncu-rep comes from an unfiltered re-run");
+    attempt = profile(run, selection_filter(run, false), "profile_unfiltered.log");
+    run.selected_kernels.clear();  // the unfiltered pass is not a selection to complete
+    if (attempt.problem) return *attempt.problem;
+  }
+  if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
+  if (!attempt.outcome->succeeded()) return outcome_problem(*attempt.outcome, "ncu", run.record(kStage).log_file.value_or(""));
+  const fs::path report = run.directory.ncu_dir() / "profile.ncu-rep";
+  if (!fs::exists(report)) return StageResult::failed("ncu finished but wrote no ncu/profile.ncu-rep; see " + run.record(kStage).log_file.value_or(""));
+  run.record(kStage).artifacts.push_back("ncu/profile.ncu-rep");
+  check_report_size(run, kStage, report);
+  if (run.stopping()) return StageResult::interrupted("interrupted after ncu profiled");
+  StageResult exported = export_raw_csv(run, fs::absolute(report));
+  if (exported.status != StageStatus::ok || run.selected_kernels.empty()) return exported;
+  profile_missed_kernels(run);
+  return exported;
+}
+
+}  // namespace llmprof::detail

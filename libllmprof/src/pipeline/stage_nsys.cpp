@@ -1,0 +1,216 @@
+// Stage "nsys": the timeline under Nsight Systems (gated on an NVTX range by default), the report
+// resolved (a .qdstrm imported when needed), `nsys stats` CSVs, and the optional SQLite export.
+#include "pipeline/deep_profiler_internal.hpp"
+#include "llmprof/logging.hpp"
+#include "llmprof/shell_quote.hpp"
+#include "llmprof/nsys_command.hpp"
+#include "llmprof/nsys_report_file.hpp"
+
+namespace llmprof::detail {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kStage = "nsys";
+
+NsysCaptureRange capture_range_from(const std::string& name) {
+  if (name == "nvtx") return NsysCaptureRange::nvtx;
+  if (name == "cudaProfilerApi") return NsysCaptureRange::cuda_profiler_api;
+  return NsysCaptureRange::none;
+}
+
+std::optional<NsysCaptureRangeEnd> capture_end_from(const std::string& name) {
+  if (name == "stop") return NsysCaptureRangeEnd::stop;
+  if (name == "stop-shutdown") return NsysCaptureRangeEnd::stop_shutdown;
+  if (name == "repeat") return NsysCaptureRangeEnd::repeat;
+  if (name == "none") return NsysCaptureRangeEnd::none;
+  return std::nullopt;
+}
+
+NsysCommand profile_command(const PipelineRun& run, bool gated) {
+  const NsysConfig& config = run.config.nsys;
+  NsysProfileOptions options;
+  options.nsys = run.nsys.path;
+  options.trace = config.trace;
+  options.sample = config.sample;
+  options.cpuctxsw = config.cpuctxsw;
+  options.capture_range = gated ? capture_range_from(config.capture_range) : NsysCaptureRange::none;
+  if (options.capture_range == NsysCaptureRange::nvtx) options.nvtx_capture = config.nvtx_capture;
+  if (options.capture_range != NsysCaptureRange::none) options.capture_range_end = capture_end_from(config.capture_range_end);
+  options.nvtx_domain_include = config.nvtx_domain_include;
+  options.nvtx_domain_exclude = config.nvtx_domain_exclude;
+  options.env_vars = config.env_vars;
+  options.output_base = fs::absolute(run.directory.nsys_dir() / "profile");
+  options.force_overwrite = true;
+  options.stats = config.profile_stats;
+  options.extra_arguments = config.extra_args;
+  options.application = run.workload.argv;
+  return NsysCommand::profile(std::move(options));
+}
+
+// Lines of nsys's own progress worth showing (not the workload's output).
+bool is_nsys_progress(const std::string& line) {
+  for (const char* prefix : {"Collecting data", "Generating", "Processing", "Capture range", "Importer", "[1/", "Generated"}) {
+    if (line.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+struct Capture {
+  bool gated = false;
+  std::optional<ProcessOutcome> outcome;
+  Result<ResolvedReport> report = make_error(ErrorCode::no_report, "nsys profile did not run");
+  std::optional<StageResult> problem;  // the profile could not run, was interrupted or timed out
+};
+
+Capture capture(PipelineRun& run, bool gated, const std::string& log_name) {
+  Capture result;
+  result.gated = gated;
+  const NsysCommand command = profile_command(run, gated);
+  std::vector<std::string> warnings;
+  if (auto valid = command.validate(run.nsys, &warnings); !valid) {
+    result.problem = StageResult::failed("invalid nsys options: " + valid.error().describe());
+    return result;
+  }
+  for (const auto& warning : warnings) run.warn(kStage, warning);
+  ToolCall call{kStage, command.argv(), command.to_shell_string()};
+  call.environment = run.workload.environment;
+  for (const auto& [name, value] : command.environment()) call.environment[name] = value;
+  call.environment["LLMPROF_METRICS_FILE"] = fs::absolute(run.directory.nsys_dir() / "metrics.json").string();
+  call.log_file = fs::path("nsys") / log_name;
+  call.timeout = seconds_to_ms(run.config.nsys.timeout_s);
+  call.on_line = [&run](const std::string& line) {
+    if (is_nsys_progress(line)) run.tool_progress(kStage, line);
+  };
+  StageRecord& record = run.record(kStage);
+  record.command = call.shell_command;
+  record.cmd_file = "nsys/cmd.txt";
+  record.log_file = call.log_file.string();
+  append_command(run, "nsys/cmd.txt", call.shell_command);
+  auto outcome = run_tool(run, call);
+  if (!outcome) {
+    result.problem = StageResult::failed("could not start nsys: " + outcome.error().describe());
+    return result;
+  }
+  result.outcome = outcome.value();
+  if (outcome->interrupted || outcome->timed_out) {
+    result.problem = outcome_problem(outcome.value(), "nsys profile", call.log_file.string());
+    return result;
+  }
+  ReportResolveRequest request;
+  request.output_base = fs::absolute(run.directory.nsys_dir() / "profile");
+  request.profiler_output = read_text(run.directory.path() / call.log_file);
+  request.profile_outcome = outcome.value();
+  request.import_timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
+  request.profile_argv = command.argv();
+  result.report = resolve_report(run.runner, run.nsys, request);
+  return result;
+}
+
+bool gate_never_opened(const PipelineRun& run, const Capture& attempt) {
+  if (attempt.report || attempt.report.error().code != ErrorCode::no_report) return false;
+  if (run.config.nsys.capture_range != "nvtx") return false;
+  const std::string& message = attempt.report.error().message;
+  return message.find("gate") != std::string::npos || message.find("No reports were generated") != std::string::npos;
+}
+
+// The range names the workload emitted: stage-1 metrics, else those it wrote under nsys.
+std::optional<EmittedRanges> emitted_ranges(const PipelineRun& run) {
+  if (run.emitted_ranges) return run.emitted_ranges;
+  auto under_nsys = read_emitted_ranges(run.directory.nsys_dir() / "metrics.json");
+  if (under_nsys) return under_nsys.value();
+  return std::nullopt;
+}
+
+// Diagnoses the empty gate, then follows run.on_empty_gate; returns the capture to continue with.
+std::optional<StageResult> handle_empty_gate(PipelineRun& run, Capture& attempt) {
+  const std::string diagnosis = diagnose_empty_gate(run.config.nsys.nvtx_capture, emitted_ranges(run), run.config.run.stage);
+  const std::string& policy = run.config.run.on_empty_gate;
+  if (policy == "rerun_ungated") {
+    run.note(kStage, diagnosis + " Re-running nsys without the gate (run.on_empty_gate = rerun_ungated).");
+    attempt = capture(run, false, "profile_ungated.log");
+    if (attempt.problem) return attempt.problem;
+    if (attempt.report) {
+      run.record(kStage).warnings.push_back("the NVTX gate never opened; this timeline is an ungated capture");
+    }
+    return std::nullopt;
+  }
+  run.note(kStage, diagnosis);
+  if (policy == "fail") run.halt_profiling = "the NVTX gate never opened and run.on_empty_gate = fail";
+  return StageResult::failed(diagnosis);
+}
+
+StageResult run_stats(PipelineRun& run, const fs::path& report) {
+  const std::vector<std::string> reports =
+      run.config.nsys.stats_reports.empty() ? nsys_stats_report_names() : run.config.nsys.stats_reports;
+  const fs::path prefix = fs::absolute(run.directory.nsys_dir() / "summary");
+  const NsysCommand command = NsysCommand::stats(run.nsys.path, report, reports, prefix);
+  ToolCall call{kStage, command.argv(), command.to_shell_string()};
+  call.log_file = "nsys/stats.log";
+  call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
+  call.on_line = [&run](const std::string& line) {
+    if (line.rfind("Processing", 0) == 0) run.tool_progress(kStage, line);
+  };
+  append_command(run, "nsys/cmd.txt", call.shell_command);
+  auto outcome = run_tool(run, call);
+  if (!outcome) return StageResult::failed("could not start nsys stats: " + outcome.error().describe());
+  if (!outcome->succeeded()) return outcome_problem(outcome.value(), "nsys stats", "nsys/stats.log");
+  auto stats = load_nsys_stats(prefix);
+  if (!stats) return StageResult::failed("nsys stats wrote no usable tables: " + stats.error().describe());
+  run.nsys_stats = std::move(stats.value());
+  for (const auto& name : reports) {
+    if (fs::exists(nsys_stats_report_path(prefix, name))) {
+      run.record(kStage).artifacts.push_back(fs::relative(nsys_stats_report_path(prefix, name), run.directory.path()).string());
+    }
+  }
+  return StageResult::ok();
+}
+
+StageResult run_export(PipelineRun& run, const fs::path& report) {
+  const NsysCommand command = NsysCommand::export_sqlite(run.nsys.path, report, fs::absolute(run.directory.nsys_dir() / "profile.sqlite"));
+  ToolCall call{kStage, command.argv(), command.to_shell_string()};
+  call.log_file = "nsys/export.log";
+  call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
+  append_command(run, "nsys/cmd.txt", call.shell_command);
+  auto outcome = run_tool(run, call);
+  if (!outcome) return StageResult::failed("could not start nsys export: " + outcome.error().describe());
+  if (!outcome->succeeded()) return outcome_problem(outcome.value(), "nsys export --type sqlite", "nsys/export.log");
+  run.record(kStage).artifacts.push_back("nsys/profile.sqlite");
+  return StageResult::ok();
+}
+
+std::optional<StageResult> precondition(const PipelineRun& run) {
+  if (!run.config.run.enable_nsys) return StageResult::skipped("disabled (run.enable_nsys = false)");
+  if (run.workload_failure) return StageResult::skipped("not run: " + *run.workload_failure);
+  if (!run.nsys.found) {
+    const std::string why = run.nsys.problems.empty() ? "nsys (Nsight Systems) was not found" : run.nsys.problems.front();
+    return StageResult::skipped(why + "; install Nsight Systems or set nsys.path", StageProblemKind::environment);
+  }
+  if (run.low_disk_space) return StageResult::skipped(*run.low_disk_space, StageProblemKind::environment);
+  return std::nullopt;
+}
+
+}  // namespace
+
+StageResult run_nsys_stage(PipelineRun& run) {
+  if (auto skip = precondition(run)) return *skip;
+  Capture attempt = capture(run, true, "profile.log");
+  if (attempt.problem) return *attempt.problem;
+  if (gate_never_opened(run, attempt)) {
+    if (auto stop = handle_empty_gate(run, attempt)) return *stop;
+  }
+  if (!attempt.report) return StageResult::failed(attempt.report.error().describe());
+  const ResolvedReport& report = attempt.report.value();
+  if (attempt.gated && run.config.nsys.capture_range == "nvtx") {
+    run.nsys_gate = run.config.nsys.nvtx_capture.substr(0, run.config.nsys.nvtx_capture.find('@'));
+  }
+  for (const auto& note : report.notes) run.warn(kStage, note);
+  StageRecord& record = run.record(kStage);
+  record.artifacts.push_back(fs::relative(report.report, fs::absolute(run.directory.path())).string());
+  check_report_size(run, kStage, report.report);
+  if (run.stopping()) return StageResult::interrupted("interrupted after nsys profile");
+  if (auto stats = run_stats(run, report.report); stats.status != StageStatus::ok) return stats;
+  if (run.config.nsys.export_sqlite) return run_export(run, report.report);
+  return StageResult::ok();
+}
+
+}  // namespace llmprof::detail

@@ -1,0 +1,86 @@
+// Stage "probe": finds nsys and ncu, records env.json and sections.txt, gives a readiness verdict,
+// and checks the free space on the runs root before anything is profiled.
+#include <sstream>
+
+#include "pipeline/deep_profiler_internal.hpp"
+#include "llmprof/logging.hpp"
+#include "llmprof/tool_probe.hpp"
+
+namespace llmprof::detail {
+namespace {
+
+ProbeOptions probe_options(const PipelineRun& run) {
+  ProbeOptions options;
+  options.nsys_path = run.config.nsys.path;
+  options.ncu_path = run.config.ncu.path;
+  options.path_variable = run.environment.path_variable;
+  options.extra_search_roots = run.environment.extra_tool_search_roots;
+  options.use_default_locations = run.environment.use_default_tool_locations;
+  return options;
+}
+
+std::string verdict_text(const ProbeVerdict& verdict, const NsysInfo& nsys, const NcuInfo& ncu) {
+  std::ostringstream text;
+  text << "readiness: " << to_string(verdict.readiness) << "\n";
+  text << "nsys: " << (nsys.found ? nsys.path.string() : "not found")
+       << (nsys.version ? " (" + nsys.version->to_string() + ")" : "") << "\n";
+  text << "ncu: " << (ncu.found ? ncu.path.string() : "not found")
+       << (ncu.version ? " (" + ncu.version->to_string() + ")" : "") << "\n";
+  for (std::size_t i = 0; i < verdict.reasons.size(); ++i) {
+    text << "problem: " << verdict.reasons[i] << "\n";
+    if (i < verdict.fixes.size() && !verdict.fixes[i].empty()) text << "  fix: " << verdict.fixes[i] << "\n";
+  }
+  for (const auto& skipped : verdict.skipped) text << "will skip: " << skipped << "\n";
+  return text.str();
+}
+
+// Profilers write gigabytes; refuse them (not the bare run) when the runs root is nearly full.
+void check_free_space(PipelineRun& run) {
+  auto available = available_disk_bytes(run.directory.path());
+  if (!available) {
+    run.warn("probe", available.error().describe());
+    return;
+  }
+  const double free_gb = static_cast<double>(available.value()) / 1e9;
+  if (free_gb < run.config.run.min_free_space_gb) {
+    std::ostringstream why;
+    why.precision(3);
+    why << "only " << free_gb << " GB free on the file system of " << run.directory.path().parent_path().string()
+        << ", below run.min_free_space_gb=" << run.config.run.min_free_space_gb
+        << "; free some space, choose another run.runs_root, or lower run.min_free_space_gb";
+    run.low_disk_space = why.str();
+    run.warn("probe", why.str());
+  }
+}
+
+}  // namespace
+
+StageResult run_probe_stage(PipelineRun& run) {
+  const ProbeOptions options = probe_options(run);
+  run.nsys = probe_nsys(run.runner, options);
+  run.ncu = probe_ncu(run.runner, options);
+  if (run.stopping()) return StageResult::interrupted("interrupted while probing the tools");
+  StageRecord& record = run.record("probe");
+  if (run.ncu.found && !run.ncu.sections_listing.empty()) {
+    if (auto written = run.directory.write_text("sections.txt", run.ncu.sections_listing); written) {
+      record.artifacts.push_back("sections.txt");
+    } else {
+      run.warn("probe", written.error().describe());
+    }
+  }
+  const EnvironmentRecord environment = collect_environment(run.runner, probe_to_json(run.nsys, run.ncu));
+  if (auto written = run.directory.write_environment(environment); !written) {
+    return StageResult::failed("could not write env.json: " + written.error().describe());
+  }
+  record.artifacts.push_back("env.json");
+  const ProbeVerdict verdict = assess_readiness(run.nsys, run.ncu);
+  const std::string text = verdict_text(verdict, run.nsys, run.ncu);
+  if (auto written = run.directory.write_text("logs/probe.log", text); written) record.log_file = "logs/probe.log";
+  run.say("probe", std::string("readiness: ") + to_string(verdict.readiness) +
+                       (verdict.reasons.empty() ? "" : " (" + verdict.reasons.front() + ")"));
+  for (const auto& reason : verdict.reasons) record.warnings.push_back(reason);
+  check_free_space(run);
+  return StageResult::ok();
+}
+
+}  // namespace llmprof::detail

@@ -1,0 +1,22 @@
+// Stage "report": MAIN/report.md and MAIN/report.html from the analysis and the manifest.
+#include "pipeline/deep_profiler_internal.hpp"
+#include "llmprof/report.hpp"
+
+namespace llmprof::detail {
+
+StageResult run_report_stage(PipelineRun& run) {
+  if (!run.config.run.enable_report) return StageResult::skipped("disabled (run.enable_report = false)");
+  if (!run.analysis_written) return StageResult::skipped("no analysis/report.json to render (see the analyze stage)");
+  // The report shows the stage table, so it reads a run.json that already has this stage running.
+  if (auto written = run.directory.write_manifest(run.clock); !written) {
+    return StageResult::failed("could not write run.json: " + written.error().describe());
+  }
+  if (auto written = write_reports(run.directory.path()); !written) {
+    return StageResult::failed("could not write the reports: " + written.error().describe());
+  }
+  run.record("report").artifacts = {"report.md", "report.html"};
+  run.say("report", "wrote " + (run.directory.path() / "report.md").string() + " and report.html");
+  return StageResult::ok();
+}
+
+}  // namespace llmprof::detail

@@ -1,0 +1,84 @@
+// Stage "stage1": the workload bare (no profiler): its output, wall time and metrics JSON.
+#include "pipeline/deep_profiler_internal.hpp"
+#include "llmprof/logging.hpp"
+#include "llmprof/shell_quote.hpp"
+
+namespace llmprof::detail {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::size_t kStderrLinesInReason = 5;
+
+// "cd DIR && env K=V ... argv" so that cmd.txt reproduces the run exactly.
+std::string workload_shell_command(const ResolvedWorkload& workload, const std::map<std::string, std::string>& environment) {
+  std::string command;
+  if (!workload.working_directory.empty()) command += "cd " + quote_shell_argument(workload.working_directory.string()) + " && ";
+  if (!environment.empty()) {
+    command += "env";
+    for (const auto& [name, value] : environment) command += " " + quote_shell_argument(name + "=" + value);
+    command += " ";
+  }
+  return command + join_shell_command(workload.argv);
+}
+
+StageResult workload_problem(PipelineRun& run, const ProcessOutcome& outcome) {
+  if (outcome.interrupted) return StageResult::interrupted("the workload was stopped by SIGINT/SIGTERM");
+  if (outcome.timed_out) {
+    run.workload_failure = "the workload ran past workload.timeout_s in stage1";
+    return StageResult::failed("the workload ran past workload.timeout_s=" + std::to_string(run.config.workload.timeout_s) +
+                                   "s and its process tree was killed (" + outcome.describe() + ")",
+                               StageProblemKind::timeout);
+  }
+  const std::string stderr_tail = tail_lines(run.directory.stage1_dir() / "stderr.log", kStderrLinesInReason);
+  run.workload_failure = "the workload failed in stage1 (" + outcome.describe() + ")";
+  return StageResult::failed("the workload failed: " + outcome.describe() +
+                             (stderr_tail.empty() ? std::string("; it wrote nothing to stderr") : "; last stderr lines: " + stderr_tail));
+}
+
+void read_metrics(PipelineRun& run, const fs::path& metrics_file) {
+  auto ranges = read_emitted_ranges(metrics_file);
+  if (ranges) {
+    run.emitted_ranges = ranges.value();
+    run.record("stage1").artifacts.push_back("stage1/metrics.json");
+    return;
+  }
+  const std::string why = ranges.error().message + " (" + metrics_file.string() + ")";
+  if (run.workload.is_bundled_example) run.warn("stage1", why);
+  else log_info("stage1", why + "; fine for a workload that does not write llmprof metrics");
+}
+
+}  // namespace
+
+StageResult run_workload_stage(PipelineRun& run) {
+  if (!run.config.run.enable_stage1) return StageResult::skipped("disabled (run.enable_stage1 = false)");
+  const fs::path metrics_file = run.directory.stage1_dir() / "metrics.json";
+  ProcessSpec spec;
+  spec.argv = run.workload.argv;
+  std::map<std::string, std::string> environment = run.workload.environment;
+  environment["LLMPROF_METRICS_FILE"] = fs::absolute(metrics_file).string();
+  for (const auto& [name, value] : environment) spec.environment[name] = value;
+  spec.working_directory = run.workload.working_directory;
+  spec.stdout_file = run.directory.stage1_dir() / "stdout.log";
+  spec.stderr_file = run.directory.stage1_dir() / "stderr.log";
+  spec.timeout = seconds_to_ms(run.config.workload.timeout_s);
+
+  StageRecord& record = run.record("stage1");
+  record.command = workload_shell_command(run.workload, environment);
+  record.cmd_file = "stage1/cmd.txt";
+  record.log_file = "stage1/stderr.log";
+  record.artifacts = {"stage1/stdout.log", "stage1/stderr.log"};
+  append_command(run, "stage1/cmd.txt", *record.command);
+  log_info("stage1", "running: " + *record.command);
+  auto outcome = run.runner.run(spec);
+  if (!outcome) {
+    run.workload_failure = "the workload could not be started";
+    return StageResult::failed("could not start the workload: " + outcome.error().describe());
+  }
+  if (outcome->exited) record.exit_code = outcome->exit_code;
+  run.say("stage1", "workload " + outcome->describe());
+  if (!outcome->succeeded()) return workload_problem(run, outcome.value());
+  read_metrics(run, metrics_file);
+  return StageResult::ok();
+}
+
+}  // namespace llmprof::detail

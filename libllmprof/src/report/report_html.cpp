@@ -1,0 +1,184 @@
+// MAIN/report.html: one self-contained page (inline CSS, inline SVG, one small inline script for
+// sortable tables); nothing is fetched from the network, so it opens the same anywhere.
+#include <algorithm>
+#include <sstream>
+
+#include "llmprof/report.hpp"
+#include "core/format.hpp"
+#include "report/report_html_page.hpp"
+#include "report/report_view.hpp"
+#include "report/svg_chart.hpp"
+
+namespace llmprof {
+namespace {
+
+using detail::format_count;
+using detail::format_duration_ns;
+using detail::format_fraction_percent;
+using detail::format_percent;
+using detail::format_si;
+using detail::html_escape;
+
+constexpr std::size_t kKernelsInBar = 8;
+constexpr std::size_t kKernelTableRows = 50;
+
+void write_header(const RunReportModel& model, std::ostringstream& out) {
+  out << "<header class=\"top\"><div class=\"brand\">deep-profile report</div><h1>" << html_escape(model.run_id) << "</h1>"
+      << "<dl class=\"meta\">"
+      << "<div><dt>Workload</dt><dd><code>"
+      << html_escape(model.workload_argv.empty() ? "not recorded" : detail::join_argv(model.workload_argv)) << "</code></dd></div>"
+      << "<div><dt>Device</dt><dd>" << html_escape(detail::device_line(model)) << "</dd></div>"
+      << "<div><dt>Peaks at profiled clocks</dt><dd>" << html_escape(detail::peaks_line(model.device)) << "</dd></div>"
+      << "<div><dt>Tools</dt><dd>" << html_escape(detail::tools_line(model)) << "</dd></div>"
+      << "<div><dt>Date</dt><dd>" << html_escape(model.created_utc.empty() ? "not recorded" : model.created_utc)
+      << (model.run_status.empty() ? "" : " · run " + html_escape(model.run_status)) << "</dd></div>"
+      << "</dl></header>\n";
+}
+
+void write_verdicts(const RunReportModel& model, std::ostringstream& out) {
+  out << "<section class=\"card\" id=\"verdict\"><h2>Verdict</h2><div class=\"tiles\">";
+  for (const auto* stage : detail::leaf_stages(model)) {
+    const bool starved = stage->gpu_busy_fraction && *stage->gpu_busy_fraction < 0.5;
+    out << "<div class=\"tile" << (starved ? " warn" : "") << "\"><div class=\"tile-stage\">" << html_escape(stage->name)
+        << "</div><div class=\"tile-value\">" << format_fraction_percent(stage->gpu_busy_fraction)
+        << "</div><div class=\"tile-caption\">GPU busy</div><div class=\"tile-sub\">MFU "
+        << format_fraction_percent(stage->mfu) << " profiled · " << format_fraction_percent(stage->workload_mfu)
+        << " workload</div></div>";
+  }
+  out << "</div><ul class=\"verdicts\">";
+  for (const auto& stage : model.stages) {
+    if (stage.verdict.empty()) continue;
+    const bool starved = stage.gpu_busy_fraction && *stage.gpu_busy_fraction < 0.5;
+    out << "<li class=\"verdict" << (starved ? " warn" : "") << "\"><strong>" << html_escape(detail::stage_label(stage))
+        << "</strong> " << html_escape(stage.verdict) << "</li>";
+  }
+  out << "</ul></section>\n";
+}
+
+void write_timeline(const RunReportModel& model, std::ostringstream& out) {
+  if (model.stages.empty()) return;
+  std::vector<detail::TimelineRow> rows;
+  for (const auto& stage : model.stages) {
+    detail::TimelineRow row;
+    row.label = stage.name;
+    row.wall_ns = static_cast<double>(stage.wall_ns.value_or(0));
+    row.projection_ns = static_cast<double>(stage.gpu_projection_ns.value_or(0));
+    row.busy_ns = static_cast<double>(stage.kernel_time_ns.value_or(0));
+    row.annotation = "wall " + format_duration_ns(stage.wall_ns) + " · GPU " + format_duration_ns(stage.gpu_projection_ns) +
+                     " · busy " + format_duration_ns(stage.kernel_time_ns) + " (" +
+                     format_fraction_percent(stage.gpu_busy_fraction) + ")";
+    rows.push_back(row);
+  }
+  out << "<section class=\"card\" id=\"timeline\"><h2>Stage timeline</h2><p class=\"lead\">Each stage's wall time, the "
+         "time the GPU had its work in flight (projection) and the summed kernel time. A short dark bar inside a long "
+         "grey one is a GPU waiting on the host.</p>"
+      << detail::render_timeline_svg(rows) << "</section>\n";
+}
+
+void write_time_breakdown(const RunReportModel& model, std::ostringstream& out) {
+  if (model.kernels.empty() && model.stages.empty()) return;
+  std::vector<detail::StackedBar> bars;
+  double kernel_total = 0;
+  for (const auto& kernel : model.kernels) kernel_total += static_cast<double>(kernel.total_time_ns.value_or(0));
+  if (!model.stages.empty()) {
+    detail::StackedBar by_stage{"by stage", {}};
+    double staged = 0;
+    for (const auto* stage : detail::leaf_stages(model)) {
+      const double value = static_cast<double>(stage->kernel_time_ns.value_or(0));
+      staged += value;
+      by_stage.segments.push_back({stage->name, value, stage->name + ": " + format_duration_ns(value) + " of kernel time", ""});
+    }
+    if (kernel_total > staged * 1.001) {
+      by_stage.segments.push_back({"outside NVTX stages", kernel_total - staged,
+                                   "kernels outside every stage: " + format_duration_ns(kernel_total - staged), "#bab0ac"});
+    }
+    bars.push_back(std::move(by_stage));
+  }
+  if (!model.kernels.empty()) {
+    detail::StackedBar by_kernel{"by kernel", {}};
+    double shown = 0;
+    for (std::size_t i = 0; i < std::min(kKernelsInBar, model.kernels.size()); ++i) {
+      const auto& kernel = model.kernels[i];
+      const double value = static_cast<double>(kernel.total_time_ns.value_or(0));
+      shown += value;
+      by_kernel.segments.push_back({"#" + std::to_string(i + 1) + " " + short_kernel_name(kernel.name, 28), value,
+                                    kernel.name + ": " + format_duration_ns(value), detail::palette_color(i + 3)});
+    }
+    if (kernel_total > shown) {
+      by_kernel.segments.push_back({"other kernels", kernel_total - shown, "all other kernels: " + format_duration_ns(kernel_total - shown), "#d5d9e0"});
+    }
+    bars.push_back(std::move(by_kernel));
+  }
+  out << "<section class=\"card\" id=\"time-breakdown\"><h2>Where the GPU time goes</h2><p class=\"lead\">Kernel time "
+         "split by stage and by kernel (whole run).</p>"
+      << detail::render_stacked_bars_svg(bars, "kernel time") << "</section>\n";
+}
+
+std::string point_tooltip(std::size_t rank, const ReportKernel& kernel) {
+  return "#" + std::to_string(rank) + " " + kernel.name + "\n" +
+         detail::format_number(kernel.arithmetic_intensity.value_or(0)) + " FLOP/byte, " +
+         format_si(kernel.achieved_flop_per_s, "FLOP/s") + ", " + format_percent(kernel.pct_peak_compute) +
+         " of peak compute, " + format_percent(kernel.pct_peak_dram) + " of peak DRAM, " +
+         format_fraction_percent(kernel.share_of_total) + " of GPU time, bound: " + kernel.bound.value_or("not computed");
+}
+
+void write_rooflines(const RunReportModel& model, std::ostringstream& out) {
+  out << "<section class=\"card\" id=\"roofline\"><h2>Roofline</h2>";
+  const auto groups = detail::roofline_groups(model);
+  if (groups.empty()) {
+    out << "<p class=\"lead\">No kernel has FLOP and DRAM figures from ncu, so there is no roofline (the ncu step did "
+           "not run or profiled nothing).</p></section>\n";
+    return;
+  }
+  out << "<p class=\"lead\">Each profiled kernel at its arithmetic intensity and achieved FLOP/s; marker area follows its "
+         "share of GPU time. Roofs are the device peaks at the clocks ncu profiled at.</p>";
+  std::size_t plotted = 0;
+  for (const auto& group : groups) {
+    detail::RooflineChart chart;
+    chart.title = "Roofline: " + (group.precision.empty() ? std::string("precision not identified") : group.precision) + " (" +
+                  std::to_string(group.kernel_indices.size()) + " kernels)";
+    for (const auto& [precision, peak] : model.device.peak_flop_per_s) {
+      chart.compute_roofs.push_back({precision + " " + format_si(peak, "FLOP/s"), peak, precision == group.precision});
+    }
+    chart.dram_bytes_per_s = model.device.peak_dram_bytes_per_s;
+    for (std::size_t index : group.kernel_indices) {
+      const auto& kernel = model.kernels[index];
+      chart.points.push_back({*kernel.arithmetic_intensity, *kernel.achieved_flop_per_s, kernel.share_of_total.value_or(0),
+                              "#" + std::to_string(index + 1) + " " + short_kernel_name(kernel.name, 26),
+                              point_tooltip(index + 1, kernel)});
+    }
+    plotted += group.kernel_indices.size();
+    out << "<figure>" << detail::render_roofline_svg(chart) << "</figure>";
+  }
+  if (plotted < model.kernels.size()) {
+    out << "<p class=\"note\">" << model.kernels.size() - plotted
+        << " kernels are not plotted: they have no ncu figures or do no floating-point work (copies, index selects).</p>";
+  }
+  out << "</section>\n";
+}
+
+}  // namespace
+
+std::string render_html(const RunReportModel& model) {
+  std::ostringstream out;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      << "<title>deep-profile report: " << html_escape(model.run_id) << "</title><style>" << detail::report_css()
+      << "</style></head>\n<body>\n";
+  write_header(model, out);
+  out << "<main>\n";
+  write_verdicts(model, out);
+  write_timeline(model, out);
+  write_time_breakdown(model, out);
+  write_rooflines(model, out);
+  detail::write_stage_table_html(model, out);
+  detail::write_kernel_table_html(model, kKernelTableRows, out);
+  detail::write_problems_html(model, out);
+  detail::write_reproduce_html(model, out);
+  out << "</main>\n<footer>Rendered by deep-profile from analysis/report.json, run.json and env.json of this run "
+         "directory. " << detail::kNotComputed << " = not computed.</footer>\n<script>" << detail::sortable_table_script()
+      << "</script>\n</body></html>\n";
+  return out.str();
+}
+
+}  // namespace llmprof

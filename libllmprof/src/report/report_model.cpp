@@ -1,0 +1,241 @@
+// Reads a run directory into a RunReportModel: report.json (required), run.json, env.json,
+// inputs.json, config.toml and cmd.txt files (each optional, with a note when absent).
+#include <algorithm>
+#include <boost/json.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "llmprof/report.hpp"
+#include "core/json_fields.hpp"
+#include "core/toml_flatten.hpp"
+
+namespace llmprof {
+namespace json = boost::json;
+using detail::JsonFieldError;
+namespace {
+
+constexpr const char* kReportSchema = "llmprof.report/1";
+
+ReportDevice device_from(const json::object& root) {
+  ReportDevice device;
+  const auto* found = root.if_contains("device");
+  if (found == nullptr || found->is_null()) return device;
+  if (!found->is_object()) throw JsonFieldError{"device"};
+  const auto& object = found->get_object();
+  device.name = detail::json_string(object, "name", "device.name").value_or("");
+  if (const auto* peaks = object.if_contains("peak_flop_per_s"); peaks != nullptr && !peaks->is_null()) {
+    if (!peaks->is_object()) throw JsonFieldError{"device.peak_flop_per_s"};
+    for (const auto& entry : peaks->get_object()) {
+      if (entry.value().is_null()) continue;
+      if (!entry.value().is_number()) throw JsonFieldError{"device.peak_flop_per_s." + std::string(entry.key())};
+      device.peak_flop_per_s.emplace_back(std::string(entry.key()), entry.value().to_number<double>());
+    }
+  }
+  device.peak_dram_bytes_per_s = detail::json_number(object, "peak_dram_bytes_per_s", "device.peak_dram_bytes_per_s");
+  return device;
+}
+
+ReportStage stage_from(const json::object& object, std::size_t index) {
+  const std::string where = "stages[" + std::to_string(index) + "].";
+  ReportStage stage;
+  stage.name = detail::json_string(object, "name", where + "name").value_or("");
+  if (stage.name.empty()) throw JsonFieldError{where + "name"};
+  stage.domain = detail::json_string(object, "domain", where + "domain").value_or("");
+  stage.parent = detail::json_string(object, "parent", where + "parent");
+  stage.wall_ns = detail::json_integer(object, "wall_ns", where + "wall_ns");
+  stage.gpu_projection_ns = detail::json_integer(object, "gpu_projection_ns", where + "gpu_projection_ns");
+  stage.kernel_time_ns = detail::json_integer(object, "kernel_time_ns", where + "kernel_time_ns");
+  stage.kernel_instances = detail::json_integer(object, "kernel_instances", where + "kernel_instances");
+  stage.gpu_busy_fraction = detail::json_number(object, "gpu_busy_fraction", where + "gpu_busy_fraction");
+  stage.flop = detail::json_number(object, "flop", where + "flop");
+  stage.achieved_flop_per_s = detail::json_number(object, "achieved_flop_per_s", where + "achieved_flop_per_s");
+  stage.mfu = detail::json_number(object, "mfu", where + "mfu");
+  // The second-opinion MFU is an extra field; the analysis may name it any of these.
+  for (const char* key : {"workload_mfu", "mfu_workload", "mfu_from_workload"}) {
+    if (!stage.workload_mfu) stage.workload_mfu = detail::json_number(object, key, where + key);
+  }
+  stage.verdict = detail::json_string(object, "verdict", where + "verdict").value_or("");
+  return stage;
+}
+
+ReportKernel kernel_from(const json::object& object, std::size_t index) {
+  const std::string where = "kernels[" + std::to_string(index) + "].";
+  ReportKernel kernel;
+  kernel.name = detail::json_string(object, "name", where + "name").value_or("");
+  if (kernel.name.empty()) throw JsonFieldError{where + "name"};
+  kernel.stages = detail::json_strings(object, "stages", where + "stages");
+  kernel.instances = detail::json_integer(object, "instances", where + "instances");
+  kernel.total_time_ns = detail::json_integer(object, "total_time_ns", where + "total_time_ns");
+  kernel.avg_time_ns = detail::json_number(object, "avg_time_ns", where + "avg_time_ns");
+  kernel.share_of_total = detail::json_number(object, "share_of_total", where + "share_of_total");
+  kernel.profiled_launches = detail::json_integer(object, "profiled_launches", where + "profiled_launches");
+  kernel.flop_per_launch = detail::json_number(object, "flop_per_launch", where + "flop_per_launch");
+  kernel.dram_bytes_per_launch = detail::json_number(object, "dram_bytes_per_launch", where + "dram_bytes_per_launch");
+  kernel.arithmetic_intensity = detail::json_number(object, "arithmetic_intensity", where + "arithmetic_intensity");
+  kernel.achieved_flop_per_s = detail::json_number(object, "achieved_flop_per_s", where + "achieved_flop_per_s");
+  kernel.pct_peak_compute = detail::json_number(object, "pct_peak_compute", where + "pct_peak_compute");
+  kernel.pct_peak_dram = detail::json_number(object, "pct_peak_dram", where + "pct_peak_dram");
+  kernel.bound = detail::json_string(object, "bound", where + "bound");
+  kernel.precision = detail::json_string(object, "precision", where + "precision");
+  if (!kernel.precision) kernel.precision = detail::json_string(object, "dominant_precision", where + "dominant_precision");
+  return kernel;
+}
+
+void read_analysis(const json::object& root, RunReportModel& model) {
+  model.schema = detail::json_string(root, "schema", "schema").value_or("");
+  if (model.schema != kReportSchema) throw JsonFieldError{"schema"};
+  model.device = device_from(root);
+  std::size_t index = 0;
+  for (const auto& stage : detail::json_objects(root, "stages", "stages")) model.stages.push_back(stage_from(stage, index++));
+  index = 0;
+  for (const auto& kernel : detail::json_objects(root, "kernels", "kernels")) model.kernels.push_back(kernel_from(kernel, index++));
+  std::stable_sort(model.kernels.begin(), model.kernels.end(), [](const ReportKernel& a, const ReportKernel& b) {
+    return a.total_time_ns.value_or(0) > b.total_time_ns.value_or(0);
+  });
+  if (const auto* selection = root.if_contains("top_kernel_selection"); selection != nullptr && !selection->is_null()) {
+    if (!selection->is_object()) throw JsonFieldError{"top_kernel_selection"};
+    const auto& object = selection->get_object();
+    ReportTopKernelSelection top;
+    top.stage = detail::json_string(object, "stage", "top_kernel_selection.stage").value_or("");
+    top.n = detail::json_integer(object, "n", "top_kernel_selection.n").value_or(0);
+    top.kernel_regex = detail::json_string(object, "kernel_regex", "top_kernel_selection.kernel_regex").value_or("");
+    top.coverage = detail::json_number(object, "coverage", "top_kernel_selection.coverage");
+    model.top_kernel_selection = top;
+  }
+  model.warnings = detail::json_strings(root, "warnings", "warnings");
+}
+
+void read_environment(const json::object& root, RunEnvironmentSummary& environment) {
+  environment.present = true;
+  environment.host = detail::json_string(root, "host", "host").value_or("");
+  environment.os = detail::json_string(root, "os", "os").value_or("");
+  std::size_t index = 0;
+  for (const auto& gpu : detail::json_objects(root, "gpus", "gpus")) {
+    const std::string where = "gpus[" + std::to_string(index++) + "].";
+    GpuRecord record;
+    record.index = static_cast<int>(detail::json_integer(gpu, "index", where + "index").value_or(0));
+    record.name = detail::json_string(gpu, "name", where + "name").value_or("");
+    record.driver = detail::json_string(gpu, "driver", where + "driver").value_or("");
+    record.memory_mib = detail::json_integer(gpu, "memory_mib", where + "memory_mib").value_or(0);
+    environment.gpus.push_back(record);
+  }
+  environment.tool_versions = detail::tool_versions_from_environment(root);
+}
+
+std::optional<std::string> read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string trim(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+Error file_field_error(const std::filesystem::path& path, const JsonFieldError& field, const std::string& schema) {
+  return make_error(ErrorCode::parse_error,
+                    path.string() + ": field '" + field.field + "' is missing or has the wrong type",
+                    schema.empty() ? "" : "the file must follow schema " + schema, path.string());
+}
+
+void read_manifest_parts(const RunManifest& manifest, const std::filesystem::path& main, RunReportModel& model) {
+  model.run_id = manifest.run_id;
+  model.created_utc = manifest.created_utc;
+  model.run_status = to_string(manifest.status);
+  model.workload_argv = manifest.workload.argv;
+  for (const auto& stage : manifest.stages) {
+    // The report step itself is "running" while it renders; that is not a problem to report.
+    const bool rendering_now = stage.name == "report" && stage.status == StageStatus::running;
+    if (stage.status != StageStatus::ok && !rendering_now) model.stage_problems.push_back({stage.name, to_string(stage.status), stage.reason});
+    if (stage.command && !stage.command->empty()) {
+      model.reproduce.push_back({stage.name, *stage.command, "run.json"});
+    } else if (stage.cmd_file) {
+      if (auto text = read_text(main / *stage.cmd_file)) model.reproduce.push_back({stage.name, trim(*text), *stage.cmd_file});
+    }
+  }
+}
+
+}  // namespace
+
+Result<RunReportModel> load_run_report(const std::filesystem::path& main_directory) {
+  RunReportModel model;
+  model.main_directory = main_directory;
+  model.run_id = main_directory.filename().string();
+  if (model.run_id.empty() || model.run_id == ".") model.run_id = std::filesystem::absolute(main_directory).parent_path().filename().string();
+
+  const auto report_path = main_directory / "analysis" / "report.json";
+  const auto report_text = read_text(report_path);
+  if (!report_text) {
+    return make_error(ErrorCode::not_found, "no analysis/report.json in " + main_directory.string(),
+                      "run `deep-profile analyze " + main_directory.string() + "` first (it writes analysis/report.json)",
+                      report_path.string());
+  }
+  auto report = detail::parse_json_object(*report_text, report_path);
+  if (!report) return report.error();
+  try {
+    read_analysis(*report, model);
+  } catch (const JsonFieldError& field) {
+    return file_field_error(report_path, field, kReportSchema);
+  }
+
+  const auto run_path = main_directory / "run.json";
+  if (auto run_text = read_text(run_path)) {
+    auto manifest = manifest_from_json(*run_text);
+    if (!manifest) {
+      Error error = manifest.error();
+      error.message = run_path.string() + ": " + error.message;
+      error.subject = run_path.string();
+      return error;
+    }
+    read_manifest_parts(*manifest, main_directory, model);
+  } else {
+    model.notes.push_back("run.json is absent: no workload, stage status or commands recorded");
+  }
+
+  const auto env_path = main_directory / "env.json";
+  if (auto env_text = read_text(env_path)) {
+    auto env = detail::parse_json_object(*env_text, env_path);
+    if (!env) return env.error();
+    try {
+      read_environment(*env, model.environment);
+    } catch (const JsonFieldError& field) {
+      return file_field_error(env_path, field, "");
+    }
+  } else {
+    model.notes.push_back("env.json is absent: GPU, driver and tool versions unknown");
+  }
+
+  if (model.workload_argv.empty()) {
+    if (auto inputs_text = read_text(main_directory / "inputs.json")) {
+      auto inputs = detail::parse_json_object(*inputs_text, main_directory / "inputs.json");
+      if (!inputs) return inputs.error();
+      try {
+        model.workload_argv = detail::json_strings(*inputs, "argv", "argv");
+      } catch (const JsonFieldError& field) {
+        return file_field_error(main_directory / "inputs.json", field, "llmprof.inputs/1");
+      }
+    }
+  }
+
+  if (auto config_text = read_text(main_directory / "config.toml")) {
+    auto entries = detail::flatten_toml_text(*config_text, (main_directory / "config.toml").string());
+    if (!entries) return entries.error();
+    model.config = std::move(*entries);
+  } else {
+    model.notes.push_back("config.toml is absent: the resolved configuration is unknown");
+  }
+  return model;
+}
+
+Result<void> write_reports(const std::filesystem::path& main_directory) {
+  auto model = load_run_report(main_directory);
+  if (!model) return model.error();
+  if (auto written = detail::write_file_atomically(main_directory / "report.md", render_markdown(*model)); !written) return written;
+  return detail::write_file_atomically(main_directory / "report.html", render_html(*model));
+}
+
+}  // namespace llmprof

@@ -1,0 +1,2 @@
+// core must not see the report layer.
+#include "llmprof/report.hpp"

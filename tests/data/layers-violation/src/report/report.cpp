@@ -1,0 +1,2 @@
+#include "llmprof/result.hpp"
+#include "core/text.hpp"
