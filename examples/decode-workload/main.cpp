@@ -13,6 +13,11 @@
 #if LLMPROF_DECODE_CUDART
 #include <cuda_runtime_api.h>
 #endif
+#if LLMPROF_DECODE_CUDA_GRAPHS
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#endif
 
 #include "model.hpp"
 #include "run_options.hpp"
@@ -99,6 +104,44 @@ std::string device_name(const torch::Device& device) {
   return "cpu";
 }
 
+#if LLMPROF_DECODE_CUDA_GRAPHS
+// One decode step captured as a CUDA graph and replayed per step. The graph reads the step's token from
+// token_ and the position from position_, writes the next token back into token_ and advances position_, so
+// a replay needs no host-side input: the step's GPU work is one graph launch.
+class GraphDecoder {
+ public:
+  GraphDecoder(const dw::DecoderModel& model, dw::KvCache& cache, const torch::Tensor& token) {
+    torch::NoGradGuard no_grad;
+    token_ = token.clone();
+    position_ = torch::full({1}, cache.length, torch::TensorOptions().dtype(torch::kInt64).device(model.device()));
+    dw::synchronize(model.device());
+    // Capturing from the default stream is illegal; warm up on the capture stream first so cuBLAS handles
+    // and the allocator's blocks exist before capture. The warm-up writes the same key/value at the same
+    // position that the first replay writes again, and moves neither the token nor the position.
+    c10::cuda::CUDAStreamGuard on_side_stream(at::cuda::getStreamFromPool());
+    for (int warmup = 0; warmup < 2; ++warmup) model.forward_static_step(token_, position_, cache);
+    at::cuda::getCurrentCUDAStream().synchronize();
+    graph_.capture_begin();
+    const torch::Tensor next = dw::sample_greedy(model.forward_static_step(token_, position_, cache));
+    token_.copy_(next);
+    position_.add_(1);
+    graph_.capture_end();
+    at::cuda::getCurrentCUDAStream().synchronize();
+  }
+
+  // Replays one step on the current stream and returns a copy of its token (the buffer is reused).
+  torch::Tensor step() {
+    graph_.replay();
+    return token_.clone();
+  }
+
+ private:
+  at::cuda::CUDAGraph graph_;
+  torch::Tensor token_;
+  torch::Tensor position_;
+};
+#endif
+
 struct Generation {
   double prefill_s = 0.0;
   double decode_s = 0.0;
@@ -108,7 +151,7 @@ struct Generation {
 // One prefill + greedy decode. Synchronises the device at the end of each stage, inside its range, so the
 // range and the measured time both cover the stage's device work.
 Generation generate(const dw::DecoderModel& model, const torch::Tensor& prompt, std::int64_t new_tokens,
-                    dw::StageTracer& tracer) {
+                    dw::StageTracer& tracer, bool cuda_graphs) {
   torch::NoGradGuard no_grad;
   const torch::Device device = model.device();
   dw::KvCache cache = model.make_cache(prompt.size(0), prompt.size(1) + new_tokens);
@@ -126,11 +169,24 @@ Generation generate(const dw::DecoderModel& model, const torch::Tensor& prompt, 
     }
     dw::synchronize(device);
   }
+#if LLMPROF_DECODE_CUDA_GRAPHS
+  // Captured after the prefill and before the decode clock starts: capture is set-up, not decode work.
+  std::optional<GraphDecoder> graph;
+  if (cuda_graphs) graph.emplace(model, cache, generated.back());
+#else
+  (void)cuda_graphs;  // refused before any run by main()
+#endif
   const auto decode_start = std::chrono::steady_clock::now();
   {
     auto range = tracer.range("decode");
     for (std::int64_t step = 0; step < new_tokens; ++step) {
       auto step_range = tracer.range("decode_step");
+#if LLMPROF_DECODE_CUDA_GRAPHS
+      if (graph) {
+        generated.push_back(graph->step());
+        continue;
+      }
+#endif
       const torch::Tensor logits = model.forward(generated.back(), cache, tracer);
       auto sample = tracer.range("sample");
       generated.push_back(dw::sample_greedy(logits));
@@ -156,11 +212,11 @@ int run(const dw::RunOptions& options, const torch::Device& device) {
 
   dw::StageTracer tracer(options.nvtx_domain);
   tracer.set_active(false);  // warm-up stays outside every range
-  for (std::int64_t index = 0; index < options.warmup; ++index) generate(model, prompt, shape.new_tokens, tracer);
+  for (std::int64_t index = 0; index < options.warmup; ++index) generate(model, prompt, shape.new_tokens, tracer, options.cuda_graphs);
   tracer.set_active(true);
 
   if (options.torch_nvtx) start_torch_nvtx();  // checked before, so it starts
-  const Generation measured = generate(model, prompt, shape.new_tokens, tracer);
+  const Generation measured = generate(model, prompt, shape.new_tokens, tracer, options.cuda_graphs);
   if (options.torch_nvtx) stop_torch_nvtx();
 
   dw::MeasuredRun metrics{device.is_cuda() ? "cuda:" + std::to_string(device.index()) : "cpu",
@@ -169,7 +225,8 @@ int run(const dw::RunOptions& options, const torch::Device& device) {
   const double tokens_per_s = static_cast<double>(shape.batch * shape.new_tokens) / measured.decode_s;
   std::cout << "llmprof-decode: " << dw::parameter_count(options.model) << " parameters, " << options.dtype << " on "
             << metrics.device << " (" << metrics.device_name << "), batch " << shape.batch << ", prompt "
-            << shape.prompt_tokens << ", new tokens " << shape.new_tokens << "\n"
+            << shape.prompt_tokens << ", new tokens " << shape.new_tokens
+            << (options.cuda_graphs ? ", decode steps replayed from one CUDA graph" : "") << "\n"
             << "prefill " << measured.prefill_s * 1e3 << " ms, decode " << measured.decode_s * 1e3 << " ms, "
             << measured.decode_s / static_cast<double>(shape.new_tokens) * 1e3 << " ms per output token, "
             << tokens_per_s << " tokens/s\n";
@@ -206,6 +263,12 @@ int main(int argc, char** argv) {
   }
   torch::Device device(torch::kCPU);
   std::string error = dw::check_run_options(options);
+#if !LLMPROF_DECODE_CUDA_GRAPHS
+  if (error.empty() && options.cuda_graphs) {
+    error = "--cuda-graphs: this llmprof-decode was built against a LibTorch without CUDA (" +
+            std::string(TORCH_VERSION) + "), so it cannot capture CUDA graphs; rebuild it against a CUDA LibTorch";
+  }
+#endif
   if (error.empty()) error = check_device_and_dtype(options, device);
   if (error.empty() && options.torch_nvtx) {
     error = start_torch_nvtx();

@@ -162,24 +162,59 @@ torch::Tensor DecoderModel::attention(std::int64_t layer, const torch::Tensor& x
   const torch::Tensor keys = cache.keys[static_cast<std::size_t>(layer)].narrow(2, 0, context);
   const torch::Tensor values = cache.values[static_cast<std::size_t>(layer)].narrow(2, 0, context);
 
-  // Grouped-query attention without copying the cache per query head: query head h = k*group + g uses
-  // KV head k, so fold the group into the row dimension: [B, kv_heads, group*T, D], rows ordered (g, t).
-  const torch::Tensor grouped_query = query.reshape({batch, kv_heads, group * tokens, head_dim});
-  torch::Tensor scores = torch::matmul(grouped_query, keys.transpose(-1, -2)) / std::sqrt(double(head_dim));
+  torch::Tensor hidden_keys;  // undefined: every key is visible (a single decode token)
   if (tokens > 1) {
     // Causal mask: query t (absolute position start+t) sees keys 0 .. start+t.
     const auto index_options = torch::TensorOptions().dtype(torch::kInt64).device(device_);
     const torch::Tensor query_positions = torch::arange(start, context, index_options).unsqueeze(1);  // [T,1]
     const torch::Tensor key_positions = torch::arange(0, context, index_options).unsqueeze(0);        // [1,S]
-    const torch::Tensor hidden_keys = (key_positions > query_positions).repeat({group, 1});          // [gT,S]
-    scores = scores.masked_fill(hidden_keys, -std::numeric_limits<float>::infinity());
+    hidden_keys = (key_positions > query_positions).repeat({group, 1});                              // [gT,S]
   }
+  return torch::linear(attend(query, keys, values, hidden_keys), w.output);
+}
+
+// Grouped-query attention without copying the cache per query head: query head h = k*group + g uses
+// KV head k, so fold the group into the row dimension: [B, kv_heads, group*T, D], rows ordered (g, t).
+// `hidden_keys` ([group*T, S] bool, or undefined) marks the keys each query row must not see.
+torch::Tensor DecoderModel::attend(const torch::Tensor& query, const torch::Tensor& keys, const torch::Tensor& values,
+                                   const torch::Tensor& hidden_keys) const {
+  const std::int64_t batch = query.size(0);
+  const std::int64_t tokens = query.size(2);
+  const std::int64_t head_dim = config_.head_dim();
+  const std::int64_t kv_heads = config_.kv_heads;
+  const std::int64_t group = config_.heads / kv_heads;
+  const torch::Tensor grouped_query = query.reshape({batch, kv_heads, group * tokens, head_dim});
+  torch::Tensor scores = torch::matmul(grouped_query, keys.transpose(-1, -2)) / std::sqrt(double(head_dim));
+  if (hidden_keys.defined()) scores = scores.masked_fill(hidden_keys, -std::numeric_limits<float>::infinity());
   // Softmax in fp32 (as Llama does) so fp16/bf16 runs do not lose the small probabilities.
   const torch::Tensor probabilities = torch::softmax(scores.to(torch::kFloat32), -1).to(dtype_);
   const torch::Tensor mixed = torch::matmul(probabilities, values);  // [B, kv_heads, group*T, D]
-  const torch::Tensor merged =
-      mixed.view({batch, kv_heads * group, tokens, head_dim}).transpose(1, 2).reshape({batch, tokens, -1});
-  return torch::linear(merged, w.output);
+  return mixed.view({batch, kv_heads * group, tokens, head_dim}).transpose(1, 2).reshape({batch, tokens, -1});
+}
+
+torch::Tensor DecoderModel::attention_static(std::int64_t layer, const torch::Tensor& x, const torch::Tensor& position,
+                                             KvCache& cache) const {
+  const BlockWeights& w = weights_->blocks[static_cast<std::size_t>(layer)];
+  const std::int64_t batch = x.size(0);
+  const std::int64_t head_dim = config_.head_dim();
+  const std::int64_t kv_heads = config_.kv_heads;
+  // RoPE rows picked on the device (index_select), never through a host-side start position.
+  const torch::Tensor cos = rotary_.cos.index_select(0, position).to(x.scalar_type());  // [1, D]
+  const torch::Tensor sin = rotary_.sin.index_select(0, position).to(x.scalar_type());
+  const auto rotate = [&](const torch::Tensor& heads) {
+    const std::int64_t half = head_dim / 2;
+    return heads * cos + torch::cat({-heads.narrow(-1, half, half), heads.narrow(-1, 0, half)}, -1) * sin;
+  };
+  const torch::Tensor query = rotate(torch::linear(x, w.query).view({batch, 1, config_.heads, head_dim}).transpose(1, 2));
+  const torch::Tensor key = rotate(torch::linear(x, w.key).view({batch, 1, kv_heads, head_dim}).transpose(1, 2));
+  const torch::Tensor value = torch::linear(x, w.value).view({batch, 1, kv_heads, head_dim}).transpose(1, 2);
+  torch::Tensor& keys = cache.keys[static_cast<std::size_t>(layer)];
+  torch::Tensor& values = cache.values[static_cast<std::size_t>(layer)];
+  keys.index_copy_(2, position, key);
+  values.index_copy_(2, position, value);
+  const auto index_options = torch::TensorOptions().dtype(torch::kInt64).device(device_);
+  const torch::Tensor hidden_keys = (torch::arange(0, cache.capacity, index_options) > position).unsqueeze(0);  // [1,C]
+  return torch::linear(attend(query, keys, values, hidden_keys), w.output);
 }
 
 torch::Tensor DecoderModel::mlp(std::int64_t layer, const torch::Tensor& x) const {
@@ -215,6 +250,19 @@ torch::Tensor DecoderModel::forward(const torch::Tensor& tokens, KvCache& cache,
   // Logits only where they are used: the last position (inference engines do the same).
   const torch::Tensor last = all_positions ? hidden : hidden.select(1, count - 1);
   return torch::linear(rms_norm(last, w.final_norm, config_.rms_epsilon), w.lm_head);
+}
+
+torch::Tensor DecoderModel::forward_static_step(const torch::Tensor& token, const torch::Tensor& position,
+                                               KvCache& cache) const {
+  torch::NoGradGuard no_grad;
+  const Weights& w = *weights_;
+  torch::Tensor hidden = torch::embedding(w.embedding, token);  // [B, 1, hidden]
+  for (std::int64_t layer = 0; layer < config_.layers; ++layer) {
+    const BlockWeights& block = w.blocks[static_cast<std::size_t>(layer)];
+    hidden = hidden + attention_static(layer, rms_norm(hidden, block.attention_norm, config_.rms_epsilon), position, cache);
+    hidden = hidden + mlp(layer, rms_norm(hidden, block.mlp_norm, config_.rms_epsilon));
+  }
+  return torch::linear(rms_norm(hidden.select(1, 0), w.final_norm, config_.rms_epsilon), w.lm_head);
 }
 
 }  // namespace decode_workload

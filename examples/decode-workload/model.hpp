@@ -98,9 +98,22 @@ class DecoderModel {
   torch::Tensor forward(const torch::Tensor& tokens, KvCache& cache, StageTracer& tracer,
                         bool all_positions = false) const;
 
+  // One decode step whose tensor shapes and host-side values never change from step to step, so it can be
+  // captured once as a CUDA graph and replayed: the position lives in a device tensor (`position`, int64
+  // [1]), the new key/value go into the cache with index_copy_, and attention runs over the whole cache
+  // capacity with the positions after `position` masked out (exp(-inf) is exactly 0, so the result is the
+  // same attention as forward()). `token` is [batch, 1]; returns logits [batch, vocab]. cache.length is not
+  // read or advanced: the caller advances `position` (inside the graph, for a replayed step).
+  torch::Tensor forward_static_step(const torch::Tensor& token, const torch::Tensor& position,
+                                    KvCache& cache) const;
+
  private:
   torch::Tensor attention(std::int64_t layer, const torch::Tensor& x, KvCache& cache) const;
   torch::Tensor mlp(std::int64_t layer, const torch::Tensor& x) const;
+  torch::Tensor attention_static(std::int64_t layer, const torch::Tensor& x, const torch::Tensor& position,
+                                 KvCache& cache) const;
+  torch::Tensor attend(const torch::Tensor& query, const torch::Tensor& keys, const torch::Tensor& values,
+                       const torch::Tensor& hidden_keys) const;
 
   ModelConfig config_;
   torch::Dtype dtype_;

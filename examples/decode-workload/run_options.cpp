@@ -81,7 +81,7 @@ std::string split_flags(const std::vector<std::string>& arguments, std::vector<F
     const std::size_t equals = argument.find('=');
     flag.name = argument.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
     const bool takes_value = value_flags().count(flag.name) != 0;
-    if (!takes_value && flag.name != "torch-nvtx") return "unknown flag '--" + flag.name + "' (see --help)";
+    if (!takes_value && flag.name != "torch-nvtx" && flag.name != "cuda-graphs") return "unknown flag '--" + flag.name + "' (see --help)";
     if (equals != std::string::npos) {
       flag.value = argument.substr(equals + 1);
     } else if (takes_value) {
@@ -124,6 +124,9 @@ ParseOutcome parse_run_options(const std::vector<std::string>& arguments) {
     } else if (flag.name == "torch-nvtx") {
       if (flag.value) return {std::nullopt, "--torch-nvtx takes no value"};
       options.torch_nvtx = true;
+    } else if (flag.name == "cuda-graphs") {
+      if (flag.value) return {std::nullopt, "--cuda-graphs takes no value"};
+      options.cuda_graphs = true;
     } else if (const auto setter = value_flags().find(flag.name); setter != value_flags().end()) {
       if (std::string error = setter->second(options, *flag.value); !error.empty()) return {std::nullopt, error};
     } else {
@@ -166,6 +169,10 @@ std::string check_run_options(const RunOptions& options) {
   if (device != "cpu" && device != "cuda" &&
       !(device.rfind("cuda:", 0) == 0 && parse_integer(device.substr(5), index) && index >= 0)) {
     return "--device must be cpu, cuda or cuda:N, got '" + device + "'";
+  }
+  if (options.cuda_graphs && device == "cpu") {
+    return "--cuda-graphs replays decode steps from a captured CUDA graph, which needs a GPU: add --device cuda "
+           "(with a LibTorch built with CUDA), or drop --cuda-graphs on CPU";
   }
   return {};
 }
@@ -211,9 +218,12 @@ std::string help_text() {
           "  --nvtx-domain NAME    put the NVTX ranges in this domain instead of the default domain\n"
           "  --torch-nvtx          also emit LibTorch's per-operator NVTX ranges (aten::...); needs a LibTorch\n"
           "                        built with CUDA, and is an error otherwise\n"
+          "  --cuda-graphs         capture one decode step (static KV cache, position on the device) as a CUDA\n"
+          "                        graph and replay it for every step; needs --device cuda and a CUDA LibTorch\n"
           "  -h, --help            this text\n\n"
           "NVTX ranges (push/pop): generate > prefill, decode > decode_step; inside them attention and mlp per\n"
-          "block, lm_head, sample.\n"
+          "block, lm_head, sample. With --cuda-graphs the decode_step ranges enclose each graph replay and\n"
+          "nothing is pushed inside the graph (ranges inside a graph would exist only while it is captured).\n"
           "Exit status: 0 success, 1 the run failed, 2 invalid flags or configuration (nothing was run).\n";
   return text.str();
 }

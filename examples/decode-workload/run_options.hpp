@@ -29,6 +29,7 @@ struct RunOptions {
   std::string metrics_out;  // empty: LLMPROF_METRICS_FILE, or no metrics file
   std::string nvtx_domain;  // empty: NVTX's default domain
   bool torch_nvtx = false;
+  bool cuda_graphs = false;  // decode steps replayed from one captured CUDA graph (needs --device cuda)
   bool show_help = false;
 };
 

@@ -170,6 +170,41 @@ TEST_CASE("Greedy decode with the KV cache equals recomputing the whole sequence
   CHECK(std::get<0>(at::_unique(sequence.narrow(1, prompt_tokens, steps + 1))).numel() > 1);
 }
 
+TEST_CASE("The static decode step (the CUDA-graph path) gives the same logits and tokens as forward()") {
+  const dw::ModelConfig config = small_config();
+  torch::manual_seed(11);
+  const std::int64_t prompt_tokens = 4;
+  const std::int64_t steps = 7;
+  const std::int64_t capacity = prompt_tokens + steps + 3;  // spare positions must stay masked out
+  const dw::DecoderModel model(config, torch::kFloat32, torch::kCPU, capacity);
+  const torch::Tensor prompt = torch::randint(0, config.vocab, {2, prompt_tokens}, torch::kInt64);
+  dw::StageTracer tracer;
+
+  dw::KvCache eager = model.make_cache(2, capacity);
+  dw::KvCache fixed = model.make_cache(2, capacity);
+  torch::Tensor token = dw::sample_greedy(model.forward(prompt, eager, tracer));
+  model.forward(prompt, fixed, tracer);
+  // The graph keeps the position in a device tensor and advances it itself; here the test advances it.
+  torch::Tensor position = torch::full({1}, prompt_tokens, torch::kInt64);
+  torch::Tensor static_token = token.clone();
+  std::vector<torch::Tensor> eager_tokens{token}, static_tokens{token};
+  for (std::int64_t step = 0; step < steps; ++step) {
+    const torch::Tensor eager_logits = model.forward(eager_tokens.back(), eager, tracer);
+    const torch::Tensor static_logits = model.forward_static_step(static_token, position, fixed);
+    INFO("step " << step);
+    CHECK((eager_logits - static_logits).abs().max().item<float>() < 1e-4f);
+    eager_tokens.push_back(dw::sample_greedy(eager_logits));
+    static_token.copy_(dw::sample_greedy(static_logits));
+    static_tokens.push_back(static_token.clone());
+    position.add_(1);
+  }
+  CHECK(torch::equal(torch::cat(eager_tokens, 1), torch::cat(static_tokens, 1)));
+  // Both caches hold the same keys in the filled positions and nothing after them.
+  const std::int64_t filled = prompt_tokens + steps;
+  CHECK(torch::allclose(eager.keys[0].narrow(2, 0, filled), fixed.keys[0].narrow(2, 0, filled), 1e-5, 1e-6));
+  CHECK(fixed.keys[0].narrow(2, filled, capacity - filled).abs().max().item<float>() == 0.0f);
+}
+
 TEST_CASE("The KV cache refuses to run past its capacity") {
   const dw::ModelConfig config = small_config();
   const dw::DecoderModel model(config, torch::kFloat32, torch::kCPU, 8);
@@ -283,6 +318,8 @@ TEST_CASE("Invalid flags and configurations are rejected with a message that nam
       {{"--preset", "huge"}, "unknown --preset 'huge' (known: tiny, 1b)"},
       {{"--new-tokens", "--batch", "2"}, "--new-tokens needs a value"},
       {{"--torch-nvtx=yes"}, "--torch-nvtx takes no value"},
+      {{"--cuda-graphs=1"}, "--cuda-graphs takes no value"},
+      {{"--cuda-graphs", "--device", "cpu"}, "--cuda-graphs replays decode steps from a captured CUDA graph, which needs a GPU"},
       {{"stray"}, "unexpected argument 'stray'"},
   };
   for (const Case& c : cases) {
@@ -311,7 +348,7 @@ TEST_CASE("Presets apply first and flags override them, in any order") {
   const std::string help = dw::help_text();
   for (const char* flag : {"--layers", "--hidden", "--heads", "--kv-heads", "--intermediate", "--vocab", "--batch",
                            "--prompt-len", "--new-tokens", "--dtype", "--device", "--seed", "--warmup", "--threads",
-                           "--metrics-out", "--preset", "--nvtx-domain", "--torch-nvtx", "tiny:", "1b:"}) {
+                           "--metrics-out", "--preset", "--nvtx-domain", "--torch-nvtx", "--cuda-graphs", "tiny:", "1b:"}) {
     CHECK_THAT(help, Catch::Contains(flag));
   }
 }
@@ -331,6 +368,13 @@ TEST_CASE("llmprof-decode exits with status 2 and writes nothing when the config
     INFO(result.output);
     CHECK(result.exit_status == 2);
     CHECK_THAT(result.output, Catch::Contains("no CUDA device is usable"));
+    CHECK_FALSE(fs::exists(metrics));
+
+    // A LibTorch without CUDA cannot capture graphs: said before anything runs.
+    result = run_decode("--cuda-graphs --device cuda" + out);
+    INFO(result.output);
+    CHECK(result.exit_status == 2);
+    CHECK_THAT(result.output, Catch::Contains("--cuda-graphs"));
     CHECK_FALSE(fs::exists(metrics));
   }
 }
