@@ -8,6 +8,7 @@
 #   overhead NVTX on vs compiled out, interleaved runs
 #   naive    ncu --set roofline over every decode kernel, stopped after 180 s (the comparison figure)
 #   sweep    deep-profile sweep over batch 1/4/16 with the quick preset
+#   graphs   bare 1b decode, eager vs --cuda-graphs (batch 1 and 8, 3 interleaved runs each), same tokens
 # Inputs it expects in .carry/: deep-profile (static release build from the dev machine) and the
 # libdw1/libelf1 .deb files that the bundled QdstrmImporter needs (see docs/gpu-machine notes).
 set -uo pipefail
@@ -113,6 +114,33 @@ phase_sweep() {
   echo "exit=$?"
   (cd /tmp/sweep && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
      -czf "$OUT/sweep.tar.gz" .)
+}
+
+phase_graphs() {
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  step "bare 1b bf16 decode: eager vs CUDA graphs, interleaved (E G G E E G), 128 new tokens"
+  local batch run
+  for batch in 1 8; do
+    for run in e1 g1 g2 e2 e3 g3; do
+      local flags=""; [ "${run:0:1}" = g ] && flags=--cuda-graphs
+      "$ex" --preset 1b --batch "$batch" --new-tokens 128 --warmup 2 $flags \
+        --metrics-out "$OUT/graphs_b${batch}_$run.json" > "/tmp/graphs_b${batch}_$run.log" 2>&1 || { cat "/tmp/graphs_b${batch}_$run.log"; return 1; }
+      grep -E "tokens/s|sequence 0" "/tmp/graphs_b${batch}_$run.log"
+    done
+  done
+  python3 - "$OUT" <<'PY' | tee "$OUT/graphs_summary.txt"
+import glob, json, statistics, sys
+out = sys.argv[1]
+for batch in (1, 8):
+    rows = {}
+    for mode in "eg":
+        files = sorted(glob.glob(f"{out}/graphs_b{batch}_{mode}*.json"))
+        rows[mode] = [json.load(open(f))["time_per_output_token_s"] * 1e3 for f in files]
+    e, g = statistics.median(rows["e"]), statistics.median(rows["g"])
+    print(f"batch {batch}: eager ms/token {[round(x, 3) for x in rows['e']]} median {e:.3f}; "
+          f"graphs {[round(x, 3) for x in rows['g']]} median {g:.3f}; speed-up {e / g:.2f}x")
+PY
 }
 
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
