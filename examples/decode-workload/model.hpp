@@ -110,8 +110,9 @@ class DecoderModel {
  private:
   torch::Tensor attention(std::int64_t layer, const torch::Tensor& x, KvCache& cache) const;
   torch::Tensor mlp(std::int64_t layer, const torch::Tensor& x) const;
+  struct StaticStepInputs;  // per-step RoPE rows and attention mask, shared by every layer
   torch::Tensor attention_static(std::int64_t layer, const torch::Tensor& x, const torch::Tensor& position,
-                                 KvCache& cache) const;
+                                 const StaticStepInputs& inputs, KvCache& cache) const;
   torch::Tensor attend(const torch::Tensor& query, const torch::Tensor& keys, const torch::Tensor& values,
                        const torch::Tensor& hidden_keys) const;
 
