@@ -21,6 +21,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-log1.81-dev libboost-program-options1.81-dev
   libboost-filesystem1.81-dev
   libtomlplusplus-dev catch2
+  libsqlite3-dev sqlite3
   clang libclang-rt-14-dev
 )
 if [ "$with_torch" -eq 1 ]; then packages+=(libtorch-dev); fi

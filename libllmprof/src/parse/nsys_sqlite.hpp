@@ -1,0 +1,105 @@
+// Reads the nsys SQLite export (`nsys export --type sqlite`) row by row for the timeline engine.
+//
+// Two schema generations are read: nsys 2022.4 (export schema 3.0, metadata in EXPORT_META_DATA)
+// and nsys 2023+ up to 2025.3 (schema 3.x, META_DATA_EXPORT; CUPTI_ACTIVITY_KIND_GRAPH_TRACE holds
+// graph executions traced with --cuda-graph-trace=graph, the default). The schema is recognised by
+// the tables and columns present, never by the version string alone; an export lacking a column the
+// engine needs is refused with the table and column named.
+//
+// NVTX ranges are returned whole (they are the stage instances, a few per step); API calls and GPU
+// activities are streamed in start order through a callback, so memory does not grow with rows.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmprof/result.hpp"
+#include "parse/sqlite_database.hpp"
+
+namespace llmprof::detail {
+
+struct NsysSqliteSchema {
+  std::string product_version;  // "2025.3.2.0", from the export's metadata table
+  std::string schema_version;   // "3.20.3"
+  bool has_nvtx = false;
+  bool has_runtime_api = false;  // CUPTI_ACTIVITY_KIND_RUNTIME (CUDA runtime and driver calls)
+  bool has_kernels = false;
+  bool has_memcpy = false;
+  bool has_memset = false;
+  bool has_graph_trace = false;  // graph executions as one row each (--cuda-graph-trace=graph)
+  bool kernels_have_graph_node = false;  // graphNodeId column: graph kernels when traced per node
+};
+
+// An NVTX push/pop or start/end range. Start/end ranges may end on another thread; they belong to the
+// thread that started them (the one whose launches they enclose).
+struct NvtxRangeRow {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t thread = 0;  // nsys globalTid
+  std::string name;
+  std::string domain;  // empty for the default domain
+  bool push_pop = true;
+};
+
+enum class ApiCallKind { kernel_launch, graph_launch, memory_copy, memory_set, synchronize };
+
+struct ApiCallRow {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t thread = 0;
+  std::int64_t correlation_id = 0;
+  ApiCallKind kind = ApiCallKind::kernel_launch;
+  bool has_gpu_record = false;  // some GPU activity row carries this call's correlation id
+};
+
+enum class GpuActivityKind { kernel, memory_copy, memory_set, graph_execution };
+
+struct GpuActivityRow {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  GpuActivityKind kind = GpuActivityKind::kernel;
+  bool in_graph = false;          // a graph execution, or a node of one (kernel/memcpy with graphNodeId)
+  std::int64_t name_id = -1;      // StringIds id of the kernel name; -1 for copies, sets, graphs
+  std::optional<std::int64_t> launch_thread;  // absent when no API call carries the correlation id
+  std::int64_t launch_start_ns = 0;
+  std::int64_t launch_end_ns = 0;
+};
+
+// Classifies a CUDA runtime/driver function name; nullopt for calls that neither launch nor wait.
+std::optional<ApiCallKind> classify_api_call(std::string_view function_name);
+
+class NsysSqliteReader {
+ public:
+  // Opens the export and checks its schema: Error(not_found) when missing, Error(parse_error) for a
+  // file that is not SQLite, not an nsys export, or an export without a column the engine reads.
+  static Result<NsysSqliteReader> open(const std::filesystem::path& file);
+
+  const NsysSqliteSchema& schema() const { return schema_; }
+  const std::filesystem::path& file() const { return database_.file(); }
+
+  // Every closed push/pop and start/end range, in start order; `unclosed` counts ranges without end.
+  Result<std::vector<NvtxRangeRow>> read_nvtx_ranges(std::int64_t& unclosed) const;
+  // Launch and synchronise calls, in start order.
+  Result<void> for_each_api_call(const std::function<void(const ApiCallRow&)>& visit) const;
+  // Kernels, copies, sets and graph executions with their launching call, in GPU start order.
+  Result<void> for_each_gpu_activity(const std::function<void(const GpuActivityRow&)>& visit) const;
+  // The string behind a StringIds id (kernel names); "" when absent.
+  std::string string_value(std::int64_t id) const;
+
+ private:
+  NsysSqliteReader(SqliteDatabase database, NsysSqliteSchema schema)
+      : database_(std::move(database)), schema_(std::move(schema)) {}
+  Result<void> load_api_kinds();
+  std::string gpu_activity_sql() const;
+  SqliteDatabase database_;
+  NsysSqliteSchema schema_;
+  std::map<std::int64_t, ApiCallKind> api_kinds_;  // StringIds id of a function name -> its kind
+};
+
+}  // namespace llmprof::detail

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Copies an nsys SQLite export into tests/data with only what the timeline engine and its tests read.
+
+Why: the recorded exports are megabytes and carry the recording machine's environment (process list,
+environment variables, absolute paths). The trimmed copy keeps every row of NVTX_EVENTS, of the
+GPU activity tables and of the CUDA API calls that launch or wait for GPU work, so figures computed
+from it (by the engine and by timeline_expected.py) are those of the original capture.
+
+Usage: trim_nsys_sqlite.py SOURCE.sqlite DEST.sqlite
+"""
+import os
+import shutil
+import sqlite3
+import sys
+
+KEPT_TABLES = {
+    "StringIds", "NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+    "META_DATA_EXPORT", "EXPORT_META_DATA",
+}
+KEPT_COLUMNS = {  # activity tables: the columns the engine reads (others only cost bytes)
+    "CUPTI_ACTIVITY_KIND_KERNEL": {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
+                                   "globalPid", "demangledName", "shortName", "graphNodeId"},
+    "CUPTI_ACTIVITY_KIND_MEMCPY": {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
+                                   "globalPid", "bytes", "copyKind", "graphNodeId"},
+    "CUPTI_ACTIVITY_KIND_MEMSET": {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
+                                   "globalPid", "bytes", "graphNodeId"},
+}
+# CUDA API calls kept: the ones that launch GPU work or wait for it (the rest are getters).
+API_KEPT = ("%Launch%", "%Memcpy%", "%Memset%", "%Synchronize%", "%StreamWaitEvent%", "%Graph%")
+
+
+def main(source, dest):
+    if os.path.exists(dest):
+        os.remove(dest)
+    shutil.copyfile(source, dest)
+    db = sqlite3.connect(dest)
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    for table in tables:
+        if table not in KEPT_TABLES:
+            db.execute(f'DROP TABLE "{table}"')
+    for table, keep in KEPT_COLUMNS.items():
+        if table in tables:
+            for (_, column, *_rest) in db.execute(f'PRAGMA table_info("{table}")').fetchall():
+                if column not in keep:
+                    db.execute(f'ALTER TABLE "{table}" DROP COLUMN "{column}"')
+    if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
+        condition = " OR ".join("s.value LIKE ?" for _ in API_KEPT)
+        db.execute("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE nameId NOT IN "
+                   f"(SELECT s.id FROM StringIds s WHERE {condition})", API_KEPT)
+    # Strings still referenced; everything else (environment, process and thread names) goes.
+    referenced = set()
+    for table, column in [("NVTX_EVENTS", "textId"), ("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId"),
+                          ("CUPTI_ACTIVITY_KIND_KERNEL", "demangledName"),
+                          ("CUPTI_ACTIVITY_KIND_KERNEL", "shortName")]:
+        if table in tables:
+            referenced.update(r[0] for r in db.execute(f'SELECT DISTINCT "{column}" FROM "{table}"'))
+    db.execute("CREATE TEMP TABLE kept(id INTEGER PRIMARY KEY)")
+    db.executemany("INSERT INTO kept VALUES (?)", [(i,) for i in referenced if i is not None])
+    db.execute("DELETE FROM StringIds WHERE id NOT IN (SELECT id FROM kept)")
+    for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
+        if table in tables:  # absolute paths and the host name of the recording machine
+            db.execute(f"UPDATE {table} SET value='[scrubbed]' WHERE name LIKE '%PATH%' OR name LIKE '%FILE%' "
+                       "OR name IN ('EXPORT_HOST','EXPORT_USER')")
+    db.commit()
+    db.execute("VACUUM")
+    db.close()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,256 @@
+// The timeline engine on real nsys SQLite exports (H100, nsys 2025.3; a CPU program under nsys 2022.4).
+// Expected figures: tests/data/nsys-sqlite/expected.tsv, written by tests/tools/timeline_expected.py
+// (Python sqlite3, a different algorithm, no code shared with libllmprof); fixtures trimmed from
+// ../shared/fixtures by tests/tools/trim_nsys_sqlite.py (same rows for engine and oracle).
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "llmprof/timeline.hpp"
+#include "parse/sqlite_database.hpp"
+#include "test_support.hpp"
+
+using Catch::Detail::Approx;
+using llmprof::analyze_timeline;
+using llmprof::TimelineReport;
+using llmprof::TimelineStage;
+using llmprof::testing::data_path;
+
+namespace {
+
+std::filesystem::path fixture(const std::string& name) { return data_path("nsys-sqlite/" + name + ".sqlite"); }
+
+const TimelineReport& report_of(const std::string& name) {
+  static std::map<std::string, TimelineReport> cache;
+  auto found = cache.find(name);
+  if (found != cache.end()) return found->second;
+  auto report = analyze_timeline(fixture(name));
+  if (!report) FAIL(report.error().describe());
+  return cache.emplace(name, std::move(*report)).first->second;
+}
+
+const TimelineStage& stage_of(const std::string& file, const std::string& stage) {
+  const auto* found = report_of(file).find_stage(stage);
+  if (found == nullptr) FAIL("no stage " << stage << " in " << file);
+  return *found;
+}
+
+// The figure named in expected.tsv, read from the engine's stage.
+std::optional<double> engine_figure(const TimelineStage& stage, const std::string& figure) {
+  const std::map<std::string, double> figures{
+      {"count", stage.cpu_duration.count}, {"total_ns", stage.cpu_duration.total_ns},
+      {"mean_ns", stage.cpu_duration.mean_ns}, {"p50_ns", stage.cpu_duration.p50_ns},
+      {"p90_ns", stage.cpu_duration.p90_ns}, {"p99_ns", stage.cpu_duration.p99_ns},
+      {"max_ns", stage.cpu_duration.max_ns}, {"gpu_busy_ns", stage.gpu_busy_ns}, {"active_ns", stage.active_ns},
+      {"launch_api_ns", stage.launch_api_ns}, {"sync_api_ns", stage.sync_api_ns},
+      {"launches", stage.loss.launches}, {"launches_without_record", stage.loss.launches_without_record},
+      {"graph_launches", stage.loss.graph_launches},
+      {"graph_launches_without_record", stage.loss.graph_launches_without_record},
+      {"graph_executions", stage.graph_executions}, {"gpu_time_ns", stage.gpu_time_ns},
+      {"graph_time_ns", stage.graph_time_ns},
+      {"warmup_instances", static_cast<double>(stage.warmup_instances.size())},
+      {"steady_gpu_busy_mean_ns", stage.steady_gpu_busy.mean_ns},
+      {"steady_gpu_busy_count", stage.steady_gpu_busy.count}};
+  if (figure == "gpu_busy_fraction") return stage.gpu_busy_fraction;
+  if (figure == "top_kernel_count" && !stage.kernels.empty()) return stage.kernels.front().count;
+  if (figure == "top_kernel_total_ns" && !stage.kernels.empty()) return stage.kernels.front().total_ns;
+  if (figure == "top_kernel_from_graph" && !stage.kernels.empty()) return stage.kernels.front().from_graph ? 1 : 0;
+  auto found = figures.find(figure);
+  if (found == figures.end()) return std::nullopt;
+  return found->second;
+}
+
+}  // namespace
+
+TEST_CASE("timeline: every stage figure matches the independent Python computation", "[timeline]") {
+  std::ifstream expected(data_path("nsys-sqlite/expected.tsv"));
+  REQUIRE(expected);
+  std::string line;
+  int compared = 0;
+  while (std::getline(expected, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string file, stage, figure, value;
+    std::getline(fields, file, '\t');
+    std::getline(fields, stage, '\t');
+    std::getline(fields, figure, '\t');
+    std::getline(fields, value, '\t');
+    INFO(file << " " << stage << " " << figure << " expected " << value);
+    const auto& engine_stage = stage_of(file, stage);
+    if (figure == "top_kernel") {
+      REQUIRE_FALSE(engine_stage.kernels.empty());
+      CHECK(engine_stage.kernels.front().name == value);
+    } else if (figure == "graph_kernel_names") {
+      std::size_t from_graph = 0;
+      for (const auto& kernel : engine_stage.kernels) from_graph += kernel.from_graph ? 1 : 0;
+      // The engine lists the top kernels_per_stage (10) kernels only.
+      CHECK(from_graph == std::min<std::size_t>(std::stoul(value), engine_stage.kernels.size()));
+    } else {
+      const auto actual = engine_figure(engine_stage, figure);
+      REQUIRE(actual.has_value());
+      CHECK(*actual == Approx(std::stod(value)).epsilon(1e-12));
+    }
+    ++compared;
+  }
+  CHECK(compared > 400);
+}
+
+TEST_CASE("timeline: graph capture: decode counts the graph executions, is not host-bound, reports the loss",
+          "[timeline][graphs]") {
+  const auto& report = report_of("graphtrace");
+  CHECK(report.graph_trace == "graph");
+  const auto& decode = stage_of("graphtrace", "decode");
+  // 15 graph executions of 12,525,437 ns in total (fixture README) are GPU work of decode.
+  CHECK(decode.graph_executions == 15);
+  CHECK(decode.graph_time_ns == 12525437);
+  CHECK(decode.gpu_busy_ns >= decode.graph_time_ns);
+  CHECK(decode.mostly_graphs());
+  CHECK(decode.verdict.find("host/launch-bound") == std::string::npos);
+  CHECK(decode.verdict.find("CUDA graphs, fused") == std::string::npos);
+  CHECK_FALSE(decode.gpu_busy_fraction.has_value());  // partial: no busy fraction from lost work
+  CHECK_FALSE(decode.headroom.has_value());
+  CHECK(decode.partial());
+  REQUIRE(report.validity.capture_losses.size() == 1);  // decode_step's loss is inside decode's
+  const auto& loss = report.validity.capture_losses.front();
+  CHECK(loss.find("49 of 64 graph launches inside `decode` have no GPU record") == 0);
+  CHECK(loss.find("Synchronise") != std::string::npos);
+  CHECK(report.validity.partial_capture);
+  REQUIRE(report.validity.graph_hidden.has_value());
+  CHECK(report.validity.graph_hidden->find("15 CUDA graph executions") == 0);
+  // The steady state sets the capture-time steps aside; a recorded step is one 0.835 ms replay.
+  const auto& step = stage_of("graphtrace", "decode_step");
+  CHECK(step.warmup_instances == std::vector<std::size_t>{0, 1});
+  CHECK(step.steady_gpu_busy.mean_ns == Approx(0.835e6).epsilon(0.02));
+  CHECK(step.verdict.find("host/launch-bound") == std::string::npos);
+}
+
+TEST_CASE("timeline: node capture lists the graph kernels and attributes them to decode", "[timeline][graphs]") {
+  const auto& report = report_of("nodetrace");
+  CHECK(report.graph_trace == "node");
+  const auto& decode = stage_of("nodetrace", "decode");
+  REQUIRE(decode.kernels.size() == 10);
+  for (const auto& kernel : decode.kernels) CHECK(kernel.from_graph);
+  CHECK(decode.kernels.front().name.find("nvjet_sm90") == 0);
+  // nvtx_kern_sum attributes 31.9 ms of kernel time to decode (fixture README); graph nodes are most of it.
+  CHECK(decode.graph_time_ns == Approx(31.9e6).epsilon(0.01));
+  CHECK(decode.mostly_graphs());
+  CHECK(decode.verdict.find("host/launch-bound") == std::string::npos);
+  CHECK(decode.loss.graph_launches == 64);
+}
+
+TEST_CASE("timeline: eager decode is host-bound and its headroom predicts the graph step time",
+          "[timeline][headroom]") {
+  const auto& step = stage_of("eager", "decode_step");
+  CHECK(step.verdict.find("host/launch-bound") == 0);
+  REQUIRE(step.gpu_busy_fraction.has_value());
+  CHECK(*step.gpu_busy_fraction < 0.1);
+  REQUIRE(step.headroom.has_value());
+  // What a decode step costs without launch overhead: the graph replays really took 0.835 ms.
+  CHECK(step.headroom->predicted_step_ns == Approx(0.835e6).epsilon(0.15));
+  CHECK(step.headroom->predicted_steps_per_s == Approx(1e9 / step.headroom->predicted_step_ns));
+  CHECK(step.headroom->speedup > 10);
+  CHECK(step.idle.total_ns() > 0);
+  CHECK(step.idle.host_launching_ns + step.idle.nothing_launched_ns == step.idle.total_ns());  // never synchronises
+  CHECK_FALSE(report_of("eager").validity.partial_capture);
+  CHECK(report_of("eager").validity.capture_losses.empty());
+}
+
+TEST_CASE("timeline: the sample stage is no longer GPU-bound 100%", "[timeline]") {
+  const auto& sample = stage_of("ex1b8", "sample");
+  REQUIRE(sample.gpu_busy_fraction.has_value());
+  CHECK(*sample.gpu_busy_fraction < 0.5);
+  CHECK(sample.verdict.find("GPU-bound") == std::string::npos);
+  // Its 8 instances are spread over decode: the span is ~148 ms, the time they were open far less.
+  CHECK(sample.span_ns > 100 * sample.active_ns);
+}
+
+TEST_CASE("timeline: a 2022.4 CPU export gives stage instances, percentiles and the warm-up", "[timeline]") {
+  const auto& report = report_of("cpu2022");
+  CHECK(report.nsys_version == "2022.4.2.1");
+  CHECK(report.schema_version == "3.0.0");
+  CHECK(report.validity.empty_capture);
+  const auto& step = stage_of("cpu2022", "decode_step");
+  CHECK(step.cpu_duration.count == 12);
+  CHECK(step.parent == std::optional<std::string>("generation"));  // the start/end range encloses the steps
+  CHECK(step.warmup_instances == std::vector<std::size_t>{0});
+  CHECK(step.steady_cpu_duration.count == 11);
+  CHECK(step.verdict.find("CPU only") == 0);
+  CHECK(step.cpu_duration.p50_ns <= step.cpu_duration.p90_ns);
+  const auto* schedule = report.find_stage("scheduler:schedule");  // a second NVTX domain
+  REQUIRE(schedule != nullptr);
+  CHECK(schedule->cpu_duration.count == 12);
+}
+
+namespace {
+
+std::filesystem::path copy_fixture(const llmprof::testing::TempDir& directory, const std::string& name) {
+  const auto copy = directory / (name + ".sqlite");
+  std::filesystem::copy_file(fixture(name), copy);
+  std::filesystem::permissions(copy, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  return copy;
+}
+
+void run_sql(const std::filesystem::path& file, const std::string& sql) {
+  auto database = llmprof::detail::SqliteDatabase::open_writable(file);
+  REQUIRE(database);
+  REQUIRE(database->execute(sql));
+}
+
+void check_error(const std::filesystem::path& file, llmprof::ErrorCode code, const std::string& says) {
+  auto report = analyze_timeline(file);
+  REQUIRE_FALSE(report);
+  INFO(report.error().describe());
+  CHECK(report.error().code == code);
+  CHECK(report.error().message.find(file.string()) != std::string::npos);
+  CHECK(report.error().message.find(says) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("timeline: bad input gets an error naming the file", "[timeline][errors]") {
+  llmprof::testing::TempDir directory;
+  using llmprof::ErrorCode;
+  SECTION("missing") { check_error(directory / "absent.sqlite", ErrorCode::not_found, "no SQLite export"); }
+  SECTION("truncated") {
+    const auto whole = llmprof::testing::read_file(fixture("graphtrace"));
+    const auto truncated = directory / "truncated.sqlite";
+    llmprof::testing::write_file(truncated, whole.substr(0, whole.size() / 3));
+    auto report = analyze_timeline(truncated);
+    REQUIRE_FALSE(report);
+    CHECK(report.error().code == ErrorCode::parse_error);
+    CHECK(report.error().message.find(truncated.string()) != std::string::npos);
+  }
+  SECTION("not SQLite at all") {
+    llmprof::testing::write_file(directory / "text.sqlite", "Generating '/tmp/nsys-report.qdstrm'\n");
+    check_error(directory / "text.sqlite", ErrorCode::parse_error, "not a database");
+  }
+  SECTION("a SQLite file that is not an nsys export") {
+    run_sql(directory / "other.sqlite", "CREATE TABLE notes(id INTEGER, body TEXT)");
+    check_error(directory / "other.sqlite", ErrorCode::parse_error, "not an nsys export");
+  }
+  SECTION("an unknown schema version") {
+    const auto copy = copy_fixture(directory, "cpu2022");
+    run_sql(copy, "UPDATE EXPORT_META_DATA SET value = '4.1.0' WHERE name = 'EXPORT_SCHEMA_VERSION'");
+    check_error(copy, ErrorCode::parse_error, "export schema version '4.1.0'");
+  }
+  SECTION("a table without a column the engine reads") {
+    const auto copy = copy_fixture(directory, "graphtrace");
+    run_sql(copy, "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN correlationId");
+    check_error(copy, ErrorCode::parse_error, "table CUPTI_ACTIVITY_KIND_KERNEL has no column 'correlationId'");
+  }
+  SECTION("no NVTX range") {
+    const auto copy = copy_fixture(directory, "cpu2022");
+    run_sql(copy, "DELETE FROM NVTX_EVENTS");
+    check_error(copy, ErrorCode::no_report, "no closed NVTX range");
+  }
+}
+
+TEST_CASE("timeline: the JSON carries the verdicts, the loss and per-instance rows", "[timeline]") {
+  const auto text = llmprof::timeline_json(report_of("graphtrace"));
+  CHECK(text.find("\"graph_trace\": \"graph\"") != std::string::npos);
+  CHECK(text.find("49 of 64 graph launches") != std::string::npos);
+  CHECK(text.find("\"gpu_busy_fraction\": null") != std::string::npos);
+  CHECK(text.find("\"instances\": [") != std::string::npos);
+}
