@@ -1,6 +1,6 @@
 // What one llmprof::nvtx::ScopedRange costs when no profiler is attached, and what that means for the
 // example workload's decode step. Timing whole decode runs cannot resolve a sub-1% difference on a
-// host-bound workload whose run-to-run spread is ~15% (H100 figures in the closing notes), so the
+// host-bound workload whose run-to-run spread on the H100 is ~15%, so the
 // bound comes from the cost of the ranges themselves.
 //
 // Usage: bench_nvtx_range_cost [ranges_per_step=35] [step_ms=8.27]

@@ -33,7 +33,7 @@ int run_compare(const std::vector<std::string>& args) {
   bool as_json = false;
   llmprof::ComparisonOptions options;
   po::options_description description("options");
-  description.add_options()("help,h", "this help")("json", po::bool_switch(&as_json), "print JSON (llmprof.compare/1)")
+  description.add_options()("help,h", "this help")("json", po::bool_switch(&as_json), "print JSON (llmprof.compare/2)")
       ("md", po::value(&markdown_file), "also write the Markdown comparison to FILE")
       ("html", po::value(&html_file), "also write the HTML comparison to FILE")
       ("threshold", po::value(&options.kernel_threshold_pct)->default_value(5.0), "kernel faster/slower threshold, percent")

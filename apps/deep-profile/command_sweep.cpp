@@ -81,7 +81,7 @@ llmprof::Result<llmprof::SweepPlan> load_plan(const SweepOptions& options) {
     return llmprof::make_error(llmprof::ErrorCode::invalid_argument, "a sweep needs points",
                                "pass --plan FILE or one --point 'KEY=VALUE,...' per configuration");
   }
-  return llmprof::parse_sweep_sets(options.points);
+  return llmprof::parse_sweep_points(options.points);
 }
 
 fs::path own_executable() {

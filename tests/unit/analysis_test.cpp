@@ -7,10 +7,12 @@
 #include <boost/json/parse.hpp>
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include "llmprof/analysis.hpp"
 #include "llmprof/csv.hpp"
+#include "llmprof/report.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -331,7 +333,7 @@ TEST_CASE("write_analysis writes the contract's files") {
   REQUIRE(write_analysis(report, dir / "analysis").has_value());
 
   const auto json = boost::json::parse(read_file(dir / "analysis" / "report.json")).as_object();
-  CHECK(json.at("schema").as_string() == "llmprof.report/1");
+  CHECK(json.at("schema").as_string() == "llmprof.report/2");
   const auto& device = json.at("device").as_object();
   CHECK(device.at("name").as_string() == "NVIDIA H100 80GB HBM3");
   CHECK(device.at("peak_flop_per_s").as_object().at("fp16").as_double() == Approx(8.569867e14).epsilon(1e-6));
@@ -386,6 +388,43 @@ TEST_CASE("write_analysis writes the contract's files") {
   CHECK(names[1] == report.kernels[1].name);  // a name with commas, quoted
   const auto stages_text = read_file(dir / "analysis" / "stages.csv");
   CHECK(stages_text.find("prefill,,,0,1280269408,1226511862,305763,38,") != std::string::npos);
+}
+
+TEST_CASE("report.json spells every NVTX stage one way and reads back as llmprof.report/2") {
+  TempDir dir;
+  make_main(dir.path(), h100 + "nsys/ns1_st", h100 + "ncu/nc1_raw.csv", "analysis/workload_metrics_decode.json");
+  REQUIRE(write_analysis(analyze_main(dir.path()), dir / "analysis").has_value());
+  const auto json = boost::json::parse(read_file(dir / "analysis" / "report.json")).as_object();
+  CHECK(json.at("schema").as_string() == "llmprof.report/2");
+  std::set<std::string> stage_names;  // as stages[] names them: "decode", "llm:decode"
+  for (const auto& value : json.at("stages").as_array()) {
+    const auto& stage = value.as_object();
+    const std::string domain(stage.at("domain").as_string());
+    const std::string name(stage.at("name").as_string());
+    stage_names.insert(domain.empty() ? name : domain + ":" + name);
+  }
+  REQUIRE(stage_names == std::set<std::string>{"prefill", "decode"});
+  std::size_t stack_entries = 0;
+  for (const auto& value : json.at("ncu_launches").as_array()) {
+    for (const auto& range : value.as_object().at("nvtx_stack").as_array()) {
+      ++stack_entries;
+      CHECK(stage_names.count(std::string(range.as_string())) == 1);  // ":decode" before /2
+    }
+  }
+  CHECK(stack_entries > 0);
+  for (const auto& value : json.at("kernels").as_array()) {
+    for (const auto& stage : value.as_object().at("stages").as_array()) CHECK(stage_names.count(std::string(stage.as_string())) == 1);
+  }
+  // The workload MFU has one name, mfu_workload, in the file and in the report model.
+  const auto& decode = json.at("stages").as_array()[1].as_object();
+  REQUIRE(decode.at("name").as_string() == "decode");
+  CHECK(decode.at("mfu_workload").as_double() == Approx(3.499511e-5).epsilon(1e-5));
+  CHECK_FALSE(decode.contains("workload_mfu"));
+  auto model = load_run_report(dir.path());
+  REQUIRE(model.has_value());
+  CHECK(model->schema == "llmprof.report/2");
+  REQUIRE(model->stages.size() == 2);
+  CHECK(*model->stages[1].mfu_workload == Approx(3.499511e-5).epsilon(1e-5));
 }
 
 TEST_CASE("bad input: errors name the file and what is wrong") {
@@ -446,6 +485,15 @@ TEST_CASE("bad input: errors name the file and what is wrong") {
     write_file(main / "ncu" / "raw.csv", noise);
     auto error = analysis_error();
     CHECK(error.message.rfind(ncu_csv, 0) == 0);
+  }
+  SECTION("ncu CSV without gpu__time_duration.sum") {
+    // Before: every kernel at 0 ns with time_source "ncu gpu__time_duration.sum".
+    write_file(main / "ncu" / "raw.csv", "\"ID\",\"Kernel Name\"\n\"\",\"\"\n\"0\",\"gemm_kernel\"\n");
+    auto error = analysis_error();
+    CHECK(error.code == ErrorCode::parse_error);
+    CHECK(error.message == ncu_csv + ": missing column gpu__time_duration.sum (the details page's \"Duration\"); "
+                                     "the analysis needs each launch's duration");
+    CHECK(error.subject == ncu_csv);
   }
   SECTION("header only") {
     write_file(main / "ncu" / "raw.csv", raw.substr(0, raw.find('\n') + 1));

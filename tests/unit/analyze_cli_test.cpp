@@ -72,7 +72,7 @@ TEST_CASE("analyze --json prints report.json") {
   const auto result = run_cli(dir, {(dir / "run").string(), "--json"});
   CHECK(result.exit_code == 0);
   const auto json = boost::json::parse(result.out).as_object();
-  CHECK(json.at("schema").as_string() == "llmprof.report/1");
+  CHECK(json.at("schema").as_string() == "llmprof.report/2");
   CHECK(result.out == read_file(dir / "run" / "analysis" / "report.json"));
 }
 
@@ -89,6 +89,14 @@ TEST_CASE("analyze exit codes on bad input and bad usage") {
     const auto result = run_cli(dir, {(dir / "run").string()});
     CHECK(result.exit_code == 4);
     CHECK(result.err.find((dir / "run" / "ncu" / "raw.csv").string()) != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir / "run" / "analysis" / "report.json"));
+  }
+  SECTION("ncu CSV without durations: exit 4 naming the file and the column, nothing written") {
+    write_file(dir / "run" / "ncu" / "raw.csv", "\"ID\",\"Kernel Name\"\n\"\",\"\"\n\"0\",\"gemm_kernel\"\n");
+    const auto result = run_cli(dir, {(dir / "run").string()});
+    CHECK(result.exit_code == 4);
+    CHECK(result.err.find((dir / "run" / "ncu" / "raw.csv").string() + ": missing column gpu__time_duration.sum") !=
+          std::string::npos);
     CHECK_FALSE(std::filesystem::exists(dir / "run" / "analysis" / "report.json"));
   }
   SECTION("no MAIN: exit 2") {

@@ -227,6 +227,25 @@ TEST_CASE("a full run records every stage in order and profiles the selected ker
   CHECK(summary.total_bytes == manifest.total_bytes);
 }
 
+TEST_CASE("nsys.stats_extra_args and nsys.extra_args reach the nsys command lines") {
+  Bench bench;
+  bench.config.nsys.stats_extra_args = {"--timeunit=usec"};
+  bench.config.nsys.extra_args = {"--cuda-memory-usage=true"};
+  bench.config.run.enable_ncu = false;
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.run();
+  const auto stats = bench.runs_of(command_is("nsys", {"stats"}));
+  REQUIRE(stats.size() == 1);
+  REQUIRE(stats[0].size() >= 2);
+  CHECK(stats[0][stats[0].size() - 2] == "--timeunit=usec");  // before the report, which comes last
+  CHECK(stats[0].back() == (bench.main() / "nsys/profile.nsys-rep").string());
+  const auto profiles = bench.runs_of(command_is("nsys", {"profile"}));
+  REQUIRE(profiles.size() == 1);
+  CHECK(std::find(profiles[0].begin(), profiles[0].end(), "--cuda-memory-usage=true") != profiles[0].end());
+  CHECK(read_file(bench.main() / "nsys/cmd.txt").find("--timeunit=usec") != std::string::npos);
+}
+
 TEST_CASE("an NVTX gate that never opens is diagnosed against the ranges the workload emitted") {
   Bench bench;
   bench.config.nsys.nvtx_capture = "range";

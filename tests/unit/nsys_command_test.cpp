@@ -85,7 +85,7 @@ TEST_CASE("nsys profile without a gate has no capture flags and keeps user env v
   options.env_vars = {{"TOKENIZERS_PARALLELISM", "false"}, {"CUDA_LAUNCH_BLOCKING", "0"}};
   options.output_base = "/tmp/ns1";
   options.stats = true;
-  options.extra_arguments = {"--cuda-memory-usage=true"};
+  options.extra_args = {"--cuda-memory-usage=true"};
   options.application = {"python3", "workload_torch_decode.py", "8"};
   CHECK(NsysCommand::profile(options).argv() ==
         Args{"nsys", "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none",
@@ -106,6 +106,10 @@ TEST_CASE("nsys stats and export argv") {
   CHECK(stats.argv() == Args{"nsys", "stats", "--report", "cuda_gpu_kern_sum,nvtx_sum", "--format", "csv", "--output",
                              "/tmp/ns2_st", "--force-export=true", "--force-overwrite=true", "/tmp/ns2.nsys-rep"});
   CHECK(stats.validate(recorded_nsys()).has_value());
+  // nsys.stats_extra_args go after the fixed options, before the report.
+  const auto filtered = NsysCommand::stats("nsys", "/tmp/ns2.nsys-rep", {"nvtx_sum"}, "/tmp/ns2_st", {"--timeunit=usec"});
+  CHECK(filtered.argv() == Args{"nsys", "stats", "--report", "nvtx_sum", "--format", "csv", "--output", "/tmp/ns2_st",
+                                "--force-export=true", "--force-overwrite=true", "--timeunit=usec", "/tmp/ns2.nsys-rep"});
 
   const auto exported = NsysCommand::export_sqlite("nsys", "/tmp/ns1.nsys-rep", "/tmp/ns1.sqlite");
   // transcripts.md section 5: `--sqlite` is rejected by 2025.3, `--type sqlite` works.

@@ -52,7 +52,7 @@ TEST_CASE("the model reads report.json, run.json, env.json and config.toml of a 
   CHECK(decode.kernel_time_ns == 1435206);        // sum of the :decode rows of ns1_st_nvtx_kern_sum.csv
   CHECK(decode.kernel_instances == 345);
   CHECK(*decode.gpu_busy_fraction == Approx(1435206.0 / 156817883).epsilon(1e-4));
-  CHECK(decode.workload_mfu.has_value());          // extra field, read when present
+  CHECK(decode.mfu_workload.has_value());          // extra field, read when present
   CHECK_FALSE(model.stages[1].mfu.has_value());    // null: not computed
   REQUIRE(model.kernels.size() == 16);
   CHECK(model.kernels[0].name == "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT");

@@ -104,7 +104,7 @@ TEST_CASE("comparison JSON and Markdown match their golden files") {
   const auto comparison = compare_fixtures(gate);
   const auto json = comparison_to_json(comparison);
   llmprof::testing::check_golden("compare.b4-vs-rerun.json", json);
-  CHECK(json.find("\"schema\": \"llmprof.compare/1\"") != std::string::npos);
+  CHECK(json.find("\"schema\": \"llmprof.compare/2\"") != std::string::npos);
   CHECK(json.find("\"regression\": true") != std::string::npos);
   const auto markdown = render_comparison_markdown(comparison);
   llmprof::testing::check_golden("compare.b4-vs-rerun.md", markdown);

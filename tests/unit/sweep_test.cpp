@@ -1,4 +1,4 @@
-// Sweep plans (TOML [[point]] tables and --set arguments) and the index report over fixture runs.
+// Sweep plans (TOML [[point]] tables and --point arguments) and the index report over fixture runs.
 #include <catch2/catch.hpp>
 
 #include "llmprof/sweep.hpp"
@@ -52,7 +52,7 @@ TEST_CASE("bad TOML plans are errors naming the file, point and key") {
 }
 
 TEST_CASE("set arguments split on top-level commas only") {
-  const auto plan = parse_sweep_sets({"workload.example_args=[\"--batch\",\"4\"],run.top_n_kernels=5", "ncu.set=full"});
+  const auto plan = parse_sweep_points({"workload.example_args=[\"--batch\",\"4\"],run.top_n_kernels=5", "ncu.set=full"});
   REQUIRE(plan);
   REQUIRE(plan->points.size() == 2);
   REQUIRE(plan->points[0].overrides.size() == 2);
@@ -60,15 +60,16 @@ TEST_CASE("set arguments split on top-level commas only") {
   CHECK(plan->points[0].overrides[0].value == "[\"--batch\",\"4\"]");
   CHECK(plan->points[0].overrides[1].to_string() == "run.top_n_kernels=5");
   CHECK(plan->points[1].label == "set-full");
-  auto bad = parse_sweep_sets({"nokey"});
+  auto bad = parse_sweep_points({"nokey"});
   REQUIRE_FALSE(bad);
-  CHECK(bad.error().message.find("'nokey' is not key=value") != std::string::npos);
+  CHECK(bad.error().message == "--point argument 1: 'nokey' is not key=value");  // the flag the CLI takes
+  CHECK(bad.error().hint == "write --point 'section.key=value,section.other=value'");
 }
 
 TEST_CASE("unnamed points whose long values differ only at the end still get distinct labels") {
   // As run on the H100: the same long workload argv, only the batch differs at the very end.
   const std::string argv = "workload.argv=[\"/tmp/ex/examples/decode-workload/llmprof-decode\",\"--preset\",\"1b\",\"--batch\",\"";
-  const auto plan = parse_sweep_sets({argv + "1\"]", argv + "4\"]", argv + "16\"]"});
+  const auto plan = parse_sweep_points({argv + "1\"]", argv + "4\"]", argv + "16\"]"});
   REQUIRE(plan);
   REQUIRE(plan->points.size() == 3);
   CHECK(plan->points[0].label != plan->points[1].label);
@@ -97,7 +98,7 @@ TEST_CASE("the index reads tokens/s from stage1/metrics.json and busy/MFU from r
   CHECK(markdown.find("| b4 | `workload.example_args=[\"--batch\",\"4\"]` | ok | 4 | 180.4 |") != std::string::npos);
   CHECK(markdown.find("**b16** failed: workload ran out of memory") != std::string::npos);
   const auto json = sweep_index_to_json(index);
-  CHECK(json.find("\"schema\": \"llmprof.sweep_index/1\"") != std::string::npos);
+  CHECK(json.find("\"schema\": \"llmprof.sweep_index/2\"") != std::string::npos);
   const auto html = render_sweep_index_html(index);
   CHECK(html.find("<script src") == std::string::npos);
   CHECK(html.find("workload.example_args=[&quot;--batch&quot;,&quot;4&quot;]") != std::string::npos);
@@ -105,7 +106,7 @@ TEST_CASE("the index reads tokens/s from stage1/metrics.json and busy/MFU from r
 
 TEST_CASE("run_sweep runs every point in order, records failures and writes the index") {
   TempDir temp;
-  auto plan = parse_sweep_sets({"x.batch=1", "x.batch=4", "x.batch=16"});
+  auto plan = parse_sweep_points({"x.batch=1", "x.batch=4", "x.batch=16"});
   REQUIRE(plan);
   std::vector<std::string> called;
   auto runner = [&](const SweepPoint& point, std::size_t index) -> Result<std::filesystem::path> {

@@ -2,7 +2,7 @@
 // from the nsys summaries, the ncu launches and the workload's own metrics, whichever are present.
 //
 // Reads MAIN/nsys/summary_<report>.csv, MAIN/ncu/raw.csv and MAIN/stage1/metrics.json; writes
-// MAIN/analysis/{kernels.csv, stages.csv, report.json} (schema "llmprof.report/1", issue 3).
+// MAIN/analysis/{kernels.csv, stages.csv, report.json} (schema "llmprof.report/2").
 // Times come from nsys when present (whole-run, every launch), efficiency from the ncu sample.
 #pragma once
 
@@ -23,7 +23,9 @@
 
 namespace llmprof {
 
-inline constexpr std::string_view analysis_report_schema = "llmprof.report/1";
+// /2: ncu_launches[].nvtx_stack spells default-domain ranges like stages[] ("decode", was ":decode").
+// Readers (report, compare) still accept /1.
+inline constexpr std::string_view analysis_report_schema = "llmprof.report/2";
 
 struct AnalysisOptions {
   // Top-kernel selection reported in report.json (the kernels a later ncu pass should profile).
@@ -112,6 +114,7 @@ struct AnalysisInputs {
   std::optional<std::vector<LaunchRoofline>> ncu_launches;
   std::optional<WorkloadMetrics> workload;
   std::map<std::string, std::string> sources;
+  std::vector<std::string> warnings;  // about the inputs themselves; copied into AnalysisReport::warnings
 };
 
 Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptions& options);
@@ -125,7 +128,7 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
 // Writes kernels.csv, stages.csv and report.json into `analysis_directory` (created if needed).
 Result<void> write_analysis(const AnalysisReport& report, const std::filesystem::path& analysis_directory);
 
-// report.json's text (schema llmprof.report/1).
+// report.json's text (schema llmprof.report/2).
 std::string analysis_report_json(const AnalysisReport& report);
 
 }  // namespace llmprof

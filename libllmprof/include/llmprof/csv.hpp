@@ -90,7 +90,8 @@ class CsvReader {
 
 // A number as Nsight prints it: optional sign, digits with ',' thousands separators
 // ("16,896", "1,712,814,376,811,594.25"), a fraction, an exponent. Surrounding spaces are ignored.
-// Returns nullopt for a missing value ("", "n/a", "N/A", "-" alone); Error for anything else that
+// Returns nullopt for a missing value ("", "n/a", "N/A", "-", "nan", "NaN" alone; surrounding spaces
+// ignored); Error for anything else that
 // is not a number (the Error's subject is the text).
 Result<std::optional<double>> parse_csv_number(std::string_view text);
 // The same for integers, exactly (times in ns do not fit a double's 53 bits in long runs). Accepts

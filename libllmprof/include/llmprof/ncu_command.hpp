@@ -30,7 +30,7 @@ struct NcuProfileOptions {
   std::filesystem::path output;               // -o FILE (ncu appends .ncu-rep)
   bool force_overwrite = true;                // -f
   std::filesystem::path log_file;             // --log-file FILE
-  std::vector<std::string> extra_arguments;
+  std::vector<std::string> extra_args;         // passed verbatim before the application (config: ncu.extra_args)
   std::vector<std::string> application;
 };
 

@@ -32,7 +32,7 @@ struct NsysProfileOptions {
   std::filesystem::path output_base;             // -o BASE (nsys appends the report extension)
   bool force_overwrite = true;                   // --force-overwrite=true
   bool stats = false;                            // --stats=true|false
-  std::vector<std::string> extra_arguments;      // passed verbatim before the application
+  std::vector<std::string> extra_args;           // passed verbatim before the application (config: nsys.extra_args)
   std::vector<std::string> application;          // the workload argv
 };
 
@@ -41,9 +41,11 @@ class NsysCommand {
   // nsys profile ...; with capture_range nvtx also --env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0,
   // without which nsys ignores unregistered NVTX strings and a gate like "decode" never opens.
   static NsysCommand profile(NsysProfileOptions options);
-  // nsys stats --report r1,r2 --format csv --output PREFIX [--force-export=true] REPORT
+  // nsys stats --report r1,r2 --format csv --output PREFIX --force-export=true --force-overwrite=true
+  //   [EXTRA_ARGS...] REPORT
   static NsysCommand stats(std::filesystem::path nsys, std::filesystem::path report,
-                           std::vector<std::string> reports, std::filesystem::path output_prefix);
+                           std::vector<std::string> reports, std::filesystem::path output_prefix,
+                           std::vector<std::string> extra_args = {});
   // nsys export --type sqlite --output FILE --force-overwrite true REPORT (never `--sqlite`)
   static NsysCommand export_sqlite(std::filesystem::path nsys, std::filesystem::path report,
                                    std::filesystem::path output_file);
@@ -55,8 +57,6 @@ class NsysCommand {
 
   std::vector<std::string> argv() const;
   std::string to_shell_string() const;  // copy-pasteable, POSIX-quoted
-  // Environment the child needs besides argv (none today; kept for symmetry with NcuCommand).
-  const std::map<std::string, std::string>& environment() const { return environment_; }
 
  private:
   enum class Kind { profile, stats, export_sqlite };
@@ -65,7 +65,7 @@ class NsysCommand {
   std::filesystem::path report_;
   std::vector<std::string> reports_;
   std::filesystem::path output_;
-  std::map<std::string, std::string> environment_;
+  std::vector<std::string> stats_extra_args_;
 };
 
 }  // namespace llmprof

@@ -1,6 +1,6 @@
 // Reports people read: MAIN/report.md and MAIN/report.html, rendered from a run directory alone.
 //
-// The only inputs are MAIN/analysis/report.json ("llmprof.report/1", required) and, when present,
+// The only inputs are MAIN/analysis/report.json ("llmprof.report/2" or /1, required) and, when present,
 // MAIN/run.json, MAIN/env.json, MAIN/inputs.json, MAIN/config.toml and the stages' cmd.txt files,
 // so any run directory (an old one, one copied from a GPU machine, a recorded sample) can be
 // re-rendered with `deep-profile report MAIN`. Unknown JSON fields are ignored; null means
@@ -39,7 +39,7 @@ struct ReportStage {
   std::optional<double> flop;
   std::optional<double> achieved_flop_per_s;
   std::optional<double> mfu;           // from profiled FLOP against the device's dense peak
-  std::optional<double> workload_mfu;  // second opinion from the workload's own FLOP/token and tokens/s
+  std::optional<double> mfu_workload;  // second opinion from the workload's own FLOP/token and tokens/s
   std::string verdict;                 // one sentence, e.g. "host-bound: GPU busy 4% of the stage ..."
 };
 

@@ -42,7 +42,7 @@ struct StageComparison {
   ValueDelta kernel_time_ns;
   ValueDelta gpu_busy_fraction;
   ValueDelta mfu;
-  ValueDelta workload_mfu;
+  ValueDelta mfu_workload;
 };
 
 enum class KernelChange { unchanged, faster, slower, added, removed };
@@ -81,7 +81,7 @@ RunComparison compare_runs(const RunReportModel& a, const RunReportModel& b, con
 Result<RunComparison> compare_run_directories(const std::filesystem::path& a, const std::filesystem::path& b,
                                               const ComparisonOptions& options);
 
-// Schema "llmprof.compare/1": {"schema","run_a","run_b","options","stages","kernels","environment",
+// Schema "llmprof.compare/2": {"schema","run_a","run_b","options","stages","kernels","environment",
 // "config","regression","regression_reasons"}; indented, deterministic.
 std::string comparison_to_json(const RunComparison& comparison);
 std::string render_comparison_markdown(const RunComparison& comparison);

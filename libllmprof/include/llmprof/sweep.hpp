@@ -6,7 +6,7 @@
 //                   name = "batch-4"               # optional label; default: the overrides joined
 //                   workload.example_args = ["--batch", "4"]
 //                   ncu.set = "roofline"
-//   command line:   --set 'workload.example_args=["--batch","4"],run.top_n_kernels=5'  (repeatable;
+//   command line:   --point 'workload.example_args=["--batch","4"],run.top_n_kernels=5'  (repeatable;
 //                   commas inside [...] or quotes do not split)
 // Each override becomes "section.key=value" text for ConfigSources::overrides (strings bare,
 // arrays/numbers/booleans as TOML literals).
@@ -45,8 +45,8 @@ struct SweepPlan {
 // Errors (parse_error / invalid_argument) name the file or argument, the point and the key.
 Result<SweepPlan> parse_sweep_plan_toml(std::string_view toml_text, const std::string& source_name);
 Result<SweepPlan> load_sweep_plan(const std::filesystem::path& toml_file);
-// One point per --set argument.
-Result<SweepPlan> parse_sweep_sets(const std::vector<std::string>& set_arguments);
+// One point per `deep-profile sweep --point` argument.
+Result<SweepPlan> parse_sweep_points(const std::vector<std::string>& point_arguments);
 
 // One row of the index: what the point's MAIN directory says.
 struct SweepIndexRow {
@@ -61,7 +61,7 @@ struct SweepIndexRow {
   std::optional<double> stage_wall_ns;                 // report.json, the chosen stage
   std::optional<double> stage_busy_fraction;           // report.json
   std::optional<double> stage_mfu;                     // report.json (profiled FLOP)
-  std::optional<double> stage_workload_mfu;            // report.json (workload FLOP), when present
+  std::optional<double> stage_mfu_workload;            // report.json (workload FLOP), when present
   std::vector<std::string> notes;                      // files that were absent or unreadable
 };
 
@@ -83,7 +83,7 @@ SweepIndex build_sweep_index(const std::vector<SweepPointOutcome>& outcomes, con
 
 std::string render_sweep_index_markdown(const SweepIndex& index);
 std::string render_sweep_index_html(const SweepIndex& index);
-std::string sweep_index_to_json(const SweepIndex& index);  // schema "llmprof.sweep_index/1"
+std::string sweep_index_to_json(const SweepIndex& index);  // schema "llmprof.sweep_index/2"
 // <sweep_directory>/index.md, index.html, index.json (atomically).
 Result<void> write_sweep_index(const SweepIndex& index, const std::filesystem::path& sweep_directory);
 

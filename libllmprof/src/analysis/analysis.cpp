@@ -282,6 +282,7 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   }
   AnalysisReport report;
   report.sources = inputs.sources;
+  report.warnings = inputs.warnings;
   report.workload = inputs.workload;
   if (inputs.ncu_launches) report.launches = *inputs.ncu_launches;
   if (!inputs.nsys) report.skipped.push_back("whole-run kernel times, stage wall and GPU projection times: no nsys tables");
@@ -295,6 +296,25 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   build_selection(inputs, options, report);
   return report;
 }
+
+namespace {
+
+// Kernel and stage times from ncu are sums of each launch's duration: a CSV without the duration
+// column would report every kernel at 0 ns under a time source it does not have.
+std::optional<Error> check_launch_durations(const std::filesystem::path& ncu_csv,
+                                            const std::vector<LaunchRoofline>& launches) {
+  const bool any_duration = std::any_of(launches.begin(), launches.end(),
+                                        [](const LaunchRoofline& launch) { return launch.duration_ns.has_value(); });
+  if (any_duration) return std::nullopt;
+  return make_error(ErrorCode::parse_error,
+                    ncu_csv.string() + ": missing column gpu__time_duration.sum (the details page's \"Duration\"); "
+                                       "the analysis needs each launch's duration",
+                    "profile with a set or section that records it (ncu --set roofline, --section SpeedOfLight or "
+                    "--metrics gpu__time_duration.sum) and export with ncu --import REPORT --page raw --csv",
+                    ncu_csv.string());
+}
+
+}  // namespace
 
 Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_directory,
                                              const AnalysisOptions& options) {
@@ -328,6 +348,14 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
     if (launches.empty()) {
       return make_error(ErrorCode::parse_error, ncu_csv.string() + ": the ncu CSV holds a header but no kernel launch",
                         "check the ncu log: its filters may have matched no kernel", ncu_csv.string());
+    }
+    if (auto missing = check_launch_durations(ncu_csv, launches)) return *missing;
+    const auto without_duration = std::count_if(launches.begin(), launches.end(),
+                                                [](const LaunchRoofline& launch) { return !launch.duration_ns; });
+    if (without_duration > 0) {
+      inputs.warnings.push_back(std::to_string(without_duration) + " of " + std::to_string(launches.size()) +
+                                " launches in " + ncu_csv.string() + " have no gpu__time_duration.sum value; kernel "
+                                "times taken from the ncu launches leave them out");
     }
     inputs.ncu_launches = std::move(launches);
     inputs.sources["ncu"] = ncu_csv.string();

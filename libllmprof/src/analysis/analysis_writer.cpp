@@ -1,4 +1,4 @@
-// Writes the analysis: kernels.csv, stages.csv and report.json (schema llmprof.report/1).
+// Writes the analysis: kernels.csv, stages.csv and report.json (schema llmprof.report/2).
 #include <cmath>
 #include <cstdio>
 
@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/json_pretty.hpp"
+#include "analysis/analysis_model.hpp"
 #include "llmprof/analysis.hpp"
 
 namespace llmprof {
@@ -117,7 +118,9 @@ boost::json::object json_launch(const LaunchRoofline& launch) {
   object["id"] = launch.launch_id;
   object["kernel_name"] = launch.kernel_name;
   boost::json::array stack;
-  for (const auto& range : launch.nvtx_stack) stack.emplace_back(range.qualified());
+  // Spelled like stages[] and kernels[].stages ("decode", "llm:decode"), so a stack entry can be
+  // looked up among the stages as written.
+  for (const auto& range : launch.nvtx_stack) stack.emplace_back(detail::qualified_range(range));
   object["nvtx_stack"] = std::move(stack);
   object["duration_ns"] = json_number(launch.duration_ns);
   object["flop"] = json_number(launch.flop);

@@ -31,8 +31,8 @@ StageComparison compare_stage(const std::string& name, const ReportStage* a, con
   result.gpu_busy_fraction = make_delta(pick(a, [](const ReportStage& s) { return s.gpu_busy_fraction; }),
                                         pick(b, [](const ReportStage& s) { return s.gpu_busy_fraction; }));
   result.mfu = make_delta(pick(a, [](const ReportStage& s) { return s.mfu; }), pick(b, [](const ReportStage& s) { return s.mfu; }));
-  result.workload_mfu = make_delta(pick(a, [](const ReportStage& s) { return s.workload_mfu; }),
-                                   pick(b, [](const ReportStage& s) { return s.workload_mfu; }));
+  result.mfu_workload = make_delta(pick(a, [](const ReportStage& s) { return s.mfu_workload; }),
+                                   pick(b, [](const ReportStage& s) { return s.mfu_workload; }));
   return result;
 }
 

@@ -1,4 +1,4 @@
-// Renderers for RunComparison: JSON ("llmprof.compare/1"), Markdown and self-contained HTML.
+// Renderers for RunComparison: JSON ("llmprof.compare/2"), Markdown and self-contained HTML.
 #include <boost/json.hpp>
 #include <cmath>
 #include <sstream>
@@ -71,7 +71,7 @@ std::string comparison_to_json(const RunComparison& comparison) {
                                   {"wall_ns", delta_json(stage.wall_ns)}, {"gpu_projection_ns", delta_json(stage.gpu_projection_ns)},
                                   {"kernel_time_ns", delta_json(stage.kernel_time_ns)},
                                   {"gpu_busy_fraction", delta_json(stage.gpu_busy_fraction)}, {"mfu", delta_json(stage.mfu)},
-                                  {"workload_mfu", delta_json(stage.workload_mfu)}});
+                                  {"mfu_workload", delta_json(stage.mfu_workload)}});
   }
   json::array kernels;
   for (const auto& kernel : comparison.kernels) {
@@ -82,7 +82,7 @@ std::string comparison_to_json(const RunComparison& comparison) {
   json::array reasons;
   for (const auto& reason : comparison.regression_reasons) reasons.emplace_back(reason);
   const json::object root{
-      {"schema", "llmprof.compare/1"},
+      {"schema", "llmprof.compare/2"},
       {"run_a", comparison.run_a},
       {"run_b", comparison.run_b},
       {"options", json::object{{"kernel_threshold_pct", rounded(comparison.options.kernel_threshold_pct)},

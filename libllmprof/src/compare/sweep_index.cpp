@@ -62,7 +62,7 @@ void read_report(const std::filesystem::path& main, const std::string& stage_nam
     if (stage.wall_ns) row.stage_wall_ns = static_cast<double>(*stage.wall_ns);
     row.stage_busy_fraction = stage.gpu_busy_fraction;
     row.stage_mfu = stage.mfu;
-    row.stage_workload_mfu = stage.workload_mfu;
+    row.stage_mfu_workload = stage.mfu_workload;
     return;
   }
   row.notes.push_back("report.json has no stage '" + stage_name + "'");
@@ -115,7 +115,7 @@ std::string render_sweep_index_markdown(const SweepIndex& index) {
         << (row.time_per_output_token_s ? format_duration_ns(*row.time_per_output_token_s * 1e9) : detail::kNotComputed) << " | "
         << (row.stage_wall_ns ? format_duration_ns(*row.stage_wall_ns) : detail::kNotComputed) << " | "
         << format_fraction_percent(row.stage_busy_fraction) << " | " << format_fraction_percent(row.stage_mfu) << " | "
-        << format_fraction_percent(row.stage_workload_mfu) << " | "
+        << format_fraction_percent(row.stage_mfu_workload) << " | "
         << (row.main_directory ? markdown_code(row.main_directory->string()) : detail::kNotComputed) << " |\n";
   }
   bool any_problem = false;
@@ -151,7 +151,7 @@ std::string render_sweep_index_html(const SweepIndex& index) {
          << "</td><td class=\"num\">" << (row.stage_wall_ns ? format_duration_ns(*row.stage_wall_ns) : detail::kNotComputed)
          << "</td><td class=\"num\"" << detail::sort_key(row.stage_busy_fraction) << ">" << format_fraction_percent(row.stage_busy_fraction)
          << "</td><td class=\"num\"" << detail::sort_key(row.stage_mfu) << ">" << format_fraction_percent(row.stage_mfu)
-         << "</td><td class=\"num\"" << detail::sort_key(row.stage_workload_mfu) << ">" << format_fraction_percent(row.stage_workload_mfu)
+         << "</td><td class=\"num\"" << detail::sort_key(row.stage_mfu_workload) << ">" << format_fraction_percent(row.stage_mfu_workload)
          << "</td><td><code>" << (row.main_directory ? html_escape(row.main_directory->string()) : detail::kNotComputed)
          << "</code></td></tr>";
   }
@@ -181,9 +181,9 @@ std::string sweep_index_to_json(const SweepIndex& index) {
         {"time_per_output_token_s", optional_number(row.time_per_output_token_s)},
         {"stage_wall_ns", optional_number(row.stage_wall_ns)},
         {"gpu_busy_fraction", optional_number(row.stage_busy_fraction)}, {"mfu", optional_number(row.stage_mfu)},
-        {"workload_mfu", optional_number(row.stage_workload_mfu)}, {"notes", std::move(notes)}});
+        {"mfu_workload", optional_number(row.stage_mfu_workload)}, {"notes", std::move(notes)}});
   }
-  return detail::pretty_json(json::object{{"schema", "llmprof.sweep_index/1"}, {"stage", index.stage}, {"points", std::move(rows)}});
+  return detail::pretty_json(json::object{{"schema", "llmprof.sweep_index/2"}, {"stage", index.stage}, {"points", std::move(rows)}});
 }
 
 Result<void> write_sweep_index(const SweepIndex& index, const std::filesystem::path& sweep_directory) {

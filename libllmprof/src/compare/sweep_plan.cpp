@@ -1,4 +1,4 @@
-// Sweep plans from TOML ([[point]] tables) or repeated --set arguments (see sweep.hpp).
+// Sweep plans from TOML ([[point]] tables) or repeated --point arguments (see sweep.hpp).
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -40,7 +40,7 @@ std::string default_label(const std::vector<SweepOverride>& overrides) {
 Result<void> finish_plan(SweepPlan& plan, const std::string& source) {
   if (plan.points.empty()) {
     return make_error(ErrorCode::invalid_argument, source + " defines no sweep point",
-                      "add [[point]] tables (TOML) or --set 'key=value,...' arguments", source);
+                      "add [[point]] tables (TOML) or --point 'key=value,...' arguments", source);
   }
   std::set<std::string> labels, derived;
   bool derived_collide = false;
@@ -169,24 +169,24 @@ Result<SweepPlan> load_sweep_plan(const std::filesystem::path& toml_file) {
   return parse_sweep_plan_toml(text.str(), toml_file.string());
 }
 
-Result<SweepPlan> parse_sweep_sets(const std::vector<std::string>& set_arguments) {
+Result<SweepPlan> parse_sweep_points(const std::vector<std::string>& point_arguments) {
   SweepPlan plan;
-  for (std::size_t i = 0; i < set_arguments.size(); ++i) {
+  for (std::size_t i = 0; i < point_arguments.size(); ++i) {
     SweepPoint point;
-    for (const auto& part : split_top_level(set_arguments[i])) {
+    for (const auto& part : split_top_level(point_arguments[i])) {
       const std::string item = trim(part);
       if (item.empty()) continue;
       const auto equals = item.find('=');
       if (equals == std::string::npos || equals == 0) {
         return make_error(ErrorCode::invalid_argument,
-                          "--set argument " + std::to_string(i + 1) + ": '" + item + "' is not key=value",
-                          "write --set 'section.key=value,section.other=value'", set_arguments[i]);
+                          "--point argument " + std::to_string(i + 1) + ": '" + item + "' is not key=value",
+                          "write --point 'section.key=value,section.other=value'", point_arguments[i]);
       }
       point.overrides.push_back({trim(item.substr(0, equals)), trim(item.substr(equals + 1))});
     }
     plan.points.push_back(std::move(point));
   }
-  if (auto finished = finish_plan(plan, "--set"); !finished) return finished.error();
+  if (auto finished = finish_plan(plan, "--point"); !finished) return finished.error();
   return plan;
 }
 

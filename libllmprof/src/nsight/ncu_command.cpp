@@ -231,7 +231,7 @@ std::vector<std::string> NcuCommand::argv() const {
   if (!o.log_file.empty()) args.insert(args.end(), {"--log-file", o.log_file.string()});
   if (!o.output.empty()) args.insert(args.end(), {"-o", o.output.string()});
   if (o.force_overwrite) args.push_back("-f");
-  args.insert(args.end(), o.extra_arguments.begin(), o.extra_arguments.end());
+  args.insert(args.end(), o.extra_args.begin(), o.extra_args.end());
   args.insert(args.end(), o.application.begin(), o.application.end());
   return args;
 }

@@ -194,9 +194,11 @@ NsysCommand NsysCommand::profile(NsysProfileOptions options) {
 }
 
 NsysCommand NsysCommand::stats(std::filesystem::path nsys, std::filesystem::path report,
-                               std::vector<std::string> reports, std::filesystem::path output_prefix) {
+                               std::vector<std::string> reports, std::filesystem::path output_prefix,
+                               std::vector<std::string> extra_args) {
   NsysCommand command;
   command.kind_ = Kind::stats;
+  command.stats_extra_args_ = std::move(extra_args);
   command.profile_.nsys = std::move(nsys);
   command.report_ = std::move(report);
   command.reports_ = std::move(reports);
@@ -254,7 +256,9 @@ std::vector<std::string> NsysCommand::argv() const {
   if (kind_ == Kind::stats) {
     // --force-export: re-create the SQLite file; a stale one from an overwritten report would be read.
     args.insert(args.end(), {"stats", "--report", join(reports_, ","), "--format", "csv", "--output",
-                             output_.string(), "--force-export=true", "--force-overwrite=true", report_.string()});
+                             output_.string(), "--force-export=true", "--force-overwrite=true"});
+    args.insert(args.end(), stats_extra_args_.begin(), stats_extra_args_.end());
+    args.push_back(report_.string());
     return args;
   }
   if (kind_ == Kind::export_sqlite) {
@@ -282,7 +286,7 @@ std::vector<std::string> NsysCommand::argv() const {
   if (o.stats) args.push_back("--stats=true");
   if (o.force_overwrite) args.push_back("--force-overwrite=true");
   if (!o.output_base.empty()) args.push_back("--output=" + o.output_base.string());
-  args.insert(args.end(), o.extra_arguments.begin(), o.extra_arguments.end());
+  args.insert(args.end(), o.extra_args.begin(), o.extra_args.end());
   args.insert(args.end(), o.application.begin(), o.application.end());
   return args;
 }

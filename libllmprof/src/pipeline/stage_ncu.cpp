@@ -58,7 +58,7 @@ NcuCommand profile_command(const PipelineRun& run, const PassFilter& filter) {
   options.cache_control = config.cache_control;
   options.output = fs::absolute(run.directory.ncu_dir() / filter.output_name);
   options.force_overwrite = true;
-  options.extra_arguments = config.extra_args;
+  options.extra_args = config.extra_args;
   options.application = run.workload.argv;
   return NcuCommand::profile(std::move(options));
 }

@@ -42,7 +42,7 @@ NsysCommand profile_command(const PipelineRun& run, bool gated) {
   options.output_base = fs::absolute(run.directory.nsys_dir() / "profile");
   options.force_overwrite = true;
   options.stats = config.profile_stats;
-  options.extra_arguments = config.extra_args;
+  options.extra_args = config.extra_args;
   options.application = run.workload.argv;
   return NsysCommand::profile(std::move(options));
 }
@@ -74,7 +74,6 @@ Capture capture(PipelineRun& run, bool gated, const std::string& log_name) {
   for (const auto& warning : warnings) run.warn(kStage, warning);
   ToolCall call{kStage, command.argv(), command.to_shell_string()};
   call.environment = run.workload.environment;
-  for (const auto& [name, value] : command.environment()) call.environment[name] = value;
   call.environment["LLMPROF_METRICS_FILE"] = fs::absolute(run.directory.nsys_dir() / "metrics.json").string();
   call.log_file = fs::path("nsys") / log_name;
   call.timeout = seconds_to_ms(run.config.nsys.timeout_s);
@@ -143,7 +142,7 @@ StageResult run_stats(PipelineRun& run, const fs::path& report) {
   const std::vector<std::string> reports =
       run.config.nsys.stats_reports.empty() ? nsys_stats_report_names() : run.config.nsys.stats_reports;
   const fs::path prefix = fs::absolute(run.directory.nsys_dir() / "summary");
-  const NsysCommand command = NsysCommand::stats(run.nsys.path, report, reports, prefix);
+  const NsysCommand command = NsysCommand::stats(run.nsys.path, report, reports, prefix, run.config.nsys.stats_extra_args);
   ToolCall call{kStage, command.argv(), command.to_shell_string()};
   call.log_file = "nsys/stats.log";
   call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);

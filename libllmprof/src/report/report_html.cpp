@@ -42,7 +42,7 @@ void write_verdicts(const RunReportModel& model, std::ostringstream& out) {
     out << "<div class=\"tile" << (starved ? " warn" : "") << "\"><div class=\"tile-stage\">" << html_escape(stage->name)
         << "</div><div class=\"tile-value\">" << format_fraction_percent(stage->gpu_busy_fraction)
         << "</div><div class=\"tile-caption\">GPU busy</div><div class=\"tile-sub\">MFU "
-        << format_fraction_percent(stage->mfu) << " profiled · " << format_fraction_percent(stage->workload_mfu)
+        << format_fraction_percent(stage->mfu) << " profiled · " << format_fraction_percent(stage->mfu_workload)
         << " workload</div></div>";
   }
   out << "</div><ul class=\"verdicts\">";

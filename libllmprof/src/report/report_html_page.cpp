@@ -132,7 +132,7 @@ void write_stage_table_html(const RunReportModel& model, std::ostringstream& out
         << num_cell(as_double(stage.kernel_instances), format_count(stage.kernel_instances))
         << num_cell(stage.achieved_flop_per_s, format_si(stage.achieved_flop_per_s, "FLOP/s"))
         << num_cell(stage.mfu, format_fraction_percent(stage.mfu))
-        << num_cell(stage.workload_mfu, format_fraction_percent(stage.workload_mfu)) << "</tr>";
+        << num_cell(stage.mfu_workload, format_fraction_percent(stage.mfu_workload)) << "</tr>";
   }
   out << "</tbody></table></div></section>\n";
 }

@@ -52,7 +52,7 @@ void write_stage_table(const RunReportModel& model, std::ostringstream& out) {
         << format_duration_ns(stage.gpu_projection_ns) << " | " << format_duration_ns(stage.kernel_time_ns) << " | "
         << format_fraction_percent(stage.gpu_busy_fraction) << " | " << format_count(stage.kernel_instances) << " | "
         << format_si(stage.achieved_flop_per_s, "FLOP/s") << " | " << format_fraction_percent(stage.mfu) << " | "
-        << format_fraction_percent(stage.workload_mfu) << " |\n";
+        << format_fraction_percent(stage.mfu_workload) << " |\n";
   }
   out << "\nGPU busy = kernel busy time / GPU projection time of the stage. MFU (profiled) uses the FLOP that ncu "
          "counted; MFU (workload) uses the model's own FLOP per token and tokens/s. "

@@ -15,7 +15,9 @@ namespace json = boost::json;
 using detail::JsonFieldError;
 namespace {
 
-constexpr const char* kReportSchema = "llmprof.report/1";
+// The schema this reader follows; /1 (written before the stage spellings were unified) still reads.
+constexpr const char* kReportSchema = "llmprof.report/2";
+constexpr const char* kReportSchemaV1 = "llmprof.report/1";
 
 ReportDevice device_from(const json::object& root) {
   ReportDevice device;
@@ -36,7 +38,7 @@ ReportDevice device_from(const json::object& root) {
   return device;
 }
 
-ReportStage stage_from(const json::object& object, std::size_t index) {
+ReportStage stage_from(const json::object& object, std::size_t index, bool version1) {
   const std::string where = "stages[" + std::to_string(index) + "].";
   ReportStage stage;
   stage.name = detail::json_string(object, "name", where + "name").value_or("");
@@ -51,15 +53,14 @@ ReportStage stage_from(const json::object& object, std::size_t index) {
   stage.flop = detail::json_number(object, "flop", where + "flop");
   stage.achieved_flop_per_s = detail::json_number(object, "achieved_flop_per_s", where + "achieved_flop_per_s");
   stage.mfu = detail::json_number(object, "mfu", where + "mfu");
-  // The second-opinion MFU is an extra field; the analysis may name it any of these.
-  for (const char* key : {"workload_mfu", "mfu_workload", "mfu_from_workload"}) {
-    if (!stage.workload_mfu) stage.workload_mfu = detail::json_number(object, key, where + key);
-  }
+  stage.mfu_workload = detail::json_number(object, "mfu_workload", where + "mfu_workload");
+  // /1 files written by other tools (and the recorded fixtures) spell the second-opinion MFU differently.
+  if (version1 && !stage.mfu_workload) stage.mfu_workload = detail::json_number(object, "workload_mfu", where + "workload_mfu");
   stage.verdict = detail::json_string(object, "verdict", where + "verdict").value_or("");
   return stage;
 }
 
-ReportKernel kernel_from(const json::object& object, std::size_t index) {
+ReportKernel kernel_from(const json::object& object, std::size_t index, bool version1) {
   const std::string where = "kernels[" + std::to_string(index) + "].";
   ReportKernel kernel;
   kernel.name = detail::json_string(object, "name", where + "name").value_or("");
@@ -77,19 +78,20 @@ ReportKernel kernel_from(const json::object& object, std::size_t index) {
   kernel.pct_peak_compute = detail::json_number(object, "pct_peak_compute", where + "pct_peak_compute");
   kernel.pct_peak_dram = detail::json_number(object, "pct_peak_dram", where + "pct_peak_dram");
   kernel.bound = detail::json_string(object, "bound", where + "bound");
-  kernel.precision = detail::json_string(object, "precision", where + "precision");
-  if (!kernel.precision) kernel.precision = detail::json_string(object, "dominant_precision", where + "dominant_precision");
+  kernel.precision = detail::json_string(object, "dominant_precision", where + "dominant_precision");
+  if (version1 && !kernel.precision) kernel.precision = detail::json_string(object, "precision", where + "precision");
   return kernel;
 }
 
 void read_analysis(const json::object& root, RunReportModel& model) {
   model.schema = detail::json_string(root, "schema", "schema").value_or("");
-  if (model.schema != kReportSchema) throw JsonFieldError{"schema"};
+  if (model.schema != kReportSchema && model.schema != kReportSchemaV1) throw JsonFieldError{"schema"};
+  const bool version1 = model.schema == kReportSchemaV1;
   model.device = device_from(root);
   std::size_t index = 0;
-  for (const auto& stage : detail::json_objects(root, "stages", "stages")) model.stages.push_back(stage_from(stage, index++));
+  for (const auto& stage : detail::json_objects(root, "stages", "stages")) model.stages.push_back(stage_from(stage, index++, version1));
   index = 0;
-  for (const auto& kernel : detail::json_objects(root, "kernels", "kernels")) model.kernels.push_back(kernel_from(kernel, index++));
+  for (const auto& kernel : detail::json_objects(root, "kernels", "kernels")) model.kernels.push_back(kernel_from(kernel, index++, version1));
   std::stable_sort(model.kernels.begin(), model.kernels.end(), [](const ReportKernel& a, const ReportKernel& b) {
     return a.total_time_ns.value_or(0) > b.total_time_ns.value_or(0);
   });
@@ -179,7 +181,7 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
   try {
     read_analysis(*report, model);
   } catch (const JsonFieldError& field) {
-    return file_field_error(report_path, field, kReportSchema);
+    return file_field_error(report_path, field, std::string(kReportSchema) + " (or " + kReportSchemaV1 + ")");
   }
 
   const auto run_path = main_directory / "run.json";
