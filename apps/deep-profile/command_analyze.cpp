@@ -81,12 +81,13 @@ int run_analyze(const std::vector<std::string>& args) {
     std::cout << usage_text << description;
     return exit_ok;
   }
-  if (main.empty() || (name_base != "demangled" && name_base != "function") || options.top_n == 0) {
+  const auto parsed_name_base = llmprof::parse_choice<llmprof::KernelNameBase>(name_base);
+  if (main.empty() || !parsed_name_base || options.top_n == 0) {
     std::cerr << "deep-profile analyze: " << (main.empty() ? "MAIN is required" : "bad --name-base or --top")
               << "\n\n" << usage_text << description;
     return exit_usage;
   }
-  options.name_base = name_base == "function" ? llmprof::KernelNameBase::function : llmprof::KernelNameBase::demangled;
+  options.name_base = *parsed_name_base;
 
   auto report = llmprof::analyze_run_directory(main, options);
   if (!report) {

@@ -85,7 +85,7 @@ TEST_CASE("the defaults file sets every schema key itself, with a comment") {
 
 TEST_CASE("the default NVTX gate is a range the example emits, never the 'range' placeholder") {
   const DeepProfileConfig defaults;
-  CHECK(defaults.nsys.capture_range == "nvtx");
+  CHECK(defaults.nsys.capture_range == NsysCaptureRange::nvtx);
   CHECK(defaults.nsys.nvtx_capture == "decode");
   CHECK(defaults.ncu.nvtx_include == std::vector<std::string>{"decode/"});
   CHECK(validate_config(defaults).has_value());
@@ -181,7 +181,7 @@ TEST_CASE("overrides of every type") {
   CHECK(config.nsys.env_vars == std::map<std::string, std::string>{{"X", "1"}, {"Y", "2"}});
   CHECK(config.workload.argv == std::vector<std::string>{"python", "serve.py", "--batch", "8"});
   // Untouched keys keep the default file's values.
-  CHECK(config.nsys.capture_range == "nvtx");
+  CHECK(config.nsys.capture_range == NsysCaptureRange::nvtx);
 }
 
 TEST_CASE("an unknown key names where it was and suggests the nearest valid key") {
@@ -258,7 +258,7 @@ TEST_CASE("an enumerated key lists its valid values and the nearest one") {
   write_file(dir / "enum.toml", "[ncu]\n\nreplay_mode = \"kernels\"\n");
   CHECK_THAT(load_error({}, {dir / "enum.toml"}).message, Catch::Contains((dir / "enum.toml").string() + ":3:"));
   // Only the final value counts: a later layer may correct an earlier one.
-  CHECK(load_ok({"ncu.replay_mode=kernels", "ncu.replay_mode=application"}).ncu.replay_mode == "application");
+  CHECK(load_ok({"ncu.replay_mode=kernels", "ncu.replay_mode=application"}).ncu.replay_mode == NcuReplayMode::application);
 }
 
 TEST_CASE("an NVTX gate without a range name is an error with the fix") {
@@ -304,7 +304,7 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
                 2,
                 "prefill",
                 7,
-                "rerun_ungated",
+                OnEmptyGate::rerun_ungated,
                 0.25,
                 1.5,
                 false,
@@ -319,11 +319,11 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.workload.timeout_s = 123.456;
   config.nsys = {"/opt/nsys",
                  {"cuda", "osrt"},
-                 "process-tree",
-                 "system-wide",
-                 "cudaProfilerApi",
+                 NsysProcessScope::process_tree,
+                 NsysProcessScope::system_wide,
+                 NsysCaptureRange::cuda_profiler_api,
                  "step@llm",
-                 "repeat",
+                 NsysCaptureRangeEnd::repeat,
                  {"llm"},
                  {"other"},
                  {{"A", "1"}},
@@ -341,14 +341,14 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.ncu.nvtx_include = {"prefill/", "decode/"};
   config.ncu.nvtx_exclude = {"warmup/"};
   config.ncu.kernel_regex = "gemm|flash_(fwd|bwd)";
-  config.ncu.kernel_name_base = "mangled";
+  config.ncu.kernel_name_base = NcuKernelNameBase::mangled;
   config.ncu.launch_skip = 10;
   config.ncu.launches_per_kernel = 3;
   config.ncu.max_launches = 30;
   config.ncu.retry_without_filter = false;
-  config.ncu.replay_mode = "application";
-  config.ncu.clock_control = "none";
-  config.ncu.cache_control = "none";
+  config.ncu.replay_mode = NcuReplayMode::application;
+  config.ncu.clock_control = NcuClockControl::none;
+  config.ncu.cache_control = NcuCacheControl::none;
   config.ncu.target_all_processes = false;
   config.ncu.print_units_base = false;
   config.ncu.timeout_s = 1e-3;
@@ -393,6 +393,7 @@ TEST_CASE("the schema lists each key once, with a type and description") {
   const auto* gate = detail::find_config_field("nsys.capture_range");
   REQUIRE(gate != nullptr);
   CHECK(gate->info.allowed_values == std::vector<std::string>{"none", "nvtx", "cudaProfilerApi"});
+  CHECK(gate->info.type == "string");
   CHECK(detail::find_config_field("run.top_n_kernels")->info.constraint == ">= 1");
   CHECK(detail::find_config_field("nsys.timeout_s")->info.constraint == "> 0");
   CHECK(detail::find_config_field("workload.env")->info.type == "table");

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <thread>
@@ -246,6 +247,30 @@ TEST_CASE("nsys.stats_extra_args and nsys.extra_args reach the nsys command line
   CHECK(read_file(bench.main() / "nsys/cmd.txt").find("--timeunit=usec") != std::string::npos);
 }
 
+TEST_CASE("ncu.kernel_name_base = mangled reaches ncu and is never taken for demangled") {
+  Bench bench;
+  bench.config.ncu.kernel_name_base = NcuKernelNameBase::mangled;
+  bench.config.ncu.kernel_regex = "_Z.*gemm";  // the user's own filter, in ncu's mangled form
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.script_ncu_report();
+  bench.run();
+  const auto ncu_runs = bench.runs_of(ncu_profile(true));
+  REQUIRE(ncu_runs.size() == 1);  // no follow-up passes: they would need a selection
+  const auto base = std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "--kernel-name-base");
+  REQUIRE(base != ncu_runs[0].end());
+  CHECK(*(base + 1) == "mangled");
+  CHECK(stage_of(bench.manifest(), "analyze").status == StageStatus::ok);
+  // The analysis must not offer a demangled selection as if ncu matched demangled names.
+  const auto report = boost::json::parse(read_file(bench.main() / "analysis/report.json")).as_object();
+  CHECK(report.at("top_kernel_selection").is_null());
+  bool explained = false;
+  for (const auto& skipped : report.at("skipped").as_array()) {
+    explained = explained || skipped.as_string().subview().find("ncu.kernel_name_base = mangled") != std::string_view::npos;
+  }
+  CHECK(explained);
+}
+
 TEST_CASE("an NVTX gate that never opens is diagnosed against the ranges the workload emitted") {
   Bench bench;
   bench.config.nsys.nvtx_capture = "range";
@@ -277,7 +302,7 @@ TEST_CASE("an NVTX gate that never opens is diagnosed against the ranges the wor
 TEST_CASE("on_empty_gate = rerun_ungated captures again without the gate") {
   Bench bench;
   bench.config.nsys.nvtx_capture = "decoding";
-  bench.config.run.on_empty_gate = "rerun_ungated";
+  bench.config.run.on_empty_gate = OnEmptyGate::rerun_ungated;
   bench.script_workload();
   bench.runner.on(profile_with(true), FakeAnswer::printing({"Generated:", "    No reports were generated"}));
   bench.script_nsys_report(false);

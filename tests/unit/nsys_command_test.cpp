@@ -166,7 +166,6 @@ TEST_CASE("nsys validation rejects what would fail or silently profile nothing")
   SECTION("no application") { options.application.clear(); expect_error(options, "no application"); }
   SECTION("no output base") { options.output_base.clear(); expect_error(options, "no output base"); }
   SECTION("output base nsys would expand") { options.output_base = "/tmp/run%p"; expect_error(options, "'%'"); }
-  SECTION("bad sample value") { options.sample = "all"; expect_error(options, "--sample"); }
   SECTION("env value with a comma") { options.env_vars["X"] = "a,b"; expect_error(options, "comma"); }
   SECTION("trace none with others") { options.trace = {"none", "cuda"}; options.capture_range = NsysCaptureRange::none;
     options.nvtx_capture.clear(); options.capture_range_end.reset(); expect_error(options, "--trace=none"); }

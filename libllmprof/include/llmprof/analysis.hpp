@@ -32,7 +32,9 @@ struct AnalysisOptions {
   std::string selection_stage = "decode";
   std::optional<std::string> selection_domain;
   std::size_t top_n = 5;
-  KernelNameBase name_base = KernelNameBase::demangled;
+  // The form the selection's regex is written in; unset when ncu matches a form no nsys name can be
+  // turned into (ncu.kernel_name_base = mangled): then there is no selection, and `skipped` says why.
+  std::optional<KernelNameBase> name_base = KernelNameBase::demangled;
   bool capture_gated_on_stage = false;  // see TopKernelRequest
   RooflineThresholds thresholds;
   // A stage whose kernels keep the GPU busy less than this fraction of its GPU projection is

@@ -15,18 +15,38 @@
 // Output locations of the profilers (-o, --force-overwrite, --log-file) are not knobs: the run directory
 // owns them (MAIN/nsys/profile, MAIN/ncu/profile, ...), so a config cannot scatter artifacts elsewhere.
 // Whether the terminal output is quiet is a command-line choice (--quiet), not part of a run's config.
+//
+// Enumerated keys (nsys.sample, ncu.replay_mode, run.on_empty_gate, ...) are parsed once, when loaded,
+// into the enums the command builders take (nsys_command.hpp, ncu_command.hpp); the config file spells
+// them as the tools do (choice.hpp).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "llmprof/choice.hpp"
+#include "llmprof/ncu_command.hpp"
+#include "llmprof/nsys_command.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof {
+
+// What the nsys stage does when a capture gated on an NVTX range yields no report.
+enum class OnEmptyGate {
+  diagnose,       // fail the stage with the diagnosis (which ranges the workload emitted, the fix)
+  rerun_ungated,  // diagnose, then capture once more without the gate
+  fail,           // diagnose, and skip the later profiling stages too
+};
+inline std::span<const std::string_view> choice_names(OnEmptyGate) noexcept {
+  static constexpr std::string_view names[] = {"diagnose", "rerun_ungated", "fail"};
+  return names;
+}
 
 struct RunConfig {
   std::filesystem::path runs_root = "runs";
@@ -35,7 +55,7 @@ struct RunConfig {
   std::optional<int> device_index;         // sets CUDA_VISIBLE_DEVICES for the workload; unset: inherited
   std::string stage = "decode";            // the NVTX stage that top-N selection looks at
   int top_n_kernels = 10;
-  std::string on_empty_gate = "diagnose";  // diagnose | rerun_ungated | fail
+  OnEmptyGate on_empty_gate = OnEmptyGate::diagnose;
   double report_size_cap_gb = 2.0;         // warn when a report is larger
   double min_free_space_gb = 5.0;          // refuse to profile below this free space on runs_root
   bool enable_stage1 = true, enable_nsys = true, enable_ncu = true, enable_analyze = true,
@@ -57,11 +77,11 @@ struct WorkloadConfig {
 struct NsysConfig {
   std::filesystem::path path;              // empty: probe
   std::vector<std::string> trace = {"cuda", "nvtx"};
-  std::string sample = "none";             // none | process-tree | system-wide
-  std::string cpuctxsw = "none";           // none | process-tree | system-wide
-  std::string capture_range = "nvtx";      // none | nvtx | cudaProfilerApi
+  NsysProcessScope sample = NsysProcessScope::none;
+  NsysProcessScope cpuctxsw = NsysProcessScope::none;
+  NsysCaptureRange capture_range = NsysCaptureRange::nvtx;
   std::string nvtx_capture = "decode";
-  std::string capture_range_end = "stop";  // stop | stop-shutdown | repeat | none
+  NsysCaptureRangeEnd capture_range_end = NsysCaptureRangeEnd::stop;  // used when capture_range is not none
   std::vector<std::string> nvtx_domain_include, nvtx_domain_exclude;
   std::map<std::string, std::string> env_vars;
   bool profile_stats = false;              // nsys profile --stats=true (the pipeline runs nsys stats itself)
@@ -83,14 +103,14 @@ struct NcuConfig {
   std::vector<std::string> nvtx_include = {"decode/"};
   std::vector<std::string> nvtx_exclude;
   std::string kernel_regex;                    // empty: built from the top-N selection
-  std::string kernel_name_base = "demangled";  // function | demangled | mangled
+  NcuKernelNameBase kernel_name_base = NcuKernelNameBase::demangled;
   std::int64_t launch_skip = 0;
   std::int64_t launches_per_kernel = 1;        // each selected kernel profiled at least this often
   std::int64_t max_launches = 200;             // bound on the whole ncu run
   bool retry_without_filter = true;            // "No kernels were profiled": once more, unfiltered, bounded
-  std::string replay_mode = "kernel";          // kernel | application | range | app-range
-  std::string clock_control = "base";          // base | none
-  std::string cache_control = "all";           // all | none
+  NcuReplayMode replay_mode = NcuReplayMode::kernel;
+  NcuClockControl clock_control = NcuClockControl::base;
+  NcuCacheControl cache_control = NcuCacheControl::all;
   bool target_all_processes = true;
   bool print_units_base = true;
   double timeout_s = 1800;                     // ncu profile

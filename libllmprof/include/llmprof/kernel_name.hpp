@@ -7,9 +7,12 @@
 // ns1_st_cuda_gpu_kern_sum.csv vs nc1_raw.csv). These helpers give the comparable forms.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "llmprof/choice.hpp"
 
 namespace llmprof {
 
@@ -19,6 +22,10 @@ enum class KernelNameBase {
   function,   // ncu's "function" base: the bare function identifier ("reduce_kernel")
 };
 
+inline std::span<const std::string_view> choice_names(KernelNameBase) noexcept {
+  static constexpr std::string_view names[] = {"demangled", "function"};
+  return names;
+}
 const char* to_string(KernelNameBase base) noexcept;
 
 // The bare function identifier of a demangled name: no return type, namespaces, template

@@ -4,13 +4,46 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "llmprof/choice.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/tool_probe.hpp"
 
 namespace llmprof {
+
+// Each enum's spellings are ncu's own (`ncu --help`, 2025.3.1) and the config file's.
+
+// --kernel-name-base: which form of a kernel's name --kernel-name matches. nsys prints demangled names,
+// so a selection made from nsys can be written for function and demangled, never for mangled.
+enum class NcuKernelNameBase { function, demangled, mangled };
+inline std::span<const std::string_view> choice_names(NcuKernelNameBase) noexcept {
+  static constexpr std::string_view names[] = {"function", "demangled", "mangled"};
+  return names;
+}
+
+enum class NcuReplayMode { kernel, application, range, app_range };  // --replay-mode
+inline std::span<const std::string_view> choice_names(NcuReplayMode) noexcept {
+  static constexpr std::string_view names[] = {"kernel", "application", "range", "app-range"};
+  return names;
+}
+
+// --clock-control. ncu's third value, reset, resets the GPU clocks and exits without profiling, so
+// it is not offered.
+enum class NcuClockControl { base, none };
+inline std::span<const std::string_view> choice_names(NcuClockControl) noexcept {
+  static constexpr std::string_view names[] = {"base", "none"};
+  return names;
+}
+
+enum class NcuCacheControl { all, none };  // --cache-control
+inline std::span<const std::string_view> choice_names(NcuCacheControl) noexcept {
+  static constexpr std::string_view names[] = {"all", "none"};
+  return names;
+}
 
 struct NcuProfileOptions {
   std::filesystem::path ncu = "ncu";
@@ -21,12 +54,12 @@ struct NcuProfileOptions {
   std::vector<std::string> sections;          // --section ID, exact identifiers only (no regex)
   std::vector<std::string> metrics;           // --metrics a,b,c
   std::string kernel_name;                    // --kernel-name VALUE ("regex:..." or exact)
-  std::string kernel_name_base;               // --kernel-name-base function|demangled|mangled
+  std::optional<NcuKernelNameBase> kernel_name_base;  // --kernel-name-base; unset: ncu's default (function)
   std::optional<std::int64_t> launch_skip;    // --launch-skip N
   std::optional<std::int64_t> launch_count;   // --launch-count N
-  std::string replay_mode;                    // --replay-mode kernel|application|range|app-range
-  std::string clock_control;                  // --clock-control base|none|reset
-  std::string cache_control;                  // --cache-control all|none
+  std::optional<NcuReplayMode> replay_mode;      // unset: ncu's default (kernel)
+  std::optional<NcuClockControl> clock_control;  // unset: ncu's default (base)
+  std::optional<NcuCacheControl> cache_control;  // unset: ncu's default (all)
   std::filesystem::path output;               // -o FILE (ncu appends .ncu-rep)
   bool force_overwrite = true;                // -f
   std::filesystem::path log_file;             // --log-file FILE

@@ -7,22 +7,42 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "llmprof/choice.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/tool_probe.hpp"
 
 namespace llmprof {
 
-enum class NsysCaptureRange { none, nvtx, cuda_profiler_api };
-enum class NsysCaptureRangeEnd { stop, stop_shutdown, repeat, none };  // rendered "stop", "stop-shutdown", ...
+// Each enum's spellings are nsys's own (`nsys profile --help`, 2025.3.1) and the config file's.
+enum class NsysCaptureRange { none, nvtx, cuda_profiler_api };  // --capture-range
+inline std::span<const std::string_view> choice_names(NsysCaptureRange) noexcept {
+  static constexpr std::string_view names[] = {"none", "nvtx", "cudaProfilerApi"};
+  return names;
+}
+
+enum class NsysCaptureRangeEnd { stop, stop_shutdown, repeat, none };  // --capture-range-end
+inline std::span<const std::string_view> choice_names(NsysCaptureRangeEnd) noexcept {
+  static constexpr std::string_view names[] = {"stop", "stop-shutdown", "repeat", "none"};
+  return names;
+}
+
+// Which processes --sample (CPU IP sampling) and --cpuctxsw (context switches) cover.
+enum class NsysProcessScope { none, process_tree, system_wide };
+inline std::span<const std::string_view> choice_names(NsysProcessScope) noexcept {
+  static constexpr std::string_view names[] = {"none", "process-tree", "system-wide"};
+  return names;
+}
 
 struct NsysProfileOptions {
   std::filesystem::path nsys = "nsys";           // executable
   std::vector<std::string> trace = {"cuda", "nvtx"};  // --trace=cuda,nvtx[,osrt,cublas,...]
-  std::string sample = "none";                   // --sample=none|process-tree|system-wide
-  std::string cpuctxsw = "none";                 // --cpuctxsw=none|process-tree|system-wide
+  NsysProcessScope sample = NsysProcessScope::none;    // --sample=
+  NsysProcessScope cpuctxsw = NsysProcessScope::none;  // --cpuctxsw=
   NsysCaptureRange capture_range = NsysCaptureRange::none;
   std::string nvtx_capture;                      // --nvtx-capture=EXPR (required with capture_range nvtx)
   std::optional<NsysCaptureRangeEnd> capture_range_end;

@@ -259,11 +259,16 @@ void build_selection(const AnalysisInputs& inputs, const AnalysisOptions& option
     report.skipped.push_back("top_kernel_selection: needs the nsys tables (nvtx_kern_sum), which are absent");
     return;
   }
+  if (!options.name_base) {
+    report.skipped.push_back("top_kernel_selection: ncu matches mangled kernel names (ncu.kernel_name_base = mangled), "
+                             "and a kernel regex cannot be written in that form from the demangled names nsys prints");
+    return;
+  }
   TopKernelRequest request;
   request.stage = options.selection_stage;
   request.domain = options.selection_domain;
   request.n = options.top_n;
-  request.name_base = options.name_base;
+  request.name_base = *options.name_base;
   request.capture_gated_on_stage = options.capture_gated_on_stage;
   auto selection = select_top_kernels(*inputs.nsys, request);
   if (selection) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <type_traits>
 
@@ -108,12 +109,30 @@ class FieldAssigner {
       : field_(field), node_(node), where_(std::move(where)) {}
 
   Result<void> assign(DeepProfileConfig& config, const std::optional<std::string>& entry) {
-    return std::visit([&](auto* member) { return set(*member, entry); }, detail::locate_field(field_, config));
+    return std::visit(
+        [&](auto ref) -> Result<void> {
+          if constexpr (std::is_same_v<decltype(ref), detail::ChoiceFieldRef>) {
+            return set_choice(ref);
+          } else {
+            return set(*ref, entry);
+          }
+        },
+        detail::locate_field(field_, config));
   }
+
+  // A string that names no enumerator: kept aside rather than failing at once, because a later layer
+  // may still replace it (only a key's final value must be valid).
+  std::optional<Error> rejected_choice;
 
  private:
   const std::string& key() const { return field_.info.key; }
 
+  Result<void> set_choice(const detail::ChoiceFieldRef& choice) {
+    auto text = string_of(key(), node_, where_);
+    if (!text) return text.error();
+    if (!choice.assign(*text)) rejected_choice = detail::unknown_choice(key(), *text, choice.names, where_);
+    return {};
+  }
   Result<void> set(std::string& member, const std::optional<std::string>&) {
     auto text = string_of(key(), node_, where_);
     if (!text) return text.error();
@@ -211,6 +230,9 @@ class ConfigLayers {
   Result<void> apply_file(const std::filesystem::path& file);
   Result<void> apply_override(const std::string& text);
   Result<DeepProfileConfig> finish() {
+    for (const auto& field : detail::config_fields()) {
+      if (auto rejected = rejected_choices_.find(field.info.key); rejected != rejected_choices_.end()) return rejected->second;
+    }
     if (auto checked = detail::validate_config_values(config_, origins_); !checked) return checked.error();
     return std::move(config_);
   }
@@ -219,13 +241,20 @@ class ConfigLayers {
   Result<void> apply_table(const toml::table& root, const std::string& source_name);
   Result<void> apply_value(const ConfigField& field, const toml::node& node, const std::string& where,
                            const std::optional<std::string>& entry = std::nullopt) {
-    if (auto assigned = FieldAssigner(field, node, where).assign(config_, entry); !assigned) return assigned;
+    FieldAssigner assigner(field, node, where);
+    if (auto assigned = assigner.assign(config_, entry); !assigned) return assigned;
+    if (assigner.rejected_choice) {
+      rejected_choices_.insert_or_assign(field.info.key, *assigner.rejected_choice);
+    } else {
+      rejected_choices_.erase(field.info.key);
+    }
     origins_[field.info.key] = where;
     return {};
   }
 
   DeepProfileConfig config_;  // starts at the defaults, which equal config/deep-profile.toml (tested)
   ConfigOrigins origins_;
+  std::map<std::string, Error> rejected_choices_;  // by key: the last value given named no enumerator
 };
 
 Result<toml::table> parse_toml(const std::string& text, const std::string& source_name) {

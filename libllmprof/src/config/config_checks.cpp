@@ -28,15 +28,6 @@ std::string join_values(const std::vector<std::string>& values) {
   return text;
 }
 
-std::optional<Error> check_allowed(const ConfigField& field, const std::string& value, const ConfigOrigins& origins) {
-  const auto& allowed = field.rules.allowed;
-  if (allowed.empty() || std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return std::nullopt;
-  const std::string nearest = nearest_candidate(value, allowed);
-  return invalid_value(
-      field.info.key, "is '" + value + "', which is not one of: " + join_values(allowed),
-      nearest.empty() ? "use one of: " + join_values(allowed) : "did you mean " + field.info.key + "=" + nearest + "?",
-      origins);
-}
 
 std::optional<Error> check_bound(const ConfigField& field, double value, const ConfigOrigins& origins) {
   if (!std::isfinite(value)) {
@@ -58,7 +49,6 @@ std::optional<Error> check_list(const ConfigField& field, const StringList& valu
     if (!field.rules.blank_elements && value.find_first_not_of(" \t") == std::string::npos) {
       return invalid_value(field.info.key, "has an empty element", "remove the empty string from the array", origins);
     }
-    if (auto error = check_allowed(field, value, origins)) return error;
   }
   return std::nullopt;
 }
@@ -77,9 +67,11 @@ std::optional<Error> check_table(const ConfigField& field, const StringTable& va
 std::optional<Error> check_field(const ConfigField& field, const DeepProfileConfig& config,
                                  const ConfigOrigins& origins) {
   return std::visit(
-      [&](const auto* member) -> std::optional<Error> {
+      [&](const auto member) -> std::optional<Error> {
         using Member = std::remove_cv_t<std::remove_pointer_t<decltype(member)>>;
-        if constexpr (std::is_same_v<Member, std::string> || std::is_same_v<Member, std::filesystem::path>) {
+        if constexpr (std::is_same_v<Member, ChoiceFieldRef>) {
+          return std::nullopt;  // an enumerator by construction: load_config parsed it
+        } else if constexpr (std::is_same_v<Member, std::string> || std::is_same_v<Member, std::filesystem::path>) {
           const std::string text = [&] {
             if constexpr (std::is_same_v<Member, std::string>)
               return *member;
@@ -89,7 +81,7 @@ std::optional<Error> check_field(const ConfigField& field, const DeepProfileConf
           if (field.rules.required && text.empty()) {
             return invalid_value(field.info.key, "must not be empty", "set a value; the default file has one", origins);
           }
-          return check_allowed(field, text, origins);
+          return std::nullopt;
         } else if constexpr (std::is_same_v<Member, int> || std::is_same_v<Member, std::int64_t> ||
                              std::is_same_v<Member, double>) {
           return check_bound(field, static_cast<double>(*member), origins);
@@ -110,7 +102,7 @@ std::optional<Error> check_field(const ConfigField& field, const DeepProfileConf
 bool is_blank(const std::string& text) { return text.find_first_not_of(" \t") == std::string::npos; }
 
 std::optional<Error> check_across_fields(const DeepProfileConfig& config, const ConfigOrigins& origins) {
-  if (config.nsys.capture_range == "nvtx" && is_blank(config.nsys.nvtx_capture)) {
+  if (config.nsys.capture_range == NsysCaptureRange::nvtx && is_blank(config.nsys.nvtx_capture)) {
     return make_error(ErrorCode::invalid_argument,
                       "nsys.capture_range is nvtx but nsys.nvtx_capture is empty: an NVTX gate needs a range name" +
                           where_set(origins, "nsys.nvtx_capture"),
@@ -147,6 +139,17 @@ std::optional<Error> check_across_fields(const DeepProfileConfig& config, const 
 }
 
 }  // namespace
+
+Error unknown_choice(const std::string& key, std::string_view value, std::span<const std::string_view> names,
+                     const std::string& where) {
+  const std::vector<std::string> allowed(names.begin(), names.end());
+  const std::string nearest = nearest_candidate(value, allowed);
+  return make_error(ErrorCode::invalid_argument,
+                    "configuration key " + key + " is '" + std::string(value) + "', which is not one of: " +
+                        join_values(allowed) + " (set at " + where + ")",
+                    nearest.empty() ? "use one of: " + join_values(allowed) : "did you mean " + key + "=" + nearest + "?",
+                    key);
+}
 
 Result<void> validate_config_values(const DeepProfileConfig& config, const ConfigOrigins& origins) {
   for (const auto& field : config_fields()) {

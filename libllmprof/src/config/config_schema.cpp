@@ -14,11 +14,11 @@ namespace {
 // Binds "section.name" to &config.section.name; the key text is made from the member names so the
 // two can never disagree.
 #define LLMPROF_CONFIG_KEY(section, name) \
-#section "." #name, [](DeepProfileConfig & c) -> ConfigFieldRef { return &c.section.name; }
+#section "." #name, [](DeepProfileConfig & c) -> ConfigFieldRef { return field_ref(&c.section.name); }
 
 const char* type_name(const ConfigFieldRef& ref) {
   static constexpr const char* names[] = {"string", "path",         "boolean", "integer", "integer",
-                                          "float",  "string array", "table",   "integer"};
+                                          "float",  "string array", "table",   "integer", "string"};
   return names[ref.index()];
 }
 
@@ -36,18 +36,20 @@ std::string describe_rules(const ConfigRules& rules, bool is_array) {
 ConfigField make_field(const char* key, ConfigFieldRef (*locate)(DeepProfileConfig&), const char* description,
                        ConfigRules rules = {}) {
   DeepProfileConfig probe;
+  const ConfigFieldRef field_ref_probe = locate(probe);
   ConfigField field;
   field.info.key = key;
-  field.info.type = type_name(locate(probe));
+  field.info.type = type_name(field_ref_probe);
   field.info.description = description;
-  field.info.allowed_values = rules.allowed;
+  if (const auto* choice = std::get_if<ChoiceFieldRef>(&field_ref_probe)) {
+    field.info.allowed_values.assign(choice->names.begin(), choice->names.end());
+  }
   field.info.constraint = describe_rules(rules, field.info.type == "string array");
   field.locate = locate;
   field.rules = std::move(rules);
   return field;
 }
 
-ConfigRules one_of(std::vector<std::string> allowed) { return {.allowed = std::move(allowed)}; }
 ConfigRules at_least(double minimum) { return {.bound = ConfigBound{minimum, false}}; }
 ConfigRules above(double minimum) { return {.bound = ConfigBound{minimum, true}}; }
 ConfigRules not_empty() { return {.required = true, .blank_elements = false}; }
@@ -65,8 +67,7 @@ std::vector<ConfigField> build_run_fields() {
       make_field(LLMPROF_CONFIG_KEY(run, stage), "NVTX stage whose kernels the top-N selection ranks", not_empty()),
       make_field(LLMPROF_CONFIG_KEY(run, top_n_kernels), "how many of the stage's heaviest kernels ncu profiles",
                  at_least(1)),
-      make_field(LLMPROF_CONFIG_KEY(run, on_empty_gate), "when a gated nsys capture yields no report",
-                 one_of({"diagnose", "rerun_ungated", "fail"})),
+      make_field(LLMPROF_CONFIG_KEY(run, on_empty_gate), "when a gated nsys capture yields no report"),
       make_field(LLMPROF_CONFIG_KEY(run, report_size_cap_gb), "warn when one profiler report is larger (GB)", above(0)),
       make_field(LLMPROF_CONFIG_KEY(run, min_free_space_gb),
                  "refuse to profile below this free space on runs_root (GB)", at_least(0)),
@@ -93,16 +94,12 @@ std::vector<ConfigField> build_nsys_fields() {
       make_field(LLMPROF_CONFIG_KEY(nsys, path), "nsys executable; empty: probe PATH and the usual install places"),
       make_field(LLMPROF_CONFIG_KEY(nsys, trace), "nsys profile --trace APIs (cuda, nvtx, osrt, cublas, ...)",
                  not_empty()),
-      make_field(LLMPROF_CONFIG_KEY(nsys, sample), "nsys profile --sample (CPU IP sampling)",
-                 one_of({"none", "process-tree", "system-wide"})),
-      make_field(LLMPROF_CONFIG_KEY(nsys, cpuctxsw), "nsys profile --cpuctxsw (CPU context switches)",
-                 one_of({"none", "process-tree", "system-wide"})),
-      make_field(LLMPROF_CONFIG_KEY(nsys, capture_range), "nsys profile --capture-range (what opens the capture)",
-                 one_of({"none", "nvtx", "cudaProfilerApi"})),
+      make_field(LLMPROF_CONFIG_KEY(nsys, sample), "nsys profile --sample (CPU IP sampling)"),
+      make_field(LLMPROF_CONFIG_KEY(nsys, cpuctxsw), "nsys profile --cpuctxsw (CPU context switches)"),
+      make_field(LLMPROF_CONFIG_KEY(nsys, capture_range), "nsys profile --capture-range (what opens the capture)"),
       make_field(LLMPROF_CONFIG_KEY(nsys, nvtx_capture),
                  "nsys profile --nvtx-capture: NVTX range that opens the gate (range[@domain])"),
-      make_field(LLMPROF_CONFIG_KEY(nsys, capture_range_end), "nsys profile --capture-range-end",
-                 one_of({"stop", "stop-shutdown", "repeat", "none"})),
+      make_field(LLMPROF_CONFIG_KEY(nsys, capture_range_end), "nsys profile --capture-range-end"),
       make_field(LLMPROF_CONFIG_KEY(nsys, nvtx_domain_include), "nsys profile --nvtx-domain-include"),
       make_field(LLMPROF_CONFIG_KEY(nsys, nvtx_domain_exclude), "nsys profile --nvtx-domain-exclude"),
       make_field(LLMPROF_CONFIG_KEY(nsys, env_vars), "nsys profile --env-var NAME=value for the profiled workload"),
@@ -129,17 +126,15 @@ std::vector<ConfigField> build_ncu_fields() {
       make_field(LLMPROF_CONFIG_KEY(ncu, nvtx_exclude), "ncu --nvtx-exclude expressions", no_blank_elements()),
       make_field(LLMPROF_CONFIG_KEY(ncu, kernel_regex),
                  "ncu --kernel-name regex:VALUE; empty: built from the top-N selection"),
-      make_field(LLMPROF_CONFIG_KEY(ncu, kernel_name_base), "ncu --kernel-name-base, also used to name kernels",
-                 one_of({"function", "demangled", "mangled"})),
+      make_field(LLMPROF_CONFIG_KEY(ncu, kernel_name_base), "ncu --kernel-name-base, also used to name kernels"),
       make_field(LLMPROF_CONFIG_KEY(ncu, launch_skip), "ncu --launch-skip", at_least(0)),
       make_field(LLMPROF_CONFIG_KEY(ncu, launches_per_kernel), "launches profiled per selected kernel", at_least(1)),
       make_field(LLMPROF_CONFIG_KEY(ncu, max_launches), "ncu --launch-count bound on the whole ncu run", at_least(1)),
       make_field(LLMPROF_CONFIG_KEY(ncu, retry_without_filter),
                  "after \"No kernels were profiled\", run once more without the kernel filter (bounded)"),
-      make_field(LLMPROF_CONFIG_KEY(ncu, replay_mode), "ncu --replay-mode",
-                 one_of({"kernel", "application", "range", "app-range"})),
-      make_field(LLMPROF_CONFIG_KEY(ncu, clock_control), "ncu --clock-control", one_of({"base", "none"})),
-      make_field(LLMPROF_CONFIG_KEY(ncu, cache_control), "ncu --cache-control", one_of({"all", "none"})),
+      make_field(LLMPROF_CONFIG_KEY(ncu, replay_mode), "ncu --replay-mode"),
+      make_field(LLMPROF_CONFIG_KEY(ncu, clock_control), "ncu --clock-control"),
+      make_field(LLMPROF_CONFIG_KEY(ncu, cache_control), "ncu --cache-control"),
       make_field(LLMPROF_CONFIG_KEY(ncu, target_all_processes), "ncu --target-processes all (launcher workloads)"),
       make_field(LLMPROF_CONFIG_KEY(ncu, print_units_base), "ncu --import --csv --print-units base"),
       make_field(LLMPROF_CONFIG_KEY(ncu, timeout_s), "time limit of ncu profile with the workload (seconds)", above(0)),

@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -19,9 +21,46 @@ namespace llmprof::detail {
 using StringTable = std::map<std::string, std::string>;
 using StringList = std::vector<std::string>;
 
+// A member holding one of an enum's values (OnEmptyGate, NcuReplayMode, ...): a TOML string that must
+// be one of `names`, parsed when it is loaded, so nothing downstream compares strings.
+struct ChoiceFieldRef {
+  void* member = nullptr;
+  std::span<const std::string_view> names;  // names[i] spells the enumerator whose value is i
+  std::size_t (*get)(const void* member) = nullptr;
+  void (*set)(void* member, std::size_t index) = nullptr;
+
+  std::string_view current() const { return names[get(member)]; }
+  // False (member unchanged) when `text` is none of the names.
+  bool assign(std::string_view text) const {
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == text) {
+        set(member, i);
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
 // A pointer to the member a key sets; the alternative decides the TOML type the key takes.
 using ConfigFieldRef = std::variant<std::string*, std::filesystem::path*, bool*, int*, std::int64_t*, double*,
-                                    StringList*, StringTable*, std::optional<int>*>;
+                                    StringList*, StringTable*, std::optional<int>*, ChoiceFieldRef>;
+
+// The ConfigFieldRef of a member: enums become a ChoiceFieldRef over their choice_names().
+template <class Member>
+ConfigFieldRef field_ref(Member* member) {
+  if constexpr (std::is_enum_v<Member>) {
+    return ChoiceFieldRef{member, choice_names(Member{}),
+                          [](const void* m) { return static_cast<std::size_t>(*static_cast<const Member*>(m)); },
+                          [](void* m, std::size_t i) { *static_cast<Member*>(m) = static_cast<Member>(i); }};
+  } else {
+    return member;
+  }
+}
+
+// The error for a string that is none of a choice's names: the names, and the nearest one as the fix.
+Error unknown_choice(const std::string& key, std::string_view value, std::span<const std::string_view> names,
+                     const std::string& where);
 
 // A numeric bound: value >= minimum (or > minimum when exclusive).
 struct ConfigBound {
@@ -31,7 +70,6 @@ struct ConfigBound {
 
 // What validate_config checks for one key besides its type.
 struct ConfigRules {
-  std::vector<std::string> allowed;  // enumerated values; empty: any
   std::optional<ConfigBound> bound;  // numbers (and a set optional integer)
   bool required = false;             // string, path or array must not be empty
   bool blank_elements = true;        // array elements may be empty strings

@@ -96,9 +96,11 @@ std::string render_table(const StringTable& values) {
 
 std::optional<std::string> render_field_value(const ConfigField& field, const DeepProfileConfig& config) {
   return std::visit(
-      [](const auto* member) -> std::optional<std::string> {
+      [](const auto member) -> std::optional<std::string> {
         using Member = std::remove_cv_t<std::remove_pointer_t<decltype(member)>>;
-        if constexpr (std::is_same_v<Member, std::string>)
+        if constexpr (std::is_same_v<Member, ChoiceFieldRef>)
+          return quote_toml_string(member.current());
+        else if constexpr (std::is_same_v<Member, std::string>)
           return quote_toml_string(*member);
         else if constexpr (std::is_same_v<Member, std::filesystem::path>)
           return quote_toml_string(member->string());

@@ -15,7 +15,6 @@ namespace llmprof {
 namespace {
 
 using detail::add_warning;
-using detail::check_choice;
 using detail::join;
 
 Error invalid(std::string message, std::string hint, std::string subject = {}) {
@@ -99,27 +98,12 @@ std::optional<Error> check_filters(const NcuProfileOptions& options) {
   return check_kernel_name(options);
 }
 
-std::optional<Error> check_choices(const NcuProfileOptions& options) {
-  if (auto error = check_choice("--kernel-name-base", options.kernel_name_base, {"function", "demangled", "mangled"})) return error;
-  if (auto error = check_choice("--replay-mode", options.replay_mode, {"kernel", "application", "range", "app-range"})) return error;
-  if (auto error = check_choice("--cache-control", options.cache_control, {"all", "none"})) return error;
-  if (auto error = check_choice("--clock-control", options.clock_control, {"base", "none"})) {
-    if (options.clock_control == "reset") {
-      error->message = "--clock-control reset makes ncu reset the GPU clocks and exit without profiling";
-      error->hint = "use base (locked base clocks) or none";
-    }
-    return error;
-  }
-  return std::nullopt;
-}
-
 std::optional<Error> check_profile(const NcuProfileOptions& options, const NcuInfo& tool,
                                    std::vector<std::string>* warnings) {
   if (options.application.empty() || options.application.front().empty()) {
     return invalid("ncu has no application to profile", "set the workload argv (application)");
   }
   if (options.output.empty()) return invalid("ncu has no output report (-o)", "set output, e.g. MAIN/ncu/profile (ncu appends .ncu-rep)");
-  if (auto error = check_choices(options)) return error;
   if (auto error = check_filters(options)) return error;
   if (!options.set.empty() && !tool.sets.empty() && !probed_set(tool, options.set)) {
     std::vector<std::string> names;
@@ -221,13 +205,13 @@ std::vector<std::string> NcuCommand::argv() const {
   if (!o.set.empty()) args.insert(args.end(), {"--set", o.set});
   for (const auto& section : o.sections) args.insert(args.end(), {"--section", section});
   if (!o.metrics.empty()) args.insert(args.end(), {"--metrics", join(o.metrics, ",")});
-  if (!o.kernel_name_base.empty()) args.insert(args.end(), {"--kernel-name-base", o.kernel_name_base});
+  if (o.kernel_name_base) args.insert(args.end(), {"--kernel-name-base", std::string(choice_name(*o.kernel_name_base))});
   if (!o.kernel_name.empty()) args.insert(args.end(), {"--kernel-name", o.kernel_name});
   if (o.launch_skip) args.insert(args.end(), {"--launch-skip", std::to_string(*o.launch_skip)});
   if (o.launch_count) args.insert(args.end(), {"--launch-count", std::to_string(*o.launch_count)});
-  if (!o.replay_mode.empty()) args.insert(args.end(), {"--replay-mode", o.replay_mode});
-  if (!o.clock_control.empty()) args.insert(args.end(), {"--clock-control", o.clock_control});
-  if (!o.cache_control.empty()) args.insert(args.end(), {"--cache-control", o.cache_control});
+  if (o.replay_mode) args.insert(args.end(), {"--replay-mode", std::string(choice_name(*o.replay_mode))});
+  if (o.clock_control) args.insert(args.end(), {"--clock-control", std::string(choice_name(*o.clock_control))});
+  if (o.cache_control) args.insert(args.end(), {"--cache-control", std::string(choice_name(*o.cache_control))});
   if (!o.log_file.empty()) args.insert(args.end(), {"--log-file", o.log_file.string()});
   if (!o.output.empty()) args.insert(args.end(), {"-o", o.output.string()});
   if (o.force_overwrite) args.push_back("-f");

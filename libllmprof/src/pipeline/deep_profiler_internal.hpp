@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "llmprof/deep_profiler.hpp"
+#include "llmprof/kernel_name.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/tool_probe.hpp"
 
@@ -103,6 +104,11 @@ StageResult run_select_stage(PipelineRun& run);
 StageResult run_ncu_stage(PipelineRun& run);
 StageResult run_analyze_stage(PipelineRun& run);
 StageResult run_report_stage(PipelineRun& run);
+
+// The form a selection made from nsys's (demangled) kernel names is written in for ncu.kernel_name_base;
+// nullopt for mangled, which no nsys name can be turned into. The one place the config's
+// NcuKernelNameBase meets the selection's KernelNameBase.
+std::optional<KernelNameBase> selection_name_base(NcuKernelNameBase base);
 
 // Runs one child, records "exit_code" and appends its command to `cmd_file` (relative to MAIN).
 struct ToolCall {

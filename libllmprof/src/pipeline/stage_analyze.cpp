@@ -10,7 +10,7 @@ AnalysisOptions analysis_options(const PipelineRun& run) {
   AnalysisOptions options;
   options.selection_stage = run.config.run.stage;
   options.top_n = static_cast<std::size_t>(std::max(run.config.run.top_n_kernels, 1));
-  options.name_base = run.config.ncu.kernel_name_base == "function" ? KernelNameBase::function : KernelNameBase::demangled;
+  options.name_base = selection_name_base(run.config.ncu.kernel_name_base);
   options.capture_gated_on_stage = run.nsys_gate && *run.nsys_gate == run.config.run.stage;
   return options;
 }

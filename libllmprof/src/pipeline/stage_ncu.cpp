@@ -214,8 +214,10 @@ bool append_raw_rows(const fs::path& target, const fs::path& extra) {
 // first pass already gave a usable raw.csv.
 void profile_missed_kernels(PipelineRun& run) {
   const fs::path raw = run.directory.ncu_dir() / "raw.csv";
-  const KernelNameBase base =
-      run.config.ncu.kernel_name_base == "function" ? KernelNameBase::function : KernelNameBase::demangled;
+  // A selection exists only where its name base does (the select stage refuses mangled).
+  const auto selection_base = selection_name_base(run.config.ncu.kernel_name_base);
+  if (!selection_base) return;
+  const KernelNameBase base = *selection_base;
   const std::vector<std::string> missed = missed_kernels(run, profiled_kernel_names(raw), base);
   if (missed.empty()) return;
   run.note(kStage, std::to_string(missed.size()) + " selected kernel(s) did not occur within the first --launch-count " +

@@ -12,20 +12,6 @@ namespace {
 
 constexpr const char* kStage = "nsys";
 
-NsysCaptureRange capture_range_from(const std::string& name) {
-  if (name == "nvtx") return NsysCaptureRange::nvtx;
-  if (name == "cudaProfilerApi") return NsysCaptureRange::cuda_profiler_api;
-  return NsysCaptureRange::none;
-}
-
-std::optional<NsysCaptureRangeEnd> capture_end_from(const std::string& name) {
-  if (name == "stop") return NsysCaptureRangeEnd::stop;
-  if (name == "stop-shutdown") return NsysCaptureRangeEnd::stop_shutdown;
-  if (name == "repeat") return NsysCaptureRangeEnd::repeat;
-  if (name == "none") return NsysCaptureRangeEnd::none;
-  return std::nullopt;
-}
-
 NsysCommand profile_command(const PipelineRun& run, bool gated) {
   const NsysConfig& config = run.config.nsys;
   NsysProfileOptions options;
@@ -33,9 +19,9 @@ NsysCommand profile_command(const PipelineRun& run, bool gated) {
   options.trace = config.trace;
   options.sample = config.sample;
   options.cpuctxsw = config.cpuctxsw;
-  options.capture_range = gated ? capture_range_from(config.capture_range) : NsysCaptureRange::none;
+  options.capture_range = gated ? config.capture_range : NsysCaptureRange::none;
   if (options.capture_range == NsysCaptureRange::nvtx) options.nvtx_capture = config.nvtx_capture;
-  if (options.capture_range != NsysCaptureRange::none) options.capture_range_end = capture_end_from(config.capture_range_end);
+  if (options.capture_range != NsysCaptureRange::none) options.capture_range_end = config.capture_range_end;
   options.nvtx_domain_include = config.nvtx_domain_include;
   options.nvtx_domain_exclude = config.nvtx_domain_exclude;
   options.env_vars = config.env_vars;
@@ -107,7 +93,7 @@ Capture capture(PipelineRun& run, bool gated, const std::string& log_name) {
 
 bool gate_never_opened(const PipelineRun& run, const Capture& attempt) {
   if (attempt.report || attempt.report.error().code != ErrorCode::no_report) return false;
-  if (run.config.nsys.capture_range != "nvtx") return false;
+  if (run.config.nsys.capture_range != NsysCaptureRange::nvtx) return false;
   const std::string& message = attempt.report.error().message;
   return message.find("gate") != std::string::npos || message.find("No reports were generated") != std::string::npos;
 }
@@ -123,8 +109,8 @@ std::optional<EmittedRanges> emitted_ranges(const PipelineRun& run) {
 // Diagnoses the empty gate, then follows run.on_empty_gate; returns the capture to continue with.
 std::optional<StageResult> handle_empty_gate(PipelineRun& run, Capture& attempt) {
   const std::string diagnosis = diagnose_empty_gate(run.config.nsys.nvtx_capture, emitted_ranges(run), run.config.run.stage);
-  const std::string& policy = run.config.run.on_empty_gate;
-  if (policy == "rerun_ungated") {
+  const OnEmptyGate policy = run.config.run.on_empty_gate;
+  if (policy == OnEmptyGate::rerun_ungated) {
     run.note(kStage, diagnosis + " Re-running nsys without the gate (run.on_empty_gate = rerun_ungated).");
     attempt = capture(run, false, "profile_ungated.log");
     if (attempt.problem) return attempt.problem;
@@ -134,7 +120,7 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, Capture& attempt)
     return std::nullopt;
   }
   run.note(kStage, diagnosis);
-  if (policy == "fail") run.halt_profiling = "the NVTX gate never opened and run.on_empty_gate = fail";
+  if (policy == OnEmptyGate::fail) run.halt_profiling = "the NVTX gate never opened and run.on_empty_gate = fail";
   return StageResult::failed(diagnosis);
 }
 
@@ -199,7 +185,7 @@ StageResult run_nsys_stage(PipelineRun& run) {
   }
   if (!attempt.report) return StageResult::failed(attempt.report.error().describe());
   const ResolvedReport& report = attempt.report.value();
-  if (attempt.gated && run.config.nsys.capture_range == "nvtx") {
+  if (attempt.gated && run.config.nsys.capture_range == NsysCaptureRange::nvtx) {
     run.nsys_gate = run.config.nsys.nvtx_capture.substr(0, run.config.nsys.nvtx_capture.find('@'));
   }
   for (const auto& note : report.notes) run.warn(kStage, note);

@@ -40,11 +40,11 @@ std::string selection_log(const KernelSelection& selection) {
   return text.str();
 }
 
-Result<KernelNameBase> name_base(const std::string& configured) {
-  if (configured == "demangled") return KernelNameBase::demangled;
-  if (configured == "function") return KernelNameBase::function;
-  return make_error(ErrorCode::unsupported, "top-N selection cannot build a kernel regex for ncu.kernel_name_base=" + configured,
-                    "use ncu.kernel_name_base=demangled or function, or give ncu.kernel_regex yourself", configured);
+Result<KernelNameBase> name_base(NcuKernelNameBase configured) {
+  if (auto base = selection_name_base(configured)) return *base;
+  const std::string name(choice_name(configured));
+  return make_error(ErrorCode::unsupported, "top-N selection cannot build a kernel regex for ncu.kernel_name_base=" + name,
+                    "use ncu.kernel_name_base=demangled or function, or give ncu.kernel_regex yourself", name);
 }
 
 // The selection's bound, raised for launches_per_kernel and capped by ncu.max_launches.
@@ -60,6 +60,15 @@ std::int64_t launch_bound(PipelineRun& run, const KernelSelection& selection) {
 }
 
 }  // namespace
+
+std::optional<KernelNameBase> selection_name_base(NcuKernelNameBase base) {
+  switch (base) {
+    case NcuKernelNameBase::demangled: return KernelNameBase::demangled;
+    case NcuKernelNameBase::function: return KernelNameBase::function;
+    case NcuKernelNameBase::mangled: return std::nullopt;
+  }
+  return std::nullopt;
+}
 
 StageResult run_select_stage(PipelineRun& run) {
   if (!run.config.ncu.kernel_regex.empty()) {
