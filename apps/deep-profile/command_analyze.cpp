@@ -7,6 +7,7 @@
 
 #include "command.hpp"
 #include "llmprof/analysis.hpp"
+#include "llmprof/run_layout.hpp"
 
 namespace deep_profile {
 namespace po = boost::program_options;
@@ -49,7 +50,9 @@ void print_summary(std::ostream& out, const llmprof::AnalysisReport& report, con
   }
   for (const auto& warning : report.warnings) out << "warning: " << warning << "\n";
   for (const auto& skipped : report.skipped) out << "skipped: " << skipped << "\n";
-  out << "wrote " << (directory / "kernels.csv").string() << ", stages.csv, report.json\n";
+  out << "wrote " << (directory / llmprof::RunLayout::analysis_kernels().filename()).string() << ", "
+      << llmprof::RunLayout::analysis_stages().filename().string() << ", "
+      << llmprof::RunLayout::analysis_report().filename().string() << "\n";
 }
 
 int run_analyze(const std::vector<std::string>& args) {
@@ -94,7 +97,7 @@ int run_analyze(const std::vector<std::string>& args) {
     std::cerr << "deep-profile analyze: " << report.error().describe() << "\n";
     return report.error().code == llmprof::ErrorCode::io_error ? exit_environment : exit_input;
   }
-  const auto directory = std::filesystem::path(main) / "analysis";
+  const auto directory = llmprof::RunLayout(main).resolve(llmprof::RunLayout::analysis_directory());
   if (auto written = llmprof::write_analysis(*report, directory); !written) {
     std::cerr << "deep-profile analyze: " << written.error().describe() << "\n";
     return exit_environment;

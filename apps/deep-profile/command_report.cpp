@@ -6,6 +6,7 @@
 
 #include "command.hpp"
 #include "llmprof/report.hpp"
+#include "llmprof/run_layout.hpp"
 
 namespace deep_profile {
 namespace po = boost::program_options;
@@ -72,17 +73,18 @@ int run_report(const std::vector<std::string>& args) {
     std::cerr << "deep-profile report: " << model.error().describe() << "\n";
     return exit_for(model.error());
   }
-  const std::filesystem::path directory(main);
+  const llmprof::RunLayout layout{std::filesystem::path(main)};
+  const auto markdown = layout.resolve(llmprof::RunLayout::report_markdown());
+  const auto html = layout.resolve(llmprof::RunLayout::report_html());
   if (format == "all") {
-    if (auto written = llmprof::write_reports(directory); !written) {
+    if (auto written = llmprof::write_reports(layout.main_directory()); !written) {
       std::cerr << "deep-profile report: " << written.error().describe() << "\n";
       return exit_for(written.error());
     }
-    std::cout << "wrote " << (directory / "report.md").string() << "\nwrote " << (directory / "report.html").string() << "\n";
+    std::cout << "wrote " << markdown.string() << "\nwrote " << html.string() << "\n";
     return exit_ok;
   }
-  return format == "md" ? write_text(directory / "report.md", llmprof::render_markdown(*model))
-                        : write_text(directory / "report.html", llmprof::render_html(*model));
+  return format == "md" ? write_text(markdown, llmprof::render_markdown(*model)) : write_text(html, llmprof::render_html(*model));
 }
 
 const CommandRegistrar registrar{{"report", "render report.md / report.html of a run directory", run_report}};

@@ -13,6 +13,7 @@
 #include "config_options.hpp"
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/logging.hpp"
+#include "llmprof/stop_signal_watcher.hpp"
 
 namespace deep_profile {
 namespace fs = std::filesystem;
@@ -165,7 +166,11 @@ int run_command(const std::vector<std::string>& args) {
   environment.executable = own_executable();
   llmprof::DeepProfiler profiler(config.value(), *runner, clock, [&printer](const auto& event) { printer(event); },
                                  environment);
-  llmprof::StopSignalWatcher watcher([&profiler](int) { profiler.request_stop(); });
+  auto watcher = llmprof::StopSignalWatcher::start([&profiler](int) { profiler.request_stop(); });
+  if (!watcher) {
+    std::cerr << "deep-profile run: " << watcher.error().describe() << "\n";
+    return exit_code_for(watcher.error());
+  }
   auto summary = profiler.run();
   if (!summary) {
     std::cerr << "deep-profile run: " << summary.error().describe() << "\n";

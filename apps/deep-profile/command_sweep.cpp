@@ -11,6 +11,7 @@
 #include "config_options.hpp"
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/logging.hpp"
+#include "llmprof/stop_signal_watcher.hpp"
 #include "llmprof/sweep.hpp"
 
 namespace deep_profile {
@@ -115,12 +116,16 @@ int sweep_command(const std::vector<std::string>& args) {
   llmprof::SystemClock clock;
   const std::string sweep_id = llmprof::generate_run_id(clock);
   SweepState state;
-  llmprof::StopSignalWatcher watcher([&state, &runner](int) {
+  auto watcher = llmprof::StopSignalWatcher::start([&state, &runner](int) {
     state.stopped.store(true);
     std::lock_guard<std::mutex> lock(state.mutex);
     if (state.current) state.current->request_stop();
     else runner->request_stop();
   });
+  if (!watcher) {
+    std::cerr << "deep-profile sweep: " << watcher.error().describe() << "\n";
+    return exit_environment;
+  }
   llmprof::DeepProfilerEnvironment environment;
   environment.executable = own_executable();
   const bool quiet = options->quiet;

@@ -2,6 +2,7 @@
 // the ncu fallback re-run, interruption and timeouts; plus the progress parser and signal watcher.
 #include "llmprof/deep_profiler.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <boost/json/parse.hpp>
@@ -12,6 +13,8 @@
 #include "pipeline/deep_profiler_internal.hpp"
 #include "fake_process_runner.hpp"
 #include "llmprof/logging.hpp"
+#include "llmprof/ncu_progress.hpp"
+#include "llmprof/stop_signal_watcher.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "test_support.hpp"
 
@@ -441,14 +444,14 @@ TEST_CASE("an unwritable runs root is an error before anything runs") {
 }
 
 TEST_CASE("the bundled example that is not built gives a clear error naming the way out") {
-  auto found = find_example_workload("/nonexistent/bin/deep-profile", {});
+  auto found = detail::find_example_workload("/nonexistent/bin/deep-profile", {});
   REQUIRE_FALSE(found.has_value());
   CHECK(found.error().code == ErrorCode::not_found);
   CHECK_THAT(found.error().message, Catch::Contains("/nonexistent/bin/llmprof-decode"));
   CHECK_THAT(found.error().hint, Catch::Contains("-- CMD"));
   TempDir temp;
   make_executable(temp / "examples/decode-workload/llmprof-decode");
-  auto in_build_tree = find_example_workload(temp / "apps/deep-profile/deep-profile", {});
+  auto in_build_tree = detail::find_example_workload(temp / "apps/deep-profile/deep-profile", {});
   REQUIRE(in_build_tree.has_value());
   CHECK(in_build_tree.value() == temp / "examples/decode-workload/llmprof-decode");
 }
@@ -495,7 +498,9 @@ TEST_CASE("StopSignalWatcher turns SIGINT and SIGTERM into a callback on its own
   struct sigaction before {};
   ::sigaction(SIGINT, nullptr, &before);  // Catch2's own handler, which the watcher must restore
   {
-    StopSignalWatcher watcher([&seen](int signal_number) { seen.store(signal_number); });
+    auto started = StopSignalWatcher::start([&seen](int signal_number) { seen.store(signal_number); });
+    REQUIRE(started.has_value());
+    const StopSignalWatcher watcher = std::move(started).value();
     std::raise(SIGTERM);
     for (int i = 0; i < 200 && seen.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     CHECK(seen.load() == SIGTERM);
@@ -507,4 +512,23 @@ TEST_CASE("StopSignalWatcher turns SIGINT and SIGTERM into a callback on its own
   struct sigaction current {};
   ::sigaction(SIGINT, nullptr, &current);
   CHECK(current.sa_handler == before.sa_handler);
+}
+
+TEST_CASE("StopSignalWatcher without a free file descriptor is an error, and the handlers stay as they were") {
+  struct sigaction before {};
+  ::sigaction(SIGTERM, nullptr, &before);
+  struct rlimit limits {};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &limits) == 0);
+  struct rlimit none = limits;
+  none.rlim_cur = 0;  // no new descriptor: pipe2 fails with EMFILE
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &none) == 0);
+  auto started = StopSignalWatcher::start([](int) {});
+  ::setrlimit(RLIMIT_NOFILE, &limits);
+  REQUIRE_FALSE(started.has_value());
+  CHECK(started.error().code == ErrorCode::io_error);
+  CHECK_THAT(started.error().message, Catch::Contains("pipe2 failed"));
+  CHECK_THAT(started.error().hint, Catch::Contains("ulimit -n"));
+  struct sigaction after {};
+  ::sigaction(SIGTERM, nullptr, &after);
+  CHECK(after.sa_handler == before.sa_handler);
 }

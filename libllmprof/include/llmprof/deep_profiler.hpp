@@ -5,6 +5,9 @@
 // exit codes, command), which is rewritten after every stage. The pipeline is fail-open: a missing or
 // failing profiler marks its stage skipped/failed and the run goes on with what it has; RunSummary
 // says whether everything that was asked for succeeded.
+//
+// Related headers: stop_signal_watcher.hpp (SIGINT/SIGTERM -> request_stop), ncu_progress.hpp (the ncu
+// lines behind ProgressEvent's kernel n/N), run_layout.hpp (the files of MAIN).
 #pragma once
 
 #include <atomic>
@@ -107,44 +110,7 @@ class DeepProfiler {
   std::atomic<bool> stop_requested_{false};
 };
 
-// While alive, SIGINT and SIGTERM no longer kill this process: a watcher thread receives them and
-// calls `on_signal(signal_number)` (outside signal context, so it may lock, log and call
-// ProcessRunner::request_stop). Children keep default signal dispositions and an unblocked mask.
-class StopSignalWatcher {
- public:
-  explicit StopSignalWatcher(std::function<void(int)> on_signal);
-  ~StopSignalWatcher();  // restores the previous handlers
-  StopSignalWatcher(const StopSignalWatcher&) = delete;
-  StopSignalWatcher& operator=(const StopSignalWatcher&) = delete;
-  int received_signal() const noexcept;  // 0 when none arrived
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
-
-// Parses ncu's per-kernel progress line; nullopt for other lines.
-struct NcuKernelProgress {
-  std::string kernel_name;
-  int launch_id = 0;  // ncu's global id (the "- 3" part)
-  int index = 0;      // n of n/N
-  int total = 0;      // N
-  int passes = 0;     // 0 when the line has no "- K passes" (still running)
-};
-std::optional<NcuKernelProgress> parse_ncu_progress_line(std::string_view line);
-
 // One human line for a progress event: "[  12.3s] ncu     kernel 4/40 reduce_kernel (17 passes)".
 std::string format_progress_event(const ProgressEvent& event);
-
-// Where the bundled example workload llmprof-decode is: beside `executable`, then
-// <prefix>/bin (prefix = executable's parent's parent), then the build tree
-// (<build>/examples/decode-workload/), then `extra_directories`. not_found names every place looked
-// and how to build it or pass `-- CMD`.
-Result<std::filesystem::path> find_example_workload(const std::filesystem::path& executable,
-                                                    const std::vector<std::filesystem::path>& extra_directories);
-
-// Bytes available to an unprivileged user on the file system holding `path` (the nearest existing
-// parent when `path` does not exist yet).
-Result<std::uint64_t> available_disk_bytes(const std::filesystem::path& path);
 
 }  // namespace llmprof

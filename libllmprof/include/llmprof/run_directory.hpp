@@ -1,7 +1,6 @@
 // RunDirectory: one self-describing MAIN directory per profiling run, and its manifest run.json.
 //
-// Layout: <root>/<run-id>/{run.json, env.json, config.toml, inputs.json, deep-profile.log,
-// stage1/, nsys/, ncu/, analysis/}. run.json is rewritten atomically (temp file + rename) after
+// Layout: <root>/<run-id>/ holds the files RunLayout names (run_layout.hpp). run.json is rewritten atomically (temp file + rename) after
 // every stage change so a crash or Ctrl-C never leaves a run without its manifest.
 #pragma once
 
@@ -18,6 +17,7 @@
 #include "llmprof/clock.hpp"
 #include "llmprof/process.hpp"
 #include "llmprof/result.hpp"
+#include "llmprof/run_layout.hpp"
 
 namespace llmprof {
 
@@ -74,10 +74,11 @@ class RunDirectory {
   static Result<RunDirectory> open(const std::filesystem::path& main_directory);
 
   const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path stage1_dir() const { return path_ / "stage1"; }
-  std::filesystem::path nsys_dir() const { return path_ / "nsys"; }
-  std::filesystem::path ncu_dir() const { return path_ / "ncu"; }
-  std::filesystem::path analysis_dir() const { return path_ / "analysis"; }
+  RunLayout layout() const { return RunLayout(path_); }
+  std::filesystem::path stage1_dir() const { return path_ / RunLayout::stage1_directory(); }
+  std::filesystem::path nsys_dir() const { return path_ / RunLayout::nsys_directory(); }
+  std::filesystem::path ncu_dir() const { return path_ / RunLayout::ncu_directory(); }
+  std::filesystem::path analysis_dir() const { return path_ / RunLayout::analysis_directory(); }
 
   RunManifest& manifest() { return manifest_; }
   const RunManifest& manifest() const { return manifest_; }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analysis/analysis_model.hpp"
+#include "llmprof/run_layout.hpp"
 
 namespace llmprof {
 namespace detail {
@@ -329,7 +330,8 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
                       "pass the MAIN directory a deep-profile run created", main_directory.string());
   }
   AnalysisInputs inputs;
-  const auto nsys_prefix = main_directory / "nsys" / "summary";
+  const RunLayout layout(main_directory);
+  const auto nsys_prefix = layout.resolve(RunLayout::nsys_stats_prefix());
   bool any_nsys = false;
   for (const auto& report : nsys_stats_report_names()) {
     any_nsys = any_nsys || std::filesystem::is_regular_file(nsys_stats_report_path(nsys_prefix, report), ec);
@@ -340,7 +342,7 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
     inputs.nsys = std::move(stats).value();
     inputs.sources["nsys"] = nsys_prefix.string() + "_<report>.csv";
   }
-  const auto ncu_csv = main_directory / "ncu" / "raw.csv";
+  const auto ncu_csv = layout.resolve(RunLayout::ncu_raw_csv());
   if (std::filesystem::exists(ncu_csv, ec)) {
     std::vector<LaunchRoofline> launches;
     NcuParseOptions parse_options;
@@ -365,7 +367,7 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
     inputs.ncu_launches = std::move(launches);
     inputs.sources["ncu"] = ncu_csv.string();
   }
-  const auto metrics_json = main_directory / "stage1" / "metrics.json";
+  const auto metrics_json = layout.resolve(RunLayout::stage1_metrics());
   if (std::filesystem::exists(metrics_json, ec)) {
     auto metrics = load_workload_metrics(metrics_json);
     if (!metrics) return metrics.error();

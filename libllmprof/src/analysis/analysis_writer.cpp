@@ -10,6 +10,7 @@
 #include "core/json_pretty.hpp"
 #include "analysis/analysis_model.hpp"
 #include "llmprof/analysis.hpp"
+#include "llmprof/run_layout.hpp"
 
 namespace llmprof {
 namespace {
@@ -250,10 +251,10 @@ Result<void> write_analysis(const AnalysisReport& report, const std::filesystem:
                       "cannot create analysis directory " + analysis_directory.string() + ": " + ec.message(),
                       "check the permissions of the run directory", analysis_directory.string());
   }
-  for (const auto& [name, content] : {std::pair{"kernels.csv", kernels_csv(report)},
-                                      std::pair{"stages.csv", stages_csv(report)},
-                                      std::pair{"report.json", analysis_report_json(report)}}) {
-    auto written = detail::write_file_atomically(analysis_directory / name, content);
+  for (const auto& [name, content] : {std::pair{RunLayout::analysis_kernels(), kernels_csv(report)},
+                                      std::pair{RunLayout::analysis_stages(), stages_csv(report)},
+                                      std::pair{RunLayout::analysis_report(), analysis_report_json(report)}}) {
+    auto written = detail::write_file_atomically(analysis_directory / name.filename(), content);
     if (!written) return written;
   }
   return {};

@@ -23,10 +23,10 @@ using detail::markdown_cell;
 using detail::markdown_code;
 
 void read_metrics(const std::filesystem::path& main, SweepIndexRow& row) {
-  const auto path = main / "stage1" / "metrics.json";
+  const auto path = RunLayout(main).resolve(RunLayout::stage1_metrics());
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    row.notes.push_back("stage1/metrics.json is absent: tokens/s unknown");
+    row.notes.push_back(RunLayout::stage1_metrics().string() + " is absent: tokens/s unknown");
     return;
   }
   std::ostringstream text;
@@ -49,7 +49,7 @@ void read_report(const std::filesystem::path& main, const std::string& stage_nam
   auto model = load_run_report(main);
   if (!model) {
     row.notes.push_back(model.error().message);
-    if (std::ifstream in(main / "run.json"); in) {
+    if (std::ifstream in(RunLayout(main).resolve(RunLayout::manifest())); in) {
       std::ostringstream text;
       text << in.rdbuf();
       if (auto manifest = manifest_from_json(text.str())) row.status = to_string(manifest->status);

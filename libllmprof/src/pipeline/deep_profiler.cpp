@@ -13,10 +13,6 @@ using detail::PipelineRun;
 using detail::StageProblemKind;
 using detail::StageResult;
 
-namespace detail {
-Result<ResolvedWorkload> resolve_workload(const DeepProfileConfig& config, const DeepProfilerEnvironment& environment);
-}
-
 namespace {
 
 using StageFunction = StageResult (*)(PipelineRun&);
@@ -136,7 +132,7 @@ StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblem
 
 Result<void> write_provenance(RunDirectory& directory, const DeepProfileConfig& config,
                               const detail::ResolvedWorkload& workload) {
-  if (auto written = directory.write_text("config.toml", config_to_toml(config)); !written) return written.error();
+  if (auto written = directory.write_text(RunLayout::resolved_config(), config_to_toml(config)); !written) return written.error();
   WorkloadRecord record;
   record.argv = workload.argv;
   record.working_directory = workload.working_directory;
@@ -192,7 +188,7 @@ Result<RunSummary> DeepProfiler::run() {
   auto directory = RunDirectory::create(options, clock_);
   if (!directory) return directory.error();
   if (auto written = write_provenance(directory.value(), config_, workload.value()); !written) return written.error();
-  const bool log_attached = environment_.attach_log_file && add_log_file(directory->path() / "deep-profile.log");
+  const bool log_attached = environment_.attach_log_file && add_log_file(directory->layout().resolve(RunLayout::log()));
 
   PipelineRun run{config_, runner_, clock_, progress_, environment_, stop_requested_, directory.value(), started};
   run.workload = std::move(workload.value());

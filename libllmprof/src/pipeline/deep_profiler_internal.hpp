@@ -11,6 +11,7 @@
 
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/kernel_name.hpp"
+#include "pipeline/workload.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/tool_probe.hpp"
 
@@ -35,14 +36,6 @@ struct StageResult {
   static StageResult interrupted(std::string why) {
     return {StageStatus::interrupted, std::move(why), StageProblemKind::interrupted};
   }
-};
-
-// The workload as it runs in every stage (the profilers launch the same argv).
-struct ResolvedWorkload {
-  std::vector<std::string> argv;
-  std::map<std::string, std::string> environment;  // config env + CUDA_VISIBLE_DEVICES
-  std::filesystem::path working_directory;
-  bool is_bundled_example = false;
 };
 
 // What the stage-1 metrics JSON says about NVTX (only the fields the pipeline needs).

@@ -1,13 +1,9 @@
 // The workload every stage runs: the user's `-- CMD` or the bundled example, plus its environment.
-#include <sys/statvfs.h>
-
-#include <cerrno>
-#include <cstring>
 #include <unistd.h>
 
-#include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/workload.hpp"
 
-namespace llmprof {
+namespace llmprof::detail {
 namespace fs = std::filesystem;
 
 namespace {
@@ -50,21 +46,6 @@ Result<fs::path> find_example_workload(const fs::path& executable, const std::ve
                     kExampleName);
 }
 
-Result<std::uint64_t> available_disk_bytes(const fs::path& path) {
-  fs::path probe = path.empty() ? fs::path(".") : path;
-  std::error_code error;
-  // The runs root may not exist yet; its nearest existing parent is on the same file system.
-  while (!fs::exists(probe, error) && probe.has_parent_path() && probe.parent_path() != probe) probe = probe.parent_path();
-  struct statvfs stats {};
-  if (::statvfs(probe.c_str(), &stats) != 0) {
-    return make_error(ErrorCode::io_error, std::string("could not read the free space: ") + std::strerror(errno),
-                      "check that the runs root is on a mounted, readable file system", probe.string());
-  }
-  return static_cast<std::uint64_t>(stats.f_bavail) * static_cast<std::uint64_t>(stats.f_frsize);
-}
-
-namespace detail {
-
 Result<ResolvedWorkload> resolve_workload(const DeepProfileConfig& config, const DeepProfilerEnvironment& environment) {
   ResolvedWorkload workload;
   workload.environment = config.workload.env;
@@ -89,5 +70,4 @@ Result<ResolvedWorkload> resolve_workload(const DeepProfileConfig& config, const
   return workload;
 }
 
-}  // namespace detail
-}  // namespace llmprof
+}  // namespace llmprof::detail

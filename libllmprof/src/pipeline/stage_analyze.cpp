@@ -19,8 +19,9 @@ AnalysisOptions analysis_options(const PipelineRun& run) {
 
 StageResult run_analyze_stage(PipelineRun& run) {
   if (!run.config.run.enable_analyze) return StageResult::skipped("disabled (run.enable_analyze = false)");
-  const bool has_input = run.nsys_stats || fs::exists(run.directory.ncu_dir() / "raw.csv") ||
-                         fs::exists(run.directory.stage1_dir() / "metrics.json");
+  const RunLayout layout = run.directory.layout();
+  const bool has_input = run.nsys_stats || fs::exists(layout.resolve(RunLayout::ncu_raw_csv())) ||
+                         fs::exists(layout.resolve(RunLayout::stage1_metrics()));
   if (!has_input) return StageResult::skipped("nothing to analyze: no nsys tables, no ncu/raw.csv, no stage-1 metrics");
   auto report = analyze_run_directory(run.directory.path(), analysis_options(run));
   if (!report) return StageResult::failed("analysis failed: " + report.error().describe());
@@ -29,7 +30,8 @@ StageResult run_analyze_stage(PipelineRun& run) {
   }
   run.analysis_written = true;
   StageRecord& record = run.record("analyze");
-  record.artifacts = {"analysis/kernels.csv", "analysis/stages.csv", "analysis/report.json"};
+  record.artifacts = {RunLayout::analysis_kernels().string(), RunLayout::analysis_stages().string(),
+                      RunLayout::analysis_report().string()};
   for (const auto& warning : report->warnings) record.warnings.push_back(warning);
   for (const auto& skipped : report->skipped) record.warnings.push_back("not computed: " + skipped);
   return StageResult::ok();

@@ -8,6 +8,7 @@
 #include "llmprof/kernel_name.hpp"
 #include "llmprof/ncu_diagnosis.hpp"
 #include "llmprof/ncu_metrics.hpp"
+#include "llmprof/ncu_progress.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -56,7 +57,7 @@ NcuCommand profile_command(const PipelineRun& run, const PassFilter& filter) {
   options.replay_mode = config.replay_mode;
   options.clock_control = config.clock_control;
   options.cache_control = config.cache_control;
-  options.output = fs::absolute(run.directory.ncu_dir() / filter.output_name);
+  options.output = fs::absolute(run.directory.layout().resolve(RunLayout::ncu_output_base(filter.output_name)));
   options.force_overwrite = true;
   options.extra_args = config.extra_args;
   options.application = run.workload.argv;
@@ -94,14 +95,14 @@ Attempt profile(PipelineRun& run, const PassFilter& filter, const std::string& l
   }
   ToolCall call{kStage, command.argv(), command.to_shell_string()};
   call.environment = run.workload.environment;
-  call.log_file = fs::path("ncu") / log_name;
+  call.log_file = RunLayout::ncu_log(log_name);
   call.timeout = seconds_to_ms(run.config.ncu.timeout_s);
   call.on_line = [&run](const std::string& line) { report_line(run, line); };
   StageRecord& record = run.record(kStage);
   record.command = call.shell_command;
-  record.cmd_file = "ncu/cmd.txt";
+  record.cmd_file = RunLayout::ncu_commands().string();
   record.log_file = call.log_file.string();
-  append_command(run, "ncu/cmd.txt", call.shell_command);
+  append_command(run, RunLayout::ncu_commands(), call.shell_command);
   for (const auto& include : run.config.ncu.nvtx_include) attempt.filters += "--nvtx-include " + include + " ";
   if (filter.kernel_regex) attempt.filters += "--kernel-name " + *filter.kernel_regex;
   auto outcome = run_tool(run, call);
@@ -126,29 +127,29 @@ std::string kernel_list(const std::vector<std::string>& names) {
 }
 
 // ncu --import profile.ncu-rep --page raw --csv > raw.csv, through a temporary so that a failed or
-// interrupted export never leaves a truncated raw.csv.
-StageResult export_raw_csv(PipelineRun& run, const fs::path& report, const std::string& csv_name = "raw.csv") {
+// interrupted export never leaves a truncated raw.csv. `csv` is relative to MAIN.
+StageResult export_raw_csv(PipelineRun& run, const fs::path& report, const fs::path& csv = RunLayout::ncu_raw_csv()) {
   const NcuCommand command = NcuCommand::import_csv(run.ncu.path, report, NcuPage::raw, run.config.ncu.print_units_base);
-  ToolCall call{kStage, command.argv(), command.to_shell_string() + " > " + csv_name};
-  call.log_file = "ncu/import.log";
-  call.stdout_file = fs::path("ncu") / (csv_name + ".partial");
+  ToolCall call{kStage, command.argv(), command.to_shell_string() + " > " + csv.filename().string()};
+  call.log_file = RunLayout::ncu_import_log();
+  call.stdout_file = csv.string() + ".partial";
   call.timeout = seconds_to_ms(run.config.ncu.postprocess_timeout_s);
-  append_command(run, "ncu/cmd.txt", call.shell_command);
+  append_command(run, RunLayout::ncu_commands(), call.shell_command);
   auto outcome = run_tool(run, call);
   const fs::path partial = run.directory.path() / call.stdout_file;
   std::error_code ignored;
   if (!outcome) return StageResult::failed("could not start ncu --import: " + outcome.error().describe());
   if (!outcome->succeeded()) {
     fs::remove(partial, ignored);
-    return outcome_problem(outcome.value(), "ncu --import --page raw --csv", "ncu/import.log");
+    return outcome_problem(outcome.value(), "ncu --import --page raw --csv", RunLayout::ncu_import_log().string());
   }
   std::error_code error;
   if (fs::file_size(partial, error) == 0 || error) {
-    return StageResult::failed("ncu --import wrote no CSV; see ncu/import.log");
+    return StageResult::failed("ncu --import wrote no CSV; see " + RunLayout::ncu_import_log().string());
   }
-  fs::rename(partial, run.directory.ncu_dir() / csv_name, error);
-  if (error) return StageResult::failed("could not rename ncu/" + csv_name + ".partial to " + csv_name + ": " + error.message());
-  run.record(kStage).artifacts.push_back("ncu/" + csv_name);
+  fs::rename(partial, run.directory.layout().resolve(csv), error);
+  if (error) return StageResult::failed("could not rename " + call.stdout_file.string() + " to " + csv.string() + ": " + error.message());
+  run.record(kStage).artifacts.push_back(csv.string());
   return StageResult::ok();
 }
 
@@ -213,7 +214,8 @@ bool append_raw_rows(const fs::path& target, const fs::path& extra) {
 // kernel alone (ncu.launches_per_kernel launches), merged into raw.csv. Failures only warn: the
 // first pass already gave a usable raw.csv.
 void profile_missed_kernels(PipelineRun& run) {
-  const fs::path raw = run.directory.ncu_dir() / "raw.csv";
+  const RunLayout layout = run.directory.layout();
+  const fs::path raw = layout.resolve(RunLayout::ncu_raw_csv());
   // A selection exists only where its name base does (the select stage refuses mangled).
   const auto selection_base = selection_name_base(run.config.ncu.kernel_name_base);
   if (!selection_base) return;
@@ -233,20 +235,21 @@ void profile_missed_kernels(PipelineRun& run) {
     filter.launch_count = std::max<std::int64_t>(run.config.ncu.launches_per_kernel, 1);
     filter.output_name = "followup_" + std::to_string(index);
     const std::string label = "follow-up pass " + std::to_string(index) + " (" + kernel_function_name(name) + ")";
-    Attempt attempt = profile(run, filter, filter.output_name + ".log");
-    const fs::path report = run.directory.ncu_dir() / (filter.output_name + ".ncu-rep");
+    const std::string log_name = filter.output_name + ".log";
+    Attempt attempt = profile(run, filter, log_name);
+    const fs::path report = layout.resolve(RunLayout::ncu_report(filter.output_name));
     if (attempt.problem || !attempt.outcome || !attempt.outcome->succeeded() || attempt.diagnosis.no_kernels_profiled ||
         !fs::exists(report)) {
-      run.warn(kStage, label + " profiled nothing; see ncu/" + filter.output_name + ".log");
+      run.warn(kStage, label + " profiled nothing; see " + RunLayout::ncu_log(log_name).string());
       continue;
     }
-    const std::string csv_name = filter.output_name + ".csv";
-    if (export_raw_csv(run, fs::absolute(report), csv_name).status != StageStatus::ok ||
-        !append_raw_rows(raw, run.directory.ncu_dir() / csv_name)) {
-      run.warn(kStage, label + ": its CSV could not be merged into raw.csv; it stays in ncu/" + csv_name);
+    const fs::path csv = RunLayout::ncu_csv(filter.output_name);
+    if (export_raw_csv(run, fs::absolute(report), csv).status != StageStatus::ok ||
+        !append_raw_rows(raw, layout.resolve(csv))) {
+      run.warn(kStage, label + ": its CSV could not be merged into raw.csv; it stays in " + csv.string());
       continue;
     }
-    run.record(kStage).artifacts.push_back("ncu/" + filter.output_name + ".ncu-rep");
+    run.record(kStage).artifacts.push_back(RunLayout::ncu_report(filter.output_name).string());
   }
   StageRecord& record = run.record(kStage);
   record.command = saved.command;
@@ -266,16 +269,20 @@ StageResult run_ncu_stage(PipelineRun& run) {
                          kernel_list(attempt.diagnosis.available_kernels) +
                          "); re-running once without the kernel filter, bounded to --launch-count " +
                          std::to_string(run.config.ncu.max_launches));
-    run.record(kStage).warnings.push_back("the kernel filter matched nothing; ncu/profile.ncu-rep comes from an unfiltered re-run");
+    run.record(kStage).warnings.push_back("the kernel filter matched nothing; " + RunLayout::ncu_report().string() +
+                                          " comes from an unfiltered re-run");
     attempt = profile(run, selection_filter(run, false), "profile_unfiltered.log");
     run.selected_kernels.clear();  // the unfiltered pass is not a selection to complete
     if (attempt.problem) return *attempt.problem;
   }
   if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
   if (!attempt.outcome->succeeded()) return outcome_problem(*attempt.outcome, "ncu", run.record(kStage).log_file.value_or(""));
-  const fs::path report = run.directory.ncu_dir() / "profile.ncu-rep";
-  if (!fs::exists(report)) return StageResult::failed("ncu finished but wrote no ncu/profile.ncu-rep; see " + run.record(kStage).log_file.value_or(""));
-  run.record(kStage).artifacts.push_back("ncu/profile.ncu-rep");
+  const fs::path report = run.directory.layout().resolve(RunLayout::ncu_report());
+  if (!fs::exists(report)) {
+    return StageResult::failed("ncu finished but wrote no " + RunLayout::ncu_report().string() + "; see " +
+                               run.record(kStage).log_file.value_or(""));
+  }
+  run.record(kStage).artifacts.push_back(RunLayout::ncu_report().string());
   check_report_size(run, kStage, report);
   if (run.stopping()) return StageResult::interrupted("interrupted after ncu profiled");
   StageResult exported = export_raw_csv(run, fs::absolute(report));

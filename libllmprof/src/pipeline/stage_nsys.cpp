@@ -25,7 +25,7 @@ NsysCommand profile_command(const PipelineRun& run, bool gated) {
   options.nvtx_domain_include = config.nvtx_domain_include;
   options.nvtx_domain_exclude = config.nvtx_domain_exclude;
   options.env_vars = config.env_vars;
-  options.output_base = fs::absolute(run.directory.nsys_dir() / "profile");
+  options.output_base = fs::absolute(run.directory.layout().resolve(RunLayout::nsys_report_base()));
   options.force_overwrite = true;
   options.stats = config.profile_stats;
   options.extra_args = config.extra_args;
@@ -60,17 +60,17 @@ Capture capture(PipelineRun& run, bool gated, const std::string& log_name) {
   for (const auto& warning : warnings) run.warn(kStage, warning);
   ToolCall call{kStage, command.argv(), command.to_shell_string()};
   call.environment = run.workload.environment;
-  call.environment["LLMPROF_METRICS_FILE"] = fs::absolute(run.directory.nsys_dir() / "metrics.json").string();
-  call.log_file = fs::path("nsys") / log_name;
+  call.environment["LLMPROF_METRICS_FILE"] = fs::absolute(run.directory.layout().resolve(RunLayout::nsys_metrics())).string();
+  call.log_file = RunLayout::nsys_log(log_name);
   call.timeout = seconds_to_ms(run.config.nsys.timeout_s);
   call.on_line = [&run](const std::string& line) {
     if (is_nsys_progress(line)) run.tool_progress(kStage, line);
   };
   StageRecord& record = run.record(kStage);
   record.command = call.shell_command;
-  record.cmd_file = "nsys/cmd.txt";
+  record.cmd_file = RunLayout::nsys_commands().string();
   record.log_file = call.log_file.string();
-  append_command(run, "nsys/cmd.txt", call.shell_command);
+  append_command(run, RunLayout::nsys_commands(), call.shell_command);
   auto outcome = run_tool(run, call);
   if (!outcome) {
     result.problem = StageResult::failed("could not start nsys: " + outcome.error().describe());
@@ -82,7 +82,7 @@ Capture capture(PipelineRun& run, bool gated, const std::string& log_name) {
     return result;
   }
   ReportResolveRequest request;
-  request.output_base = fs::absolute(run.directory.nsys_dir() / "profile");
+  request.output_base = fs::absolute(run.directory.layout().resolve(RunLayout::nsys_report_base()));
   request.profiler_output = read_text(run.directory.path() / call.log_file);
   request.profile_outcome = outcome.value();
   request.import_timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
@@ -101,7 +101,7 @@ bool gate_never_opened(const PipelineRun& run, const Capture& attempt) {
 // The range names the workload emitted: stage-1 metrics, else those it wrote under nsys.
 std::optional<EmittedRanges> emitted_ranges(const PipelineRun& run) {
   if (run.emitted_ranges) return run.emitted_ranges;
-  auto under_nsys = read_emitted_ranges(run.directory.nsys_dir() / "metrics.json");
+  auto under_nsys = read_emitted_ranges(run.directory.layout().resolve(RunLayout::nsys_metrics()));
   if (under_nsys) return under_nsys.value();
   return std::nullopt;
 }
@@ -127,18 +127,18 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, Capture& attempt)
 StageResult run_stats(PipelineRun& run, const fs::path& report) {
   const std::vector<std::string> reports =
       run.config.nsys.stats_reports.empty() ? nsys_stats_report_names() : run.config.nsys.stats_reports;
-  const fs::path prefix = fs::absolute(run.directory.nsys_dir() / "summary");
+  const fs::path prefix = fs::absolute(run.directory.layout().resolve(RunLayout::nsys_stats_prefix()));
   const NsysCommand command = NsysCommand::stats(run.nsys.path, report, reports, prefix, run.config.nsys.stats_extra_args);
   ToolCall call{kStage, command.argv(), command.to_shell_string()};
-  call.log_file = "nsys/stats.log";
+  call.log_file = RunLayout::nsys_stats_log();
   call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
   call.on_line = [&run](const std::string& line) {
     if (line.rfind("Processing", 0) == 0) run.tool_progress(kStage, line);
   };
-  append_command(run, "nsys/cmd.txt", call.shell_command);
+  append_command(run, RunLayout::nsys_commands(), call.shell_command);
   auto outcome = run_tool(run, call);
   if (!outcome) return StageResult::failed("could not start nsys stats: " + outcome.error().describe());
-  if (!outcome->succeeded()) return outcome_problem(outcome.value(), "nsys stats", "nsys/stats.log");
+  if (!outcome->succeeded()) return outcome_problem(outcome.value(), "nsys stats", RunLayout::nsys_stats_log().string());
   auto stats = load_nsys_stats(prefix);
   if (!stats) return StageResult::failed("nsys stats wrote no usable tables: " + stats.error().describe());
   run.nsys_stats = std::move(stats.value());
@@ -151,15 +151,15 @@ StageResult run_stats(PipelineRun& run, const fs::path& report) {
 }
 
 StageResult run_export(PipelineRun& run, const fs::path& report) {
-  const NsysCommand command = NsysCommand::export_sqlite(run.nsys.path, report, fs::absolute(run.directory.nsys_dir() / "profile.sqlite"));
+  const NsysCommand command = NsysCommand::export_sqlite(run.nsys.path, report, fs::absolute(run.directory.layout().resolve(RunLayout::nsys_sqlite())));
   ToolCall call{kStage, command.argv(), command.to_shell_string()};
-  call.log_file = "nsys/export.log";
+  call.log_file = RunLayout::nsys_export_log();
   call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
-  append_command(run, "nsys/cmd.txt", call.shell_command);
+  append_command(run, RunLayout::nsys_commands(), call.shell_command);
   auto outcome = run_tool(run, call);
   if (!outcome) return StageResult::failed("could not start nsys export: " + outcome.error().describe());
-  if (!outcome->succeeded()) return outcome_problem(outcome.value(), "nsys export --type sqlite", "nsys/export.log");
-  run.record(kStage).artifacts.push_back("nsys/profile.sqlite");
+  if (!outcome->succeeded()) return outcome_problem(outcome.value(), "nsys export --type sqlite", RunLayout::nsys_export_log().string());
+  run.record(kStage).artifacts.push_back(RunLayout::nsys_sqlite().string());
   return StageResult::ok();
 }
 

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/disk_space.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/tool_probe.hpp"
 
@@ -62,8 +63,8 @@ StageResult run_probe_stage(PipelineRun& run) {
   if (run.stopping()) return StageResult::interrupted("interrupted while probing the tools");
   StageRecord& record = run.record("probe");
   if (run.ncu.found && !run.ncu.sections_listing.empty()) {
-    if (auto written = run.directory.write_text("sections.txt", run.ncu.sections_listing); written) {
-      record.artifacts.push_back("sections.txt");
+    if (auto written = run.directory.write_text(RunLayout::ncu_sections(), run.ncu.sections_listing); written) {
+      record.artifacts.push_back(RunLayout::ncu_sections().string());
     } else {
       run.warn("probe", written.error().describe());
     }
@@ -72,10 +73,10 @@ StageResult run_probe_stage(PipelineRun& run) {
   if (auto written = run.directory.write_environment(environment); !written) {
     return StageResult::failed("could not write env.json: " + written.error().describe());
   }
-  record.artifacts.push_back("env.json");
+  record.artifacts.push_back(RunLayout::environment().string());
   const ProbeVerdict verdict = assess_readiness(run.nsys, run.ncu);
   const std::string text = verdict_text(verdict, run.nsys, run.ncu);
-  if (auto written = run.directory.write_text("logs/probe.log", text); written) record.log_file = "logs/probe.log";
+  if (auto written = run.directory.write_text(RunLayout::probe_log(), text); written) record.log_file = RunLayout::probe_log().string();
   run.say("probe", std::string("readiness: ") + to_string(verdict.readiness) +
                        (verdict.reasons.empty() ? "" : " (" + verdict.reasons.front() + ")"));
   for (const auto& reason : verdict.reasons) record.warnings.push_back(reason);

@@ -14,8 +14,9 @@ StageResult run_report_stage(PipelineRun& run) {
   if (auto written = write_reports(run.directory.path()); !written) {
     return StageResult::failed("could not write the reports: " + written.error().describe());
   }
-  run.record("report").artifacts = {"report.md", "report.html"};
-  run.say("report", "wrote " + (run.directory.path() / "report.md").string() + " and report.html");
+  run.record("report").artifacts = {RunLayout::report_markdown().string(), RunLayout::report_html().string()};
+  run.say("report", "wrote " + run.directory.layout().resolve(RunLayout::report_markdown()).string() + " and " +
+                        RunLayout::report_html().string());
   return StageResult::ok();
 }
 

@@ -91,12 +91,14 @@ StageResult run_select_stage(PipelineRun& run) {
   run.kernel_launch_bound = launches;
   for (const auto& kernel : selection->kernels) run.selected_kernels.push_back(kernel.name);
   StageRecord& record = run.record(kStage);
-  if (auto written = run.directory.write_json("nsys/selection.json", selection_json(selection.value(), launches)); written) {
-    record.artifacts.push_back("nsys/selection.json");
+  if (auto written = run.directory.write_json(RunLayout::kernel_selection(), selection_json(selection.value(), launches)); written) {
+    record.artifacts.push_back(RunLayout::kernel_selection().string());
   } else {
     run.warn(kStage, written.error().describe());
   }
-  if (auto written = run.directory.write_text("logs/select.log", selection_log(selection.value())); written) record.log_file = "logs/select.log";
+  if (auto written = run.directory.write_text(RunLayout::select_log(), selection_log(selection.value())); written) {
+    record.log_file = RunLayout::select_log().string();
+  }
   std::ostringstream message;
   message.precision(3);
   message << "top " << selection->kernels.size() << " kernels of " << selection->stage << " cover " << selection->coverage * 100

@@ -29,7 +29,7 @@ StageResult workload_problem(PipelineRun& run, const ProcessOutcome& outcome) {
                                    "s and its process tree was killed (" + outcome.describe() + ")",
                                StageProblemKind::timeout);
   }
-  const std::string stderr_tail = tail_lines(run.directory.stage1_dir() / "stderr.log", kStderrLinesInReason);
+  const std::string stderr_tail = tail_lines(run.directory.layout().resolve(RunLayout::stage1_stderr()), kStderrLinesInReason);
   run.workload_failure = "the workload failed in stage1 (" + outcome.describe() + ")";
   return StageResult::failed("the workload failed: " + outcome.describe() +
                              (stderr_tail.empty() ? std::string("; it wrote nothing to stderr") : "; last stderr lines: " + stderr_tail));
@@ -39,7 +39,7 @@ void read_metrics(PipelineRun& run, const fs::path& metrics_file) {
   auto ranges = read_emitted_ranges(metrics_file);
   if (ranges) {
     run.emitted_ranges = ranges.value();
-    run.record("stage1").artifacts.push_back("stage1/metrics.json");
+    run.record("stage1").artifacts.push_back(RunLayout::stage1_metrics().string());
     return;
   }
   const std::string why = ranges.error().message + " (" + metrics_file.string() + ")";
@@ -51,23 +51,24 @@ void read_metrics(PipelineRun& run, const fs::path& metrics_file) {
 
 StageResult run_workload_stage(PipelineRun& run) {
   if (!run.config.run.enable_stage1) return StageResult::skipped("disabled (run.enable_stage1 = false)");
-  const fs::path metrics_file = run.directory.stage1_dir() / "metrics.json";
+  const RunLayout layout = run.directory.layout();
+  const fs::path metrics_file = layout.resolve(RunLayout::stage1_metrics());
   ProcessSpec spec;
   spec.argv = run.workload.argv;
   std::map<std::string, std::string> environment = run.workload.environment;
   environment["LLMPROF_METRICS_FILE"] = fs::absolute(metrics_file).string();
   for (const auto& [name, value] : environment) spec.environment[name] = value;
   spec.working_directory = run.workload.working_directory;
-  spec.stdout_file = run.directory.stage1_dir() / "stdout.log";
-  spec.stderr_file = run.directory.stage1_dir() / "stderr.log";
+  spec.stdout_file = layout.resolve(RunLayout::stage1_stdout());
+  spec.stderr_file = layout.resolve(RunLayout::stage1_stderr());
   spec.timeout = seconds_to_ms(run.config.workload.timeout_s);
 
   StageRecord& record = run.record("stage1");
   record.command = workload_shell_command(run.workload, environment);
-  record.cmd_file = "stage1/cmd.txt";
-  record.log_file = "stage1/stderr.log";
-  record.artifacts = {"stage1/stdout.log", "stage1/stderr.log"};
-  append_command(run, "stage1/cmd.txt", *record.command);
+  record.cmd_file = RunLayout::stage1_commands().string();
+  record.log_file = RunLayout::stage1_stderr().string();
+  record.artifacts = {RunLayout::stage1_stdout().string(), RunLayout::stage1_stderr().string()};
+  append_command(run, RunLayout::stage1_commands(), *record.command);
   log_info("stage1", "running: " + *record.command);
   auto outcome = run.runner.run(spec);
   if (!outcome) {

@@ -7,6 +7,7 @@
 
 #include "core/atomic_file.hpp"
 #include "llmprof/report.hpp"
+#include "llmprof/run_layout.hpp"
 #include "core/json_fields.hpp"
 #include "core/toml_flatten.hpp"
 
@@ -154,7 +155,7 @@ void read_manifest_parts(const RunManifest& manifest, const std::filesystem::pat
     const bool rendering_now = stage.name == "report" && stage.status == StageStatus::running;
     if (stage.status != StageStatus::ok && !rendering_now) model.stage_problems.push_back({stage.name, to_string(stage.status), stage.reason});
     if (stage.command && !stage.command->empty()) {
-      model.reproduce.push_back({stage.name, *stage.command, "run.json"});
+      model.reproduce.push_back({stage.name, *stage.command, RunLayout::manifest().string()});
     } else if (stage.cmd_file) {
       if (auto text = read_text(main / *stage.cmd_file)) model.reproduce.push_back({stage.name, trim(*text), *stage.cmd_file});
     }
@@ -169,7 +170,8 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
   model.run_id = main_directory.filename().string();
   if (model.run_id.empty() || model.run_id == ".") model.run_id = std::filesystem::absolute(main_directory).parent_path().filename().string();
 
-  const auto report_path = main_directory / "analysis" / "report.json";
+  const RunLayout layout(main_directory);
+  const auto report_path = layout.resolve(RunLayout::analysis_report());
   const auto report_text = read_text(report_path);
   if (!report_text) {
     return make_error(ErrorCode::not_found, "no analysis/report.json in " + main_directory.string(),
@@ -184,7 +186,7 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
     return file_field_error(report_path, field, std::string(kReportSchema) + " (or " + kReportSchemaV1 + ")");
   }
 
-  const auto run_path = main_directory / "run.json";
+  const auto run_path = layout.resolve(RunLayout::manifest());
   if (auto run_text = read_text(run_path)) {
     auto manifest = manifest_from_json(*run_text);
     if (!manifest) {
@@ -198,7 +200,7 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
     model.notes.push_back("run.json is absent: no workload, stage status or commands recorded");
   }
 
-  const auto env_path = main_directory / "env.json";
+  const auto env_path = layout.resolve(RunLayout::environment());
   if (auto env_text = read_text(env_path)) {
     auto env = detail::parse_json_object(*env_text, env_path);
     if (!env) return env.error();
@@ -212,19 +214,21 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
   }
 
   if (model.workload_argv.empty()) {
-    if (auto inputs_text = read_text(main_directory / "inputs.json")) {
-      auto inputs = detail::parse_json_object(*inputs_text, main_directory / "inputs.json");
+    const auto inputs_path = layout.resolve(RunLayout::inputs());
+    if (auto inputs_text = read_text(inputs_path)) {
+      auto inputs = detail::parse_json_object(*inputs_text, inputs_path);
       if (!inputs) return inputs.error();
       try {
         model.workload_argv = detail::json_strings(*inputs, "argv", "argv");
       } catch (const JsonFieldError& field) {
-        return file_field_error(main_directory / "inputs.json", field, "llmprof.inputs/1");
+        return file_field_error(inputs_path, field, "llmprof.inputs/1");
       }
     }
   }
 
-  if (auto config_text = read_text(main_directory / "config.toml")) {
-    auto entries = detail::flatten_toml_text(*config_text, (main_directory / "config.toml").string());
+  const auto config_path = layout.resolve(RunLayout::resolved_config());
+  if (auto config_text = read_text(config_path)) {
+    auto entries = detail::flatten_toml_text(*config_text, config_path.string());
     if (!entries) return entries.error();
     model.config = std::move(*entries);
   } else {
@@ -236,8 +240,11 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
 Result<void> write_reports(const std::filesystem::path& main_directory) {
   auto model = load_run_report(main_directory);
   if (!model) return model.error();
-  if (auto written = detail::write_file_atomically(main_directory / "report.md", render_markdown(*model)); !written) return written;
-  return detail::write_file_atomically(main_directory / "report.html", render_html(*model));
+  const RunLayout layout(main_directory);
+  if (auto written = detail::write_file_atomically(layout.resolve(RunLayout::report_markdown()), render_markdown(*model)); !written) {
+    return written;
+  }
+  return detail::write_file_atomically(layout.resolve(RunLayout::report_html()), render_html(*model));
 }
 
 }  // namespace llmprof

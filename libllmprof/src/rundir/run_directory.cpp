@@ -14,12 +14,12 @@
 #include "core/atomic_file.hpp"
 #include "core/json_pretty.hpp"
 #include "llmprof/logging.hpp"
+#include "llmprof/run_layout.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kManifestName = "run.json";
 constexpr int kGeneratedIdAttempts = 16;
 
 Result<std::vector<fs::path>> retain_newest(const fs::path& runs_root, int keep, const fs::path& protect);
@@ -137,7 +137,8 @@ Result<RunDirectory> RunDirectory::create(const RunDirectoryOptions& options, co
 
   RunDirectory run;
   run.path_ = std::move(path.value());
-  for (const char* sub : {"stage1", "nsys", "ncu", "analysis"}) {
+  for (const fs::path& sub : {RunLayout::stage1_directory(), RunLayout::nsys_directory(), RunLayout::ncu_directory(),
+                              RunLayout::analysis_directory()}) {
     fs::create_directory(run.path_ / sub, error);
     if (error) return io_error(error, "could not create", run.path_ / sub);
   }
@@ -161,7 +162,7 @@ Result<RunDirectory> RunDirectory::open(const fs::path& main_directory) {
   }
   RunDirectory run;
   run.path_ = main_directory;
-  const fs::path manifest_path = main_directory / kManifestName;
+  const fs::path manifest_path = main_directory / RunLayout::manifest();
   if (!fs::exists(manifest_path, error)) {
     run.manifest_.run_id = main_directory.filename().string();
     return run;
@@ -192,7 +193,7 @@ StageRecord& RunDirectory::stage(const std::string& name) {
 Result<void> RunDirectory::write_manifest(const Clock& clock) {
   manifest_.updated_utc = format_utc_iso8601(clock.wall_now());
   manifest_.total_bytes = total_bytes();
-  return detail::write_file_atomically(path_ / kManifestName, manifest_to_json(manifest_));
+  return detail::write_file_atomically(path_ / RunLayout::manifest(), manifest_to_json(manifest_));
 }
 
 Result<void> RunDirectory::write_text(const fs::path& relative, const std::string& content) const {
@@ -216,11 +217,11 @@ Result<void> RunDirectory::write_json(const fs::path& relative, const std::strin
 
 Result<void> RunDirectory::write_inputs(const WorkloadRecord& workload) {
   manifest_.workload = workload;
-  return write_text("inputs.json", inputs_to_json(workload));
+  return write_text(RunLayout::inputs(), inputs_to_json(workload));
 }
 
 Result<void> RunDirectory::write_environment(const EnvironmentRecord& environment) const {
-  return write_text("env.json", environment_to_json(environment));
+  return write_text(RunLayout::environment(), environment_to_json(environment));
 }
 
 std::uint64_t RunDirectory::total_bytes() const {
@@ -251,7 +252,7 @@ Result<std::vector<fs::path>> retain_newest(const fs::path& runs_root, int keep,
   for (fs::directory_iterator it(runs_root, error), end; !error && it != end; it.increment(error)) {
     std::error_code ignored;
     if (it->is_directory(ignored) && !it->is_symlink(ignored) && is_generated_run_id(it->path().filename().string()) &&
-        fs::is_regular_file(it->path() / kManifestName, ignored)) {
+        fs::is_regular_file(it->path() / RunLayout::manifest(), ignored)) {
       runs.push_back(it->path());
     }
   }

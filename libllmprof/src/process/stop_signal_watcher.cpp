@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <thread>
 
-#include "llmprof/deep_profiler.hpp"
+#include "llmprof/stop_signal_watcher.hpp"
 
 namespace llmprof {
 namespace {
@@ -39,20 +41,27 @@ struct StopSignalWatcher::State {
   std::thread watcher;
 };
 
-StopSignalWatcher::StopSignalWatcher(std::function<void(int)> on_signal) : state_(std::make_unique<State>()) {
+Result<StopSignalWatcher> StopSignalWatcher::start(std::function<void(int)> on_signal) {
   int descriptors[2];
-  if (::pipe2(descriptors, O_CLOEXEC) != 0) throw std::runtime_error("StopSignalWatcher: pipe2 failed");
-  state_->pipe_read = descriptors[0];
-  state_->pipe_write = descriptors[1];
-  signal_pipe_write.store(state_->pipe_write);
+  if (::pipe2(descriptors, O_CLOEXEC) != 0) {
+    const int error = errno;
+    return make_error(ErrorCode::io_error,
+                      std::string("cannot watch for SIGINT/SIGTERM: pipe2 failed: ") + std::strerror(error),
+                      error == EMFILE || error == ENFILE ? "close file descriptors or raise the limit (ulimit -n)" : "",
+                      "pipe2");
+  }
+  auto state = std::make_unique<State>();
+  state->pipe_read = descriptors[0];
+  state->pipe_write = descriptors[1];
+  signal_pipe_write.store(state->pipe_write);
   struct sigaction action {};
   action.sa_handler = forward_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
-  ::sigaction(SIGINT, &action, &state_->previous_interrupt);
-  ::sigaction(SIGTERM, &action, &state_->previous_terminate);
-  State* state = state_.get();
-  state_->watcher = std::thread([state, on_signal = std::move(on_signal)] {
+  ::sigaction(SIGINT, &action, &state->previous_interrupt);
+  ::sigaction(SIGTERM, &action, &state->previous_terminate);
+  State* raw = state.get();
+  state->watcher = std::thread([state = raw, on_signal = std::move(on_signal)] {
     unsigned char byte = 0;
     while (true) {
       const auto count = ::read(state->pipe_read, &byte, 1);
@@ -62,9 +71,22 @@ StopSignalWatcher::StopSignalWatcher(std::function<void(int)> on_signal) : state
       if (on_signal) on_signal(byte);
     }
   });
+  return StopSignalWatcher(std::move(state));
+}
+
+StopSignalWatcher::StopSignalWatcher(std::unique_ptr<State> state) : state_(std::move(state)) {}
+StopSignalWatcher::StopSignalWatcher(StopSignalWatcher&&) noexcept = default;
+
+StopSignalWatcher& StopSignalWatcher::operator=(StopSignalWatcher&& other) noexcept {
+  if (this != &other) {
+    StopSignalWatcher discarded(std::move(*this));  // restores this one's handlers first
+    state_ = std::move(other.state_);
+  }
+  return *this;
 }
 
 StopSignalWatcher::~StopSignalWatcher() {
+  if (!state_) return;  // moved from
   ::sigaction(SIGINT, &state_->previous_interrupt, nullptr);
   ::sigaction(SIGTERM, &state_->previous_terminate, nullptr);
   signal_pipe_write.store(-1);
@@ -75,6 +97,6 @@ StopSignalWatcher::~StopSignalWatcher() {
   ::close(state_->pipe_write);
 }
 
-int StopSignalWatcher::received_signal() const noexcept { return state_->received.load(); }
+int StopSignalWatcher::received_signal() const noexcept { return state_ ? state_->received.load() : 0; }
 
 }  // namespace llmprof

@@ -1,0 +1,22 @@
+// ncu's per-kernel progress line while it profiles, parsed into kernel n of N and its replay passes
+// (Nsight Compute 2025.3: `==PROF== Profiling "NAME" - 3 (4/40): 0%....50%....100% - 17 passes`).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace llmprof {
+
+struct NcuKernelProgress {
+  std::string kernel_name;
+  int launch_id = 0;  // ncu's global id (the "- 3" part)
+  int index = 0;      // n of n/N
+  int total = 0;      // N
+  int passes = 0;     // 0 when the line has no "- K passes" (still running)
+};
+
+// nullopt for any other line (the workload's output, other ==PROF== lines).
+std::optional<NcuKernelProgress> parse_ncu_progress_line(std::string_view line);
+
+}  // namespace llmprof

@@ -1,0 +1,90 @@
+// RunLayout: the name of every file of a run directory (MAIN), in one place.
+//
+// The pipeline writes these files, and `deep-profile analyze`, `report`, `compare` and `sweep` read
+// them back from MAIN alone, so each name is spelled here once. The static functions give a path
+// relative to MAIN (what run.json records as artifacts, cmd_file and log_file, and what
+// RunDirectory::write_text takes); a RunLayout made for one MAIN resolves them against it.
+//
+//   run.json config.toml env.json inputs.json sections.txt deep-profile.log logs/{probe,select}.log
+//   stage1/{cmd.txt, stdout.log, stderr.log, metrics.json}
+//   nsys/{cmd.txt, profile.log, profile.nsys-rep, metrics.json, summary_<report>.csv, stats.log,
+//         profile.sqlite, export.log, selection.json}
+//   ncu/{cmd.txt, profile.log, profile.ncu-rep, import.log, raw.csv, followup_<n>.*}
+//   analysis/{kernels.csv, stages.csv, report.json}
+//   report.md report.html
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace llmprof {
+
+class RunLayout {
+ public:
+  using path = std::filesystem::path;
+
+  explicit RunLayout(path main_directory) : main_(std::move(main_directory)) {}
+  const path& main_directory() const { return main_; }
+  // MAIN/relative.
+  path resolve(const path& relative) const { return main_ / relative; }
+
+  // Top level.
+  static path manifest() { return "run.json"; }           // llmprof.run/1, rewritten after every stage
+  static path resolved_config() { return "config.toml"; }  // the configuration the run used
+  static path environment() { return "env.json"; }        // host, GPUs, tool probe
+  static path inputs() { return "inputs.json"; }          // the workload: argv, cwd, env overrides
+  static path ncu_sections() { return "sections.txt"; }   // `ncu --list-sections`, verbatim
+  static path log() { return "deep-profile.log"; }
+  static path probe_log() { return "logs/probe.log"; }    // the readiness verdict
+  static path select_log() { return "logs/select.log"; }  // the top-N selection, readable
+  static path report_markdown() { return "report.md"; }
+  static path report_html() { return "report.html"; }
+
+  // The subdirectories, one per stage that writes files.
+  static path stage1_directory() { return "stage1"; }
+  static path nsys_directory() { return "nsys"; }
+  static path ncu_directory() { return "ncu"; }
+  static path analysis_directory() { return "analysis"; }
+
+  // stage1/: the workload bare.
+  static path stage1_commands() { return "stage1/cmd.txt"; }
+  static path stage1_stdout() { return "stage1/stdout.log"; }
+  static path stage1_stderr() { return "stage1/stderr.log"; }
+  static path stage1_metrics() { return "stage1/metrics.json"; }  // llmprof.workload_metrics/1
+
+  // nsys/: the timeline.
+  static path nsys_commands() { return "nsys/cmd.txt"; }
+  static path nsys_log(std::string_view name) { return nsys_directory() / name; }  // "profile.log", ...
+  static path nsys_report_base() { return "nsys/profile"; }  // -o; nsys appends .nsys-rep (or .qdstrm)
+  static path nsys_metrics() { return "nsys/metrics.json"; }  // the workload's metrics while under nsys
+  // `nsys stats --output` prefix: nsys writes <prefix>_<report>.csv, e.g. nsys/summary_cuda_gpu_kern_sum.csv
+  // (nsys_stats_report_path in nsys_stats.hpp spells that rule).
+  static path nsys_stats_prefix() { return "nsys/summary"; }
+  static path nsys_stats_log() { return "nsys/stats.log"; }
+  static path nsys_sqlite() { return "nsys/profile.sqlite"; }
+  static path nsys_export_log() { return "nsys/export.log"; }
+  static path kernel_selection() { return "nsys/selection.json"; }  // llmprof.kernel_selection/1
+
+  // ncu/: the kernels. `name` is "profile" for the main pass, "followup_<n>" for follow-up passes.
+  static path ncu_commands() { return "ncu/cmd.txt"; }
+  static path ncu_log(std::string_view name) { return ncu_directory() / name; }  // "profile.log", ...
+  static path ncu_output_base(std::string_view name = "profile") { return ncu_directory() / name; }  // -o
+  static path ncu_report(std::string_view name = "profile") {
+    return ncu_directory() / (std::string(name) + ".ncu-rep");
+  }
+  static path ncu_csv(std::string_view name) { return ncu_directory() / (std::string(name) + ".csv"); }
+  static path ncu_raw_csv() { return "ncu/raw.csv"; }  // `ncu --import --page raw --csv` of every pass
+  static path ncu_import_log() { return "ncu/import.log"; }
+
+  // analysis/: written by the analysis, read by report, compare and sweep.
+  static path analysis_kernels() { return "analysis/kernels.csv"; }
+  static path analysis_stages() { return "analysis/stages.csv"; }
+  static path analysis_report() { return "analysis/report.json"; }  // llmprof.report/2
+
+ private:
+  path main_;
+};
+
+}  // namespace llmprof
