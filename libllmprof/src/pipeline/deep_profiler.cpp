@@ -15,23 +15,46 @@ using detail::StageResult;
 
 namespace {
 
-using StageFunction = StageResult (*)(PipelineRun&);
+// What each stage handed on to the later ones.
+struct StageOutputs {
+  detail::ProbeOutput probe;
+  detail::WorkloadOutput workload;
+  detail::NsysOutput nsys;
+  detail::SelectOutput select;
+  detail::AnalyzeOutput analysis;
+};
 
+template <class Output>
+StageResult keep(detail::Staged<Output> staged, Output& into) {
+  into = std::move(staged.output);
+  return std::move(staged.result);
+}
+
+// The stages in order; each entry wires the outputs of earlier stages into its stage's inputs.
 struct StageEntry {
   const char* name;
-  StageFunction function;
   const char* description;
+  StageResult (*run)(PipelineRun& run, StageOutputs& outputs);
 };
 
 const std::vector<StageEntry>& stage_table() {
+  using detail::run_analyze_stage, detail::run_ncu_stage, detail::run_nsys_stage, detail::run_probe_stage,
+      detail::run_report_stage, detail::run_select_stage, detail::run_workload_stage;
   static const std::vector<StageEntry> table = {
-      {"probe", detail::run_probe_stage, "finding nsys and ncu, recording the environment"},
-      {"stage1", detail::run_workload_stage, "running the workload bare"},
-      {"nsys", detail::run_nsys_stage, "Nsight Systems timeline"},
-      {"select", detail::run_select_stage, "choosing the kernels that matter"},
-      {"ncu", detail::run_ncu_stage, "Nsight Compute on the selected kernels"},
-      {"analyze", detail::run_analyze_stage, "roofline and MFU analysis"},
-      {"report", detail::run_report_stage, "writing report.md and report.html"},
+      {"probe", "finding nsys and ncu, recording the environment",
+       [](PipelineRun& run, StageOutputs& out) { return keep(run_probe_stage(run), out.probe); }},
+      {"stage1", "running the workload bare",
+       [](PipelineRun& run, StageOutputs& out) { return keep(run_workload_stage(run), out.workload); }},
+      {"nsys", "Nsight Systems timeline",
+       [](PipelineRun& run, StageOutputs& out) { return keep(run_nsys_stage(run, out.probe, out.workload), out.nsys); }},
+      {"select", "choosing the kernels that matter",
+       [](PipelineRun& run, StageOutputs& out) { return keep(run_select_stage(run, out.nsys), out.select); }},
+      {"ncu", "Nsight Compute on the selected kernels",
+       [](PipelineRun& run, StageOutputs& out) { return run_ncu_stage(run, {out.probe, out.workload, out.nsys, out.select}); }},
+      {"analyze", "roofline and MFU analysis",
+       [](PipelineRun& run, StageOutputs& out) { return keep(run_analyze_stage(run, out.nsys), out.analysis); }},
+      {"report", "writing report.md and report.html",
+       [](PipelineRun& run, StageOutputs& out) { return run_report_stage(run, out.analysis); }},
   };
   return table;
 }
@@ -107,6 +130,7 @@ RunStatus run_status_for(RunOutcome outcome, const std::map<std::string, StagePr
 StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblemKind>& problems) {
   StageProblemKind worst = StageProblemKind::none;
   for (const auto& entry : stage_table()) run.record(entry.name);  // run.json lists every stage up front
+  StageOutputs outputs;
   for (const auto& entry : stage_table()) {
     const auto began = run.clock.now();
     StageResult result;
@@ -117,7 +141,7 @@ StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblem
       // The report renders run.json's status: give it the outcome of the stages before it.
       if (std::string(entry.name) == "report") run.directory.manifest().status = run_status_for(outcome_for(worst), problems);
       start_stage(run, entry);
-      result = entry.function(run);
+      result = entry.run(run, outputs);
       // A stop that arrived while this stage ran interrupts it, whatever its child made of the signal.
       if (run.stopping() && (result.status == StageStatus::ok || result.status == StageStatus::failed)) {
         result = StageResult::interrupted("stopped by SIGINT/SIGTERM" + (result.reason.empty() ? "" : " (" + result.reason + ")"));

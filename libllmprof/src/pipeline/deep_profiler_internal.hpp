@@ -1,4 +1,12 @@
-// Shared state of one DeepProfiler::run() and the helpers the stage files (stage_*.cpp) use.
+// One DeepProfiler::run(): the context every stage shares (PipelineRun), what each stage hands to the
+// later ones (ProbeOutput, WorkloadOutput, ...), and the helpers the stage files (stage_*.cpp) use.
+//
+// Data flow, as deep_profiler.cpp wires it:
+//   probe -> ProbeOutput            (nsys, ncu, low disk space)
+//   stage1 -> WorkloadOutput        (why the workload failed, the NVTX ranges it emitted)
+//   nsys(probe, stage1) -> NsysOutput  (the stats tables, the gate, a halt of later profiling)
+//   select(nsys) -> SelectOutput    (the kernel regex, its launch bound, the selected kernels)
+//   ncu(probe, stage1, nsys, select); analyze(nsys) -> AnalyzeOutput; report(analyze)
 #pragma once
 
 #include <atomic>
@@ -44,6 +52,53 @@ struct EmittedRanges {
   std::vector<std::string> names;   // e.g. prefill, decode
 };
 
+// A stage's status with what it hands to the later stages (default-constructed when it had nothing
+// to hand on, e.g. when it was skipped).
+template <class Output>
+struct Staged {
+  Staged(StageResult result_) : result(std::move(result_)) {}  // NOLINT: a bare StageResult is an empty output
+  Staged(StageResult result_, Output output_) : result(std::move(result_)), output(std::move(output_)) {}
+  StageResult result;
+  Output output;
+};
+
+struct ProbeOutput {
+  NsysInfo nsys;
+  NcuInfo ncu;
+  std::optional<std::string> low_disk_space;  // why profiling is refused, when it is
+};
+
+struct WorkloadOutput {
+  std::optional<std::string> failure;          // profiling the same workload again is pointless
+  std::optional<EmittedRanges> emitted_ranges;  // from stage-1 metrics
+};
+
+struct NsysOutput {
+  std::optional<NsysStats> stats;
+  std::optional<std::string> gate;            // the NVTX range the capture was gated on, when it was
+  std::optional<std::string> halt_profiling;  // later profilers must not run (run.on_empty_gate = fail)
+};
+
+struct SelectOutput {
+  std::optional<std::string> kernel_regex;         // ncu --kernel-name, when there is a filter
+  std::optional<std::int64_t> launch_bound;        // ncu --launch-count for that filter
+  std::vector<std::string> selected_kernels;       // demangled names (empty for a user regex)
+};
+
+struct AnalyzeOutput {
+  bool written = false;  // analysis/report.json exists for the report stage
+};
+
+// What the ncu stage reads from the stages before it.
+struct NcuInputs {
+  const ProbeOutput& probe;
+  const WorkloadOutput& workload;
+  const NsysOutput& nsys;
+  const SelectOutput& select;
+};
+
+// The context of one run that every stage shares: configuration, tools to run processes and tell
+// time, the run directory, progress reporting. Nothing a stage computes for another lives here.
 struct PipelineRun {
   PipelineRun(const DeepProfileConfig& config_, ProcessRunner& runner_, const Clock& clock_,
               const ProgressCallback& progress_, const DeepProfilerEnvironment& environment_,
@@ -61,20 +116,8 @@ struct PipelineRun {
   RunDirectory& directory;
   std::chrono::steady_clock::time_point started;
 
-  ResolvedWorkload workload;
-  NsysInfo nsys;
-  NcuInfo ncu;
-  std::optional<std::string> low_disk_space;   // why profiling is refused, when it is
-  std::optional<std::string> workload_failure; // stage1 failed: profiling the same workload is pointless
-  std::optional<std::string> halt_profiling;   // e.g. run.on_empty_gate = fail
-  std::optional<EmittedRanges> emitted_ranges;  // from stage-1 metrics
-  std::optional<NsysStats> nsys_stats;
-  std::optional<std::string> nsys_gate;         // the NVTX range the nsys capture was gated on, when it was
-  std::optional<std::string> kernel_regex;      // from select
-  std::optional<std::int64_t> kernel_launch_bound;
-  std::vector<std::string> selected_kernels;    // demangled names from select (empty for a user regex)
-  bool analysis_written = false;                // analysis/report.json exists for the report stage
-  std::vector<std::string> notes;               // end up in RunSummary::notes
+  ResolvedWorkload workload;      // resolved before the first stage; the same for every stage
+  std::vector<std::string> notes;  // end up in RunSummary::notes
 
   bool stopping() const { return stop_requested.load(); }
   std::chrono::nanoseconds elapsed() const { return clock.now() - started; }
@@ -89,14 +132,15 @@ struct PipelineRun {
   void note(const std::string& stage, const std::string& message);  // also into RunSummary::notes
 };
 
-// Stages (one file each). They fill their StageRecord (command, exit code, artifacts, warnings).
-StageResult run_probe_stage(PipelineRun& run);
-StageResult run_workload_stage(PipelineRun& run);
-StageResult run_nsys_stage(PipelineRun& run);
-StageResult run_select_stage(PipelineRun& run);
-StageResult run_ncu_stage(PipelineRun& run);
-StageResult run_analyze_stage(PipelineRun& run);
-StageResult run_report_stage(PipelineRun& run);
+// Stages (one file each). They fill their StageRecord (command, exit code, artifacts, warnings) and
+// return what the later stages read; they read nothing else from one another.
+Staged<ProbeOutput> run_probe_stage(PipelineRun& run);
+Staged<WorkloadOutput> run_workload_stage(PipelineRun& run);
+Staged<NsysOutput> run_nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload);
+Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys);
+StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs);
+Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys);
+StageResult run_report_stage(PipelineRun& run, const AnalyzeOutput& analysis);
 
 // The form a selection made from nsys's (demangled) kernel names is written in for ncu.kernel_name_base;
 // nullopt for mangled, which no nsys name can be turned into. The one place the config's

@@ -6,35 +6,34 @@ namespace llmprof::detail {
 namespace fs = std::filesystem;
 namespace {
 
-AnalysisOptions analysis_options(const PipelineRun& run) {
+AnalysisOptions analysis_options(const PipelineRun& run, const NsysOutput& nsys) {
   AnalysisOptions options;
   options.selection_stage = run.config.run.stage;
   options.top_n = static_cast<std::size_t>(std::max(run.config.run.top_n_kernels, 1));
   options.name_base = selection_name_base(run.config.ncu.kernel_name_base);
-  options.capture_gated_on_stage = run.nsys_gate && *run.nsys_gate == run.config.run.stage;
+  options.capture_gated_on_stage = nsys.gate && *nsys.gate == run.config.run.stage;
   return options;
 }
 
 }  // namespace
 
-StageResult run_analyze_stage(PipelineRun& run) {
+Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys) {
   if (!run.config.run.enable_analyze) return StageResult::skipped("disabled (run.enable_analyze = false)");
   const RunLayout layout = run.directory.layout();
-  const bool has_input = run.nsys_stats || fs::exists(layout.resolve(RunLayout::ncu_raw_csv())) ||
+  const bool has_input = nsys.stats || fs::exists(layout.resolve(RunLayout::ncu_raw_csv())) ||
                          fs::exists(layout.resolve(RunLayout::stage1_metrics()));
   if (!has_input) return StageResult::skipped("nothing to analyze: no nsys tables, no ncu/raw.csv, no stage-1 metrics");
-  auto report = analyze_run_directory(run.directory.path(), analysis_options(run));
+  auto report = analyze_run_directory(run.directory.path(), analysis_options(run, nsys));
   if (!report) return StageResult::failed("analysis failed: " + report.error().describe());
   if (auto written = write_analysis(report.value(), run.directory.analysis_dir()); !written) {
     return StageResult::failed("could not write the analysis: " + written.error().describe());
   }
-  run.analysis_written = true;
   StageRecord& record = run.record("analyze");
   record.artifacts = {RunLayout::analysis_kernels().string(), RunLayout::analysis_stages().string(),
                       RunLayout::analysis_report().string()};
   for (const auto& warning : report->warnings) record.warnings.push_back(warning);
   for (const auto& skipped : report->skipped) record.warnings.push_back("not computed: " + skipped);
-  return StageResult::ok();
+  return {StageResult::ok(), AnalyzeOutput{.written = true}};
 }
 
 }  // namespace llmprof::detail

@@ -28,19 +28,19 @@ struct PassFilter {
   std::string output_name = "profile";  // ncu/<output_name>.ncu-rep
 };
 
-PassFilter selection_filter(const PipelineRun& run, bool filtered) {
+PassFilter selection_filter(const SelectOutput& select, bool filtered) {
   PassFilter filter;
   if (filtered) {
-    filter.kernel_regex = run.kernel_regex;
-    filter.launch_count = run.kernel_launch_bound;
+    filter.kernel_regex = select.kernel_regex;
+    filter.launch_count = select.launch_bound;
   }
   return filter;
 }
 
-NcuCommand profile_command(const PipelineRun& run, const PassFilter& filter) {
+NcuCommand profile_command(const PipelineRun& run, const NcuInfo& ncu, const PassFilter& filter) {
   const NcuConfig& config = run.config.ncu;
   NcuProfileOptions options;
-  options.ncu = run.ncu.path;
+  options.ncu = ncu.path;
   options.target_all_processes = config.target_all_processes;
   options.nvtx_include = config.nvtx_include;
   options.nvtx_exclude = config.nvtx_exclude;
@@ -85,11 +85,11 @@ struct Attempt {
   std::string filters;
 };
 
-Attempt profile(PipelineRun& run, const PassFilter& filter, const std::string& log_name) {
+Attempt profile(PipelineRun& run, const NcuInfo& ncu, const PassFilter& filter, const std::string& log_name) {
   Attempt attempt;
-  NcuCommand command = profile_command(run, filter);
-  for (const auto& warning : command.drop_unknown_sections(run.ncu)) run.warn(kStage, warning);
-  if (auto valid = command.validate(run.ncu); !valid) {
+  NcuCommand command = profile_command(run, ncu, filter);
+  for (const auto& warning : command.drop_unknown_sections(ncu)) run.warn(kStage, warning);
+  if (auto valid = command.validate(ncu); !valid) {
     attempt.problem = StageResult::failed("invalid ncu options: " + valid.error().describe());
     return attempt;
   }
@@ -128,8 +128,9 @@ std::string kernel_list(const std::vector<std::string>& names) {
 
 // ncu --import profile.ncu-rep --page raw --csv > raw.csv, through a temporary so that a failed or
 // interrupted export never leaves a truncated raw.csv. `csv` is relative to MAIN.
-StageResult export_raw_csv(PipelineRun& run, const fs::path& report, const fs::path& csv = RunLayout::ncu_raw_csv()) {
-  const NcuCommand command = NcuCommand::import_csv(run.ncu.path, report, NcuPage::raw, run.config.ncu.print_units_base);
+StageResult export_raw_csv(PipelineRun& run, const NcuInfo& ncu, const fs::path& report,
+                           const fs::path& csv = RunLayout::ncu_raw_csv()) {
+  const NcuCommand command = NcuCommand::import_csv(ncu.path, report, NcuPage::raw, run.config.ncu.print_units_base);
   ToolCall call{kStage, command.argv(), command.to_shell_string() + " > " + csv.filename().string()};
   call.log_file = RunLayout::ncu_import_log();
   call.stdout_file = csv.string() + ".partial";
@@ -153,15 +154,16 @@ StageResult export_raw_csv(PipelineRun& run, const fs::path& report, const fs::p
   return StageResult::ok();
 }
 
-std::optional<StageResult> precondition(const PipelineRun& run) {
+std::optional<StageResult> precondition(const PipelineRun& run, const NcuInputs& inputs) {
   if (!run.config.run.enable_ncu) return StageResult::skipped("disabled (run.enable_ncu = false)");
-  if (run.workload_failure) return StageResult::skipped("not run: " + *run.workload_failure);
-  if (run.halt_profiling) return StageResult::skipped("not run: " + *run.halt_profiling, StageProblemKind::failure);
-  if (!run.ncu.found) {
-    const std::string why = run.ncu.problems.empty() ? "ncu (Nsight Compute) was not found" : run.ncu.problems.front();
+  if (inputs.workload.failure) return StageResult::skipped("not run: " + *inputs.workload.failure);
+  if (inputs.nsys.halt_profiling) return StageResult::skipped("not run: " + *inputs.nsys.halt_profiling, StageProblemKind::failure);
+  const NcuInfo& ncu = inputs.probe.ncu;
+  if (!ncu.found) {
+    const std::string why = ncu.problems.empty() ? "ncu (Nsight Compute) was not found" : ncu.problems.front();
     return StageResult::skipped(why + "; install Nsight Compute or set ncu.path", StageProblemKind::environment);
   }
-  if (run.low_disk_space) return StageResult::skipped(*run.low_disk_space, StageProblemKind::environment);
+  if (inputs.probe.low_disk_space) return StageResult::skipped(*inputs.probe.low_disk_space, StageProblemKind::environment);
   return std::nullopt;
 }
 
@@ -182,10 +184,10 @@ std::vector<std::string> profiled_kernel_names(const fs::path& csv) {
 // Selected kernels that no row of raw.csv matches. The bounded first pass profiles the first
 // launches that match the selection, so a kernel that only appears late (e.g. an attention GEMM
 // chosen for longer contexts) can be missed.
-std::vector<std::string> missed_kernels(const PipelineRun& run, const std::vector<std::string>& profiled,
+std::vector<std::string> missed_kernels(const std::vector<std::string>& selected, const std::vector<std::string>& profiled,
                                         KernelNameBase base) {
   std::vector<std::string> missed;
-  for (const auto& name : run.selected_kernels) {
+  for (const auto& name : selected) {
     std::string pattern = kernel_name_regex({name}, base);
     if (pattern.rfind("regex:", 0) == 0) pattern.erase(0, 6);
     const std::regex matcher(pattern);
@@ -213,17 +215,17 @@ bool append_raw_rows(const fs::path& target, const fs::path& extra) {
 // One bounded follow-up pass per selected kernel the first pass missed, each filtered on that
 // kernel alone (ncu.launches_per_kernel launches), merged into raw.csv. Failures only warn: the
 // first pass already gave a usable raw.csv.
-void profile_missed_kernels(PipelineRun& run) {
+void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOutput& select) {
   const RunLayout layout = run.directory.layout();
   const fs::path raw = layout.resolve(RunLayout::ncu_raw_csv());
   // A selection exists only where its name base does (the select stage refuses mangled).
   const auto selection_base = selection_name_base(run.config.ncu.kernel_name_base);
   if (!selection_base) return;
   const KernelNameBase base = *selection_base;
-  const std::vector<std::string> missed = missed_kernels(run, profiled_kernel_names(raw), base);
+  const std::vector<std::string> missed = missed_kernels(select.selected_kernels, profiled_kernel_names(raw), base);
   if (missed.empty()) return;
   run.note(kStage, std::to_string(missed.size()) + " selected kernel(s) did not occur within the first --launch-count " +
-                       std::to_string(run.kernel_launch_bound.value_or(0)) + " launches; profiling each in its own bounded pass");
+                       std::to_string(select.launch_bound.value_or(0)) + " launches; profiling each in its own bounded pass");
   // The stage record keeps naming the main pass; follow-up commands are in ncu/cmd.txt.
   const StageRecord saved = run.record(kStage);
   std::size_t index = 0;
@@ -236,7 +238,7 @@ void profile_missed_kernels(PipelineRun& run) {
     filter.output_name = "followup_" + std::to_string(index);
     const std::string label = "follow-up pass " + std::to_string(index) + " (" + kernel_function_name(name) + ")";
     const std::string log_name = filter.output_name + ".log";
-    Attempt attempt = profile(run, filter, log_name);
+    Attempt attempt = profile(run, ncu, filter, log_name);
     const fs::path report = layout.resolve(RunLayout::ncu_report(filter.output_name));
     if (attempt.problem || !attempt.outcome || !attempt.outcome->succeeded() || attempt.diagnosis.no_kernels_profiled ||
         !fs::exists(report)) {
@@ -244,7 +246,7 @@ void profile_missed_kernels(PipelineRun& run) {
       continue;
     }
     const fs::path csv = RunLayout::ncu_csv(filter.output_name);
-    if (export_raw_csv(run, fs::absolute(report), csv).status != StageStatus::ok ||
+    if (export_raw_csv(run, ncu, fs::absolute(report), csv).status != StageStatus::ok ||
         !append_raw_rows(raw, layout.resolve(csv))) {
       run.warn(kStage, label + ": its CSV could not be merged into raw.csv; it stays in " + csv.string());
       continue;
@@ -258,11 +260,13 @@ void profile_missed_kernels(PipelineRun& run) {
 
 }  // namespace
 
-StageResult run_ncu_stage(PipelineRun& run) {
-  if (auto skip = precondition(run)) return *skip;
-  const bool filtered = run.kernel_regex.has_value();
+StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
+  if (auto skip = precondition(run, inputs)) return *skip;
+  const NcuInfo& ncu = inputs.probe.ncu;
+  const bool filtered = inputs.select.kernel_regex.has_value();
+  bool complete_selection = !inputs.select.selected_kernels.empty();
   if (!filtered) run.say(kStage, "no kernel selection (see the select stage): profiling unfiltered, bounded to ncu.max_launches");
-  Attempt attempt = profile(run, selection_filter(run, filtered), "profile.log");
+  Attempt attempt = profile(run, ncu, selection_filter(inputs.select, filtered), "profile.log");
   if (attempt.problem) return *attempt.problem;
   if (attempt.diagnosis.no_kernels_profiled && filtered && run.config.ncu.retry_without_filter) {
     run.note(kStage, "ncu profiled no kernels with " + attempt.filters + " (ncu listed: " +
@@ -271,8 +275,8 @@ StageResult run_ncu_stage(PipelineRun& run) {
                          std::to_string(run.config.ncu.max_launches));
     run.record(kStage).warnings.push_back("the kernel filter matched nothing; " + RunLayout::ncu_report().string() +
                                           " comes from an unfiltered re-run");
-    attempt = profile(run, selection_filter(run, false), "profile_unfiltered.log");
-    run.selected_kernels.clear();  // the unfiltered pass is not a selection to complete
+    attempt = profile(run, ncu, selection_filter(inputs.select, false), "profile_unfiltered.log");
+    complete_selection = false;  // the unfiltered pass is not a selection to complete
     if (attempt.problem) return *attempt.problem;
   }
   if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
@@ -285,9 +289,9 @@ StageResult run_ncu_stage(PipelineRun& run) {
   run.record(kStage).artifacts.push_back(RunLayout::ncu_report().string());
   check_report_size(run, kStage, report);
   if (run.stopping()) return StageResult::interrupted("interrupted after ncu profiled");
-  StageResult exported = export_raw_csv(run, fs::absolute(report));
-  if (exported.status != StageStatus::ok || run.selected_kernels.empty()) return exported;
-  profile_missed_kernels(run);
+  StageResult exported = export_raw_csv(run, ncu, fs::absolute(report));
+  if (exported.status != StageStatus::ok || !complete_selection) return exported;
+  profile_missed_kernels(run, ncu, inputs.select);
   return exported;
 }
 

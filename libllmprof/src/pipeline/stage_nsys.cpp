@@ -12,10 +12,10 @@ namespace {
 
 constexpr const char* kStage = "nsys";
 
-NsysCommand profile_command(const PipelineRun& run, bool gated) {
+NsysCommand profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated) {
   const NsysConfig& config = run.config.nsys;
   NsysProfileOptions options;
-  options.nsys = run.nsys.path;
+  options.nsys = nsys.path;
   options.trace = config.trace;
   options.sample = config.sample;
   options.cpuctxsw = config.cpuctxsw;
@@ -48,12 +48,12 @@ struct Capture {
   std::optional<StageResult> problem;  // the profile could not run, was interrupted or timed out
 };
 
-Capture capture(PipelineRun& run, bool gated, const std::string& log_name) {
+Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const std::string& log_name) {
   Capture result;
   result.gated = gated;
-  const NsysCommand command = profile_command(run, gated);
+  const NsysCommand command = profile_command(run, nsys, gated);
   std::vector<std::string> warnings;
-  if (auto valid = command.validate(run.nsys, &warnings); !valid) {
+  if (auto valid = command.validate(nsys, &warnings); !valid) {
     result.problem = StageResult::failed("invalid nsys options: " + valid.error().describe());
     return result;
   }
@@ -87,7 +87,7 @@ Capture capture(PipelineRun& run, bool gated, const std::string& log_name) {
   request.profile_outcome = outcome.value();
   request.import_timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
   request.profile_argv = command.argv();
-  result.report = resolve_report(run.runner, run.nsys, request);
+  result.report = resolve_report(run.runner, nsys, request);
   return result;
 }
 
@@ -99,20 +99,22 @@ bool gate_never_opened(const PipelineRun& run, const Capture& attempt) {
 }
 
 // The range names the workload emitted: stage-1 metrics, else those it wrote under nsys.
-std::optional<EmittedRanges> emitted_ranges(const PipelineRun& run) {
-  if (run.emitted_ranges) return run.emitted_ranges;
+std::optional<EmittedRanges> emitted_ranges(const PipelineRun& run, const WorkloadOutput& workload) {
+  if (workload.emitted_ranges) return workload.emitted_ranges;
   auto under_nsys = read_emitted_ranges(run.directory.layout().resolve(RunLayout::nsys_metrics()));
   if (under_nsys) return under_nsys.value();
   return std::nullopt;
 }
 
 // Diagnoses the empty gate, then follows run.on_empty_gate; returns the capture to continue with.
-std::optional<StageResult> handle_empty_gate(PipelineRun& run, Capture& attempt) {
-  const std::string diagnosis = diagnose_empty_gate(run.config.nsys.nvtx_capture, emitted_ranges(run), run.config.run.stage);
+std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& nsys, const WorkloadOutput& workload,
+                                            Capture& attempt, NsysOutput& output) {
+  const std::string diagnosis =
+      diagnose_empty_gate(run.config.nsys.nvtx_capture, emitted_ranges(run, workload), run.config.run.stage);
   const OnEmptyGate policy = run.config.run.on_empty_gate;
   if (policy == OnEmptyGate::rerun_ungated) {
     run.note(kStage, diagnosis + " Re-running nsys without the gate (run.on_empty_gate = rerun_ungated).");
-    attempt = capture(run, false, "profile_ungated.log");
+    attempt = capture(run, nsys, false, "profile_ungated.log");
     if (attempt.problem) return attempt.problem;
     if (attempt.report) {
       run.record(kStage).warnings.push_back("the NVTX gate never opened; this timeline is an ungated capture");
@@ -120,15 +122,15 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, Capture& attempt)
     return std::nullopt;
   }
   run.note(kStage, diagnosis);
-  if (policy == OnEmptyGate::fail) run.halt_profiling = "the NVTX gate never opened and run.on_empty_gate = fail";
+  if (policy == OnEmptyGate::fail) output.halt_profiling = "the NVTX gate never opened and run.on_empty_gate = fail";
   return StageResult::failed(diagnosis);
 }
 
-StageResult run_stats(PipelineRun& run, const fs::path& report) {
+StageResult run_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& report, NsysOutput& output) {
   const std::vector<std::string> reports =
       run.config.nsys.stats_reports.empty() ? nsys_stats_report_names() : run.config.nsys.stats_reports;
   const fs::path prefix = fs::absolute(run.directory.layout().resolve(RunLayout::nsys_stats_prefix()));
-  const NsysCommand command = NsysCommand::stats(run.nsys.path, report, reports, prefix, run.config.nsys.stats_extra_args);
+  const NsysCommand command = NsysCommand::stats(nsys.path, report, reports, prefix, run.config.nsys.stats_extra_args);
   ToolCall call{kStage, command.argv(), command.to_shell_string()};
   call.log_file = RunLayout::nsys_stats_log();
   call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
@@ -141,7 +143,7 @@ StageResult run_stats(PipelineRun& run, const fs::path& report) {
   if (!outcome->succeeded()) return outcome_problem(outcome.value(), "nsys stats", RunLayout::nsys_stats_log().string());
   auto stats = load_nsys_stats(prefix);
   if (!stats) return StageResult::failed("nsys stats wrote no usable tables: " + stats.error().describe());
-  run.nsys_stats = std::move(stats.value());
+  output.stats = std::move(stats.value());
   for (const auto& name : reports) {
     if (fs::exists(nsys_stats_report_path(prefix, name))) {
       run.record(kStage).artifacts.push_back(fs::relative(nsys_stats_report_path(prefix, name), run.directory.path()).string());
@@ -150,8 +152,8 @@ StageResult run_stats(PipelineRun& run, const fs::path& report) {
   return StageResult::ok();
 }
 
-StageResult run_export(PipelineRun& run, const fs::path& report) {
-  const NsysCommand command = NsysCommand::export_sqlite(run.nsys.path, report, fs::absolute(run.directory.layout().resolve(RunLayout::nsys_sqlite())));
+StageResult run_export(PipelineRun& run, const NsysInfo& nsys, const fs::path& report) {
+  const NsysCommand command = NsysCommand::export_sqlite(nsys.path, report, fs::absolute(run.directory.layout().resolve(RunLayout::nsys_sqlite())));
   ToolCall call{kStage, command.argv(), command.to_shell_string()};
   call.log_file = RunLayout::nsys_export_log();
   call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
@@ -163,39 +165,46 @@ StageResult run_export(PipelineRun& run, const fs::path& report) {
   return StageResult::ok();
 }
 
-std::optional<StageResult> precondition(const PipelineRun& run) {
+std::optional<StageResult> precondition(const PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload) {
   if (!run.config.run.enable_nsys) return StageResult::skipped("disabled (run.enable_nsys = false)");
-  if (run.workload_failure) return StageResult::skipped("not run: " + *run.workload_failure);
-  if (!run.nsys.found) {
-    const std::string why = run.nsys.problems.empty() ? "nsys (Nsight Systems) was not found" : run.nsys.problems.front();
+  if (workload.failure) return StageResult::skipped("not run: " + *workload.failure);
+  if (!probe.nsys.found) {
+    const std::string why = probe.nsys.problems.empty() ? "nsys (Nsight Systems) was not found" : probe.nsys.problems.front();
     return StageResult::skipped(why + "; install Nsight Systems or set nsys.path", StageProblemKind::environment);
   }
-  if (run.low_disk_space) return StageResult::skipped(*run.low_disk_space, StageProblemKind::environment);
+  if (probe.low_disk_space) return StageResult::skipped(*probe.low_disk_space, StageProblemKind::environment);
   return std::nullopt;
 }
 
-}  // namespace
-
-StageResult run_nsys_stage(PipelineRun& run) {
-  if (auto skip = precondition(run)) return *skip;
-  Capture attempt = capture(run, true, "profile.log");
+StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload, NsysOutput& output) {
+  if (auto skip = precondition(run, probe, workload)) return *skip;
+  const NsysInfo& nsys = probe.nsys;
+  Capture attempt = capture(run, nsys, true, "profile.log");
   if (attempt.problem) return *attempt.problem;
   if (gate_never_opened(run, attempt)) {
-    if (auto stop = handle_empty_gate(run, attempt)) return *stop;
+    if (auto stop = handle_empty_gate(run, nsys, workload, attempt, output)) return *stop;
   }
   if (!attempt.report) return StageResult::failed(attempt.report.error().describe());
   const ResolvedReport& report = attempt.report.value();
   if (attempt.gated && run.config.nsys.capture_range == NsysCaptureRange::nvtx) {
-    run.nsys_gate = run.config.nsys.nvtx_capture.substr(0, run.config.nsys.nvtx_capture.find('@'));
+    output.gate = run.config.nsys.nvtx_capture.substr(0, run.config.nsys.nvtx_capture.find('@'));
   }
   for (const auto& note : report.notes) run.warn(kStage, note);
   StageRecord& record = run.record(kStage);
   record.artifacts.push_back(fs::relative(report.report, fs::absolute(run.directory.path())).string());
   check_report_size(run, kStage, report.report);
   if (run.stopping()) return StageResult::interrupted("interrupted after nsys profile");
-  if (auto stats = run_stats(run, report.report); stats.status != StageStatus::ok) return stats;
-  if (run.config.nsys.export_sqlite) return run_export(run, report.report);
+  if (auto stats = run_stats(run, nsys, report.report, output); stats.status != StageStatus::ok) return stats;
+  if (run.config.nsys.export_sqlite) return run_export(run, nsys, report.report);
   return StageResult::ok();
+}
+
+}  // namespace
+
+Staged<NsysOutput> run_nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload) {
+  NsysOutput output;
+  StageResult result = nsys_stage(run, probe, workload, output);
+  return {std::move(result), std::move(output)};
 }
 
 }  // namespace llmprof::detail

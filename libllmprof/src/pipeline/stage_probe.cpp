@@ -36,11 +36,11 @@ std::string verdict_text(const ProbeVerdict& verdict, const NsysInfo& nsys, cons
 }
 
 // Profilers write gigabytes; refuse them (not the bare run) when the runs root is nearly full.
-void check_free_space(PipelineRun& run) {
+std::optional<std::string> check_free_space(PipelineRun& run) {
   auto available = available_disk_bytes(run.directory.path());
   if (!available) {
     run.warn("probe", available.error().describe());
-    return;
+    return std::nullopt;
   }
   const double free_gb = static_cast<double>(available.value()) / 1e9;
   if (free_gb < run.config.run.min_free_space_gb) {
@@ -49,39 +49,41 @@ void check_free_space(PipelineRun& run) {
     why << "only " << free_gb << " GB free on the file system of " << run.directory.path().parent_path().string()
         << ", below run.min_free_space_gb=" << run.config.run.min_free_space_gb
         << "; free some space, choose another run.runs_root, or lower run.min_free_space_gb";
-    run.low_disk_space = why.str();
     run.warn("probe", why.str());
+    return why.str();
   }
+  return std::nullopt;
 }
 
 }  // namespace
 
-StageResult run_probe_stage(PipelineRun& run) {
+Staged<ProbeOutput> run_probe_stage(PipelineRun& run) {
   const ProbeOptions options = probe_options(run);
-  run.nsys = probe_nsys(run.runner, options);
-  run.ncu = probe_ncu(run.runner, options);
-  if (run.stopping()) return StageResult::interrupted("interrupted while probing the tools");
+  ProbeOutput probe;
+  probe.nsys = probe_nsys(run.runner, options);
+  probe.ncu = probe_ncu(run.runner, options);
+  if (run.stopping()) return {StageResult::interrupted("interrupted while probing the tools"), std::move(probe)};
   StageRecord& record = run.record("probe");
-  if (run.ncu.found && !run.ncu.sections_listing.empty()) {
-    if (auto written = run.directory.write_text(RunLayout::ncu_sections(), run.ncu.sections_listing); written) {
+  if (probe.ncu.found && !probe.ncu.sections_listing.empty()) {
+    if (auto written = run.directory.write_text(RunLayout::ncu_sections(), probe.ncu.sections_listing); written) {
       record.artifacts.push_back(RunLayout::ncu_sections().string());
     } else {
       run.warn("probe", written.error().describe());
     }
   }
-  const EnvironmentRecord environment = collect_environment(run.runner, probe_to_json(run.nsys, run.ncu));
+  const EnvironmentRecord environment = collect_environment(run.runner, probe_to_json(probe.nsys, probe.ncu));
   if (auto written = run.directory.write_environment(environment); !written) {
-    return StageResult::failed("could not write env.json: " + written.error().describe());
+    return {StageResult::failed("could not write env.json: " + written.error().describe()), std::move(probe)};
   }
   record.artifacts.push_back(RunLayout::environment().string());
-  const ProbeVerdict verdict = assess_readiness(run.nsys, run.ncu);
-  const std::string text = verdict_text(verdict, run.nsys, run.ncu);
+  const ProbeVerdict verdict = assess_readiness(probe.nsys, probe.ncu);
+  const std::string text = verdict_text(verdict, probe.nsys, probe.ncu);
   if (auto written = run.directory.write_text(RunLayout::probe_log(), text); written) record.log_file = RunLayout::probe_log().string();
   run.say("probe", std::string("readiness: ") + to_string(verdict.readiness) +
                        (verdict.reasons.empty() ? "" : " (" + verdict.reasons.front() + ")"));
   for (const auto& reason : verdict.reasons) record.warnings.push_back(reason);
-  check_free_space(run);
-  return StageResult::ok();
+  probe.low_disk_space = check_free_space(run);
+  return {StageResult::ok(), std::move(probe)};
 }
 
 }  // namespace llmprof::detail

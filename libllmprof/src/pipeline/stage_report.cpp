@@ -4,9 +4,9 @@
 
 namespace llmprof::detail {
 
-StageResult run_report_stage(PipelineRun& run) {
+StageResult run_report_stage(PipelineRun& run, const AnalyzeOutput& analysis) {
   if (!run.config.run.enable_report) return StageResult::skipped("disabled (run.enable_report = false)");
-  if (!run.analysis_written) return StageResult::skipped("no analysis/report.json to render (see the analyze stage)");
+  if (!analysis.written) return StageResult::skipped("no analysis/report.json to render (see the analyze stage)");
   // The report shows the stage table, so it reads a run.json that already has this stage running.
   if (auto written = run.directory.write_manifest(run.clock); !written) {
     return StageResult::failed("could not write run.json: " + written.error().describe());

@@ -70,26 +70,27 @@ std::optional<KernelNameBase> selection_name_base(NcuKernelNameBase base) {
   return std::nullopt;
 }
 
-StageResult run_select_stage(PipelineRun& run) {
+Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) {
+  SelectOutput output;
   if (!run.config.ncu.kernel_regex.empty()) {
-    run.kernel_regex = run.config.ncu.kernel_regex;
-    return StageResult::skipped("ncu.kernel_regex is set, so ncu uses it as given");
+    output.kernel_regex = run.config.ncu.kernel_regex;
+    return {StageResult::skipped("ncu.kernel_regex is set, so ncu uses it as given"), std::move(output)};
   }
   if (!run.config.run.enable_ncu) return StageResult::skipped("ncu is disabled (run.enable_ncu = false), nothing to select for");
-  if (!run.nsys_stats) return StageResult::skipped("no nsys tables to select from (see the nsys stage)");
+  if (!nsys.stats) return StageResult::skipped("no nsys tables to select from (see the nsys stage)");
   auto base = name_base(run.config.ncu.kernel_name_base);
   if (!base) return StageResult::failed(base.error().describe());
   TopKernelRequest request;
   request.stage = run.config.run.stage;
   request.n = static_cast<std::size_t>(std::max(run.config.run.top_n_kernels, 1));
   request.name_base = base.value();
-  request.capture_gated_on_stage = run.nsys_gate && *run.nsys_gate == run.config.run.stage;
-  auto selection = select_top_kernels(run.nsys_stats.value(), request);
+  request.capture_gated_on_stage = nsys.gate && *nsys.gate == run.config.run.stage;
+  auto selection = select_top_kernels(nsys.stats.value(), request);
   if (!selection) return StageResult::failed(selection.error().describe());
   const std::int64_t launches = launch_bound(run, selection.value());
-  run.kernel_regex = selection->kernel_regex;
-  run.kernel_launch_bound = launches;
-  for (const auto& kernel : selection->kernels) run.selected_kernels.push_back(kernel.name);
+  output.kernel_regex = selection->kernel_regex;
+  output.launch_bound = launches;
+  for (const auto& kernel : selection->kernels) output.selected_kernels.push_back(kernel.name);
   StageRecord& record = run.record(kStage);
   if (auto written = run.directory.write_json(RunLayout::kernel_selection(), selection_json(selection.value(), launches)); written) {
     record.artifacts.push_back(RunLayout::kernel_selection().string());
@@ -104,7 +105,7 @@ StageResult run_select_stage(PipelineRun& run) {
   message << "top " << selection->kernels.size() << " kernels of " << selection->stage << " cover " << selection->coverage * 100
           << "% of its kernel time";
   run.say(kStage, message.str());
-  return StageResult::ok();
+  return {StageResult::ok(), std::move(output)};
 }
 
 }  // namespace llmprof::detail

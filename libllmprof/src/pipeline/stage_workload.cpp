@@ -21,24 +21,24 @@ std::string workload_shell_command(const ResolvedWorkload& workload, const std::
   return command + join_shell_command(workload.argv);
 }
 
-StageResult workload_problem(PipelineRun& run, const ProcessOutcome& outcome) {
+StageResult workload_problem(PipelineRun& run, const ProcessOutcome& outcome, WorkloadOutput& output) {
   if (outcome.interrupted) return StageResult::interrupted("the workload was stopped by SIGINT/SIGTERM");
   if (outcome.timed_out) {
-    run.workload_failure = "the workload ran past workload.timeout_s in stage1";
+    output.failure = "the workload ran past workload.timeout_s in stage1";
     return StageResult::failed("the workload ran past workload.timeout_s=" + std::to_string(run.config.workload.timeout_s) +
                                    "s and its process tree was killed (" + outcome.describe() + ")",
                                StageProblemKind::timeout);
   }
   const std::string stderr_tail = tail_lines(run.directory.layout().resolve(RunLayout::stage1_stderr()), kStderrLinesInReason);
-  run.workload_failure = "the workload failed in stage1 (" + outcome.describe() + ")";
+  output.failure = "the workload failed in stage1 (" + outcome.describe() + ")";
   return StageResult::failed("the workload failed: " + outcome.describe() +
                              (stderr_tail.empty() ? std::string("; it wrote nothing to stderr") : "; last stderr lines: " + stderr_tail));
 }
 
-void read_metrics(PipelineRun& run, const fs::path& metrics_file) {
+void read_metrics(PipelineRun& run, const fs::path& metrics_file, WorkloadOutput& output) {
   auto ranges = read_emitted_ranges(metrics_file);
   if (ranges) {
-    run.emitted_ranges = ranges.value();
+    output.emitted_ranges = ranges.value();
     run.record("stage1").artifacts.push_back(RunLayout::stage1_metrics().string());
     return;
   }
@@ -47,9 +47,8 @@ void read_metrics(PipelineRun& run, const fs::path& metrics_file) {
   else log_info("stage1", why + "; fine for a workload that does not write llmprof metrics");
 }
 
-}  // namespace
 
-StageResult run_workload_stage(PipelineRun& run) {
+StageResult workload_stage(PipelineRun& run, WorkloadOutput& output) {
   if (!run.config.run.enable_stage1) return StageResult::skipped("disabled (run.enable_stage1 = false)");
   const RunLayout layout = run.directory.layout();
   const fs::path metrics_file = layout.resolve(RunLayout::stage1_metrics());
@@ -72,14 +71,22 @@ StageResult run_workload_stage(PipelineRun& run) {
   log_info("stage1", "running: " + *record.command);
   auto outcome = run.runner.run(spec);
   if (!outcome) {
-    run.workload_failure = "the workload could not be started";
+    output.failure = "the workload could not be started";
     return StageResult::failed("could not start the workload: " + outcome.error().describe());
   }
   if (outcome->exited) record.exit_code = outcome->exit_code;
   run.say("stage1", "workload " + outcome->describe());
-  if (!outcome->succeeded()) return workload_problem(run, outcome.value());
-  read_metrics(run, metrics_file);
+  if (!outcome->succeeded()) return workload_problem(run, outcome.value(), output);
+  read_metrics(run, metrics_file, output);
   return StageResult::ok();
+}
+
+}  // namespace
+
+Staged<WorkloadOutput> run_workload_stage(PipelineRun& run) {
+  WorkloadOutput output;
+  StageResult result = workload_stage(run, output);
+  return {std::move(result), std::move(output)};
 }
 
 }  // namespace llmprof::detail
