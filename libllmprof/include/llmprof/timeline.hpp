@@ -135,7 +135,7 @@ struct TimelineStage {
   bool mostly_graphs() const { return gpu_time_ns > 0 && 2 * graph_time_ns >= gpu_time_ns; }
 };
 
-// What a reader should know before trusting the figures (issue 12, measurement validity).
+// What a reader should know before trusting the figures: work the capture lost or could not see.
 struct MeasurementValidity {
   std::vector<std::string> capture_losses;  // one sentence per stage with unrecorded GPU work, with what to do
   std::optional<std::string> graph_hidden;  // graph executions whose kernels the capture does not list
