@@ -5,19 +5,15 @@
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
+#include "llmprof/exit_code.hpp"
+
 namespace deep_profile {
 
-// Documented exit codes (README "Exit codes"); every subcommand returns one of these.
-enum ExitCode : int {
-  exit_ok = 0,             // everything that was asked for succeeded
-  exit_incomplete = 1,     // the run finished but a requested stage failed or was skipped
-  exit_usage = 2,          // bad command line or configuration (unknown key, wrong type)
-  exit_environment = 3,    // the machine is not ready: tool missing, unwritable runs root, no space
-  exit_input = 4,          // an input file or run directory is missing or unparsable
-  exit_regression = 5,     // compare --fail-if-slower found a regression
-  exit_timeout = 124,      // a stage ran past its timeout and was killed
-  exit_interrupted = 130,  // SIGINT/SIGTERM stopped the run; artifacts and manifest are kept
-};
+// Every subcommand returns one of the documented exit statuses (README "Exit codes"); a failed
+// library call maps to one through llmprof::exit_code_for.
+using llmprof::exit_code_for;
+using enum llmprof::ExitCode;
 
 struct Command {
   std::string name;

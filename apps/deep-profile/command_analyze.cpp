@@ -1,7 +1,5 @@
 // deep-profile analyze MAIN [--stage decode] [--top N] [--name-base demangled|function] [--gated] [--json]:
 // re-runs the analysis of an existing run directory into MAIN/analysis/ and prints a short summary.
-#include <boost/program_options.hpp>
-
 #include <cstdio>
 #include <iostream>
 
@@ -59,50 +57,33 @@ int run_analyze(const std::vector<std::string>& args) {
   std::string main;
   std::string name_base = "demangled";
   llmprof::AnalysisOptions options;
-  po::options_description description("options");
-  description.add_options()("help,h", "this help")(
+  CommandSyntax syntax("analyze", usage_text);
+  syntax.options.add_options()(
       "stage", po::value(&options.selection_stage)->default_value("decode"), "stage for the top-kernel selection")(
       "top", po::value(&options.top_n)->default_value(5), "kernels in the top-kernel selection")(
       "name-base", po::value(&name_base)->default_value("demangled"), "demangled or function (ncu --kernel-name-base)")(
       "gated", po::bool_switch(&options.capture_gated_on_stage), "the nsys capture was gated on --stage")(
       "json", "print report.json instead of the summary");
-  po::options_description hidden;
-  hidden.add_options()("main", po::value(&main));
-  po::options_description all;
-  all.add(description).add(hidden);
-  po::positional_options_description positional;
-  positional.add("main", 1);
-  po::variables_map values;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), values);
-    po::notify(values);
-  } catch (const po::error& error) {
-    std::cerr << "deep-profile analyze: " << error.what() << "\n\n" << usage_text << description;
-    return exit_usage;
-  }
-  if (values.count("help")) {
-    std::cout << usage_text << description;
-    return exit_ok;
-  }
+  syntax.hidden.add_options()("main", po::value(&main));
+  syntax.positional.add("main", 1);
+  const CommandLine line = parse_command_line(syntax, args);
+  if (line.finished) return *line.finished;
+  if (main.empty()) return usage_error(syntax, "MAIN is required");
   const auto parsed_name_base = llmprof::parse_choice<llmprof::KernelNameBase>(name_base);
-  if (main.empty() || !parsed_name_base || options.top_n == 0) {
-    std::cerr << "deep-profile analyze: " << (main.empty() ? "MAIN is required" : "bad --name-base or --top")
-              << "\n\n" << usage_text << description;
-    return exit_usage;
-  }
+  if (!parsed_name_base || options.top_n == 0) return usage_error(syntax, "bad --name-base or --top");
   options.name_base = *parsed_name_base;
 
   auto report = llmprof::analyze_run_directory(main, options);
   if (!report) {
     std::cerr << "deep-profile analyze: " << report.error().describe() << "\n";
-    return report.error().code == llmprof::ErrorCode::io_error ? exit_environment : exit_input;
+    return exit_code_for(report.error());
   }
   const auto directory = llmprof::RunLayout(main).resolve(llmprof::RunLayout::analysis_directory());
   if (auto written = llmprof::write_analysis(*report, directory); !written) {
     std::cerr << "deep-profile analyze: " << written.error().describe() << "\n";
-    return exit_environment;
+    return exit_code_for(written.error());
   }
-  if (values.count("json")) {
+  if (line.values.count("json") != 0) {
     std::cout << llmprof::analysis_report_json(*report);
   } else {
     print_summary(std::cout, *report, directory);

@@ -1,6 +1,5 @@
 // deep-profile compare A B [--json] [--md FILE] [--html FILE] [--threshold PCT] [--fail-if-slower PCT]:
 // two run directories side by side; exit 5 when --fail-if-slower finds a regression (CI gate).
-#include <boost/program_options.hpp>
 #include <fstream>
 #include <iostream>
 
@@ -32,49 +31,29 @@ int run_compare(const std::vector<std::string>& args) {
   std::string markdown_file, html_file;
   bool as_json = false;
   llmprof::ComparisonOptions options;
-  po::options_description description("options");
-  description.add_options()("help,h", "this help")("json", po::bool_switch(&as_json), "print JSON (llmprof.compare/2)")
+  CommandSyntax syntax("compare", usage_text);
+  syntax.options.add_options()("json", po::bool_switch(&as_json), "print JSON (llmprof.compare/2)")
       ("md", po::value(&markdown_file), "also write the Markdown comparison to FILE")
       ("html", po::value(&html_file), "also write the HTML comparison to FILE")
       ("threshold", po::value(&options.kernel_threshold_pct)->default_value(5.0), "kernel faster/slower threshold, percent")
       ("fail-if-slower", po::value<double>(), "exit 5 when a stage got slower by more than PCT percent");
-  po::options_description hidden;
-  hidden.add_options()("run", po::value(&runs));
-  po::options_description all;
-  all.add(description).add(hidden);
-  po::positional_options_description positional;
-  positional.add("run", 2);
-  po::variables_map values;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), values);
-    po::notify(values);
-  } catch (const po::error& error) {
-    std::cerr << "deep-profile compare: " << error.what() << "\n\n" << usage_text << description;
-    return exit_usage;
-  }
-  if (values.count("help")) {
-    std::cout << usage_text << "\n" << description;
-    return exit_ok;
-  }
-  if (runs.size() != 2) {
-    std::cerr << "deep-profile compare: give two run directories A and B\n\n" << usage_text << description;
-    return exit_usage;
-  }
-  if (values.count("fail-if-slower")) {
-    options.fail_if_slower_pct = values["fail-if-slower"].as<double>();
-    if (*options.fail_if_slower_pct < 0) {
-      std::cerr << "deep-profile compare: --fail-if-slower must be a percentage >= 0\n";
-      return exit_usage;
-    }
+  syntax.hidden.add_options()("run", po::value(&runs));
+  syntax.positional.add("run", 2);
+  const CommandLine line = parse_command_line(syntax, args);
+  if (line.finished) return *line.finished;
+  if (runs.size() != 2) return usage_error(syntax, "give two run directories A and B");
+  if (line.values.count("fail-if-slower") != 0) {
+    options.fail_if_slower_pct = line.values["fail-if-slower"].as<double>();
+    if (*options.fail_if_slower_pct < 0) return usage_error(syntax, "--fail-if-slower must be a percentage >= 0");
   }
   auto comparison = llmprof::compare_run_directories(runs[0], runs[1], options);
   if (!comparison) {
     std::cerr << "deep-profile compare: " << comparison.error().describe() << "\n";
-    return comparison.error().code == llmprof::ErrorCode::invalid_argument ? exit_usage : exit_input;
+    return exit_code_for(comparison.error());
   }
   std::cout << (as_json ? llmprof::comparison_to_json(*comparison) : llmprof::render_comparison_markdown(*comparison));
-  if (!markdown_file.empty() && !write_file(markdown_file, llmprof::render_comparison_markdown(*comparison))) return exit_environment;
-  if (!html_file.empty() && !write_file(html_file, llmprof::render_comparison_html(*comparison))) return exit_environment;
+  if (!markdown_file.empty() && !write_file(markdown_file, llmprof::render_comparison_markdown(*comparison))) return exit_not_ready;
+  if (!html_file.empty() && !write_file(html_file, llmprof::render_comparison_html(*comparison))) return exit_not_ready;
   if (comparison->regression) {
     for (const auto& reason : comparison->regression_reasons) std::cerr << "deep-profile compare: regression: " << reason << "\n";
     return exit_regression;

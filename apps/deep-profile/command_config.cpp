@@ -36,46 +36,23 @@ void print_keys(std::ostream& out) {
 }
 
 int run_config_command(const std::vector<std::string>& args) {
-  po::options_description options("options");
-  options.add_options()("help,h", "this help")("keys", "list every key with its type and description");
-  add_config_options(options);
-  po::options_description hidden;
-  hidden.add_options()("override", po::value<std::vector<std::string>>(), "KEY=VALUE words");
-  po::options_description all;
-  all.add(options).add(hidden);
-  po::positional_options_description positional;
-  positional.add("override", -1);
-
-  po::variables_map values;
-  po::parsed_options parsed(&all);
-  try {
-    parsed = po::command_line_parser(args).options(all).positional(positional).run();
-    po::store(parsed, values);
-    po::notify(values);
-  } catch (const po::error& error) {
-    std::cerr << "deep-profile config: " << error.what() << "\n\n" << usage_text << "\n" << options;
-    return exit_usage;
-  }
-  if (values.count("help")) {
-    std::cout << usage_text << "\n" << options;
-    return exit_ok;
-  }
-  if (values.count("keys")) {
+  CommandSyntax syntax("config", usage_text);
+  syntax.options.add_options()("keys", "list every key with its type and description");
+  add_config_options(syntax.options);
+  syntax.hidden.add_options()("override", po::value<std::vector<std::string>>(), "KEY=VALUE words");
+  syntax.positional.add("override", -1);
+  const CommandLine line = parse_command_line(syntax, args);
+  if (line.finished) return *line.finished;
+  if (line.values.count("keys") != 0) {
     print_keys(std::cout);
     return exit_ok;
   }
 
-  auto selection = config_selection_from(parsed);
-  if (!selection) {
-    print_config_error("config", selection.error(), std::cerr);
-    return exit_usage;
-  }
+  auto selection = config_selection_from(line.parsed);
+  if (!selection) return report_config_error("config", selection.error(), std::cerr);
   llmprof::ConfigSources sources;
   auto config = load_selected_config(*selection, &sources);
-  if (!config) {
-    print_config_error("config", config.error(), std::cerr);
-    return exit_usage;
-  }
+  if (!config) return report_config_error("config", config.error(), std::cerr);
   // Provenance as TOML comments, so the output stays loadable.
   for (const auto& file : sources.files) std::cout << "# layered: " << file.string() << "\n";
   for (auto override_text : sources.overrides) {

@@ -1,6 +1,4 @@
 // `deep-profile probe`: what Nsight tools this machine has, what they can do, and whether a run can go ahead.
-#include <boost/program_options.hpp>
-
 #include <fstream>
 #include <iostream>
 
@@ -14,14 +12,16 @@ namespace {
 namespace po = boost::program_options;
 using namespace llmprof;
 
-const char* const probe_help_epilogue =
+const char* const probe_usage =
+    "usage: deep-profile probe [--json] [--sections-out FILE] [--nsys PATH] [--ncu PATH] [--no-default-locations]\n\n"
     "Looks for nsys and ncu (the given path only, when --nsys/--ncu is set; otherwise PATH, then\n"
     "/usr/local/cuda/bin, /opt/nvidia/nsight-systems/*/bin, /opt/nvidia/nsight-compute/* and the nsys bundled\n"
     "in Nsight Compute at <ncu-root>/host/target-linux-x64/nsys), runs their --version, ncu --list-sections and\n"
     "--list-sets, nsys status --environment, and checks that the QdstrmImporter next to nsys loads.\n"
     "\n"
     "Exit status: 0 ready (both tools usable) or degraded (something is missing, the verdict says what will be\n"
-    "skipped); 3 not ready (neither nsys nor ncu can be used); 2 bad command line; 4 --sections-out unwritable.\n";
+    "skipped); 3 not ready (neither nsys nor ncu can be used) or --sections-out cannot be written; 2 bad\n"
+    "command line.\n";
 
 void print_searched(std::ostream& out, const std::vector<std::filesystem::path>& searched) {
   out << "    looked in (" << searched.size() << "):";
@@ -94,24 +94,15 @@ void print_verdict(std::ostream& out, const ProbeVerdict& verdict) {
 }
 
 int run_probe(const std::vector<std::string>& args) {
-  po::options_description options("deep-profile probe [options]");
   std::string nsys_path, ncu_path, sections_out;
-  options.add_options()("help,h", "describe the options")("nsys", po::value(&nsys_path), "use this nsys (path or name on PATH)")(
+  CommandSyntax syntax("probe", probe_usage);
+  syntax.options.add_options()("nsys", po::value(&nsys_path), "use this nsys (path or name on PATH)")(
       "ncu", po::value(&ncu_path), "use this ncu (path or name on PATH)")("json", "print the probe as JSON (env.json's \"tools\")")(
       "sections-out", po::value(&sections_out), "write `ncu --list-sections` verbatim to FILE (sections.txt)")(
       "no-default-locations", "search only --nsys/--ncu and PATH, not the usual install directories");
-  po::variables_map values;
-  try {
-    po::store(po::command_line_parser(args).options(options).run(), values);
-    po::notify(values);
-  } catch (const po::error& error) {
-    std::cerr << "deep-profile probe: " << error.what() << "\n\n" << options << "\n" << probe_help_epilogue;
-    return exit_usage;
-  }
-  if (values.count("help")) {
-    std::cout << options << "\n" << probe_help_epilogue;
-    return exit_ok;
-  }
+  const CommandLine line = parse_command_line(syntax, args);
+  if (line.finished) return *line.finished;
+  const auto& values = line.values;
   auto runner = make_system_process_runner();
   ProbeOptions probe_options;
   probe_options.nsys_path = nsys_path;
@@ -125,7 +116,7 @@ int run_probe(const std::vector<std::string>& args) {
     file << ncu.sections_listing;
     if (!file) {
       std::cerr << "deep-profile probe: cannot write " << sections_out << "\n";
-      return exit_input;
+      return exit_not_ready;  // like every "cannot write": README exit codes
     }
     if (ncu.sections_listing.empty()) std::cerr << "deep-profile probe: no ncu section listing; wrote an empty " << sections_out << "\n";
   }
@@ -136,7 +127,7 @@ int run_probe(const std::vector<std::string>& args) {
     print_ncu(std::cout, ncu);
     print_verdict(std::cout, verdict);
   }
-  return verdict.readiness == Readiness::not_ready ? exit_environment : exit_ok;
+  return verdict.readiness == Readiness::not_ready ? exit_not_ready : exit_ok;
 }
 
 const CommandRegistrar registrar{Command{"probe", "find nsys/ncu, their versions and capabilities; say whether this machine is ready",

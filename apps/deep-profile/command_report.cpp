@@ -1,6 +1,5 @@
 // deep-profile report MAIN [--format md|html|all]: re-renders MAIN/report.md and/or MAIN/report.html
 // from the run directory alone (analysis/report.json, run.json, env.json, config.toml).
-#include <boost/program_options.hpp>
 #include <fstream>
 #include <iostream>
 
@@ -19,22 +18,13 @@ const char* usage_text =
     "can be re-rendered, on any machine.\n\n"
     "exit codes: 0 written; 2 bad command line; 4 MAIN or its report.json is missing or unreadable; 3 cannot write.\n";
 
-int exit_for(const llmprof::Error& error) {
-  switch (error.code) {
-    case llmprof::ErrorCode::not_found:
-    case llmprof::ErrorCode::parse_error: return exit_input;
-    case llmprof::ErrorCode::invalid_argument: return exit_usage;
-    default: return exit_environment;
-  }
-}
-
 int write_text(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   out.close();
   if (!out) {
     std::cerr << "deep-profile report: cannot write " << path.string() << "\n";
-    return exit_environment;
+    return exit_not_ready;
   }
   std::cout << "wrote " << path.string() << "\n";
   return exit_ok;
@@ -43,35 +33,18 @@ int write_text(const std::filesystem::path& path, const std::string& text) {
 int run_report(const std::vector<std::string>& args) {
   std::string format = "all";
   std::string main;
-  po::options_description description("options");
-  description.add_options()("help,h", "this help")("format", po::value(&format)->default_value("all"), "md, html or all");
-  po::options_description hidden;
-  hidden.add_options()("main", po::value(&main));
-  po::options_description all;
-  all.add(description).add(hidden);
-  po::positional_options_description positional;
-  positional.add("main", 1);
-  po::variables_map values;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), values);
-    po::notify(values);
-  } catch (const po::error& error) {
-    std::cerr << "deep-profile report: " << error.what() << "\n\n" << usage_text << description;
-    return exit_usage;
-  }
-  if (values.count("help")) {
-    std::cout << usage_text << "\n" << description;
-    return exit_ok;
-  }
-  if (main.empty() || (format != "md" && format != "html" && format != "all")) {
-    std::cerr << "deep-profile report: " << (main.empty() ? "missing run directory MAIN" : "--format must be md, html or all")
-              << "\n\n" << usage_text << description;
-    return exit_usage;
-  }
+  CommandSyntax syntax("report", usage_text);
+  syntax.options.add_options()("format", po::value(&format)->default_value("all"), "md, html or all");
+  syntax.hidden.add_options()("main", po::value(&main));
+  syntax.positional.add("main", 1);
+  const CommandLine line = parse_command_line(syntax, args);
+  if (line.finished) return *line.finished;
+  if (main.empty()) return usage_error(syntax, "missing run directory MAIN");
+  if (format != "md" && format != "html" && format != "all") return usage_error(syntax, "--format must be md, html or all");
   auto model = llmprof::load_run_report(main);
   if (!model) {
     std::cerr << "deep-profile report: " << model.error().describe() << "\n";
-    return exit_for(model.error());
+    return exit_code_for(model.error());
   }
   const llmprof::RunLayout layout{std::filesystem::path(main)};
   const auto markdown = layout.resolve(llmprof::RunLayout::report_markdown());
@@ -79,7 +52,7 @@ int run_report(const std::vector<std::string>& args) {
   if (format == "all") {
     if (auto written = llmprof::write_reports(layout.main_directory()); !written) {
       std::cerr << "deep-profile report: " << written.error().describe() << "\n";
-      return exit_for(written.error());
+      return exit_code_for(written.error());
     }
     std::cout << "wrote " << markdown.string() << "\nwrote " << html.string() << "\n";
     return exit_ok;

@@ -2,7 +2,6 @@
 // reports) over a workload, with progress on stderr and a stage table at the end.
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
@@ -38,42 +37,19 @@ const char* usage_text =
     "Runs the workload (the bundled llmprof-decode example, or CMD) bare, under nsys, and under ncu on its top\n"
     "kernels, and leaves one run directory (MAIN) with run.json, the raw reports, the analysis and the reports.\n\n"
     "exit codes: 0 everything asked for succeeded; 1 a stage failed or was skipped; 2 bad command line or\n"
-    "config; 3 the machine is not ready (tool missing, no space, unwritable runs root, example not built);\n"
-    "124 a stage timed out; 130 interrupted (SIGINT/SIGTERM), artifacts and run.json kept.\n";
+    "config; 3 the machine is not ready (tool missing, no space, unwritable runs root); 4 the workload program\n"
+    "is missing (e.g. the bundled example was not built); 124 a stage timed out; 130 interrupted (SIGINT/SIGTERM),\n"
+    "artifacts and run.json kept.\n";
 
 // Returns nullopt after printing help or an error (with `exit` set).
 std::optional<RunOptions> parse_options(const std::vector<std::string>& args, int& exit) {
   RunOptions options;
-  auto separator = std::find(args.begin(), args.end(), "--");
-  const std::vector<std::string> own(args.begin(), separator);
-  if (separator != args.end()) options.workload.assign(separator + 1, args.end());
-  po::options_description description("options");
-  description.add_options()("help,h", "this help")
-      ("quiet,q", po::bool_switch(&options.quiet), "no progress lines; only errors and the final table");
-  add_config_options(description);
-  po::variables_map values;
-  po::parsed_options parsed(&description);
-  try {
-    parsed = po::command_line_parser(own).options(description).run();
-    po::store(parsed, values);
-    po::notify(values);
-  } catch (const po::error& error) {
-    std::cerr << "deep-profile run: " << error.what() << "\n\n" << usage_text << description;
-    exit = exit_usage;
-    return std::nullopt;
-  }
-  if (values.count("help")) {
-    std::cout << usage_text << "\n" << description;
-    exit = exit_ok;
-    return std::nullopt;
-  }
-  auto selection = config_selection_from(parsed);
-  if (!selection) {
-    print_config_error("run", selection.error(), std::cerr);
-    exit = exit_usage;
-    return std::nullopt;
-  }
-  options.selection = selection.value();
+  CommandSyntax syntax("run", usage_text);
+  syntax.options.add_options()("quiet,q", po::bool_switch(&options.quiet), "no progress lines; only errors and the final table");
+  auto line = parse_profiling_command_line(syntax, args, exit);
+  if (!line) return std::nullopt;
+  options.selection = std::move(line->selection);
+  options.workload = std::move(line->workload);
   return options;
 }
 
@@ -122,24 +98,15 @@ void print_summary(const llmprof::RunSummary& summary, std::ostream& out) {
       << llmprof::to_string(summary.outcome) << "\n";
 }
 
-int exit_code_for(llmprof::RunOutcome outcome) {
+int exit_code_for_outcome(llmprof::RunOutcome outcome) {
   switch (outcome) {
     case llmprof::RunOutcome::ok: return exit_ok;
     case llmprof::RunOutcome::incomplete: return exit_incomplete;
-    case llmprof::RunOutcome::environment: return exit_environment;
+    case llmprof::RunOutcome::environment: return exit_not_ready;
     case llmprof::RunOutcome::timeout: return exit_timeout;
     case llmprof::RunOutcome::interrupted: return exit_interrupted;
   }
   return exit_incomplete;
-}
-
-int exit_code_for(const llmprof::Error& error) {
-  switch (error.code) {
-    case llmprof::ErrorCode::invalid_argument:
-    case llmprof::ErrorCode::parse_error: return exit_usage;
-    case llmprof::ErrorCode::interrupted: return exit_interrupted;
-    default: return exit_environment;
-  }
 }
 
 llmprof::Result<llmprof::DeepProfileConfig> load(const RunOptions& options) {
@@ -154,10 +121,7 @@ int run_command(const std::vector<std::string>& args) {
   auto options = parse_options(args, exit);
   if (!options) return exit;
   auto config = load(options.value());
-  if (!config) {
-    print_config_error("run", config.error(), std::cerr);
-    return exit_usage;
-  }
+  if (!config) return report_config_error("run", config.error(), std::cerr);
   llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
   auto runner = llmprof::make_system_process_runner();
   llmprof::SystemClock clock;
@@ -177,7 +141,7 @@ int run_command(const std::vector<std::string>& args) {
     return exit_code_for(summary.error());
   }
   print_summary(summary.value(), std::cout);
-  return exit_code_for(summary->outcome);
+  return exit_code_for_outcome(summary->outcome);
 }
 
 const CommandRegistrar registrar({"run", "profile a workload end to end (probe, nsys, top-N kernels, ncu, analysis, report)",

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <boost/program_options.hpp>
 #include <iostream>
 #include <mutex>
 
@@ -39,37 +38,14 @@ struct SweepOptions {
 
 std::optional<SweepOptions> parse_sweep_options(const std::vector<std::string>& args, int& exit) {
   SweepOptions options;
-  auto separator = std::find(args.begin(), args.end(), "--");
-  const std::vector<std::string> own(args.begin(), separator);
-  if (separator != args.end()) options.workload.assign(separator + 1, args.end());
-  po::options_description description("options");
-  description.add_options()("help,h", "this help")("plan", po::value(&options.plan_file), "a TOML plan with [[point]] tables")
+  CommandSyntax syntax("sweep", sweep_usage);
+  syntax.options.add_options()("plan", po::value(&options.plan_file), "a TOML plan with [[point]] tables")
       ("point", po::value(&options.points), "one point: comma-separated KEY=VALUE overrides (repeatable)")
       ("quiet,q", po::bool_switch(&options.quiet), "no progress lines");
-  add_config_options(description);
-  po::variables_map values;
-  po::parsed_options parsed(&description);
-  try {
-    parsed = po::command_line_parser(own).options(description).run();
-    po::store(parsed, values);
-    po::notify(values);
-  } catch (const po::error& error) {
-    std::cerr << "deep-profile sweep: " << error.what() << "\n\n" << sweep_usage << description;
-    exit = exit_usage;
-    return std::nullopt;
-  }
-  if (values.count("help")) {
-    std::cout << sweep_usage << "\n" << description;
-    exit = exit_ok;
-    return std::nullopt;
-  }
-  auto selection = config_selection_from(parsed);
-  if (!selection) {
-    print_config_error("sweep", selection.error(), std::cerr);
-    exit = exit_usage;
-    return std::nullopt;
-  }
-  options.base = selection.value();
+  auto line = parse_profiling_command_line(syntax, args, exit);
+  if (!line) return std::nullopt;
+  options.base = std::move(line->selection);
+  options.workload = std::move(line->workload);
   return options;
 }
 
@@ -102,15 +78,9 @@ int sweep_command(const std::vector<std::string>& args) {
   auto options = parse_sweep_options(args, exit);
   if (!options) return exit;
   auto plan = load_plan(options.value());
-  if (!plan) {
-    print_config_error("sweep", plan.error(), std::cerr);
-    return exit_usage;
-  }
+  if (!plan) return report_config_error("sweep", plan.error(), std::cerr);  // the plan is configuration
   auto base_config = load_selected_config(options->base);
-  if (!base_config) {
-    print_config_error("sweep", base_config.error(), std::cerr);
-    return exit_usage;
-  }
+  if (!base_config) return report_config_error("sweep", base_config.error(), std::cerr);
   llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
   auto runner = llmprof::make_system_process_runner();
   llmprof::SystemClock clock;
@@ -163,7 +133,7 @@ int sweep_command(const std::vector<std::string>& args) {
   auto index = llmprof::run_sweep(plan.value(), run_point, run_options);
   if (!index) {
     std::cerr << "deep-profile sweep: " << index.error().describe() << "\n";
-    return exit_environment;
+    return exit_code_for(index.error());
   }
   std::cout << llmprof::render_sweep_index_markdown(index.value()) << "\nsweep index: "
             << (run_options.sweep_directory / "index.md").string() << "\n";

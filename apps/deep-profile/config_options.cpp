@@ -2,7 +2,9 @@
 #include "config_options.hpp"
 
 #include <cstdlib>
-#include <ostream>
+#include <iostream>
+
+#include "llmprof/exit_code.hpp"
 
 namespace deep_profile {
 namespace fs = std::filesystem;
@@ -38,6 +40,23 @@ llmprof::Result<llmprof::ConfigSelection> config_selection_from(const po::parsed
   return selection;
 }
 
+std::optional<ProfilingCommandLine> parse_profiling_command_line(CommandSyntax& syntax,
+                                                                 const std::vector<std::string>& args, int& exit) {
+  add_config_options(syntax.options);
+  syntax.workload_after_separator = true;
+  const CommandLine line = parse_command_line(syntax, args);
+  if (line.finished) {
+    exit = *line.finished;
+    return std::nullopt;
+  }
+  auto selection = config_selection_from(line.parsed);
+  if (!selection) {
+    exit = report_config_error(syntax.name, selection.error(), std::cerr);
+    return std::nullopt;
+  }
+  return ProfilingCommandLine{selection.value(), line.workload};
+}
+
 std::vector<fs::path> config_search_dirs() {
   std::vector<fs::path> dirs;
   if (const char* dir = std::getenv("LLMPROF_CONFIG_DIR"); dir != nullptr && *dir != '\0') dirs.emplace_back(dir);
@@ -56,9 +75,10 @@ llmprof::Result<llmprof::DeepProfileConfig> load_selected_config(const llmprof::
   return llmprof::load_config(*resolved);
 }
 
-void print_config_error(std::string_view command, const llmprof::Error& error, std::ostream& out) {
+int report_config_error(std::string_view command, const llmprof::Error& error, std::ostream& out) {
   out << "deep-profile " << command << ": " << error.message << "\n";
   if (!error.hint.empty()) out << "  hint: " << error.hint << "\n";
+  return llmprof::exit_usage;
 }
 
 }  // namespace deep_profile

@@ -4,11 +4,13 @@
 
 #include <boost/program_options.hpp>
 #include <filesystem>
+#include <optional>
 #include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "command_line.hpp"
 #include "llmprof/config.hpp"
 
 namespace deep_profile {
@@ -22,6 +24,16 @@ void add_config_options(boost::program_options::options_description& options);
 llmprof::Result<llmprof::ConfigSelection> config_selection_from(const boost::program_options::parsed_options& parsed,
                                                                 const std::string& positional_name = "override");
 
+// The command line of a command that profiles a workload (run, sweep): `syntax`'s own options plus
+// the configuration options, and the workload's argv after "--". nullopt when the command is done
+// (--help printed, or a usage error reported), with `exit` set.
+struct ProfilingCommandLine {
+  llmprof::ConfigSelection selection;
+  std::vector<std::string> workload;
+};
+std::optional<ProfilingCommandLine> parse_profiling_command_line(CommandSyntax& syntax,
+                                                                 const std::vector<std::string>& args, int& exit);
+
 // Where deep-profile.toml and the presets are looked for, in order: $LLMPROF_CONFIG_DIR,
 // <exe>/../share/llmprof/config (the install), then the source tree's config/ (a build tree).
 std::vector<std::filesystem::path> config_search_dirs();
@@ -31,7 +43,9 @@ std::vector<std::filesystem::path> config_search_dirs();
 llmprof::Result<llmprof::DeepProfileConfig> load_selected_config(const llmprof::ConfigSelection& selection,
                                                                  llmprof::ConfigSources* sources = nullptr);
 
-// "deep-profile <command>: <message>\n  hint: <hint>\n" on `out`; callers then return exit_usage.
-void print_config_error(std::string_view command, const llmprof::Error& error, std::ostream& out);
+// Prints "deep-profile <command>: <message>\n  hint: <hint>\n" on `out` and returns exit_usage: a
+// configuration the user named that cannot be used is a usage error whatever its ErrorCode (a missing
+// --config file or preset, a TOML syntax error, an unknown key), as README's exit-code table says.
+int report_config_error(std::string_view command, const llmprof::Error& error, std::ostream& out);
 
 }  // namespace deep_profile

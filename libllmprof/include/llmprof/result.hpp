@@ -15,7 +15,7 @@
 
 namespace llmprof {
 
-// What kind of failure; the CLI maps these to documented exit codes (see exit_code_for).
+// What kind of failure; exit_code_for (llmprof/exit_code.hpp) maps these to the documented exit codes.
 enum class ErrorCode {
   invalid_argument,   // the caller (or the user's config) asked for something that cannot work
   not_found,          // a file, tool or executable is not where it was looked for

@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/json_pretty.hpp"
+#include "core/text.hpp"
 #include "analysis/analysis_model.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/run_layout.hpp"
@@ -15,11 +16,7 @@
 namespace llmprof {
 namespace {
 
-std::string format_number(double value) {
-  char text[40];
-  std::snprintf(text, sizeof text, "%.10g", value);
-  return text;
-}
+using detail::format_data_number;
 
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
@@ -31,7 +28,7 @@ std::string csv_field(const std::string& text) {
   return quoted + "\"";
 }
 
-std::string csv_number(const std::optional<double>& value) { return value ? format_number(*value) : ""; }
+std::string csv_number(const std::optional<double>& value) { return value ? format_data_number(*value) : ""; }
 
 boost::json::value json_number(const std::optional<double>& value) {
   if (!value || !std::isfinite(*value)) return nullptr;
@@ -185,11 +182,9 @@ std::string kernels_csv(const AnalysisReport& report) {
       "dram_bytes_per_launch,arithmetic_intensity,achieved_flop_per_s,pct_peak_compute,pct_peak_dram,bound,"
       "dominant_precision,time_source,ncu_name\n";
   for (const auto& kernel : report.kernels) {
-    std::string stages;
-    for (const auto& stage : kernel.stages) stages += (stages.empty() ? "" : ";") + stage;
-    text += csv_field(kernel.name) + "," + csv_field(stages) + "," + std::to_string(kernel.instances) + "," +
-            std::to_string(kernel.total_time_ns) + "," + format_number(kernel.avg_time_ns) + "," +
-            format_number(kernel.share_of_total) + "," + std::to_string(kernel.profiled_launches) + "," +
+    text += csv_field(kernel.name) + "," + csv_field(detail::join(kernel.stages, ";")) + "," + std::to_string(kernel.instances) + "," +
+            std::to_string(kernel.total_time_ns) + "," + format_data_number(kernel.avg_time_ns) + "," +
+            format_data_number(kernel.share_of_total) + "," + std::to_string(kernel.profiled_launches) + "," +
             csv_number(kernel.flop_per_launch) + "," + csv_number(kernel.dram_bytes_per_launch) + "," +
             csv_number(kernel.arithmetic_intensity) + "," + csv_number(kernel.achieved_flop_per_s) + "," +
             csv_number(kernel.pct_peak_compute) + "," + csv_number(kernel.pct_peak_dram) + "," +
@@ -209,7 +204,7 @@ std::string stages_csv(const AnalysisReport& report) {
             std::to_string(stage.level) + "," + integer(stage.wall_ns) + "," + integer(stage.gpu_projection_ns) +
             "," + std::to_string(stage.kernel_time_ns) + "," + std::to_string(stage.kernel_instances) + "," +
             csv_number(stage.gpu_busy_fraction) + "," + csv_number(stage.flop) + "," +
-            format_number(stage.flop_coverage) + "," + csv_number(stage.achieved_flop_per_s) + "," +
+            format_data_number(stage.flop_coverage) + "," + csv_number(stage.achieved_flop_per_s) + "," +
             csv_number(stage.mfu) + "," + csv_number(stage.model_flop_per_s) + "," + csv_number(stage.mfu_workload) +
             "," + stage.dominant_precision + "," + csv_field(stage.verdict) + "\n";
   }

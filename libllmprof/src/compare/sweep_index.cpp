@@ -8,9 +8,9 @@
 #include "core/json_pretty.hpp"
 #include "llmprof/report.hpp"
 #include "llmprof/sweep.hpp"
+#include "llmprof/workload_metrics.hpp"
 #include "core/format.hpp"
 #include "report/report_html_page.hpp"
-#include "core/json_fields.hpp"
 
 namespace llmprof {
 namespace json = boost::json;
@@ -24,25 +24,19 @@ using detail::markdown_code;
 
 void read_metrics(const std::filesystem::path& main, SweepIndexRow& row) {
   const auto path = RunLayout(main).resolve(RunLayout::stage1_metrics());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
     row.notes.push_back(RunLayout::stage1_metrics().string() + " is absent: tokens/s unknown");
     return;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto object = detail::parse_json_object(text.str(), path);
-  if (!object) {
-    row.notes.push_back(object.error().message);
+  auto metrics = load_workload_metrics(path);
+  if (!metrics) {
+    row.notes.push_back(metrics.error().message);
     return;
   }
-  try {
-    if (auto batch = detail::json_integer(*object, "batch", "batch")) row.batch = static_cast<int>(*batch);
-    row.tokens_per_s = detail::json_number(*object, "tokens_per_s", "tokens_per_s");
-    row.time_per_output_token_s = detail::json_number(*object, "time_per_output_token_s", "time_per_output_token_s");
-  } catch (const detail::JsonFieldError& field) {
-    row.notes.push_back(path.string() + ": field '" + field.field + "' has the wrong type");
-  }
+  row.batch = static_cast<int>(metrics->batch);
+  row.tokens_per_s = metrics->tokens_per_s;
+  row.time_per_output_token_s = metrics->time_per_output_token_s;
 }
 
 void read_report(const std::filesystem::path& main, const std::string& stage_name, SweepIndexRow& row) {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "llmprof/sweep.hpp"
+#include "core/text.hpp"
 #include "core/toml_flatten.hpp"
 
 namespace llmprof {
@@ -96,11 +97,6 @@ std::vector<std::string> split_top_level(const std::string& text) {
   return parts;
 }
 
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t");
-  if (first == std::string::npos) return {};
-  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
-}
 
 }  // namespace
 
@@ -174,7 +170,7 @@ Result<SweepPlan> parse_sweep_points(const std::vector<std::string>& point_argum
   for (std::size_t i = 0; i < point_arguments.size(); ++i) {
     SweepPoint point;
     for (const auto& part : split_top_level(point_arguments[i])) {
-      const std::string item = trim(part);
+      const std::string item(detail::trim(part));
       if (item.empty()) continue;
       const auto equals = item.find('=');
       if (equals == std::string::npos || equals == 0) {
@@ -182,7 +178,7 @@ Result<SweepPlan> parse_sweep_points(const std::vector<std::string>& point_argum
                           "--point argument " + std::to_string(i + 1) + ": '" + item + "' is not key=value",
                           "write --point 'section.key=value,section.other=value'", point_arguments[i]);
       }
-      point.overrides.push_back({trim(item.substr(0, equals)), trim(item.substr(equals + 1))});
+      point.overrides.push_back({std::string(detail::trim(item.substr(0, equals))), std::string(detail::trim(item.substr(equals + 1)))});
     }
     plan.points.push_back(std::move(point));
   }

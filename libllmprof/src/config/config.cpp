@@ -15,6 +15,7 @@
 
 #include "config/config_schema.hpp"
 #include "config/toml_text_guard.hpp"
+#include "core/text.hpp"
 
 namespace llmprof {
 namespace {
@@ -29,12 +30,6 @@ std::string position(const std::string& source_name, const toml::source_region& 
   return source_name + ":" + std::to_string(region.begin.line) + ":" + std::to_string(region.begin.column);
 }
 
-std::string trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(first, last - first + 1));
-}
 
 // "string \"ten\"", "integer 3", "array": what the user wrote, for wrong-type messages.
 std::string describe_node(const toml::node& node) {
@@ -333,8 +328,8 @@ Result<void> ConfigLayers::apply_override(const std::string& text) {
     return make_error(ErrorCode::invalid_argument, "override '" + text + "' is not of the form section.key=value",
                       "for example nsys.nvtx_capture=decode or run.top_n_kernels=10", text);
   }
-  const std::string key = trim(std::string_view(text).substr(0, equals));
-  const std::string raw = trim(std::string_view(text).substr(equals + 1));
+  const std::string key(detail::trim(std::string_view(text).substr(0, equals)));
+  const std::string raw(detail::trim(std::string_view(text).substr(equals + 1)));
   const std::string where = "command line override '" + text + "'";
 
   const ConfigField* field = detail::find_config_field(key);

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "config/config_schema.hpp"
+#include "core/text.hpp"
 
 namespace llmprof {
 namespace detail {
@@ -22,12 +23,6 @@ Error invalid_value(const std::string& key, const std::string& problem, const st
                     hint, key);
 }
 
-std::string join_values(const std::vector<std::string>& values) {
-  std::string text;
-  for (const auto& value : values) text += (text.empty() ? "" : ", ") + value;
-  return text;
-}
-
 
 std::optional<Error> check_bound(const ConfigField& field, double value, const ConfigOrigins& origins) {
   if (!std::isfinite(value)) {
@@ -37,7 +32,7 @@ std::optional<Error> check_bound(const ConfigField& field, double value, const C
   if (!bound) return std::nullopt;
   const bool ok = bound->exclusive ? value > bound->minimum : value >= bound->minimum;
   if (ok) return std::nullopt;
-  return invalid_value(field.info.key, "must be " + field.info.constraint + ", got " + format_number(value),
+  return invalid_value(field.info.key, "must be " + field.info.constraint + ", got " + format_exact_number(value),
                        "set a value " + field.info.constraint, origins);
 }
 
@@ -146,8 +141,8 @@ Error unknown_choice(const std::string& key, std::string_view value, std::span<c
   const std::string nearest = nearest_candidate(value, allowed);
   return make_error(ErrorCode::invalid_argument,
                     "configuration key " + key + " is '" + std::string(value) + "', which is not one of: " +
-                        join_values(allowed) + " (set at " + where + ")",
-                    nearest.empty() ? "use one of: " + join_values(allowed) : "did you mean " + key + "=" + nearest + "?",
+                        detail::join(allowed, ", ") + " (set at " + where + ")",
+                    nearest.empty() ? "use one of: " + detail::join(allowed, ", ") : "did you mean " + key + "=" + nearest + "?",
                     key);
 }
 

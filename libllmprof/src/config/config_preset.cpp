@@ -4,6 +4,7 @@
 #include <set>
 
 #include "config/config_schema.hpp"
+#include "core/text.hpp"
 #include "llmprof/config.hpp"
 
 namespace llmprof {
@@ -20,12 +21,6 @@ std::set<std::string> presets_in(const std::vector<std::filesystem::path>& searc
     }
   }
   return names;
-}
-
-std::string join(const std::vector<std::string>& parts) {
-  std::string text;
-  for (const auto& part : parts) text += (text.empty() ? "" : ", ") + part;
-  return text;
 }
 
 }  // namespace
@@ -53,11 +48,11 @@ Result<std::filesystem::path> find_preset(const std::string& name,
   const std::vector<std::string> names(available.begin(), available.end());
   std::string hint = names.empty() ? "none of these directories holds a .toml file; set LLMPROF_CONFIG_DIR to the "
                                      "directory holding deep-profile.toml (config/ in the source tree)"
-                                   : "available presets: " + join(names);
+                                   : "available presets: " + detail::join(names, ", ");
   const std::string nearest = detail::nearest_candidate(stem, names);
   if (!nearest.empty()) hint = "did you mean " + nearest + "? " + hint;
   return make_error(ErrorCode::not_found,
-                    "no preset '" + stem + "' (looked for " + stem + ".toml in " + join(searched) + ")",
+                    "no preset '" + stem + "' (looked for " + stem + ".toml in " + detail::join(searched, ", ") + ")",
                     std::move(hint), stem);
 }
 

@@ -25,12 +25,10 @@ const char* type_name(const ConfigFieldRef& ref) {
 std::string describe_rules(const ConfigRules& rules, bool is_array) {
   std::vector<std::string> parts;
   if (rules.bound)
-    parts.push_back(std::string(rules.bound->exclusive ? "> " : ">= ") + format_number(rules.bound->minimum));
+    parts.push_back(std::string(rules.bound->exclusive ? "> " : ">= ") + format_exact_number(rules.bound->minimum));
   if (rules.required) parts.emplace_back("not empty");
   if (is_array && !rules.blank_elements) parts.emplace_back("no empty elements");
-  std::string text;
-  for (const auto& part : parts) text += (text.empty() ? "" : ", ") + part;
-  return text;
+  return join(parts, ", ");
 }
 
 ConfigField make_field(const char* key, ConfigFieldRef (*locate)(DeepProfileConfig&), const char* description,
@@ -177,21 +175,6 @@ std::vector<std::string> config_key_names() {
   std::vector<std::string> names = {"run", "workload", "nsys", "ncu"};
   for (const auto& field : config_fields()) names.push_back(field.info.key);
   return names;
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above_cell = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above_cell;
-    }
-  }
-  return row[b.size()];
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/text.hpp"
 #include "llmprof/config.hpp"
 
 namespace llmprof::detail {
@@ -99,12 +100,8 @@ std::optional<std::string> render_field_value(const ConfigField& field, const De
 
 std::string quote_toml_string(std::string_view text);
 std::string format_toml_float(double value);
-// A number for messages: "0", "1", "2.5" (no ".0" on whole numbers).
-std::string format_number(double value);
 std::string format_toml_key(std::string_view key);  // bare when it can be, else quoted
 
-// Levenshtein distance, for "did you mean" suggestions.
-std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate nearest to `wrong` when it is close enough to be a plausible typo; empty otherwise.
 std::string nearest_candidate(std::string_view wrong, const std::vector<std::string>& candidates);
 // Every dotted key, plus the section names ("run", "nsys", ...).

@@ -61,13 +61,6 @@ std::string format_toml_float(double value) {
   return text;
 }
 
-std::string format_number(double value) {
-  if (std::isfinite(value) && value == std::trunc(value) && std::fabs(value) < 1e15) {
-    return std::to_string(static_cast<long long>(value));
-  }
-  return format_toml_float(value);
-}
-
 std::string format_toml_key(std::string_view key) {
   const bool bare = !key.empty() && key.find_first_not_of(
                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

@@ -22,8 +22,6 @@ std::size_t decode_utf8(std::string_view text, std::size_t i, std::uint32_t& cod
   return length;
 }
 
-bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
-
 }  // namespace
 
 std::optional<std::pair<std::size_t, std::string>> find_unsafe_toml_text(std::string_view text) {
@@ -42,8 +40,8 @@ std::optional<std::pair<std::size_t, std::string>> find_unsafe_toml_text(std::st
     switch (context) {
       case Context::code:
         if (code >= 0x80) return std::pair{i + 1, std::string("is a non-ASCII character outside a quoted string or comment")};
-        if (starts_with(rest, triple_double)) context = Context::multiline_basic, step = 3;
-        else if (starts_with(rest, triple_single)) context = Context::multiline_literal, step = 3;
+        if (rest.starts_with(triple_double)) context = Context::multiline_basic, step = 3;
+        else if (rest.starts_with(triple_single)) context = Context::multiline_literal, step = 3;
         else if (code == '"') context = Context::basic;
         else if (code == '\'') context = Context::literal;
         else if (code == '#') context = Context::comment;
@@ -60,10 +58,10 @@ std::optional<std::pair<std::size_t, std::string>> find_unsafe_toml_text(std::st
         break;
       case Context::multiline_basic:
         if (code == '\\' && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0x80) step = 2;
-        else if (starts_with(rest, triple_double)) context = Context::code, step = 3;
+        else if (rest.starts_with(triple_double)) context = Context::code, step = 3;
         break;
       case Context::multiline_literal:
-        if (starts_with(rest, triple_single)) context = Context::code, step = 3;
+        if (rest.starts_with(triple_single)) context = Context::code, step = 3;
         break;
     }
     i += step;

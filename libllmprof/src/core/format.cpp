@@ -121,16 +121,6 @@ std::string format_count(const std::optional<std::int64_t>& value) {
   return *value < 0 ? "-" + out : out;
 }
 
-std::string format_number(double value, int digits) {
-  // Trailing zeros carry no information in ratios and limits ("5", "1.2"), unlike in measured values.
-  std::string text = significant(value, digits);
-  if (text.find('.') != std::string::npos) {
-    while (text.back() == '0') text.pop_back();
-    if (text.back() == '.') text.pop_back();
-  }
-  return text;
-}
-
 std::string format_signed_percent(double percent) {
   const std::string body = format_percent(std::fabs(percent));
   if (std::fabs(percent) < 0.005) return "0.0%";

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/text.hpp"  // format_number, with the other number formats
+
 namespace llmprof::detail {
 
 // Shown wherever a value is null in report.json ("not computed"); the reports explain it once.
@@ -29,8 +31,6 @@ std::string format_percent(const std::optional<double>& percent);
 std::string format_si(const std::optional<double>& value, std::string_view unit);
 // "1,234,567".
 std::string format_count(const std::optional<std::int64_t>& value);
-// Plain number with up to `digits` significant digits, no exponent for everyday magnitudes.
-std::string format_number(double value, int digits = 3);
 // Signed ratio text for deltas: "+12.3%", "-4.0%".
 std::string format_signed_percent(double percent);
 

@@ -1,8 +1,9 @@
-// Tolerant JSON readers for report inputs (see report_json.hpp).
+// Typed JSON field readers (see json_fields.hpp).
 #include "core/json_fields.hpp"
 
 #include <boost/json.hpp>
 #include <cmath>
+#include <limits>
 
 namespace llmprof::detail {
 namespace json = boost::json;
@@ -13,6 +14,37 @@ const json::value* present(const json::object& object, std::string_view key) {
   return (found == nullptr || found->is_null()) ? nullptr : found;
 }
 }  // namespace
+
+std::optional<std::int64_t> json_to_int64(const json::value& value) {
+  constexpr double kLargestExactDouble = 9007199254740992.0;  // 2^53
+  if (value.is_int64()) return value.get_int64();
+  if (value.is_uint64()) {
+    if (value.get_uint64() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
+    return static_cast<std::int64_t>(value.get_uint64());
+  }
+  if (value.is_double()) {
+    const double number = value.get_double();
+    if (!std::isfinite(number) || number != std::floor(number) || std::fabs(number) > kLargestExactDouble) {
+      return std::nullopt;
+    }
+    return static_cast<std::int64_t>(number);
+  }
+  return std::nullopt;
+}
+
+std::string describe_json_value(const json::value& value) {
+  switch (value.kind()) {
+    case json::kind::null: return "null";
+    case json::kind::bool_: return "a boolean";
+    case json::kind::int64:
+    case json::kind::uint64: return "the integer " + json::serialize(value);
+    case json::kind::double_: return "the number " + json::serialize(value);
+    case json::kind::string: return "the string " + json::serialize(value);
+    case json::kind::array: return "an array";
+    case json::kind::object: return "an object";
+  }
+  return "an unknown value";
+}
 
 std::optional<std::string> json_string(const json::object& object, std::string_view key, const std::string& field) {
   const auto* value = present(object, key);
@@ -33,17 +65,21 @@ std::optional<double> json_number(const json::object& object, std::string_view k
 std::optional<std::int64_t> json_integer(const json::object& object, std::string_view key, const std::string& field) {
   const auto* value = present(object, key);
   if (value == nullptr) return std::nullopt;
-  if (value->is_int64()) return value->get_int64();
-  if (value->is_uint64()) {
-    if (value->get_uint64() > static_cast<std::uint64_t>(INT64_MAX)) throw JsonFieldError{field};
-    return static_cast<std::int64_t>(value->get_uint64());
-  }
-  if (value->is_double()) {
-    const double number = value->get_double();
-    if (!std::isfinite(number) || number != std::floor(number) || std::fabs(number) > 9.0e18) throw JsonFieldError{field};
-    return static_cast<std::int64_t>(number);
-  }
+  if (auto integer = json_to_int64(*value)) return integer;
   throw JsonFieldError{field};
+}
+
+std::map<std::string, std::string> json_string_map(const json::object& object, std::string_view key,
+                                                   const std::string& field) {
+  std::map<std::string, std::string> values;
+  const auto* value = present(object, key);
+  if (value == nullptr) return values;
+  if (!value->is_object()) throw JsonFieldError{field};
+  for (const auto& entry : value->get_object()) {
+    if (!entry.value().is_string()) throw JsonFieldError{field};
+    values[std::string(entry.key())] = std::string(entry.value().get_string());
+  }
+  return values;
 }
 
 std::vector<std::string> json_strings(const json::object& object, std::string_view key, const std::string& field) {

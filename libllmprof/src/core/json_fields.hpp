@@ -1,9 +1,12 @@
-// Tolerant typed reads of the run directory's JSON files for the report renderers: unknown fields
-// are ignored, null or absent means "not computed", a known field of the wrong type is an error.
+// Typed reads of the JSON files we read back (run.json, report.json, env.json, stage1/metrics.json):
+// unknown fields are ignored, null or absent means "not recorded", a known field of the wrong type is
+// an error. One integer policy for every reader (json_to_int64), so no two files disagree on what an
+// integer is.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +19,14 @@
 
 namespace llmprof::detail {
 
+// The integer a JSON value holds, or nullopt: an int64, a uint64 up to INT64_MAX, or a double that
+// is whole and at most 2^53 in magnitude (Python writes 4.0 for a count it computed as a float;
+// beyond 2^53 a double no longer says which integer was meant).
+std::optional<std::int64_t> json_to_int64(const boost::json::value& value);
+// What a value is, for messages: "null", "a boolean", "the integer 3", "the number 2.5E0",
+// "the string \"x\"", "an array", "an object".
+std::string describe_json_value(const boost::json::value& value);
+
 // Thrown by the readers below and turned into a parse_error naming file and field by the caller.
 struct JsonFieldError {
   std::string field;
@@ -23,10 +34,20 @@ struct JsonFieldError {
 
 std::optional<std::string> json_string(const boost::json::object& object, std::string_view key, const std::string& field);
 std::optional<double> json_number(const boost::json::object& object, std::string_view key, const std::string& field);
-// Integers written as doubles (e.g. 1.0e6) are accepted when integral.
+// Integers by json_to_int64's policy.
 std::optional<std::int64_t> json_integer(const boost::json::object& object, std::string_view key, const std::string& field);
+// A JSON object of strings ({"NAME": "value"}).
+std::map<std::string, std::string> json_string_map(const boost::json::object& object, std::string_view key,
+                                                   const std::string& field);
 std::vector<std::string> json_strings(const boost::json::object& object, std::string_view key, const std::string& field);
 std::vector<boost::json::object> json_objects(const boost::json::object& object, std::string_view key, const std::string& field);
+
+// The value of a field that must be present: throws JsonFieldError{field} when it is not.
+template <typename T>
+T required_field(std::optional<T> value, const std::string& field) {
+  if (!value) throw JsonFieldError{field};
+  return std::move(*value);
+}
 
 // Parses text that must be a JSON object; errors name `path`.
 Result<boost::json::object> parse_json_object(std::string_view text, const std::filesystem::path& path);

@@ -6,19 +6,11 @@
 #include <string_view>
 #include <vector>
 
+#include "core/text.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/tool_probe.hpp"
 
 namespace llmprof::detail {
-
-inline std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string joined;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) joined += separator;
-    joined += parts[i];
-  }
-  return joined;
-}
 
 inline void add_warning(std::vector<std::string>* warnings, std::string text) {
   if (warnings != nullptr) warnings->push_back(std::move(text));

@@ -4,24 +4,13 @@
 #include <charconv>
 #include <regex>
 
+#include "core/text.hpp"
+
 namespace llmprof {
 namespace {
 
-std::string trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(first, last - first + 1));
-}
-
-bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
-
-std::string join(const std::vector<std::string>& items, std::string_view separator, std::size_t limit) {
-  std::string joined;
-  for (std::size_t i = 0; i < items.size() && i < limit; ++i) joined += (i == 0 ? "" : std::string(separator)) + items[i];
-  if (items.size() > limit) joined += std::string(separator) + "... (" + std::to_string(items.size() - limit) + " more)";
-  return joined;
-}
+using detail::join;
+using detail::trim;
 
 void read_prof_line(const std::string& body, NcuOutputDiagnosis& diagnosis) {
   // ==PROF== Profiling "reduce_kernel" - 0 (1/40): 0%....50%....100% - 17 passes
@@ -35,9 +24,9 @@ void read_prof_line(const std::string& body, NcuOutputDiagnosis& diagnosis) {
     const auto digits = match[3].str();
     if (std::from_chars(digits.data(), digits.data() + digits.size(), planned).ec == std::errc())
       diagnosis.planned_kernels = planned;
-  } else if (starts_with(body, "Report: ")) {
+  } else if (body.starts_with("Report: ")) {
     diagnosis.report_path = trim(body.substr(8));
-  } else if (starts_with(body, "Connected to process")) {
+  } else if (body.starts_with("Connected to process")) {
     ++diagnosis.connected_processes;
   }
 }
@@ -48,23 +37,18 @@ NcuOutputDiagnosis diagnose_ncu_output(std::string_view output) {
   NcuOutputDiagnosis diagnosis;
   static const std::regex numbered(R"(^\s*\d+\.\s+(.+)$)");
   bool in_kernel_list = false;
-  std::size_t start = 0;
-  while (start < output.size()) {
-    std::size_t end = output.find_first_of("\r\n", start);
-    if (end == std::string_view::npos) end = output.size();
-    const std::string line(output.substr(start, end - start));
-    start = end + 1;
+  for (const std::string& line : detail::split_lines(output)) {
     if (trim(line).empty()) continue;
-    if (starts_with(line, "==PROF== ")) {
+    if (line.starts_with("==PROF== ")) {
       in_kernel_list = false;
       read_prof_line(line.substr(9), diagnosis);
-    } else if (starts_with(line, "==ERROR== ")) {
+    } else if (line.starts_with("==ERROR== ")) {
       in_kernel_list = false;
-      diagnosis.errors.push_back(trim(line.substr(10)));
-    } else if (starts_with(line, "==WARNING== ")) {
+      diagnosis.errors.emplace_back(trim(line.substr(10)));
+    } else if (line.starts_with("==WARNING== ")) {
       in_kernel_list = false;
-      const std::string warning = trim(line.substr(12));
-      if (starts_with(warning, "No kernels were profiled")) diagnosis.no_kernels_profiled = true;
+      const std::string warning(trim(line.substr(12)));
+      if (warning.starts_with("No kernels were profiled")) diagnosis.no_kernels_profiled = true;
       if (warning.find("NVTX include expressions match only push/pop ranges") != std::string::npos) {
         diagnosis.nvtx_filter_note = true;
       }
@@ -74,7 +58,7 @@ NcuOutputDiagnosis diagnose_ncu_output(std::string_view output) {
     } else if (in_kernel_list) {
       std::smatch match;
       if (std::regex_match(line, match, numbered)) {
-        diagnosis.available_kernels.push_back(trim(match[1].str()));
+        diagnosis.available_kernels.emplace_back(trim(match[1].str()));
       } else {
         in_kernel_list = false;  // the application printed something after the list
       }

@@ -9,30 +9,15 @@
 
 #include <system_error>
 
+#include "core/text.hpp"
 #include "nsight/tool_capture.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;
 namespace {
 
-std::vector<std::string> split_lines(std::string_view text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find_first_of("\r\n", start);
-    if (end == std::string_view::npos) end = text.size();
-    lines.emplace_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
-std::string trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t");
-  return std::string(text.substr(first, last - first + 1));
-}
+using detail::split_lines;
+using detail::trim;
 
 bool exists_nonempty(const fs::path& path) {
   std::error_code error;
@@ -55,14 +40,12 @@ fs::path with_suffix(const fs::path& base, const std::string& suffix) { return f
 std::string output_tail(std::string_view output, std::size_t count = 4) {
   std::vector<std::string> kept;
   for (const auto& line : split_lines(output)) {
-    const std::string text = trim(line);
+    const std::string text(trim(line));
     if (text.empty() || text.front() == '[') continue;  // progress bars
     kept.push_back(text);
   }
-  std::string tail;
-  const std::size_t first = kept.size() > count ? kept.size() - count : 0;
-  for (std::size_t i = first; i < kept.size(); ++i) tail += (tail.empty() ? "" : " | ") + kept[i];
-  return tail;
+  if (kept.size() > count) kept.erase(kept.begin(), kept.end() - static_cast<std::ptrdiff_t>(count));
+  return detail::join(kept, " | ");
 }
 
 std::optional<fs::path> generated_with_extension(std::string_view output, const std::string& extension) {
@@ -139,7 +122,7 @@ std::vector<fs::path> parse_generated_files(std::string_view profiler_output) {
       in_block = false;
       continue;
     }
-    const std::string entry = trim(line);
+    const std::string entry(trim(line));
     if (entry.empty() || entry == "No reports were generated") continue;
     files.emplace_back(entry);
   }

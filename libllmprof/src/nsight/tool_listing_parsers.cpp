@@ -8,33 +8,14 @@
 #include <regex>
 #include <sstream>
 
+#include "core/text.hpp"
 #include "llmprof/tool_probe.hpp"
 
 namespace llmprof {
 namespace {
 
-std::vector<std::string> split_lines(std::string_view text) {
-  std::vector<std::string> lines;
-  std::string current;
-  for (char c : text) {
-    if (c == '\n') {
-      if (!current.empty() && current.back() == '\r') current.pop_back();
-      lines.push_back(std::move(current));
-      current.clear();
-    } else {
-      current.push_back(c);
-    }
-  }
-  if (!current.empty()) lines.push_back(std::move(current));
-  return lines;
-}
-
-std::string trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(first, last - first + 1));
-}
+using detail::split_lines;
+using detail::trim;
 
 std::string lowercase(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -48,7 +29,7 @@ Result<ToolVersion> parse_version_line(std::string_view output, const char* tool
   const std::string text(output);
   std::smatch match;
   if (!std::regex_search(text, match, pattern)) {
-    std::string shown = trim(text.substr(0, 200));
+    std::string shown(trim(text.substr(0, 200)));
     if (shown.empty()) shown = "(no output)";
     return make_error(ErrorCode::parse_error,
                       std::string("could not read a version from the output of `") + command + "`",
@@ -105,7 +86,7 @@ std::string cell(const std::string& line, const Column& column, bool keep_spaces
   if (column.begin >= line.size()) return {};
   const std::size_t length = column.end == std::string::npos ? std::string::npos : column.end - column.begin;
   std::string value = line.substr(column.begin, length);
-  return keep_spaces ? value : trim(value);
+  return keep_spaces ? value : std::string(trim(value));
 }
 
 // A parsed fixed-width listing: the header names and the rows below it, cells by column index.
@@ -144,7 +125,7 @@ FixedWidthTable parse_fixed_width_table(std::string_view output) {
 }
 
 bool yes(const std::string& value) {
-  const std::string word = lowercase(trim(value));
+  const std::string word = lowercase(std::string(trim(value)));
   return word == "yes" || word == "true" || word == "1";
 }
 
@@ -170,7 +151,7 @@ std::string report_extension_for(const ToolVersion& nsys_version) {
 std::vector<EnvironmentCheck> parse_nsys_status_environment(std::string_view output) {
   std::vector<EnvironmentCheck> checks;
   for (const auto& raw : split_lines(output)) {
-    const std::string line = trim(raw);
+    const std::string line(trim(raw));
     // "Linux Kernel Version = 6.18.44-fc-v657-gpu: OK" has both separators: " = " names the check.
     std::size_t separator = line.find(" = ");
     std::size_t value_start = separator == std::string::npos ? 0 : separator + 3;
@@ -223,7 +204,7 @@ std::vector<NcuSet> parse_ncu_set_list(std::string_view output) {
   // split on commas only. Section identifiers contain no spaces, so all whitespace is dropped.
   std::vector<std::pair<NcuSet, std::string>> sets;
   for (const auto& row : table.rows) {
-    const std::string name = trim(row[identifier]);
+    const std::string name(trim(row[identifier]));
     if (!name.empty()) {
       NcuSet set;
       set.identifier = name;

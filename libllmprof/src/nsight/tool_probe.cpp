@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <system_error>
 
+#include "core/text.hpp"
 #include "llmprof/tool_probe.hpp"
 #include "nsight/tool_capture.hpp"
 
@@ -230,8 +231,7 @@ ImporterHealth check_importer(ProcessRunner& runner, const fs::path& nsys_path) 
   while (!health.detail.empty() && health.detail.back() == '\n') health.detail.pop_back();
   health.missing_libraries = parse_missing_libraries(health.detail);
   if (!health.missing_libraries.empty()) {
-    std::string names;
-    for (const auto& library : health.missing_libraries) names += (names.empty() ? "" : ", ") + library;
+    const std::string names = detail::join(health.missing_libraries, ", ");
     // libdw.so.1 is the one missing on the recorded H100 machine; Debian/Ubuntu ship it in libdw1,
     // which needs libelf1 too.
     const bool libdw = std::find(health.missing_libraries.begin(), health.missing_libraries.end(), "libdw.so.1") !=
@@ -246,23 +246,35 @@ ImporterHealth check_importer(ProcessRunner& runner, const fs::path& nsys_path) 
   return health;
 }
 
-NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options) {
-  NsysInfo info;
-  Located located = locate_nsys(options);
+namespace {
+
+// What probe_nsys and probe_ncu do alike: record where the tool was looked for and, when it was
+// found, its --version. False when it was not found (nothing more to probe).
+template <typename ToolInfo>
+bool locate_and_read_version(ProcessRunner& runner, ToolInfo& info, Located located,
+                             Result<ToolVersion> (*parse_version)(std::string_view)) {
   info.searched = std::move(located.searched);
   if (!located.problem.empty()) info.problems.push_back(located.problem);
-  if (located.path.empty()) return info;
+  if (located.path.empty()) return false;
   info.found = true;
   info.path = located.path;
   if (auto output = run_listing(runner, info.path, {"--version"}, version_timeout, info.problems)) {
-    auto version = parse_nsys_version(*output);
+    auto version = parse_version(*output);
     if (version) {
       info.version = *version;
-      info.report_extension = report_extension_for(*version);
     } else {
       info.problems.push_back(version.error().describe());
     }
   }
+  return true;
+}
+
+}  // namespace
+
+NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options) {
+  NsysInfo info;
+  if (!locate_and_read_version(runner, info, locate_nsys(options), parse_nsys_version)) return info;
+  if (info.version) info.report_extension = report_extension_for(*info.version);
   // Every nsys that writes .qdrep or .nsys-rep takes `export --type sqlite`; `--sqlite` was never a flag.
   info.export_sqlite_arguments = {"--type", "sqlite"};
   if (auto output = run_listing(runner, info.path, {"status", "--environment"}, listing_timeout, info.problems)) {
@@ -274,20 +286,7 @@ NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options) {
 
 NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options) {
   NcuInfo info;
-  Located located = locate_ncu(options);
-  info.searched = std::move(located.searched);
-  if (!located.problem.empty()) info.problems.push_back(located.problem);
-  if (located.path.empty()) return info;
-  info.found = true;
-  info.path = located.path;
-  if (auto output = run_listing(runner, info.path, {"--version"}, version_timeout, info.problems)) {
-    auto version = parse_ncu_version(*output);
-    if (version) {
-      info.version = *version;
-    } else {
-      info.problems.push_back(version.error().describe());
-    }
-  }
+  if (!locate_and_read_version(runner, info, locate_ncu(options), parse_ncu_version)) return info;
   if (auto output = run_listing(runner, info.path, {"--list-sections"}, listing_timeout, info.problems)) {
     info.sections_listing = *output;
     info.sections = parse_ncu_section_list(*output);

@@ -2,17 +2,14 @@
 #include <boost/json.hpp>
 
 #include "core/json_pretty.hpp"
+#include "core/text.hpp"
 #include "llmprof/tool_probe.hpp"
 
 namespace llmprof {
 namespace json = boost::json;
 namespace {
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string joined;
-  for (const auto& item : items) joined += (joined.empty() ? "" : separator) + item;
-  return joined;
-}
+using detail::join;
 
 std::string searched_summary(const std::vector<std::filesystem::path>& searched) {
   if (searched.empty()) return "nowhere (no PATH and no install locations)";

@@ -1,6 +1,8 @@
 // Streaming CSV reader: one record at a time from a growable buffer, fields unescaped in place.
 #include "llmprof/csv.hpp"
 
+#include "core/text.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cstring>
@@ -27,11 +29,7 @@ std::string printable_excerpt(std::string_view text, std::size_t limit = 120) {
   return out;
 }
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
+using detail::trim;
 
 bool is_missing_marker(std::string_view text) {
   return text.empty() || text == "n/a" || text == "N/A" || text == "-" || text == "nan" || text == "NaN";

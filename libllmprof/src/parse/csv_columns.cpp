@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "core/text.hpp"
+
 namespace llmprof::detail {
 
 std::function<bool(std::span<const std::string_view>)> csv_header_with_most_of(std::vector<std::string> names) {
@@ -20,8 +22,7 @@ Result<std::vector<std::size_t>> require_columns(const CsvReader& reader, const 
   for (const auto& name : names) {
     const auto index = reader.column(name);
     if (!index) {
-      std::string columns;
-      for (const auto& present : reader.header()) columns += (columns.empty() ? "" : ", ") + present;
+      const std::string columns = detail::join(reader.header(), ", ");
       return make_error(ErrorCode::parse_error,
                         reader.source_name() + ": required column '" + name + "' is missing from the header (" +
                             columns + ")",

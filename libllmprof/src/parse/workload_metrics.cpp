@@ -10,6 +10,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "core/json_fields.hpp"
+
 namespace llmprof {
 namespace {
 
@@ -29,55 +31,35 @@ class FieldReader {
   void text(const char* key, std::string& out) {
     const auto* value = find(key);
     if (!value) return;
-    if (!value->is_string()) return fail(key, "must be a string, not " + kind(*value));
+    if (!value->is_string()) return fail(key, "must be a string, not " + detail::describe_json_value(*value));
     out = std::string(value->get_string());
   }
   void integer(const char* key, std::int64_t& out) {
     const auto* value = find(key);
     if (!value) return;
-    if (value->is_int64()) {
-      out = value->get_int64();
-    } else if (value->is_uint64() && value->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) {
-      out = static_cast<std::int64_t>(value->get_uint64());
-    } else if (value->is_double() && std::floor(value->get_double()) == value->get_double() &&
-               std::abs(value->get_double()) < 9.0e15) {
-      out = static_cast<std::int64_t>(value->get_double());  // 4.0 written by a Python float
-    } else {
-      return fail(key, "must be an integer, not " + kind(*value));
-    }
+    const auto integer = detail::json_to_int64(*value);  // 4.0 written by a Python float is 4
+    if (!integer) return fail(key, "must be an integer, not " + detail::describe_json_value(*value));
+    out = *integer;
     if (out < 0) fail(key, "must not be negative (got " + std::to_string(out) + ")");
   }
   void number(const char* key, double& out) {
     const auto* value = find(key);
     if (!value) return;
-    if (!value->is_number()) return fail(key, "must be a number, not " + kind(*value));
+    if (!value->is_number()) return fail(key, "must be a number, not " + detail::describe_json_value(*value));
     out = value->to_number<double>();
     if (!std::isfinite(out) || out < 0) fail(key, "must be a finite number >= 0");
   }
   void text_list(const char* key, std::vector<std::string>& out) {
     const auto* value = find(key);
     if (!value) return;
-    if (!value->is_array()) return fail(key, "must be an array of strings, not " + kind(*value));
+    if (!value->is_array()) return fail(key, "must be an array of strings, not " + detail::describe_json_value(*value));
     for (const auto& item : value->get_array()) {
-      if (!item.is_string()) return fail(key, "must hold only strings, found " + kind(item));
+      if (!item.is_string()) return fail(key, "must hold only strings, found " + detail::describe_json_value(item));
       out.emplace_back(item.get_string());
     }
   }
   const std::optional<Error>& error() const { return error_; }
 
-  static std::string kind(const boost::json::value& value) {
-    switch (value.kind()) {
-      case boost::json::kind::null: return "null";
-      case boost::json::kind::bool_: return "a boolean";
-      case boost::json::kind::int64:
-      case boost::json::kind::uint64: return "the integer " + boost::json::serialize(value);
-      case boost::json::kind::double_: return "the number " + boost::json::serialize(value);
-      case boost::json::kind::string: return "the string " + boost::json::serialize(value);
-      case boost::json::kind::array: return "an array";
-      case boost::json::kind::object: return "an object";
-    }
-    return "an unknown value";
-  }
 
  private:
   void fail(const char* key, const std::string& what) {
@@ -112,13 +94,13 @@ Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const
   }
   if (!document.is_object()) {
     return make_error(ErrorCode::parse_error,
-                      source_name + ": expected a JSON object, found " + FieldReader::kind(document), schema_hint,
+                      source_name + ": expected a JSON object, found " + detail::describe_json_value(document), schema_hint,
                       source_name);
   }
   const auto& object = document.get_object();
   const auto* schema = object.if_contains("schema");
   if (!schema || !schema->is_string() || schema->get_string() != workload_metrics_schema) {
-    const std::string found = schema ? FieldReader::kind(*schema) : std::string("no \"schema\" key");
+    const std::string found = schema ? detail::describe_json_value(*schema) : std::string("no \"schema\" key");
     return make_error(ErrorCode::parse_error,
                       source_name + ": expected schema \"" + std::string(workload_metrics_schema) + "\", found " +
                           found,

@@ -161,6 +161,15 @@ struct ToolCall {
   std::function<void(const std::string&)> on_line;  // every output line (stdout and stderr)
 };
 Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call);
+// A profiler's call in stage `stage` (nsys, ncu): the workload's environment, output to `log_file`
+// (relative to MAIN), and a timeout of `timeout_s` seconds.
+ToolCall profiler_call(const PipelineRun& run, const std::string& stage, std::vector<std::string> argv,
+                       std::string shell_command, std::filesystem::path log_file, double timeout_s);
+// Records the call in run.json and appends it to `cmd_file`, then runs it. The stage's result when the
+// tool could not start, was interrupted or timed out (`what` names it: "nsys profile"); else nullopt,
+// with `outcome` set.
+std::optional<StageResult> run_profiler_call(PipelineRun& run, const ToolCall& call, const std::filesystem::path& cmd_file,
+                                             const std::string& what, std::optional<ProcessOutcome>& outcome);
 // Appends a command line to a cmd.txt (creating it); cmd.txt holds every command the stage ran.
 void append_command(PipelineRun& run, const std::filesystem::path& cmd_file, const std::string& command);
 
@@ -172,7 +181,7 @@ std::string read_text(const std::filesystem::path& file);
 std::chrono::milliseconds seconds_to_ms(double seconds);
 // Warns when a report file is larger than run.report_size_cap_gb.
 void check_report_size(PipelineRun& run, const std::string& stage, const std::filesystem::path& report);
-// Parses stage-1 metrics JSON for nvtx_domain / nvtx_ranges.
+// The NVTX domain and ranges of a stage-1 metrics file, read with load_workload_metrics (strict).
 Result<EmittedRanges> read_emitted_ranges(const std::filesystem::path& metrics_file);
 // The empty-gate diagnosis: compares the gate with the emitted ranges and gives the exact fix.
 std::string diagnose_empty_gate(const std::string& gate, const std::optional<EmittedRanges>& emitted,

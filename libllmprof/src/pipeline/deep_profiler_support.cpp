@@ -1,13 +1,14 @@
 // Helpers shared by the pipeline's stages: progress, running tools, reading logs, size checks.
-#include <boost/json.hpp>
 #include <cmath>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 
+#include "core/text.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/shell_quote.hpp"
+#include "llmprof/workload_metrics.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
@@ -51,6 +52,29 @@ void append_command(PipelineRun& run, const fs::path& cmd_file, const std::strin
   if (auto written = run.directory.write_text(cmd_file, existing + command + "\n"); !written) {
     run.say("run", "could not write " + cmd_file.string() + ": " + written.error().describe(), true);
   }
+}
+
+ToolCall profiler_call(const PipelineRun& run, const std::string& stage, std::vector<std::string> argv,
+                       std::string shell_command, fs::path log_file, double timeout_s) {
+  ToolCall call{stage, std::move(argv), std::move(shell_command)};
+  call.environment = run.workload.environment;
+  call.log_file = std::move(log_file);
+  call.timeout = seconds_to_ms(timeout_s);
+  return call;
+}
+
+std::optional<StageResult> run_profiler_call(PipelineRun& run, const ToolCall& call, const fs::path& cmd_file,
+                                             const std::string& what, std::optional<ProcessOutcome>& outcome) {
+  StageRecord& record = run.record(call.stage);
+  record.command = call.shell_command;
+  record.cmd_file = cmd_file.string();
+  record.log_file = call.log_file.string();
+  append_command(run, cmd_file, call.shell_command);
+  auto finished = run_tool(run, call);
+  if (!finished) return StageResult::failed("could not start " + call.stage + ": " + finished.error().describe());
+  outcome = finished.value();
+  if (finished->interrupted || finished->timed_out) return outcome_problem(*finished, what, call.log_file.string());
+  return std::nullopt;
 }
 
 Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call) {
@@ -99,10 +123,8 @@ std::string tail_lines(const fs::path& file, std::size_t count) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") != std::string::npos) lines.push_back(line);
   }
-  const std::size_t first = lines.size() > count ? lines.size() - count : 0;
-  std::string joined;
-  for (std::size_t i = first; i < lines.size(); ++i) joined += (joined.empty() ? "" : " | ") + lines[i];
-  return joined;
+  if (lines.size() > count) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(count));
+  return join(lines, " | ");
 }
 
 std::chrono::milliseconds seconds_to_ms(double seconds) {
@@ -125,28 +147,9 @@ void check_report_size(PipelineRun& run, const std::string& stage, const fs::pat
 }
 
 Result<EmittedRanges> read_emitted_ranges(const fs::path& metrics_file) {
-  const std::string text = read_text(metrics_file);
-  if (text.empty()) {
-    return make_error(ErrorCode::not_found, "the workload wrote no metrics file", "", metrics_file.string());
-  }
-  boost::system::error_code error;
-  const boost::json::value parsed = boost::json::parse(text, error);
-  if (error || !parsed.is_object()) {
-    return make_error(ErrorCode::parse_error, "the workload metrics file is not a JSON object", "", metrics_file.string());
-  }
-  EmittedRanges ranges;
-  const auto& object = parsed.as_object();
-  if (const auto* domain = object.if_contains("nvtx_domain"); domain && domain->is_string()) {
-    ranges.domain = std::string(domain->as_string());
-  }
-  const auto* names = object.if_contains("nvtx_ranges");
-  if (names == nullptr || !names->is_array()) {
-    return make_error(ErrorCode::parse_error, "the workload metrics file has no nvtx_ranges array", "", metrics_file.string());
-  }
-  for (const auto& name : names->as_array()) {
-    if (name.is_string()) ranges.names.emplace_back(name.as_string());
-  }
-  return ranges;
+  auto metrics = load_workload_metrics(metrics_file);
+  if (!metrics) return metrics.error();
+  return EmittedRanges{metrics->nvtx_domain, metrics->nvtx_ranges};
 }
 
 }  // namespace llmprof::detail

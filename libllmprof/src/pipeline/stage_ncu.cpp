@@ -93,28 +93,13 @@ Attempt profile(PipelineRun& run, const NcuInfo& ncu, const PassFilter& filter, 
     attempt.problem = StageResult::failed("invalid ncu options: " + valid.error().describe());
     return attempt;
   }
-  ToolCall call{kStage, command.argv(), command.to_shell_string()};
-  call.environment = run.workload.environment;
-  call.log_file = RunLayout::ncu_log(log_name);
-  call.timeout = seconds_to_ms(run.config.ncu.timeout_s);
+  ToolCall call = profiler_call(run, kStage, command.argv(), command.to_shell_string(), RunLayout::ncu_log(log_name),
+                                run.config.ncu.timeout_s);
   call.on_line = [&run](const std::string& line) { report_line(run, line); };
-  StageRecord& record = run.record(kStage);
-  record.command = call.shell_command;
-  record.cmd_file = RunLayout::ncu_commands().string();
-  record.log_file = call.log_file.string();
-  append_command(run, RunLayout::ncu_commands(), call.shell_command);
   for (const auto& include : run.config.ncu.nvtx_include) attempt.filters += "--nvtx-include " + include + " ";
   if (filter.kernel_regex) attempt.filters += "--kernel-name " + *filter.kernel_regex;
-  auto outcome = run_tool(run, call);
-  if (!outcome) {
-    attempt.problem = StageResult::failed("could not start ncu: " + outcome.error().describe());
-    return attempt;
-  }
-  attempt.outcome = outcome.value();
-  if (outcome->interrupted || outcome->timed_out) {
-    attempt.problem = outcome_problem(outcome.value(), "ncu", call.log_file.string());
-    return attempt;
-  }
+  attempt.problem = run_profiler_call(run, call, RunLayout::ncu_commands(), "ncu", attempt.outcome);
+  if (attempt.problem) return attempt;
   attempt.diagnosis = diagnose_ncu_output(read_text(run.directory.path() / call.log_file));
   return attempt;
 }

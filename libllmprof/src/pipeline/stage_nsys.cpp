@@ -58,33 +58,18 @@ Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const std::s
     return result;
   }
   for (const auto& warning : warnings) run.warn(kStage, warning);
-  ToolCall call{kStage, command.argv(), command.to_shell_string()};
-  call.environment = run.workload.environment;
+  ToolCall call = profiler_call(run, kStage, command.argv(), command.to_shell_string(), RunLayout::nsys_log(log_name),
+                                run.config.nsys.timeout_s);
   call.environment["LLMPROF_METRICS_FILE"] = fs::absolute(run.directory.layout().resolve(RunLayout::nsys_metrics())).string();
-  call.log_file = RunLayout::nsys_log(log_name);
-  call.timeout = seconds_to_ms(run.config.nsys.timeout_s);
   call.on_line = [&run](const std::string& line) {
     if (is_nsys_progress(line)) run.tool_progress(kStage, line);
   };
-  StageRecord& record = run.record(kStage);
-  record.command = call.shell_command;
-  record.cmd_file = RunLayout::nsys_commands().string();
-  record.log_file = call.log_file.string();
-  append_command(run, RunLayout::nsys_commands(), call.shell_command);
-  auto outcome = run_tool(run, call);
-  if (!outcome) {
-    result.problem = StageResult::failed("could not start nsys: " + outcome.error().describe());
-    return result;
-  }
-  result.outcome = outcome.value();
-  if (outcome->interrupted || outcome->timed_out) {
-    result.problem = outcome_problem(outcome.value(), "nsys profile", call.log_file.string());
-    return result;
-  }
+  result.problem = run_profiler_call(run, call, RunLayout::nsys_commands(), "nsys profile", result.outcome);
+  if (result.problem) return result;
   ReportResolveRequest request;
   request.output_base = fs::absolute(run.directory.layout().resolve(RunLayout::nsys_report_base()));
   request.profiler_output = read_text(run.directory.path() / call.log_file);
-  request.profile_outcome = outcome.value();
+  request.profile_outcome = *result.outcome;
   request.import_timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
   request.profile_argv = command.argv();
   result.report = resolve_report(run.runner, nsys, request);

@@ -2,25 +2,11 @@
 // the gate with the range names the workload actually emitted and print the exact fix.
 #include <algorithm>
 
+#include "core/text.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
 namespace {
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 std::string join_names(const std::vector<std::string>& names) {
   std::string joined;

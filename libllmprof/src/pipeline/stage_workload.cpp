@@ -42,7 +42,7 @@ void read_metrics(PipelineRun& run, const fs::path& metrics_file, WorkloadOutput
     run.record("stage1").artifacts.push_back(RunLayout::stage1_metrics().string());
     return;
   }
-  const std::string why = ranges.error().message + " (" + metrics_file.string() + ")";
+  const std::string why = ranges.error().message;  // names the file
   if (run.workload.is_bundled_example) run.warn("stage1", why);
   else log_info("stage1", why + "; fine for a workload that does not write llmprof metrics");
 }

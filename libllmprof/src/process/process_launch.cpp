@@ -1,6 +1,8 @@
 // Pre-fork checks of the system ProcessRunner, and find_executable().
 #include "process/process_launch.hpp"
 
+#include "core/text.hpp"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -20,15 +22,10 @@ namespace {
 namespace fs = std::filesystem;
 
 std::vector<std::string> split_path_variable(const std::string& path_variable) {
-  std::vector<std::string> directories;
-  std::size_t start = 0;
-  while (start <= path_variable.size()) {
-    const auto end = std::min(path_variable.find(':', start), path_variable.size());
-    // An empty element means "the current directory" to the shell; we skip it on purpose, so that
-    // a stray "::" in PATH never makes us run a tool out of whatever directory we happen to be in.
-    if (end > start) directories.push_back(path_variable.substr(start, end - start));
-    start = end + 1;
-  }
+  std::vector<std::string> directories = detail::split(path_variable, ':');
+  // An empty element means "the current directory" to the shell; we skip it on purpose, so that
+  // a stray "::" in PATH never makes us run a tool out of whatever directory we happen to be in.
+  std::erase(directories, std::string());
   return directories;
 }
 
@@ -42,14 +39,7 @@ std::string process_path_variable() {
   return value == nullptr ? std::string() : std::string(value);
 }
 
-std::string join(const std::vector<std::string>& parts, const char* separator) {
-  std::string text;
-  for (const auto& part : parts) {
-    if (!text.empty()) text += separator;
-    text += part;
-  }
-  return text;
-}
+using detail::join;
 
 Result<fs::path> check_explicit_executable(const std::string& name) {
   std::error_code error;

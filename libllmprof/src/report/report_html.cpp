@@ -160,13 +160,9 @@ void write_rooflines(const RunReportModel& model, std::ostringstream& out) {
 }  // namespace
 
 std::string render_html(const RunReportModel& model) {
+  std::ostringstream header;
+  write_header(model, header);
   std::ostringstream out;
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-      << "<title>deep-profile report: " << html_escape(model.run_id) << "</title><style>" << detail::report_css()
-      << "</style></head>\n<body>\n";
-  write_header(model, out);
-  out << "<main>\n";
   write_verdicts(model, out);
   write_timeline(model, out);
   write_time_breakdown(model, out);
@@ -175,10 +171,9 @@ std::string render_html(const RunReportModel& model) {
   detail::write_kernel_table_html(model, kKernelTableRows, out);
   detail::write_problems_html(model, out);
   detail::write_reproduce_html(model, out);
-  out << "</main>\n<footer>Rendered by deep-profile from analysis/report.json, run.json and env.json of this run "
-         "directory. " << detail::kNotComputed << " = not computed.</footer>\n<script>" << detail::sortable_table_script()
-      << "</script>\n</body></html>\n";
-  return out.str();
+  return detail::html_document({"deep-profile report: " + model.run_id, header.str(), out.str(),
+                                "Rendered by deep-profile from analysis/report.json, run.json and env.json of this run "
+                                "directory. " + std::string(detail::kNotComputed) + " = not computed."});
 }
 
 }  // namespace llmprof

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/format.hpp"
+#include "core/text.hpp"
 #include "report/report_view.hpp"
 
 namespace llmprof::detail {
@@ -88,13 +89,19 @@ document.querySelectorAll("table.sortable").forEach(function(table){
 )JS";
 }
 
-std::string html_page(const std::string& title, const std::string& subtitle, const std::string& body) {
+std::string html_document(const HtmlPageParts& parts) {
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>" +
-         html_escape(title) + "</title><style>" + report_css() + "</style></head>\n<body>\n<header class=\"top\"><div class=\"brand\">deep-profile</div><h1>" +
-         html_escape(title) + "</h1><div>" + html_escape(subtitle) + "</div></header>\n<main>\n" + body +
-         "</main>\n<footer>" + kNotComputed + " = not computed.</footer>\n<script>" + sortable_table_script() +
-         "</script>\n</body></html>\n";
+         html_escape(parts.title) + "</title><style>" + report_css() + "</style></head>\n<body>\n" + parts.header_html +
+         "<main>\n" + parts.body_html + "</main>\n<footer>" + parts.footer_html + "</footer>\n<script>" +
+         sortable_table_script() + "</script>\n</body></html>\n";
+}
+
+std::string html_page(const std::string& title, const std::string& subtitle, const std::string& body) {
+  return html_document({title,
+                        "<header class=\"top\"><div class=\"brand\">deep-profile</div><h1>" + html_escape(title) +
+                            "</h1><div>" + html_escape(subtitle) + "</div></header>\n",
+                        body, std::string(kNotComputed) + " = not computed."});
 }
 
 std::string sort_key(const std::optional<double>& value) {
@@ -156,8 +163,7 @@ void write_kernel_table_html(const RunReportModel& model, std::size_t max_rows, 
   const std::size_t rows = std::min(max_rows, model.kernels.size());
   for (std::size_t i = 0; i < rows; ++i) {
     const auto& kernel = model.kernels[i];
-    std::string stages;
-    for (const auto& stage : kernel.stages) stages += (stages.empty() ? "" : ", ") + stage;
+    const std::string stages = join(kernel.stages, ", ");
     const double bar = max_share > 0 ? kernel.share_of_total.value_or(0) / max_share * 60 : 0;
     char bar_width[16];
     std::snprintf(bar_width, sizeof bar_width, "%.0f", bar);

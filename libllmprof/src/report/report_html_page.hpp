@@ -13,7 +13,16 @@ namespace llmprof::detail {
 const char* report_css();
 // Click a <th> of a table.sortable to sort by that column (numeric when cells carry data-sort).
 const char* sortable_table_script();
-// <!DOCTYPE html> ... with the stylesheet, a header with `title` and `subtitle`, `body`, the script.
+// The skeleton every page shares: <!DOCTYPE html>, <title>, the stylesheet, then `header_html`,
+// <main>`body_html`</main>, <footer>`footer_html`</footer> and the sortable-table script.
+struct HtmlPageParts {
+  std::string title;        // plain text, escaped here
+  std::string header_html;  // markup, e.g. <header class="top">...</header>
+  std::string body_html;
+  std::string footer_html;
+};
+std::string html_document(const HtmlPageParts& parts);
+// A page with the plain header (`title`, `subtitle`) and footer: the comparison and sweep pages.
 std::string html_page(const std::string& title, const std::string& subtitle, const std::string& body);
 
 // data-sort attribute for a numeric cell ("" when absent, so it sorts first).

@@ -9,6 +9,7 @@
 #include "llmprof/report.hpp"
 #include "llmprof/run_layout.hpp"
 #include "core/json_fields.hpp"
+#include "core/text.hpp"
 #include "core/toml_flatten.hpp"
 
 namespace llmprof {
@@ -134,11 +135,6 @@ std::optional<std::string> read_text(const std::filesystem::path& path) {
   return text.str();
 }
 
-std::string trim(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
-  return text;
-}
-
 Error file_field_error(const std::filesystem::path& path, const JsonFieldError& field, const std::string& schema) {
   return make_error(ErrorCode::parse_error,
                     path.string() + ": field '" + field.field + "' is missing or has the wrong type",
@@ -157,7 +153,7 @@ void read_manifest_parts(const RunManifest& manifest, const std::filesystem::pat
     if (stage.command && !stage.command->empty()) {
       model.reproduce.push_back({stage.name, *stage.command, RunLayout::manifest().string()});
     } else if (stage.cmd_file) {
-      if (auto text = read_text(main / *stage.cmd_file)) model.reproduce.push_back({stage.name, trim(*text), *stage.cmd_file});
+      if (auto text = read_text(main / *stage.cmd_file)) model.reproduce.push_back({stage.name, std::string(detail::trim(*text)), *stage.cmd_file});
     }
   }
 }

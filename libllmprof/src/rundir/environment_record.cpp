@@ -9,28 +9,19 @@
 #include <sstream>
 
 #include "core/json_pretty.hpp"
+#include "core/text.hpp"
 #include "llmprof/run_directory.hpp"
 
 namespace llmprof {
 namespace json = boost::json;
 namespace {
 
-std::string trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(first, last - first + 1));
-}
+using detail::trim;
 
+// nvidia-smi's CSV rows have no quoting: fields are comma-separated with a space after each comma.
 std::vector<std::string> split_commas(std::string_view line) {
-  std::vector<std::string> fields;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = line.find(',', start);
-    fields.push_back(trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
+  std::vector<std::string> fields = detail::split(line, ',');
+  for (auto& field : fields) field = std::string(trim(field));
   return fields;
 }
 
@@ -80,7 +71,7 @@ std::vector<GpuRecord> parse_nvidia_smi_gpus(std::string_view csv) {
       gpu.driver = fields[2];
       // "81559 MiB" (csv) or "81559" (csv,nounits); nvidia-smi reports memory.total in MiB.
       gpu.memory_mib = std::stoll(fields[3], &used);
-      const std::string unit = trim(std::string_view(fields[3]).substr(used));
+      const std::string_view unit = trim(std::string_view(fields[3]).substr(used));
       if (!unit.empty() && unit != "MiB") continue;
       gpus.push_back(gpu);
     } catch (const std::exception&) {

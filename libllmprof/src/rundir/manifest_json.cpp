@@ -1,5 +1,8 @@
 // run.json ("llmprof.run/1") and inputs.json <-> JSON text, with Boost.JSON.
 #include <boost/json.hpp>
+#include <limits>
+
+#include "core/json_fields.hpp"
 
 #include "core/json_pretty.hpp"
 #include "llmprof/run_directory.hpp"
@@ -54,107 +57,65 @@ json::object stage_to_object(const StageRecord& stage) {
           {"warnings", string_array(stage.warnings)}};
 }
 
-// Reading: every accessor throws std::exception on a wrong shape; manifest_from_json turns that
-// into a parse_error naming the field.
-struct FieldError {
-  std::string field;
-};
-
-const json::value& member(const json::object& object, const char* key) {
-  const auto* found = object.if_contains(key);
-  if (found == nullptr) throw FieldError{key};
-  return *found;
-}
-
-std::string get_string(const json::object& object, const char* key, bool required = true) {
-  const auto* found = object.if_contains(key);
-  if (found == nullptr || found->is_null()) {
-    if (required) throw FieldError{key};
-    return {};
-  }
-  if (!found->is_string()) throw FieldError{key};
-  return std::string(found->get_string());
-}
-
-std::optional<std::string> get_optional_string(const json::object& object, const char* key) {
-  const auto* found = object.if_contains(key);
-  if (found == nullptr || found->is_null()) return std::nullopt;
-  if (!found->is_string()) throw FieldError{key};
-  return std::string(found->get_string());
-}
-
-std::vector<std::string> get_strings(const json::object& object, const char* key) {
-  std::vector<std::string> values;
-  const auto* found = object.if_contains(key);
-  if (found == nullptr || found->is_null()) return values;
-  if (!found->is_array()) throw FieldError{key};
-  for (const auto& element : found->get_array()) {
-    if (!element.is_string()) throw FieldError{key};
-    values.emplace_back(element.get_string());
-  }
-  return values;
-}
+// Reading: the json_fields readers throw JsonFieldError on a wrong shape; manifest_from_json turns
+// that into a parse_error naming the field.
+using detail::json_integer;
+using detail::json_string;
+using detail::JsonFieldError;
+using detail::required_field;
 
 WorkloadRecord workload_from_object(const json::object& object) {
   WorkloadRecord workload;
-  workload.argv = get_strings(object, "argv");
-  workload.working_directory = get_string(object, "cwd", false);
-  if (const auto* env = object.if_contains("env"); env != nullptr && !env->is_null()) {
-    if (!env->is_object()) throw FieldError{"workload.env"};
-    for (const auto& entry : env->get_object()) {
-      if (!entry.value().is_string()) throw FieldError{"workload.env"};
-      workload.environment[std::string(entry.key())] = std::string(entry.value().get_string());
-    }
-  }
+  workload.argv = detail::json_strings(object, "argv", "workload.argv");
+  workload.working_directory = json_string(object, "cwd", "workload.cwd").value_or("");
+  workload.environment = detail::json_string_map(object, "env", "workload.env");
   return workload;
 }
 
 StageRecord stage_from_object(const json::object& object) {
   StageRecord stage;
-  stage.name = get_string(object, "name");
-  const auto status = parse_enum(get_string(object, "status"), kStageStatuses);
-  if (!status) throw FieldError{"stages.status"};
+  stage.name = required_field(json_string(object, "name", "stages.name"), "stages.name");
+  const auto status = parse_enum(required_field(json_string(object, "status", "stages.status"), "stages.status"),
+                                 kStageStatuses);
+  if (!status) throw JsonFieldError{"stages.status"};
   stage.status = *status;
-  stage.reason = get_string(object, "reason", false);
-  stage.started_utc = get_string(object, "started_utc", false);
-  if (const auto* duration = object.if_contains("duration_s"); duration != nullptr && !duration->is_null()) {
-    if (!duration->is_number()) throw FieldError{"stages.duration_s"};
-    stage.duration_s = duration->to_number<double>();
+  stage.reason = json_string(object, "reason", "stages.reason").value_or("");
+  stage.started_utc = json_string(object, "started_utc", "stages.started_utc").value_or("");
+  stage.duration_s = detail::json_number(object, "duration_s", "stages.duration_s").value_or(0.0);
+  if (const auto code = json_integer(object, "exit_code", "stages.exit_code")) {
+    if (*code < std::numeric_limits<int>::min() || *code > std::numeric_limits<int>::max()) {
+      throw JsonFieldError{"stages.exit_code"};
+    }
+    stage.exit_code = static_cast<int>(*code);
   }
-  if (const auto* code = object.if_contains("exit_code"); code != nullptr && !code->is_null()) {
-    if (!code->is_int64()) throw FieldError{"stages.exit_code"};
-    stage.exit_code = static_cast<int>(code->get_int64());
-  }
-  stage.command = get_optional_string(object, "command");
-  stage.cmd_file = get_optional_string(object, "cmd_file");
-  stage.log_file = get_optional_string(object, "log_file");
-  stage.artifacts = get_strings(object, "artifacts");
-  stage.warnings = get_strings(object, "warnings");
+  stage.command = json_string(object, "command", "stages.command");
+  stage.cmd_file = json_string(object, "cmd_file", "stages.cmd_file");
+  stage.log_file = json_string(object, "log_file", "stages.log_file");
+  stage.artifacts = detail::json_strings(object, "artifacts", "stages.artifacts");
+  stage.warnings = detail::json_strings(object, "warnings", "stages.warnings");
   return stage;
 }
 
 RunManifest manifest_from_object(const json::object& root) {
-  if (get_string(root, "schema") != kRunSchema) throw FieldError{"schema"};
+  if (required_field(json_string(root, "schema", "schema"), "schema") != kRunSchema) throw JsonFieldError{"schema"};
   RunManifest manifest;
-  manifest.run_id = get_string(root, "run_id");
-  manifest.created_utc = get_string(root, "created_utc", false);
-  manifest.updated_utc = get_string(root, "updated_utc", false);
-  const auto status = parse_enum(get_string(root, "status"), kRunStatuses);
-  if (!status) throw FieldError{"status"};
+  manifest.run_id = required_field(json_string(root, "run_id", "run_id"), "run_id");
+  manifest.created_utc = json_string(root, "created_utc", "created_utc").value_or("");
+  manifest.updated_utc = json_string(root, "updated_utc", "updated_utc").value_or("");
+  const auto status = parse_enum(required_field(json_string(root, "status", "status"), "status"), kRunStatuses);
+  if (!status) throw JsonFieldError{"status"};
   manifest.status = *status;
   if (const auto* workload = root.if_contains("workload"); workload != nullptr && !workload->is_null()) {
-    if (!workload->is_object()) throw FieldError{"workload"};
+    if (!workload->is_object()) throw JsonFieldError{"workload"};
     manifest.workload = workload_from_object(workload->get_object());
   }
-  const auto& stages = member(root, "stages");
-  if (!stages.is_array()) throw FieldError{"stages"};
-  for (const auto& stage : stages.get_array()) {
-    if (!stage.is_object()) throw FieldError{"stages"};
-    manifest.stages.push_back(stage_from_object(stage.get_object()));
+  if (!root.contains("stages")) throw JsonFieldError{"stages"};
+  for (const auto& stage : detail::json_objects(root, "stages", "stages")) {
+    manifest.stages.push_back(stage_from_object(stage));
   }
-  if (const auto* bytes = root.if_contains("total_bytes"); bytes != nullptr && !bytes->is_null()) {
-    if (!bytes->is_number()) throw FieldError{"total_bytes"};
-    manifest.total_bytes = bytes->to_number<std::uint64_t>();
+  if (const auto bytes = json_integer(root, "total_bytes", "total_bytes")) {
+    if (*bytes < 0) throw JsonFieldError{"total_bytes"};
+    manifest.total_bytes = static_cast<std::uint64_t>(*bytes);
   }
   return manifest;
 }
@@ -208,12 +169,10 @@ Result<RunManifest> manifest_from_json(const std::string& json_text) {
   if (!root.is_object()) return make_error(ErrorCode::parse_error, "run.json is not a JSON object");
   try {
     return manifest_from_object(root.get_object());
-  } catch (const FieldError& field) {
+  } catch (const JsonFieldError& field) {
     return make_error(ErrorCode::parse_error,
                       "run.json field '" + field.field + "' is missing or has the wrong type",
                       std::string("the file must follow schema ") + kRunSchema, field.field);
-  } catch (const std::exception& failure) {  // a number out of range in to_number
-    return make_error(ErrorCode::parse_error, std::string("run.json has an unreadable value: ") + failure.what());
   }
 }
 

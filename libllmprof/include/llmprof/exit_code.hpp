@@ -1,0 +1,28 @@
+// The exit statuses of deep-profile (README "Exit codes") and the one mapping from an Error to them,
+// so that every subcommand, and any tool built on libllmprof, answers the same failure the same way.
+#pragma once
+
+#include "llmprof/result.hpp"
+
+namespace llmprof {
+
+enum ExitCode : int {
+  exit_ok = 0,             // everything that was asked for succeeded
+  exit_incomplete = 1,     // the run finished but a requested stage failed or was skipped
+  exit_usage = 2,          // bad command line or configuration (unknown key, wrong type, bad value)
+  exit_not_ready = 3,      // the machine is not ready: tool missing, cannot write, no free space
+  exit_bad_input = 4,      // an input file, run directory or program is missing or unparsable
+  exit_regression = 5,     // compare --fail-if-slower found a regression
+  exit_timeout = 124,      // a stage ran past its timeout and was killed (as timeout(1) exits)
+  exit_interrupted = 130,  // SIGINT/SIGTERM stopped the work; artifacts and run.json are kept
+};
+
+// invalid_argument -> exit_usage; not_found, parse_error -> exit_bad_input; io_error,
+// process_failed, unsupported, already_exists -> exit_not_ready; no_report -> exit_incomplete;
+// timeout -> exit_timeout; interrupted -> exit_interrupted.
+// A configuration the user named that cannot be loaded is a usage error whatever its code (a
+// missing --config file is "bad command line"), so the CLI maps configuration errors to exit_usage
+// before they get here.
+ExitCode exit_code_for(const Error& error) noexcept;
+
+}  // namespace llmprof

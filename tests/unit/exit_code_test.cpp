@@ -1,0 +1,90 @@
+// The exit status of every deep-profile subcommand for one representative error each, and the one
+// Error -> exit status mapping they share (llmprof::exit_code_for, README "Exit codes").
+#include <catch2/catch.hpp>
+
+#include "llmprof/exit_code.hpp"
+#include "support/deep_profile_cli.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using llmprof::testing::TempDir;
+using llmprof::testing::write_file;
+
+TEST_CASE("exit_code_for maps each error code to the README's exit status") {
+  CHECK(exit_code_for(make_error(ErrorCode::invalid_argument, "x")) == 2);
+  CHECK(exit_code_for(make_error(ErrorCode::not_found, "x")) == 4);
+  CHECK(exit_code_for(make_error(ErrorCode::parse_error, "x")) == 4);
+  CHECK(exit_code_for(make_error(ErrorCode::io_error, "x")) == 3);
+  CHECK(exit_code_for(make_error(ErrorCode::process_failed, "x")) == 3);
+  CHECK(exit_code_for(make_error(ErrorCode::unsupported, "x")) == 3);
+  CHECK(exit_code_for(make_error(ErrorCode::already_exists, "x")) == 3);
+  CHECK(exit_code_for(make_error(ErrorCode::no_report, "x")) == 1);
+  CHECK(exit_code_for(make_error(ErrorCode::timeout, "x")) == 124);
+  CHECK(exit_code_for(make_error(ErrorCode::interrupted, "x")) == 130);
+}
+
+#ifdef LLMPROF_DEEP_PROFILE_EXE
+using llmprof::testing::run_deep_profile;
+
+TEST_CASE("run: an unknown configuration key is a usage error (2)", "[cli]") {
+  const auto result = run_deep_profile({"run", "--set", "nsys.nvtx_captur=decode"});
+  CHECK(result.exit_code == 2);
+  CHECK_THAT(result.err, Catch::Contains("did you mean nsys.nvtx_capture?"));
+}
+
+TEST_CASE("run: a --config file that does not exist is a usage error (2), not a missing input", "[cli]") {
+  TempDir temp;
+  const auto result = run_deep_profile({"run", "--config", (temp / "absent.toml").string()});
+  CHECK(result.exit_code == 2);
+  CHECK_THAT(result.err, Catch::Contains("absent.toml"));
+}
+
+TEST_CASE("probe: an unknown option is a usage error (2)", "[cli]") {
+  const auto result = run_deep_profile({"probe", "--no-such-option"});
+  CHECK(result.exit_code == 2);
+  CHECK_THAT(result.err, Catch::Contains("usage: deep-profile probe"));
+}
+
+TEST_CASE("analyze: a run directory that does not exist is a missing input (4)", "[cli]") {
+  TempDir temp;
+  const auto result = run_deep_profile({"analyze", (temp / "no-such-run").string()});
+  CHECK(result.exit_code == 4);
+  CHECK_THAT(result.err, Catch::Contains("no-such-run"));
+}
+
+TEST_CASE("report: an unparsable analysis/report.json is a bad input (4), as everywhere else", "[cli]") {
+  TempDir temp;
+  write_file(temp / "analysis" / "report.json", "{ not json");
+  const auto result = run_deep_profile({"report", temp.path().string()});
+  CHECK(result.exit_code == 4);
+  CHECK_THAT(result.err, Catch::Contains("report.json"));
+}
+
+TEST_CASE("compare: a run directory that does not exist is a missing input (4)", "[cli]") {
+  TempDir temp;
+  const auto result = run_deep_profile({"compare", (temp / "a").string(), (temp / "b").string()});
+  CHECK(result.exit_code == 4);
+}
+
+TEST_CASE("sweep: no points is a usage error (2)", "[cli]") {
+  const auto result = run_deep_profile({"sweep"});
+  CHECK(result.exit_code == 2);
+  CHECK_THAT(result.err, Catch::Contains("a sweep needs points"));
+}
+
+TEST_CASE("config: a value of the wrong type is a usage error (2)", "[cli]") {
+  const auto result = run_deep_profile({"config", "--set", "run.top_n_kernels=ten"});
+  CHECK(result.exit_code == 2);
+  CHECK_THAT(result.err, Catch::Contains("run.top_n_kernels"));
+}
+
+TEST_CASE("every subcommand prints its usage on --help and exits 0", "[cli]") {
+  for (const std::string command : {"run", "probe", "analyze", "report", "compare", "sweep", "config"}) {
+    const auto result = run_deep_profile({command, "--help"});
+    INFO(command);
+    CHECK(result.exit_code == 0);
+    CHECK_THAT(result.out, Catch::Contains("usage: deep-profile " + command));
+    CHECK_THAT(result.out, Catch::Contains("--help"));
+  }
+}
+#endif
