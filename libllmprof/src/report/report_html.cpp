@@ -6,6 +6,7 @@
 #include "llmprof/report.hpp"
 #include "core/format.hpp"
 #include "report/report_html_page.hpp"
+#include "llmprof/shell_quote.hpp"
 #include "report/report_view.hpp"
 #include "report/svg_chart.hpp"
 
@@ -26,7 +27,7 @@ void write_header(const RunReportModel& model, std::ostringstream& out) {
   out << "<header class=\"top\"><div class=\"brand\">deep-profile report</div><h1>" << html_escape(model.run_id) << "</h1>"
       << "<dl class=\"meta\">"
       << "<div><dt>Workload</dt><dd><code>"
-      << html_escape(model.workload_argv.empty() ? "not recorded" : detail::join_argv(model.workload_argv)) << "</code></dd></div>"
+      << html_escape(model.workload_argv.empty() ? "not recorded" : join_shell_command(model.workload_argv)) << "</code></dd></div>"
       << "<div><dt>Device</dt><dd>" << html_escape(detail::device_line(model)) << "</dd></div>"
       << "<div><dt>Peaks at profiled clocks</dt><dd>" << html_escape(detail::peaks_line(model.device)) << "</dd></div>"
       << "<div><dt>Tools</dt><dd>" << html_escape(detail::tools_line(model)) << "</dd></div>"

@@ -3,6 +3,7 @@
 
 #include "llmprof/report.hpp"
 #include "core/format.hpp"
+#include "llmprof/shell_quote.hpp"
 #include "report/report_view.hpp"
 
 namespace llmprof {
@@ -21,7 +22,7 @@ constexpr std::size_t kTopKernelRows = 15;
 void write_headline(const RunReportModel& model, std::ostringstream& out) {
   out << "# deep-profile report: " << markdown_cell(model.run_id) << "\n\n";
   out << "| | |\n|---|---|\n";
-  out << "| **Workload** | " << (model.workload_argv.empty() ? "not recorded" : markdown_code(detail::join_argv(model.workload_argv)))
+  out << "| **Workload** | " << (model.workload_argv.empty() ? "not recorded" : markdown_code(join_shell_command(model.workload_argv)))
       << " |\n";
   out << "| **Device** | " << markdown_cell(detail::device_line(model)) << " |\n";
   out << "| **Peaks (profiled clocks)** | " << markdown_cell(detail::peaks_line(model.device)) << " |\n";

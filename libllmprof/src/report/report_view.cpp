@@ -8,22 +8,6 @@
 
 namespace llmprof::detail {
 
-std::string join_argv(const std::vector<std::string>& argv) {
-  std::string line;
-  for (const auto& argument : argv) {
-    if (!line.empty()) line += ' ';
-    const bool plain = !argument.empty() && argument.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos;
-    if (plain) {
-      line += argument;
-    } else {
-      line += '\'';
-      for (char c : argument) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      line += '\'';
-    }
-  }
-  return line;
-}
-
 std::string stage_label(const ReportStage& stage) {
   std::string label = stage.domain.empty() ? stage.name : stage.domain + ":" + stage.name;
   if (stage.parent && !stage.parent->empty()) label += " (in " + *stage.parent + ")";

@@ -9,7 +9,6 @@
 
 namespace llmprof::detail {
 
-std::string join_argv(const std::vector<std::string>& argv);
 std::string stage_label(const ReportStage& stage);       // "decode", "myapp:decode (in generate)"
 std::string device_line(const RunReportModel& model);    // "NVIDIA H100 80GB HBM3 · driver 580.159.04"
 std::string peaks_line(const ReportDevice& device);      // "fp16 856 TFLOP/s · DRAM 3.35 TB/s"
