@@ -94,7 +94,7 @@ int sweep_command(const std::vector<std::string>& args) {
   });
   if (!watcher) {
     std::cerr << "deep-profile sweep: " << watcher.error().describe() << "\n";
-    return exit_environment;
+    return exit_code_for(watcher.error());
   }
   llmprof::DeepProfilerEnvironment environment;
   environment.executable = own_executable();
