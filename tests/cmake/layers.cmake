@@ -7,3 +7,5 @@ add_test(NAME "layers: a lower layer including a higher one is refused"
                  ${CMAKE_CURRENT_SOURCE_DIR}/data/layers-violation)
 set_tests_properties("layers: a lower layer including a higher one is refused" PROPERTIES
   PASS_REGULAR_EXPRESSION "src/core/text.cpp:2: layer \"core\" includes \"llmprof/report.hpp\" of layer \"report\"")
+set_tests_properties("layers: the library's includes follow libllmprof/layers.txt"
+                     "layers: a lower layer including a higher one is refused" PROPERTIES LABELS unit)

@@ -9,5 +9,6 @@ if(TARGET deep-profile AND Python3_Interpreter_FOUND)
                    --run ${CMAKE_CURRENT_SOURCE_DIR}/data/runs/h100-decode-b4
                    --work ${CMAKE_CURRENT_BINARY_DIR}/report_browser
                    --chromium "${LLMPROF_CHROMIUM}")
-  set_tests_properties("report: HTML renders in headless Chromium" PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240)
+  set_tests_properties("report: HTML renders in headless Chromium" PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240
+                       LABELS "e2e;slow")
 endif()

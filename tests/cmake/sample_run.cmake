@@ -5,3 +5,6 @@ if(TARGET deep-profile)
       -DSAMPLE=${PROJECT_SOURCE_DIR}/examples/sample-run-h100 -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/sample_run
       -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/sample_run.cmake)
 endif()
+if(TARGET deep-profile)
+  set_tests_properties("sample: deep-profile analyze + report on examples/sample-run-h100" PROPERTIES LABELS cli)
+endif()

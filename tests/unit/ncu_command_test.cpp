@@ -9,7 +9,7 @@
 #include "llmprof/ncu_command.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "test_support.hpp"
-#include "unit/shell_roundtrip.hpp"
+#include "shell_roundtrip.hpp"
 
 using llmprof::ErrorCode;
 using llmprof::NcuCommand;

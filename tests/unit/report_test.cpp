@@ -5,6 +5,7 @@
 #include "llmprof/report.hpp"
 #include "report_golden.hpp"
 #include "report/svg_chart.hpp"
+#include "deep_profile_cli.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -75,7 +76,7 @@ TEST_CASE("the model reads report.json, run.json, env.json and config.toml of a 
   CHECK(model.notes.empty());
 }
 
-TEST_CASE("Markdown report of a complete run matches its golden file") {
+TEST_CASE("Markdown report of a complete run matches its golden file", "[golden]") {
   const auto markdown = render_markdown(load_fixture("h100-decode-b4"));
   llmprof::testing::check_golden("h100-decode-b4.report.md", markdown);
   // Independent of the golden: the facts a reader needs are there.
@@ -213,17 +214,15 @@ TEST_CASE("decade ticks cover the range with powers of ten") {
 }
 
 #ifdef LLMPROF_DEEP_PROFILE_EXE
-TEST_CASE("deep-profile report renders a copied run directory and fails clearly without report.json") {
+TEST_CASE("deep-profile report renders a copied run directory and fails clearly without report.json", "[cli]") {
   TempDir temp;
   const auto main = temp / "run";
   copy_run("h100-decode-b4", main);
-  const std::string exe = LLMPROF_DEEP_PROFILE_EXE;
-  CHECK(std::system((exe + " report " + main.string() + " --format md > /dev/null").c_str()) == 0);
+  using llmprof::testing::run_deep_profile;
+  CHECK(run_deep_profile({"report", main.string(), "--format", "md"}).exit_code == 0);
   CHECK(std::filesystem::exists(main / "report.md"));
   CHECK_FALSE(std::filesystem::exists(main / "report.html"));
-  const int status = std::system((exe + " report " + temp.path().string() + " 2> /dev/null").c_str());
-  CHECK(WEXITSTATUS(status) == 4);
-  const int usage = std::system((exe + " report " + main.string() + " --format pdf 2> /dev/null").c_str());
-  CHECK(WEXITSTATUS(usage) == 2);
+  CHECK(run_deep_profile({"report", temp.path().string()}).exit_code == 4);
+  CHECK(run_deep_profile({"report", main.string(), "--format", "pdf"}).exit_code == 2);
 }
 #endif

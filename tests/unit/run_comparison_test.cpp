@@ -6,6 +6,7 @@
 
 #include "llmprof/run_comparison.hpp"
 #include "report_golden.hpp"
+#include "deep_profile_cli.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -98,7 +99,7 @@ TEST_CASE("the fail-if-slower gate flags a regression only beyond the limit") {
   CHECK_FALSE(compare_fixtures().regression);  // no gate, no regression
 }
 
-TEST_CASE("comparison JSON and Markdown match their golden files") {
+TEST_CASE("comparison JSON and Markdown match their golden files", "[golden]") {
   ComparisonOptions gate;
   gate.fail_if_slower_pct = 5;
   const auto comparison = compare_fixtures(gate);
@@ -117,18 +118,15 @@ TEST_CASE("comparison JSON and Markdown match their golden files") {
 }
 
 #ifdef LLMPROF_DEEP_PROFILE_EXE
-TEST_CASE("deep-profile compare exits 5 on a regression and 0 otherwise") {
+TEST_CASE("deep-profile compare exits 5 on a regression and 0 otherwise", "[cli]") {
   llmprof::testing::TempDir temp;
-  const std::string exe = LLMPROF_DEEP_PROFILE_EXE;
-  const std::string runs = data_path("runs").string();
-  const std::string base = exe + " compare " + runs + "/h100-decode-b4 " + runs + "/h100-decode-b4-rerun";
-  int status = std::system((base + " --json --fail-if-slower 5 > " + (temp / "out.json").string() + " 2> /dev/null").c_str());
-  CHECK(WEXITSTATUS(status) == 5);
-  CHECK(llmprof::testing::read_file(temp / "out.json").find("\"regression\": true") != std::string::npos);
-  status = std::system((base + " --fail-if-slower 50 --html " + (temp / "c.html").string() + " > /dev/null").c_str());
-  CHECK(WEXITSTATUS(status) == 0);
+  using llmprof::testing::run_deep_profile;
+  const std::string a = data_path("runs/h100-decode-b4").string(), b = data_path("runs/h100-decode-b4-rerun").string();
+  const auto regression = run_deep_profile({"compare", a, b, "--json", "--fail-if-slower", "5"});
+  CHECK(regression.exit_code == 5);
+  CHECK(regression.out.find("\"regression\": true") != std::string::npos);
+  CHECK(run_deep_profile({"compare", a, b, "--fail-if-slower", "50", "--html", (temp / "c.html").string()}).exit_code == 0);
   CHECK(std::filesystem::exists(temp / "c.html"));
-  status = std::system((exe + " compare " + runs + "/h100-decode-b4 " + temp.path().string() + " > /dev/null 2>&1").c_str());
-  CHECK(WEXITSTATUS(status) == 4);
+  CHECK(run_deep_profile({"compare", a, temp.path().string()}).exit_code == 4);
 }
 #endif

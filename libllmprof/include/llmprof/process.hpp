@@ -1,6 +1,6 @@
 // ProcessRunner: how libllmprof starts every child process (profilers, workloads, importers).
 //
-// An interface so that the pipeline can be tested with fake tools (tests/fake_process_runner.hpp), and
+// An interface so that the pipeline can be tested with fake tools (tests/support/fake_process_runner.hpp), and
 // so that a harness can plug in its own launcher (a job scheduler, a container). Commands are argv
 // vectors, never shell strings.
 #pragma once

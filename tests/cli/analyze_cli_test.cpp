@@ -6,6 +6,7 @@
 
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/process.hpp"
+#include "deep_profile_cli.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -16,23 +17,10 @@ using llmprof::testing::write_file;
 
 namespace {
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-CliResult run_cli(const TempDir& dir, std::vector<std::string> args) {
-  args.insert(args.begin(), {LLMPROF_DEEP_PROFILE_EXE, "analyze"});
-  ProcessSpec spec;
-  spec.argv = args;
-  spec.stdout_file = dir / "cli.out";
-  spec.stderr_file = dir / "cli.err";
-  spec.timeout = std::chrono::seconds(60);
-  auto outcome = make_system_process_runner()->run(spec);
-  REQUIRE(outcome.has_value());
-  REQUIRE(outcome->exited);
-  return {outcome->exit_code, read_file(dir / "cli.out"), read_file(dir / "cli.err")};
+// `deep-profile analyze ARGS...`.
+llmprof::testing::CliResult run_cli(const TempDir&, std::vector<std::string> args) {
+  args.insert(args.begin(), "analyze");
+  return llmprof::testing::run_deep_profile(args);
 }
 
 void make_main(const std::filesystem::path& main) {
@@ -48,7 +36,7 @@ void make_main(const std::filesystem::path& main) {
 
 }  // namespace
 
-TEST_CASE("analyze writes the three outputs and prints a summary") {
+TEST_CASE("analyze writes the three outputs and prints a summary", "[cli]") {
   TempDir dir;
   make_main(dir / "run");
   const auto result = run_cli(dir, {(dir / "run").string(), "--stage", "decode", "--top", "3"});
@@ -66,7 +54,7 @@ TEST_CASE("analyze writes the three outputs and prints a summary") {
   CHECK(json.at("top_kernel_selection").as_object().at("n").as_int64() == 3);
 }
 
-TEST_CASE("analyze --json prints report.json") {
+TEST_CASE("analyze --json prints report.json", "[cli]") {
   TempDir dir;
   make_main(dir / "run");
   const auto result = run_cli(dir, {(dir / "run").string(), "--json"});
@@ -76,7 +64,7 @@ TEST_CASE("analyze --json prints report.json") {
   CHECK(result.out == read_file(dir / "run" / "analysis" / "report.json"));
 }
 
-TEST_CASE("analyze exit codes on bad input and bad usage") {
+TEST_CASE("analyze exit codes on bad input and bad usage", "[cli]") {
   TempDir dir;
   SECTION("missing run directory: exit 4") {
     const auto result = run_cli(dir, {(dir / "absent").string()});

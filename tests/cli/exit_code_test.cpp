@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "llmprof/exit_code.hpp"
-#include "support/deep_profile_cli.hpp"
+#include "deep_profile_cli.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;

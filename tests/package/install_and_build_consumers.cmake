@@ -1,5 +1,5 @@
 # Script mode (-P): install BINARY_DIR into WORK_DIR/prefix, then configure, build and run
-# tests/consumer twice (full package; nvtx component only). Any failure stops with the tool's output.
+# tests/package/consumer twice (full package; nvtx component only). Any failure stops with the tool's output.
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
@@ -21,7 +21,7 @@ foreach(expected lib/cmake/llmprof/llmprofConfig.cmake lib/cmake/llmprof/llmprof
 endforeach()
 
 # Full package: every public header alone, and a program using the core.
-run_step("configure consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/full"
+run_step("configure consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/package/consumer" -B "${WORK_DIR}/full"
          -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}"
          "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}")
 run_step("build consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/full")
@@ -31,7 +31,7 @@ if(NOT step_output MATCHES "--nvtx-capture=decode" OR NOT step_output MATCHES "1
 endif()
 
 # nvtx only: must configure without looking for Boost (checked inside the consumer project).
-run_step("configure nvtx-only consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/nvtx"
+run_step("configure nvtx-only consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/package/consumer" -B "${WORK_DIR}/nvtx"
          -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" -DCONSUMER_NVTX_ONLY=ON
          "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}")
 run_step("build nvtx-only consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/nvtx")

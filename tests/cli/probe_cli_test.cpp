@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "llmprof/process.hpp"
+#include "deep_profile_cli.hpp"
 #include "test_support.hpp"
 
 #ifdef LLMPROF_DEEP_PROFILE_EXE
@@ -17,38 +18,20 @@ using llmprof::testing::TempDir;
 
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-CliRun run_probe(const std::vector<std::string>& arguments, const std::string& path_variable) {
-  auto runner = make_system_process_runner();
-  CliRun run;
-  ProcessSpec spec;
-  spec.argv = {LLMPROF_DEEP_PROFILE_EXE, "probe"};
-  spec.argv.insert(spec.argv.end(), arguments.begin(), arguments.end());
-  spec.environment["PATH"] = path_variable;
-  spec.on_stdout_line = [&](const std::string& line) { run.out += line + "\n"; };
-  spec.on_stderr_line = [&](const std::string& line) { run.err += line + "\n"; };
-  spec.timeout = std::chrono::seconds(120);
-  auto outcome = runner->run(spec);
-  REQUIRE(outcome);
-  REQUIRE(outcome->exited);
-  run.exit_code = outcome->exit_code;
-  return run;
+// `deep-profile probe ARGS...` with PATH set to `path_variable`.
+llmprof::testing::CliResult run_probe(const std::vector<std::string>& arguments, const std::string& path_variable) {
+  std::vector<std::string> args = {"probe"};
+  args.insert(args.end(), arguments.begin(), arguments.end());
+  llmprof::testing::CliOptions options;
+  options.environment["PATH"] = path_variable;
+  return llmprof::testing::run_deep_profile(args, options);
 }
 
-// The fake tools first; the rest of PATH so that their `#!/usr/bin/env python3` finds python3.
-std::string path_with_fakes() {
-  const char* path = std::getenv("PATH");
-  return fake_tool_path("").string() + ":" + (path == nullptr ? "/usr/bin:/bin" : path);
-}
+std::string path_with_fakes() { return llmprof::testing::path_with_fake_tools(); }
 
 }  // namespace
 
-TEST_CASE("probe with the fake tools on PATH is ready and prints versions, capabilities and importer health") {
+TEST_CASE("probe with the fake tools on PATH is ready and prints versions, capabilities and importer health", "[cli]") {
   TempDir temp;
   const auto run = run_probe({"--sections-out", (temp / "sections.txt").string()}, path_with_fakes());
   INFO(run.out << run.err);
@@ -64,7 +47,7 @@ TEST_CASE("probe with the fake tools on PATH is ready and prints versions, capab
   CHECK(read_file(temp / "sections.txt") == read_file(data_path("h100-nsight-2025.3/cli/ncu_sections.txt")));
 }
 
-TEST_CASE("probe --json gives env.json's tools object") {
+TEST_CASE("probe --json gives env.json's tools object", "[cli]") {
   const auto run = run_probe({"--json"}, path_with_fakes());
   CHECK(run.exit_code == 0);
   const auto tools = boost::json::parse(run.out).as_object();
@@ -73,7 +56,7 @@ TEST_CASE("probe --json gives env.json's tools object") {
   CHECK(tools.at("verdict").at("readiness").as_string() == "ready");
 }
 
-TEST_CASE("probe on a machine with no tools explains where it looked and exits 3") {
+TEST_CASE("probe on a machine with no tools explains where it looked and exits 3", "[cli]") {
   TempDir temp;
   const auto run = run_probe({"--no-default-locations"}, (temp / "bin").string());
   INFO(run.out << run.err);
@@ -86,7 +69,7 @@ TEST_CASE("probe on a machine with no tools explains where it looked and exits 3
   CHECK(run.out.find("will skip: ncu kernel metrics") != std::string::npos);
 }
 
-TEST_CASE("probe with an empty PATH still runs and lists the usual install locations") {
+TEST_CASE("probe with an empty PATH still runs and lists the usual install locations", "[cli]") {
   const auto run = run_probe({}, "");
   INFO(run.out << run.err);
   // On a machine with Nsight installed under /opt/nvidia or /usr/local/cuda the probe may find it there.
@@ -98,14 +81,14 @@ TEST_CASE("probe with an empty PATH still runs and lists the usual install locat
   CHECK((run.exit_code == 0 || run.exit_code == 3));
 }
 
-TEST_CASE("probe with an explicit nsys path that does not exist says so") {
+TEST_CASE("probe with an explicit nsys path that does not exist says so", "[cli]") {
   const auto run = run_probe({"--nsys", "/nonexistent/nsys", "--ncu", fake_tool_path("ncu").string()}, path_with_fakes());
   CHECK(run.exit_code == 0);  // ncu works: degraded, not "not ready"
   CHECK(run.out.find("the configured nsys path /nonexistent/nsys does not exist") != std::string::npos);
   CHECK(run.out.find("verdict: degraded") != std::string::npos);
 }
 
-TEST_CASE("probe --help documents the exit status, a bad option is a usage error") {
+TEST_CASE("probe --help documents the exit status, a bad option is a usage error", "[cli]") {
   const auto help = run_probe({"--help"}, path_with_fakes());
   CHECK(help.exit_code == 0);
   CHECK(help.out.find("3 not ready") != std::string::npos);

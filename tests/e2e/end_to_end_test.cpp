@@ -1,12 +1,8 @@
 // End to end: the real `deep-profile run` binary with the fake nsys/ncu of tests/fake_tools on PATH
 // (they run the real workload as a child), asserting on the run directory and run.json.
 // The workload is the bundled example (CPU build, tiny preset) where it is built, else
-// tests/end_to_end/workload.sh; the failure scenarios use the script (crash, hang, slow on purpose).
-#include <fcntl.h>
+// tests/e2e/workload.sh; the failure scenarios use the script (crash, hang, slow on purpose).
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -14,9 +10,8 @@
 #include <thread>
 
 #include "llmprof/run_directory.hpp"
+#include "deep_profile_cli.hpp"
 #include "test_support.hpp"
-
-extern char** environ;
 
 using namespace llmprof;
 using namespace llmprof::testing;
@@ -24,7 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path script_workload = fs::path(LLMPROF_SOURCE_DIR) / "tests/end_to_end/workload.sh";
+const fs::path script_workload = fs::path(LLMPROF_SOURCE_DIR) / "tests/e2e/workload.sh";
 
 struct Invocation {
   std::vector<std::string> args;               // after `deep-profile run`
@@ -33,23 +28,7 @@ struct Invocation {
   std::string command = "run";
 };
 
-struct Finished {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::vector<std::string> environment_with(const std::map<std::string, std::string>& overrides) {
-  std::map<std::string, std::string> merged;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string text(*entry);
-    const auto equals = text.find('=');
-    if (equals != std::string::npos) merged[text.substr(0, equals)] = text.substr(equals + 1);
-  }
-  for (const auto& [name, value] : overrides) merged[name] = value;
-  std::vector<std::string> result;
-  for (const auto& [name, value] : merged) result.push_back(name + "=" + value);
-  return result;
-}
+using Finished = CliResult;
 
 class EndToEnd {
  public:
@@ -59,37 +38,14 @@ class EndToEnd {
   const TempDir& temp() const { return temp_; }
 
   Finished run(Invocation invocation) {
-    std::vector<std::string> argv = {LLMPROF_DEEP_PROFILE_EXE, invocation.command, "--set", "run.runs_root=" + (temp_ / "runs").string(),
+    std::vector<std::string> args = {invocation.command, "--set", "run.runs_root=" + (temp_ / "runs").string(),
                                      "--set", "run.run_id=e2e", "--set", "run.min_free_space_gb=0"};
-    argv.insert(argv.end(), invocation.args.begin(), invocation.args.end());
-    if (invocation.env.find("PATH") == invocation.env.end()) {
-      invocation.env["PATH"] = std::string(LLMPROF_FAKE_TOOLS_DIR) + ":" + std::getenv("PATH");
-    }
-    const std::vector<std::string> environment = environment_with(invocation.env);
-    std::vector<char*> c_argv, c_env;
-    for (auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
-    for (auto& e : environment) c_env.push_back(const_cast<char*>(e.c_str()));
-    c_argv.push_back(nullptr);
-    c_env.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    const std::string out_file = (temp_ / "stdout.txt").string(), err_file = (temp_ / "stderr.txt").string();
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, c_argv[0], &actions, nullptr, c_argv.data(), c_env.data());
-    posix_spawn_file_actions_destroy(&actions);
-    REQUIRE(spawned == 0);
-    if (invocation.while_running) invocation.while_running(pid);
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    Finished finished;
-    finished.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    finished.out = read_file(out_file);
-    finished.err = read_file(err_file);
-    UNSCOPED_INFO("deep-profile exit " << finished.exit_code << "\nstdout:\n" << finished.out << "\nstderr:\n" << finished.err);
-    return finished;
+    args.insert(args.end(), invocation.args.begin(), invocation.args.end());
+    if (invocation.env.find("PATH") == invocation.env.end()) invocation.env["PATH"] = path_with_fake_tools();
+    CliOptions options;
+    options.environment = invocation.env;
+    options.while_running = invocation.while_running;
+    return run_deep_profile(args, options);
   }
 
   RunManifest manifest() const {
@@ -144,7 +100,7 @@ void check_full_success(EndToEnd& e2e, const Finished& finished) {
 
 }  // namespace
 
-TEST_CASE("full success on the workload script: every stage ok, every artifact present") {
+TEST_CASE("full success on the workload script: every stage ok, every artifact present", "[e2e][slow]") {
   EndToEnd e2e;
   const Finished finished = e2e.run({script_args()});
   check_full_success(e2e, finished);
@@ -152,7 +108,7 @@ TEST_CASE("full success on the workload script: every stage ok, every artifact p
   CHECK(e2e.manifest().status == RunStatus::ok);
 }
 
-TEST_CASE("full success on the bundled example (CPU build, tiny preset)") {
+TEST_CASE("full success on the bundled example (CPU build, tiny preset)", "[e2e][slow]") {
 #ifdef LLMPROF_EXAMPLE_EXE
   EndToEnd e2e;
   const Finished finished = e2e.run({{"--set", "workload.example_args=[\"--preset\",\"tiny\"]"}});
@@ -166,7 +122,7 @@ TEST_CASE("full success on the bundled example (CPU build, tiny preset)") {
 #endif
 }
 
-TEST_CASE("an NVTX gate that never opens ends with the diagnosis and the exact fix") {
+TEST_CASE("an NVTX gate that never opens ends with the diagnosis and the exact fix", "[e2e][slow]") {
   EndToEnd e2e;
   auto args = std::vector<std::string>{"--set", "nsys.nvtx_capture=range"};
   const auto workload = script_args();
@@ -188,7 +144,7 @@ TEST_CASE("an NVTX gate that never opens ends with the diagnosis and the exact f
   CHECK_FALSE(fs::exists(e2e.main() / "nsys/profile.nsys-rep"));
 }
 
-TEST_CASE("only a .qdstrm with a broken importer: nsys fails with the missing library, the rest goes on") {
+TEST_CASE("only a .qdstrm with a broken importer: nsys fails with the missing library, the rest goes on", "[e2e][slow]") {
   EndToEnd e2e;
   const Finished finished = e2e.run({script_args(), {{"FAKE_NSYS_MODE", "importer_broken"}, {"FAKE_IMPORTER_MODE", "missing_libdw"}}});
   CHECK(finished.exit_code == 1);
@@ -204,7 +160,7 @@ TEST_CASE("only a .qdstrm with a broken importer: nsys fails with the missing li
   CHECK(fs::exists(e2e.main() / "ncu/raw.csv"));
 }
 
-TEST_CASE("ncu with no kernels matched re-runs once without the kernel filter and says so") {
+TEST_CASE("ncu with no kernels matched re-runs once without the kernel filter and says so", "[e2e][slow]") {
   EndToEnd e2e;
   const Finished finished = e2e.run({script_args(), {{"FAKE_NCU_MODE", "no_kernels"}}});
   CHECK(finished.exit_code == 1);
@@ -225,7 +181,7 @@ TEST_CASE("ncu with no kernels matched re-runs once without the kernel filter an
   CHECK_FALSE(fs::exists(e2e.main() / "ncu/raw.csv"));
 }
 
-TEST_CASE("nsys missing: its stage is skipped with the reason, ncu runs unfiltered, exit code 3") {
+TEST_CASE("nsys missing: its stage is skipped with the reason, ncu runs unfiltered, exit code 3", "[e2e][slow]") {
   EndToEnd e2e;
   const fs::path only_ncu = e2e.temp() / "only-ncu";
   fs::create_directories(only_ncu);
@@ -242,7 +198,7 @@ TEST_CASE("nsys missing: its stage is skipped with the reason, ncu runs unfilter
   CHECK(manifest.status == RunStatus::incomplete);
 }
 
-TEST_CASE("workload crash: stage1 failed with exit code and stderr, profilers not run") {
+TEST_CASE("workload crash: stage1 failed with exit code and stderr, profilers not run", "[e2e][slow]") {
   EndToEnd e2e;
   const Finished finished = e2e.run({script_args(), {{"E2E_WORKLOAD_MODE", "crash"}}});
   CHECK(finished.exit_code == 1);
@@ -258,7 +214,7 @@ TEST_CASE("workload crash: stage1 failed with exit code and stderr, profilers no
   CHECK(manifest.status == RunStatus::failed);
 }
 
-TEST_CASE("workload hang: the timeout kills the whole tree, exit code 124") {
+TEST_CASE("workload hang: the timeout kills the whole tree, exit code 124", "[e2e][slow]") {
   EndToEnd e2e;
   const fs::path pid_file = e2e.temp() / "grandchild.pid";
   auto args = std::vector<std::string>{"--set", "workload.timeout_s=2"};
@@ -279,7 +235,7 @@ TEST_CASE("workload hang: the timeout kills the whole tree, exit code 124") {
   CHECK_FALSE(process_alive(grandchild));
 }
 
-TEST_CASE("SIGINT mid-run: the stage is interrupted, artifacts and run.json kept, exit code 130") {
+TEST_CASE("SIGINT mid-run: the stage is interrupted, artifacts and run.json kept, exit code 130", "[e2e][slow]") {
   EndToEnd e2e;
   const fs::path started_file = e2e.temp() / "workload.started";
   Invocation invocation{script_args(), {{"E2E_WORKLOAD_MODE", "slow"}, {"E2E_STARTED_FILE", started_file.string()}}};
@@ -303,7 +259,7 @@ TEST_CASE("SIGINT mid-run: the stage is interrupted, artifacts and run.json kept
   CHECK(fs::exists(e2e.main() / "stage1/cmd.txt"));
 }
 
-TEST_CASE("sweep: one run directory per point and an index comparing them") {
+TEST_CASE("sweep: one run directory per point and an index comparing them", "[e2e][slow]") {
   EndToEnd e2e;
   Invocation invocation{{"--point", "run.top_n_kernels=3", "--point", "run.top_n_kernels=5,ncu.max_launches=50", "--",
                          script_workload.string()}};
