@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs the whole test suite: the README's second quick-start command.
+# Sets up, builds and runs the whole test suite, then builds once more with -Werror: the README's
+# second quick-start command.
 # Extra arguments go to ctest (e.g. -R csv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,3 +8,6 @@ scripts/install-deps.sh
 cmake --preset dev
 cmake --build --preset dev
 ctest --preset dev "$@"
+# The same tree with warnings as errors (no LibTorch example), so a new warning fails CI.
+cmake --preset werror
+cmake --build --preset werror

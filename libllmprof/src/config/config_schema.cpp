@@ -44,7 +44,7 @@ ConfigField make_field(const char* key, ConfigFieldRef (*locate)(DeepProfileConf
   }
   field.info.constraint = describe_rules(rules, field.info.type == "string array");
   field.locate = locate;
-  field.rules = std::move(rules);
+  field.rules = rules;  // trivially copyable: a move would copy anyway
   return field;
 }
 
