@@ -330,7 +330,7 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
                  true,
                  {"cuda_gpu_kern_sum"},
                  {"--timeunit=nsec"},
-                 true,
+                 false,  // export_sqlite (default true)
                  0.1,
                  2.5e3,
                  {"--delay=2"}};

@@ -98,6 +98,7 @@ struct Bench {
         if (fs::exists(fixture)) fs::copy_file(fixture, nsys_stats_report_path(prefix, report));
       }
     }));
+    runner.on(command_is("nsys", {"export"}), FakeAnswer::exiting(0));  // export_sqlite is on by default
     runner.on(command_is("ncu", {"--import"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/ncu/nc1_raw_base.csv")));
   }
 

@@ -8,6 +8,8 @@
 #include <map>
 #include <sstream>
 
+#include "llmprof/analysis.hpp"
+#include "llmprof/report.hpp"
 #include "llmprof/timeline.hpp"
 #include "parse/sqlite_database.hpp"
 #include "test_support.hpp"
@@ -253,4 +255,51 @@ TEST_CASE("timeline: the JSON carries the verdicts, the loss and per-instance ro
   CHECK(text.find("49 of 64 graph launches") != std::string::npos);
   CHECK(text.find("\"gpu_busy_fraction\": null") != std::string::npos);
   CHECK(text.find("\"instances\": [") != std::string::npos);
+}
+
+TEST_CASE("timeline: the analysis of a run directory takes the timeline's verdict over the summaries'",
+          "[timeline][analysis]") {
+  // The graph capture's own `nsys stats` CSVs say "GPU busy 0.64%, host-bound" for decode (issue 12).
+  llmprof::testing::TempDir run;
+  std::filesystem::create_directories(run / "nsys");
+  for (const auto& entry : std::filesystem::directory_iterator(data_path("nsys-sqlite/graphtrace_summaries")))
+    std::filesystem::copy_file(entry.path(), run / ("nsys/" + entry.path().filename().string()),
+                               std::filesystem::copy_options::none);
+  auto without = llmprof::analyze_run_directory(run.path(), {});
+  REQUIRE(without);
+  std::filesystem::copy_file(fixture("graphtrace"), run / "nsys/profile.sqlite");
+  auto with = llmprof::analyze_run_directory(run.path(), {});
+  REQUIRE(with);
+  const auto decode_of = [](const llmprof::AnalysisReport& report) {
+    for (const auto& stage : report.stages)
+      if (stage.name == "decode") return stage;
+    FAIL("no decode stage");
+    return llmprof::StageAnalysis{};
+  };
+  CHECK(decode_of(*without).verdict.find("host/launch-bound") == 0);  // the defect, from the summaries alone
+  const auto decode = decode_of(*with);
+  CHECK(decode.verdict.find("host/launch-bound") == std::string::npos);
+  CHECK(decode.verdict.find("partial capture") == 0);
+  CHECK_FALSE(decode.gpu_busy_fraction.has_value());
+  REQUIRE(with->timeline.has_value());
+  bool warned = false;
+  for (const auto& warning : with->warnings) warned |= warning.find("49 of 64 graph launches") == 0;
+  CHECK(warned);
+  const auto json = llmprof::analysis_report_json(*with);
+  CHECK(json.find("\"timeline\": {") != std::string::npos);
+  CHECK(json.find("\"graph_trace\": \"graph\"") != std::string::npos);
+
+  // The report renders the timeline: stage instances, measurement validity, per-step chart, histogram.
+  REQUIRE(llmprof::write_analysis(*with, run / "analysis"));
+  auto model = llmprof::load_run_report(run.path());
+  REQUIRE(model);
+  REQUIRE(model->timeline.has_value());
+  const auto markdown = llmprof::render_markdown(*model);
+  CHECK(markdown.find("## Stage instances (nsys SQLite timeline)") != std::string::npos);
+  CHECK(markdown.find("## Measurement validity") != std::string::npos);
+  CHECK(markdown.find("- 49 of 64 graph launches inside `decode`") != std::string::npos);
+  const auto html = llmprof::render_html(*model);
+  CHECK(html.find("id=\"stage-instances\"") != std::string::npos);
+  CHECK(html.find("id=\"measurement-validity\"") != std::string::npos);
+  CHECK(html.find("Instance time histogram of <code>decode_step</code>") != std::string::npos);
 }

@@ -19,6 +19,7 @@
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/roofline.hpp"
+#include "llmprof/timeline.hpp"
 #include "llmprof/workload_metrics.hpp"
 
 namespace llmprof {
@@ -82,7 +83,8 @@ struct StageAnalysis {
   std::int64_t kernel_time_ns = 0;
   std::int64_t kernel_instances = 0;
   std::string kernel_time_source;  // "nsys nvtx_kern_sum" or "ncu launches"
-  std::optional<double> gpu_busy_fraction;  // kernel_time_ns / gpu_projection_ns
+  // kernel_time_ns / gpu_projection_ns; with a timeline, its busy over the time the stage was active
+  std::optional<double> gpu_busy_fraction;
   std::optional<double> flop;               // estimated: nsys instances x ncu FLOP per launch
   double flop_coverage = 0;                 // share of kernel time whose FLOP is known (0..1)
   std::optional<double> achieved_flop_per_s;  // flop / wall time
@@ -108,6 +110,9 @@ struct AnalysisReport {
   std::vector<std::string> warnings;
   std::vector<std::string> skipped;       // what could not be computed and why
   std::map<std::string, std::string> sources;  // input -> file it was read from
+  // From MAIN/nsys/profile.sqlite: per-instance figures; its verdicts replace the nsys-summary ones of
+  // the stages it knows (it sees CUDA graph executions and capture losses, the summaries do not).
+  std::optional<TimelineReport> timeline;
 };
 
 // What the analysis reads, already parsed; any part may be absent (but not all).
@@ -115,13 +120,14 @@ struct AnalysisInputs {
   std::optional<NsysStats> nsys;
   std::optional<std::vector<LaunchRoofline>> ncu_launches;
   std::optional<WorkloadMetrics> workload;
+  std::optional<TimelineReport> timeline;
   std::map<std::string, std::string> sources;
   std::vector<std::string> warnings;  // about the inputs themselves; copied into AnalysisReport::warnings
 };
 
 Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptions& options);
 
-// Reads MAIN/nsys/summary_*.csv, MAIN/ncu/raw.csv, MAIN/stage1/metrics.json (each optional) and
+// Reads MAIN/nsys/summary_*.csv, MAIN/nsys/profile.sqlite, MAIN/ncu/raw.csv, MAIN/stage1/metrics.json (each optional) and
 // analyses them. Error(not_found) when none exists; a file that exists but does not parse is an
 // Error naming the file.
 Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_directory,

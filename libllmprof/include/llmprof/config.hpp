@@ -87,7 +87,7 @@ struct NsysConfig {
   bool profile_stats = false;              // nsys profile --stats=true (the pipeline runs nsys stats itself)
   std::vector<std::string> stats_reports;  // empty: all that libllmprof parses
   std::vector<std::string> stats_extra_args;  // appended to `nsys stats` before the report
-  bool export_sqlite = false;
+  bool export_sqlite = true;  // the timeline engine reads MAIN/nsys/profile.sqlite
   double timeout_s = 900;                  // nsys profile (the workload under nsys)
   double postprocess_timeout_s = 1800;     // each of: .qdstrm import, nsys stats, nsys export
   std::vector<std::string> extra_args;

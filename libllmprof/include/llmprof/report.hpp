@@ -91,6 +91,34 @@ struct RunEnvironmentSummary {
   std::vector<std::pair<std::string, std::string>> tool_versions;  // "nsys" -> "2025.3.1.0"
 };
 
+// One stage of analysis/report.json "timeline" (the nsys SQLite timeline engine, issue 12).
+struct ReportTimelineStage {
+  std::string name;  // qualified "domain:name" or "name"
+  int level = 0;
+  std::int64_t instances = 0;
+  std::optional<double> mean_ns, p50_ns, p90_ns, p99_ns, max_ns;  // CPU time per instance
+  std::optional<double> gpu_busy_fraction;  // null: no GPU work, or a partial capture
+  std::int64_t graph_executions = 0;
+  bool partial = false;
+  std::string steady_state;
+  std::string verdict;
+  std::optional<double> predicted_step_ns;  // headroom: launch overhead gone
+  std::optional<double> current_step_ns;
+  std::optional<double> predicted_steps_per_s;
+  std::vector<std::pair<double, double>> instance_cpu_and_busy_ns;  // per instance, in order
+};
+
+struct ReportTimeline {
+  std::string source;       // the SQLite file
+  std::string graph_trace;  // "graph", "node", "none seen"
+  std::vector<std::string> capture_losses;
+  std::optional<std::string> graph_hidden;
+  bool empty_capture = false;
+  bool partial_capture = false;
+  std::vector<std::string> notes;
+  std::vector<ReportTimelineStage> stages;
+};
+
 struct RunReportModel {
   std::filesystem::path main_directory;
   std::string run_id;  // run.json run_id, else the directory name
@@ -104,6 +132,7 @@ struct RunReportModel {
   std::vector<ReportKernel> kernels;  // sorted by total_time_ns descending, as written
   std::optional<ReportTopKernelSelection> top_kernel_selection;
   std::vector<std::string> warnings;
+  std::optional<ReportTimeline> timeline;  // report.json "timeline", when the run has an SQLite export
 
   std::vector<std::string> workload_argv;  // run.json workload, else inputs.json
   RunEnvironmentSummary environment;

@@ -282,7 +282,7 @@ void build_selection(const AnalysisInputs& inputs, const AnalysisOptions& option
 }  // namespace
 
 Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptions& options) {
-  if (!inputs.nsys && !inputs.ncu_launches && !inputs.workload) {
+  if (!inputs.nsys && !inputs.ncu_launches && !inputs.workload && !inputs.timeline) {
     return make_error(ErrorCode::invalid_argument, "nothing to analyse: no nsys tables, ncu launches or workload metrics",
                       "profile the run first (deep-profile run)");
   }
@@ -300,6 +300,8 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   build_device(inputs, options, report);
   detail::build_stages(inputs, options, flop_per_launch, report);
   build_selection(inputs, options, report);
+  if (inputs.timeline) detail::apply_timeline(*inputs.timeline, report);
+  else report.skipped.push_back("timeline (per-instance figures, CUDA graphs, capture losses): no nsys/profile.sqlite");
   return report;
 }
 
@@ -342,6 +344,17 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
     inputs.nsys = std::move(stats).value();
     inputs.sources["nsys"] = nsys_prefix.string() + "_<report>.csv";
   }
+  const auto sqlite_export = layout.resolve(RunLayout::nsys_sqlite());
+  std::optional<std::string> timeline_problem;
+  if (std::filesystem::exists(sqlite_export, ec)) {
+    auto timeline = analyze_timeline(sqlite_export);
+    if (timeline) {
+      inputs.timeline = std::move(timeline).value();
+      inputs.sources["timeline"] = sqlite_export.string();
+    } else {
+      timeline_problem = "timeline: " + timeline.error().describe();  // the other inputs still stand
+    }
+  }
   const auto ncu_csv = layout.resolve(RunLayout::ncu_raw_csv());
   if (std::filesystem::exists(ncu_csv, ec)) {
     std::vector<LaunchRoofline> launches;
@@ -374,14 +387,17 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
     inputs.workload = std::move(metrics).value();
     inputs.sources["workload"] = metrics_json.string();
   }
-  if (!inputs.nsys && !inputs.ncu_launches && !inputs.workload) {
+  if (!inputs.nsys && !inputs.ncu_launches && !inputs.workload && !inputs.timeline) {
+    if (timeline_problem) return make_error(ErrorCode::parse_error, *timeline_problem, "", sqlite_export.string());
     return make_error(ErrorCode::not_found,
                       "run directory " + main_directory.string() + " holds nothing to analyse: none of " +
                           nsys_stats_report_path(nsys_prefix, "cuda_gpu_kern_sum").string() + " (and the other nsys "
                           "reports), " + ncu_csv.string() + ", " + metrics_json.string() + " exists",
                       "run the nsys and/or ncu stages first", main_directory.string());
   }
-  return analyze(inputs, options);
+  auto report = analyze(inputs, options);
+  if (report && timeline_problem) report->skipped.push_back(*timeline_problem);
+  return report;
 }
 
 }  // namespace llmprof

@@ -4,6 +4,7 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
 #include "core/atomic_file.hpp"
@@ -230,6 +231,7 @@ std::string analysis_report_json(const AnalysisReport& report) {
   boost::json::array launches;
   for (const auto& launch : report.launches) launches.emplace_back(json_launch(launch));
   root["ncu_launches"] = std::move(launches);
+  root["timeline"] = report.timeline ? boost::json::parse(timeline_json(*report.timeline)) : boost::json::value(nullptr);
   root["warnings"] = json_strings(report.warnings);
   root["skipped"] = json_strings(report.skipped);
   boost::json::object sources;

@@ -21,7 +21,8 @@ Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys
   if (!run.config.run.enable_analyze) return StageResult::skipped("disabled (run.enable_analyze = false)");
   const RunLayout layout = run.directory.layout();
   const bool has_input = nsys.stats || fs::exists(layout.resolve(RunLayout::ncu_raw_csv())) ||
-                         fs::exists(layout.resolve(RunLayout::stage1_metrics()));
+                         fs::exists(layout.resolve(RunLayout::stage1_metrics())) ||
+                         fs::exists(layout.resolve(RunLayout::nsys_sqlite()));
   if (!has_input) return StageResult::skipped("nothing to analyze: no nsys tables, no ncu/raw.csv, no stage-1 metrics");
   auto report = analyze_run_directory(run.directory.path(), analysis_options(run, nsys));
   if (!report) return StageResult::failed("analysis failed: " + report.error().describe());

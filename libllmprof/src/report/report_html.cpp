@@ -7,6 +7,7 @@
 #include "core/format.hpp"
 #include "report/report_html_page.hpp"
 #include "llmprof/shell_quote.hpp"
+#include "report/report_timeline.hpp"
 #include "report/report_view.hpp"
 #include "report/svg_chart.hpp"
 
@@ -166,6 +167,7 @@ std::string render_html(const RunReportModel& model) {
   std::ostringstream out;
   write_verdicts(model, out);
   write_timeline(model, out);
+  detail::write_timeline_html(model, out);
   write_time_breakdown(model, out);
   write_rooflines(model, out);
   detail::write_stage_table_html(model, out);

@@ -4,6 +4,7 @@
 #include "llmprof/report.hpp"
 #include "core/format.hpp"
 #include "llmprof/shell_quote.hpp"
+#include "report/report_timeline.hpp"
 #include "report/report_view.hpp"
 
 namespace llmprof {
@@ -139,6 +140,7 @@ std::string render_markdown(const RunReportModel& model) {
   std::ostringstream out;
   write_headline(model, out);
   write_stage_table(model, out);
+  detail::write_timeline_markdown(model, out);
   write_kernel_table(model, out);
   write_problems(model, out);
   write_reproduce(model, out);

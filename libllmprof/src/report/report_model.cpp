@@ -11,6 +11,7 @@
 #include "core/json_fields.hpp"
 #include "core/text.hpp"
 #include "core/toml_flatten.hpp"
+#include "report/report_timeline.hpp"
 
 namespace llmprof {
 namespace json = boost::json;
@@ -108,6 +109,7 @@ void read_analysis(const json::object& root, RunReportModel& model) {
     model.top_kernel_selection = top;
   }
   model.warnings = detail::json_strings(root, "warnings", "warnings");
+  detail::read_timeline(root, model);
 }
 
 void read_environment(const json::object& root, RunEnvironmentSummary& environment) {

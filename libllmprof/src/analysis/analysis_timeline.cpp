@@ -1,0 +1,27 @@
+// The timeline's place in the analysis: where both know a stage, the timeline's verdict wins, because
+// the nsys summaries behind the other one cannot see graph executions (--cuda-graph-trace=graph) and
+// measure busy over the GPU projection instead of the time the stage took (issue 12).
+#include "analysis/analysis_model.hpp"
+
+namespace llmprof::detail {
+
+void apply_timeline(const TimelineReport& timeline, AnalysisReport& report) {
+  report.timeline = timeline;
+  for (auto& stage : report.stages) {
+    const TimelineStage* timed = timeline.find_stage(stage.qualified_name());
+    if (timed == nullptr || (timed->gpu_time_ns == 0 && timed->loss.launches == 0)) continue;
+    stage.gpu_busy_fraction = timed->gpu_busy_fraction;  // withheld (null) for a partial capture
+    stage.verdict = timed->verdict;
+  }
+  for (const auto& loss : timeline.validity.capture_losses) report.warnings.push_back(loss);
+  if (timeline.validity.graph_hidden) report.warnings.push_back(*timeline.validity.graph_hidden);
+  // Profiler slowdown: the profiled decode range against the bare stage-1 decode of the same workload.
+  if (report.workload && report.workload->decode_s > 0) {
+    if (const TimelineStage* decode = timeline.find_stage("decode")) {
+      if (auto note = profiler_slowdown_note(*decode, report.workload->decode_s, 1))
+        report.timeline->validity.notes.push_back(*note);
+    }
+  }
+}
+
+}  // namespace llmprof::detail
