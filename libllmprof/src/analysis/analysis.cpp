@@ -291,12 +291,22 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   report.warnings = inputs.warnings;
   report.workload = inputs.workload;
   if (inputs.ncu_launches) report.launches = *inputs.ncu_launches;
+  // A metric withheld for its unit is named once per distinct reason, not once per launch.
+  std::set<std::string> withheld;
+  for (const auto& launch : report.launches) {
+    for (const auto& missing : launch.missing) {
+      if (missing.find(": withheld") != std::string::npos && withheld.insert(missing).second) {
+        report.warnings.push_back("ncu launch " + std::to_string(launch.launch_id) + ": " + missing);
+      }
+    }
+  }
   if (!inputs.nsys) report.skipped.push_back("whole-run kernel times, stage wall and GPU projection times: no nsys tables");
   if (!inputs.ncu_launches) report.skipped.push_back("FLOP, DRAM bytes, percent of peak, bound: no ncu launches");
   if (!inputs.workload) report.skipped.push_back("mfu_workload: no workload metrics (stage1/metrics.json)");
 
   detail::FlopByPrecisionPerLaunch flop_per_launch;
   build_kernels(inputs, options, report, flop_per_launch);
+  for (auto& kernel : report.kernels) detail::withhold_impossible_figures(kernel, report.warnings);
   build_device(inputs, options, report);
   detail::build_stages(inputs, options, flop_per_launch, report);
   build_selection(inputs, options, report);
