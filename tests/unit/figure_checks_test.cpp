@@ -67,7 +67,7 @@ TEST_CASE("a GPU projection shorter than the kernel time withholds GPU busy inst
   }
 }
 
-TEST_CASE("gpu__time_duration in a unit that is not a time is withheld, not taken as nanoseconds") {
+TEST_CASE("gpu__time_duration in a unit that is not a time is an input error, not taken as nanoseconds") {
   TempDir temp;
   const fs::path run = copy_of_recorded_run(temp);
   const fs::path raw = run / "ncu/raw.csv";
@@ -88,10 +88,11 @@ TEST_CASE("gpu__time_duration in a unit that is not a time is withheld, not take
 
   AnalysisOptions options;
   const auto report = analyze_run_directory(run, options);
-  REQUIRE(report.has_value());
-  REQUIRE_FALSE(report->launches.empty());
-  for (const auto& launch : report->launches) CHECK_FALSE(launch.duration_ns.has_value());
-  CHECK(any_contains(report->warnings, "gpu__time_duration.sum is in 'furlong'"));
+  // Before: read as nanoseconds. Every launch's duration is unusable, so the input is refused, by name.
+  REQUIRE_FALSE(report.has_value());
+  CHECK(report.error().code == ErrorCode::parse_error);
+  CHECK_THAT(report.error().message, Catch::Contains("gpu__time_duration.sum is in 'furlong'"));
+  CHECK_THAT(report.error().message, Catch::Contains("ncu/raw.csv"));
 }
 
 TEST_CASE("a report.json holding impossible figures renders them as withheld, with the warning") {

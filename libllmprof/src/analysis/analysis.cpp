@@ -322,6 +322,14 @@ std::optional<Error> check_launch_durations(const std::filesystem::path& ncu_csv
   const bool any_duration = std::any_of(launches.begin(), launches.end(),
                                         [](const LaunchRoofline& launch) { return launch.duration_ns.has_value(); });
   if (any_duration) return std::nullopt;
+  // The column is there but in a unit that is not a time (roofline.cpp withholds it): say that, not "missing".
+  for (const auto& missing : launches.front().missing) {
+    if (missing.rfind("gpu__time_duration.sum is in ", 0) == 0 || missing.rfind("Duration is in ", 0) == 0) {
+      return make_error(ErrorCode::parse_error, ncu_csv.string() + ": " + missing,
+                        "export with ncu --import REPORT --page raw --csv --print-units base, whose durations are in ns",
+                        ncu_csv.string());
+    }
+  }
   return make_error(ErrorCode::parse_error,
                     ncu_csv.string() + ": missing column gpu__time_duration.sum (the details page's \"Duration\"); "
                                        "the analysis needs each launch's duration",

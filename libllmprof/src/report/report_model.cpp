@@ -101,7 +101,7 @@ void withhold_impossible_figures(RunReportModel& model) {
     check.non_negative(stage.flop, "flop", from);
     check.non_negative(stage.achieved_flop_per_s, "achieved_flop_per_s", from);
     check.fraction(stage.mfu, "mfu", from);
-    check.fraction(stage.workload_mfu, "workload_mfu", from);
+    check.fraction(stage.mfu_workload, "mfu_workload", from);
   }
   for (std::size_t i = 0; i < model.kernels.size(); ++i) {
     auto& kernel = model.kernels[i];
