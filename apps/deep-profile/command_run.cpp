@@ -33,7 +33,8 @@ fs::path own_executable() {
 }
 
 const char* usage_text =
-    "usage: deep-profile run [--config FILE]... [--preset NAME] [--set KEY=VALUE]... [--quiet] [-- CMD ARGS...]\n\n"
+    "usage: deep-profile run [--config FILE]... [--preset NAME] [--set KEY=VALUE]... [KEY=VALUE]... [--quiet]\n"
+    "                        [-- CMD ARGS...]\n\n"
     "Runs the workload (the bundled llmprof-decode example, or CMD) bare, under nsys, and under ncu on its top\n"
     "kernels, and leaves one run directory (MAIN) with run.json, the raw reports, the analysis and the reports.\n\n"
     "exit codes: 0 everything asked for succeeded; 1 a stage failed or was skipped; 2 bad command line or\n"
