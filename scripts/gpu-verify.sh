@@ -8,6 +8,9 @@
 #   overhead NVTX on vs compiled out, interleaved runs
 #   naive    ncu --set roofline over every decode kernel, stopped after 180 s (the comparison figure)
 #   sweep    deep-profile sweep over batch 1/4/16 with the quick preset
+#   timeline probe, then deep-profile on CUDA-graph and eager decode (Python fixture workload and
+#            llmprof-decode --cuda-graphs), graph vs node tracing, compare, and the timeline engine's
+#            analysis time against nsys stats on the same report
 #   graphs   bare 1b decode, eager vs --cuda-graphs (batch 1 and 8, 3 interleaved runs each), same tokens
 # Inputs it expects in .carry/: deep-profile (static release build from the dev machine) and the
 # libdw1/libelf1 .deb files that the bundled QdstrmImporter needs (see docs/gpu-machine notes).
@@ -141,6 +144,45 @@ for batch in (1, 8):
     print(f"batch {batch}: eager ms/token {[round(x, 3) for x in rows['e']]} median {e:.3f}; "
           f"graphs {[round(x, 3) for x in rows['g']]} median {g:.3f}; speed-up {e / g:.2f}x")
 PY
+}
+
+phase_timeline() {
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode py=examples/python-graph-decode/workload_graph_decode.py
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  use_carried_libdw
+  step "probe (Nsight 2025.3.1 as installed here, libdw carried)"
+  "$dp" probe | tee "$OUT/probe-h100.txt"
+  local runs=/tmp/runs common=(--set run.runs_root=/tmp/runs --set run.enable_ncu=false)
+  local node='nsys.extra_args=["--cuda-graph-trace=node"]'
+  step "Python decode as CUDA graphs, 64 steps (graph tracing, the default)"
+  "$dp" run "${common[@]}" --set run.run_id=py-graph -- python3 "$py" graph 64; echo "exit=$?"
+  step "Python decode as CUDA graphs, 64 steps (node tracing)"
+  "$dp" run "${common[@]}" --set run.run_id=py-graph-node --set "$node" -- python3 "$py" graph 64; echo "exit=$?"
+  step "Python decode eager, 64 steps"
+  "$dp" run "${common[@]}" --set run.run_id=py-eager -- python3 "$py" eager 64; echo "exit=$?"
+  step "llmprof-decode 1b eager (nsys + ncu top-5)"
+  /usr/bin/time -f "wall %e s" "$dp" run --set run.runs_root=$runs --set run.run_id=cpp-eager --set run.top_n_kernels=5 \
+    -- "$ex" --preset 1b --warmup 1; echo "exit=$?"
+  step "llmprof-decode 1b --cuda-graphs (graph tracing)"
+  "$dp" run "${common[@]}" --set run.run_id=cpp-graphs -- "$ex" --preset 1b --warmup 1 --cuda-graphs; echo "exit=$?"
+  step "llmprof-decode 1b --cuda-graphs (node tracing, nsys + ncu top-5)"
+  /usr/bin/time -f "wall %e s" "$dp" run --set run.runs_root=$runs --set run.run_id=cpp-graphs-node --set "$node" \
+    --set run.top_n_kernels=5 -- "$ex" --preset 1b --warmup 1 --cuda-graphs; echo "exit=$?"
+  step "compare eager -> graphs"
+  "$dp" compare "$runs/cpp-eager" "$runs/cpp-graphs"; echo "exit=$?"
+  step "analysis time: deep-profile analyze (timeline engine) vs nsys stats, same report, 3 runs each"
+  local report; report=$(ls "$runs"/cpp-eager/nsys/*.nsys-rep 2>/dev/null | head -1)
+  local nsys_bin; nsys_bin=$(command -v nsys || echo /opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys)
+  if [ -n "$report" ]; then
+    local i
+    for i in 1 2 3; do
+      /usr/bin/time -f "analyze %e s, max RSS %M KB" "$dp" analyze "$runs/cpp-eager" > /dev/null
+      /usr/bin/time -f "nsys stats %e s, max RSS %M KB" "$nsys_bin" stats --report nvtx_kern_sum,nvtx_gpu_proj_sum \
+        --format csv --output /tmp/statsbench_$i --force-export=false "$report" > /dev/null
+    done
+  fi
+  (cd "$runs" && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
+     -czf "$OUT/timeline-runs.tar.gz" .)
 }
 
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
