@@ -8,3 +8,26 @@ endif()
 if(TARGET deep-profile)
   set_tests_properties("sample: deep-profile analyze + report on examples/sample-run-h100" PROPERTIES LABELS cli)
 endif()
+
+# The recorded H100 CUDA-graph runs (examples/graphs-h100) re-render with the timeline's verdicts.
+if(TARGET deep-profile)
+  set(graphs_h100 ${PROJECT_SOURCE_DIR}/examples/graphs-h100)
+  add_test(NAME "sample: graphs-h100 C++ decode as CUDA graphs is not called host-bound"
+    COMMAND ${CMAKE_COMMAND} -DDEEP_PROFILE=$<TARGET_FILE:deep-profile> -DRUN=${graphs_h100}/cpp-graphs
+      -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/graphs_cpp
+      "-DEXPECTED=runs as CUDA graphs: GPU busy 99% of the stage"
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/recorded_report.cmake)
+  add_test(NAME "sample: graphs-h100 Python graph decode reports its capture loss"
+    COMMAND ${CMAKE_COMMAND} -DDEEP_PROFILE=$<TARGET_FILE:deep-profile> -DRUN=${graphs_h100}/py-graph
+      -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/graphs_py
+      "-DEXPECTED=50 of 64 graph launches inside `decode` have no GPU record|GPU busy not computed"
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/recorded_report.cmake)
+  add_test(NAME "sample: graphs-h100 eager decode is launch-bound with its headroom"
+    COMMAND ${CMAKE_COMMAND} -DDEEP_PROFILE=$<TARGET_FILE:deep-profile> -DRUN=${graphs_h100}/cpp-eager
+      -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/graphs_eager
+      "-DEXPECTED=host/launch-bound: GPU busy 11% of the stage|2.43 ms per instance instead of 22.2 ms"
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/recorded_report.cmake)
+  set_tests_properties("sample: graphs-h100 C++ decode as CUDA graphs is not called host-bound"
+    "sample: graphs-h100 Python graph decode reports its capture loss"
+    "sample: graphs-h100 eager decode is launch-bound with its headroom" PROPERTIES LABELS cli)
+endif()
