@@ -4,8 +4,6 @@
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
-namespace {
-
 AnalysisOptions analysis_options(const PipelineRun& run, const NsysOutput& nsys) {
   AnalysisOptions options;
   options.selection_stage = run.config.run.stage;
@@ -14,8 +12,6 @@ AnalysisOptions analysis_options(const PipelineRun& run, const NsysOutput& nsys)
   options.capture_gated_on_stage = nsys.gate && *nsys.gate == run.config.run.stage;
   return options;
 }
-
-}  // namespace
 
 Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys) {
   if (!run.config.run.enable_analyze) return StageResult::skipped("disabled (run.enable_analyze = false)");

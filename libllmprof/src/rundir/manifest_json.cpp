@@ -43,8 +43,20 @@ json::object workload_to_object(const WorkloadRecord& workload) {
   return {{"argv", string_array(workload.argv)}, {"cwd", workload.working_directory.string()}, {"env", std::move(env)}};
 }
 
+json::object rank_to_object(const RankRecord& rank) {
+  return {{"rank", rank.rank},
+          {"local_rank", rank.local_rank},
+          {"host", rank.host},
+          {"role", rank.role},
+          {"status", to_string(rank.status)},
+          {"reason", rank.reason},
+          {"exit_code", rank.exit_code ? json::value(*rank.exit_code) : json::value(nullptr)},
+          {"duration_s", rank.duration_s},
+          {"directory", rank.directory}};
+}
+
 json::object stage_to_object(const StageRecord& stage) {
-  return {{"name", stage.name},
+  json::object object = {{"name", stage.name},
           {"status", to_string(stage.status)},
           {"reason", stage.reason},
           {"started_utc", stage.started_utc},
@@ -55,6 +67,12 @@ json::object stage_to_object(const StageRecord& stage) {
           {"log_file", optional_string(stage.log_file)},
           {"artifacts", string_array(stage.artifacts)},
           {"warnings", string_array(stage.warnings)}};
+  if (!stage.ranks.empty()) {
+    json::array ranks;
+    for (const auto& rank : stage.ranks) ranks.emplace_back(rank_to_object(rank));
+    object["ranks"] = std::move(ranks);
+  }
+  return object;
 }
 
 // Reading: the json_fields readers throw JsonFieldError on a wrong shape; manifest_from_json turns
@@ -70,6 +88,29 @@ WorkloadRecord workload_from_object(const json::object& object) {
   workload.working_directory = json_string(object, "cwd", "workload.cwd").value_or("");
   workload.environment = detail::json_string_map(object, "env", "workload.env");
   return workload;
+}
+
+// A rank record of a stage run under a launcher ("stages[].ranks[]").
+RankRecord rank_from_object(const json::object& object) {
+  auto integer = [&object](const char* key, const char* field) {
+    const auto value = json_integer(object, key, field);
+    if (!value || *value < std::numeric_limits<int>::min() || *value > std::numeric_limits<int>::max()) throw JsonFieldError{field};
+    return static_cast<int>(*value);
+  };
+  RankRecord rank;
+  rank.rank = integer("rank", "stages.ranks.rank");
+  rank.local_rank = integer("local_rank", "stages.ranks.local_rank");
+  rank.host = json_string(object, "host", "stages.ranks.host").value_or("");
+  rank.role = json_string(object, "role", "stages.ranks.role").value_or("");
+  const auto status = parse_enum(required_field(json_string(object, "status", "stages.ranks.status"), "stages.ranks.status"),
+                                 kStageStatuses);
+  if (!status) throw JsonFieldError{"stages.ranks.status"};
+  rank.status = *status;
+  rank.reason = json_string(object, "reason", "stages.ranks.reason").value_or("");
+  if (object.if_contains("exit_code") && !object.at("exit_code").is_null()) rank.exit_code = integer("exit_code", "stages.ranks.exit_code");
+  rank.duration_s = detail::json_number(object, "duration_s", "stages.ranks.duration_s").value_or(0.0);
+  rank.directory = json_string(object, "directory", "stages.ranks.directory").value_or("");
+  return rank;
 }
 
 StageRecord stage_from_object(const json::object& object) {
@@ -93,6 +134,7 @@ StageRecord stage_from_object(const json::object& object) {
   stage.log_file = json_string(object, "log_file", "stages.log_file");
   stage.artifacts = detail::json_strings(object, "artifacts", "stages.artifacts");
   stage.warnings = detail::json_strings(object, "warnings", "stages.warnings");
+  for (const auto& rank : detail::json_objects(object, "ranks", "stages.ranks")) stage.ranks.push_back(rank_from_object(rank));
   return stage;
 }
 
