@@ -65,7 +65,7 @@ int rank_exec_command(const std::vector<std::string>& args) {
   auto watcher = llmprof::StopSignalWatcher::start([&runner](int) { runner->request_stop(); });
   if (!watcher) {
     std::cerr << "deep-profile rank-exec: " << watcher.error().describe() << "\n";
-    return exit_environment;
+    return exit_not_ready;
   }
   auto result = llmprof::run_rank_exec(request, identity.value(), *runner);
   if (!result) {

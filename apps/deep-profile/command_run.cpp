@@ -143,7 +143,7 @@ std::optional<llmprof::RankLaunch> rank_launch_from(const RunOptions& options, i
   if (llmprof::find_executable(launcher->words.front()).empty()) {
     std::cerr << "deep-profile run: the launcher '" << launcher->words.front() << "' was not found on PATH; install it "
               << "(Slurm: slurm-client, Open MPI: openmpi-bin, torchrun: pip install torch) or give its full path\n";
-    exit = exit_environment;
+    exit = exit_not_ready;
     return std::nullopt;
   }
   llmprof::RankLaunch launch{launcher.value(), std::nullopt};
