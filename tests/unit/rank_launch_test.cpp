@@ -1,5 +1,5 @@
 // Launcher words, rank lists, shell-word splitting, rank-exec on one rank (plan -> status.json), and
-// the per-rank records of run.json. The launchers themselves run in tests/end_to_end/ranks_test.cpp.
+// the per-rank records of run.json. The launchers themselves run in tests/e2e/ranks_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <boost/json.hpp>
