@@ -1,10 +1,11 @@
-// deep-profile analyze MAIN [--stage decode] [--top N] [--name-base demangled|function] [--gated] [--json]:
-// re-runs the analysis of an existing run directory into MAIN/analysis/ and prints a short summary.
+// deep-profile analyze MAIN [--stage S] [--top N] [--name-base demangled|function] [--gated] [--json]:
+// re-runs the analysis of an existing run directory, as it was profiled, into MAIN/analysis/.
 #include <cstdio>
 #include <iostream>
 
 #include "command.hpp"
 #include "llmprof/analysis.hpp"
+#include "llmprof/deep_profiler.hpp"
 #include "llmprof/run_layout.hpp"
 
 namespace deep_profile {
@@ -12,10 +13,11 @@ namespace po = boost::program_options;
 namespace {
 
 const char* usage_text =
-    "usage: deep-profile analyze MAIN [--stage decode] [--top N] [--name-base demangled|function] [--gated] [--json]\n\n"
-    "Reads MAIN/nsys/summary_<report>.csv, MAIN/ncu/raw.csv and MAIN/stage1/metrics.json (any of them may be\n"
-    "missing) and writes MAIN/analysis/{kernels.csv,stages.csv,report.json}. --json prints report.json instead\n"
-    "of the summary.\n\n"
+    "usage: deep-profile analyze MAIN [--stage S] [--top N] [--name-base demangled|function] [--gated] [--json]\n\n"
+    "Re-analyses MAIN as it was profiled (its config.toml and nsys capture); an option given here overrides\n"
+    "that, and the report says so. Reads MAIN/nsys/summary_<report>.csv, MAIN/ncu/raw.csv and\n"
+    "MAIN/stage1/metrics.json (any of them may be missing) and writes MAIN/analysis/{kernels.csv,stages.csv,\n"
+    "report.json}. --json prints report.json instead of the summary.\n\n"
     "exit codes: 0 written; 2 bad command line; 4 MAIN missing, empty or holding an unparsable input;\n"
     "3 the analysis directory cannot be written.\n";
 
@@ -53,27 +55,85 @@ void print_summary(std::ostream& out, const llmprof::AnalysisReport& report, con
       << llmprof::RunLayout::analysis_report().filename().string() << "\n";
 }
 
+// The largest --top that means something: more kernels than any stage of a real run launches.
+constexpr long long kMaxTopKernels = 10000;
+
+// What the command line asked for; an unset field keeps what the run itself measured.
+struct AnalyzeOverrides {
+  std::optional<std::string> stage;
+  std::optional<long long> top;
+  std::optional<std::string> name_base;
+  bool gated = false;
+};
+
+// Starts from the run's own settings (config.toml, the nsys capture), applies what was given on the
+// command line and says so in the report's warnings.
+llmprof::Result<llmprof::AnalysisOptions> resolve_options(const std::string& main, const AnalyzeOverrides& given,
+                                                          std::vector<std::string>& notes) {
+  auto measured = llmprof::analysis_options_of_run(main);
+  if (!measured && measured.error().code != llmprof::ErrorCode::not_found) return measured.error();
+  llmprof::AnalysisOptions options = measured ? measured.value() : llmprof::AnalysisOptions{};
+  if (!measured) notes.push_back(measured.error().message + "; using analyze's defaults (--stage decode --top 5)");
+  // Only a value that differs from what the run used is an override worth a line in the report.
+  const auto tell = [&](bool differs, const std::string& option, const std::string& before) {
+    if (measured && differs) notes.push_back("analyze " + option + " overrides what the run used (" + before + ")");
+  };
+  if (given.stage) {
+    tell(*given.stage != options.selection_stage, "--stage " + *given.stage, "run.stage = " + options.selection_stage);
+    options.selection_stage = *given.stage;
+  }
+  if (given.top) {
+    const auto top = static_cast<std::size_t>(*given.top);
+    tell(top != options.top_n, "--top " + std::to_string(top), "run.top_n_kernels = " + std::to_string(options.top_n));
+    options.top_n = top;
+  }
+  if (given.name_base) {
+    const auto base = llmprof::parse_choice<llmprof::KernelNameBase>(*given.name_base);
+    tell(base != options.name_base, "--name-base " + *given.name_base,
+         "ncu.kernel_name_base = " + (options.name_base ? std::string(llmprof::choice_name(*options.name_base)) : std::string("mangled")));
+    options.name_base = base;
+  }
+  if (given.gated) {
+    tell(!options.capture_gated_on_stage, "--gated", "its nsys capture was not gated on the stage");
+    options.capture_gated_on_stage = true;
+  }
+  return options;
+}
+
 int run_analyze(const std::vector<std::string>& args) {
   std::string main;
-  std::string name_base = "demangled";
-  llmprof::AnalysisOptions options;
+  AnalyzeOverrides given;
   CommandSyntax syntax("analyze", usage_text);
   syntax.options.add_options()(
-      "stage", po::value(&options.selection_stage)->default_value("decode"), "stage for the top-kernel selection")(
-      "top", po::value(&options.top_n)->default_value(5), "kernels in the top-kernel selection")(
-      "name-base", po::value(&name_base)->default_value("demangled"), "demangled or function (ncu --kernel-name-base)")(
-      "gated", po::bool_switch(&options.capture_gated_on_stage), "the nsys capture was gated on --stage")(
+      "stage", po::value<std::string>(), "stage for the top-kernel selection (default: the run's run.stage)")(
+      "top", po::value<long long>(), "kernels in the top-kernel selection, 1 to 10000 (default: run.top_n_kernels)")(
+      "name-base", po::value<std::string>(), "demangled or function (default: ncu.kernel_name_base)")(
+      "gated", po::bool_switch(&given.gated), "the nsys capture was gated on --stage (default: read from nsys/cmd.txt)")(
       "json", "print report.json instead of the summary");
   syntax.hidden.add_options()("main", po::value(&main));
   syntax.positional.add("main", 1);
   const CommandLine line = parse_command_line(syntax, args);
   if (line.finished) return *line.finished;
   if (main.empty()) return usage_error(syntax, "MAIN is required");
-  const auto parsed_name_base = llmprof::parse_choice<llmprof::KernelNameBase>(name_base);
-  if (!parsed_name_base || options.top_n == 0) return usage_error(syntax, "bad --name-base or --top");
-  options.name_base = *parsed_name_base;
+  if (line.values.count("stage") != 0) given.stage = line.values["stage"].as<std::string>();
+  if (line.values.count("top") != 0) given.top = line.values["top"].as<long long>();
+  if (line.values.count("name-base") != 0) given.name_base = line.values["name-base"].as<std::string>();
+  if (given.top && (*given.top < 1 || *given.top > kMaxTopKernels)) {
+    return usage_error(syntax, "--top must be 1 to 10000, got " + std::to_string(*given.top));
+  }
+  if (given.name_base && !llmprof::parse_choice<llmprof::KernelNameBase>(*given.name_base)) {
+    return usage_error(syntax, "--name-base must be demangled or function");
+  }
+  if (given.stage && given.stage->empty()) return usage_error(syntax, "--stage must not be empty");
+  std::vector<std::string> notes;
+  auto options = resolve_options(main, given, notes);
+  if (!options) {
+    std::cerr << "deep-profile analyze: " << options.error().describe() << "\n";
+    return exit_code_for(options.error());
+  }
 
-  auto report = llmprof::analyze_run_directory(main, options);
+  auto report = llmprof::analyze_run_directory(main, options.value());
+  if (report) report->warnings.insert(report->warnings.begin(), notes.begin(), notes.end());
   if (!report) {
     std::cerr << "deep-profile analyze: " << report.error().describe() << "\n";
     return exit_code_for(report.error());

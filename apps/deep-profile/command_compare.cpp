@@ -1,5 +1,7 @@
 // deep-profile compare A B [--json] [--md FILE] [--html FILE] [--threshold PCT] [--fail-if-slower PCT]:
-// two run directories side by side; exit 5 when --fail-if-slower finds a regression (CI gate).
+// two run directories side by side; exit 5 when --fail-if-slower finds a regression (CI gate), 6 when it
+// cannot compare.
+#include <cmath>
 #include <fstream>
 #include <iostream>
 
@@ -16,7 +18,8 @@ const char* usage_text =
     "gone, faster, slower beyond --threshold percent of average launch time), environment and config differences.\n"
     "Prints Markdown (or JSON with --json) to stdout; --md/--html also write files.\n\n"
     "exit codes: 0 compared (no regression); 5 a stage's wall or kernel time grew by more than --fail-if-slower\n"
-    "percent; 2 bad command line; 4 A or B is not a readable run directory.\n";
+    "percent; 6 --fail-if-slower could not compare (a time A measured is missing in B, e.g. B ran without nsys);\n"
+    "2 bad command line (a threshold that is negative or not finite); 4 A or B is not a readable run directory.\n";
 
 bool write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -42,9 +45,13 @@ int run_compare(const std::vector<std::string>& args) {
   const CommandLine line = parse_command_line(syntax, args);
   if (line.finished) return *line.finished;
   if (runs.size() != 2) return usage_error(syntax, "give two run directories A and B");
-  if (line.values.count("fail-if-slower") != 0) {
-    options.fail_if_slower_pct = line.values["fail-if-slower"].as<double>();
-    if (*options.fail_if_slower_pct < 0) return usage_error(syntax, "--fail-if-slower must be a percentage >= 0");
+  if (line.values.count("fail-if-slower") != 0) options.fail_if_slower_pct = line.values["fail-if-slower"].as<double>();
+  // nan never compares greater than anything, so a nan limit would be a gate that never fires.
+  if (options.fail_if_slower_pct && (!std::isfinite(*options.fail_if_slower_pct) || *options.fail_if_slower_pct < 0)) {
+    return usage_error(syntax, "--fail-if-slower must be a finite percentage >= 0");
+  }
+  if (!std::isfinite(options.kernel_threshold_pct) || options.kernel_threshold_pct < 0) {
+    return usage_error(syntax, "--threshold must be a finite percentage >= 0");
   }
   auto comparison = llmprof::compare_run_directories(runs[0], runs[1], options);
   if (!comparison) {
@@ -57,6 +64,10 @@ int run_compare(const std::vector<std::string>& args) {
   if (comparison->regression) {
     for (const auto& reason : comparison->regression_reasons) std::cerr << "deep-profile compare: regression: " << reason << "\n";
     return exit_regression;
+  }
+  if (comparison->options.fail_if_slower_pct && comparison->inconclusive) {
+    for (const auto& reason : comparison->inconclusive_reasons) std::cerr << "deep-profile compare: cannot compare: " << reason << "\n";
+    return exit_inconclusive;
   }
   return exit_ok;
 }

@@ -21,7 +21,7 @@ namespace {
 
 const char* sweep_usage =
     "usage: deep-profile sweep [--plan FILE] [--point 'KEY=VALUE,KEY=VALUE']... [--config FILE]... [--preset NAME]\n"
-    "                          [--set KEY=VALUE]... [--quiet] [-- CMD ARGS...]\n\n"
+    "                          [--set KEY=VALUE]... [KEY=VALUE]... [--quiet] [-- CMD ARGS...]\n\n"
     "Runs `deep-profile run` once per point (a [[point]] table of the plan file, or one --point each), each in its\n"
     "own run directory, then writes <runs_root>/sweep-<id>/index.{md,html,json}. --set/--config/--preset apply to\n"
     "every point; a point's overrides come last.\n\n"
@@ -61,6 +61,28 @@ llmprof::Result<llmprof::SweepPlan> load_plan(const SweepOptions& options) {
   return llmprof::parse_sweep_points(options.points);
 }
 
+// The configuration of every point, or nullopt after printing every point's error.
+std::optional<std::vector<llmprof::DeepProfileConfig>> load_point_configs(const llmprof::SweepPlan& plan,
+                                                                        const SweepOptions& options) {
+  std::vector<llmprof::DeepProfileConfig> configs;
+  bool all_valid = true;
+  for (const auto& point : plan.points) {
+    llmprof::ConfigSelection selection = options.base;
+    for (const auto& override_text : point.override_strings()) selection.overrides.push_back(override_text);
+    auto config = load_selected_config(selection);
+    if (!config) {
+      (void)report_config_error("sweep", config.error(), std::cerr);
+      std::cerr << "  in point " << point.label << "; nothing was run\n";
+      all_valid = false;
+      continue;
+    }
+    if (!options.workload.empty()) config->workload.argv = options.workload;
+    configs.push_back(std::move(config.value()));
+  }
+  if (!all_valid) return std::nullopt;
+  return configs;
+}
+
 fs::path own_executable() {
   std::error_code error;
   const fs::path path = fs::read_symlink("/proc/self/exe", error);
@@ -81,6 +103,10 @@ int sweep_command(const std::vector<std::string>& args) {
   if (!plan) return report_config_error("sweep", plan.error(), std::cerr);  // the plan is configuration
   auto base_config = load_selected_config(options->base);
   if (!base_config) return report_config_error("sweep", base_config.error(), std::cerr);
+  // Every point is loaded and checked before any runs: a typo in point 2 must not surface after
+  // point 1 has spent hours on a GPU.
+  auto point_configs = load_point_configs(plan.value(), *options);
+  if (!point_configs) return exit_usage;
   llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
   auto runner = llmprof::make_system_process_runner();
   llmprof::SystemClock clock;
@@ -99,16 +125,12 @@ int sweep_command(const std::vector<std::string>& args) {
   llmprof::DeepProfilerEnvironment environment;
   environment.executable = own_executable();
   const bool quiet = options->quiet;
-  auto run_point = [&](const llmprof::SweepPoint& point, std::size_t) -> llmprof::Result<fs::path> {
+  auto run_point = [&](const llmprof::SweepPoint& point, std::size_t index) -> llmprof::Result<fs::path> {
     if (state.stopped.load()) return llmprof::make_error(llmprof::ErrorCode::interrupted, "not run: the sweep was interrupted");
-    llmprof::ConfigSelection selection = options->base;
-    for (const auto& override_text : point.override_strings()) selection.overrides.push_back(override_text);
-    auto config = load_selected_config(selection);
-    if (!config) return config.error();
-    if (!options->workload.empty()) config->workload.argv = options->workload;
-    config->run.run_id = sweep_id + "-" + point.label;
+    llmprof::DeepProfileConfig config = (*point_configs)[index];
+    config.run.run_id = sweep_id + "-" + point.label;
     if (!quiet) std::cerr << "== sweep point " << point.label << "\n";
-    llmprof::DeepProfiler profiler(config.value(), *runner, clock,
+    llmprof::DeepProfiler profiler(config, *runner, clock,
                                    [quiet](const llmprof::ProgressEvent& event) {
                                      if (!quiet && event.kind != llmprof::ProgressEvent::Kind::tool_progress) {
                                        std::cerr << llmprof::format_progress_event(event) << "\n";

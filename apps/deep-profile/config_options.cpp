@@ -18,6 +18,11 @@ void add_config_options(po::options_description& options) {
       "override one key, e.g. --set nsys.nvtx_capture=decode (repeatable; applied last)");
 }
 
+void add_override_words(po::options_description& hidden, po::positional_options_description& positional) {
+  hidden.add_options()("override", po::value<std::vector<std::string>>()->composing(), "KEY=VALUE words");
+  positional.add("override", -1);
+}
+
 llmprof::Result<llmprof::ConfigSelection> config_selection_from(const po::parsed_options& parsed,
                                                                 const std::string& positional_name) {
   llmprof::ConfigSelection selection;
@@ -43,6 +48,7 @@ llmprof::Result<llmprof::ConfigSelection> config_selection_from(const po::parsed
 std::optional<ProfilingCommandLine> parse_profiling_command_line(CommandSyntax& syntax,
                                                                  const std::vector<std::string>& args, int& exit) {
   add_config_options(syntax.options);
+  add_override_words(syntax.hidden, syntax.positional);  // bare KEY=VALUE words, checked like --set
   syntax.workload_after_separator = true;
   const CommandLine line = parse_command_line(syntax, args);
   if (line.finished) {

@@ -18,6 +18,12 @@ namespace deep_profile {
 // Adds --config, --preset and --set to `options`.
 void add_config_options(boost::program_options::options_description& options);
 
+// Bare KEY=VALUE words (`deep-profile run nsys.nvtx_capture=prefill -- CMD`, as the header of
+// config/deep-profile.toml documents): a hidden option "override" that takes every positional word,
+// so config_selection_from checks and applies them exactly like --set, and no word is ignored.
+void add_override_words(boost::program_options::options_description& hidden,
+                        boost::program_options::positional_options_description& positional);
+
 // The selection the parsed options name, overrides in command-line order: --set values and the
 // values of the option named `positional_name` (bare KEY=VALUE words a command maps to a positional
 // option), each of which must contain '=' (else an error naming the word).

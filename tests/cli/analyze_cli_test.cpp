@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/process.hpp"
@@ -90,5 +91,41 @@ TEST_CASE("analyze exit codes on bad input and bad usage", "[cli]") {
   SECTION("no MAIN: exit 2") {
     CHECK(run_cli(dir, {}).exit_code == 2);
     CHECK(run_cli(dir, {"x", "--name-base", "mangled"}).exit_code == 2);
+  }
+}
+
+TEST_CASE("analyze MAIN re-analyses a run as it was profiled: its config.toml and its gated capture") {
+  TempDir dir;
+  std::filesystem::copy(data_path("h100-1b-decode"), dir / "run", std::filesystem::copy_options::recursive);
+  const auto result = run_cli(dir, {(dir / "run").string()});
+  INFO(result.err);
+  REQUIRE(result.exit_code == 0);
+  const auto json = boost::json::parse(read_file(dir / "run" / "analysis" / "report.json")).as_object();
+  const auto& selection = json.at("top_kernel_selection").as_object();
+  // config.toml: run.top_n_kernels = 10, and nsys/cmd.txt: --capture-range=nvtx --nvtx-capture=decode.
+  // Before: analyze's own --top 5, ungated. Python (csv over summary_cuda_gpu_kern_sum.csv): the 10
+  // longest of 29 kernels hold 0.704874 of the captured kernel time (the 5 longest 0.481982).
+  CHECK(selection.at("n").as_int64() == 10);
+  CHECK(selection.at("coverage").to_number<double>() == Approx(0.704874).epsilon(1e-5));
+  for (const auto& warning : json.at("warnings").as_array()) CHECK(std::string(warning.as_string()).find("overrides") == std::string::npos);
+
+  // An option given on the command line wins, and the report says so.
+  const auto overridden = run_cli(dir, {(dir / "run").string(), "--top", "5"});
+  REQUIRE(overridden.exit_code == 0);
+  const auto again = boost::json::parse(read_file(dir / "run" / "analysis" / "report.json")).as_object();
+  CHECK(again.at("top_kernel_selection").as_object().at("n").as_int64() == 5);
+  CHECK(again.at("top_kernel_selection").as_object().at("coverage").to_number<double>() == Approx(0.481982).epsilon(1e-5));
+  const std::string warnings = boost::json::serialize(again.at("warnings"));
+  CHECK(warnings.find("analyze --top 5 overrides what the run used (run.top_n_kernels = 10)") != std::string::npos);
+}
+
+TEST_CASE("analyze refuses negative, zero, absurd and non-numeric --top with exit 2") {
+  TempDir dir;
+  make_main(dir / "run");
+  for (const char* top : {"-3", "0", "10001", "99999999999999999999", "abc", "2.5", "nan"}) {
+    INFO("--top " << top);
+    const auto result = run_cli(dir, {(dir / "run").string(), "--top", top});
+    CHECK(result.exit_code == 2);  // before: -3 wrapped to 2^64-3 and reported "the top 29 ... covering 100%"
+    CHECK_FALSE(std::filesystem::exists(dir / "run" / "analysis" / "report.json"));
   }
 }

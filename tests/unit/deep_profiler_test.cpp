@@ -533,3 +533,29 @@ TEST_CASE("StopSignalWatcher without a free file descriptor is an error, and the
   ::sigaction(SIGTERM, nullptr, &after);
   CHECK(after.sa_handler == before.sa_handler);
 }
+
+TEST_CASE("an interrupted nsys stage lists the report it left on disk; run.json lists every file") {
+  Bench bench;
+  bench.script_workload();
+  DeepProfiler* current = nullptr;
+  bench.runner.on(command_is("nsys", {"profile"}),
+                  FakeAnswer::killed_by(SIGTERM)
+                      .writing((bench.main() / "nsys/profile.nsys-rep").string(), "partial report")
+                      .doing([&current](const ProcessSpec&) { current->request_stop(); }));
+  DeepProfiler profiler(bench.config, bench.runner, bench.clock, {}, bench.environment);
+  current = &profiler;
+  REQUIRE(profiler.run().has_value());
+  const RunManifest manifest = bench.manifest();
+  REQUIRE(stage_of(manifest, "nsys").status == StageStatus::interrupted);
+  const auto& artifacts = stage_of(manifest, "nsys").artifacts;
+  CHECK(std::find(artifacts.begin(), artifacts.end(), "nsys/profile.nsys-rep") != artifacts.end());  // before: absent
+  // The class: whatever path a run takes, every file under MAIN is in run.json's "files".
+  std::vector<std::string> on_disk;
+  for (const auto& entry : fs::recursive_directory_iterator(bench.main())) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file() && name.front() != '.') on_disk.push_back(entry.path().lexically_relative(bench.main()).string());
+  }
+  std::sort(on_disk.begin(), on_disk.end());
+  CHECK(manifest.files == on_disk);
+  CHECK_FALSE(fs::exists(bench.main() / ".space-reserve"));  // given back at the end of the run
+}

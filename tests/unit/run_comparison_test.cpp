@@ -4,6 +4,10 @@
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
 
+#include <boost/json.hpp>
+#include <cmath>
+#include <limits>
+
 #include "llmprof/run_comparison.hpp"
 #include "report_golden.hpp"
 #include "deep_profile_cli.hpp"
@@ -128,5 +132,62 @@ TEST_CASE("deep-profile compare exits 5 on a regression and 0 otherwise", "[cli]
   CHECK(run_deep_profile({"compare", a, b, "--fail-if-slower", "50", "--html", (temp / "c.html").string()}).exit_code == 0);
   CHECK(std::filesystem::exists(temp / "c.html"));
   CHECK(run_deep_profile({"compare", a, temp.path().string()}).exit_code == 4);
+}
+#endif
+
+namespace {
+
+// A copy of the rerun fixture in which B measured nothing: no stage times, no kernels (a CI machine
+// without nsys still writes report.json from the workload's own metrics).
+std::filesystem::path run_that_measured_nothing(const llmprof::testing::TempDir& temp) {
+  const auto copy = temp / "measured-nothing";
+  std::filesystem::copy(data_path("runs/h100-decode-b4-rerun"), copy, std::filesystem::copy_options::recursive);
+  auto report = boost::json::parse(llmprof::testing::read_file(copy / "analysis/report.json")).as_object();
+  for (auto& stage : report.at("stages").as_array()) {
+    for (const char* key : {"wall_ns", "gpu_projection_ns", "kernel_time_ns"}) stage.as_object()[key] = nullptr;
+  }
+  report["kernels"] = boost::json::array();
+  llmprof::testing::write_file(copy / "analysis/report.json", boost::json::serialize(report));
+  return copy;
+}
+
+}  // namespace
+
+TEST_CASE("a gate that cannot compare is inconclusive, never 'no regression'") {
+  llmprof::testing::TempDir temp;
+  ComparisonOptions gate;
+  gate.fail_if_slower_pct = 5;
+  auto comparison = compare_run_directories(data_path("runs/h100-decode-b4"), run_that_measured_nothing(temp), gate);
+  REQUIRE(comparison.has_value());
+  CHECK_FALSE(comparison->regression);
+  CHECK(comparison->inconclusive);  // before: "No regression." and exit 0
+  REQUIRE_FALSE(comparison->inconclusive_reasons.empty());
+  CHECK_THAT(comparison->inconclusive_reasons.front(), Catch::Contains("B has none"));
+  CHECK_THAT(render_comparison_markdown(*comparison), Catch::Contains("**INCONCLUSIVE**") && !Catch::Contains("No regression"));
+  CHECK_FALSE(compare_fixtures(gate).inconclusive);  // two runs that both measured every stage
+  for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(), -1.0}) {
+    gate.fail_if_slower_pct = bad;
+    const auto refused = compare_run_directories(data_path("runs/h100-decode-b4"), data_path("runs/h100-decode-b4-rerun"), gate);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == ErrorCode::invalid_argument);
+  }
+}
+
+#ifdef LLMPROF_DEEP_PROFILE_EXE
+TEST_CASE("deep-profile compare exits 6 when the gate cannot compare and 2 on a non-finite threshold") {
+  llmprof::testing::TempDir temp;
+  const std::string exe = LLMPROF_DEEP_PROFILE_EXE;
+  const std::string a = data_path("runs/h100-decode-b4").string();
+  const std::string quiet = " > /dev/null 2>&1";
+  int status = std::system((exe + " compare " + a + " " + run_that_measured_nothing(temp).string() + " --fail-if-slower 5" + quiet).c_str());
+  CHECK(WEXITSTATUS(status) == 6);
+  const std::string b = data_path("runs/h100-decode-b4-rerun").string();
+  for (const char* bad : {"nan", "inf", "-inf", "-5"}) {
+    INFO(bad);
+    status = std::system((exe + " compare " + a + " " + b + " --fail-if-slower=" + bad + quiet).c_str());
+    CHECK(WEXITSTATUS(status) == 2);  // before: nan was accepted and the gate never fired
+    status = std::system((exe + " compare " + a + " " + b + " --threshold=" + bad + quiet).c_str());
+    CHECK(WEXITSTATUS(status) == 2);
+  }
 }
 #endif

@@ -287,7 +287,7 @@ TEST_CASE("retention keeps the newest N run directories and nothing else") {
 
   const auto removed = llmprof::apply_retention(dir / "runs", 1);
   REQUIRE(removed.has_value());
-  CHECK(*removed == std::vector<fs::path>{created[3]});
+  CHECK(removed->removed == std::vector<fs::path>{created[3]});
 }
 
 TEST_CASE("retention never deletes the run being created, even with a clock gone backwards") {

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/analysis.hpp"
 #include "llmprof/clock.hpp"
 #include "llmprof/config.hpp"
 #include "llmprof/process.hpp"
@@ -116,5 +117,13 @@ class DeepProfiler {
 
 // One human line for a progress event: "[  12.3s] ncu     kernel 4/40 reduce_kernel (17 passes)".
 std::string format_progress_event(const ProgressEvent& event);
+
+// The analysis options a run used: run.stage, run.top_n_kernels and ncu.kernel_name_base from its
+// config, and whether the nsys capture was gated on that stage (`capture_gate`: the NVTX range the
+// capture was gated on, if it was).
+AnalysisOptions analysis_options_for(const DeepProfileConfig& config, std::optional<std::string> capture_gate);
+// The same, read back from a run directory (MAIN/config.toml, and MAIN/nsys/cmd.txt for the gate),
+// so that re-analysing a run reproduces what it measured. not_found without config.toml.
+Result<AnalysisOptions> analysis_options_of_run(const std::filesystem::path& main);
 
 }  // namespace llmprof

@@ -13,11 +13,12 @@ enum ExitCode : int {
   exit_not_ready = 3,      // the machine is not ready: tool missing, cannot write, no free space
   exit_bad_input = 4,      // an input file, run directory or program is missing or unparsable
   exit_regression = 5,     // compare --fail-if-slower found a regression
+  exit_inconclusive = 6,   // compare --fail-if-slower could not compare (a time A measured is missing in B)
   exit_timeout = 124,      // a stage ran past its timeout and was killed (as timeout(1) exits)
   exit_interrupted = 130,  // SIGINT/SIGTERM stopped the work; artifacts and run.json are kept
 };
 
-// invalid_argument -> exit_usage; not_found, parse_error -> exit_bad_input; io_error,
+// invalid_argument -> exit_usage; not_found, parse_error -> exit_bad_input; io_error, no_space,
 // process_failed, unsupported, already_exists -> exit_not_ready; no_report -> exit_incomplete;
 // timeout -> exit_timeout; interrupted -> exit_interrupted.
 // A configuration the user named that cannot be loaded is a usage error whatever its code (a

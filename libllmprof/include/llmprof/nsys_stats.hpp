@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -107,7 +108,14 @@ Result<std::vector<NvtxGpuProjectionRow>> parse_nsys_nvtx_gpu_projection(std::is
 Result<std::vector<CudaApiRow>> parse_nsys_cuda_api_summary(std::istream& in, const std::string& source_name);
 Result<std::vector<GpuMemoryTimeRow>> parse_nsys_gpu_memory_time(std::istream& in, const std::string& source_name);
 
+// nvtx_kern_sum row by row, keeping nothing: for tables too large to hold (millions of rows).
+Result<void> for_each_nsys_nvtx_kernel_row(const std::filesystem::path& csv_file,
+                                           const std::function<void(NvtxKernelRow&&)>& on_row);
+
 // Every report found under an `nsys stats -o PREFIX` prefix (files PREFIX_<report>.csv).
+// nvtx_kern_sum is streamed and folded to one row per (range, style, kernel): rows of several
+// processes or threads are summed (process_id/thread_id 0 when they differ; median and stddev NaN,
+// which a union's summaries cannot give), so memory follows kernels x ranges, not table rows.
 // A report whose file is absent is nullopt; a file that exists but does not parse is an Error.
 struct NsysStats {
   std::optional<std::vector<KernelSummaryRow>> kernels;               // cuda_gpu_kern_sum

@@ -55,6 +55,10 @@ struct ProcessOutcome {
   bool interrupted = false;
   std::optional<std::chrono::milliseconds> timeout;  // the limit that applied (for messages)
   std::chrono::nanoseconds wall_time{0};
+  // After a normal exit: "pid (name)" of processes the child started that are still running (a
+  // background job, a setsid daemon). They are left alone but reported; on a timeout or a stop the
+  // whole tree, these included, is killed.
+  std::vector<std::string> surviving_descendants;
 
   bool succeeded() const noexcept { return exited && exit_code == 0 && !timed_out && !interrupted; }
   // "exit code 3", "killed by signal 9 (SIGKILL) after timeout of 30s", ...

@@ -19,7 +19,8 @@ namespace llmprof {
 enum class ErrorCode {
   invalid_argument,   // the caller (or the user's config) asked for something that cannot work
   not_found,          // a file, tool or executable is not where it was looked for
-  io_error,           // reading or writing a file or directory failed (permissions, disk full)
+  io_error,           // reading or writing a file or directory failed (permissions, missing parent)
+  no_space,           // a write failed because the file system is full (ENOSPC) or the quota is spent
   parse_error,        // outside input does not have the expected shape
   process_failed,     // a child process could not start, or exited unsuccessfully
   timeout,            // a child process ran past its time limit and was killed

@@ -74,10 +74,16 @@ struct RunComparison {
   std::vector<SettingDifference> config;
   bool regression = false;
   std::vector<std::string> regression_reasons;  // "decode: wall time +10.0% (limit 5%)"
+  // The gate could not judge: a time A measured has no counterpart in B (B measured nothing, e.g. a
+  // CI machine without nsys), or nothing was measured at all. Never read as "no regression".
+  bool inconclusive = false;
+  std::vector<std::string> inconclusive_reasons;  // "decode: kernel time: B has none (A: 1.2 ms)"
 };
 
 RunComparison compare_runs(const RunReportModel& a, const RunReportModel& b, const ComparisonOptions& options);
-// Loads both directories with load_run_report; errors name the directory that failed.
+// Loads both directories with load_run_report; errors name the directory that failed. Thresholds
+// that are negative or not finite (nan never compares greater, so the gate would never fire) are
+// invalid_argument.
 Result<RunComparison> compare_run_directories(const std::filesystem::path& a, const std::filesystem::path& b,
                                               const ComparisonOptions& options);
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,6 +70,9 @@ struct RunManifest {
   WorkloadRecord workload;
   std::vector<StageRecord> stages;
   std::uint64_t total_bytes = 0;  // size of everything under MAIN at the last write
+  // Every file under MAIN at the last write (relative paths, sorted), whichever stage made it and
+  // however the run ended; llmprof's own hidden temporaries (".name") are left out.
+  std::vector<std::string> files;
 };
 
 struct EnvironmentRecord;
@@ -79,10 +83,19 @@ struct RunDirectoryOptions {
   std::optional<int> keep_newest_runs;       // retention: delete older run directories under root
 };
 
+// What retention did: the old runs it deleted, and the old runs it kept because they are not
+// finished (another deep-profile still holds their run.lock).
+struct RetentionOutcome {
+  std::vector<std::filesystem::path> removed;
+  std::vector<std::filesystem::path> kept_unfinished;
+  std::vector<std::string> problems;  // runs it could not remove, and why
+};
+
 class RunDirectory {
  public:
-  // Creates <root>/<run-id> and its subdirectories. Errors: unwritable root, run id taken
-  // (never overwritten), invalid run id characters, root named outputs/.
+  // Creates <root>/<run-id> and its subdirectories, and locks MAIN/run.lock for as long as this
+  // object (or a copy) lives, which marks the run as unfinished for retention. Errors: unwritable
+  // root, run id taken (never overwritten), invalid run id characters, root named outputs/.
   static Result<RunDirectory> create(const RunDirectoryOptions& options, const Clock& clock);
   // Opens an existing run directory (for analyze/report); reads run.json when present.
   static Result<RunDirectory> open(const std::filesystem::path& main_directory);
@@ -98,8 +111,14 @@ class RunDirectory {
   const RunManifest& manifest() const { return manifest_; }
   StageRecord& stage(const std::string& name);  // adds a pending record when absent
 
-  // Writes run.json atomically (temp + fsync + rename), refreshing updated_utc and total_bytes.
+  // Writes run.json atomically (temp + fsync + rename), refreshing updated_utc, total_bytes and
+  // files. When the disk is full it gives up the space reserve (below) and tries once more, so the
+  // run's last state still reaches run.json.
   Result<void> write_manifest(const Clock& clock);
+  // Sets aside `bytes` on MAIN's file system (MAIN/.space-reserve) for write_manifest to fall back
+  // on; release_space_reserve() gives it back at the end of the run.
+  Result<void> reserve_space(std::uint64_t bytes) const;
+  void release_space_reserve() const;
   // Writes a text file atomically under MAIN (relative path), e.g. "nsys/cmd.txt".
   Result<void> write_text(const std::filesystem::path& relative, const std::string& content) const;
   // JSON text is checked (invalid JSON is an invalid_argument error) and written indented.
@@ -110,10 +129,15 @@ class RunDirectory {
   Result<void> write_environment(const EnvironmentRecord& environment) const;
 
   std::uint64_t total_bytes() const;
+  // What retention did when create() was given keep_newest_runs (nothing otherwise), or why it
+  // could not complete.
+  const std::optional<Result<RetentionOutcome>>& retention() const { return retention_; }
 
  private:
   std::filesystem::path path_;
   RunManifest manifest_;
+  std::shared_ptr<void> lock_;  // the run's run.lock, held while any copy of this object lives
+  std::optional<Result<RetentionOutcome>> retention_;
 };
 
 // "20261122T153122Z-a1b2c3": UTC timestamp (sortable) + 6 hex characters.
@@ -121,8 +145,10 @@ std::string generate_run_id(const Clock& clock);
 // True for names generate_run_id makes ("20261122T153122Z-a1b2c3"); retention touches only these.
 bool is_generated_run_id(std::string_view name);
 // Deletes the oldest run directories under root beyond `keep` (>= 1). Only directories with a
-// generated-run-id name and a run.json are considered; returns what it removed.
-Result<std::vector<std::filesystem::path>> apply_retention(const std::filesystem::path& runs_root, int keep);
+// generated-run-id name and a run.json are considered, `protect` never is, and a run whose
+// run.lock is held (it is still going) is kept; it is locked while it is removed.
+Result<RetentionOutcome> apply_retention(const std::filesystem::path& runs_root, int keep,
+                                         const std::filesystem::path& protect = {});
 
 // Manifest <-> JSON ("llmprof.run/1").
 std::string manifest_to_json(const RunManifest& manifest);

@@ -291,12 +291,22 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   report.warnings = inputs.warnings;
   report.workload = inputs.workload;
   if (inputs.ncu_launches) report.launches = *inputs.ncu_launches;
+  // A metric withheld for its unit is named once per distinct reason, not once per launch.
+  std::set<std::string> withheld;
+  for (const auto& launch : report.launches) {
+    for (const auto& missing : launch.missing) {
+      if (missing.find(": withheld") != std::string::npos && withheld.insert(missing).second) {
+        report.warnings.push_back("ncu launch " + std::to_string(launch.launch_id) + ": " + missing);
+      }
+    }
+  }
   if (!inputs.nsys) report.skipped.push_back("whole-run kernel times, stage wall and GPU projection times: no nsys tables");
   if (!inputs.ncu_launches) report.skipped.push_back("FLOP, DRAM bytes, percent of peak, bound: no ncu launches");
   if (!inputs.workload) report.skipped.push_back("mfu_workload: no workload metrics (stage1/metrics.json)");
 
   detail::FlopByPrecisionPerLaunch flop_per_launch;
   build_kernels(inputs, options, report, flop_per_launch);
+  for (auto& kernel : report.kernels) detail::withhold_impossible_figures(kernel, report.warnings);
   build_device(inputs, options, report);
   detail::build_stages(inputs, options, flop_per_launch, report);
   build_selection(inputs, options, report);
@@ -314,6 +324,14 @@ std::optional<Error> check_launch_durations(const std::filesystem::path& ncu_csv
   const bool any_duration = std::any_of(launches.begin(), launches.end(),
                                         [](const LaunchRoofline& launch) { return launch.duration_ns.has_value(); });
   if (any_duration) return std::nullopt;
+  // The column is there but in a unit that is not a time (roofline.cpp withholds it): say that, not "missing".
+  for (const auto& missing : launches.front().missing) {
+    if (missing.rfind("gpu__time_duration.sum is in ", 0) == 0 || missing.rfind("Duration is in ", 0) == 0) {
+      return make_error(ErrorCode::parse_error, ncu_csv.string() + ": " + missing,
+                        "export with ncu --import REPORT --page raw --csv --print-units base, whose durations are in ns",
+                        ncu_csv.string());
+    }
+  }
   return make_error(ErrorCode::parse_error,
                     ncu_csv.string() + ": missing column gpu__time_duration.sum (the details page's \"Duration\"); "
                                        "the analysis needs each launch's duration",

@@ -33,4 +33,9 @@ void apply_timeline(const TimelineReport& timeline, AnalysisReport& report);
 void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
                   const FlopByPrecisionPerLaunch& flop_per_launch, AnalysisReport& report);
 
+// Withholds every figure of a stage / kernel that breaks its invariant (core/figure_checks.hpp),
+// with a warning naming the inputs; run before anything (a verdict, a report) reads the figures.
+void withhold_impossible_figures(StageAnalysis& stage, std::vector<std::string>& warnings);
+void withhold_impossible_figures(KernelAnalysis& kernel, std::vector<std::string>& warnings);
+
 }  // namespace llmprof::detail

@@ -162,7 +162,8 @@ std::string verdict(const AnalysisReport& report, const AnalysisOptions& options
            " of the stage; kernel tuning will not help, cut launch overhead (CUDA graphs, fusion, larger batch)";
   }
   text = stage.gpu_busy_fraction ? "GPU-bound: GPU busy " + percent_text(*stage.gpu_busy_fraction) + " of the stage"
-                                 : "GPU busy fraction unknown (no nsys GPU projection)";
+         : stage.gpu_projection_ns ? "GPU busy fraction withheld (its inputs disagree; see the warnings)"
+                                   : "GPU busy fraction unknown (no nsys GPU projection)";
   std::map<KernelBound, std::int64_t> time_by_bound;
   for (const auto& [name, time_and_count] : kernels) {
     for (const auto& kernel : report.kernels) {
@@ -259,6 +260,7 @@ void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
                                                     : 0;
       stage.top_kernels.push_back({ranked[i].first, ranked[i].second, share});
     }
+    withhold_impossible_figures(stage, report.warnings);
     stage.verdict = verdict(report, options, kernels, stage);
     kernels_by_stage[key] = std::move(kernels);
     report.stages.push_back(std::move(stage));

@@ -120,8 +120,22 @@ void add_cuda_core_flop(const NcuKernelLaunch& launch, LaunchRoofline& result, b
   }
 }
 
+// A metric that must be in `base_unit` after normalisation; any other unit (one ncu printed that
+// normalize_to_base_unit does not know) withholds it instead of guessing nanoseconds or bytes.
+std::optional<double> metric_in(const NcuKernelLaunch& launch, std::string_view name, std::string_view base_unit,
+                                LaunchRoofline& result) {
+  const auto found = launch.metrics.find(name);
+  if (found == launch.metrics.end()) return std::nullopt;
+  if (found->second.unit != base_unit) {
+    result.missing.push_back(std::string(name) + " is in '" + found->second.unit + "', not a unit convertible to " +
+                             std::string(base_unit) + ": withheld (ncu/raw.csv units row)");
+    return std::nullopt;
+  }
+  return found->second.value;
+}
+
 void add_dram(const NcuKernelLaunch& launch, LaunchRoofline& result) {
-  if (auto bytes = launch.metric("dram__bytes.sum")) {
+  if (auto bytes = metric_in(launch, "dram__bytes.sum", "byte", result)) {
     result.dram_bytes = bytes;
   } else if (auto read = launch.metric("dram__bytes_read.sum"), write = launch.metric("dram__bytes_write.sum");
              read && write) {
@@ -208,9 +222,11 @@ LaunchRoofline analyze_launch(const NcuKernelLaunch& launch, const RooflineThres
   result.kernel_name = launch.kernel_name;
   result.nvtx_stack = launch.nvtx_stack;
   if (auto name = launch.text_metric("device__attribute_display_name")) result.device_name = std::string(*name);
-  result.duration_ns = launch.metric("gpu__time_duration.sum");
-  if (!result.duration_ns) result.duration_ns = launch.metric("Duration");
-  if (!result.duration_ns) result.missing.push_back("duration: gpu__time_duration.sum not recorded");
+  const bool has_duration = launch.metrics.count("gpu__time_duration.sum") > 0;
+  result.duration_ns = metric_in(launch, has_duration ? "gpu__time_duration.sum" : "Duration", "ns", result);
+  if (!result.duration_ns && !has_duration && !launch.metrics.count("Duration")) {
+    result.missing.push_back("duration: gpu__time_duration.sum not recorded");
+  }
 
   bool any_flop_metric = false;
   add_tensor_flop(launch, result, any_flop_metric);

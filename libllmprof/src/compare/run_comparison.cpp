@@ -95,20 +95,38 @@ std::vector<SettingDifference> compare_config(const RunReportModel& a, const Run
   return differences;
 }
 
+// Why a measure of A cannot be judged in B, or nullopt when it can (or A did not measure it).
+std::optional<std::string> why_not_comparable(const ValueDelta& delta) {
+  if (!delta.a || delta.delta_pct) return std::nullopt;
+  if (!delta.b) return std::string("B has none (A: ") + detail::format_number(*delta.a) + " ns)";
+  return std::string("A is ") + detail::format_number(*delta.a) + " ns, so no relative change exists";
+}
+
 void check_regression(RunComparison& comparison) {
   if (!comparison.options.fail_if_slower_pct) return;
   const double limit = *comparison.options.fail_if_slower_pct;
+  std::size_t judged = 0;
   for (const auto& stage : comparison.stages) {
     const std::pair<const char*, const ValueDelta*> measures[] = {{"wall time", &stage.wall_ns},
                                                                   {"kernel time", &stage.kernel_time_ns}};
     for (const auto& [what, delta] : measures) {
-      if (delta->delta_pct && *delta->delta_pct > limit) {
+      if (auto why = why_not_comparable(*delta)) {
+        comparison.inconclusive_reasons.push_back(stage.name + ": " + what + ": " + *why);
+        continue;
+      }
+      if (!delta->delta_pct) continue;
+      ++judged;
+      if (*delta->delta_pct > limit) {
         comparison.regression = true;
         comparison.regression_reasons.push_back(stage.name + ": " + what + " " + detail::format_signed_percent(*delta->delta_pct) +
                                                 " (limit +" + detail::format_number(limit) + "%)");
       }
     }
   }
+  if (judged == 0 && comparison.inconclusive_reasons.empty()) {
+    comparison.inconclusive_reasons.push_back("no stage has a wall or kernel time in both runs: there is nothing to gate on");
+  }
+  comparison.inconclusive = !comparison.inconclusive_reasons.empty();
 }
 
 }  // namespace
@@ -172,6 +190,14 @@ RunComparison compare_runs(const RunReportModel& a, const RunReportModel& b, con
 
 Result<RunComparison> compare_run_directories(const std::filesystem::path& a, const std::filesystem::path& b,
                                               const ComparisonOptions& options) {
+  if (!std::isfinite(options.kernel_threshold_pct) || options.kernel_threshold_pct < 0) {
+    return make_error(ErrorCode::invalid_argument, "the kernel threshold must be a finite percentage >= 0",
+                      "pass e.g. --threshold 5", detail::format_number(options.kernel_threshold_pct));
+  }
+  if (options.fail_if_slower_pct && (!std::isfinite(*options.fail_if_slower_pct) || *options.fail_if_slower_pct < 0)) {
+    return make_error(ErrorCode::invalid_argument, "the regression limit must be a finite percentage >= 0",
+                      "pass e.g. --fail-if-slower 5", detail::format_number(*options.fail_if_slower_pct));
+  }
   auto model_a = load_run_report(a);
   if (!model_a) return model_a.error();
   auto model_b = load_run_report(b);

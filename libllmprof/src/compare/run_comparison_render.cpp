@@ -81,6 +81,8 @@ std::string comparison_to_json(const RunComparison& comparison) {
   }
   json::array reasons;
   for (const auto& reason : comparison.regression_reasons) reasons.emplace_back(reason);
+  json::array inconclusive;
+  for (const auto& reason : comparison.inconclusive_reasons) inconclusive.emplace_back(reason);
   const json::object root{
       {"schema", "llmprof.compare/2"},
       {"run_a", comparison.run_a},
@@ -92,7 +94,9 @@ std::string comparison_to_json(const RunComparison& comparison) {
       {"environment", differences_json(comparison.environment)},
       {"config", differences_json(comparison.config)},
       {"regression", comparison.regression},
-      {"regression_reasons", std::move(reasons)}};
+      {"regression_reasons", std::move(reasons)},
+      {"inconclusive", comparison.inconclusive},
+      {"inconclusive_reasons", std::move(inconclusive)}};
   return detail::pretty_json(root);
 }
 
@@ -106,8 +110,12 @@ std::string render_comparison_markdown(const RunComparison& comparison) {
     if (comparison.regression) {
       out << "**REGRESSION**:\n\n";
       for (const auto& reason : comparison.regression_reasons) out << "- " << markdown_cell(reason) << "\n";
-    } else {
+    } else if (!comparison.inconclusive) {
       out << "**No regression.**\n";
+    }
+    if (comparison.inconclusive) {
+      out << "\n**INCONCLUSIVE**: the gate could not compare:\n\n";
+      for (const auto& reason : comparison.inconclusive_reasons) out << "- " << markdown_cell(reason) << "\n";
     }
   }
   out << "\n## Stages\n\n| Stage | Wall A | Wall B | Δ wall | Kernel time A | Kernel time B | Δ kernel | GPU busy A → B | MFU A → B |\n"
@@ -154,9 +162,12 @@ std::string render_comparison_html(const RunComparison& comparison) {
   body << "<section class=\"card\" id=\"verdict\"><h2>Verdict</h2>";
   if (comparison.options.fail_if_slower_pct) {
     body << "<ul class=\"verdicts\">";
+    for (const auto& reason : comparison.inconclusive_reasons) {
+      body << "<li class=\"verdict warn\"><strong>cannot compare</strong> " << html_escape(reason) << "</li>";
+    }
     if (comparison.regression) {
       for (const auto& reason : comparison.regression_reasons) body << "<li class=\"verdict warn\"><strong>regression</strong> " << html_escape(reason) << "</li>";
-    } else {
+    } else if (!comparison.inconclusive) {
       body << "<li class=\"verdict\">No stage is more than +" << detail::format_number(*comparison.options.fail_if_slower_pct)
            << "% slower.</li>";
     }

@@ -8,13 +8,17 @@
 #include <type_traits>
 
 #include "config/config_schema.hpp"
+#include "core/utf8.hpp"
 
 namespace llmprof {
 namespace detail {
 
 std::string quote_toml_string(std::string_view text) {
+  // TOML text is UTF-8 and has no escape for a raw byte: a Latin-1 workload argument becomes U+FFFD
+  // here (its exact bytes are in run.json's argv_base64), so config.toml always loads again.
+  const std::string valid = to_valid_utf8(text);
   std::string quoted = "\"";
-  for (unsigned char c : text) {
+  for (unsigned char c : valid) {
     switch (c) {
       case '"':
         quoted += "\\\"";

@@ -60,8 +60,9 @@ Error io_error_from_errno(int error_number, const std::string& what, const std::
     case ENOENT: hint = "create the parent directory first"; break;
     default: break;
   }
-  return make_error(ErrorCode::io_error, what + " " + path.string() + ": " + std::strerror(error_number), hint,
-                    path.string());
+  const bool full = error_number == ENOSPC || error_number == EDQUOT;
+  return make_error(full ? ErrorCode::no_space : ErrorCode::io_error, what + " " + path.string() + ": " + std::strerror(error_number),
+                    hint, path.string());
 }
 
 Result<void> write_file_atomically(const std::filesystem::path& path, const std::string& content) {

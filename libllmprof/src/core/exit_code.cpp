@@ -9,6 +9,7 @@ ExitCode exit_code_for(const Error& error) noexcept {
     case ErrorCode::not_found:
     case ErrorCode::parse_error: return exit_bad_input;
     case ErrorCode::io_error:
+    case ErrorCode::no_space:
     case ErrorCode::process_failed:
     case ErrorCode::unsupported:
     case ErrorCode::already_exists: return exit_not_ready;

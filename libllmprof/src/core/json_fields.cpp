@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/json_pretty.hpp"
+
 namespace llmprof::detail {
 namespace json = boost::json;
 
@@ -108,7 +110,7 @@ std::vector<json::object> json_objects(const json::object& object, std::string_v
 
 Result<json::object> parse_json_object(std::string_view text, const std::filesystem::path& path) {
   boost::system::error_code error;
-  json::value root = json::parse(text, error);
+  json::value root = parse_json_text(text, error);
   if (error) {
     return make_error(ErrorCode::parse_error, path.string() + " is not valid JSON: " + error.message(),
                       "re-create it with the step that writes it (deep-profile analyze for analysis/report.json)",

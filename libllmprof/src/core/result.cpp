@@ -8,6 +8,7 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::invalid_argument: return "invalid_argument";
     case ErrorCode::not_found: return "not_found";
     case ErrorCode::io_error: return "io_error";
+    case ErrorCode::no_space: return "no_space";
     case ErrorCode::parse_error: return "parse_error";
     case ErrorCode::process_failed: return "process_failed";
     case ErrorCode::timeout: return "timeout";

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <map>
+#include <unordered_map>
 
 #include "parse/csv_columns.hpp"
 #include "llmprof/csv.hpp"
@@ -35,16 +38,16 @@ std::vector<std::string> concat(std::vector<std::string> head, const std::vector
   return head;
 }
 
-// Reads every row of a report whose header holds `columns`; `fill(row, indices, out)` converts one.
-template <typename Row, typename Fill>
-Result<std::vector<Row>> parse_table(Result<CsvReader> opened, const std::vector<std::string>& columns, Fill fill) {
+// Reads every row of a report whose header holds `columns`; `fill(row, indices, out)` converts one
+// and `sink(out)` takes it, so that nothing but what the sink keeps stays in memory.
+template <typename Row, typename Fill, typename Sink>
+Result<void> stream_table(Result<CsvReader> opened, const std::vector<std::string>& columns, Fill fill, Sink&& sink) {
   if (!opened) return opened.error();
   CsvReader& reader = *opened;
   if (auto header = reader.read_header(); !header) return header.error();
   auto indices = detail::require_columns(reader, columns);
   if (!indices) return indices.error();
   const std::size_t width = *std::max_element(indices->begin(), indices->end()) + 1;
-  std::vector<Row> rows;
   for (;;) {
     auto more = reader.next();
     if (!more) return more.error();
@@ -54,8 +57,16 @@ Result<std::vector<Row>> parse_table(Result<CsvReader> opened, const std::vector
     Row out;
     fill(row, *indices, out);
     if (row.error()) return *row.error();
-    rows.push_back(std::move(out));
+    sink(std::move(out));
   }
+  return {};
+}
+
+template <typename Row, typename Fill>
+Result<std::vector<Row>> parse_table(Result<CsvReader> opened, const std::vector<std::string>& columns, Fill fill) {
+  std::vector<Row> rows;
+  auto read = stream_table<Row>(std::move(opened), columns, fill, [&rows](Row&& row) { rows.push_back(std::move(row)); });
+  if (!read) return read.error();
   return rows;
 }
 
@@ -151,6 +162,11 @@ const std::vector<std::string>& nsys_stats_report_names() {
     return parse_table<Row>(open_reader(in, source_name, columns), columns, fill);                       \
   }
 
+Result<void> for_each_nsys_nvtx_kernel_row(const std::filesystem::path& csv_file,
+                                           const std::function<void(NvtxKernelRow&&)>& on_row) {
+  return stream_table<NvtxKernelRow>(open_reader(csv_file, kNvtxKernelColumns), kNvtxKernelColumns, fill_nvtx_kernel, on_row);
+}
+
 LLMPROF_NSYS_PARSER(parse_nsys_kernel_summary, KernelSummaryRow, kKernelColumns, fill_kernel)
 LLMPROF_NSYS_PARSER(parse_nsys_nvtx_summary, NvtxRangeSummaryRow, kNvtxColumns, fill_nvtx)
 LLMPROF_NSYS_PARSER(parse_nsys_nvtx_kernel_summary, NvtxKernelRow, kNvtxKernelColumns, fill_nvtx_kernel)
@@ -168,6 +184,48 @@ std::filesystem::path nsys_stats_report_path(const std::filesystem::path& output
 }
 
 namespace {
+
+// Folds nvtx_kern_sum rows that differ only in process and thread into one row per (range, style,
+// kernel): what the analysis reads. A capture with many threads or ranks then costs memory per
+// kernel and range, not per table row (issue: 5.1 GB for a 200 MB table).
+class NvtxKernelMerger {
+ public:
+  void add(NvtxKernelRow&& row) {
+    std::string key = (row.range ? row.range->qualified() : std::string("\x01")) + '\x00' + row.style + '\x00' + row.kernel_name;
+    const auto [found, inserted] = index_.try_emplace(std::move(key), rows_.size());
+    if (inserted) {
+      rows_.push_back(std::move(row));
+      return;
+    }
+    NvtxKernelRow& merged = rows_[found->second];
+    if (merged.process_id != row.process_id) merged.process_id = 0;  // 0: several
+    if (merged.thread_id != row.thread_id) merged.thread_id = 0;
+    merged.range_instances += row.range_instances;
+    merged.kernel_instances += row.kernel_instances;
+    NsysTimeStatistics& time = merged.time;
+    time.total_time_ns += row.time.total_time_ns;
+    time.count += row.time.count;
+    time.min_ns = std::min(time.min_ns, row.time.min_ns);
+    time.max_ns = std::max(time.max_ns, row.time.max_ns);
+    time.average_ns = time.count > 0 ? static_cast<double>(time.total_time_ns) / static_cast<double>(time.count) : 0;
+    // The median and spread of a union cannot be had from the parts' summaries.
+    time.median_ns = std::numeric_limits<double>::quiet_NaN();
+    time.stddev_ns = std::numeric_limits<double>::quiet_NaN();
+  }
+  std::vector<NvtxKernelRow> take() { return std::move(rows_); }
+
+ private:
+  std::vector<NvtxKernelRow> rows_;
+  std::unordered_map<std::string, std::size_t> index_;
+};
+
+Result<std::vector<NvtxKernelRow>> parse_merged_nvtx_kernel_summary(const std::filesystem::path& csv_file) {
+  NvtxKernelMerger merger;
+  auto read = for_each_nsys_nvtx_kernel_row(csv_file, [&merger](NvtxKernelRow&& row) { merger.add(std::move(row)); });
+  if (!read) return read.error();
+  return merger.take();
+}
+
 // Parses the report file when it exists; leaves `slot` nullopt when it does not.
 template <typename Row>
 Result<void> load_report(const std::filesystem::path& prefix, std::string_view report,
@@ -197,7 +255,7 @@ Result<NsysStats> load_nsys_stats(const std::filesystem::path& output_prefix) {
   int found = 0;
   for (auto loaded : {load_report(output_prefix, "cuda_gpu_kern_sum", &parse_nsys_kernel_summary, stats.kernels, found),
                       load_report(output_prefix, "nvtx_sum", &parse_nsys_nvtx_summary, stats.ranges, found),
-                      load_report(output_prefix, "nvtx_kern_sum", &parse_nsys_nvtx_kernel_summary, stats.range_kernels, found),
+                      load_report(output_prefix, "nvtx_kern_sum", &parse_merged_nvtx_kernel_summary, stats.range_kernels, found),
                       load_report(output_prefix, "nvtx_gpu_proj_sum", &parse_nsys_nvtx_gpu_projection,
                                   stats.range_projections, found),
                       load_report(output_prefix, "cuda_api_sum", &parse_nsys_cuda_api_summary, stats.cuda_api, found),

@@ -11,6 +11,7 @@
 #include <boost/json/value.hpp>
 
 #include "core/json_fields.hpp"
+#include "core/json_pretty.hpp"
 
 namespace llmprof {
 namespace {
@@ -87,7 +88,7 @@ Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const
                       source_name);
   }
   boost::system::error_code parse_error;
-  const boost::json::value document = boost::json::parse(json_text, parse_error);
+  const boost::json::value document = detail::parse_json_text(json_text, parse_error);
   if (parse_error) {
     return make_error(ErrorCode::parse_error,
                       source_name + ": not valid JSON (" + parse_error.message() + ")", schema_hint, source_name);

@@ -2,9 +2,11 @@
 #include "llmprof/deep_profiler.hpp"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/disk_space.hpp"
 #include "llmprof/logging.hpp"
 
 namespace llmprof {
@@ -96,10 +98,63 @@ RunOutcome outcome_for(StageProblemKind kind) {
   return RunOutcome::incomplete;
 }
 
+// Room kept for run.json's last rewrites when a stage fills the disk (run.json is a few KB).
+constexpr std::uint64_t kManifestReserveBytes = 1 << 20;
+// Below this, a failed write or a failed child is taken to be the full disk's doing.
+constexpr std::uint64_t kFullDiskBytes = 256 << 10;
+
 void write_manifest_or_warn(PipelineRun& run) {
   if (auto written = run.directory.write_manifest(run.clock); !written) {
+    if (written.error().code == ErrorCode::no_space) run.disk_full = written.error().describe();
     run.say("run", "could not rewrite run.json: " + written.error().describe(), true);
   }
+}
+
+// A child writing to a full disk usually dies with a generic exit code and an empty stderr.log
+// (stderr is on the same disk), so a failure is checked against the free space of MAIN's file
+// system and named as what it is: the machine's problem (exit 3), not the workload's.
+StageResult name_full_disk(PipelineRun& run, StageOutputs& outputs, StageResult result) {
+  if (result.status != StageStatus::failed && !run.disk_full) return result;
+  auto available = detail::available_disk_bytes(run.directory.path());
+  if (!available || available.value() >= kFullDiskBytes) return result;
+  const std::string why = "no space left on the file system of " + run.directory.path().string() + " (" +
+                          std::to_string(available.value()) + " bytes free)";
+  outputs.probe.low_disk_space = why + "; free disk space or choose another run.runs_root";  // the profilers skip
+  run.disk_full = why;
+  if (result.status == StageStatus::failed || result.status == StageStatus::ok) {
+    result.status = StageStatus::failed;
+    result.reason = why + (result.reason.empty() ? "" : "; " + result.reason) + "; free disk space or choose another run.runs_root";
+    result.problem = StageProblemKind::environment;
+  }
+  return result;
+}
+
+// Files a stage left in its own folder but did not list (an interrupted nsys keeps its .nsys-rep)
+// are added to its artifacts: nothing on disk goes unrecorded.
+void record_unlisted_files(PipelineRun& run, const std::string& stage) {
+  static const std::map<std::string, std::string> folder_of = {
+      {"stage1", "stage1"}, {"nsys", "nsys"}, {"ncu", "ncu"}, {"analyze", "analysis"}};
+  const auto folder = folder_of.find(stage);
+  if (folder == folder_of.end()) return;
+  std::set<std::string> listed;
+  for (const auto& record : run.directory.manifest().stages) {
+    listed.insert(record.artifacts.begin(), record.artifacts.end());
+    if (record.cmd_file) listed.insert(*record.cmd_file);
+    if (record.log_file) listed.insert(*record.log_file);
+  }
+  std::vector<std::string> found;
+  std::error_code error;
+  for (fs::recursive_directory_iterator it(run.directory.path() / folder->second, error), end; !error && it != end;
+       it.increment(error)) {
+    std::error_code ignored;
+    const std::string relative = it->path().lexically_relative(run.directory.path()).string();
+    if (it->is_regular_file(ignored) && it->path().filename().string().front() != '.' && !listed.count(relative)) {
+      found.push_back(relative);
+    }
+  }
+  std::sort(found.begin(), found.end());
+  auto& artifacts = run.record(stage).artifacts;
+  artifacts.insert(artifacts.end(), found.begin(), found.end());
 }
 
 void start_stage(PipelineRun& run, const StageEntry& entry) {
@@ -161,6 +216,8 @@ StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblem
       if (run.stopping() && (result.status == StageStatus::ok || result.status == StageStatus::failed)) {
         result = StageResult::interrupted("stopped by SIGINT/SIGTERM" + (result.reason.empty() ? "" : " (" + result.reason + ")"));
       }
+      result = name_full_disk(run, outputs, result);
+      record_unlisted_files(run, entry.name);
     }
     problems[entry.name] = result.problem;
     if (severity(result.problem) > severity(worst)) worst = result.problem;
@@ -177,6 +234,21 @@ Result<void> write_provenance(RunDirectory& directory, const DeepProfileConfig& 
   record.working_directory = workload.working_directory;
   record.environment = workload.environment;
   return directory.write_inputs(record);
+}
+
+// Logged once deep-profile.log exists, and noted for the console: deleting a run is never silent.
+void report_retention(PipelineRun& run) {
+  const auto& retention = run.directory.retention();
+  if (!retention) return;
+  if (!retention->has_value()) {
+    run.note("run", "retention did not complete: " + retention->error().describe());
+    return;
+  }
+  for (const auto& removed : retention->value().removed) run.note("run", "retention removed the old run " + removed.string());
+  for (const auto& kept : retention->value().kept_unfinished) {
+    run.note("run", "retention kept " + kept.string() + ": that run is not finished (its run.lock is held)");
+  }
+  for (const auto& problem : retention->value().problems) run.note("run", "retention: " + problem);
 }
 
 }  // namespace
@@ -226,14 +298,18 @@ Result<RunSummary> DeepProfiler::run() {
   if (config_.run.keep_newest_runs > 0) options.keep_newest_runs = config_.run.keep_newest_runs;
   auto directory = RunDirectory::create(options, clock_);
   if (!directory) return directory.error();
+  (void)directory->reserve_space(kManifestReserveBytes);  // best effort: without it, nothing changes
   if (auto written = write_provenance(directory.value(), config_, workload.value()); !written) return written.error();
   const bool log_attached = environment_.attach_log_file && add_log_file(directory->layout().resolve(RunLayout::log()));
 
   PipelineRun run{config_, runner_, clock_, progress_, environment_, stop_requested_, directory.value(), started};
   run.workload = std::move(workload.value());
   log_info("run", "run directory " + directory->path().string());
+  report_retention(run);
   std::map<std::string, StageProblemKind> problems;
-  const StageProblemKind worst = run_stages(run, problems);
+  StageProblemKind worst = run_stages(run, problems);
+  // A full disk explains whatever else failed: exit 3 (machine not ready), as the README says.
+  if (run.disk_full && (worst == StageProblemKind::none || worst == StageProblemKind::failure)) worst = StageProblemKind::environment;
 
   RunSummary summary;
   summary.main_directory = directory->path();
@@ -241,6 +317,7 @@ Result<RunSummary> DeepProfiler::run() {
   summary.all_requested_succeeded = summary.outcome == RunOutcome::ok;
   directory->manifest().status = run_status_for(summary.outcome, problems);
   write_manifest_or_warn(run);
+  directory->release_space_reserve();
   summary.stages = directory->manifest().stages;
   summary.total_bytes = directory->manifest().total_bytes;
   summary.notes = run.notes;

@@ -121,6 +121,7 @@ struct PipelineRun {
 
   ResolvedWorkload workload;      // resolved before the first stage; the same for every stage
   std::vector<std::string> notes;  // end up in RunSummary::notes
+  std::optional<std::string> disk_full;  // a write of the run failed for want of space (its reason)
 
   bool stopping() const { return stop_requested.load(); }
   std::chrono::nanoseconds elapsed() const { return clock.now() - started; }

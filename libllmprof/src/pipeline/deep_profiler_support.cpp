@@ -4,6 +4,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "core/duration.hpp"
 #include "core/text.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "llmprof/logging.hpp"
@@ -127,10 +128,7 @@ std::string tail_lines(const fs::path& file, std::size_t count) {
   return join(lines, " | ");
 }
 
-std::chrono::milliseconds seconds_to_ms(double seconds) {
-  if (!(seconds > 0)) return std::chrono::milliseconds(0);
-  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(seconds * 1000.0)));
-}
+std::chrono::milliseconds seconds_to_ms(double seconds) { return seconds_to_milliseconds(seconds); }
 
 void check_report_size(PipelineRun& run, const std::string& stage, const fs::path& report) {
   std::error_code error;

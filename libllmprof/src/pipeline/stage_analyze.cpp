@@ -5,12 +5,7 @@
 namespace llmprof::detail {
 namespace fs = std::filesystem;
 AnalysisOptions analysis_options(const PipelineRun& run, const NsysOutput& nsys) {
-  AnalysisOptions options;
-  options.selection_stage = run.config.run.stage;
-  options.top_n = static_cast<std::size_t>(std::max(run.config.run.top_n_kernels, 1));
-  options.name_base = selection_name_base(run.config.ncu.kernel_name_base);
-  options.capture_gated_on_stage = nsys.gate && *nsys.gate == run.config.run.stage;
-  return options;
+  return analysis_options_for(run.config, nsys.gate);
 }
 
 Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys) {

@@ -76,6 +76,13 @@ StageResult workload_stage(PipelineRun& run, WorkloadOutput& output) {
   }
   if (outcome->exited) record.exit_code = outcome->exit_code;
   run.say("stage1", "workload " + outcome->describe());
+  if (!outcome->surviving_descendants.empty()) {
+    std::string list;
+    for (const auto& process : outcome->surviving_descendants) list += (list.empty() ? "" : ", ") + process;
+    run.warn("stage1", "the workload exited but left " + std::to_string(outcome->surviving_descendants.size()) +
+                           " process(es) running: " + list + "; they may skew the profiled runs (kill them, or make the "
+                           "workload wait for its children)");
+  }
   if (!outcome->succeeded()) return workload_problem(run, outcome.value(), output);
   read_metrics(run, metrics_file, output);
   return StageResult::ok();

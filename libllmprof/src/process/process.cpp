@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 
+#include "process/process_group.hpp"
 #include "process/process_session.hpp"
 
 namespace llmprof {
@@ -53,6 +54,9 @@ std::string format_duration(std::chrono::milliseconds duration) {
 
 class SystemProcessRunner final : public ProcessRunner {
  public:
+  // Grandchildren whose parent exits come back to us instead of init, so a timeout or a stop can
+  // still find and kill them (see DescendantTracker).
+  SystemProcessRunner() { detail::become_child_subreaper(); }
   Result<ProcessOutcome> run(const ProcessSpec& spec) override {
     if (stop_requested_.load()) {
       ProcessOutcome not_started;  // exited = false, no signal: nothing ran

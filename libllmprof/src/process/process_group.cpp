@@ -1,11 +1,21 @@
-// Process-group queries for the system ProcessRunner.
+// Process-group and descendant queries for the system ProcessRunner.
 #include "process/process_group.hpp"
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <set>
 
 #include <cerrno>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -35,6 +45,137 @@ bool process_group_has_live_members(pid_t group) {
 #else
   return true;
 #endif
+}
+
+namespace {
+
+struct ProcessStat {
+  pid_t pid = 0;
+  pid_t parent = 0;
+  char state = 0;
+  unsigned long long start_time = 0;
+  std::string name;
+};
+
+std::optional<ProcessStat> read_stat(pid_t pid) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const auto open = stat.find('(');
+  const auto close = stat.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
+  ProcessStat result;
+  result.pid = pid;
+  result.name = stat.substr(open + 1, close - open - 1);
+  std::istringstream fields(stat.substr(close + 1));
+  // state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime
+  // priority nice num_threads itrealvalue starttime (fields 3..22)
+  std::string skipped;
+  fields >> result.state >> result.parent;
+  for (int field = 5; field <= 21 && fields; ++field) fields >> skipped;
+  fields >> result.start_time;
+  if (!fields) return std::nullopt;
+  return result;
+}
+
+std::vector<ProcessStat> all_processes() {
+  std::vector<ProcessStat> processes;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (auto stat = read_stat(static_cast<pid_t>(std::stol(name)))) processes.push_back(std::move(*stat));
+  }
+  return processes;
+}
+
+// Roots of the children running now, so that one session never claims another's orphans.
+std::mutex roots_mutex;
+std::set<pid_t>& active_roots() {
+  static std::set<pid_t> roots;
+  return roots;
+}
+
+}  // namespace
+
+bool become_child_subreaper() {
+#if defined(__linux__)
+  static const bool done = ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+  return done;
+#else
+  return false;
+#endif
+}
+
+DescendantTracker::DescendantTracker(pid_t root) : root_(root) {
+  std::lock_guard lock(roots_mutex);
+  active_roots().insert(root);
+}
+
+DescendantTracker::~DescendantTracker() {
+  std::lock_guard lock(roots_mutex);
+  active_roots().erase(root_);
+}
+
+void DescendantTracker::refresh() {
+  const auto processes = all_processes();
+  std::map<pid_t, std::vector<const ProcessStat*>> children;
+  for (const auto& process : processes) children[process.parent].push_back(&process);
+  std::vector<pid_t> frontier = {root_};
+  for (const auto& tracked : tracked_) frontier.push_back(tracked.pid);
+  {
+    // Orphans re-parented to us (the subreaper) that are not the root of another running session.
+    std::lock_guard lock(roots_mutex);
+    for (const auto* orphan : children[::getpid()]) {
+      if (!active_roots().count(orphan->pid)) frontier.push_back(orphan->pid);
+    }
+  }
+  std::set<pid_t> seen = {root_};
+  while (!frontier.empty()) {
+    const pid_t parent = frontier.back();
+    frontier.pop_back();
+    for (const auto* child : children[parent]) {
+      if (!seen.insert(child->pid).second || child->state == 'Z' || child->state == 'X') continue;
+      frontier.push_back(child->pid);
+      const bool known = std::any_of(tracked_.begin(), tracked_.end(), [&](const Tracked& t) {
+        return t.pid == child->pid && t.start_time == child->start_time;
+      });
+      if (!known) tracked_.push_back({child->pid, child->start_time, child->name});
+    }
+    // An orphan itself (frontier entry that is our child) is a descendant too.
+    if (parent != root_) {
+      if (auto stat = read_stat(parent); stat && stat->parent == ::getpid() && stat->state != 'Z') {
+        const bool known = std::any_of(tracked_.begin(), tracked_.end(), [&](const Tracked& t) { return t.pid == parent; });
+        if (!known) tracked_.push_back({parent, stat->start_time, stat->name});
+      }
+    }
+  }
+}
+
+void DescendantTracker::signal_all(int signal_number) const {
+  for (const auto& tracked : tracked_) {
+    const auto stat = read_stat(tracked.pid);
+    if (stat && stat->start_time == tracked.start_time && stat->state != 'Z') ::kill(tracked.pid, signal_number);
+  }
+}
+
+std::vector<std::string> DescendantTracker::survivors() const {
+  std::vector<std::string> alive;
+  for (const auto& tracked : tracked_) {
+    const auto stat = read_stat(tracked.pid);
+    if (stat && stat->start_time == tracked.start_time && stat->state != 'Z' && stat->state != 'X') {
+      alive.push_back(std::to_string(tracked.pid) + " (" + tracked.name + ")");
+    }
+  }
+  return alive;
+}
+
+bool DescendantTracker::any_alive() const { return !survivors().empty(); }
+
+void DescendantTracker::reap_orphans() const {
+  for (const auto& tracked : tracked_) {
+    const auto stat = read_stat(tracked.pid);
+    if (stat && stat->start_time == tracked.start_time && stat->parent == ::getpid()) ::waitpid(tracked.pid, nullptr, WNOHANG);
+  }
 }
 
 }  // namespace llmprof::detail

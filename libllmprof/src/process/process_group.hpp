@@ -1,7 +1,10 @@
-// Process-group queries for the system ProcessRunner.
+// Process-group and descendant queries for the system ProcessRunner.
 #pragma once
 
 #include <sys/types.h>
+
+#include <string>
+#include <vector>
 
 namespace llmprof::detail {
 
@@ -10,5 +13,41 @@ namespace llmprof::detail {
 // do only every second or two, yet kill(-group, 0) still finds it. Linux reads /proc to tell live
 // members from zombies; elsewhere this is kill(-group, 0).
 bool process_group_has_live_members(pid_t group);
+
+
+// Makes this process the subreaper of its descendants (PR_SET_CHILD_SUBREAPER, Linux): a grandchild
+// whose parent exits is re-parented to us instead of to init, so it can still be found and killed.
+// Idempotent; false where the kernel does not support it.
+bool become_child_subreaper();
+
+// The processes a child started, wherever they went: into another process group or session
+// (setsid escapes kill(-group)), or re-parented to this process when their parent exited. Found by
+// walking /proc's parent links from the child and from this process's orphans.
+class DescendantTracker {
+ public:
+  explicit DescendantTracker(pid_t root);
+  ~DescendantTracker();
+  DescendantTracker(const DescendantTracker&) = delete;
+  DescendantTracker& operator=(const DescendantTracker&) = delete;
+
+  // Adds the live descendants /proc shows now (call while the child lives, and before signalling).
+  void refresh();
+  // Sends the signal to every tracked process that is still the same process (pid and start time).
+  void signal_all(int signal_number) const;
+  // "pid (name)" of each tracked process still alive (zombies excluded).
+  std::vector<std::string> survivors() const;
+  bool any_alive() const;
+  // Reaps tracked processes that died as our children (re-parented orphans), so no zombie stays.
+  void reap_orphans() const;
+
+ private:
+  struct Tracked {
+    pid_t pid;
+    unsigned long long start_time;  // /proc/<pid>/stat field 22: tells a reused pid apart
+    std::string name;
+  };
+  pid_t root_;
+  std::vector<Tracked> tracked_;
+};
 
 }  // namespace llmprof::detail

@@ -40,6 +40,7 @@
 #include <boost/process/v2/start_dir.hpp>
 #include <boost/process/v2/stdio.hpp>
 
+#include "core/duration.hpp"
 #include "process/process_group.hpp"
 #include "process/process_launch.hpp"
 #include "process/process_lines.hpp"
@@ -142,6 +143,7 @@ class ChildSession {
   OutputPump stderr_pump_;
   std::optional<bp::basic_process<asio::io_context::executor_type>> process_;
   pid_t process_group_ = -1;
+  std::optional<DescendantTracker> descendants_;  // the child's tree beyond its process group
   SteadyClock::time_point started_at_;
   std::optional<SteadyClock::time_point> deadline_;
   std::optional<int> wait_status_;  // raw waitpid() status once reaped
@@ -207,6 +209,7 @@ Result<void> ChildSession::launch(const std::filesystem::path& executable, int c
   }
   if (!error) {
     process_group_ = process_->id();
+    descendants_.emplace(process_group_);
     return {};
   }
   if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);  // the forked child ended in _exit(127)
@@ -232,7 +235,8 @@ void ChildSession::start_reading(OutputPump& pump) {
 void ChildSession::deliver(OutputPump& pump, std::size_t size) {
   if (pump.file_fd >= 0 && !output_error_ && !write_fully(pump.file_fd, pump.buffer.data(), size)) {
     const std::filesystem::path& file = &pump == &stdout_pump_ ? spec_.stdout_file : spec_.stderr_file;
-    output_error_ = make_error(ErrorCode::io_error,
+    const bool full = errno == ENOSPC || errno == EDQUOT;
+    output_error_ = make_error(full ? ErrorCode::no_space : ErrorCode::io_error,
                                std::string("writing the ") + pump.name + " of '" + spec_.argv.front() + "' to '" +
                                    file.string() + "' failed: " + std::strerror(errno),
                                "check free space and permissions of the output directory", file.string());
@@ -327,12 +331,18 @@ void ChildSession::begin_stop(StopReason reason, SteadyClock::time_point now) {
 void ChildSession::signal_tree(int signal_number) {
   if (signal_number == SIGKILL) kill_sent_ = true;
   if (process_group_ > 0) ::kill(-process_group_, signal_number);
+  // Descendants that left the group (setsid) or were re-parented to us are signalled one by one.
+  if (descendants_) {
+    descendants_->refresh();
+    descendants_->signal_all(signal_number);
+  }
   // The child may have left our group (setsid); while it is not reaped its pid cannot be reused.
   if (process_ && !wait_status_ && !status_unknown_) ::kill(process_->id(), signal_number);
 }
 
 bool ChildSession::group_alive() const {
-  return process_group_ > 0 && process_group_has_live_members(process_group_);
+  if (process_group_ > 0 && process_group_has_live_members(process_group_)) return true;
+  return descendants_ && descendants_->any_alive();
 }
 
 ProcessOutcome ChildSession::outcome() const {
@@ -378,17 +388,24 @@ Result<ProcessOutcome> ChildSession::run() {
   stdout_child_end.reset();
   stderr_child_end.reset();
 
-  if (spec_.timeout) deadline_ = started_at_ + *spec_.timeout;
+  if (spec_.timeout) deadline_ = deadline_after(started_at_, *spec_.timeout);
   if (stdout_pump_.open) start_reading(stdout_pump_);
   if (stderr_pump_.open) start_reading(stderr_pump_);
   schedule_tick();
   io_.run();
 
+  std::vector<std::string> survivors;
+  if (descendants_) {
+    descendants_->refresh();  // orphans of the tree are ours now (subreaper): find them too
+    if (stop_reason_ == StopReason::none) survivors = descendants_->survivors();
+    descendants_->reap_orphans();
+  }
   if (callback_error_) std::rethrow_exception(callback_error_);
   // The last line may have had no terminator.
   if (stdout_pump_.lines) stdout_pump_.lines->finish();
   if (stderr_pump_.lines) stderr_pump_.lines->finish();
-  const ProcessOutcome result = outcome();
+  ProcessOutcome result = outcome();
+  result.surviving_descendants = std::move(survivors);
   if (output_error_) {
     Error error = *output_error_;
     error.message += " (the process itself: " + result.describe() + ")";

@@ -115,7 +115,7 @@ std::string environment_to_json(const EnvironmentRecord& environment) {
         {"index", gpu.index}, {"name", gpu.name}, {"driver", gpu.driver}, {"memory_mib", gpu.memory_mib}});
   }
   boost::system::error_code error;
-  json::value tools = json::parse(environment.tools_json, error);
+  json::value tools = detail::parse_json_text(environment.tools_json, error);
   if (error) tools = environment.tools_json;  // keep what the probe said rather than lose it
   json::array problems;
   for (const auto& problem : environment.problems) problems.emplace_back(problem);

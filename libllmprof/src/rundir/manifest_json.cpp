@@ -1,10 +1,12 @@
 // run.json ("llmprof.run/1") and inputs.json <-> JSON text, with Boost.JSON.
+#include <algorithm>
 #include <boost/json.hpp>
 #include <limits>
 
 #include "core/json_fields.hpp"
 
 #include "core/json_pretty.hpp"
+#include "core/utf8.hpp"
 #include "llmprof/run_directory.hpp"
 
 namespace llmprof {
@@ -37,10 +39,30 @@ json::array string_array(const std::vector<std::string>& values) {
   return array;
 }
 
+// Reproducing the command needs its exact bytes, but JSON strings are UTF-8 (pretty_json repairs
+// them): a field with bytes that are not UTF-8 also gets "<field>_base64" with the original bytes,
+// and the reader prefers that.
+bool any_invalid_utf8(const std::vector<std::string>& values) {
+  return std::any_of(values.begin(), values.end(), [](const std::string& value) { return !detail::is_valid_utf8(value); });
+}
+
 json::object workload_to_object(const WorkloadRecord& workload) {
   json::object env;
-  for (const auto& [name, value] : workload.environment) env[name] = value;
-  return {{"argv", string_array(workload.argv)}, {"cwd", workload.working_directory.string()}, {"env", std::move(env)}};
+  json::object env_base64;
+  for (const auto& [name, value] : workload.environment) {
+    env[name] = value;
+    if (!detail::is_valid_utf8(value)) env_base64[name] = detail::encode_base64(value);
+  }
+  const std::string cwd = workload.working_directory.string();
+  json::object object = {{"argv", string_array(workload.argv)}, {"cwd", cwd}, {"env", std::move(env)}};
+  if (any_invalid_utf8(workload.argv)) {
+    json::array encoded;
+    for (const auto& argument : workload.argv) encoded.emplace_back(detail::encode_base64(argument));
+    object["argv_base64"] = std::move(encoded);
+  }
+  if (!detail::is_valid_utf8(cwd)) object["cwd_base64"] = detail::encode_base64(cwd);
+  if (!env_base64.empty()) object["env_base64"] = std::move(env_base64);
+  return object;
 }
 
 json::object rank_to_object(const RankRecord& rank) {
@@ -57,16 +79,17 @@ json::object rank_to_object(const RankRecord& rank) {
 
 json::object stage_to_object(const StageRecord& stage) {
   json::object object = {{"name", stage.name},
-          {"status", to_string(stage.status)},
-          {"reason", stage.reason},
-          {"started_utc", stage.started_utc},
-          {"duration_s", stage.duration_s},
-          {"exit_code", stage.exit_code ? json::value(*stage.exit_code) : json::value(nullptr)},
-          {"command", optional_string(stage.command)},
-          {"cmd_file", optional_string(stage.cmd_file)},
-          {"log_file", optional_string(stage.log_file)},
-          {"artifacts", string_array(stage.artifacts)},
-          {"warnings", string_array(stage.warnings)}};
+                         {"status", to_string(stage.status)},
+                         {"reason", stage.reason},
+                         {"started_utc", stage.started_utc},
+                         {"duration_s", stage.duration_s},
+                         {"exit_code", stage.exit_code ? json::value(*stage.exit_code) : json::value(nullptr)},
+                         {"command", optional_string(stage.command)},
+                         {"cmd_file", optional_string(stage.cmd_file)},
+                         {"log_file", optional_string(stage.log_file)},
+                         {"artifacts", string_array(stage.artifacts)},
+                         {"warnings", string_array(stage.warnings)}};
+  if (stage.command && !detail::is_valid_utf8(*stage.command)) object["command_base64"] = detail::encode_base64(*stage.command);
   if (!stage.ranks.empty()) {
     json::array ranks;
     for (const auto& rank : stage.ranks) ranks.emplace_back(rank_to_object(rank));
@@ -82,11 +105,27 @@ using detail::json_string;
 using detail::JsonFieldError;
 using detail::required_field;
 
+// The original bytes of a field whose readable form was repaired (see workload_to_object).
+std::string decoded(const std::string& base64, const char* field) {
+  auto bytes = detail::decode_base64(base64);
+  if (!bytes) throw JsonFieldError{field};
+  return std::move(*bytes);
+}
+
 WorkloadRecord workload_from_object(const json::object& object) {
   WorkloadRecord workload;
   workload.argv = detail::json_strings(object, "argv", "workload.argv");
+  if (object.contains("argv_base64")) {
+    const auto encoded = detail::json_strings(object, "argv_base64", "workload.argv_base64");
+    if (encoded.size() != workload.argv.size()) throw JsonFieldError{"workload.argv_base64"};
+    for (std::size_t i = 0; i < encoded.size(); ++i) workload.argv[i] = decoded(encoded[i], "workload.argv_base64");
+  }
   workload.working_directory = json_string(object, "cwd", "workload.cwd").value_or("");
+  if (auto cwd = json_string(object, "cwd_base64", "workload.cwd_base64")) workload.working_directory = decoded(*cwd, "workload.cwd_base64");
   workload.environment = detail::json_string_map(object, "env", "workload.env");
+  for (const auto& [name, value] : detail::json_string_map(object, "env_base64", "workload.env_base64")) {
+    workload.environment[name] = decoded(value, "workload.env_base64");
+  }
   return workload;
 }
 
@@ -130,6 +169,7 @@ StageRecord stage_from_object(const json::object& object) {
     stage.exit_code = static_cast<int>(*code);
   }
   stage.command = json_string(object, "command", "stages.command");
+  if (auto bytes = json_string(object, "command_base64", "stages.command_base64")) stage.command = decoded(*bytes, "stages.command_base64");
   stage.cmd_file = json_string(object, "cmd_file", "stages.cmd_file");
   stage.log_file = json_string(object, "log_file", "stages.log_file");
   stage.artifacts = detail::json_strings(object, "artifacts", "stages.artifacts");
@@ -159,6 +199,7 @@ RunManifest manifest_from_object(const json::object& root) {
     if (*bytes < 0) throw JsonFieldError{"total_bytes"};
     manifest.total_bytes = static_cast<std::uint64_t>(*bytes);
   }
+  manifest.files = detail::json_strings(root, "files", "files");
   return manifest;
 }
 
@@ -197,13 +238,14 @@ std::string manifest_to_json(const RunManifest& manifest) {
                              {"status", to_string(manifest.status)},
                              {"workload", workload_to_object(manifest.workload)},
                              {"stages", std::move(stages)},
-                             {"total_bytes", manifest.total_bytes}};
+                             {"total_bytes", manifest.total_bytes},
+                             {"files", string_array(manifest.files)}};
   return detail::pretty_json(root);
 }
 
 Result<RunManifest> manifest_from_json(const std::string& json_text) {
   boost::system::error_code error;
-  const json::value root = json::parse(json_text, error);
+  const json::value root = detail::parse_json_text(json_text, error);
   if (error) {
     return make_error(ErrorCode::parse_error, "run.json is not valid JSON: " + error.message(),
                       "restore it from a backup or re-run; a run.json written by llmprof is never partial");

@@ -1,6 +1,9 @@
 // RunDirectory: creating, opening and recording one MAIN directory per profiling run.
 #include "llmprof/run_directory.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cerrno>
@@ -15,6 +18,7 @@
 #include "core/json_pretty.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/run_layout.hpp"
+#include "rundir/run_lock.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;
@@ -22,7 +26,23 @@ namespace {
 
 constexpr int kGeneratedIdAttempts = 16;
 
-Result<std::vector<fs::path>> retain_newest(const fs::path& runs_root, int keep, const fs::path& protect);
+constexpr const char* kSpaceReserveName = ".space-reserve";
+
+// Regular files under MAIN (relative path, size), sorted; hidden names (".x": the temporaries of
+// atomic writes, the space reserve) are llmprof's own scaffolding, not part of the run.
+std::vector<std::pair<std::string, std::uint64_t>> files_on_disk(const fs::path& main) {
+  std::vector<std::pair<std::string, std::uint64_t>> files;
+  std::error_code error;
+  for (fs::recursive_directory_iterator it(main, fs::directory_options::skip_permission_denied, error), end;
+       !error && it != end; it.increment(error)) {
+    std::error_code size_error;
+    if (it->path().filename().string().front() == '.' || !it->is_regular_file(size_error)) continue;
+    const auto size = it->file_size(size_error);
+    files.emplace_back(it->path().lexically_relative(main).string(), size_error ? 0 : size);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
 
 Error io_error(const std::error_code& error, const std::string& what, const fs::path& path) {
   return detail::io_error_from_errno(error.value(), what, path);
@@ -137,6 +157,11 @@ Result<RunDirectory> RunDirectory::create(const RunDirectoryOptions& options, co
 
   RunDirectory run;
   run.path_ = std::move(path.value());
+  // Locked before run.json exists: retention only considers directories with a run.json, so it
+  // can never see this run unlocked.
+  auto lock = detail::RunLock::acquire(run.path_ / detail::kRunLockName);
+  if (!lock) return lock.error();
+  run.lock_ = std::make_shared<detail::RunLock>(std::move(lock.value()));
   for (const fs::path& sub : {RunLayout::stage1_directory(), RunLayout::nsys_directory(), RunLayout::ncu_directory(),
                               RunLayout::analysis_directory()}) {
     fs::create_directory(run.path_ / sub, error);
@@ -146,11 +171,7 @@ Result<RunDirectory> RunDirectory::create(const RunDirectoryOptions& options, co
   run.manifest_.created_utc = format_utc_iso8601(clock.wall_now());
   if (auto written = run.write_manifest(clock); !written) return written.error();
 
-  if (options.keep_newest_runs) {
-    auto removed = retain_newest(options.runs_root, *options.keep_newest_runs, run.path_);
-    if (!removed) log_warning("run", "retention did not complete: " + removed.error().describe());
-    for (const auto& old : removed ? removed.value() : std::vector<fs::path>{}) log_info("run", "retention removed " + old.string());
-  }
+  if (options.keep_newest_runs) run.retention_ = apply_retention(options.runs_root, *options.keep_newest_runs, run.path_);
   return run;
 }
 
@@ -192,8 +213,35 @@ StageRecord& RunDirectory::stage(const std::string& name) {
 
 Result<void> RunDirectory::write_manifest(const Clock& clock) {
   manifest_.updated_utc = format_utc_iso8601(clock.wall_now());
-  manifest_.total_bytes = total_bytes();
+  manifest_.total_bytes = 0;
+  manifest_.files.clear();
+  for (const auto& [relative, bytes] : files_on_disk(path_)) {
+    manifest_.total_bytes += bytes;
+    manifest_.files.push_back(relative);
+  }
+  auto written = detail::write_file_atomically(path_ / RunLayout::manifest(), manifest_to_json(manifest_));
+  if (written || written.error().code != ErrorCode::no_space) return written;
+  std::error_code ignored;
+  if (!fs::remove(path_ / kSpaceReserveName, ignored)) return written;
   return detail::write_file_atomically(path_ / RunLayout::manifest(), manifest_to_json(manifest_));
+}
+
+Result<void> RunDirectory::reserve_space(std::uint64_t bytes) const {
+  const fs::path reserve = path_ / kSpaceReserveName;
+  const int fd = ::open(reserve.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return detail::io_error_from_errno(errno, "could not create the space reserve", reserve);
+  const int error_number = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  ::close(fd);
+  if (error_number != 0) {
+    ::unlink(reserve.c_str());
+    return detail::io_error_from_errno(error_number, "could not reserve space in", reserve);
+  }
+  return {};
+}
+
+void RunDirectory::release_space_reserve() const {
+  std::error_code ignored;
+  fs::remove(path_ / kSpaceReserveName, ignored);
 }
 
 Result<void> RunDirectory::write_text(const fs::path& relative, const std::string& content) const {
@@ -207,7 +255,7 @@ Result<void> RunDirectory::write_text(const fs::path& relative, const std::strin
 
 Result<void> RunDirectory::write_json(const fs::path& relative, const std::string& json_text) const {
   boost::system::error_code error;
-  const boost::json::value value = boost::json::parse(json_text, error);
+  const boost::json::value value = detail::parse_json_text(json_text, error);
   if (error) {
     return make_error(ErrorCode::invalid_argument, "refusing to write invalid JSON to " + relative.string() + ": " + error.message(),
                       "this is a bug in the caller that produced the JSON", relative.string());
@@ -226,26 +274,12 @@ Result<void> RunDirectory::write_environment(const EnvironmentRecord& environmen
 
 std::uint64_t RunDirectory::total_bytes() const {
   std::uint64_t total = 0;
-  std::error_code error;
-  for (fs::recursive_directory_iterator it(path_, fs::directory_options::skip_permission_denied, error), end;
-       !error && it != end; it.increment(error)) {
-    std::error_code size_error;
-    if (it->is_regular_file(size_error)) {
-      const auto size = it->file_size(size_error);
-      if (!size_error) total += size;
-    }
-  }
+  for (const auto& file : files_on_disk(path_)) total += file.second;
   return total;
 }
 
-Result<std::vector<fs::path>> apply_retention(const fs::path& runs_root, int keep) {
-  return retain_newest(runs_root, keep, {});
-}
-
-namespace {
-
 // `protect` (the run being created) is never removed, even when a skewed clock makes it look oldest.
-Result<std::vector<fs::path>> retain_newest(const fs::path& runs_root, int keep, const fs::path& protect) {
+Result<RetentionOutcome> apply_retention(const fs::path& runs_root, int keep, const fs::path& protect) {
   if (keep < 1) return make_error(ErrorCode::invalid_argument, "retention must keep at least one run", "pass keep >= 1");
   std::vector<fs::path> runs;
   std::error_code error;
@@ -263,16 +297,25 @@ Result<std::vector<fs::path>> retain_newest(const fs::path& runs_root, int keep,
     const auto current = std::find(runs.begin(), runs.end(), protect);
     if (current != runs.end()) std::rotate(current, current + 1, runs.end());  // count it as newest
   }
-  std::vector<fs::path> removed;
+  RetentionOutcome outcome;
   const std::size_t excess = runs.size() > static_cast<std::size_t>(keep) ? runs.size() - keep : 0;
   for (std::size_t i = 0; i < excess; ++i) {
-    fs::remove_all(runs[i], error);
-    if (error) return io_error(error, "could not remove old run", runs[i]);
-    removed.push_back(runs[i]);
+    if (runs[i] == protect) continue;
+    // Held while removing, so a run cannot be (re)opened for writing half-deleted.
+    detail::RunLock lock;
+    if (detail::try_lock_finished_run(runs[i], lock) == detail::RunLockState::held_elsewhere) {
+      outcome.kept_unfinished.push_back(runs[i]);
+      continue;
+    }
+    std::error_code remove_error;
+    fs::remove_all(runs[i], remove_error);
+    if (remove_error) {
+      outcome.problems.push_back(io_error(remove_error, "could not remove old run", runs[i]).describe());
+      continue;
+    }
+    outcome.removed.push_back(runs[i]);
   }
-  return removed;
+  return outcome;
 }
-
-}  // namespace
 
 }  // namespace llmprof

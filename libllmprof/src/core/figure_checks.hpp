@@ -1,0 +1,40 @@
+// The invariants of derived figures (fractions in [0, 1], percentages in [0, 100], times and rates
+// non-negative, everything finite). A figure that breaks one is withheld (reset to "not computed")
+// and a warning names the figure, its value and the inputs it came from: a number that cannot be
+// true is never printed. Used where figures are made (analysis) and where they are read back
+// (report.json, which may come from elsewhere).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmprof::detail {
+
+class FigureChecker {
+ public:
+  // `subject` prefixes every warning, e.g. "stage 'decode'".
+  FigureChecker(std::vector<std::string>& warnings, std::string subject)
+      : warnings_(warnings), subject_(std::move(subject)) {}
+
+  // [0, 1] (a share, a busy fraction, an MFU).
+  void fraction(std::optional<double>& value, std::string_view figure, std::string_view inputs);
+  // [0, 100]; a little above 100 is tolerated, as ncu's own percentages of peak can be.
+  void percent(std::optional<double>& value, std::string_view figure, std::string_view inputs);
+  // >= 0 and finite (times, bytes, FLOP, rates).
+  void non_negative(std::optional<double>& value, std::string_view figure, std::string_view inputs);
+  void non_negative(std::optional<std::int64_t>& value, std::string_view figure, std::string_view inputs);
+
+  bool any_withheld() const { return withheld_; }
+
+ private:
+  void withhold(std::string_view figure, double value, std::string_view rule, std::string_view inputs);
+
+  std::vector<std::string>& warnings_;
+  std::string subject_;
+  bool withheld_ = false;
+};
+
+}  // namespace llmprof::detail

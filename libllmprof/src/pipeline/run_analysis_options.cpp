@@ -1,0 +1,65 @@
+// What a run measured, read back from its directory, so that `deep-profile analyze MAIN` re-analyses
+// the run as it was profiled instead of with defaults (issue: a top-10 gated run re-analysed as top-5).
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "llmprof/deep_profiler.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
+
+namespace llmprof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The last `nsys profile` line of nsys/cmd.txt is the capture whose tables the analysis reads
+// (an ungated re-run after an empty gate comes after the gated one).
+std::string last_profile_command(const fs::path& main) {
+  std::ifstream in(main / "nsys" / "cmd.txt");
+  std::string last;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(" profile ") != std::string::npos) last = line;
+  }
+  return last;
+}
+
+bool has_argument(const std::string& command, const std::string& argument) {
+  std::istringstream words(command);
+  for (std::string word; words >> word;) {
+    if (word == argument) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+AnalysisOptions analysis_options_for(const DeepProfileConfig& config, std::optional<std::string> capture_gate) {
+  AnalysisOptions options;
+  options.selection_stage = config.run.stage;
+  // validate_config guarantees top_n_kernels >= 1; the max() guards a config built in code.
+  options.top_n = static_cast<std::size_t>(std::max(config.run.top_n_kernels, 1));
+  options.name_base = detail::selection_name_base(config.ncu.kernel_name_base);
+  options.capture_gated_on_stage = capture_gate && *capture_gate == config.run.stage;
+  return options;
+}
+
+Result<AnalysisOptions> analysis_options_of_run(const fs::path& main) {
+  const fs::path config_file = main / "config.toml";
+  std::error_code error;
+  if (!fs::exists(config_file, error)) {
+    return make_error(ErrorCode::not_found, "the run has no config.toml, so what it measured is unknown",
+                      "pass --stage, --top and --gated to say how it was profiled", config_file.string());
+  }
+  auto config = load_config({{config_file}, {}});
+  if (!config) return config.error();
+  std::optional<std::string> gate;
+  const std::string profile = last_profile_command(main);
+  const std::string capture = "--nvtx-capture=" + config->run.stage;
+  if (has_argument(profile, "--capture-range=nvtx") &&
+      (has_argument(profile, capture) || profile.find(capture + "@") != std::string::npos)) {
+    gate = config->run.stage;
+  }
+  return analysis_options_for(config.value(), gate);
+}
+
+}  // namespace llmprof

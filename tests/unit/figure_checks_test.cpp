@@ -1,0 +1,121 @@
+// Figures that cannot be true are withheld with a warning naming their inputs, never printed: in the
+// analysis (busy <= span, percent of peak <= 100), for a unit ncu printed that is not a time, and when
+// a report.json from elsewhere holds "700%".
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <regex>
+
+#include "llmprof/analysis.hpp"
+#include "llmprof/report.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using llmprof::testing::data_path;
+using llmprof::testing::read_file;
+using llmprof::testing::TempDir;
+using llmprof::testing::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path copy_of_recorded_run(const TempDir& temp) {
+  fs::copy(data_path("h100-1b-decode"), temp / "run", fs::copy_options::recursive);
+  return temp / "run";
+}
+
+const StageAnalysis& stage_named(const AnalysisReport& report, const std::string& name) {
+  for (const auto& stage : report.stages) {
+    if (stage.name == name) return stage;
+  }
+  FAIL("no stage " << name);
+  throw std::logic_error("unreachable");
+}
+
+bool any_contains(const std::vector<std::string>& lines, const std::string& text) {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) { return line.find(text) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("a GPU projection shorter than the kernel time withholds GPU busy instead of printing 10^7 %") {
+  TempDir temp;
+  const fs::path run = copy_of_recorded_run(temp);
+  // The recorded decode projection is 2774445119 ns; 1 ns is a table from some other capture.
+  const fs::path projection = run / "nsys/summary_nvtx_gpu_proj_sum.csv";
+  std::string table = read_file(projection);
+  table.replace(table.find(":decode,PushPop,2774445119,"), std::string(":decode,PushPop,2774445119,").size(), ":decode,PushPop,1,");
+  write_file(projection, table);
+
+  AnalysisOptions options;
+  options.top_n = 10;
+  options.capture_gated_on_stage = true;
+  const auto report = analyze_run_directory(run, options);
+  REQUIRE(report.has_value());
+  const auto& decode = stage_named(*report, "decode");
+  CHECK(decode.gpu_projection_ns == 1);
+  CHECK_FALSE(decode.gpu_busy_fraction.has_value());  // before: kernel time / 1 ns, "GPU busy 31374356%"
+  CHECK(decode.verdict.find("GPU-bound") == std::string::npos);
+  CHECK(any_contains(report->warnings, "stage 'decode': gpu_busy_fraction = "));
+  CHECK(any_contains(report->warnings, "nsys nvtx_gpu_proj_sum"));
+  // Nothing in report.json or the rendered figures is above 100 %.
+  const std::string json = analysis_report_json(*report);
+  const auto root = boost::json::parse(json).as_object();
+  for (const auto& stage : root.at("stages").as_array()) {
+    const auto& busy = stage.as_object().at("gpu_busy_fraction");
+    CHECK((busy.is_null() || busy.to_number<double>() <= 1.0));
+  }
+}
+
+TEST_CASE("gpu__time_duration in a unit that is not a time is an input error, not taken as nanoseconds") {
+  TempDir temp;
+  const fs::path run = copy_of_recorded_run(temp);
+  const fs::path raw = run / "ncu/raw.csv";
+  std::string text = read_file(raw);
+  // Find gpu__time_duration.sum's column in the header and give it an unknown unit in the units row.
+  const auto header_end = text.find('\n');
+  const std::string header = text.substr(0, header_end);
+  std::size_t column = 0;
+  for (std::size_t at = 0; at < header.find("\"gpu__time_duration.sum\""); ++at) column += header[at] == ',';
+  const auto units_end = text.find('\n', header_end + 1);
+  std::string units = text.substr(header_end + 1, units_end - header_end - 1);
+  std::size_t at = 0;
+  for (std::size_t commas = 0; commas < column; ++at) commas += units[at] == ',';
+  const auto close = units.find('"', at + 1);
+  units.replace(at, close - at + 1, "\"furlong\"");
+  text.replace(header_end + 1, units_end - header_end - 1, units);
+  write_file(raw, text);
+
+  AnalysisOptions options;
+  const auto report = analyze_run_directory(run, options);
+  // Before: read as nanoseconds. Every launch's duration is unusable, so the input is refused, by name.
+  REQUIRE_FALSE(report.has_value());
+  CHECK(report.error().code == ErrorCode::parse_error);
+  CHECK_THAT(report.error().message, Catch::Contains("gpu__time_duration.sum is in 'furlong'"));
+  CHECK_THAT(report.error().message, Catch::Contains("ncu/raw.csv"));
+}
+
+TEST_CASE("a report.json holding impossible figures renders them as withheld, with the warning") {
+  TempDir temp;
+  fs::copy(data_path("runs/h100-decode-b4"), temp / "run", fs::copy_options::recursive);
+  const fs::path file = temp / "run/analysis/report.json";
+  auto root = boost::json::parse(read_file(file)).as_object();
+  auto& stage = root.at("stages").as_array().at(0).as_object();
+  const std::string name(stage.at("name").as_string());
+  stage["gpu_busy_fraction"] = 7.0;   // "700%"
+  stage["mfu"] = -0.5;
+  root.at("kernels").as_array().at(0).as_object()["pct_peak_dram"] = 1e300;
+  write_file(file, boost::json::serialize(root));
+
+  const auto model = load_run_report(temp / "run");
+  REQUIRE(model.has_value());
+  const auto found = std::find_if(model->stages.begin(), model->stages.end(), [&](const ReportStage& s) { return s.name == name; });
+  REQUIRE(found != model->stages.end());
+  CHECK_FALSE(found->gpu_busy_fraction.has_value());
+  CHECK_FALSE(found->mfu.has_value());
+  CHECK_FALSE(model->kernels.front().pct_peak_dram.has_value());
+  CHECK(any_contains(model->warnings, "gpu_busy_fraction = 7 cannot be true"));
+  const std::string markdown = render_markdown(*model);
+  CHECK(markdown.find("700%") == std::string::npos);  // before: "GPU busy 700%"
+  CHECK(markdown.find("gpu_busy_fraction = 7 cannot be true") != std::string::npos);
+}
