@@ -35,11 +35,8 @@ fs::path own_executable() {
 }
 
 const char* usage_text =
-    "usage: deep-profile run [--config FILE]... [--preset NAME] [--set KEY=VALUE]... [KEY=VALUE]... [--quiet]
-"
-    "                        [--launcher 'LAUNCHER WORDS' [--ranks LIST]] [-- CMD ARGS...]
-
-"
+    "usage: deep-profile run [--config FILE]... [--preset NAME] [--set KEY=VALUE]... [KEY=VALUE]... [--quiet]\n"
+    "                        [--launcher 'LAUNCHER WORDS' [--ranks LIST]] [-- CMD ARGS...]\n\n"
     "Runs the workload (the bundled llmprof-decode example, or CMD) bare, under nsys, and under ncu on its top\n"
     "kernels, and leaves one run directory (MAIN) with run.json, the raw reports, the analysis and the reports.\n"
     "With --launcher (srun, mpirun, torchrun) every workload stage runs as\n"
