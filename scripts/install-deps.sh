@@ -23,6 +23,8 @@ packages=(
   libtomlplusplus-dev catch2
   libsqlite3-dev sqlite3
   clang libclang-rt-14-dev
+  # A single-node Slurm and Open MPI for the multi-rank end-to-end tests (scripts/cluster.sh).
+  slurmctld slurmd slurm-client munge openmpi-bin
 )
 if [ "$with_torch" -eq 1 ]; then packages+=(libtorch-dev); fi
 if [ "$with_browser" -eq 1 ]; then packages+=(chromium); fi

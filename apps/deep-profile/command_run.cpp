@@ -23,6 +23,8 @@ namespace {
 struct RunOptions {
   llmprof::ConfigSelection selection;
   bool quiet = false;
+  std::string launcher;  // --launcher words, empty: one process
+  std::string ranks;     // --ranks list
   std::vector<std::string> workload;  // after "--"
 };
 
@@ -34,9 +36,12 @@ fs::path own_executable() {
 
 const char* usage_text =
     "usage: deep-profile run [--config FILE]... [--preset NAME] [--set KEY=VALUE]... [KEY=VALUE]... [--quiet]\n"
-    "                        [-- CMD ARGS...]\n\n"
+    "                        [--launcher 'LAUNCHER WORDS' [--ranks LIST]] [-- CMD ARGS...]\n\n"
     "Runs the workload (the bundled llmprof-decode example, or CMD) bare, under nsys, and under ncu on its top\n"
-    "kernels, and leaves one run directory (MAIN) with run.json, the raw reports, the analysis and the reports.\n\n"
+    "kernels, and leaves one run directory (MAIN) with run.json, the raw reports, the analysis and the reports.\n"
+    "With --launcher (srun, mpirun, torchrun) every workload stage runs as\n"
+    "`LAUNCHER deep-profile rank-exec --run MAIN --stage S -- CMD`; each rank writes MAIN/ranks/r<k>/. nsys\n"
+    "profiles every rank and ncu rank 0 unless --ranks (e.g. 0,3 or 0-3) names the ranks to profile.\n\n"
     "exit codes: 0 everything asked for succeeded; 1 a stage failed or was skipped; 2 bad command line or\n"
     "config; 3 the machine is not ready (tool missing, no space, unwritable runs root); 4 the workload program\n"
     "is missing (e.g. the bundled example was not built); 124 a stage timed out; 130 interrupted (SIGINT/SIGTERM),\n"
@@ -46,7 +51,9 @@ const char* usage_text =
 std::optional<RunOptions> parse_options(const std::vector<std::string>& args, int& exit) {
   RunOptions options;
   CommandSyntax syntax("run", usage_text);
-  syntax.options.add_options()("quiet,q", po::bool_switch(&options.quiet), "no progress lines; only errors and the final table");
+  syntax.options.add_options()("quiet,q", po::bool_switch(&options.quiet), "no progress lines; only errors and the final table")
+      ("launcher", po::value(&options.launcher), "run every workload stage under this launcher, e.g. 'srun -n 2'")
+      ("ranks", po::value(&options.ranks), "ranks nsys and ncu profile (default: nsys every rank, ncu rank 0)");
   auto line = parse_profiling_command_line(syntax, args, exit);
   if (!line) return std::nullopt;
   options.selection = std::move(line->selection);
@@ -117,10 +124,53 @@ llmprof::Result<llmprof::DeepProfileConfig> load(const RunOptions& options) {
   return config;
 }
 
+// --launcher/--ranks checked before anything is created: an unknown launcher, one not on PATH, or
+// --ranks outside the world size the launcher words give.
+std::optional<llmprof::RankLaunch> rank_launch_from(const RunOptions& options, int& exit) {
+  if (options.launcher.empty()) {
+    if (!options.ranks.empty()) {
+      std::cerr << "deep-profile run: --ranks needs --launcher (one process has only rank 0)\n";
+      exit = exit_usage;
+    }
+    return std::nullopt;
+  }
+  auto launcher = llmprof::parse_launcher(options.launcher);
+  if (!launcher) {
+    std::cerr << "deep-profile run: " << launcher.error().describe() << "\n";
+    exit = exit_usage;
+    return std::nullopt;
+  }
+  if (llmprof::find_executable(launcher->words.front()).empty()) {
+    std::cerr << "deep-profile run: the launcher '" << launcher->words.front() << "' was not found on PATH; install it "
+              << "(Slurm: slurm-client, Open MPI: openmpi-bin, torchrun: pip install torch) or give its full path\n";
+    exit = exit_not_ready;
+    return std::nullopt;
+  }
+  llmprof::RankLaunch launch{launcher.value(), std::nullopt};
+  if (!options.ranks.empty()) {
+    auto ranks = llmprof::parse_rank_list(options.ranks);
+    if (!ranks) {
+      std::cerr << "deep-profile run: " << ranks.error().describe() << "\n";
+      exit = exit_usage;
+      return std::nullopt;
+    }
+    if (launcher->world_size && ranks->back() >= *launcher->world_size) {
+      std::cerr << "deep-profile run: --ranks " << options.ranks << " names rank " << ranks->back() << ", outside the world size "
+                << *launcher->world_size << " that '" << options.launcher << "' starts (ranks 0-" << *launcher->world_size - 1 << ")\n";
+      exit = exit_usage;
+      return std::nullopt;
+    }
+    launch.ranks = ranks.value();
+  }
+  return launch;
+}
+
 int run_command(const std::vector<std::string>& args) {
   int exit = exit_ok;
   auto options = parse_options(args, exit);
   if (!options) return exit;
+  auto launch = rank_launch_from(options.value(), exit);
+  if (exit != exit_ok) return exit;
   auto config = load(options.value());
   if (!config) return report_config_error("run", config.error(), std::cerr);
   llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
@@ -129,6 +179,7 @@ int run_command(const std::vector<std::string>& args) {
   ProgressPrinter printer(options->quiet);
   llmprof::DeepProfilerEnvironment environment;
   environment.executable = own_executable();
+  environment.rank_launch = launch;
   llmprof::DeepProfiler profiler(config.value(), *runner, clock, [&printer](const auto& event) { printer(event); },
                                  environment);
   auto watcher = llmprof::StopSignalWatcher::start([&profiler](int) { profiler.request_stop(); });

@@ -25,6 +25,7 @@
 #include "llmprof/clock.hpp"
 #include "llmprof/config.hpp"
 #include "llmprof/process.hpp"
+#include "llmprof/rank_launch.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/run_directory.hpp"
 
@@ -83,6 +84,9 @@ struct DeepProfilerEnvironment {
   bool use_default_tool_locations = true;
   std::vector<std::filesystem::path> extra_tool_search_roots;
   bool attach_log_file = true;  // send log lines to MAIN/deep-profile.log while running
+  // Set: stage1, nsys and ncu run through this launcher, one `deep-profile rank-exec` per rank
+  // (`executable` must then be deep-profile itself); results land in MAIN/ranks/r<k>/.
+  std::optional<RankLaunch> rank_launch;
 };
 
 class DeepProfiler {

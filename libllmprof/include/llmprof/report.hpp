@@ -140,6 +140,8 @@ struct RunReportModel {
   std::vector<StageProblem> stage_problems;
   std::vector<ReproduceStep> reproduce;
   std::vector<std::string> notes;  // what could not be read (absent env.json, ...), shown in the report
+  // analysis/ranks.md (runs under a launcher): the "Across ranks" section, Markdown; empty otherwise.
+  std::string cross_rank_markdown;
 };
 
 // Reads MAIN. Errors: report.json absent (not_found, hint: run `deep-profile analyze MAIN`), or any

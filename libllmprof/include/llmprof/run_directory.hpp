@@ -25,6 +25,19 @@ namespace llmprof {
 enum class StageStatus { pending, running, ok, skipped, failed, interrupted };
 const char* to_string(StageStatus status) noexcept;
 
+// One rank's share of a stage run under a launcher (`deep-profile run --launcher`).
+struct RankRecord {
+  int rank = 0;
+  int local_rank = 0;
+  std::string host;
+  std::string role;  // "nsys" / "ncu" (profiled on this rank) or "bare"
+  StageStatus status = StageStatus::pending;
+  std::string reason;  // why not ok
+  std::optional<int> exit_code;
+  double duration_s = 0;
+  std::string directory;  // relative to MAIN, e.g. "ranks/r1/nsys"
+};
+
 struct StageRecord {
   std::string name;  // probe, stage1, nsys, select, ncu, analyze, report
   StageStatus status = StageStatus::pending;
@@ -37,6 +50,7 @@ struct StageRecord {
   std::optional<std::string> log_file;  // relative to MAIN
   std::vector<std::string> artifacts;   // relative to MAIN
   std::vector<std::string> warnings;
+  std::vector<RankRecord> ranks;  // stages run under a launcher: one per rank (absent from run.json otherwise)
 };
 
 enum class RunStatus { running, ok, incomplete, failed, interrupted };

@@ -179,4 +179,17 @@ std::string kernel_name_regex(const std::vector<std::string>& demangled_names, K
   return regex + ")$";
 }
 
+bool is_collective_kernel(std::string_view name) {
+  constexpr std::string_view needle = "nccl";
+  if (name.size() < needle.size()) return false;
+  for (std::size_t at = 0; at + needle.size() <= name.size(); ++at) {
+    bool equal = true;
+    for (std::size_t i = 0; i < needle.size() && equal; ++i) {
+      equal = static_cast<char>(std::tolower(static_cast<unsigned char>(name[at + i]))) == needle[i];
+    }
+    if (equal) return true;
+  }
+  return false;
+}
+
 }  // namespace llmprof

@@ -42,19 +42,34 @@ struct StageEntry {
 const std::vector<StageEntry>& stage_table() {
   using detail::run_analyze_stage, detail::run_ncu_stage, detail::run_nsys_stage, detail::run_probe_stage,
       detail::run_report_stage, detail::run_select_stage, detail::run_workload_stage;
+  // Under a launcher (environment.rank_launch) the workload stages and analyze run rank by rank.
+  using detail::run_ranked_analyze_stage, detail::run_ranked_ncu_stage, detail::run_ranked_nsys_stage,
+      detail::run_ranked_workload_stage;
   static const std::vector<StageEntry> table = {
       {"probe", "finding nsys and ncu, recording the environment",
        [](PipelineRun& run, StageOutputs& out) { return keep(run_probe_stage(run), out.probe); }},
       {"stage1", "running the workload bare",
-       [](PipelineRun& run, StageOutputs& out) { return keep(run_workload_stage(run), out.workload); }},
+       [](PipelineRun& run, StageOutputs& out) {
+         return keep(run.environment.rank_launch ? run_ranked_workload_stage(run) : run_workload_stage(run), out.workload);
+       }},
       {"nsys", "Nsight Systems timeline",
-       [](PipelineRun& run, StageOutputs& out) { return keep(run_nsys_stage(run, out.probe, out.workload), out.nsys); }},
+       [](PipelineRun& run, StageOutputs& out) {
+         return keep(run.environment.rank_launch ? run_ranked_nsys_stage(run, out.probe, out.workload)
+                                                 : run_nsys_stage(run, out.probe, out.workload),
+                     out.nsys);
+       }},
       {"select", "choosing the kernels that matter",
        [](PipelineRun& run, StageOutputs& out) { return keep(run_select_stage(run, out.nsys), out.select); }},
       {"ncu", "Nsight Compute on the selected kernels",
-       [](PipelineRun& run, StageOutputs& out) { return run_ncu_stage(run, {out.probe, out.workload, out.nsys, out.select}); }},
+       [](PipelineRun& run, StageOutputs& out) {
+         const detail::NcuInputs inputs{out.probe, out.workload, out.nsys, out.select};
+         return run.environment.rank_launch ? run_ranked_ncu_stage(run, inputs) : run_ncu_stage(run, inputs);
+       }},
       {"analyze", "roofline and MFU analysis",
-       [](PipelineRun& run, StageOutputs& out) { return keep(run_analyze_stage(run, out.nsys), out.analysis); }},
+       [](PipelineRun& run, StageOutputs& out) {
+         return keep(run.environment.rank_launch ? run_ranked_analyze_stage(run, out.nsys) : run_analyze_stage(run, out.nsys),
+                     out.analysis);
+       }},
       {"report", "writing report.md and report.html",
        [](PipelineRun& run, StageOutputs& out) { return run_report_stage(run, out.analysis); }},
   };

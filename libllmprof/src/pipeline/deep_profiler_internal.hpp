@@ -17,8 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/analysis.hpp"
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/kernel_name.hpp"
+#include "llmprof/ncu_command.hpp"
+#include "llmprof/nsys_command.hpp"
 #include "pipeline/workload.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/tool_probe.hpp"
@@ -142,6 +145,26 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys);
 StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs);
 Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys);
 StageResult run_report_stage(PipelineRun& run, const AnalyzeOutput& analysis);
+
+// The same stages under a launcher (rank_stages.cpp): every rank runs through `deep-profile rank-exec`
+// and writes only under MAIN/ranks/r<k>/; the lowest rank ncu profiles feeds select and analyze.
+Staged<WorkloadOutput> run_ranked_workload_stage(PipelineRun& run);
+Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload);
+StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs);
+Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutput& nsys);
+
+// Pieces of the nsys, ncu and analyze stages that the ranked stages share. Directories are relative to MAIN.
+std::optional<StageResult> nsys_stage_precondition(const PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload);
+std::optional<StageResult> ncu_stage_precondition(const PipelineRun& run, const NcuInputs& inputs);
+NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated, const std::filesystem::path& output_base);
+// `nsys stats` of `report` into <directory>/summary_*.csv, parsed into `stats`.
+StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const std::filesystem::path& report,
+                              const std::filesystem::path& directory, NsysStats& stats);
+NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu, const std::optional<std::string>& kernel_regex,
+                               std::optional<std::int64_t> launch_count, const std::filesystem::path& output);
+StageResult export_ncu_raw_csv(PipelineRun& run, const NcuInfo& ncu, const std::filesystem::path& report,
+                               const std::filesystem::path& directory, const std::string& csv_name);
+AnalysisOptions analysis_options(const PipelineRun& run, const NsysOutput& nsys);
 
 // The form a selection made from nsys's (demangled) kernel names is written in for ncu.kernel_name_base;
 // nullopt for mangled, which no nsys name can be turned into. The one place the config's

@@ -4,13 +4,9 @@
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
-namespace {
-
 AnalysisOptions analysis_options(const PipelineRun& run, const NsysOutput& nsys) {
   return analysis_options_for(run.config, nsys.gate);
 }
-
-}  // namespace
 
 Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys) {
   if (!run.config.run.enable_analyze) return StageResult::skipped("disabled (run.enable_analyze = false)");

@@ -38,6 +38,14 @@ PassFilter selection_filter(const SelectOutput& select, bool filtered) {
 }
 
 NcuCommand profile_command(const PipelineRun& run, const NcuInfo& ncu, const PassFilter& filter) {
+  return ncu_profile_command(run, ncu, filter.kernel_regex, filter.launch_count,
+                             fs::absolute(run.directory.layout().resolve(RunLayout::ncu_output_base(filter.output_name))));
+}
+
+}  // namespace
+
+NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu, const std::optional<std::string>& kernel_regex,
+                               std::optional<std::int64_t> launch_count, const fs::path& output) {
   const NcuConfig& config = run.config.ncu;
   NcuProfileOptions options;
   options.ncu = ncu.path;
@@ -47,22 +55,24 @@ NcuCommand profile_command(const PipelineRun& run, const NcuInfo& ncu, const Pas
   options.set = config.set;
   options.sections = config.sections;
   options.metrics = config.metrics;
-  if (filter.kernel_regex) {
-    options.kernel_name = *filter.kernel_regex;
+  if (kernel_regex) {
+    options.kernel_name = *kernel_regex;
     options.kernel_name_base = config.kernel_name_base;
   }
   if (config.launch_skip > 0) options.launch_skip = config.launch_skip;
-  if (filter.launch_count) options.launch_count = *filter.launch_count;
+  if (launch_count) options.launch_count = *launch_count;
   else if (config.max_launches > 0) options.launch_count = config.max_launches;
   options.replay_mode = config.replay_mode;
   options.clock_control = config.clock_control;
   options.cache_control = config.cache_control;
-  options.output = fs::absolute(run.directory.layout().resolve(RunLayout::ncu_output_base(filter.output_name)));
+  options.output = output;
   options.force_overwrite = true;
   options.extra_args = config.extra_args;
   options.application = run.workload.argv;
   return NcuCommand::profile(std::move(options));
 }
+
+namespace {
 
 void report_line(PipelineRun& run, const std::string& line) {
   auto progress = parse_ncu_progress_line(line);
@@ -113,25 +123,30 @@ std::string kernel_list(const std::vector<std::string>& names) {
 
 // ncu --import profile.ncu-rep --page raw --csv > raw.csv, through a temporary so that a failed or
 // interrupted export never leaves a truncated raw.csv. `csv` is relative to MAIN.
-StageResult export_raw_csv(PipelineRun& run, const NcuInfo& ncu, const fs::path& report,
-                           const fs::path& csv = RunLayout::ncu_raw_csv()) {
+}  // namespace
+
+// ncu --import REPORT --page raw --csv > <directory>/<csv_name>, through a temporary so that a failed
+// or interrupted export never leaves a truncated CSV. `directory` is relative to MAIN.
+StageResult export_ncu_raw_csv(PipelineRun& run, const NcuInfo& ncu, const fs::path& report, const fs::path& directory,
+                               const std::string& csv_name) {
+  const fs::path csv = directory / csv_name;
   const NcuCommand command = NcuCommand::import_csv(ncu.path, report, NcuPage::raw, run.config.ncu.print_units_base);
-  ToolCall call{kStage, command.argv(), command.to_shell_string() + " > " + csv.filename().string()};
-  call.log_file = RunLayout::ncu_import_log();
+  ToolCall call{kStage, command.argv(), command.to_shell_string() + " > " + csv_name};
+  call.log_file = directory / RunLayout::ncu_import_log().filename();
   call.stdout_file = csv.string() + ".partial";
   call.timeout = seconds_to_ms(run.config.ncu.postprocess_timeout_s);
-  append_command(run, RunLayout::ncu_commands(), call.shell_command);
+  append_command(run, directory / RunLayout::ncu_commands().filename(), call.shell_command);
   auto outcome = run_tool(run, call);
   const fs::path partial = run.directory.path() / call.stdout_file;
   std::error_code ignored;
   if (!outcome) return StageResult::failed("could not start ncu --import: " + outcome.error().describe());
   if (!outcome->succeeded()) {
     fs::remove(partial, ignored);
-    return outcome_problem(outcome.value(), "ncu --import --page raw --csv", RunLayout::ncu_import_log().string());
+    return outcome_problem(outcome.value(), "ncu --import --page raw --csv", call.log_file.string());
   }
   std::error_code error;
   if (fs::file_size(partial, error) == 0 || error) {
-    return StageResult::failed("ncu --import wrote no CSV; see " + RunLayout::ncu_import_log().string());
+    return StageResult::failed("ncu --import wrote no CSV; see " + call.log_file.string());
   }
   fs::rename(partial, run.directory.layout().resolve(csv), error);
   if (error) return StageResult::failed("could not rename " + call.stdout_file.string() + " to " + csv.string() + ": " + error.message());
@@ -139,7 +154,16 @@ StageResult export_raw_csv(PipelineRun& run, const NcuInfo& ncu, const fs::path&
   return StageResult::ok();
 }
 
-std::optional<StageResult> precondition(const PipelineRun& run, const NcuInputs& inputs) {
+namespace {
+
+StageResult export_raw_csv(PipelineRun& run, const NcuInfo& ncu, const fs::path& report,
+                           const fs::path& csv = RunLayout::ncu_raw_csv()) {
+  return export_ncu_raw_csv(run, ncu, report, csv.parent_path(), csv.filename().string());
+}
+
+}  // namespace
+
+std::optional<StageResult> ncu_stage_precondition(const PipelineRun& run, const NcuInputs& inputs) {
   if (!run.config.run.enable_ncu) return StageResult::skipped("disabled (run.enable_ncu = false)");
   if (inputs.workload.failure) return StageResult::skipped("not run: " + *inputs.workload.failure);
   if (inputs.nsys.halt_profiling) return StageResult::skipped("not run: " + *inputs.nsys.halt_profiling, StageProblemKind::failure);
@@ -151,6 +175,8 @@ std::optional<StageResult> precondition(const PipelineRun& run, const NcuInputs&
   if (inputs.probe.low_disk_space) return StageResult::skipped(*inputs.probe.low_disk_space, StageProblemKind::environment);
   return std::nullopt;
 }
+
+namespace {
 
 
 // Names of the kernels in an ncu raw CSV (metrics are not converted: only the names are needed).
@@ -246,7 +272,7 @@ void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOu
 }  // namespace
 
 StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
-  if (auto skip = precondition(run, inputs)) return *skip;
+  if (auto skip = ncu_stage_precondition(run, inputs)) return *skip;
   const NcuInfo& ncu = inputs.probe.ncu;
   const bool filtered = inputs.select.kernel_regex.has_value();
   bool complete_selection = !inputs.select.selected_kernels.empty();

@@ -12,7 +12,9 @@ namespace {
 
 constexpr const char* kStage = "nsys";
 
-NsysCommand profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated) {
+}  // namespace
+
+NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated, const fs::path& output_base) {
   const NsysConfig& config = run.config.nsys;
   NsysProfileOptions options;
   options.nsys = nsys.path;
@@ -25,13 +27,15 @@ NsysCommand profile_command(const PipelineRun& run, const NsysInfo& nsys, bool g
   options.nvtx_domain_include = config.nvtx_domain_include;
   options.nvtx_domain_exclude = config.nvtx_domain_exclude;
   options.env_vars = config.env_vars;
-  options.output_base = fs::absolute(run.directory.layout().resolve(RunLayout::nsys_report_base()));
+  options.output_base = output_base;
   options.force_overwrite = true;
   options.stats = config.profile_stats;
   options.extra_args = config.extra_args;
   options.application = run.workload.argv;
   return NsysCommand::profile(std::move(options));
 }
+
+namespace {
 
 // Lines of nsys's own progress worth showing (not the workload's output).
 bool is_nsys_progress(const std::string& line) {
@@ -51,7 +55,7 @@ struct Capture {
 Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const std::string& log_name) {
   Capture result;
   result.gated = gated;
-  const NsysCommand command = profile_command(run, nsys, gated);
+  const NsysCommand command = nsys_profile_command(run, nsys, gated, fs::absolute(run.directory.layout().resolve(RunLayout::nsys_report_base())));
   std::vector<std::string> warnings;
   if (auto valid = command.validate(nsys, &warnings); !valid) {
     result.problem = StageResult::failed("invalid nsys options: " + valid.error().describe());
@@ -111,30 +115,41 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& n
   return StageResult::failed(diagnosis);
 }
 
-StageResult run_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& report, NsysOutput& output) {
+}  // namespace
+
+StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& report, const fs::path& directory, NsysStats& stats) {
   const std::vector<std::string> reports =
       run.config.nsys.stats_reports.empty() ? nsys_stats_report_names() : run.config.nsys.stats_reports;
-  const fs::path prefix = fs::absolute(run.directory.layout().resolve(RunLayout::nsys_stats_prefix()));
+  const fs::path prefix = fs::absolute(run.directory.path() / directory / RunLayout::nsys_stats_prefix().filename());
   const NsysCommand command = NsysCommand::stats(nsys.path, report, reports, prefix, run.config.nsys.stats_extra_args);
   ToolCall call{kStage, command.argv(), command.to_shell_string()};
-  call.log_file = RunLayout::nsys_stats_log();
+  call.log_file = directory / RunLayout::nsys_stats_log().filename();
   call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
   call.on_line = [&run](const std::string& line) {
     if (line.rfind("Processing", 0) == 0) run.tool_progress(kStage, line);
   };
-  append_command(run, RunLayout::nsys_commands(), call.shell_command);
+  append_command(run, directory / RunLayout::nsys_commands().filename(), call.shell_command);
   auto outcome = run_tool(run, call);
   if (!outcome) return StageResult::failed("could not start nsys stats: " + outcome.error().describe());
-  if (!outcome->succeeded()) return outcome_problem(outcome.value(), "nsys stats", RunLayout::nsys_stats_log().string());
-  auto stats = load_nsys_stats(prefix);
-  if (!stats) return StageResult::failed("nsys stats wrote no usable tables: " + stats.error().describe());
-  output.stats = std::move(stats.value());
+  if (!outcome->succeeded()) return outcome_problem(outcome.value(), "nsys stats", call.log_file.string());
+  auto loaded = load_nsys_stats(prefix);
+  if (!loaded) return StageResult::failed("nsys stats wrote no usable tables: " + loaded.error().describe());
+  stats = std::move(loaded.value());
   for (const auto& name : reports) {
     if (fs::exists(nsys_stats_report_path(prefix, name))) {
-      run.record(kStage).artifacts.push_back(fs::relative(nsys_stats_report_path(prefix, name), run.directory.path()).string());
+      run.record(kStage).artifacts.push_back(fs::relative(nsys_stats_report_path(prefix, name), fs::absolute(run.directory.path())).string());
     }
   }
   return StageResult::ok();
+}
+
+namespace {
+
+StageResult run_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& report, NsysOutput& output) {
+  NsysStats stats;
+  StageResult result = export_nsys_stats(run, nsys, report, RunLayout::nsys_directory(), stats);
+  if (result.status == StageStatus::ok) output.stats = std::move(stats);
+  return result;
 }
 
 StageResult run_export(PipelineRun& run, const NsysInfo& nsys, const fs::path& report) {
@@ -150,7 +165,9 @@ StageResult run_export(PipelineRun& run, const NsysInfo& nsys, const fs::path& r
   return StageResult::ok();
 }
 
-std::optional<StageResult> precondition(const PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload) {
+}  // namespace
+
+std::optional<StageResult> nsys_stage_precondition(const PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload) {
   if (!run.config.run.enable_nsys) return StageResult::skipped("disabled (run.enable_nsys = false)");
   if (workload.failure) return StageResult::skipped("not run: " + *workload.failure);
   if (!probe.nsys.found) {
@@ -161,8 +178,10 @@ std::optional<StageResult> precondition(const PipelineRun& run, const ProbeOutpu
   return std::nullopt;
 }
 
+namespace {
+
 StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload, NsysOutput& output) {
-  if (auto skip = precondition(run, probe, workload)) return *skip;
+  if (auto skip = nsys_stage_precondition(run, probe, workload)) return *skip;
   const NsysInfo& nsys = probe.nsys;
   Capture attempt = capture(run, nsys, true, "profile.log");
   if (attempt.problem) return *attempt.problem;

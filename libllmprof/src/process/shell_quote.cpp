@@ -68,4 +68,61 @@ std::string join_shell_command(const std::vector<std::string>& argv) {
   return line;
 }
 
+namespace {
+
+// The state of split_shell_words between characters.
+struct WordSplitter {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+
+  void add(char c) {
+    word += c;
+    in_word = true;
+  }
+  void end_word() {
+    if (in_word) words.push_back(word);
+    word.clear();
+    in_word = false;
+  }
+};
+
+Error unterminated(std::string_view line, const char* what) {
+  return make_error(ErrorCode::invalid_argument, std::string("the command line has ") + what,
+                    "close the quote or drop the trailing backslash", std::string(line));
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> split_shell_words(std::string_view line) {
+  WordSplitter splitter;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      splitter.end_word();
+    } else if (c == '\\') {
+      if (++i == line.size()) return unterminated(line, "a trailing backslash");
+      splitter.add(line[i]);
+    } else if (c == '\'') {
+      const auto close = line.find('\'', i + 1);
+      if (close == std::string_view::npos) return unterminated(line, "an unterminated single quote");
+      splitter.in_word = true;
+      splitter.word.append(line.substr(i + 1, close - i - 1));
+      i = close;
+    } else if (c == '"') {
+      splitter.in_word = true;
+      for (++i;; ++i) {
+        if (i >= line.size()) return unterminated(line, "an unterminated double quote");
+        if (line[i] == '"') break;
+        if (line[i] == '\\' && i + 1 < line.size() && std::string_view("\\\"$`").find(line[i + 1]) != std::string_view::npos) ++i;
+        splitter.word += line[i];
+      }
+    } else {
+      splitter.add(c);
+    }
+  }
+  splitter.end_word();
+  return splitter.words;
+}
+
 }  // namespace llmprof

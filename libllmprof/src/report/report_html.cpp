@@ -161,6 +161,53 @@ void write_rooflines(const RunReportModel& model, std::ostringstream& out) {
 
 }  // namespace
 
+namespace {
+
+// The "Across ranks" section: its Markdown has a heading, one table and bullet lines, with **bold**.
+std::string inline_markdown(const std::string& text) {
+  std::string html, escaped = html_escape(text);
+  bool bold = false;
+  for (std::size_t i = 0; i < escaped.size(); ++i) {
+    if (escaped.compare(i, 2, "**") == 0) {
+      html += bold ? "</strong>" : "<strong>";
+      bold = !bold;
+      ++i;
+    } else {
+      html += escaped[i];
+    }
+  }
+  return html + (bold ? "</strong>" : "");
+}
+
+void write_cross_rank(const RunReportModel& model, std::ostream& out) {
+  if (model.cross_rank_markdown.empty()) return;
+  std::istringstream lines(model.cross_rank_markdown);
+  out << "<section id=\"ranks\"><h2>Across ranks</h2>\n";
+  bool header_done = false, in_list = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("|", 0) == 0) {
+      if (line.find("---") != std::string::npos) continue;
+      if (!header_done) out << "<table class=\"sortable\">";
+      std::istringstream cells(line.substr(1));
+      out << "<tr>";
+      for (std::string cell; std::getline(cells, cell, '|');) {
+        const auto first = cell.find_first_not_of(' '), last = cell.find_last_not_of(' ');
+        const std::string trimmed = first == std::string::npos ? "" : cell.substr(first, last - first + 1);
+        out << (header_done ? "<td>" : "<th>") << inline_markdown(trimmed) << (header_done ? "</td>" : "</th>");
+      }
+      out << "</tr>\n";
+      header_done = true;
+    } else if (line.rfind("- ", 0) == 0) {
+      if (!in_list) out << "</table>\n<ul>";
+      in_list = true;
+      out << "<li>" << inline_markdown(line.substr(2)) << "</li>\n";
+    }
+  }
+  out << (in_list ? "</ul>" : "</table>") << "</section>\n";
+}
+
+}  // namespace
+
 std::string render_html(const RunReportModel& model) {
   std::ostringstream header;
   write_header(model, header);
@@ -172,6 +219,7 @@ std::string render_html(const RunReportModel& model) {
   write_rooflines(model, out);
   detail::write_stage_table_html(model, out);
   detail::write_kernel_table_html(model, kKernelTableRows, out);
+  write_cross_rank(model, out);
   detail::write_problems_html(model, out);
   detail::write_reproduce_html(model, out);
   return detail::html_document({"deep-profile report: " + model.run_id, header.str(), out.str(),

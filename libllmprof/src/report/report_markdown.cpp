@@ -142,6 +142,7 @@ std::string render_markdown(const RunReportModel& model) {
   write_stage_table(model, out);
   detail::write_timeline_markdown(model, out);
   write_kernel_table(model, out);
+  if (!model.cross_rank_markdown.empty()) out << model.cross_rank_markdown << "\n";
   write_problems(model, out);
   write_reproduce(model, out);
   return out.str();

@@ -224,6 +224,8 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
     return file_field_error(report_path, field, std::string(kReportSchema) + " (or " + kReportSchemaV1 + ")");
   }
 
+  if (auto ranks = read_text(layout.resolve(RunLayout::analysis_directory() / "ranks.md"))) model.cross_rank_markdown = *ranks;
+
   const auto run_path = layout.resolve(RunLayout::manifest());
   if (auto run_text = read_text(run_path)) {
     auto manifest = manifest_from_json(*run_text);

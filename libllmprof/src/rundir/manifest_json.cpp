@@ -65,6 +65,18 @@ json::object workload_to_object(const WorkloadRecord& workload) {
   return object;
 }
 
+json::object rank_to_object(const RankRecord& rank) {
+  return {{"rank", rank.rank},
+          {"local_rank", rank.local_rank},
+          {"host", rank.host},
+          {"role", rank.role},
+          {"status", to_string(rank.status)},
+          {"reason", rank.reason},
+          {"exit_code", rank.exit_code ? json::value(*rank.exit_code) : json::value(nullptr)},
+          {"duration_s", rank.duration_s},
+          {"directory", rank.directory}};
+}
+
 json::object stage_to_object(const StageRecord& stage) {
   json::object object = {{"name", stage.name},
                          {"status", to_string(stage.status)},
@@ -78,6 +90,11 @@ json::object stage_to_object(const StageRecord& stage) {
                          {"artifacts", string_array(stage.artifacts)},
                          {"warnings", string_array(stage.warnings)}};
   if (stage.command && !detail::is_valid_utf8(*stage.command)) object["command_base64"] = detail::encode_base64(*stage.command);
+  if (!stage.ranks.empty()) {
+    json::array ranks;
+    for (const auto& rank : stage.ranks) ranks.emplace_back(rank_to_object(rank));
+    object["ranks"] = std::move(ranks);
+  }
   return object;
 }
 
@@ -112,6 +129,29 @@ WorkloadRecord workload_from_object(const json::object& object) {
   return workload;
 }
 
+// A rank record of a stage run under a launcher ("stages[].ranks[]").
+RankRecord rank_from_object(const json::object& object) {
+  auto integer = [&object](const char* key, const char* field) {
+    const auto value = json_integer(object, key, field);
+    if (!value || *value < std::numeric_limits<int>::min() || *value > std::numeric_limits<int>::max()) throw JsonFieldError{field};
+    return static_cast<int>(*value);
+  };
+  RankRecord rank;
+  rank.rank = integer("rank", "stages.ranks.rank");
+  rank.local_rank = integer("local_rank", "stages.ranks.local_rank");
+  rank.host = json_string(object, "host", "stages.ranks.host").value_or("");
+  rank.role = json_string(object, "role", "stages.ranks.role").value_or("");
+  const auto status = parse_enum(required_field(json_string(object, "status", "stages.ranks.status"), "stages.ranks.status"),
+                                 kStageStatuses);
+  if (!status) throw JsonFieldError{"stages.ranks.status"};
+  rank.status = *status;
+  rank.reason = json_string(object, "reason", "stages.ranks.reason").value_or("");
+  if (object.if_contains("exit_code") && !object.at("exit_code").is_null()) rank.exit_code = integer("exit_code", "stages.ranks.exit_code");
+  rank.duration_s = detail::json_number(object, "duration_s", "stages.ranks.duration_s").value_or(0.0);
+  rank.directory = json_string(object, "directory", "stages.ranks.directory").value_or("");
+  return rank;
+}
+
 StageRecord stage_from_object(const json::object& object) {
   StageRecord stage;
   stage.name = required_field(json_string(object, "name", "stages.name"), "stages.name");
@@ -134,6 +174,7 @@ StageRecord stage_from_object(const json::object& object) {
   stage.log_file = json_string(object, "log_file", "stages.log_file");
   stage.artifacts = detail::json_strings(object, "artifacts", "stages.artifacts");
   stage.warnings = detail::json_strings(object, "warnings", "stages.warnings");
+  for (const auto& rank : detail::json_objects(object, "ranks", "stages.ranks")) stage.ranks.push_back(rank_from_object(rank));
   return stage;
 }
 

@@ -1,0 +1,132 @@
+// `deep-profile rank-exec`: one rank's share of a stage run under a launcher (see rank_launch.hpp).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "llmprof/clock.hpp"
+#include "llmprof/rank_launch.hpp"
+#include "llmprof/shell_quote.hpp"
+#include "pipeline/rank_files.hpp"
+
+namespace llmprof {
+namespace fs = std::filesystem;
+using detail::RankPlan;
+using detail::RankStatus;
+
+namespace {
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+// Exit statuses rank-exec passes back to the launcher (README "Exit codes").
+constexpr int kExitBadRequest = 2;
+constexpr int kExitTimeout = 124;
+constexpr int kExitInterrupted = 130;
+
+bool selected(const RankExecRequest& request, int rank) {
+  return !request.ranks || std::find(request.ranks->begin(), request.ranks->end(), rank) != request.ranks->end();
+}
+
+Result<void> write_status(const fs::path& directory, const RankStatus& status) {
+  return detail::write_file_atomically(directory / "status.json", detail::rank_status_to_json(status) + "\n");
+}
+
+std::string seconds_text(double seconds) {
+  std::ostringstream text;
+  text << seconds << "s";
+  return text.str();
+}
+
+// Fills outcome, reason and exit code from how the child ended; returns rank-exec's exit status.
+int record_outcome(RankStatus& status, const ProcessOutcome& outcome, const RankPlan& plan, const std::string& log) {
+  status.duration_s = std::chrono::duration<double>(outcome.wall_time).count();
+  if (outcome.exited) status.exit_code = outcome.exit_code;
+  if (outcome.timed_out) {
+    status.outcome = "timeout";
+    status.reason = "rank " + std::to_string(status.rank) + " ran past " + plan.timeout_key + "=" + seconds_text(plan.timeout_s) +
+                    "; its process tree was killed (see " + log + ")";
+    return kExitTimeout;
+  }
+  if (outcome.interrupted) {
+    status.outcome = "interrupted";
+    status.reason = "rank " + std::to_string(status.rank) + " was stopped (SIGINT/SIGTERM, e.g. the launcher ending the job after another rank failed)";
+    return kExitInterrupted;
+  }
+  if (outcome.succeeded()) {
+    status.outcome = "ok";
+    return 0;
+  }
+  status.outcome = "failed";
+  status.reason = "rank " + std::to_string(status.rank) + " " + (status.role == "bare" ? "workload" : status.role) + " " +
+                  outcome.describe() + " (see " + log + ")";
+  return outcome.exited && outcome.exit_code != 0 ? outcome.exit_code : 1;
+}
+
+}  // namespace
+
+Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankIdentity& identity, ProcessRunner& runner) {
+  auto plan = detail::read_rank_plan(detail::rank_plan_path(request.main_directory, request.stage));
+  if (!plan) return plan.error();
+  const fs::path relative = detail::rank_stage_directory(identity.rank, request.stage);
+  const fs::path directory = request.main_directory / relative;
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (error) return detail::io_error_from_errno(error.value(), "could not create the rank directory", directory);
+
+  RankStatus status;
+  status.rank = identity.rank;
+  status.local_rank = identity.local_rank;
+  status.world_size = identity.world_size;
+  status.source = to_string(identity.source);
+  status.evidence = identity.evidence;
+  status.host = host_name();
+  const bool profiled = plan->role != "bare" && selected(request, identity.rank);
+  status.role = profiled ? plan->role : "bare";
+  SystemClock clock;
+  status.started_utc = format_utc_iso8601(clock.wall_now());
+
+  if (request.ranks && !request.ranks->empty() && request.ranks->back() >= identity.world_size) {
+    status.outcome = "refused";
+    status.reason = "--ranks " + format_rank_list(*request.ranks) + " names rank " + std::to_string(request.ranks->back()) +
+                    ", outside the world size " + std::to_string(identity.world_size) + " (ranks 0-" +
+                    std::to_string(identity.world_size - 1) + "); nothing was run";
+    if (auto written = write_status(directory, status); !written) return written.error();
+    return RankExecResult{kExitBadRequest, status.reason};
+  }
+
+  ProcessSpec spec;
+  if (profiled) {
+    for (const auto& word : plan->profiler_argv) spec.argv.push_back(detail::substitute_rank(word, identity.rank));
+  }
+  spec.argv.insert(spec.argv.end(), request.workload.begin(), request.workload.end());
+  for (const auto& [name, value] : plan->environment) spec.environment[name] = detail::substitute_rank(value, identity.rank);
+  spec.working_directory = plan->working_directory;
+  spec.stdout_file = directory / "output.log";
+  spec.stderr_file = spec.stdout_file;
+  if (plan->timeout_s > 0) spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(plan->timeout_s * 1000)));
+  status.command = join_shell_command(spec.argv);
+  if (auto written = detail::write_file_atomically(directory / "cmd.txt", status.command + "\n"); !written) return written.error();
+  if (auto written = write_status(directory, status); !written) return written.error();
+
+  auto outcome = runner.run(spec);
+  int exit_code = 0;
+  if (!outcome) {
+    status.outcome = "failed";
+    status.reason = "rank " + std::to_string(identity.rank) + " could not start " + spec.argv.front() + ": " + outcome.error().describe();
+    exit_code = 127;
+  } else {
+    exit_code = record_outcome(status, outcome.value(), plan.value(), (relative / "output.log").string());
+  }
+  if (auto written = write_status(directory, status); !written) return written.error();
+  const std::string summary = "rank " + std::to_string(identity.rank) + "/" + std::to_string(identity.world_size) + " (" + status.role + "): " +
+                              status.outcome + (status.reason.empty() ? "" : ": " + status.reason);
+  return RankExecResult{exit_code, summary};
+}
+
+}  // namespace llmprof

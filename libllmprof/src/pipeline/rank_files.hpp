@@ -1,0 +1,58 @@
+// The files that pass between deep-profile run and its rank-exec processes: the stage plan the
+// pipeline writes once (MAIN/ranks/<stage>.plan.json) and the status each rank writes for itself
+// (MAIN/ranks/r<rank>/<stage>/status.json).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmprof/result.hpp"
+
+namespace llmprof::detail {
+
+// Stands for the rank number in a plan's paths; rank-exec replaces it with its own rank.
+inline constexpr const char* kRankToken = "@RANK@";
+
+struct RankPlan {
+  std::string stage;                           // stage1 | nsys | ncu
+  std::string role = "bare";                   // what a selected rank runs: nsys | ncu | bare
+  std::vector<std::string> profiler_argv;      // the profiler, up to (not including) CMD; empty for bare
+  std::map<std::string, std::string> environment;
+  std::filesystem::path working_directory;
+  double timeout_s = 0;                        // per rank; 0: none
+  std::string timeout_key;                     // the config key it came from, for messages
+};
+
+std::string rank_plan_to_json(const RankPlan& plan);
+Result<RankPlan> read_rank_plan(const std::filesystem::path& file);
+
+struct RankStatus {
+  int rank = 0;
+  int local_rank = 0;
+  int world_size = 0;
+  std::string source;    // launcher family the variables came from
+  std::string evidence;  // the variables read
+  std::string host;
+  std::string role;      // nsys | ncu | bare
+  std::string command;   // shell-quoted
+  std::string started_utc;
+  // running | ok | failed | timeout | interrupted | refused (a bad request: nothing was run)
+  std::string outcome = "running";
+  std::string reason;
+  std::optional<int> exit_code;
+  double duration_s = 0;
+};
+
+std::string rank_status_to_json(const RankStatus& status);
+Result<RankStatus> read_rank_status(const std::filesystem::path& file);
+
+std::filesystem::path rank_plan_path(const std::filesystem::path& main_directory, const std::string& stage);
+// "ranks/r<rank>/<stage>" (relative to MAIN).
+std::filesystem::path rank_stage_directory(int rank, const std::string& stage);
+// Every occurrence of kRankToken replaced by `rank`.
+std::string substitute_rank(std::string text, int rank);
+
+}  // namespace llmprof::detail

@@ -1,0 +1,145 @@
+// launch_ranks: one launcher call per stage, then every rank's status.json (see rank_stage_launch.hpp).
+#include "pipeline/rank_stage_launch.hpp"
+
+#include <algorithm>
+
+#include "llmprof/logging.hpp"
+#include "llmprof/shell_quote.hpp"
+
+namespace llmprof::detail {
+namespace fs = std::filesystem;
+namespace {
+
+// The launcher gets this much longer than a rank, so that a hanging rank's own timeout fires
+// first and the stage can say which rank hung.
+constexpr double kLauncherGraceS = 60;
+
+std::vector<std::string> launcher_argv(const PipelineRun& run, const std::string& stage, const std::optional<std::vector<int>>& ranks) {
+  const RankLaunch& launch = *run.environment.rank_launch;
+  std::vector<std::string> argv = launch.launcher.words;
+  argv.insert(argv.end(), {run.environment.executable.string(), "rank-exec", "--run", fs::absolute(run.directory.path()).string(),
+                           "--stage", stage});
+  if (ranks) argv.insert(argv.end(), {"--ranks", format_rank_list(*ranks)});
+  argv.push_back("--");
+  argv.insert(argv.end(), run.workload.argv.begin(), run.workload.argv.end());
+  return argv;
+}
+
+StageStatus stage_status_of(const RankStatus& status) {
+  if (status.outcome == "ok") return StageStatus::ok;
+  if (status.outcome == "interrupted") return StageStatus::interrupted;
+  if (status.outcome == "running") return StageStatus::running;
+  return StageStatus::failed;
+}
+
+RankRecord rank_record(const RankStatus& status, const std::string& stage) {
+  RankRecord record;
+  record.rank = status.rank;
+  record.local_rank = status.local_rank;
+  record.host = status.host;
+  record.role = status.role;
+  record.status = stage_status_of(status);
+  record.reason = status.reason;
+  record.exit_code = status.exit_code;
+  record.duration_s = status.duration_s;
+  record.directory = rank_stage_directory(status.rank, stage).string();
+  return record;
+}
+
+// Reads ranks/r*/<stage>/status.json; the world size is what the ranks themselves reported.
+void collect_statuses(PipelineRun& run, const std::string& stage, LaunchedRanks& launched) {
+  std::error_code error;
+  const fs::path ranks_root = run.directory.path() / "ranks";
+  for (const auto& entry : fs::directory_iterator(ranks_root, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory() || name.size() < 2 || name[0] != 'r') continue;
+    const fs::path file = entry.path() / stage / "status.json";
+    if (!fs::exists(file)) continue;
+    auto status = read_rank_status(file);
+    if (!status) {
+      run.warn(stage, status.error().describe());
+      continue;
+    }
+    launched.statuses.push_back(status.value());
+  }
+  std::sort(launched.statuses.begin(), launched.statuses.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  for (const auto& status : launched.statuses) launched.world_size = std::max(launched.world_size, status.world_size);
+}
+
+// The stage's reason: the first rank that timed out, else failed or was refused, else a rank that
+// left no status or never finished, else one that was stopped (usually by the launcher, after
+// another rank's failure).
+std::optional<StageResult> worst_rank(const LaunchedRanks& launched, const ProcessOutcome& launcher, const std::string& log) {
+  for (const auto& status : launched.statuses) {
+    if (status.outcome == "timeout") return StageResult::failed(status.reason, StageProblemKind::timeout);
+  }
+  for (const auto& status : launched.statuses) {
+    if (status.outcome == "failed" || status.outcome == "refused") return StageResult::failed(status.reason);
+  }
+  for (int rank = 0; rank < launched.world_size; ++rank) {
+    auto found = std::find_if(launched.statuses.begin(), launched.statuses.end(), [rank](const auto& s) { return s.rank == rank; });
+    if (found == launched.statuses.end()) {
+      return StageResult::failed("rank " + std::to_string(rank) + " of " + std::to_string(launched.world_size) +
+                                 " left no status (it never started, or was killed before it could write); the launcher ended with " +
+                                 launcher.describe() + "; see " + log);
+    }
+    if (found->outcome == "running") {
+      return StageResult::failed("rank " + std::to_string(rank) + " did not finish: the launcher ended with " + launcher.describe() +
+                                 " while it was running; see " + log);
+    }
+  }
+  for (const auto& status : launched.statuses) {
+    if (status.outcome == "interrupted") return StageResult::interrupted(status.reason);
+  }
+  if (!launcher.succeeded()) {
+    return StageResult::failed("the launcher ended with " + launcher.describe() + " although every rank finished; see " + log);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+LaunchedRanks launch_ranks(PipelineRun& run, const RankPlan& plan, const std::optional<std::vector<int>>& ranks) {
+  LaunchedRanks launched;
+  const std::string& stage = plan.stage;
+  if (auto written = run.directory.write_json(rank_plan_path("", stage), rank_plan_to_json(plan)); !written) {
+    launched.problem = StageResult::failed("could not write the stage plan: " + written.error().describe());
+    return launched;
+  }
+  const std::vector<std::string> argv = launcher_argv(run, stage, ranks);
+  ToolCall call{stage, argv, join_shell_command(argv)};
+  call.log_file = fs::path(stage) / "launcher.log";
+  if (plan.timeout_s > 0) call.timeout = seconds_to_ms(plan.timeout_s + kLauncherGraceS);
+  StageRecord& record = run.record(stage);
+  record.command = call.shell_command;
+  record.cmd_file = stage + "/cmd.txt";
+  record.log_file = call.log_file.string();
+  append_command(run, fs::path(stage) / "cmd.txt", call.shell_command);
+  auto outcome = run_tool(run, call);
+  if (!outcome) {
+    launched.problem = StageResult::failed("could not start the launcher: " + outcome.error().describe(), StageProblemKind::environment);
+    return launched;
+  }
+  collect_statuses(run, stage, launched);
+  for (const auto& status : launched.statuses) record.ranks.push_back(rank_record(status, stage));
+  if (outcome->interrupted) {
+    launched.problem = StageResult::interrupted("the launcher was stopped by SIGINT/SIGTERM");
+    return launched;
+  }
+  if (launched.statuses.empty()) {
+    const std::string tail = tail_lines(run.directory.path() / call.log_file, 5);
+    launched.problem = StageResult::failed("the launcher (" + run.environment.rank_launch->launcher.words.front() + ") ended with " +
+                                               outcome->describe() + " before any rank started" +
+                                               (tail.empty() ? std::string("; it printed nothing") : "; its last lines: " + tail),
+                                           outcome->timed_out ? StageProblemKind::timeout : StageProblemKind::failure);
+    return launched;
+  }
+  launched.problem = worst_rank(launched, outcome.value(), call.log_file.string());
+  if (!launched.problem && outcome->timed_out) {
+    launched.problem = StageResult::failed("the launcher ran past its timeout", StageProblemKind::timeout);
+  }
+  log_info(stage, std::to_string(launched.statuses.size()) + " of " + std::to_string(launched.world_size) + " ranks reported");
+  return launched;
+}
+
+}  // namespace llmprof::detail

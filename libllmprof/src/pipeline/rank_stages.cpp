@@ -1,0 +1,282 @@
+// stage1, nsys, ncu and analyze under a launcher: each workload stage is one launcher call
+// (rank_stage_launch.cpp); the reports each profiled rank left are post-processed here, rank by rank,
+// in that rank's own directory (MAIN/ranks/r<k>/). The primary rank (the lowest one ncu profiles)
+// feeds select and the single-rank analysis; every rank feeds the cross-rank view.
+#include <algorithm>
+
+#include "llmprof/analysis.hpp"
+#include "llmprof/cross_rank.hpp"
+#include "llmprof/nsys_trace.hpp"
+#include "llmprof/kernel_name.hpp"
+#include "llmprof/logging.hpp"
+#include "llmprof/ncu_diagnosis.hpp"
+#include "llmprof/nsys_report_file.hpp"
+#include "pipeline/rank_stage_launch.hpp"
+
+namespace llmprof::detail {
+namespace fs = std::filesystem;
+namespace {
+
+const RankLaunch& launch_of(const PipelineRun& run) { return *run.environment.rank_launch; }
+
+// Ranks nsys profiles: --ranks, else every rank. Ranks ncu profiles: --ranks, else rank 0.
+std::optional<std::vector<int>> nsys_ranks(const PipelineRun& run) { return launch_of(run).ranks; }
+std::vector<int> ncu_ranks(const PipelineRun& run) { return launch_of(run).ranks.value_or(std::vector<int>{0}); }
+
+std::string rank_path(int rank, const std::string& stage, const std::string& file) {
+  return (rank_stage_directory(rank, stage) / file).string();
+}
+
+RankPlan base_plan(const PipelineRun& run, const std::string& stage, double timeout_s, const std::string& timeout_key) {
+  RankPlan plan;
+  plan.stage = stage;
+  plan.environment = run.workload.environment;
+  plan.environment["LLMPROF_METRICS_FILE"] =
+      (fs::absolute(run.directory.path()) / "ranks" / (std::string("r") + kRankToken) / stage / "metrics.json").string();
+  plan.working_directory = run.workload.working_directory;
+  plan.timeout_s = timeout_s;
+  plan.timeout_key = timeout_key;
+  return plan;
+}
+
+// The profiler's argv up to the workload: the builders append the workload, which rank-exec gets as `-- CMD`.
+std::vector<std::string> profiler_prefix(const std::vector<std::string>& argv, const std::vector<std::string>& workload) {
+  if (argv.size() < workload.size() || !std::equal(workload.rbegin(), workload.rend(), argv.rbegin())) {
+    throw std::logic_error("a profiler command does not end with the workload argv");
+  }
+  return {argv.begin(), argv.end() - static_cast<std::ptrdiff_t>(workload.size())};
+}
+
+std::string absolute_rank_path(const PipelineRun& run, const std::string& stage, const std::string& file) {
+  return (fs::absolute(run.directory.path()) / "ranks" / (std::string("r") + kRankToken) / stage / file).string();
+}
+
+const RankStatus* status_of(const LaunchedRanks& launched, int rank) {
+  for (const auto& status : launched.statuses) {
+    if (status.rank == rank) return &status;
+  }
+  return nullptr;
+}
+
+// Ranks that really ran the profiler (a rank outside the world never reports).
+std::vector<int> profiled_ranks(const LaunchedRanks& launched) {
+  std::vector<int> ranks;
+  for (const auto& status : launched.statuses) {
+    if (status.role != "bare") ranks.push_back(status.rank);
+  }
+  return ranks;
+}
+
+// Ranks that took part in a stage (the world size the ranks themselves reported), from run.json.
+int world_size_of(PipelineRun& run) {
+  std::size_t world = 0;
+  for (const char* stage : {"stage1", "nsys", "ncu"}) world = std::max(world, run.record(stage).ranks.size());
+  return static_cast<int>(world);
+}
+
+// The rank whose reports feed select and the single-rank analysis: the lowest one ncu profiles.
+int primary_rank_of(const PipelineRun& run) { return ncu_ranks(run).front(); }
+
+// The nsys tables select works on: collective kernels removed, so the ncu filter can never name one.
+NsysStats without_collectives(NsysStats stats) {
+  if (stats.kernels) std::erase_if(*stats.kernels, [](const auto& row) { return is_collective_kernel(row.name); });
+  if (stats.range_kernels) std::erase_if(*stats.range_kernels, [](const auto& row) { return is_collective_kernel(row.kernel_name); });
+  return stats;
+}
+
+// The two trace tables of the cross-rank view, in their own `nsys stats` call: a version of nsys
+// without them (before 2023.1 they had other names) costs only those figures, never the stage.
+void export_traces(PipelineRun& run, const NsysInfo& nsys, const fs::path& report, const fs::path& directory) {
+  const fs::path prefix = fs::absolute(run.directory.path() / directory / "summary");
+  const NsysCommand command = NsysCommand::stats(nsys.path, report, {kNsysNvtxTraceReport, kNsysGpuTraceReport}, prefix);
+  ToolCall call{"nsys", command.argv(), command.to_shell_string()};
+  call.log_file = directory / "traces.log";
+  call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
+  append_command(run, directory / "cmd.txt", call.shell_command);
+  auto outcome = run_tool(run, call);
+  if (!outcome || !outcome->succeeded()) {
+    run.warn("nsys", "the trace tables for the cross-rank view could not be exported (see " + call.log_file.string() +
+                         "); straggler, skew and overlap will not be computed");
+  }
+}
+
+// nsys stats of one rank's report; a StageResult naming the rank when the report is missing or unusable.
+std::optional<StageResult> post_process_nsys_rank(PipelineRun& run, const NsysInfo& nsys, const RankStatus& status,
+                                                  const std::vector<std::string>& profile_argv, NsysOutput& output) {
+  const fs::path directory = rank_stage_directory(status.rank, "nsys");
+  ReportResolveRequest request;
+  request.output_base = fs::absolute(run.directory.path() / directory / "profile");
+  request.profiler_output = read_text(run.directory.path() / directory / "output.log");
+  ProcessOutcome outcome;
+  outcome.exited = status.exit_code.has_value();
+  outcome.exit_code = status.exit_code.value_or(-1);
+  request.profile_outcome = outcome;
+  request.import_timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
+  for (const auto& word : profile_argv) request.profile_argv.push_back(substitute_rank(word, status.rank));
+  auto report = resolve_report(run.runner, nsys, request);
+  if (!report) return StageResult::failed("rank " + std::to_string(status.rank) + " left no nsys report: " + report.error().describe());
+  run.record("nsys").artifacts.push_back(fs::relative(report->report, fs::absolute(run.directory.path())).string());
+  NsysStats stats;
+  if (auto exported = export_nsys_stats(run, nsys, report->report, directory, stats); exported.status != StageStatus::ok) {
+    exported.reason = "rank " + std::to_string(status.rank) + ": " + exported.reason;
+    return exported;
+  }
+  if (status.rank == primary_rank_of(run)) output.stats = without_collectives(std::move(stats));
+  export_traces(run, nsys, report->report, directory);
+  return std::nullopt;
+}
+
+// Wall time of each rank in a stage, from run.json's rank records.
+std::optional<double> rank_wall_s(PipelineRun& run, const std::string& stage, int rank) {
+  for (const auto& record : run.record(stage).ranks) {
+    if (record.rank == rank && record.status == StageStatus::ok) return record.duration_s;
+  }
+  return std::nullopt;
+}
+
+// analysis/ranks.csv and ranks.md from every rank's nsys tables; warnings only, the single-rank
+// analysis stands on its own.
+void write_cross_rank(PipelineRun& run) {
+  const int world = world_size_of(run);
+  if (world < 1) return;
+  std::vector<RankTimeline> timelines;
+  for (int rank = 0; rank < world; ++rank) {
+    const fs::path nsys = run.directory.path() / rank_stage_directory(rank, "nsys");
+    RankTimeline timeline;
+    timeline.rank = rank;
+    if (fs::exists(nsys / "summary_cuda_gpu_kern_sum.csv")) {
+      auto read = rank_timeline_from_nsys_stats(rank, nsys);
+      if (!read) {
+        run.warn("analyze", "cross-rank view: " + read.error().describe());
+      } else {
+        timeline = std::move(read.value());
+      }
+    }
+    timeline.stage1_wall_s = rank_wall_s(run, "stage1", rank);
+    timeline.nsys_wall_s = rank_wall_s(run, "nsys", rank);
+    timelines.push_back(std::move(timeline));
+  }
+  CrossRankOptions options;
+  const CrossRankAnalysis analysis = analyze_ranks(timelines, options);
+  StageRecord& record = run.record("analyze");
+  if (auto written = run.directory.write_text("analysis/ranks.csv", cross_rank_csv(analysis)); written) {
+    record.artifacts.push_back("analysis/ranks.csv");
+  } else {
+    run.warn("analyze", written.error().describe());
+  }
+  if (auto written = run.directory.write_text("analysis/ranks.md", cross_rank_markdown(analysis)); written) {
+    record.artifacts.push_back("analysis/ranks.md");
+  }
+  if (analysis.straggler) {
+    run.say("analyze", "straggler: rank " + std::to_string(*analysis.straggler) + " (steps start " +
+                           std::to_string(*analysis.straggler_lag_ms) + " ms after the earliest rank's, after alignment)");
+  }
+}
+
+}  // namespace
+
+Staged<WorkloadOutput> run_ranked_workload_stage(PipelineRun& run) {
+  if (!run.config.run.enable_stage1) return StageResult::skipped("disabled (run.enable_stage1 = false)");
+  const RankPlan plan = base_plan(run, "stage1", run.config.workload.timeout_s, "workload.timeout_s");
+  LaunchedRanks launched = launch_ranks(run, plan, std::nullopt);
+  WorkloadOutput output;
+  if (launched.problem) {
+    output.failure = "the workload failed in stage1 (" + launched.problem->reason + ")";
+    return {*launched.problem, std::move(output)};
+  }
+  run.say("stage1", std::to_string(launched.world_size) + " ranks ran the workload bare");
+  const fs::path metrics = run.directory.path() / rank_path(primary_rank_of(run), "stage1", "metrics.json");
+  if (auto ranges = read_emitted_ranges(metrics); ranges) output.emitted_ranges = ranges.value();
+  for (const auto& status : launched.statuses) {
+    const std::string file = rank_path(status.rank, "stage1", "metrics.json");
+    if (fs::exists(run.directory.path() / file)) run.record("stage1").artifacts.push_back(file);
+  }
+  return {StageResult::ok(), std::move(output)};
+}
+
+Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload) {
+  if (auto skip = nsys_stage_precondition(run, probe, workload)) return *skip;
+  const NsysCommand command = nsys_profile_command(run, probe.nsys, true, absolute_rank_path(run, "nsys", "profile"));
+  std::vector<std::string> warnings;
+  if (auto valid = command.validate(probe.nsys, &warnings); !valid) return StageResult::failed("invalid nsys options: " + valid.error().describe());
+  for (const auto& warning : warnings) run.warn("nsys", warning);
+  RankPlan plan = base_plan(run, "nsys", run.config.nsys.timeout_s, "nsys.timeout_s");
+  plan.role = "nsys";
+  plan.profiler_argv = profiler_prefix(command.argv(), run.workload.argv);
+  LaunchedRanks launched = launch_ranks(run, plan, nsys_ranks(run));
+  if (launched.problem) return *launched.problem;
+  NsysOutput output;
+  if (run.config.nsys.capture_range == NsysCaptureRange::nvtx) {
+    output.gate = run.config.nsys.nvtx_capture.substr(0, run.config.nsys.nvtx_capture.find('@'));
+  }
+  for (int rank : profiled_ranks(launched)) {
+    if (run.stopping()) return StageResult::interrupted("interrupted while post-processing the nsys reports");
+    if (auto problem = post_process_nsys_rank(run, probe.nsys, *status_of(launched, rank), command.argv(), output)) {
+      return {*problem, std::move(output)};
+    }
+  }
+  run.say("nsys", std::to_string(profiled_ranks(launched).size()) + " of " + std::to_string(launched.world_size) + " ranks profiled");
+  return {StageResult::ok(), std::move(output)};
+}
+
+StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
+  if (auto skip = ncu_stage_precondition(run, inputs)) return *skip;
+  const int world = world_size_of(run);
+  const std::optional<std::string>& kernel_regex = inputs.select.kernel_regex;
+  if (!kernel_regex && world > 1) {
+    return StageResult::skipped("no kernel selection (see the select stage): an unfiltered ncu would replay NCCL collectives, which "
+                                "wait for their peers and hang; fix the nsys stage or set ncu.kernel_regex");
+  }
+  if (world > 1) {
+    const std::vector<int> profiled = ncu_ranks(run);
+    run.warn("ncu", std::string(profiled.size() == 1 ? "rank " : "ranks ") + format_rank_list(profiled) +
+                        (profiled.size() == 1 ? " takes" : " take") + " part in collectives with " + std::to_string(world) +
+                        " ranks: ncu replays one kernel at a time, so collective (NCCL) kernels are kept out of the kernel filter and "
+                        "each rank's ncu is bounded by ncu.timeout_s=" + std::to_string(static_cast<int>(run.config.ncu.timeout_s)) + "s");
+    if (!run.config.ncu.kernel_regex.empty()) run.warn("ncu", "ncu.kernel_regex is used as given: make sure it matches no NCCL kernel");
+  }
+  const NcuInfo& ncu = inputs.probe.ncu;
+  const NcuCommand command = ncu_profile_command(run, ncu, kernel_regex, inputs.select.launch_bound, absolute_rank_path(run, "ncu", "profile"));
+  if (auto valid = command.validate(ncu); !valid) return StageResult::failed("invalid ncu options: " + valid.error().describe());
+  RankPlan plan = base_plan(run, "ncu", run.config.ncu.timeout_s, "ncu.timeout_s");
+  plan.role = "ncu";
+  plan.profiler_argv = profiler_prefix(command.argv(), run.workload.argv);
+  LaunchedRanks launched = launch_ranks(run, plan, ncu_ranks(run));
+  if (launched.problem) return *launched.problem;
+  for (int rank : profiled_ranks(launched)) {
+    const fs::path directory = rank_stage_directory(rank, "ncu");
+    const NcuOutputDiagnosis diagnosis = diagnose_ncu_output(read_text(run.directory.path() / directory / "output.log"));
+    if (auto error = ncu_output_error(diagnosis, kernel_regex.value_or(""))) {
+      return StageResult::failed("rank " + std::to_string(rank) + ": " + error->describe());
+    }
+    const fs::path report = run.directory.path() / directory / "profile.ncu-rep";
+    if (!fs::exists(report)) {
+      return StageResult::failed("rank " + std::to_string(rank) + " left no ncu report (" + (directory / "profile.ncu-rep").string() +
+                                 "); see " + (directory / "output.log").string());
+    }
+    run.record("ncu").artifacts.push_back((directory / "profile.ncu-rep").string());
+    if (auto exported = export_ncu_raw_csv(run, ncu, fs::absolute(report), directory, "raw.csv"); exported.status != StageStatus::ok) {
+      exported.reason = "rank " + std::to_string(rank) + ": " + exported.reason;
+      return exported;
+    }
+  }
+  return StageResult::ok();
+}
+
+Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutput& nsys) {
+  if (!run.config.run.enable_analyze) return StageResult::skipped("disabled (run.enable_analyze = false)");
+  write_cross_rank(run);
+  const int primary = primary_rank_of(run);
+  auto report = analyze_run_directory(run.directory.path() / "ranks" / ("r" + std::to_string(primary)), analysis_options(run, nsys));
+  if (!report) return StageResult::skipped("nothing to analyze on rank " + std::to_string(primary) + ": " + report.error().describe());
+  if (auto written = write_analysis(report.value(), run.directory.analysis_dir()); !written) {
+    return StageResult::failed("could not write the analysis: " + written.error().describe());
+  }
+  StageRecord& record = run.record("analyze");
+  for (const char* file : {"analysis/kernels.csv", "analysis/stages.csv", "analysis/report.json"}) record.artifacts.push_back(file);
+  record.warnings.push_back("single-rank figures are rank " + std::to_string(primary) + "'s");
+  for (const auto& warning : report->warnings) record.warnings.push_back(warning);
+  return {StageResult::ok(), AnalyzeOutput{true}};
+}
+
+}  // namespace llmprof::detail

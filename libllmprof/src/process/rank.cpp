@@ -1,0 +1,132 @@
+// Rank resolution from launcher variables (see rank.hpp for the precedence and why).
+#include "llmprof/rank.hpp"
+
+#include <charconv>
+#include <optional>
+#include <vector>
+
+extern char** environ;  // NOLINT: POSIX
+
+namespace llmprof {
+namespace {
+
+// The variables of one launcher family; local rank and size may have fallbacks.
+struct RankVariables {
+  RankSource source;
+  const char* rank;
+  std::vector<const char*> local_rank;  // first present wins
+  std::vector<const char*> world_size;  // first present wins
+  const char* fix;                      // how to get a consistent set
+};
+
+const std::vector<RankVariables>& families() {
+  static const std::vector<RankVariables> table = {
+      {RankSource::torchrun, "RANK", {"LOCAL_RANK"}, {"WORLD_SIZE"}, "launch with torchrun, which sets RANK, LOCAL_RANK and WORLD_SIZE together"},
+      {RankSource::open_mpi, "OMPI_COMM_WORLD_RANK", {"OMPI_COMM_WORLD_LOCAL_RANK"}, {"OMPI_COMM_WORLD_SIZE"},
+       "launch with Open MPI's mpirun, which sets OMPI_COMM_WORLD_RANK, _LOCAL_RANK and _SIZE together"},
+      // PMIx exports no size variable of its own; under `srun --mpi=pmix` Slurm's describe the job step.
+      {RankSource::pmix, "PMIX_RANK", {"SLURM_LOCALID"}, {"SLURM_NTASKS", "SLURM_NPROCS"},
+       "launch with `srun --mpi=pmix`, which sets PMIX_RANK with SLURM_LOCALID and SLURM_NTASKS"},
+      {RankSource::slurm, "SLURM_PROCID", {"SLURM_LOCALID"}, {"SLURM_NTASKS", "SLURM_NPROCS"},
+       "launch each rank with srun, which sets SLURM_PROCID, SLURM_LOCALID and SLURM_NTASKS together"},
+  };
+  return table;
+}
+
+std::optional<std::string> lookup(const std::map<std::string, std::string>& environment, const char* name) {
+  auto found = environment.find(name);
+  if (found == environment.end()) return std::nullopt;
+  return found->second;
+}
+
+Result<int> parse_count(const std::string& name, const std::string& value, const RankVariables& family) {
+  int parsed = -1;
+  const auto* end = value.data() + value.size();
+  auto [pointer, error] = std::from_chars(value.data(), end, parsed);
+  if (error != std::errc() || pointer != end || parsed < 0) {
+    return make_error(ErrorCode::invalid_argument,
+                      name + "='" + value + "' is not a non-negative integer, so the rank cannot be resolved", family.fix,
+                      name + "=" + value);
+  }
+  return parsed;
+}
+
+struct FoundVariable {
+  std::string name;
+  std::string value;
+};
+
+std::optional<FoundVariable> first_present(const std::map<std::string, std::string>& environment,
+                                           const std::vector<const char*>& names) {
+  for (const char* name : names) {
+    if (auto value = lookup(environment, name)) return FoundVariable{name, *value};
+  }
+  return std::nullopt;
+}
+
+std::string names_of(const std::vector<const char*>& names) {
+  std::string joined;
+  for (const char* name : names) joined += (joined.empty() ? "" : " or ") + std::string(name);
+  return joined;
+}
+
+Result<RankIdentity> resolve_family(const std::map<std::string, std::string>& environment, const RankVariables& family,
+                                    const std::string& rank_value) {
+  const auto size = first_present(environment, family.world_size);
+  const auto local = first_present(environment, family.local_rank);
+  if (!size || !local) {
+    const std::string missing = !size ? names_of(family.world_size) : names_of(family.local_rank);
+    return make_error(ErrorCode::invalid_argument,
+                      std::string(family.rank) + " is set but " + missing + " is not, so the " + to_string(family.source) +
+                          " rank variables are incomplete",
+                      family.fix, std::string(family.rank) + "=" + rank_value);
+  }
+  auto rank = parse_count(family.rank, rank_value, family);
+  if (!rank) return rank.error();
+  auto world = parse_count(size->name, size->value, family);
+  if (!world) return world.error();
+  auto local_rank = parse_count(local->name, local->value, family);
+  if (!local_rank) return local_rank.error();
+  const std::string evidence = std::string(family.rank) + "=" + rank_value + " " + local->name + "=" + local->value + " " +
+                               size->name + "=" + size->value;
+  if (world.value() == 0 || rank.value() >= world.value() || local_rank.value() >= world.value()) {
+    return make_error(ErrorCode::invalid_argument,
+                      "inconsistent " + std::string(to_string(family.source)) + " rank variables: the rank and local rank must be below the world size",
+                      family.fix, evidence);
+  }
+  return RankIdentity{rank.value(), local_rank.value(), world.value(), family.source, evidence};
+}
+
+}  // namespace
+
+const char* to_string(RankSource source) noexcept {
+  switch (source) {
+    case RankSource::torchrun: return "torchrun";
+    case RankSource::open_mpi: return "mpirun";
+    case RankSource::pmix: return "pmix";
+    case RankSource::slurm: return "srun";
+  }
+  return "unknown";
+}
+
+Result<RankIdentity> resolve_rank(const std::map<std::string, std::string>& environment) {
+  for (const auto& family : families()) {
+    if (auto rank = lookup(environment, family.rank)) return resolve_family(environment, family, *rank);
+  }
+  return make_error(ErrorCode::not_found,
+                    "no launcher rank variables are set (looked for RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID)",
+                    "run this under a launcher: `srun -n N`, `mpirun -np N` or `torchrun --nproc-per-node N --no-python`; "
+                    "deep-profile run --launcher '<launcher words>' does that for every stage");
+}
+
+Result<RankIdentity> resolve_rank_from_process_environment() {
+  std::map<std::string, std::string> environment;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string text(*entry);
+    const auto equals = text.find('=');
+    if (equals != std::string::npos) environment.emplace(text.substr(0, equals), text.substr(equals + 1));
+  }
+  return resolve_rank(environment);
+}
+
+}  // namespace llmprof

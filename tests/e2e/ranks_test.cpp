@@ -1,0 +1,211 @@
+// End to end under real launchers: `deep-profile run --launcher 'mpirun ...'` (and srun on the test
+// cluster of scripts/cluster.sh) with the fake nsys/ncu, asserting on MAIN/ranks/r<k>/ and run.json.
+// Where a launcher is missing the tests skip with the reason, unless LLMPROF_REQUIRE_CLUSTER=1
+// (scripts/test.sh, i.e. CI) turns the skip into a failure.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+
+#include "deep_profile_cli.hpp"
+#include "llmprof/process.hpp"
+#include "llmprof/run_directory.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using namespace llmprof::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path rank_workload = fs::path(LLMPROF_SOURCE_DIR) / "tests/e2e/rank_workload.sh";
+
+struct Invocation {
+  std::vector<std::string> args;           // after `deep-profile run`
+  std::map<std::string, std::string> env;  // on top of this process's environment
+};
+
+using Finished = CliResult;
+
+// `deep-profile run` into a temporary runs root, fake nsys/ncu first on PATH.
+class EndToEnd {
+ public:
+  EndToEnd() { fs::create_directories(temp_ / "runs"); }
+  fs::path main() const { return temp_.path() / "runs" / "e2e"; }
+
+  Finished run(Invocation invocation) {
+    std::vector<std::string> args = {"run", "--set", "run.runs_root=" + (temp_ / "runs").string(), "--set", "run.run_id=e2e",
+                                     "--set", "run.min_free_space_gb=0"};
+    args.insert(args.end(), invocation.args.begin(), invocation.args.end());
+    if (invocation.env.find("PATH") == invocation.env.end()) invocation.env["PATH"] = path_with_fake_tools();
+    CliOptions options;
+    options.environment = invocation.env;
+    return run_deep_profile(args, options);
+  }
+
+  RunManifest manifest() const {
+    auto parsed = manifest_from_json(read_file(main() / "run.json"));
+    REQUIRE(parsed.has_value());
+    return parsed.value();
+  }
+
+ private:
+  TempDir temp_;
+};
+
+const StageRecord& stage_of(const RunManifest& manifest, const std::string& name) {
+  for (const auto& stage : manifest.stages) {
+    if (stage.name == name) return stage;
+  }
+  FAIL("no stage " << name << " in run.json");
+  throw std::logic_error("unreachable");
+}
+const std::string mpirun = "mpirun --allow-run-as-root --oversubscribe -np 2";
+
+bool cluster_required() {
+  const char* required = std::getenv("LLMPROF_REQUIRE_CLUSTER");
+  return required != nullptr && std::string(required) == "1";
+}
+
+// True when `program` is on PATH; otherwise skips (or fails in CI) with the reason.
+bool have(const std::string& program, const std::string& package) {
+  if (!find_executable(program).empty()) return true;
+  const std::string why = program + " is not installed (apt-get install " + package + ", or scripts/install-deps.sh)";
+  if (cluster_required()) FAIL(why + "; LLMPROF_REQUIRE_CLUSTER=1 forbids skipping");
+  WARN("skipped: " + why);
+  return false;
+}
+
+std::vector<std::string> launched(const std::string& launcher, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"--launcher", launcher};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.insert(args.end(), {"--", rank_workload.string()});
+  return args;
+}
+
+// Every file a rank wrote is under its own ranks/r<k>/ and names no other rank's directory.
+void check_nothing_shared(const fs::path& main, int world) {
+  for (int rank = 0; rank < world; ++rank) {
+    for (const auto& entry : fs::recursive_directory_iterator(main / "ranks" / ("r" + std::to_string(rank)))) {
+      if (!entry.is_regular_file() || entry.path().extension() != ".txt") continue;
+      const std::string text = read_file(entry.path());
+      for (int other = 0; other < world; ++other) {
+        if (other == rank) continue;
+        INFO(entry.path());
+        CHECK(text.find("/ranks/r" + std::to_string(other) + "/") == std::string::npos);
+      }
+    }
+  }
+  for (const char* single : {"stage1/metrics.json", "nsys/profile.nsys-rep", "ncu/profile.ncu-rep"}) {
+    INFO(single);
+    CHECK_FALSE(fs::exists(main / single));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("mpirun -np 2: two rank directories with their own reports and per-rank status in run.json") {
+  if (!have("mpirun", "openmpi-bin")) return;
+  EndToEnd e2e;
+  const Finished finished = e2e.run({launched(mpirun)});
+  REQUIRE(finished.exit_code == 0);
+  const RunManifest manifest = e2e.manifest();
+  for (const char* stage : {"stage1", "nsys", "select", "ncu", "analyze", "report"}) {
+    INFO(stage << ": " << stage_of(manifest, stage).reason);
+    CHECK(stage_of(manifest, stage).status == StageStatus::ok);
+  }
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  REQUIRE(nsys.ranks.size() == 2);
+  for (int rank = 0; rank < 2; ++rank) {
+    CHECK(nsys.ranks[rank].rank == rank);
+    CHECK(nsys.ranks[rank].role == "nsys");
+    CHECK(nsys.ranks[rank].status == StageStatus::ok);
+    const fs::path directory = e2e.main() / "ranks" / ("r" + std::to_string(rank));
+    CHECK(fs::exists(directory / "stage1/metrics.json"));
+    CHECK(fs::exists(directory / "nsys/profile.nsys-rep"));
+    CHECK(fs::exists(directory / "nsys/summary_cuda_gpu_kern_sum.csv"));
+    CHECK(read_file(directory / "stage1/output.log").find("rank " + std::to_string(rank)) != std::string::npos);
+  }
+  // ncu on rank 0 only; rank 1 ran the workload bare in that stage.
+  const StageRecord& ncu = stage_of(manifest, "ncu");
+  REQUIRE(ncu.ranks.size() == 2);
+  CHECK(ncu.ranks[0].role == "ncu");
+  CHECK(ncu.ranks[1].role == "bare");
+  CHECK(fs::exists(e2e.main() / "ranks/r0/ncu/raw.csv"));
+  CHECK_FALSE(fs::exists(e2e.main() / "ranks/r1/ncu/profile.ncu-rep"));
+  CHECK(read_file(e2e.main() / "nsys/cmd.txt").find("rank-exec --run") != std::string::npos);
+  CHECK(fs::exists(e2e.main() / "analysis/report.json"));
+  // The cross-rank view: one row per rank; the fake nsys has no trace tables, so the straggler and
+  // skew are named as not computed rather than guessed.
+  const std::string ranks_csv = read_file(e2e.main() / "analysis/ranks.csv");
+  CHECK(std::count(ranks_csv.begin(), ranks_csv.end(), '\n') == 3);
+  CHECK(ranks_csv.find("\n0,") != std::string::npos);
+  CHECK(ranks_csv.find("\n1,") != std::string::npos);
+  const std::string report = read_file(e2e.main() / "report.md");
+  CHECK_THAT(report, Catch::Contains("## Across ranks"));
+  CHECK_THAT(report, Catch::Contains("Not computed: straggler and skew: rank 0 has no NVTX range trace"));
+  CHECK_THAT(read_file(e2e.main() / "report.html"), Catch::Contains("<section id=\"ranks\"><h2>Across ranks</h2>"));
+  check_nothing_shared(e2e.main(), 2);
+}
+
+TEST_CASE("a hanging rank is killed at the stage timeout and the stage names it") {
+  if (!have("mpirun", "openmpi-bin")) return;
+  EndToEnd e2e;
+  const Finished finished =
+      e2e.run({launched(mpirun, {"--set", "workload.timeout_s=3"}), {{"E2E_HANG_RANK", "1"}}});
+  CHECK(finished.exit_code == 124);
+  const RunManifest manifest = e2e.manifest();
+  const StageRecord& stage1 = stage_of(manifest, "stage1");
+  CHECK(stage1.status == StageStatus::failed);
+  CHECK(stage1.reason == "rank 1 ran past workload.timeout_s=3s; its process tree was killed (see ranks/r1/stage1/output.log)");
+  REQUIRE(stage1.ranks.size() == 2);
+  CHECK(stage1.ranks[0].status == StageStatus::ok);
+  CHECK(stage1.ranks[1].status == StageStatus::failed);
+  CHECK(stage1.ranks[1].exit_code == std::nullopt);
+  CHECK(fs::exists(e2e.main() / "ranks/r1/stage1/output.log"));  // nothing lost
+}
+
+TEST_CASE("a failing rank fails the stage with that rank named") {
+  if (!have("mpirun", "openmpi-bin")) return;
+  EndToEnd e2e;
+  const Finished finished = e2e.run({launched(mpirun), {{"E2E_FAIL_RANK", "1"}}});
+  CHECK(finished.exit_code == 1);
+  const RunManifest manifest = e2e.manifest();
+  const StageRecord& stage1 = stage_of(manifest, "stage1");
+  CHECK(stage1.status == StageStatus::failed);
+  CHECK_THAT(stage1.reason, Catch::StartsWith("rank 1 workload exit code 3"));
+}
+
+TEST_CASE("bad launcher input is refused before a run directory exists") {
+  EndToEnd e2e;
+  const Finished unknown = e2e.run({{"--launcher", "flux run -n 2", "--", "true"}});
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("unknown launcher 'flux'"));
+  const Finished outside = e2e.run({{"--launcher", "mpirun -np 2", "--ranks", "0,3", "--", "true"}});
+  CHECK(outside.exit_code == 2);
+  CHECK_THAT(outside.err, Catch::Contains("--ranks 0,3 names rank 3, outside the world size 2"));
+  const Finished alone = e2e.run({{"--ranks", "0", "--", "true"}});
+  CHECK(alone.exit_code == 2);
+  CHECK_FALSE(fs::exists(e2e.main()));
+}
+
+TEST_CASE("a rank list outside a world size only the ranks know is refused by every rank") {
+  if (!have("mpirun", "openmpi-bin")) return;
+  EndToEnd e2e;
+  // --host localhost:2 starts two ranks without saying so in a way deep-profile reads.
+  const Finished finished = e2e.run({launched("mpirun --allow-run-as-root --host localhost:2", {"--ranks", "0,5"})});
+  CHECK(finished.exit_code == 1);
+  const RunManifest manifest = e2e.manifest();
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  CHECK(nsys.status == StageStatus::failed);
+  CHECK(nsys.reason == "--ranks 0,5 names rank 5, outside the world size 2 (ranks 0-1); nothing was run");
+}
+
+TEST_CASE("a launcher that dies before any rank starts fails the stage with its own words") {
+  if (!have("mpirun", "openmpi-bin")) return;
+  EndToEnd e2e;
+  const Finished finished = e2e.run({launched("mpirun --allow-run-as-root -np 64")});
+  CHECK(finished.exit_code == 1);
+  const RunManifest manifest = e2e.manifest();
+  const StageRecord& stage1 = stage_of(manifest, "stage1");
+  CHECK_THAT(stage1.reason, Catch::StartsWith("the launcher (mpirun) ended with exit code 1 before any rank started; its last lines:"));
+  CHECK(fs::exists(e2e.main() / "stage1/launcher.log"));
+}

@@ -1,0 +1,173 @@
+// Launcher words, rank lists, shell-word splitting, rank-exec on one rank (plan -> status.json), and
+// the per-rank records of run.json. The launchers themselves run in tests/e2e/ranks_test.cpp.
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+
+#include "llmprof/rank_launch.hpp"
+#include "llmprof/run_directory.hpp"
+#include "llmprof/shell_quote.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using llmprof::testing::read_file;
+using llmprof::testing::TempDir;
+using llmprof::testing::write_file;
+
+TEST_CASE("launcher words give the family and world size and torchrun gets --no-python") {
+  struct Case {
+    const char* words;
+    const char* family;
+    std::optional<int> world_size;
+  };
+  const Case entry = GENERATE(values<Case>({
+      {"srun -n 2", "srun", 2},
+      {"srun --ntasks=8 --gpus-per-task=1", "srun", 8},
+      {"srun -n4 --mpi=pmix", "srun", 4},
+      {"mpirun --allow-run-as-root -np 2", "mpirun", 2},
+      {"/usr/bin/mpiexec -n 3", "mpirun", 3},
+      {"torchrun --nproc-per-node 2 --no-python", "torchrun", 2},
+      {"torchrun --nnodes=2 --nproc-per-node=4", "torchrun", 8},
+      {"torchrun --nnodes=1:2 --nproc-per-node=4", "torchrun", std::nullopt},
+      {"srun -N 2", "srun", std::nullopt},
+  }));
+  CAPTURE(entry.words);
+  auto launcher = llmprof::parse_launcher(entry.words);
+  REQUIRE(launcher);
+  CHECK(launcher->family == entry.family);
+  CHECK(launcher->world_size == entry.world_size);
+  if (launcher->family == "torchrun") {
+    CHECK(std::count(launcher->words.begin(), launcher->words.end(), "--no-python") == 1);
+  }
+}
+
+TEST_CASE("an unknown or empty launcher is refused with the known ones named") {
+  auto unknown = llmprof::parse_launcher("flux run -n 2");
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().message == "unknown launcher 'flux'");
+  CHECK_THAT(unknown.error().hint, Catch::Contains("srun, mpirun, mpiexec, orterun, torchrun"));
+  CHECK_FALSE(llmprof::parse_launcher("   "));
+  auto quote = llmprof::parse_launcher("srun -n 2 'unterminated");
+  REQUIRE_FALSE(quote);
+  CHECK_THAT(quote.error().message, Catch::Contains("unterminated single quote"));
+}
+
+TEST_CASE("shell words split like a POSIX shell without expansions") {
+  auto words = llmprof::split_shell_words(R"(srun  -n 2 --export="A B" 'c d'e \$HOME "x\"y")");
+  REQUIRE(words);
+  CHECK(*words == std::vector<std::string>{"srun", "-n", "2", "--export=A B", "c de", "$HOME", "x\"y"});
+  CHECK(llmprof::split_shell_words("")->empty());
+  CHECK_FALSE(llmprof::split_shell_words("a\\"));
+  CHECK_FALSE(llmprof::split_shell_words("\"a"));
+}
+
+TEST_CASE("rank lists take numbers and ranges and refuse bad pieces") {
+  CHECK(*llmprof::parse_rank_list("3,0") == std::vector<int>{0, 3});
+  CHECK(*llmprof::parse_rank_list("0-2,2") == std::vector<int>{0, 1, 2});
+  CHECK(llmprof::format_rank_list({0, 3}) == "0,3");
+  for (const char* bad : {"", "a", "1,", "-1", "3-1", "1.5"}) {
+    CAPTURE(bad);
+    auto parsed = llmprof::parse_rank_list(bad);
+    REQUIRE_FALSE(parsed);
+    CHECK_THAT(parsed.error().hint, Catch::Contains("--ranks 0,3"));
+  }
+}
+
+namespace {
+
+void write_plan(const fs::path& main, const std::string& stage, double timeout_s, const std::vector<std::string>& profiler = {}) {
+  boost::json::array argv;
+  for (const auto& word : profiler) argv.emplace_back(word);
+  const boost::json::object plan = {{"schema", "llmprof.rank_plan/1"},
+                                    {"stage", stage},
+                                    {"role", profiler.empty() ? "bare" : "nsys"},
+                                    {"profiler_argv", argv},
+                                    {"environment", {{"WHERE", (main / "ranks/r@RANK@/out.txt").string()}}},
+                                    {"working_directory", ""},
+                                    {"timeout_s", timeout_s},
+                                    {"timeout_key", "workload.timeout_s"}};
+  write_file(main / "ranks" / (stage + ".plan.json"), boost::json::serialize(plan));
+}
+
+boost::json::object status_of(const fs::path& main, int rank, const std::string& stage) {
+  return boost::json::parse(read_file(main / "ranks" / ("r" + std::to_string(rank)) / stage / "status.json")).as_object();
+}
+
+llmprof::RankIdentity rank(int number, int world) { return {number, number, world, llmprof::RankSource::open_mpi, "test"}; }
+
+}  // namespace
+
+TEST_CASE("rank-exec runs the profiler on a selected rank and the workload bare on the others") {
+  TempDir temp;
+  write_plan(temp.path(), "nsys", 30, {"/bin/echo", "profiler-for-r@RANK@"});
+  auto runner = llmprof::make_system_process_runner();
+  llmprof::RankExecRequest request{temp.path(), "nsys", std::vector<int>{1}, {"/bin/sh", "-c", "echo workload $WHERE"}};
+  auto profiled = llmprof::run_rank_exec(request, rank(1, 2), *runner);
+  auto bare = llmprof::run_rank_exec(request, rank(0, 2), *runner);
+  REQUIRE(profiled);
+  REQUIRE(bare);
+  CHECK(profiled->exit_code == 0);
+  CHECK(read_file(temp.path() / "ranks/r1/nsys/output.log") == "profiler-for-r1 /bin/sh -c echo workload $WHERE\n");
+  CHECK(read_file(temp.path() / "ranks/r0/nsys/output.log") == "workload " + (temp.path() / "ranks/r0/out.txt").string() + "\n");
+  CHECK(status_of(temp.path(), 1, "nsys").at("role") == "nsys");
+  CHECK(status_of(temp.path(), 0, "nsys").at("role") == "bare");
+  CHECK(status_of(temp.path(), 0, "nsys").at("outcome") == "ok");
+  CHECK(status_of(temp.path(), 0, "nsys").at("world_size") == 2);
+}
+
+TEST_CASE("rank-exec kills a hanging rank's tree at the plan's timeout and says which rank") {
+  TempDir temp;
+  write_plan(temp.path(), "stage1", 0.5);
+  auto runner = llmprof::make_system_process_runner();
+  llmprof::RankExecRequest request{temp.path(), "stage1", std::nullopt, {"/bin/sh", "-c", "sleep 30 & wait"}};
+  auto result = llmprof::run_rank_exec(request, rank(1, 2), *runner);
+  REQUIRE(result);
+  CHECK(result->exit_code == 124);
+  const auto status = status_of(temp.path(), 1, "stage1");
+  CHECK(status.at("outcome") == "timeout");
+  CHECK(std::string(status.at("reason").as_string()) ==
+        "rank 1 ran past workload.timeout_s=0.5s; its process tree was killed (see ranks/r1/stage1/output.log)");
+}
+
+TEST_CASE("rank-exec refuses --ranks outside the world size before running anything") {
+  TempDir temp;
+  write_plan(temp.path(), "ncu", 30, {"/bin/false"});
+  auto runner = llmprof::make_system_process_runner();
+  llmprof::RankExecRequest request{temp.path(), "ncu", std::vector<int>{0, 3}, {"/bin/sh", "-c", "touch ran"}};
+  auto result = llmprof::run_rank_exec(request, rank(0, 2), *runner);
+  REQUIRE(result);
+  CHECK(result->exit_code == 2);
+  CHECK(status_of(temp.path(), 0, "ncu").at("outcome") == "refused");
+  CHECK(std::string(status_of(temp.path(), 0, "ncu").at("reason").as_string()) ==
+        "--ranks 0,3 names rank 3, outside the world size 2 (ranks 0-1); nothing was run");
+  CHECK_FALSE(fs::exists(temp.path() / "ranks/r0/ncu/output.log"));
+}
+
+TEST_CASE("rank-exec without a plan is an error that says who writes it") {
+  TempDir temp;
+  auto runner = llmprof::make_system_process_runner();
+  auto result = llmprof::run_rank_exec({temp.path(), "nsys", std::nullopt, {"true"}}, rank(0, 1), *runner);
+  REQUIRE_FALSE(result);
+  CHECK_THAT(result.error().hint, Catch::Contains("deep-profile run --launcher"));
+}
+
+TEST_CASE("run.json keeps per-rank records of a stage and has none for a single process") {
+  llmprof::RunManifest manifest;
+  manifest.run_id = "r";
+  llmprof::StageRecord stage;
+  stage.name = "nsys";
+  stage.ranks.push_back({1, 1, "host-a", "nsys", llmprof::StageStatus::failed, "rank 1 ran past", 124, 3.5, "ranks/r1/nsys"});
+  manifest.stages.push_back(stage);
+  manifest.stages.push_back(llmprof::StageRecord{"ncu"});
+  const std::string text = llmprof::manifest_to_json(manifest);
+  auto back = llmprof::manifest_from_json(text);
+  REQUIRE(back);
+  REQUIRE(back->stages[0].ranks.size() == 1);
+  const auto& record = back->stages[0].ranks[0];
+  CHECK(record.rank == 1);
+  CHECK(record.host == "host-a");
+  CHECK(record.status == llmprof::StageStatus::failed);
+  CHECK(record.exit_code == 124);
+  CHECK(record.directory == "ranks/r1/nsys");
+  CHECK(boost::json::parse(text).at("stages").at(1).as_object().if_contains("ranks") == nullptr);
+}
