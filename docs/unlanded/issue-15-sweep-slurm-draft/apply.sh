@@ -1,0 +1,29 @@
+#!/bin/bash
+# Applies the drafted part 4/5 to /work/wt-ranks after `git stash pop`.
+set -euo pipefail
+cd /work/wt-ranks
+cp /tmp/ranks-draft/cluster.sh scripts/cluster.sh
+cp /tmp/ranks-draft/sweep_batch_test.cpp tests/unit/sweep_batch_test.cpp
+python3 /tmp/ranks-draft/patch_sweep.py
+python3 - <<'PY'
+p='/work/wt-ranks/tests/end_to_end/ranks_test.cpp'
+s=open(p).read()
+s=s.replace('#include <catch2/catch.hpp>\n#include <cstdlib>\n','#include <boost/json.hpp>\n#include <catch2/catch.hpp>\n#include <chrono>\n#include <cstdlib>\n#include <map>\n#include <thread>\n')
+s=s.rstrip('\n')+'\n'+open('/tmp/ranks-draft/slurm_tests.cpp').read()
+open(p,'w').write(s)
+p='/work/wt-ranks/scripts/test.sh'
+s=open(p).read()
+s=s.replace('''export LLMPROF_REQUIRE_CLUSTER=1''','''export LLMPROF_REQUIRE_CLUSTER=1
+# A single-node Slurm (scripts/cluster.sh) for the srun and job-array end-to-end tests, stopped on exit.
+eval "$(scripts/cluster.sh start)"
+trap 'scripts/cluster.sh stop' EXIT''')
+open(p,'w').write(s)
+p='/work/wt-ranks/README.md'
+s=open(p).read()
+s=s.replace('''| `deep-profile sweep --point 'k=v,...'... \\| --plan F` | one run directory per configuration point, and an index report |''','''| `deep-profile sweep --point 'k=v,...'... \\| --plan F` | one run directory per configuration point, and an index report |
+| `deep-profile sweep --plan F [--sweep-dir SWEEP] --point-index I` / `--merge` | one point into the deterministic `SWEEP/point-<I>/` (a finished point is not run again), or the index of those points (points without a run listed as failed) |
+| `deep-profile sweep --plan F --executor slurm [--concurrency K] [--submit]` | writes `SWEEP/sweep.sbatch` (job array `--array=0-(N-1)%K --gpus=1`, each task `--point-index $SLURM_ARRAY_TASK_ID`) and `SWEEP/merge.sbatch`; `--submit` runs `sbatch --parsable` on both (merge with `--dependency=afterany:<array>`) and prints how to follow them. `scripts/cluster.sh start\\|stop` runs a single-node Slurm here to try it |''')
+open(p,'w').write(s)
+PY
+sed -i 's|#include <fstream>|#include <algorithm>\n#include <fstream>\n#include <optional>|' apps/deep-profile/sweep_executors.cpp
+sed -i "s/\bexit_environment\b/exit_not_ready/g; s/\bexit_input\b/exit_bad_input/g" apps/deep-profile/sweep_executors.cpp
