@@ -1,5 +1,7 @@
 // deep-profile entry point: dispatches to the registered subcommand.
 #include <algorithm>
+#include <cstdlib>
+#include <exception>
 #include <iostream>
 
 #include "command.hpp"
@@ -22,9 +24,26 @@ void print_usage(std::ostream& out) {
   }
   out << "\n`deep-profile <command> --help` describes a command's options.\n";
 }
+
+// A programming error that escapes as an exception would otherwise abort with nothing but "exit 134" (seen once
+// in CI under heavy load and not reproduced since): name the exception before aborting, so the log says what broke.
+[[noreturn]] void report_uncaught_exception() {
+  std::cerr << "deep-profile: internal error: ";
+  try {
+    if (const auto current = std::current_exception()) std::rethrow_exception(current);
+    std::cerr << "std::terminate called without an active exception";
+  } catch (const std::exception& error) {
+    std::cerr << "uncaught exception: " << error.what();
+  } catch (...) {
+    std::cerr << "uncaught exception of an unknown type";
+  }
+  std::cerr << " (please report it with deep-profile.log)" << std::endl;
+  std::abort();
+}
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::set_terminate(report_uncaught_exception);
   if (argc < 2) {
     print_usage(std::cerr);
     return deep_profile::exit_usage;

@@ -222,6 +222,7 @@ TEST_CASE("workload hang: the timeout kills the whole tree, exit code 124", "[e2
   args.insert(args.end(), workload.begin(), workload.end());
   const auto started = std::chrono::steady_clock::now();
   const Finished finished = e2e.run({args, {{"E2E_WORKLOAD_MODE", "hang"}, {"E2E_PID_FILE", pid_file.string()}}});
+  INFO("deep-profile stderr: " << finished.err);
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(60));
   CHECK(finished.exit_code == 124);
   const RunManifest manifest = e2e.manifest();

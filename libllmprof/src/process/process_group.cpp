@@ -25,7 +25,10 @@ bool process_group_has_live_members(pid_t group) {
   if (::kill(-group, 0) != 0 && errno != EPERM) return false;
 #if defined(__linux__)
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+  // increment(error), not a range-for: the range-for's ++ throws when /proc changes under it, and processes
+  // come and go while we look.
+  for (std::filesystem::directory_iterator it("/proc", error), end; !error && it != end; it.increment(error)) {
+    const auto& entry = *it;
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream stat_file(entry.path() / "stat");
@@ -80,8 +83,8 @@ std::optional<ProcessStat> read_stat(pid_t pid) {
 std::vector<ProcessStat> all_processes() {
   std::vector<ProcessStat> processes;
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
-    const std::string name = entry.path().filename().string();
+  for (std::filesystem::directory_iterator it("/proc", error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     if (auto stat = read_stat(static_cast<pid_t>(std::stol(name)))) processes.push_back(std::move(*stat));
   }
