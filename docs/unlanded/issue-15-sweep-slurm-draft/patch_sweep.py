@@ -1,4 +1,5 @@
-p='/work/wt-ranks/apps/deep-profile/command_sweep.cpp'
+# Run from the root of the checkout being patched (apply.sh does).
+p='apps/deep-profile/command_sweep.cpp'
 s=open(p).read()
 def rep(a,b):
     global s
