@@ -1,4 +1,4 @@
-// Every `nsys stats` report parser over the same input. Each parser looks for its own header, so
+// Every `nsys stats` report parser (2025.3 and 2022.4 layouts) over the same input. Each parser looks for its own header, so
 // a seed from one report drives that parser deep while the others exercise header rejection.
 //
 // Invariants: no crash / leak / UB; every error names the input.
@@ -26,5 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   run(data, size,
       [](std::istream& in, const std::string& name) { return llmprof::parse_nsys_cuda_api_summary(in, name); });
   run(data, size, [](std::istream& in, const std::string& name) { return llmprof::parse_nsys_gpu_memory_time(in, name); });
+  run(data, size,  // nsys 2022.4's per-instance nvtxgpuproj
+      [](std::istream& in, const std::string& name) { return llmprof::parse_nsys_nvtx_gpu_projection_trace(in, name); });
   return 0;
 }

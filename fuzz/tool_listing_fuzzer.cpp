@@ -1,5 +1,6 @@
 // The tool-probe text parsers over arbitrary output: `nsys/ncu --version`, `nsys status
-// --environment`, `ncu --list-sections`, `ncu --list-sets`, the loader's missing-library lines.
+// --environment`, `nsys stats --help-reports`, `ncu --list-sections`, `ncu --list-sets`, the loader's
+// missing-library lines.
 //
 // Invariants: no crash / UB / stack exhaustion (std::regex recurses per character); a version
 // error names the text; a parsed version prints back as numbers it contains; section and set
@@ -34,6 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& set : llmprof::parse_ncu_set_list(text))
     LLMPROF_FUZZ_CHECK(!set.identifier.empty() && text.find(set.identifier) != std::string_view::npos,
                        "set '" + set.identifier + "'");
+  for (const auto& report : llmprof::parse_nsys_report_list(text))
+    LLMPROF_FUZZ_CHECK(!report.empty() && text.find(report) != std::string_view::npos, "report '" + report + "'");
   for (const auto& library : llmprof::parse_missing_libraries(text))
     LLMPROF_FUZZ_CHECK(!library.empty() && text.find(library) != std::string_view::npos, "library '" + library + "'");
   return 0;

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package that libllmprof's build, tests, fuzzers and example need.
 # Called by a new user (README quick start) and by .ci/run; safe to run again.
-# Usage: scripts/install-deps.sh [--no-torch] [--with-browser]
+# Usage: scripts/install-deps.sh [--no-torch] [--no-browser] [--no-nsight]
+# --no-nsight skips the real Nsight tools (see scripts/install-nsight.sh and third_party/README.md).
 set -euo pipefail
 with_torch=1
 with_browser=1
+with_nsight=1
 for arg in "$@"; do
   case "$arg" in
     --no-torch) with_torch=0 ;;
     --no-browser) with_browser=0 ;;
-    -h|--help) sed -n '2,4p' "$0"; exit 0 ;;
-    *) echo "install-deps.sh: unknown option '$arg' (valid: --no-torch, --no-browser)" >&2; exit 2 ;;
+    --no-nsight) with_nsight=0 ;;
+    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    *) echo "install-deps.sh: unknown option '$arg' (valid: --no-torch, --no-browser, --no-nsight)" >&2; exit 2 ;;
   esac
 done
 sudo_cmd=()
@@ -28,14 +31,19 @@ packages=(
 )
 if [ "$with_torch" -eq 1 ]; then packages+=(libtorch-dev); fi
 if [ "$with_browser" -eq 1 ]; then packages+=(chromium); fi
+# The Debian QdstrmImporter (turns nsys's .qdstrm into a .nsys-rep) links libssh.so.4.
+if [ "$with_nsight" -eq 1 ]; then packages+=(libssh-4); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps.sh: all ${#packages[@]} packages already installed"
-  exit 0
+else
+  echo "install-deps.sh: installing ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps.sh: installing ${missing[*]}"
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ "$with_nsight" -eq 1 ]; then
+  "${sudo_cmd[@]}" env ${LLMPROF_NSIGHT_DIR:+LLMPROF_NSIGHT_DIR="$LLMPROF_NSIGHT_DIR"} "$(dirname "$0")/install-nsight.sh"
+fi

@@ -10,6 +10,8 @@ cmake --build --preset dev
 # The launcher end-to-end tests (tests/e2e/ranks_test.cpp) skip where mpirun/srun are missing;
 # here install-deps.sh installed them, so a skip would hide a broken setup: make it a failure.
 export LLMPROF_REQUIRE_CLUSTER=1
+# install-deps.sh unpacked the real Nsight tools: their end-to-end tests must run, not skip.
+export LLMPROF_REQUIRE_REAL_TOOLS="${LLMPROF_REQUIRE_REAL_TOOLS:-1}"
 ctest --preset dev "$@"
 # The same tree with warnings as errors (no LibTorch example), so a new warning fails CI.
 cmake --preset werror

@@ -15,9 +15,11 @@ using namespace llmprof;
 const char* const probe_usage =
     "usage: deep-profile probe [--json] [--sections-out FILE] [--nsys PATH] [--ncu PATH] [--no-default-locations]\n\n"
     "Looks for nsys and ncu (the given path only, when --nsys/--ncu is set; otherwise PATH, then\n"
-    "/usr/local/cuda/bin, /opt/nvidia/nsight-systems/*/bin, /opt/nvidia/nsight-compute/* and the nsys bundled\n"
-    "in Nsight Compute at <ncu-root>/host/target-linux-x64/nsys), runs their --version, ncu --list-sections and\n"
-    "--list-sets, nsys status --environment, and checks that the QdstrmImporter next to nsys loads.\n"
+    "/usr/local/cuda/bin, /opt/nvidia/nsight-systems/*/bin, /opt/nvidia/nsight-compute/*, the nsys bundled\n"
+    "in Nsight Compute at <ncu-root>/host/target-linux-x64/nsys, Debian's /usr/lib/nsight-systems and\n"
+    "/usr/lib/nsight-compute, and the unpacked packages of scripts/install-nsight.sh in $LLMPROF_NSIGHT_DIR/root,\n"
+    "default /opt/llmprof/nsight/root), runs their --version, nsys stats --help-reports, nsys status --environment,\n"
+    "ncu --list-sections and --list-sets, reads ncu's section files, and checks that the QdstrmImporter loads.\n"
     "\n"
     "Exit status: 0 ready (both tools usable) or degraded (something is missing, the verdict says what will be\n"
     "skipped); 3 not ready (neither nsys nor ncu can be used) or --sections-out cannot be written; 2 bad\n"
@@ -55,8 +57,12 @@ void print_nsys(std::ostream& out, const NsysInfo& nsys) {
   if (nsys.importer.path.empty()) {
     out << "not found (" << nsys.importer.detail << ")\n";
   } else {
-    out << nsys.importer.path.string() << (nsys.importer.loads ? " (loads)" : " (DOES NOT LOAD)") << "\n";
+    out << nsys.importer.path.string() << (nsys.importer.loads ? " (loads)" : " (DOES NOT LOAD)")
+        << (nsys.importer.found_by_nsys ? "" : " (not where nsys looks: deep-profile imports .qdstrm files itself)") << "\n";
   }
+  out << "    stats reports (" << nsys.stats_reports.size() << "):";
+  for (const auto& report : nsys.stats_reports) out << " " << report;
+  out << "\n";
   if (!nsys.importer.loads) {
     for (const auto& library : nsys.importer.missing_libraries) out << "      missing library: " << library << "\n";
     if (!nsys.importer.fix.empty()) out << "      fix: " << nsys.importer.fix << "\n";
@@ -81,8 +87,18 @@ void print_ncu(std::ostream& out, const NcuInfo& ncu) {
   for (const auto& section : ncu.sections) out << " " << section.identifier;
   out << "\n    sets (" << ncu.sets.size() << "):";
   for (const auto& set : ncu.sets) out << " " << set.identifier << "[" << set.sections.size() << "]";
-  out << "\n";
+  out << "\n    section files: "
+      << (ncu.sections_directory.empty() ? std::string("not found") : ncu.sections_directory.string() + " (" +
+                                                                           std::to_string(ncu.section_metrics.size()) + " metrics)")
+      << "\n";
   print_problems(out, ncu.problems);
+}
+
+void print_abilities(std::ostream& out, const std::vector<ToolAbility>& abilities) {
+  out << "what the pipeline can do here:\n";
+  for (const auto& ability : abilities) {
+    out << "  [" << (ability.able ? "yes" : "no ") << "] " << ability.what << (ability.detail.empty() ? "" : ": " + ability.detail) << "\n";
+  }
 }
 
 void print_verdict(std::ostream& out, const ProbeVerdict& verdict) {
@@ -125,6 +141,7 @@ int run_probe(const std::vector<std::string>& args) {
   } else {
     print_nsys(std::cout, nsys);
     print_ncu(std::cout, ncu);
+    print_abilities(std::cout, describe_abilities(nsys, ncu));
     print_verdict(std::cout, verdict);
   }
   return verdict.readiness == Readiness::not_ready ? exit_not_ready : exit_ok;

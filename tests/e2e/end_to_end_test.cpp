@@ -186,7 +186,9 @@ TEST_CASE("nsys missing: its stage is skipped with the reason, ncu runs unfilter
   const fs::path only_ncu = e2e.temp() / "only-ncu";
   fs::create_directories(only_ncu);
   fs::create_symlink(fs::path(LLMPROF_FAKE_TOOLS_DIR) / "ncu", only_ncu / "ncu");
-  const Finished finished = e2e.run({script_args(), {{"PATH", only_ncu.string() + ":/usr/bin:/bin:" + std::getenv("PATH")}}});
+  // An empty Nsight cache: the real tools of scripts/install-nsight.sh must not stand in for the missing nsys.
+  const Finished finished = e2e.run({script_args(), {{"PATH", only_ncu.string() + ":/usr/bin:/bin:" + std::getenv("PATH")},
+                                                     {"LLMPROF_NSIGHT_DIR", (e2e.temp() / "no-nsight").string()}}});
   CHECK(finished.exit_code == 3);
   const RunManifest manifest = e2e.manifest();
   const StageRecord& nsys = stage_of(manifest, "nsys");

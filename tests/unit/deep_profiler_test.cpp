@@ -91,6 +91,9 @@ struct Bench {
     runner.on(command_is("ncu", {"--list-sections"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_sections.txt")));
     runner.on(command_is("ncu", {"--list-sets"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_sets.txt")));
     runner.on(command_is("nvidia-smi"), FakeAnswer::failing_to_start(make_error(ErrorCode::not_found, "nvidia-smi not found")));
+    // Before the generic `nsys stats` rule (the first matching rule answers).
+    runner.on(command_is("nsys", {"stats", "--help-reports"}),
+              FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/nsys_reports.txt")));
     runner.on(command_is("nsys", {"stats"}), FakeAnswer::exiting(0).doing([](const ProcessSpec& spec) {
       const fs::path prefix = argument_after(spec, "--output");
       for (const auto& report : nsys_stats_report_names()) {
@@ -240,7 +243,9 @@ TEST_CASE("nsys.stats_extra_args and nsys.extra_args reach the nsys command line
   bench.script_workload();
   bench.script_nsys_report();
   bench.run();
-  const auto stats = bench.runs_of(command_is("nsys", {"stats"}));
+  const auto stats = bench.runs_of([](const ProcessSpec& spec) {  // not the probe's `nsys stats --help-reports`
+    return command_is("nsys", {"stats"})(spec) && !argv_contains("--help-reports")(spec);
+  });
   REQUIRE(stats.size() == 1);
   REQUIRE(stats[0].size() >= 2);
   CHECK(stats[0][stats[0].size() - 2] == "--timeunit=usec");  // before the report, which comes last
@@ -558,4 +563,59 @@ TEST_CASE("an interrupted nsys stage lists the report it left on disk; run.json 
   std::sort(on_disk.begin(), on_disk.end());
   CHECK(manifest.files == on_disk);
   CHECK_FALSE(fs::exists(bench.main() / ".space-reserve"));  // given back at the end of the run
+}
+
+TEST_CASE("the workload's own CUPTI profiler losing to nsys and ncu is a recorded warning, and LLMPROF_PROFILER says who runs it") {
+  Bench bench;
+  bench.script_workload();
+  // What the workload printed under each tool on the H100 (tests/data/h100-nsight-2025.3/cli/cupti_conflict_*.log).
+  std::vector<std::string> nsys_lines = fixture_lines("h100-nsight-2025.3/cli/cupti_conflict_nsys.log");
+  nsys_lines.resize(std::min<std::size_t>(nsys_lines.size(), 6));
+  nsys_lines.insert(nsys_lines.end(), {"Generated:", "\t" + (bench.main() / "nsys/profile.nsys-rep").string()});
+  bench.runner.on(profile_with(true), FakeAnswer::printing(nsys_lines).writing((bench.main() / "nsys/profile.nsys-rep").string(), "report"));
+  std::vector<std::string> ncu_lines = fixture_lines("h100-nsight-2025.3/cli/cupti_conflict_ncu.log");
+  ncu_lines.resize(std::min<std::size_t>(ncu_lines.size(), 10));
+  bench.runner.on(ncu_profile(true), FakeAnswer::printing(ncu_lines).writing("{output}.ncu-rep", "ncu report"));
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+  for (const char* stage : {"nsys", "ncu"}) {
+    const auto& warnings = stage_of(manifest, stage).warnings;
+    INFO(stage);
+    CHECK(std::any_of(warnings.begin(), warnings.end(), [&](const std::string& warning) {
+      return warning.find("CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39)") != std::string::npos &&
+             warning.find("LLMPROF_PROFILER=" + std::string(stage)) != std::string::npos;
+    }));
+  }
+  CHECK(stage_of(manifest, "nsys").status == StageStatus::ok);
+  std::map<std::string, std::string> profiler_by_tool;
+  for (const auto& spec : bench.runner.runs()) {
+    const auto value = spec.environment.find("LLMPROF_PROFILER");
+    if (value != spec.environment.end() && value->second) profiler_by_tool[fs::path(spec.argv[0]).filename().string()] = *value->second;
+  }
+  CHECK(profiler_by_tool["workload"] == "none");
+  CHECK(profiler_by_tool["nsys"] == "nsys");
+  CHECK(profiler_by_tool["ncu"] == "ncu");
+  const std::string report = read_file(bench.main() / "report.md");
+  CHECK(report.find("## Warnings from the profiling stages") != std::string::npos);
+  CHECK(report.find("CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED") != std::string::npos);
+}
+
+TEST_CASE("nsys ending the workload at the end of the capture range (stop-shutdown, exit 143) is not a failure") {
+  Bench bench;
+  bench.config.nsys.capture_range_end = NsysCaptureRangeEnd::stop_shutdown;
+  bench.script_workload();
+  std::vector<std::string> lines = fixture_lines("h100-nsight-2025.3/cli/cupti_conflict_nsys_gated_stop_shutdown.log");
+  lines.push_back("\t" + (bench.main() / "nsys/profile.nsys-rep").string());
+  bench.runner.on(profile_with(true), FakeAnswer::printing(lines, 143).writing((bench.main() / "nsys/profile.nsys-rep").string(), "report"));
+  bench.script_ncu_report();
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  INFO(nsys.reason);
+  CHECK(nsys.status == StageStatus::ok);
+  CHECK(std::any_of(summary.notes.begin(), summary.notes.end(), [](const std::string& note) {
+    return note.find("--capture-range-end=stop-shutdown") != std::string::npos && note.find("exited 143") != std::string::npos;
+  }));
+  CHECK(std::none_of(nsys.warnings.begin(), nsys.warnings.end(),
+                     [](const std::string& warning) { return warning.find("application probably exited with an error") != std::string::npos; }));
 }

@@ -308,6 +308,8 @@ TEST_CASE("everything found and healthy is ready") {
   nsys.path = "/x/nsys";
   nsys.version = ToolVersion{2025, 3, 1, 0, "2025.3.1.0"};
   nsys.importer.loads = true;
+  nsys.importer.found_by_nsys = true;
+  nsys.stats_reports = parse_nsys_report_list(llmprof::testing::read_file(data_path("h100-nsight-2025.3/cli/nsys_reports.txt")));
   NcuInfo ncu;
   ncu.found = true;
   ncu.version = ToolVersion{2025, 3, 1, 0, "2025.3.1.0"};

@@ -99,6 +99,22 @@ struct StageAnalysis {
   std::string qualified_name() const { return domain.empty() ? name : domain + ":" + name; }
 };
 
+// One NVTX range on the CPU timeline (nsys nvtx_sum): how often it ran and how long each instance took.
+// This is what a machine without a GPU still measures. A row whose statistics contradict each other
+// (min > median, mean outside [min, max], total != mean x instances) is left out with a warning.
+struct RangeTiming {
+  std::string name;
+  std::string domain;  // "" for NVTX's default domain
+  std::string style;   // "PushPop" or "StartEnd"
+  std::int64_t instances = 0;
+  std::int64_t total_ns = 0;
+  double mean_ns = 0;
+  double median_ns = 0;  // p50 per instance
+  std::int64_t min_ns = 0;
+  std::int64_t max_ns = 0;
+  double stddev_ns = 0;
+};
+
 struct AnalysisReport {
   DevicePeaks device;
   std::optional<DevicePeaks> datasheet;  // the known-GPU table's figures, for comparison
@@ -106,6 +122,7 @@ struct AnalysisReport {
   std::vector<KernelAnalysis> kernels;    // by total_time_ns, descending
   std::optional<KernelSelection> top_kernel_selection;
   std::optional<WorkloadMetrics> workload;
+  std::vector<RangeTiming> range_timings;  // nsys nvtx_sum rows, by total time (descending)
   std::vector<LaunchRoofline> launches;   // every ncu launch analysed, in file order
   std::vector<std::string> warnings;
   std::vector<std::string> skipped;       // what could not be computed and why

@@ -27,6 +27,10 @@ struct NcuOutputDiagnosis {
   std::vector<std::string> kernel_names;  // the quoted names of the "==PROF== Profiling" lines
   std::optional<std::string> report_path;  // "==PROF== Report: <path>"
   int connected_processes = 0;        // "==PROF== Connected to process"
+  // "==ERROR== Nsight Compute failed to connect to the CUDA driver" (2022.3 on a machine without an NVIDIA
+  // driver: the application does not even run, then "No kernels were profiled", exit 1). Retrying with
+  // other filters cannot help.
+  bool no_cuda_driver = false;
 
   bool has_errors() const { return !errors.empty(); }
 };
@@ -37,7 +41,7 @@ NcuOutputDiagnosis diagnose_ncu_output(std::string_view output);
 // ==ERROR==. `filters` describes the kernel/NVTX filters used (for the message), e.g.
 // "--nvtx-include decode/ --kernel-name regex:gemm". No kernels: ErrorCode::no_report with the
 // available kernels in the hint; a --section that matched nothing: invalid_argument; other errors:
-// process_failed.
+// process_failed; no CUDA driver: ErrorCode::unsupported ("needs an NVIDIA GPU and driver").
 std::optional<Error> ncu_output_error(const NcuOutputDiagnosis& diagnosis, std::string_view filters = {});
 
 }  // namespace llmprof

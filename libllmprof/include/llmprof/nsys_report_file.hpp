@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,9 @@ struct ReportResolveRequest {
   std::chrono::milliseconds import_timeout{std::chrono::minutes(30)};
   // The nsys profile argv, when known: lets an error name the NVTX gate (--nvtx-capture) that never opened.
   std::vector<std::string> profile_argv;
+  // Called with the exact QdstrmImporter argv just before resolve_report runs it (the pipeline records
+  // it in nsys/cmd.txt, so the import can be repeated by hand).
+  std::function<void(const std::vector<std::string>&)> on_import;
 };
 
 struct ResolvedReport {
@@ -35,7 +39,8 @@ struct ResolvedReport {
 };
 
 // Errors: ErrorCode::no_report with a message saying why (NVTX gate never opened / importer cannot load
-// its libraries / application failed / nothing written) and a hint with the fix; subject = the base path.
+// its libraries / the .qdstrm is truncated or corrupted / application failed / nothing written) and a hint
+// with the fix; subject = the base path.
 Result<ResolvedReport> resolve_report(ProcessRunner& runner, const NsysInfo& nsys, const ReportResolveRequest& request);
 
 // The paths listed under "Generated:" in nsys profile's output (tab-indented lines); "No reports were

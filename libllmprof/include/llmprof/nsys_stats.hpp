@@ -42,7 +42,10 @@ struct NsysTimeStatistics {
   double stddev_ns = 0;
 };
 
-// cuda_gpu_kern_sum: one row per kernel name.
+// cuda_gpu_kern_sum: one row per kernel name. nsys 2022.4's `gpukernsum` has one row per kernel name
+// *and* grid/block shape (extra GridXYZ, BlockXYZ columns); the parser merges those into one row per name:
+// total, count, min, max, average and the (sample) standard deviation are exact; the median is that
+// of the shape with the most instances (the per-instance durations needed for an exact one are not there).
 struct KernelSummaryRow {
   std::string name;  // demangled, or the base name when nsys ran with --base
   NsysTimeStatistics time;
@@ -126,13 +129,46 @@ struct NsysStats {
   std::optional<std::vector<GpuMemoryTimeRow>> memory_operations;     // cuda_gpu_mem_time_sum
 };
 
-// The report names above, in the order `nsys stats --report` should be given them.
+// The report names above, in the order `nsys stats --report` should be given them (current spelling).
 const std::vector<std::string>& nsys_stats_report_names();
+
+// Each report under both of its spellings. Nsight Systems renamed its stats reports after 2022.4:
+// 2022.4 (Debian 12's package) lists `gpukernsum`, `nvtxsum`, `nvtxkernsum`, `nvtxgpuproj`, `cudaapisum`,
+// `gpumemtimesum`; 2025.3 lists `cuda_gpu_kern_sum`, `nvtx_sum`, ... Both map to the typed rows above.
+struct NsysStatsReportSpelling {
+  std::string current;  // 2025.3: "cuda_gpu_kern_sum"
+  std::string legacy;   // 2022.4: "gpukernsum"
+  std::string what;     // "CUDA GPU kernel summary"
+};
+const std::vector<NsysStatsReportSpelling>& nsys_stats_report_spellings();
+
+// What to pass to `nsys stats --report` for a tool whose `nsys stats --help-reports` listed `available`:
+// each report under the spelling the tool has (current first). Reports it has under neither spelling are
+// in `missing` (current spelling); the pipeline refuses to run nsys stats then, naming them.
+struct NsysStatsReportChoice {
+  std::vector<std::string> names;
+  std::vector<std::string> missing;
+  bool legacy = false;  // at least one report is asked for by its 2022.4 name
+};
+NsysStatsReportChoice choose_nsys_stats_reports(const std::vector<std::string>& available);
 
 // PREFIX_<report>.csv for one of nsys_stats_report_names() (the `nsys stats -o PREFIX` naming).
 std::filesystem::path nsys_stats_report_path(const std::filesystem::path& output_prefix, std::string_view report);
 
+// The report file under the prefix for one report, under whichever spelling exists (current first);
+// nullopt when neither does. `current_name` is one of nsys_stats_report_names().
+std::optional<std::filesystem::path> find_nsys_stats_report(const std::filesystem::path& output_prefix,
+                                                            std::string_view current_name);
+
 // Error(not_found) when not one report file exists under the prefix (never a silently empty result).
+// Reads either spelling of each report (2022.4 and 2025.3 layouts; see the parsers' notes).
 Result<NsysStats> load_nsys_stats(const std::filesystem::path& output_prefix);
+
+// nsys 2022.4 `nvtxgpuproj` is a per-instance trace (Name, Projected Duration, Orig Duration, NumGPUOps,
+// Lvl, NumChild, ...), not the per-range summary of 2025.3's `nvtx_gpu_proj_sum`: its rows are summed
+// per (range, style) into the same NvtxGpuProjectionRow.
+Result<std::vector<NvtxGpuProjectionRow>> parse_nsys_nvtx_gpu_projection_trace(const std::filesystem::path& csv_file);
+Result<std::vector<NvtxGpuProjectionRow>> parse_nsys_nvtx_gpu_projection_trace(std::istream& in,
+                                                                               const std::string& source_name);
 
 }  // namespace llmprof

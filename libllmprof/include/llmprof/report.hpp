@@ -69,6 +69,24 @@ struct ReportTopKernelSelection {
   std::optional<double> coverage;  // 0..1
 };
 
+// report.json "bare_run": the workload's own figures from the bare stage-1 run (stage1/metrics.json).
+struct ReportBareRun {
+  std::string device;       // "cpu", "cuda:0"
+  std::string device_name;
+  std::string dtype;
+  std::optional<std::int64_t> batch, prompt_tokens, new_tokens, parameters;
+  std::optional<double> prefill_s, decode_s, tokens_per_s, time_per_output_token_s, flop_per_token;
+};
+
+// report.json "nvtx_ranges[]": one NVTX range's instances on the CPU timeline (nsys nvtx_sum).
+struct ReportRangeTiming {
+  std::string name;
+  std::string domain;
+  std::optional<std::int64_t> instances, total_ns, min_ns, max_ns;
+  std::optional<double> mean_ns, p50_ns, p99_ns;  // p99 null where only nsys stats were read
+  std::string source;                             // "nsys nvtx_sum"
+};
+
 // One step's exact command line, for "how to reproduce".
 struct ReproduceStep {
   std::string stage;    // run.json stage name (stage1, nsys, ncu, ...)
@@ -133,6 +151,12 @@ struct RunReportModel {
   std::optional<ReportTopKernelSelection> top_kernel_selection;
   std::vector<std::string> warnings;
   std::optional<ReportTimeline> timeline;  // report.json "timeline", when the run has an SQLite export
+  std::optional<ReportBareRun> bare_run;
+  std::vector<ReportRangeTiming> nvtx_ranges;
+  // env.json "tools.nvidia_driver.present": false on a machine without an NVIDIA driver, where the
+  // report says plainly that kernel-level stages need a GPU; nullopt when not recorded.
+  std::optional<bool> nvidia_gpu_present;
+  std::vector<std::pair<std::string, std::string>> stage_warnings;  // run.json: (stage, warning)
 
   std::vector<std::string> workload_argv;  // run.json workload, else inputs.json
   RunEnvironmentSummary environment;

@@ -62,6 +62,12 @@ struct ImporterHealth {
   std::vector<std::string> missing_libraries;  // e.g. "libdw.so.1"
   std::string detail;          // what the importer printed when it failed
   std::string fix;             // how to make it load (which package / LD_LIBRARY_PATH)
+  // Whether the importer sits where nsys itself looks (<real nsys dir>/../host-linux-x64 or the Nsight
+  // Compute bundle's directory). Debian 12 splits the install (nsys under /usr/lib/x86_64-linux-gnu/
+  // nsight-systems/target-linux-x64, the importer under /usr/lib/nsight-systems/host-linux-x64): nsys then
+  // prints "The importer binary and its dependencies were not found" and leaves a .qdstrm, which
+  // resolve_report imports with this importer.
+  bool found_by_nsys = false;
 };
 
 struct NsysInfo {
@@ -74,6 +80,8 @@ struct NsysInfo {
   std::vector<std::string> export_sqlite_arguments;
   std::vector<EnvironmentCheck> environment;
   ImporterHealth importer;
+  // Report names `nsys stats --help-reports` listed (2022.4: "nvtxsum", ...; 2025.3: "nvtx_sum", ...).
+  std::vector<std::string> stats_reports;
   std::vector<std::string> problems;  // readable problems found while probing
 };
 
@@ -85,6 +93,10 @@ struct NcuInfo {
   std::vector<NcuSection> sections;
   std::vector<NcuSet> sets;
   std::string sections_listing;  // `ncu --list-sections` verbatim, for sections.txt
+  // The install's sections/ folder and every metric name its .section files collect, so the probe can
+  // say which analyses the sets can feed (ncu 2022.3's roofline set has no sm__ops_path_tensor_* FLOP).
+  std::filesystem::path sections_directory;
+  std::vector<std::string> section_metrics;
   std::vector<std::string> problems;
 
   bool has_section(std::string_view identifier) const;
@@ -102,6 +114,19 @@ struct ProbeOptions {
 };
 
 NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options);
+// `nsys stats --help-reports`: the report names ("  nvtx_sum -- NVTX Range Summary" -> "nvtx_sum"; the
+// ":base|:mangled" option suffixes dropped). nsys 2022.4 prints the list and exits 1.
+std::vector<std::string> parse_nsys_report_list(std::string_view help_reports_output);
+// Where scripts/install-nsight.sh unpacks the Debian packages: $LLMPROF_NSIGHT_DIR/root when that is set,
+// else /opt/llmprof/nsight/root. Searched after PATH and the usual NVIDIA and Debian install places.
+std::vector<std::filesystem::path> nsight_cache_roots();
+// Whether this machine has an NVIDIA kernel driver loaded (/proc/driver/nvidia/version). Without it
+// ncu fails with "failed to connect to the CUDA driver" and nsys records no CUDA activity.
+struct NvidiaDriver {
+  bool present = false;
+  std::string evidence;  // the version line, or why the driver is considered absent
+};
+NvidiaDriver detect_nvidia_driver();
 NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options);
 
 // The report file extension nsys writes: ".qdrep" before 2021.4, ".nsys-rep" from 2021.4 on.
@@ -136,6 +161,15 @@ struct ProbeVerdict {
   std::vector<std::string> notes;
 };
 ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu);
+
+// What the pipeline can and cannot do with these tools, one line each ("nsys stats reports: ... (2022.4
+// names)", "tensor-core FLOP per kernel: no, ncu 2022.3's sections collect no sm__ops_path_tensor_*").
+struct ToolAbility {
+  std::string what;
+  bool able = false;
+  std::string detail;
+};
+std::vector<ToolAbility> describe_abilities(const NsysInfo& nsys, const NcuInfo& ncu);
 
 // JSON text for env.json's "tools": {"nsys":{...},"ncu":{...},"verdict":{...}}.
 std::string probe_to_json(const NsysInfo& nsys, const NcuInfo& ncu);

@@ -309,6 +309,7 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   for (auto& kernel : report.kernels) detail::withhold_impossible_figures(kernel, report.warnings);
   build_device(inputs, options, report);
   detail::build_stages(inputs, options, flop_per_launch, report);
+  detail::build_range_timings(inputs, report);
   build_selection(inputs, options, report);
   if (inputs.timeline) detail::apply_timeline(*inputs.timeline, report);
   else report.skipped.push_back("timeline (per-instance figures, CUDA graphs, capture losses): no nsys/profile.sqlite");
@@ -354,7 +355,8 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
   const auto nsys_prefix = layout.resolve(RunLayout::nsys_stats_prefix());
   bool any_nsys = false;
   for (const auto& report : nsys_stats_report_names()) {
-    any_nsys = any_nsys || std::filesystem::is_regular_file(nsys_stats_report_path(nsys_prefix, report), ec);
+    const auto file = find_nsys_stats_report(nsys_prefix, report);  // either spelling (nsys 2022.4 / 2025.3)
+    any_nsys = any_nsys || (file && std::filesystem::is_regular_file(*file, ec));
   }
   if (any_nsys) {
     auto stats = load_nsys_stats(nsys_prefix);

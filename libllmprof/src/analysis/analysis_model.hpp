@@ -29,6 +29,8 @@ std::string qualified_range(const NvtxRangeName& range);
 // Adds the timeline to the report: its verdicts and busy fractions replace those of the stages it
 // knows, its capture losses and validity notes become warnings (analysis_timeline.cpp).
 void apply_timeline(const TimelineReport& timeline, AnalysisReport& report);
+// report.range_timings from the nsys nvtx_sum rows (invariants checked; a failing row becomes a warning).
+void build_range_timings(const AnalysisInputs& inputs, AnalysisReport& report);
 
 void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
                   const FlopByPrecisionPerLaunch& flop_per_launch, AnalysisReport& report);

@@ -177,6 +177,46 @@ boost::json::value json_workload_mfu(const AnalysisReport& report) {
   return object;
 }
 
+// "nvtx_ranges": per-instance wall times of each range on the CPU timeline. p99 is null: nsys nvtx_sum
+// has no percentiles (the per-instance times are in the SQLite export).
+boost::json::array json_range_timings(const AnalysisReport& report) {
+  boost::json::array ranges;
+  for (const auto& timing : report.range_timings) {
+    ranges.emplace_back(boost::json::object{{"name", timing.name},
+                                            {"domain", timing.domain},
+                                            {"style", timing.style},
+                                            {"instances", timing.instances},
+                                            {"total_ns", timing.total_ns},
+                                            {"mean_ns", timing.mean_ns},
+                                            {"p50_ns", timing.median_ns},
+                                            {"p99_ns", nullptr},
+                                            {"min_ns", timing.min_ns},
+                                            {"max_ns", timing.max_ns},
+                                            {"stddev_ns", timing.stddev_ns},
+                                            {"source", "nsys nvtx_sum"}});
+  }
+  return ranges;
+}
+
+// "bare_run": the workload's own figures from the bare stage-1 run (stage1/metrics.json).
+boost::json::value json_bare_run(const AnalysisReport& report) {
+  if (!report.workload) return nullptr;
+  const WorkloadMetrics& metrics = *report.workload;
+  return boost::json::object{{"device", metrics.device},
+                             {"device_name", metrics.device_name},
+                             {"dtype", metrics.dtype},
+                             {"batch", metrics.batch},
+                             {"prompt_tokens", metrics.prompt_tokens},
+                             {"new_tokens", metrics.new_tokens},
+                             {"parameters", metrics.parameters},
+                             {"prefill_s", metrics.prefill_s},
+                             {"decode_s", metrics.decode_s},
+                             {"tokens_per_s", metrics.tokens_per_s},
+                             {"time_per_output_token_s", metrics.time_per_output_token_s},
+                             {"flop_per_token", metrics.flop_per_token},
+                             {"flop_per_prefill", metrics.flop_per_prefill}};
+}
+
 std::string kernels_csv(const AnalysisReport& report) {
   std::string text =
       "name,stages,instances,total_time_ns,avg_time_ns,share_of_total,profiled_launches,flop_per_launch,"
@@ -228,6 +268,8 @@ std::string analysis_report_json(const AnalysisReport& report) {
   root["kernels"] = std::move(kernels);
   root["top_kernel_selection"] = json_selection(report.top_kernel_selection);
   root["mfu_workload"] = json_workload_mfu(report);
+  root["bare_run"] = json_bare_run(report);
+  root["nvtx_ranges"] = json_range_timings(report);
   boost::json::array launches;
   for (const auto& launch : report.launches) launches.emplace_back(json_launch(launch));
   root["ncu_launches"] = std::move(launches);

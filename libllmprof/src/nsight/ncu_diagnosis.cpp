@@ -45,6 +45,7 @@ NcuOutputDiagnosis diagnose_ncu_output(std::string_view output) {
     } else if (line.starts_with("==ERROR== ")) {
       in_kernel_list = false;
       diagnosis.errors.emplace_back(trim(line.substr(10)));
+      if (diagnosis.errors.back().find("failed to connect to the CUDA driver") != std::string::npos) diagnosis.no_cuda_driver = true;
     } else if (line.starts_with("==WARNING== ")) {
       in_kernel_list = false;
       const std::string warning(trim(line.substr(12)));
@@ -76,6 +77,14 @@ std::optional<Error> ncu_output_error(const NcuOutputDiagnosis& diagnosis, std::
                         "not regular expressions",
                         error);
     }
+  }
+  if (diagnosis.no_cuda_driver) {
+    return make_error(ErrorCode::unsupported,
+                      "ncu could not connect to the CUDA driver, so the application did not run and no kernel was "
+                      "profiled: kernel metrics need an NVIDIA GPU and its driver",
+                      "run on a machine with an NVIDIA GPU (nvidia-smi works there); on this machine the timeline "
+                      "(nsys) and the bare run still work",
+                      "failed to connect to the CUDA driver");
   }
   if (diagnosis.has_errors()) {
     return make_error(ErrorCode::process_failed, "ncu reported an error: " + join(diagnosis.errors, " ", 4),

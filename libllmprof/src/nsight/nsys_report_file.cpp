@@ -83,8 +83,9 @@ Result<ResolvedReport> import_qdstrm(ProcessRunner& runner, const NsysInfo& nsys
   }
   const std::string extension = nsys.report_extension.empty() ? ".nsys-rep" : nsys.report_extension;
   const fs::path report = with_suffix(base, extension);
-  auto run = detail::run_and_capture(runner, {importer.path.string(), "-i", qdstrm.string(), "-o", report.string()},
-                                     request.import_timeout);
+  const std::vector<std::string> argv = {importer.path.string(), "-i", qdstrm.string(), "-o", report.string()};
+  if (request.on_import) request.on_import(argv);
+  auto run = detail::run_and_capture(runner, argv, request.import_timeout);
   if (!run) {
     return no_report("nsys profile left only " + qdstrm.string() + " and its QdstrmImporter could not be started: " +
                          run.error().describe(),
@@ -95,6 +96,16 @@ Result<ResolvedReport> import_qdstrm(ProcessRunner& runner, const NsysInfo& nsys
     std::string hint = "run `" + importer.path.string() + " -i " + qdstrm.string() + " -o " + report.string() +
                        "` by hand to see the full error";
     if (!missing.empty()) hint = "the importer cannot load " + missing.front() + ": " + importer.fix;
+    // Recorded with the 2022.4 importer on a .qdstrm cut short: "File is corrupted.", exit 2.
+    if (run->combined().find("File is corrupted") != std::string::npos) {
+      std::error_code size_error;
+      const auto bytes = fs::file_size(qdstrm, size_error);
+      return no_report("nsys profile left only " + qdstrm.string() + (size_error ? "" : " (" + std::to_string(bytes) + " bytes)") +
+                           " and it is truncated or corrupted: the importer said \"File is corrupted.\"",
+                       "nsys was probably killed while writing it, or the disk filled up; profile again (check free "
+                       "space and the nsys stage timeout)",
+                       base);
+    }
     return no_report("nsys profile left only " + qdstrm.string() + " and importing it failed (" +
                          detail::describe_outcome(run->outcome) + "): " + output_tail(run->combined()),
                      hint, base);
@@ -185,11 +196,17 @@ Result<ResolvedReport> resolve_report(ProcessRunner& runner, const NsysInfo& nsy
                          detail::describe_outcome(*outcome) + (output.empty() ? "" : ": " + output_tail(output)),
                      "run the workload without the profiler to check that it starts and exits with 0", base);
   }
-  if (output.find("No reports were generated") != std::string::npos) {
+  // 2025.3 says "No reports were generated"; 2022.4 prints "Generated:" with nothing under it.
+  const bool empty_generated = output.find("Generated:") != std::string::npos && parse_generated_files(output).empty();
+  if (output.find("No reports were generated") != std::string::npos ||
+      (empty_generated && !nvtx_capture_expression(request.profile_argv).empty())) {
     const std::string gate = nvtx_capture_expression(request.profile_argv);
     const std::string named = gate.empty() ? "the NVTX capture range" : "the NVTX capture range '" + gate + "'";
     return no_report("nsys profile generated no report: " + named +
-                         " never opened, so nothing was captured (\"No reports were generated\")",
+                         " never opened, so nothing was captured (" +
+                         (empty_generated && output.find("No reports were generated") == std::string::npos
+                              ? std::string("nsys printed \"Generated:\" with no file under it")
+                              : std::string("\"No reports were generated\"")) + ")",
                      "check that the workload emits a push/pop range named exactly " +
                          (gate.empty() ? std::string("as the --nvtx-capture expression") : "'" + gate + "'") +
                          " (name@domain for a non-default domain) and that NSYS_NVTX_PROFILER_REGISTER_ONLY=0 is passed; "

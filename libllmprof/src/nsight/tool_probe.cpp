@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <system_error>
 
 #include "core/text.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "nsight/ncu_section_files.hpp"
 #include "nsight/tool_capture.hpp"
 
 namespace llmprof {
@@ -103,6 +105,20 @@ Located locate_explicit(const fs::path& explicit_path, const std::string& tool, 
   return located;
 }
 
+// Debian 12's packages (non-free nsight-systems / nsight-compute), installed under `root` ("/" for apt-get
+// install, a cache root for the unpacked packages of scripts/install-nsight.sh).
+std::vector<fs::path> debian_layout(const fs::path& root, const std::string& tool) {
+  if (tool == "ncu") return {root / "usr/lib/nsight-compute/ncu", root / "usr/bin/ncu"};
+  return {root / "usr/lib/nsight-systems/bin/nsys", root / "usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nsys",
+          root / "usr/bin/nsys"};
+}
+
+// After the NVIDIA install places: Debian's own, then the install-nsight.sh cache.
+void append_debian_and_cache(std::vector<fs::path>& candidates, const std::string& tool) {
+  append(candidates, debian_layout("/", tool));
+  for (const auto& root : nsight_cache_roots()) append(candidates, debian_layout(root, tool));
+}
+
 std::vector<fs::path> ncu_install_candidates(const ProbeOptions& options) {
   std::vector<fs::path> candidates;
   for (const auto& root : options.extra_search_roots) {
@@ -113,6 +129,7 @@ std::vector<fs::path> ncu_install_candidates(const ProbeOptions& options) {
     candidates.emplace_back("/usr/local/cuda/bin/ncu");
     append(candidates, installs_matching("/usr/local/cuda", "nsight-compute", "ncu"));
     append(candidates, installs_matching("/opt/nvidia/nsight-compute", "", "ncu"));
+    append_debian_and_cache(candidates, "ncu");
   }
   return candidates;
 }
@@ -160,6 +177,7 @@ Located locate_nsys(const ProbeOptions& options) {
     append(candidates, installs_matching("/opt/nvidia/nsight-systems", "", "bin/nsys"));
     append(candidates, installs_matching("/usr/local/cuda", "nsight-systems", "bin/nsys"));
     append(candidates, installs_matching("/opt/nvidia/nsight-compute", "", "host/target-linux-x64/nsys"));
+    append_debian_and_cache(candidates, "nsys");
   }
   try_candidates(candidates, located);
   return located;
@@ -186,7 +204,43 @@ std::optional<std::string> run_listing(ProcessRunner& runner, const fs::path& to
   return run->combined();
 }
 
+// Where nsys itself looks for its importer: beside its real directory (the NVIDIA layouts).
+bool importer_found_by_nsys(const fs::path& importer, const fs::path& nsys_path) {
+  std::error_code error;
+  const fs::path real_nsys = fs::canonical(nsys_path, error);
+  if (error) return false;
+  const fs::path real_importer = fs::canonical(importer, error);
+  if (error) return false;
+  const fs::path directory = real_nsys.parent_path();
+  for (const fs::path& beside : {directory / ".." / "linux-desktop-glibc_2_11_3-x64", directory / ".." / "host-linux-x64", directory}) {
+    const fs::path real_beside = fs::weakly_canonical(beside, error);
+    if (!error && real_importer.parent_path() == real_beside) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+std::vector<fs::path> nsight_cache_roots() {
+  // Set: that cache only (a test points it at an empty folder to hide an installed one).
+  if (const char* configured = std::getenv("LLMPROF_NSIGHT_DIR"); configured != nullptr && *configured != '\0') {
+    return {fs::path(configured) / "root"};
+  }
+  return {"/opt/llmprof/nsight/root"};
+}
+
+NvidiaDriver detect_nvidia_driver() {
+  NvidiaDriver driver;
+  std::ifstream version("/proc/driver/nvidia/version");
+  std::string line;
+  if (version && std::getline(version, line)) {
+    driver.present = true;
+    driver.evidence = line;
+  } else {
+    driver.evidence = "no NVIDIA kernel driver is loaded (/proc/driver/nvidia/version is absent)";
+  }
+  return driver;
+}
 
 std::vector<fs::path> importer_candidates(const fs::path& nsys_path) {
   std::vector<fs::path> directories = {nsys_path.parent_path()};
@@ -200,6 +254,13 @@ std::vector<fs::path> importer_candidates(const fs::path& nsys_path) {
     // Standalone Nsight Systems: target-linux-x64/nsys (bin/nsys links there) + host-linux-x64/QdstrmImporter.
     candidates.push_back((directory / ".." / "host-linux-x64" / "QdstrmImporter").lexically_normal());
     candidates.push_back(directory / "QdstrmImporter");
+    // Debian 12: <lib>/x86_64-linux-gnu/nsight-systems/target-linux-x64/nsys, importer in
+    // <lib>/nsight-systems/host-linux-x64/ (the multiarch folder dropped).
+    const fs::path product = directory.parent_path();
+    const fs::path multiarch = product.parent_path();
+    if (product.filename() == "nsight-systems" && multiarch.filename().string().ends_with("-linux-gnu")) {
+      candidates.push_back(multiarch.parent_path() / "nsight-systems" / "host-linux-x64" / "QdstrmImporter");
+    }
   }
   return candidates;
 }
@@ -223,6 +284,7 @@ ImporterHealth check_importer(ProcessRunner& runner, const fs::path& nsys_path) 
     health.fix = "make " + health.path.string() + " executable";
     return health;
   }
+  health.found_by_nsys = importer_found_by_nsys(health.path, nsys_path);
   if (run->outcome.succeeded()) {
     health.loads = true;
     return health;
@@ -236,9 +298,14 @@ ImporterHealth check_importer(ProcessRunner& runner, const fs::path& nsys_path) 
     // which needs libelf1 too.
     const bool libdw = std::find(health.missing_libraries.begin(), health.missing_libraries.end(), "libdw.so.1") !=
                        health.missing_libraries.end();
-    health.fix = libdw ? "apt-get install libdw1 libelf1, or unpack them with dpkg -x and put their "
-                         "usr/lib/x86_64-linux-gnu on LD_LIBRARY_PATH"
-                       : "install the packages that provide " + names +
+    // Debian's importer finds libssh through host-linux-x64/libssh.so -> ../../x86_64-linux-gnu/libssh.so.4.
+    const bool libssh = std::find(health.missing_libraries.begin(), health.missing_libraries.end(), "libssh.so") !=
+                        health.missing_libraries.end();
+    health.fix = libdw    ? "apt-get install libdw1 libelf1, or unpack them with dpkg -x and put their "
+                            "usr/lib/x86_64-linux-gnu on LD_LIBRARY_PATH"
+                 : libssh ? "apt-get install libssh-4 (the importer's libssh.so link points at "
+                            "../../x86_64-linux-gnu/libssh.so.4; scripts/install-nsight.sh links it for an unpacked install)"
+                          : "install the packages that provide " + names +
                              " (apt-file search <name>), or put a directory holding them on LD_LIBRARY_PATH";
   } else {
     health.fix = "run `" + health.path.string() + " --version` by hand to see why it fails";
@@ -281,6 +348,11 @@ NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options) {
     info.environment = parse_nsys_status_environment(*output);
   }
   info.importer = check_importer(runner, info.path);
+  // nsys 2022.4 prints the list and exits 1, so the output counts whatever the exit status.
+  if (auto listed = detail::run_and_capture(runner, {info.path.string(), "stats", "--help-reports"}, listing_timeout)) {
+    info.stats_reports = parse_nsys_report_list(listed->combined());
+  }
+  if (info.stats_reports.empty()) info.problems.push_back("`nsys stats --help-reports` listed no report names");
   return info;
 }
 
@@ -296,6 +368,7 @@ NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options) {
     info.sets = parse_ncu_set_list(*output);
     if (info.sets.empty()) info.problems.push_back("`ncu --list-sets` printed no set table");
   }
+  detail::read_section_metrics(info);
   return info;
 }
 

@@ -3,6 +3,7 @@
 
 #include "core/json_pretty.hpp"
 #include "core/text.hpp"
+#include "llmprof/nsys_stats.hpp"
 #include "llmprof/tool_probe.hpp"
 
 namespace llmprof {
@@ -18,6 +19,30 @@ std::string searched_summary(const std::vector<std::filesystem::path>& searched)
   std::string text = join(places, ", ");
   if (searched.size() > 6) text += " and " + std::to_string(searched.size() - 6) + " more";
   return text;
+}
+
+// The stats reports the pipeline reads must be listed by `nsys stats --help-reports` under one of their
+// two spellings; a tool without one fails here, before anything runs.
+bool check_stats_reports(const NsysInfo& nsys, ProbeVerdict& verdict) {
+  const std::string version = nsys.version->to_string();
+  if (nsys.stats_reports.empty()) {
+    verdict.reasons.push_back("nsys " + version + " listed no stats reports (`nsys stats --help-reports`), so the "
+                              "reports the pipeline reads cannot be checked");
+    verdict.fixes.push_back("run `" + nsys.path.string() + " stats --help-reports` by hand to see why");
+    return false;
+  }
+  const NsysStatsReportChoice choice = choose_nsys_stats_reports(nsys.stats_reports);
+  for (const auto& missing : choice.missing) {
+    std::string legacy;
+    for (const auto& spelling : nsys_stats_report_spellings()) {
+      if (spelling.current == missing) legacy = spelling.legacy;
+    }
+    verdict.reasons.push_back("nsys " + version + " has no report " + missing + " (nor its older name " + legacy +
+                              "); need Nsight Systems 2022.4 or newer");
+    verdict.fixes.push_back("install Nsight Systems 2022.4 or newer (scripts/install-nsight.sh unpacks Debian's 2022.4.2), "
+                            "or point nsys.path at one");
+  }
+  return choice.missing.empty();
 }
 
 // Adds reasons for nsys; returns whether nsys can produce a report on this machine.
@@ -48,6 +73,11 @@ bool assess_nsys(const NsysInfo& nsys, ProbeVerdict& verdict) {
     verdict.fixes.push_back(nsys.importer.fix);
     usable = false;
   }
+  if (nsys.importer.loads && !nsys.importer.found_by_nsys) {
+    verdict.notes.push_back("nsys will not find its QdstrmImporter " + nsys.importer.path.string() +
+                            " (split install, e.g. Debian's) and will leave a .qdstrm; deep-profile imports it");
+  }
+  if (nsys.version && !check_stats_reports(nsys, verdict)) usable = false;
   for (const auto& check : nsys.environment) {
     if (!check.ok) verdict.notes.push_back("nsys status --environment: " + check.name + ": " + check.value);
   }
@@ -110,7 +140,9 @@ json::object nsys_json(const NsysInfo& nsys) {
                                 {"loads", importer.loads},
                                 {"missing_libraries", strings(importer.missing_libraries)},
                                 {"detail", importer.detail},
-                                {"fix", importer.fix}}},
+                                {"fix", importer.fix},
+                                {"found_by_nsys", importer.found_by_nsys}}},
+      {"stats_reports", strings(nsys.stats_reports)},
       {"problems", strings(nsys.problems)},
   };
 }
@@ -131,6 +163,8 @@ json::object ncu_json(const NcuInfo& ncu) {
       {"version", version_json(ncu.version)},
       {"sections", std::move(sections)},
       {"sets", std::move(sets)},
+      {"sections_directory", ncu.sections_directory.string()},
+      {"section_metric_count", ncu.section_metrics.size()},
       {"problems", strings(ncu.problems)},
   };
 }
@@ -164,7 +198,14 @@ ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu) {
 
 std::string probe_to_json(const NsysInfo& nsys, const NcuInfo& ncu) {
   const ProbeVerdict verdict = assess_readiness(nsys, ncu);
+  json::array abilities;
+  for (const auto& ability : describe_abilities(nsys, ncu)) {
+    abilities.emplace_back(json::object{{"what", ability.what}, {"able", ability.able}, {"detail", ability.detail}});
+  }
+  const NvidiaDriver driver = detect_nvidia_driver();
   const json::object root = {
+      {"nvidia_driver", json::object{{"present", driver.present}, {"evidence", driver.evidence}}},
+      {"abilities", std::move(abilities)},
       {"nsys", nsys_json(nsys)},
       {"ncu", ncu_json(ncu)},
       {"verdict", json::object{{"readiness", to_string(verdict.readiness)},

@@ -2,11 +2,14 @@
 #include "llmprof/nsys_stats.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <tuple>
+#include <type_traits>
 
 #include "parse/csv_columns.hpp"
 #include "llmprof/csv.hpp"
@@ -99,12 +102,59 @@ const std::vector<std::string> kNvtxColumns =
 const std::vector<std::string> kNvtxKernelColumns = {
     "NVTX Range", "Style", "PID", "TID", "NVTX Inst", "Kern Inst", "Total Time (ns)", "Avg (ns)",
     "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Kernel Name"};
+const std::vector<std::string> kProjectionTraceColumns = {
+    "Name", "Projected Duration (ns)", "Orig Duration (ns)", "Style", "NumGPUOps", "Lvl", "NumChild"};
 const std::vector<std::string> kProjectionColumns = {
     "Range", "Style", "Total Proj Time (ns)", "Total Range Time (ns)", "Range Instances", "Total GPU Ops",
     "Avg Range Lvl", "Avg Num Child"};
 
 void fill_kernel(CsvRow& row, const std::vector<std::size_t>& at, KernelSummaryRow& out) {
   fill_named_statistics(row, at, out, &KernelSummaryRow::name);
+}
+
+// a += b, false when the sum does not fit (damaged input must be an error, not signed overflow).
+bool add_checked(std::int64_t& a, std::int64_t b) { return !__builtin_add_overflow(a, b, &a); }
+
+Error sum_too_large(const std::string& source, const std::string& what) {
+  return make_error(ErrorCode::parse_error, source + ": the " + what + " summed over rows does not fit in 64 bits",
+                    "the report is damaged; run nsys stats again", source);
+}
+
+// Folds `more` into `into` (same kernel, another grid/block shape of nsys 2022.4's gpukernsum); false
+// when a sum overflows.
+bool merge_statistics(NsysTimeStatistics& into, const NsysTimeStatistics& more) {
+  const double n1 = static_cast<double>(into.count), n2 = static_cast<double>(more.count);
+  const double n = n1 + n2;
+  if (n <= 0) return true;  // no instances to merge (never printed by nsys)
+  const double mean = (into.average_ns * n1 + more.average_ns * n2) / n;
+  // nsys prints the sample standard deviation (n - 1); the squared deviations of both groups around the
+  // common mean add up exactly.
+  const double squares = (n1 - 1) * into.stddev_ns * into.stddev_ns + n1 * (into.average_ns - mean) * (into.average_ns - mean) +
+                         (n2 - 1) * more.stddev_ns * more.stddev_ns + n2 * (more.average_ns - mean) * (more.average_ns - mean);
+  if (more.count > into.count) into.median_ns = more.median_ns;
+  into.time_percent += more.time_percent;
+  if (!add_checked(into.total_time_ns, more.total_time_ns) || !add_checked(into.count, more.count)) return false;
+  into.average_ns = static_cast<double>(into.total_time_ns) / n;
+  into.min_ns = std::min(into.min_ns, more.min_ns);
+  into.max_ns = std::max(into.max_ns, more.max_ns);
+  into.stddev_ns = n > 1 ? std::sqrt(std::max(squares, 0.0) / (n - 1)) : 0.0;
+  return true;
+}
+
+Result<std::vector<KernelSummaryRow>> merge_kernel_shapes(std::vector<KernelSummaryRow> rows, const std::string& source) {
+  std::vector<KernelSummaryRow> merged;
+  std::map<std::string, std::size_t> index;
+  for (auto& row : rows) {
+    auto [it, inserted] = index.try_emplace(row.name, merged.size());
+    if (inserted) {
+      merged.push_back(std::move(row));
+    } else if (!merge_statistics(merged[it->second].time, row.time)) {
+      return sum_too_large(source, "time or instance count of kernel '" + row.name + "'");
+    }
+  }
+  std::stable_sort(merged.begin(), merged.end(),
+                   [](const auto& a, const auto& b) { return a.time.total_time_ns > b.time.total_time_ns; });
+  return merged;
 }
 void fill_api(CsvRow& row, const std::vector<std::size_t>& at, CudaApiRow& out) {
   fill_named_statistics(row, at, out, &CudaApiRow::name);
@@ -138,6 +188,53 @@ void fill_projection(CsvRow& row, const std::vector<std::size_t>& at, NvtxGpuPro
   out.average_children = row.number(at[7]);
 }
 
+// One instance row of 2022.4's nvtxgpuproj trace, before summing per range.
+struct ProjectionInstance {
+  NvtxGpuProjectionRow row;
+  std::int64_t level = 0;
+  std::int64_t children = 0;
+};
+void fill_projection_instance(CsvRow& row, const std::vector<std::size_t>& at, ProjectionInstance& out) {
+  out.row.range = parse_nsys_range_name(row.text(at[0]));
+  out.row.total_projection_ns = row.integer(at[1]);
+  out.row.total_range_ns = row.integer(at[2]);
+  out.row.style = std::string(row.text(at[3]));
+  out.row.total_gpu_operations = row.integer(at[4]);
+  out.level = row.integer(at[5]);
+  out.children = row.integer(at[6]);
+  out.row.range_instances = 1;
+}
+
+Result<std::vector<NvtxGpuProjectionRow>> sum_projection_instances(const std::vector<ProjectionInstance>& instances,
+                                                                   const std::string& source) {
+  std::vector<NvtxGpuProjectionRow> rows;
+  std::vector<std::pair<std::int64_t, std::int64_t>> level_child_sums;
+  std::map<std::tuple<std::string, std::string, std::string>, std::size_t> index;
+  for (const auto& instance : instances) {
+    const auto key = std::make_tuple(instance.row.range.domain, instance.row.range.name, instance.row.style);
+    auto [it, inserted] = index.try_emplace(key, rows.size());
+    if (inserted) {
+      rows.push_back(instance.row);
+      level_child_sums.emplace_back(instance.level, instance.children);
+      continue;
+    }
+    NvtxGpuProjectionRow& into = rows[it->second];
+    auto& [levels, children] = level_child_sums[it->second];
+    if (!add_checked(into.total_projection_ns, instance.row.total_projection_ns) ||
+        !add_checked(into.total_range_ns, instance.row.total_range_ns) ||
+        !add_checked(into.total_gpu_operations, instance.row.total_gpu_operations) || !add_checked(into.range_instances, 1) ||
+        !add_checked(levels, instance.level) || !add_checked(children, instance.children)) {
+      return sum_too_large(source, "times, operations or levels of range '" + instance.row.range.name + "'");
+    }
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double n = static_cast<double>(rows[i].range_instances);
+    rows[i].average_range_level = static_cast<double>(level_child_sums[i].first) / n;
+    rows[i].average_children = static_cast<double>(level_child_sums[i].second) / n;
+  }
+  return rows;
+}
+
 }  // namespace
 
 std::string NvtxRangeName::qualified() const { return domain + ":" + name; }
@@ -148,10 +245,41 @@ NvtxRangeName parse_nsys_range_name(std::string_view text) {
   return {std::string(text.substr(0, colon)), std::string(text.substr(colon + 1))};
 }
 
+const std::vector<NsysStatsReportSpelling>& nsys_stats_report_spellings() {
+  static const std::vector<NsysStatsReportSpelling> spellings = {
+      {"cuda_gpu_kern_sum", "gpukernsum", "CUDA GPU kernel summary"},
+      {"nvtx_sum", "nvtxsum", "NVTX range summary"},
+      {"nvtx_kern_sum", "nvtxkernsum", "NVTX range kernel summary"},
+      {"nvtx_gpu_proj_sum", "nvtxgpuproj", "NVTX GPU projection"},
+      {"cuda_api_sum", "cudaapisum", "CUDA API summary"},
+      {"cuda_gpu_mem_time_sum", "gpumemtimesum", "GPU memory operations by time"},
+  };
+  return spellings;
+}
+
 const std::vector<std::string>& nsys_stats_report_names() {
-  static const std::vector<std::string> names = {"cuda_gpu_kern_sum", "nvtx_sum",     "nvtx_kern_sum",
-                                                 "nvtx_gpu_proj_sum", "cuda_api_sum", "cuda_gpu_mem_time_sum"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> current;
+    for (const auto& spelling : nsys_stats_report_spellings()) current.push_back(spelling.current);
+    return current;
+  }();
   return names;
+}
+
+NsysStatsReportChoice choose_nsys_stats_reports(const std::vector<std::string>& available) {
+  const auto listed = [&](const std::string& name) { return std::find(available.begin(), available.end(), name) != available.end(); };
+  NsysStatsReportChoice choice;
+  for (const auto& spelling : nsys_stats_report_spellings()) {
+    if (listed(spelling.current)) {
+      choice.names.push_back(spelling.current);
+    } else if (listed(spelling.legacy)) {
+      choice.names.push_back(spelling.legacy);
+      choice.legacy = true;
+    } else {
+      choice.missing.push_back(spelling.current);
+    }
+  }
+  return choice;
 }
 
 #define LLMPROF_NSYS_PARSER(function, Row, columns, fill)                                                \
@@ -167,7 +295,24 @@ Result<void> for_each_nsys_nvtx_kernel_row(const std::filesystem::path& csv_file
   return stream_table<NvtxKernelRow>(open_reader(csv_file, kNvtxKernelColumns), kNvtxKernelColumns, fill_nvtx_kernel, on_row);
 }
 
-LLMPROF_NSYS_PARSER(parse_nsys_kernel_summary, KernelSummaryRow, kKernelColumns, fill_kernel)
+#define LLMPROF_NSYS_MERGING_PARSER(function, Row, columns, fill, Instance, merge)                       \
+  Result<std::vector<Row>> function(const std::filesystem::path& csv_file) {                             \
+    auto rows = parse_table<Instance>(open_reader(csv_file, columns), columns, fill);                    \
+    if (!rows) return rows.error();                                                                      \
+    return merge(std::move(*rows), csv_file.string());                                                   \
+  }                                                                                                      \
+  Result<std::vector<Row>> function(std::istream& in, const std::string& source_name) {                  \
+    auto rows = parse_table<Instance>(open_reader(in, source_name, columns), columns, fill);             \
+    if (!rows) return rows.error();                                                                      \
+    return merge(std::move(*rows), source_name);                                                         \
+  }
+
+LLMPROF_NSYS_MERGING_PARSER(parse_nsys_kernel_summary, KernelSummaryRow, kKernelColumns, fill_kernel, KernelSummaryRow,
+                            merge_kernel_shapes)
+LLMPROF_NSYS_MERGING_PARSER(parse_nsys_nvtx_gpu_projection_trace, NvtxGpuProjectionRow, kProjectionTraceColumns,
+                            fill_projection_instance, ProjectionInstance, sum_projection_instances)
+#undef LLMPROF_NSYS_MERGING_PARSER
+
 LLMPROF_NSYS_PARSER(parse_nsys_nvtx_summary, NvtxRangeSummaryRow, kNvtxColumns, fill_nvtx)
 LLMPROF_NSYS_PARSER(parse_nsys_nvtx_kernel_summary, NvtxKernelRow, kNvtxKernelColumns, fill_nvtx_kernel)
 LLMPROF_NSYS_PARSER(parse_nsys_nvtx_gpu_projection, NvtxGpuProjectionRow, kProjectionColumns, fill_projection)
@@ -181,6 +326,19 @@ std::filesystem::path nsys_stats_report_path(const std::filesystem::path& output
   path += std::string(report);
   path += ".csv";
   return path;
+}
+
+std::optional<std::filesystem::path> find_nsys_stats_report(const std::filesystem::path& output_prefix,
+                                                            std::string_view current_name) {
+  for (const auto& spelling : nsys_stats_report_spellings()) {
+    if (spelling.current != current_name) continue;
+    for (const auto& name : {spelling.current, spelling.legacy}) {
+      const auto path = nsys_stats_report_path(output_prefix, name);
+      std::error_code ec;
+      if (std::filesystem::exists(path, ec)) return path;
+    }
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -226,14 +384,24 @@ Result<std::vector<NvtxKernelRow>> parse_merged_nvtx_kernel_summary(const std::f
   return merger.take();
 }
 
-// Parses the report file when it exists; leaves `slot` nullopt when it does not.
+using ProjectionParser = Result<std::vector<NvtxGpuProjectionRow>> (*)(const std::filesystem::path&);
+
+// The 2025.3 summary parser for nvtx_gpu_proj_sum, the trace parser for 2022.4's nvtxgpuproj.
+ProjectionParser projection_parser_for(const std::filesystem::path& file) {
+  if (file.filename().string().ends_with("_nvtxgpuproj.csv")) return &parse_nsys_nvtx_gpu_projection_trace;
+  return &parse_nsys_nvtx_gpu_projection;
+}
+
+// Parses the report file when it exists (either spelling); leaves `slot` nullopt when it does not.
 template <typename Row>
 Result<void> load_report(const std::filesystem::path& prefix, std::string_view report,
                          Result<std::vector<Row>> (*parse)(const std::filesystem::path&),
                          std::optional<std::vector<Row>>& slot, int& found) {
-  const auto path = nsys_stats_report_path(prefix, report);
+  const auto located = find_nsys_stats_report(prefix, report);
+  if (!located) return {};
+  const auto& path = *located;
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return {};
+  if constexpr (std::is_same_v<Row, NvtxGpuProjectionRow>) parse = projection_parser_for(path);
   // nsys 2025.3 writes a zero-byte file for a report with no rows ("PROCESSED (EMPTY RESULTS)", e.g.
   // cuda_gpu_mem_time_sum for a capture without memcpy): the table exists and is empty. The per-file
   // parsers still reject an empty file, since there it means a tool failed.

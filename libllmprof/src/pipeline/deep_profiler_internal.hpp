@@ -68,6 +68,7 @@ struct Staged {
 struct ProbeOutput {
   NsysInfo nsys;
   NcuInfo ncu;
+  NvidiaDriver nvidia_driver;  // without one there are no CUDA kernels to select or profile
   std::optional<std::string> low_disk_space;  // why profiling is refused, when it is
 };
 
@@ -80,6 +81,9 @@ struct NsysOutput {
   std::optional<NsysStats> stats;
   std::optional<std::string> gate;            // the NVTX range the capture was gated on, when it was
   std::optional<std::string> halt_profiling;  // later profilers must not run (run.on_empty_gate = fail)
+  // Set when the timeline holds no CUDA kernel and the machine has no NVIDIA driver: why there is nothing
+  // to select (kernel-level stages need a GPU), for the select stage to say.
+  std::optional<std::string> no_kernels_without_gpu;
 };
 
 struct SelectOutput {
@@ -196,6 +200,12 @@ std::optional<StageResult> run_profiler_call(PipelineRun& run, const ToolCall& c
                                              const std::string& what, std::optional<ProcessOutcome>& outcome);
 // Appends a command line to a cmd.txt (creating it); cmd.txt holds every command the stage ran.
 void append_command(PipelineRun& run, const std::filesystem::path& cmd_file, const std::string& command);
+
+// Warns (in the stage record, hence the report) when the workload's output in `log_file` (relative to
+// MAIN) shows its own CUPTI client lost to nsys/ncu (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED).
+void warn_about_cupti_conflict(PipelineRun& run, const std::string& stage, const std::filesystem::path& log_file);
+// nsys exit 143 because it ended the workload when the NVTX range closed (capture-range-end stop-shutdown).
+bool ended_by_capture_range(const PipelineRun& run, const ProcessOutcome& outcome);
 
 // StageResult for a process that did not succeed: interrupted, timeout or a failed exit.
 StageResult outcome_problem(const ProcessOutcome& outcome, const std::string& what, const std::string& log_file);

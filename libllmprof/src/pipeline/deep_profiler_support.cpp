@@ -59,6 +59,8 @@ ToolCall profiler_call(const PipelineRun& run, const std::string& stage, std::ve
                        std::string shell_command, fs::path log_file, double timeout_s) {
   ToolCall call{stage, std::move(argv), std::move(shell_command)};
   call.environment = run.workload.environment;
+  // "nsys" / "ncu": lets a harness turn its own CUPTI profiler off (only one subscriber can attach).
+  call.environment["LLMPROF_PROFILER"] = stage;
   call.log_file = std::move(log_file);
   call.timeout = seconds_to_ms(timeout_s);
   return call;

@@ -111,6 +111,7 @@ Attempt profile(PipelineRun& run, const NcuInfo& ncu, const PassFilter& filter, 
   attempt.problem = run_profiler_call(run, call, RunLayout::ncu_commands(), "ncu", attempt.outcome);
   if (attempt.problem) return attempt;
   attempt.diagnosis = diagnose_ncu_output(read_text(run.directory.path() / call.log_file));
+  warn_about_cupti_conflict(run, kStage, call.log_file);
   return attempt;
 }
 
@@ -279,6 +280,13 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   if (!filtered) run.say(kStage, "no kernel selection (see the select stage): profiling unfiltered, bounded to ncu.max_launches");
   Attempt attempt = profile(run, ncu, selection_filter(inputs.select, filtered), "profile.log");
   if (attempt.problem) return *attempt.problem;
+  if (attempt.diagnosis.no_cuda_driver) {
+    // No retry: no filter makes a driver appear. Expected on a machine without a GPU, a problem elsewhere.
+    const auto error = ncu_output_error(attempt.diagnosis, attempt.filters);
+    const NvidiaDriver& driver = inputs.probe.nvidia_driver;
+    const std::string why = error->message + (driver.present ? "" : " (this machine has none: " + driver.evidence + ")");
+    return StageResult::skipped(why, driver.present ? StageProblemKind::environment : StageProblemKind::none);
+  }
   if (attempt.diagnosis.no_kernels_profiled && filtered && run.config.ncu.retry_without_filter) {
     run.note(kStage, "ncu profiled no kernels with " + attempt.filters + " (ncu listed: " +
                          kernel_list(attempt.diagnosis.available_kernels) +

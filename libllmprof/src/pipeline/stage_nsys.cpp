@@ -1,7 +1,10 @@
 // Stage "nsys": the timeline under Nsight Systems (gated on an NVTX range by default), the report
 // resolved (a .qdstrm imported when needed), `nsys stats` CSVs, and the optional SQLite export.
+#include <algorithm>
+
 #include "pipeline/deep_profiler_internal.hpp"
 #include "llmprof/logging.hpp"
+#include "llmprof/nsys_stats.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "llmprof/nsys_command.hpp"
 #include "llmprof/nsys_report_file.hpp"
@@ -70,12 +73,22 @@ Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const std::s
   };
   result.problem = run_profiler_call(run, call, RunLayout::nsys_commands(), "nsys profile", result.outcome);
   if (result.problem) return result;
+  warn_about_cupti_conflict(run, kStage, call.log_file);
   ReportResolveRequest request;
   request.output_base = fs::absolute(run.directory.layout().resolve(RunLayout::nsys_report_base()));
   request.profiler_output = read_text(run.directory.path() / call.log_file);
   request.profile_outcome = *result.outcome;
+  if (ended_by_capture_range(run, *result.outcome)) {
+    run.note(kStage, "nsys ended the workload when the NVTX capture range closed (--capture-range-end=stop-shutdown) "
+                     "and exited 143; that is how this setting works, not a workload failure");
+    request.profile_outcome->exit_code = 0;
+  }
   request.import_timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
   request.profile_argv = command.argv();
+  request.on_import = [&run](const std::vector<std::string>& argv) {
+    append_command(run, RunLayout::nsys_commands(), join_shell_command(argv));
+    run.say(kStage, "nsys left only a .qdstrm; importing it: " + join_shell_command(argv));
+  };
   result.report = resolve_report(run.runner, nsys, request);
   return result;
 }
@@ -84,7 +97,8 @@ bool gate_never_opened(const PipelineRun& run, const Capture& attempt) {
   if (attempt.report || attempt.report.error().code != ErrorCode::no_report) return false;
   if (run.config.nsys.capture_range != NsysCaptureRange::nvtx) return false;
   const std::string& message = attempt.report.error().message;
-  return message.find("gate") != std::string::npos || message.find("No reports were generated") != std::string::npos;
+  return message.find("gate") != std::string::npos || message.find("never opened") != std::string::npos ||
+         message.find("No reports were generated") != std::string::npos;
 }
 
 // The range names the workload emitted: stage-1 metrics, else those it wrote under nsys.
@@ -115,11 +129,39 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& n
   return StageResult::failed(diagnosis);
 }
 
+// The report names to ask this nsys for: the configured list as given, else each report the pipeline reads
+// under the spelling `nsys stats --help-reports` listed (2022.4 `gpukernsum`, 2025.3 `cuda_gpu_kern_sum`).
+// An Error names a report the tool does not have, before nsys profiles anything.
+Result<std::vector<std::string>> stats_report_names(const PipelineRun& run, const NsysInfo& nsys) {
+  const std::vector<std::string>& listed = nsys.stats_reports;
+  const std::string version = nsys.version ? nsys.version->to_string() : "(unknown version)";
+  if (!run.config.nsys.stats_reports.empty()) {
+    for (const auto& name : run.config.nsys.stats_reports) {
+      if (!listed.empty() && std::find(listed.begin(), listed.end(), name) == listed.end()) {
+        return make_error(ErrorCode::unsupported, "nsys " + version + " has no report " + name,
+                          "choose nsys.stats_reports from `nsys stats --help-reports`, or leave it empty so that "
+                          "deep-profile picks the names this nsys has",
+                          name);
+      }
+    }
+    return run.config.nsys.stats_reports;
+  }
+  if (listed.empty()) return nsys_stats_report_names();  // the probe could not list them: ask for the current names
+  const NsysStatsReportChoice choice = choose_nsys_stats_reports(listed);
+  if (!choice.missing.empty()) {
+    return make_error(ErrorCode::unsupported, "nsys " + version + " has no report " + choice.missing.front() +
+                                                  "; need Nsight Systems 2022.4 or newer",
+                      "install a newer Nsight Systems (scripts/install-nsight.sh) or point nsys.path at one", choice.missing.front());
+  }
+  return choice.names;
+}
+
 }  // namespace
 
 StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& report, const fs::path& directory, NsysStats& stats) {
-  const std::vector<std::string> reports =
-      run.config.nsys.stats_reports.empty() ? nsys_stats_report_names() : run.config.nsys.stats_reports;
+  auto names = stats_report_names(run, nsys);
+  if (!names) return StageResult::failed(names.error().describe(), StageProblemKind::environment);
+  const std::vector<std::string>& reports = names.value();
   const fs::path prefix = fs::absolute(run.directory.path() / directory / RunLayout::nsys_stats_prefix().filename());
   const NsysCommand command = NsysCommand::stats(nsys.path, report, reports, prefix, run.config.nsys.stats_extra_args);
   ToolCall call{kStage, command.argv(), command.to_shell_string()};
@@ -136,9 +178,8 @@ StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const fs::
   if (!loaded) return StageResult::failed("nsys stats wrote no usable tables: " + loaded.error().describe());
   stats = std::move(loaded.value());
   for (const auto& name : reports) {
-    if (fs::exists(nsys_stats_report_path(prefix, name))) {
-      run.record(kStage).artifacts.push_back(fs::relative(nsys_stats_report_path(prefix, name), fs::absolute(run.directory.path())).string());
-    }
+    const fs::path file = nsys_stats_report_path(prefix, name);
+    if (fs::exists(file)) run.record(kStage).artifacts.push_back(fs::relative(file, fs::absolute(run.directory.path())).string());
   }
   return StageResult::ok();
 }
@@ -174,6 +215,10 @@ std::optional<StageResult> nsys_stage_precondition(const PipelineRun& run, const
     const std::string why = probe.nsys.problems.empty() ? "nsys (Nsight Systems) was not found" : probe.nsys.problems.front();
     return StageResult::skipped(why + "; install Nsight Systems or set nsys.path", StageProblemKind::environment);
   }
+  // A tool too old for a report the pipeline reads is refused before it profiles anything.
+  if (auto names = stats_report_names(run, probe.nsys); !names) {
+    return StageResult::skipped(names.error().describe(), StageProblemKind::environment);
+  }
   if (probe.low_disk_space) return StageResult::skipped(*probe.low_disk_space, StageProblemKind::environment);
   return std::nullopt;
 }
@@ -199,6 +244,10 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
   check_report_size(run, kStage, report.report);
   if (run.stopping()) return StageResult::interrupted("interrupted after nsys profile");
   if (auto stats = run_stats(run, nsys, report.report, output); stats.status != StageStatus::ok) return stats;
+  if ((!output.stats->kernels || output.stats->kernels->empty()) && !probe.nvidia_driver.present) {
+    output.no_kernels_without_gpu = "the timeline holds no CUDA kernel to select: kernel-level stages need an NVIDIA GPU, "
+                                    "and this machine has none (" + probe.nvidia_driver.evidence + ")";
+  }
   if (run.config.nsys.export_sqlite) return run_export(run, nsys, report.report);
   return StageResult::ok();
 }

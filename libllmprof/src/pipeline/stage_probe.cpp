@@ -32,6 +32,10 @@ std::string verdict_text(const ProbeVerdict& verdict, const NsysInfo& nsys, cons
     if (i < verdict.fixes.size() && !verdict.fixes[i].empty()) text << "  fix: " << verdict.fixes[i] << "\n";
   }
   for (const auto& skipped : verdict.skipped) text << "will skip: " << skipped << "\n";
+  for (const auto& note : verdict.notes) text << "note: " << note << "\n";
+  for (const auto& ability : describe_abilities(nsys, ncu)) {
+    text << (ability.able ? "can: " : "cannot: ") << ability.what << (ability.detail.empty() ? "" : " (" + ability.detail + ")") << "\n";
+  }
   return text.str();
 }
 
@@ -62,6 +66,11 @@ Staged<ProbeOutput> run_probe_stage(PipelineRun& run) {
   ProbeOutput probe;
   probe.nsys = probe_nsys(run.runner, options);
   probe.ncu = probe_ncu(run.runner, options);
+  probe.nvidia_driver = detect_nvidia_driver();
+  if (!probe.nvidia_driver.present) {
+    run.say("probe", "no NVIDIA GPU here (" + probe.nvidia_driver.evidence +
+                         "): the timeline and NVTX stage table can run, kernel-level stages need an NVIDIA GPU");
+  }
   if (run.stopping()) return {StageResult::interrupted("interrupted while probing the tools"), std::move(probe)};
   StageRecord& record = run.record("probe");
   if (probe.ncu.found && !probe.ncu.sections_listing.empty()) {

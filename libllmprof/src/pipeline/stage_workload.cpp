@@ -56,6 +56,7 @@ StageResult workload_stage(PipelineRun& run, WorkloadOutput& output) {
   spec.argv = run.workload.argv;
   std::map<std::string, std::string> environment = run.workload.environment;
   environment["LLMPROF_METRICS_FILE"] = fs::absolute(metrics_file).string();
+  environment["LLMPROF_PROFILER"] = "none";  // the bare run: no profiler attached (nsys/ncu in their stages)
   for (const auto& [name, value] : environment) spec.environment[name] = value;
   spec.working_directory = run.workload.working_directory;
   spec.stdout_file = layout.resolve(RunLayout::stage1_stdout());

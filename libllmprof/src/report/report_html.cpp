@@ -8,6 +8,7 @@
 #include "report/report_html_page.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "report/report_timeline.hpp"
+#include "report/report_ranges.hpp"
 #include "report/report_view.hpp"
 #include "report/svg_chart.hpp"
 
@@ -38,6 +39,11 @@ void write_header(const RunReportModel& model, std::ostringstream& out) {
 }
 
 void write_verdicts(const RunReportModel& model, std::ostringstream& out) {
+  if (model.nvidia_gpu_present == false) {
+    out << "<section class=\"card\" id=\"verdict\"><h2>Verdict</h2><p class=\"lead\"><strong>"
+        << html_escape(detail::no_gpu_statement()) << "</strong></p></section>\n";
+    return;
+  }
   out << "<section class=\"card\" id=\"verdict\"><h2>Verdict</h2><div class=\"tiles\">";
   for (const auto* stage : detail::leaf_stages(model)) {
     const bool starved = stage->gpu_busy_fraction && *stage->gpu_busy_fraction < 0.5;
@@ -213,6 +219,7 @@ std::string render_html(const RunReportModel& model) {
   write_header(model, header);
   std::ostringstream out;
   write_verdicts(model, out);
+  detail::write_ranges_html(model, out);
   write_timeline(model, out);
   detail::write_timeline_html(model, out);
   write_time_breakdown(model, out);

@@ -5,6 +5,7 @@
 #include "core/format.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "report/report_timeline.hpp"
+#include "report/report_ranges.hpp"
 #include "report/report_view.hpp"
 
 namespace llmprof {
@@ -31,6 +32,10 @@ void write_headline(const RunReportModel& model, std::ostringstream& out) {
   out << "| **Date** | " << markdown_cell(model.created_utc.empty() ? "not recorded" : model.created_utc) << " |\n";
   if (!model.run_status.empty()) out << "| **Run status** | " << markdown_cell(model.run_status) << " |\n";
   out << "\n## Verdict\n\n";
+  if (model.nvidia_gpu_present == false) {
+    out << "**" << detail::no_gpu_statement() << "**\n\n";
+    return;
+  }
   bool any = false;
   for (const auto& stage : model.stages) {
     if (stage.verdict.empty()) continue;
@@ -139,6 +144,7 @@ void write_reproduce(const RunReportModel& model, std::ostringstream& out) {
 std::string render_markdown(const RunReportModel& model) {
   std::ostringstream out;
   write_headline(model, out);
+  detail::write_ranges_markdown(model, out);
   write_stage_table(model, out);
   detail::write_timeline_markdown(model, out);
   write_kernel_table(model, out);

@@ -11,6 +11,7 @@
 #include "llmprof/run_layout.hpp"
 #include "core/json_fields.hpp"
 #include "core/text.hpp"
+#include "report/report_ranges.hpp"
 #include "core/toml_flatten.hpp"
 #include "report/report_timeline.hpp"
 
@@ -149,6 +150,7 @@ void read_analysis(const json::object& root, RunReportModel& model) {
   }
   model.warnings = detail::json_strings(root, "warnings", "warnings");
   detail::read_timeline(root, model);
+  detail::read_bare_run_and_ranges(root, model);
   withhold_impossible_figures(model);
 }
 
@@ -192,6 +194,10 @@ void read_manifest_parts(const RunManifest& manifest, const std::filesystem::pat
     // The report step itself is "running" while it renders; that is not a problem to report.
     const bool rendering_now = stage.name == "report" && stage.status == StageStatus::running;
     if (stage.status != StageStatus::ok && !rendering_now) model.stage_problems.push_back({stage.name, to_string(stage.status), stage.reason});
+    // The profiling stages' own warnings (e.g. a CUPTI conflict); the analysis lists its gaps itself.
+    if (stage.name != "analyze" && stage.name != "report") {
+      for (const auto& warning : stage.warnings) model.stage_warnings.emplace_back(stage.name, warning);
+    }
     if (stage.command && !stage.command->empty()) {
       model.reproduce.push_back({stage.name, *stage.command, RunLayout::manifest().string()});
     } else if (stage.cmd_file) {
@@ -246,6 +252,7 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
     if (!env) return env.error();
     try {
       read_environment(*env, model.environment);
+      detail::read_nvidia_driver(*env, model);
     } catch (const JsonFieldError& field) {
       return file_field_error(env_path, field, "");
     }

@@ -1,0 +1,162 @@
+// Bare-run figures, the NVTX stage table and the no-GPU statement, in Markdown and HTML (see report_ranges.hpp).
+#include "report/report_ranges.hpp"
+
+#include "core/format.hpp"
+#include "core/json_fields.hpp"
+#include "report/report_html_page.hpp"
+
+namespace llmprof::detail {
+namespace {
+
+const char* const kNoGpuText =
+    "No NVIDIA GPU on this machine: the kernel-level stages (kernel selection, ncu metrics, roofline, MFU) need an "
+    "NVIDIA GPU and its driver, so they were skipped. What this machine could measure is below: the bare run's own "
+    "figures and the NVTX stages on the CPU timeline.";
+
+const char* const kRangeNote =
+    "Per instance of each NVTX range on the CPU timeline (nsys nvtx_sum, gated capture: only ranges inside the gate). "
+    "p99 needs every instance's duration, which nsys stats does not print.";
+
+std::string seconds_text(const std::optional<double>& seconds) {
+  return seconds ? format_duration_ns(*seconds * 1e9) : std::string(kNotComputed);
+}
+
+std::string range_label(const ReportRangeTiming& range) { return range.domain.empty() ? range.name : range.domain + ":" + range.name; }
+
+// (label, value) rows of the bare-run table; only figures that are present and positive.
+std::vector<std::pair<std::string, std::string>> bare_run_rows(const ReportBareRun& run) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  const auto positive = [](const std::optional<double>& value) { return value && *value > 0; };
+  if (positive(run.tokens_per_s)) rows.emplace_back("Decode throughput", format_number(*run.tokens_per_s) + " tokens/s");
+  if (positive(run.time_per_output_token_s)) rows.emplace_back("Time per output token", seconds_text(run.time_per_output_token_s));
+  if (positive(run.prefill_s)) rows.emplace_back("Prefill time", seconds_text(run.prefill_s));
+  if (positive(run.decode_s)) rows.emplace_back("Decode time", seconds_text(run.decode_s));
+  if (positive(run.flop_per_token)) rows.emplace_back("Model FLOP per token", format_si(run.flop_per_token, "FLOP"));
+  if (run.parameters && *run.parameters > 0) rows.emplace_back("Parameters", format_si(static_cast<double>(*run.parameters), ""));
+  std::string shape;
+  if (run.batch) shape += "batch " + std::to_string(*run.batch);
+  if (run.prompt_tokens) shape += (shape.empty() ? "" : ", ") + std::to_string(*run.prompt_tokens) + " prompt tokens";
+  if (run.new_tokens) shape += (shape.empty() ? "" : ", ") + std::to_string(*run.new_tokens) + " new tokens";
+  if (!shape.empty()) rows.emplace_back("Shape", shape);
+  const std::string device = run.device_name.empty() ? run.device : run.device_name + " (" + run.device + ")";
+  if (!device.empty()) rows.emplace_back("Device, dtype", device + (run.dtype.empty() ? "" : ", " + run.dtype));
+  return rows;
+}
+
+std::optional<double> as_double(const std::optional<std::int64_t>& value) {
+  return value ? std::optional<double>(static_cast<double>(*value)) : std::nullopt;
+}
+
+std::string duration_text(const std::optional<double>& nanoseconds) {
+  return nanoseconds ? format_duration_ns(*nanoseconds) : std::string(kNotComputed);
+}
+
+}  // namespace
+
+const char* no_gpu_statement() { return kNoGpuText; }
+
+void read_bare_run_and_ranges(const boost::json::object& report, RunReportModel& model) {
+  if (const auto* bare = report.if_contains("bare_run"); bare != nullptr && !bare->is_null()) {
+    if (!bare->is_object()) throw JsonFieldError{"bare_run"};
+    const auto& object = bare->get_object();
+    ReportBareRun run;
+    run.device = json_string(object, "device", "bare_run.device").value_or("");
+    run.device_name = json_string(object, "device_name", "bare_run.device_name").value_or("");
+    run.dtype = json_string(object, "dtype", "bare_run.dtype").value_or("");
+    run.batch = json_integer(object, "batch", "bare_run.batch");
+    run.prompt_tokens = json_integer(object, "prompt_tokens", "bare_run.prompt_tokens");
+    run.new_tokens = json_integer(object, "new_tokens", "bare_run.new_tokens");
+    run.parameters = json_integer(object, "parameters", "bare_run.parameters");
+    run.prefill_s = json_number(object, "prefill_s", "bare_run.prefill_s");
+    run.decode_s = json_number(object, "decode_s", "bare_run.decode_s");
+    run.tokens_per_s = json_number(object, "tokens_per_s", "bare_run.tokens_per_s");
+    run.time_per_output_token_s = json_number(object, "time_per_output_token_s", "bare_run.time_per_output_token_s");
+    run.flop_per_token = json_number(object, "flop_per_token", "bare_run.flop_per_token");
+    model.bare_run = run;
+  }
+  std::size_t index = 0;
+  for (const auto& object : json_objects(report, "nvtx_ranges", "nvtx_ranges")) {
+    const std::string where = "nvtx_ranges[" + std::to_string(index++) + "].";
+    ReportRangeTiming range;
+    range.name = json_string(object, "name", where + "name").value_or("");
+    if (range.name.empty()) throw JsonFieldError{where + "name"};
+    range.domain = json_string(object, "domain", where + "domain").value_or("");
+    range.instances = json_integer(object, "instances", where + "instances");
+    range.total_ns = json_integer(object, "total_ns", where + "total_ns");
+    range.min_ns = json_integer(object, "min_ns", where + "min_ns");
+    range.max_ns = json_integer(object, "max_ns", where + "max_ns");
+    range.mean_ns = json_number(object, "mean_ns", where + "mean_ns");
+    range.p50_ns = json_number(object, "p50_ns", where + "p50_ns");
+    range.p99_ns = json_number(object, "p99_ns", where + "p99_ns");
+    range.source = json_string(object, "source", where + "source").value_or("");
+    model.nvtx_ranges.push_back(range);
+  }
+}
+
+void read_nvidia_driver(const boost::json::object& environment, RunReportModel& model) {
+  const auto* tools = environment.if_contains("tools");
+  if (tools == nullptr || !tools->is_object()) return;
+  const auto* driver = tools->get_object().if_contains("nvidia_driver");
+  if (driver == nullptr || !driver->is_object()) return;
+  const auto* present = driver->get_object().if_contains("present");
+  if (present != nullptr && present->is_bool()) model.nvidia_gpu_present = present->get_bool();
+}
+
+void write_ranges_markdown(const RunReportModel& model, std::ostringstream& out) {
+  if (model.bare_run) {
+    out << "## Bare run (stage 1, no profiler)\n\n| Figure | Value |\n|---|--:|\n";
+    for (const auto& [label, value] : bare_run_rows(*model.bare_run)) out << "| " << label << " | " << markdown_cell(value) << " |\n";
+    out << "\nThe workload's own measurements (`stage1/metrics.json`).\n\n";
+  }
+  if (!model.nvtx_ranges.empty()) {
+    out << "## NVTX stages (CPU timeline)\n\n| Range | Count | Total | Mean | p50 | p99 | Min | Max |\n|---|--:|--:|--:|--:|--:|--:|--:|\n";
+    for (const auto& range : model.nvtx_ranges) {
+      out << "| " << markdown_cell(range_label(range)) << " | " << format_count(range.instances) << " | "
+          << format_duration_ns(range.total_ns) << " | " << duration_text(range.mean_ns) << " | " << duration_text(range.p50_ns)
+          << " | " << duration_text(range.p99_ns) << " | " << format_duration_ns(range.min_ns) << " | "
+          << format_duration_ns(range.max_ns) << " |\n";
+    }
+    out << "\n" << kRangeNote << " " << kNotComputed << " = not computed.\n\n";
+  }
+  if (!model.stage_warnings.empty()) {
+    out << "## Warnings from the profiling stages\n\n";
+    for (const auto& [stage, warning] : model.stage_warnings) out << "- **" << markdown_cell(stage) << "**: " << markdown_cell(warning) << "\n";
+    out << "\n";
+  }
+}
+
+void write_ranges_html(const RunReportModel& model, std::ostringstream& out) {
+  if (model.bare_run) {
+    out << "<section class=\"card\" id=\"bare-run\"><h2>Bare run (stage 1, no profiler)</h2><div class=\"table-wrap\"><table>"
+           "<thead><tr><th>Figure</th><th class=\"num\">Value</th></tr></thead><tbody>";
+    for (const auto& [label, value] : bare_run_rows(*model.bare_run)) {
+      out << "<tr><td>" << html_escape(label) << "</td><td class=\"num\">" << html_escape(value) << "</td></tr>";
+    }
+    out << "</tbody></table></div><p class=\"lead\">The workload's own measurements (stage1/metrics.json).</p></section>\n";
+  }
+  if (!model.nvtx_ranges.empty()) {
+    out << "<section class=\"card\" id=\"nvtx-ranges\"><h2>NVTX stages (CPU timeline)</h2><div class=\"table-wrap\"><table class=\"sortable\">"
+           "<thead><tr><th>Range</th><th class=\"num\">Count</th><th class=\"num\">Total</th><th class=\"num\">Mean</th>"
+           "<th class=\"num\">p50</th><th class=\"num\">p99</th><th class=\"num\">Min</th><th class=\"num\">Max</th></tr></thead><tbody>";
+    for (const auto& range : model.nvtx_ranges) {
+      out << "<tr><td>" << html_escape(range_label(range)) << "</td>"
+          << "<td class=\"num\"" << sort_key(as_double(range.instances)) << ">" << html_escape(format_count(range.instances)) << "</td>"
+          << "<td class=\"num\"" << sort_key(as_double(range.total_ns)) << ">" << html_escape(format_duration_ns(range.total_ns)) << "</td>"
+          << "<td class=\"num\"" << sort_key(range.mean_ns) << ">" << html_escape(duration_text(range.mean_ns)) << "</td>"
+          << "<td class=\"num\"" << sort_key(range.p50_ns) << ">" << html_escape(duration_text(range.p50_ns)) << "</td>"
+          << "<td class=\"num\"" << sort_key(range.p99_ns) << ">" << html_escape(duration_text(range.p99_ns)) << "</td>"
+          << "<td class=\"num\"" << sort_key(as_double(range.min_ns)) << ">" << html_escape(format_duration_ns(range.min_ns)) << "</td>"
+          << "<td class=\"num\"" << sort_key(as_double(range.max_ns)) << ">" << html_escape(format_duration_ns(range.max_ns)) << "</td></tr>";
+    }
+    out << "</tbody></table></div><p class=\"lead\">" << html_escape(kRangeNote) << "</p></section>\n";
+  }
+  if (!model.stage_warnings.empty()) {
+    out << "<section class=\"card\" id=\"stage-warnings\"><h2>Warnings from the profiling stages</h2><ul class=\"verdicts\">";
+    for (const auto& [stage, warning] : model.stage_warnings) {
+      out << "<li class=\"verdict warn\"><strong>" << html_escape(stage) << "</strong> " << html_escape(warning) << "</li>";
+    }
+    out << "</ul></section>\n";
+  }
+}
+
+}  // namespace llmprof::detail

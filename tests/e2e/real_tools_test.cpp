@@ -1,0 +1,174 @@
+// End to end with the REAL Nsight tools on a machine without a GPU: Debian 12's nsys 2022.4.2.1 and ncu
+// 2022.3.0, unpacked by scripts/install-nsight.sh (Debian's split layout: nsys does not find its importer).
+// The workload is the bundled example (CPU LibTorch build, tiny preset); PATH holds no tool, so the probe
+// must find them in the install-nsight.sh cache by itself.
+//
+// Where the tools are absent the tests print "LLMPROF-SKIPPED: ..." (ctest reports them as skipped); with
+// LLMPROF_REQUIRE_REAL_TOOLS=1 (set by scripts/test.sh, hence CI) an absent tool fails the test instead.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#include "llmprof/run_directory.hpp"
+#include "llmprof/shell_quote.hpp"
+#include "llmprof/tool_probe.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using namespace llmprof::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The unpacked packages: nsys and ncu under the first cache root that has both.
+std::optional<fs::path> real_tools_root() {
+  for (const auto& root : nsight_cache_roots()) {
+    if (fs::exists(root / "usr/lib/nsight-systems/bin/nsys") && fs::exists(root / "usr/lib/nsight-compute/ncu")) return root;
+  }
+  return std::nullopt;
+}
+
+// True when the test may go on; otherwise skips visibly, or fails when the tools are required.
+bool have_real_tools() {
+  if (real_tools_root()) return true;
+  std::string places;
+  for (const auto& root : nsight_cache_roots()) places += (places.empty() ? "" : ", ") + root.string();
+  const char* required = std::getenv("LLMPROF_REQUIRE_REAL_TOOLS");
+  if (required != nullptr && std::string(required) == "1") {
+    FAIL("LLMPROF_REQUIRE_REAL_TOOLS=1 but the real Nsight tools are not unpacked in " << places
+                                                                                      << "; run scripts/install-nsight.sh");
+  }
+  std::cout << "LLMPROF-SKIPPED: the real Nsight tools are not unpacked in " << places
+            << " (scripts/install-nsight.sh installs them)\n";
+  return false;
+}
+
+struct Finished {
+  int exit_code = -1;
+  std::string out;
+};
+
+// deep-profile with PATH=/usr/bin:/bin (no Nsight tool on it) and a run directory under `temp`.
+Finished deep_profile(const TempDir& temp, std::vector<std::string> args) {
+  std::vector<std::string> argv = {"env", "PATH=/usr/bin:/bin", LLMPROF_DEEP_PROFILE_EXE};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const fs::path output = temp / "output.txt";
+  const std::string command = join_shell_command(argv) + " > " + output.string() + " 2>&1 < /dev/null";
+  const int status = std::system(command.c_str());
+  Finished finished;
+  finished.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  finished.out = read_file(output);
+  UNSCOPED_INFO("$ " << command << "\nexit " << finished.exit_code << "\n" << finished.out);
+  return finished;
+}
+
+std::vector<std::string> run_args(const TempDir& temp, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"run", "--set", "run.runs_root=" + (temp / "runs").string(), "--set", "run.run_id=real",
+                                   "--set", "run.min_free_space_gb=0", "--set", "workload.example_args=[\"--preset\",\"tiny\"]"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+const StageRecord& stage_of(const RunManifest& manifest, const std::string& name) {
+  for (const auto& stage : manifest.stages) {
+    if (stage.name == name) return stage;
+  }
+  FAIL("no stage " << name << " in run.json");
+  throw std::logic_error("unreachable");
+}
+
+RunManifest manifest_of(const fs::path& main) {
+  auto parsed = manifest_from_json(read_file(main / "run.json"));
+  REQUIRE(parsed.has_value());
+  return parsed.value();
+}
+
+std::size_t count_lines_containing(const std::string& text, const std::string& needle) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("real tools: probe finds nsys 2022.4 and ncu 2022.3 in the cache with no PATH and says what they can do") {
+  if (!have_real_tools()) return;
+  TempDir temp;
+  const Finished probe = deep_profile(temp, {"probe"});
+  CHECK(probe.exit_code == 0);
+  CHECK(probe.out.find("version: 2022.4.2.1-df9881f") != std::string::npos);
+  CHECK(probe.out.find("version: 2022.3.0.0 (build 31729285) (public-release)") != std::string::npos);
+  CHECK(probe.out.find(" nvtxsum ") != std::string::npos);
+  CHECK(probe.out.find("not where nsys looks: deep-profile imports .qdstrm files itself") != std::string::npos);
+  CHECK(probe.out.find("[yes] nsys stats tables: gpukernsum, nvtxsum, nvtxkernsum, nvtxgpuproj, cudaapisum, gpumemtimesum") !=
+        std::string::npos);
+  CHECK(probe.out.find("[no ] tensor-core FLOP per kernel") != std::string::npos);
+  CHECK(probe.out.find("verdict: ready") != std::string::npos);
+}
+
+TEST_CASE("real tools: a gated run of the CPU example gives a real timeline, stats, SQLite and a diagnosed ncu") {
+#ifndef LLMPROF_EXAMPLE_EXE
+  std::cout << "LLMPROF-SKIPPED: the bundled example is not built (LibTorch missing)\n";
+  return;
+#else
+  if (!have_real_tools()) return;
+  TempDir temp;
+  const Finished run = deep_profile(temp, run_args(temp, {}));
+  const fs::path main = temp / "runs" / "real";
+  CHECK(run.exit_code == 0);
+  const RunManifest manifest = manifest_of(main);
+  for (const char* stage : {"probe", "stage1", "nsys", "analyze", "report"}) {
+    INFO(stage << ": " << stage_of(manifest, stage).reason);
+    CHECK(stage_of(manifest, stage).status == StageStatus::ok);
+    CHECK(stage_of(manifest, stage).duration_s > 0);
+  }
+  // No GPU: nothing to select, and ncu's real "failed to connect to the CUDA driver" is the reason, once.
+  CHECK(stage_of(manifest, "select").status == StageStatus::skipped);
+  CHECK(stage_of(manifest, "select").reason.find("kernel-level stages need an NVIDIA GPU") != std::string::npos);
+  const StageRecord& ncu = stage_of(manifest, "ncu");
+  CHECK(ncu.status == StageStatus::skipped);
+  CHECK(ncu.reason.find("ncu could not connect to the CUDA driver") != std::string::npos);
+  const std::string ncu_log = read_file(main / "ncu/profile.log");
+  CHECK(ncu_log.find("==WARNING== No kernels were profiled.") != std::string::npos);
+  CHECK(count_lines_containing(read_file(main / "ncu/cmd.txt"), "\n") == 1);  // not retried
+  // Debian's split install: nsys left a .qdstrm and deep-profile imported it, recording the command.
+  const std::string nsys_commands = read_file(main / "nsys/cmd.txt");
+  CHECK(nsys_commands.find("--capture-range=nvtx") != std::string::npos);
+  CHECK(nsys_commands.find("QdstrmImporter -i ") != std::string::npos);
+  CHECK(fs::file_size(main / "nsys/profile.nsys-rep") > 0);
+  CHECK(read_file(main / "nsys/profile.log").find("Importer error status: The importer binary and its dependencies were not found") !=
+        std::string::npos);
+  // Real stats under the 2022.4 names, gated on decode: decode once, one decode_step per new token.
+  const std::string nvtx = read_file(main / "nsys/summary_nvtxsum.csv");
+  CHECK(nvtx.find(",PushPop,decode\n") != std::string::npos);
+  CHECK(nvtx.find(",PushPop,decode_step") != std::string::npos);
+  CHECK(nvtx.find("prefill") == std::string::npos);  // outside the gate
+  CHECK(fs::exists(main / "nsys/summary_gpukernsum.csv"));
+  const std::string sqlite = read_file(main / "nsys/profile.sqlite");
+  CHECK(sqlite.rfind("SQLite format 3", 0) == 0);
+  CHECK(sqlite.find("NVTX_EVENTS") != std::string::npos);
+  CHECK(read_file(main / "report.md").find("decode_step") != std::string::npos);
+#endif
+}
+
+TEST_CASE("real tools: a gate that never opens ends with the diagnosis naming the emitted ranges, exit 1") {
+#ifndef LLMPROF_EXAMPLE_EXE
+  std::cout << "LLMPROF-SKIPPED: the bundled example is not built (LibTorch missing)\n";
+  return;
+#else
+  if (!have_real_tools()) return;
+  TempDir temp;
+  const Finished run = deep_profile(temp, run_args(temp, {"--set", "nsys.nvtx_capture=decod", "--set", "run.enable_ncu=false"}));
+  CHECK(run.exit_code == 1);
+  const RunManifest manifest = manifest_of(temp / "runs" / "real");
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  CHECK(nsys.status == StageStatus::failed);
+  CHECK(nsys.reason.find("never opened") != std::string::npos);
+  // The example's ranges, from its stage-1 metrics: generate, prefill, attention, mlp, lm_head, sample, decode, decode_step.
+  CHECK(nsys.reason.find("\"generate\", \"prefill\", \"attention\", \"mlp\", \"lm_head\", \"sample\", \"decode\", "
+                         "\"decode_step\" in the default domain") != std::string::npos);
+  CHECK(nsys.reason.find("Fix: --set nsys.nvtx_capture=decode") != std::string::npos);
+#endif
+}
