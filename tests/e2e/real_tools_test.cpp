@@ -164,6 +164,7 @@ TEST_CASE("real tools: a gate that never opens ends with the diagnosis naming th
   CHECK(run.exit_code == 1);
   const RunManifest manifest = manifest_of(temp / "runs" / "real");
   const StageRecord& nsys = stage_of(manifest, "nsys");
+  INFO("nsys stage: " << nsys.reason);
   CHECK(nsys.status == StageStatus::failed);
   CHECK(nsys.reason.find("never opened") != std::string::npos);
   // The example's ranges, from its stage-1 metrics: generate, prefill, attention, mlp, lm_head, sample, decode, decode_step.
