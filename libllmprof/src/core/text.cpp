@@ -22,6 +22,16 @@ std::vector<std::string> split(std::string_view text, char separator) {
   }
 }
 
+std::string printable_excerpt(std::string_view text, std::size_t limit) {
+  std::string out;
+  for (char c : text.substr(0, limit)) {
+    const auto byte = static_cast<unsigned char>(c);
+    out += (byte >= 0x20 && byte < 0x7f) ? c : '?';
+  }
+  if (text.size() > limit) out += "...";
+  return out;
+}
+
 std::vector<std::string> split_lines(std::string_view text) {
   std::vector<std::string> lines;
   std::size_t start = 0;

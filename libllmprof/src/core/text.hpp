@@ -49,6 +49,10 @@ std::vector<std::string> split(std::string_view text, char separator);
 // split_lines("a\r\nb\rc\n") == {"a", "b", "c"}.
 std::vector<std::string> split_lines(std::string_view text);
 
+// At most `limit` bytes of `text` for an error message, every byte outside printable ASCII shown as
+// '?' and "..." when cut: random or binary input quoted back cannot garble a terminal.
+std::string printable_excerpt(std::string_view text, std::size_t limit = 120);
+
 // Levenshtein distance (insertions, deletions, substitutions of bytes), for "did you mean" hints.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
