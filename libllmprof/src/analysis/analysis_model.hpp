@@ -1,5 +1,5 @@
-// Internal pieces of the analysis shared by analysis.cpp (kernels, device, orchestration) and
-// analysis_stages.cpp (per-stage figures).
+// Internal pieces of the analysis shared by analysis.cpp (device, selection, orchestration),
+// analysis_kernels.cpp (per-kernel figures) and analysis_stages.cpp (per-stage figures).
 #pragma once
 
 #include <map>
@@ -31,6 +31,10 @@ std::string qualified_range(const NvtxRangeName& range);
 void apply_timeline(const TimelineReport& timeline, AnalysisReport& report);
 // report.range_timings from the nsys nvtx_sum rows (invariants checked; a failing row becomes a warning).
 void build_range_timings(const AnalysisInputs& inputs, AnalysisReport& report);
+
+// One KernelAnalysis per kernel of nsys or ncu, the longest first, and the FLOP per launch the stages use.
+void build_kernels(const AnalysisInputs& inputs, const AnalysisOptions& options, AnalysisReport& report,
+                   FlopByPrecisionPerLaunch& flop_per_launch);
 
 void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
                   const FlopByPrecisionPerLaunch& flop_per_launch, AnalysisReport& report);

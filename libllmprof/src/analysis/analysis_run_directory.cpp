@@ -1,0 +1,133 @@
+// analyze_run_directory: the analysis inputs read from a run directory by their RunLayout names
+// (nsys stats tables, the SQLite export's timeline, ncu's raw CSV, stage-1 metrics), then analyze().
+#include <algorithm>
+
+#include "llmprof/analysis.hpp"
+#include "llmprof/run_layout.hpp"
+
+namespace llmprof {
+namespace {
+
+// Kernel and stage times from ncu are sums of each launch's duration: a CSV without the duration
+// column would report every kernel at 0 ns under a time source it does not have.
+std::optional<Error> check_launch_durations(const std::filesystem::path& ncu_csv,
+                                            const std::vector<LaunchRoofline>& launches) {
+  const bool any_duration = std::any_of(launches.begin(), launches.end(),
+                                        [](const LaunchRoofline& launch) { return launch.duration_ns.has_value(); });
+  if (any_duration) return std::nullopt;
+  // The column is there but in a unit that is not a time (roofline.cpp withholds it): say that, not "missing".
+  for (const auto& missing : launches.front().missing) {
+    if (missing.rfind("gpu__time_duration.sum is in ", 0) == 0 || missing.rfind("Duration is in ", 0) == 0) {
+      return make_error(ErrorCode::parse_error, ncu_csv.string() + ": " + missing,
+                        "export with ncu --import REPORT --page raw --csv --print-units base, whose durations are in ns",
+                        ncu_csv.string());
+    }
+  }
+  return make_error(ErrorCode::parse_error,
+                    ncu_csv.string() + ": missing column gpu__time_duration.sum (the details page's \"Duration\"); "
+                                       "the analysis needs each launch's duration",
+                    "profile with a set or section that records it (ncu --set roofline, --section SpeedOfLight or "
+                    "--metrics gpu__time_duration.sum) and export with ncu --import REPORT --page raw --csv",
+                    ncu_csv.string());
+}
+
+// The nsys stats tables, when any of them exists.
+Result<void> load_nsys_tables(const std::filesystem::path& nsys_prefix, AnalysisInputs& inputs) {
+  std::error_code ec;
+  bool any_nsys = false;
+  for (const auto& report : nsys_stats_report_names()) {
+    const auto file = find_nsys_stats_report(nsys_prefix, report);  // either spelling (nsys 2022.4 / 2025.3)
+    any_nsys = any_nsys || (file && std::filesystem::is_regular_file(*file, ec));
+  }
+  if (!any_nsys) return {};
+  auto stats = load_nsys_stats(nsys_prefix);
+  if (!stats) return stats.error();
+  inputs.nsys = std::move(stats).value();
+  inputs.sources["nsys"] = nsys_prefix.string() + "_<report>.csv";
+  return {};
+}
+
+// The timeline of the SQLite export; a problem with it is returned, not raised: the other inputs still stand.
+std::optional<std::string> load_timeline(const std::filesystem::path& sqlite_export, AnalysisInputs& inputs) {
+  std::error_code ec;
+  if (!std::filesystem::exists(sqlite_export, ec)) return std::nullopt;
+  auto timeline = analyze_timeline(sqlite_export);
+  if (!timeline) return "timeline: " + timeline.error().describe();
+  inputs.timeline = std::move(timeline).value();
+  inputs.sources["timeline"] = sqlite_export.string();
+  return std::nullopt;
+}
+
+// Every launch of ncu's raw CSV, through the roofline, when the file exists.
+Result<void> load_ncu_launches(const std::filesystem::path& ncu_csv, const AnalysisOptions& options,
+                               AnalysisInputs& inputs) {
+  std::error_code ec;
+  if (!std::filesystem::exists(ncu_csv, ec)) return {};
+  std::vector<LaunchRoofline> launches;
+  NcuParseOptions parse_options;
+  parse_options.keep_metric = keep_metrics_with_prefixes(roofline_metric_prefixes());
+  auto info = for_each_ncu_launch(ncu_csv, parse_options, [&](const NcuKernelLaunch& launch) {
+    launches.push_back(analyze_launch(launch, options.thresholds));
+    return true;
+  });
+  if (!info) return info.error();
+  if (launches.empty()) {
+    return make_error(ErrorCode::parse_error, ncu_csv.string() + ": the ncu CSV holds a header but no kernel launch",
+                      "check the ncu log: its filters may have matched no kernel", ncu_csv.string());
+  }
+  if (auto missing = check_launch_durations(ncu_csv, launches)) return *missing;
+  const auto without_duration = std::count_if(launches.begin(), launches.end(),
+                                              [](const LaunchRoofline& launch) { return !launch.duration_ns; });
+  if (without_duration > 0) {
+    inputs.warnings.push_back(std::to_string(without_duration) + " of " + std::to_string(launches.size()) +
+                              " launches in " + ncu_csv.string() + " have no gpu__time_duration.sum value; kernel "
+                              "times taken from the ncu launches leave them out");
+  }
+  inputs.ncu_launches = std::move(launches);
+  inputs.sources["ncu"] = ncu_csv.string();
+  return {};
+}
+
+Result<void> load_workload(const std::filesystem::path& metrics_json, AnalysisInputs& inputs) {
+  std::error_code ec;
+  if (!std::filesystem::exists(metrics_json, ec)) return {};
+  auto metrics = load_workload_metrics(metrics_json);
+  if (!metrics) return metrics.error();
+  inputs.workload = std::move(metrics).value();
+  inputs.sources["workload"] = metrics_json.string();
+  return {};
+}
+
+}  // namespace
+
+Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_directory,
+                                             const AnalysisOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(main_directory, ec)) {
+    return make_error(ErrorCode::not_found, "run directory " + main_directory.string() + " does not exist",
+                      "pass the MAIN directory a deep-profile run created", main_directory.string());
+  }
+  AnalysisInputs inputs;
+  const RunLayout layout(main_directory);
+  const auto nsys_prefix = layout.resolve(RunLayout::nsys_stats_prefix());
+  if (auto loaded = load_nsys_tables(nsys_prefix, inputs); !loaded) return loaded.error();
+  const auto sqlite_export = layout.resolve(RunLayout::nsys_sqlite());
+  const std::optional<std::string> timeline_problem = load_timeline(sqlite_export, inputs);
+  const auto ncu_csv = layout.resolve(RunLayout::ncu_raw_csv());
+  if (auto loaded = load_ncu_launches(ncu_csv, options, inputs); !loaded) return loaded.error();
+  const auto metrics_json = layout.resolve(RunLayout::stage1_metrics());
+  if (auto loaded = load_workload(metrics_json, inputs); !loaded) return loaded.error();
+  if (!inputs.nsys && !inputs.ncu_launches && !inputs.workload && !inputs.timeline) {
+    if (timeline_problem) return make_error(ErrorCode::parse_error, *timeline_problem, "", sqlite_export.string());
+    return make_error(ErrorCode::not_found,
+                      "run directory " + main_directory.string() + " holds nothing to analyse: none of " +
+                          nsys_stats_report_path(nsys_prefix, "cuda_gpu_kern_sum").string() + " (and the other nsys "
+                          "reports), " + ncu_csv.string() + ", " + metrics_json.string() + " exists",
+                      "run the nsys and/or ncu stages first", main_directory.string());
+  }
+  auto report = analyze(inputs, options);
+  if (report && timeline_problem) report->skipped.push_back(*timeline_problem);
+  return report;
+}
+
+}  // namespace llmprof
