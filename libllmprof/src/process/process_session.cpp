@@ -2,17 +2,12 @@
 // and ticks a timer on the calling thread, POSIX signals stop its process group.
 //
 // Why some POSIX calls remain next to Boost.Process v2 (Boost 1.81):
-// - v2 has no process-group option, so the ChildSetup initializer calls setpgid(0, 0) in the child
-//   (on_exec_setup runs between fork and exec), and the tree is signalled with kill(-pgid, ...):
-//   v2's terminate()/request_exit() reach only the direct child, not the workload nsys started.
+// - v2 has no process-group option, so the ChildSetup initializer (process/child_setup.hpp) puts the
+//   child in its own group, and the tree is signalled with kill(-pgid, ...): v2's
+//   terminate()/request_exit() reach only the direct child, not the workload nsys started.
 // - v2's process_stdio opens a path without O_TRUNC, so output files are opened here and handed
 //   over as descriptors; the pipes are made here too so both ends are close-on-exec.
-// - On an exec failure the 1.81 launcher ends the forked child with exit(), which would run this
-//   process's atexit handlers and static destructors in the child; ChildSetup::on_exec_error
-//   calls _exit() first (the error number has already been sent to the parent by then).
-// - v2 in 1.81 does not compile with BOOST_PROCESS_USE_STD_FS, so its paths are boost::filesystem;
-//   and its process_environment::on_setup is never defined in header-only mode (impl/environment.ipp
-//   is not included), so ChildSetup hands the launcher the environment block itself.
+// - v2 in 1.81 does not compile with BOOST_PROCESS_USE_STD_FS, so its paths are boost::filesystem.
 #include "process/process_session.hpp"
 
 #include <array>
@@ -28,9 +23,6 @@
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#if defined(__linux__)
-#include <sys/prctl.h>
-#endif
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/readable_pipe.hpp>
@@ -41,6 +33,7 @@
 #include <boost/process/v2/stdio.hpp>
 
 #include "core/duration.hpp"
+#include "process/child_setup.hpp"
 #include "process/process_group.hpp"
 #include "process/process_launch.hpp"
 #include "process/process_lines.hpp"
@@ -56,46 +49,6 @@ using SteadyClock = std::chrono::steady_clock;  // real children need real time,
 constexpr auto poll_interval = std::chrono::milliseconds(5);
 // After a normal exit, how long output is still read from processes the child left behind.
 constexpr auto drain_limit = std::chrono::milliseconds(500);
-
-struct ChildSetup {
-  const char* const* environment;  // NAME=value entries, null-terminated; outlives the launch
-
-  // In the parent, before fork.
-  template <typename Launcher, typename Path>
-  boost::system::error_code on_setup(Launcher& launcher, const Path&, const char* const*) {
-    launcher.env = environment;
-    return {};
-  }
-
-  // In the forked child, before exec: async-signal-safe calls only.
-  template <typename Launcher, typename Path>
-  boost::system::error_code on_exec_setup(Launcher&, const Path&, const char* const*) {
-    // Its own process group, so a timeout or a stop can signal the whole tree.
-    if (::setpgid(0, 0) != 0) return {errno, boost::system::system_category()};
-    // A parent that handles SIGINT/SIGTERM on a sigwait() thread blocks them in every thread, and a
-    // blocked mask or an ignored disposition survives exec: the child would then ignore our SIGTERM.
-    sigset_t nothing_blocked;
-    sigemptyset(&nothing_blocked);
-    ::sigprocmask(SIG_SETMASK, &nothing_blocked, nullptr);
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    sigemptyset(&default_action.sa_mask);
-    for (const int signal_number : {SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGPIPE}) {
-      ::sigaction(signal_number, &default_action, nullptr);
-    }
-#if defined(__linux__)
-    // If this process dies without stopping the child (SIGKILL, crash), the child gets a SIGTERM.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-#endif
-    return {};
-  }
-
-  // Variadic because 1.81 detects this hook with a five-argument signature but calls it with four.
-  template <typename... Arguments>
-  void on_exec_error(Arguments&&...) {
-    ::_exit(127);
-  }
-};
 
 enum class StopReason { none, timed_out, interrupted, callback_failed };
 
