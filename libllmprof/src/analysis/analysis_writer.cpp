@@ -4,13 +4,14 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
-#include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
 #include "core/atomic_file.hpp"
 #include "core/json_pretty.hpp"
+#include "core/json_values.hpp"
 #include "core/text.hpp"
 #include "analysis/analysis_model.hpp"
+#include "analysis/timeline_json.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/run_layout.hpp"
 
@@ -18,6 +19,8 @@ namespace llmprof {
 namespace {
 
 using detail::format_data_number;
+using detail::json_array;
+using detail::json_or_null;
 
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
@@ -31,29 +34,13 @@ std::string csv_field(const std::string& text) {
 
 std::string csv_number(const std::optional<double>& value) { return value ? format_data_number(*value) : ""; }
 
-boost::json::value json_number(const std::optional<double>& value) {
-  if (!value || !std::isfinite(*value)) return nullptr;
-  return *value;
-}
-
-boost::json::value json_integer(const std::optional<std::int64_t>& value) {
-  if (!value) return nullptr;
-  return *value;
-}
-
-boost::json::array json_strings(const std::vector<std::string>& values) {
-  boost::json::array array;
-  for (const auto& value : values) array.emplace_back(value);
-  return array;
-}
-
 boost::json::object json_peaks(const DevicePeaks& peaks) {
   boost::json::object object;
   object["name"] = peaks.name;
   boost::json::object flop;
   for (const auto& [key, value] : peaks.peak_flop_per_s) flop[key] = value;
   object["peak_flop_per_s"] = std::move(flop);
-  object["peak_dram_bytes_per_s"] = json_number(peaks.peak_dram_bytes_per_s);
+  object["peak_dram_bytes_per_s"] = json_or_null(peaks.peak_dram_bytes_per_s);
   boost::json::object sources;
   for (const auto& [key, value] : peaks.sources) sources[key] = value;
   object["sources"] = std::move(sources);
@@ -64,22 +51,22 @@ boost::json::object json_stage(const StageAnalysis& stage) {
   boost::json::object object;
   object["name"] = stage.name;
   object["domain"] = stage.domain;
-  object["parent"] = stage.parent ? boost::json::value(*stage.parent) : boost::json::value(nullptr);
+  object["parent"] = json_or_null(stage.parent);
   object["level"] = stage.level;
-  object["wall_ns"] = json_integer(stage.wall_ns);
-  object["gpu_projection_ns"] = json_integer(stage.gpu_projection_ns);
+  object["wall_ns"] = json_or_null(stage.wall_ns);
+  object["gpu_projection_ns"] = json_or_null(stage.gpu_projection_ns);
   object["kernel_time_ns"] = stage.kernel_time_ns;
   object["kernel_instances"] = stage.kernel_instances;
   object["kernel_time_source"] = stage.kernel_time_source;
-  object["gpu_busy_fraction"] = json_number(stage.gpu_busy_fraction);
-  object["flop"] = json_number(stage.flop);
+  object["gpu_busy_fraction"] = json_or_null(stage.gpu_busy_fraction);
+  object["flop"] = json_or_null(stage.flop);
   object["flop_coverage"] = stage.flop_coverage;
-  object["achieved_flop_per_s"] = json_number(stage.achieved_flop_per_s);
-  object["flop_per_s_while_busy"] = json_number(stage.flop_per_s_while_busy);
+  object["achieved_flop_per_s"] = json_or_null(stage.achieved_flop_per_s);
+  object["flop_per_s_while_busy"] = json_or_null(stage.flop_per_s_while_busy);
   object["dominant_precision"] = stage.dominant_precision;
-  object["mfu"] = json_number(stage.mfu);
-  object["model_flop_per_s"] = json_number(stage.model_flop_per_s);
-  object["mfu_workload"] = json_number(stage.mfu_workload);
+  object["mfu"] = json_or_null(stage.mfu);
+  object["model_flop_per_s"] = json_or_null(stage.model_flop_per_s);
+  object["mfu_workload"] = json_or_null(stage.mfu_workload);
   object["verdict"] = stage.verdict;
   boost::json::array top;
   for (const auto& kernel : stage.top_kernels) {
@@ -92,19 +79,19 @@ boost::json::object json_stage(const StageAnalysis& stage) {
 boost::json::object json_kernel(const KernelAnalysis& kernel) {
   boost::json::object object;
   object["name"] = kernel.name;
-  object["stages"] = json_strings(kernel.stages);
+  object["stages"] = json_array(kernel.stages);
   object["instances"] = kernel.instances;
   object["total_time_ns"] = kernel.total_time_ns;
   object["avg_time_ns"] = kernel.avg_time_ns;
   object["share_of_total"] = kernel.share_of_total;
   object["time_source"] = kernel.time_source;
   object["profiled_launches"] = kernel.profiled_launches;
-  object["flop_per_launch"] = json_number(kernel.flop_per_launch);
-  object["dram_bytes_per_launch"] = json_number(kernel.dram_bytes_per_launch);
-  object["arithmetic_intensity"] = json_number(kernel.arithmetic_intensity);
-  object["achieved_flop_per_s"] = json_number(kernel.achieved_flop_per_s);
-  object["pct_peak_compute"] = json_number(kernel.pct_peak_compute);
-  object["pct_peak_dram"] = json_number(kernel.pct_peak_dram);
+  object["flop_per_launch"] = json_or_null(kernel.flop_per_launch);
+  object["dram_bytes_per_launch"] = json_or_null(kernel.dram_bytes_per_launch);
+  object["arithmetic_intensity"] = json_or_null(kernel.arithmetic_intensity);
+  object["achieved_flop_per_s"] = json_or_null(kernel.achieved_flop_per_s);
+  object["pct_peak_compute"] = json_or_null(kernel.pct_peak_compute);
+  object["pct_peak_dram"] = json_or_null(kernel.pct_peak_dram);
   object["bound"] = kernel.bound ? boost::json::value(to_string(*kernel.bound)) : boost::json::value(nullptr);
   object["dominant_precision"] = kernel.dominant_precision;
   object["ncu_name"] = kernel.ncu_name;
@@ -121,20 +108,20 @@ boost::json::object json_launch(const LaunchRoofline& launch) {
   // looked up among the stages as written.
   for (const auto& range : launch.nvtx_stack) stack.emplace_back(detail::qualified_range(range));
   object["nvtx_stack"] = std::move(stack);
-  object["duration_ns"] = json_number(launch.duration_ns);
-  object["flop"] = json_number(launch.flop);
+  object["duration_ns"] = json_or_null(launch.duration_ns);
+  object["flop"] = json_or_null(launch.flop);
   boost::json::object by_precision;
   for (const auto& [key, value] : launch.flop_by_precision) by_precision[key] = value;
   object["flop_by_precision"] = std::move(by_precision);
-  object["dram_bytes"] = json_number(launch.dram_bytes);
-  object["achieved_flop_per_s"] = json_number(launch.achieved_flop_per_s);
-  object["dram_bytes_per_s"] = json_number(launch.dram_bytes_per_s);
-  object["arithmetic_intensity"] = json_number(launch.arithmetic_intensity);
-  object["pct_peak_compute"] = json_number(launch.pct_peak_compute);
-  object["pct_peak_dram"] = json_number(launch.pct_peak_dram);
+  object["dram_bytes"] = json_or_null(launch.dram_bytes);
+  object["achieved_flop_per_s"] = json_or_null(launch.achieved_flop_per_s);
+  object["dram_bytes_per_s"] = json_or_null(launch.dram_bytes_per_s);
+  object["arithmetic_intensity"] = json_or_null(launch.arithmetic_intensity);
+  object["pct_peak_compute"] = json_or_null(launch.pct_peak_compute);
+  object["pct_peak_dram"] = json_or_null(launch.pct_peak_dram);
   object["bound"] = launch.bound ? boost::json::value(to_string(*launch.bound)) : boost::json::value(nullptr);
   object["dominant_precision"] = launch.dominant_precision;
-  object["missing"] = json_strings(launch.missing);
+  object["missing"] = json_array(launch.missing);
   return object;
 }
 
@@ -157,7 +144,7 @@ boost::json::value json_selection(const std::optional<KernelSelection>& selectio
                                              {"instances", kernel.instances}});
   }
   object["kernels"] = std::move(kernels);
-  object["also_matched"] = json_strings(selection->also_matched);
+  object["also_matched"] = json_array(selection->also_matched);
   return object;
 }
 
@@ -171,8 +158,8 @@ boost::json::value json_workload_mfu(const AnalysisReport& report) {
   for (const auto& stage : report.stages) {
     if (!stage.model_flop_per_s) continue;
     object[stage.name] = boost::json::object{{"model_flop_per_s", *stage.model_flop_per_s},
-                                             {"mfu", json_number(stage.mfu_workload)},
-                                             {"mfu_ncu", json_number(stage.mfu)}};
+                                             {"mfu", json_or_null(stage.mfu_workload)},
+                                             {"mfu_ncu", json_or_null(stage.mfu)}};
   }
   return object;
 }
@@ -273,9 +260,10 @@ std::string analysis_report_json(const AnalysisReport& report) {
   boost::json::array launches;
   for (const auto& launch : report.launches) launches.emplace_back(json_launch(launch));
   root["ncu_launches"] = std::move(launches);
-  root["timeline"] = report.timeline ? boost::json::parse(timeline_json(*report.timeline)) : boost::json::value(nullptr);
-  root["warnings"] = json_strings(report.warnings);
-  root["skipped"] = json_strings(report.skipped);
+  root["timeline"] = report.timeline ? boost::json::value(detail::timeline_json_object(*report.timeline))
+                                     : boost::json::value(nullptr);
+  root["warnings"] = json_array(report.warnings);
+  root["skipped"] = json_array(report.skipped);
   boost::json::object sources;
   for (const auto& [key, value] : report.sources) sources[key] = value;
   root["sources"] = std::move(sources);

@@ -1,12 +1,17 @@
 // The timeline report as JSON: the "timeline" object of analysis/report.json. Per-instance rows are
 // kept (the report draws the per-step chart and histogram from them); times are integer ns.
+#include "analysis/timeline_json.hpp"
+
 #include <boost/json.hpp>
 
 #include "core/json_pretty.hpp"
-#include "llmprof/timeline.hpp"
+#include "core/json_values.hpp"
 
 namespace llmprof {
 namespace {
+
+using detail::json_array;
+using detail::json_or_null;
 
 boost::json::object json_summary(const DurationSummary& summary) {
   return {{"count", summary.count},   {"total_ns", summary.total_ns}, {"mean_ns", summary.mean_ns},
@@ -27,15 +32,11 @@ boost::json::object json_loss(const CaptureLoss& loss) {
           {"graph_launches_without_record", loss.graph_launches_without_record}};
 }
 
-boost::json::value optional_integer(const std::optional<std::int64_t>& value) {
-  return value ? boost::json::value(*value) : boost::json::value(nullptr);
-}
-
 boost::json::object json_instance(const TimelineInstance& instance) {
   return {{"cpu_start_ns", instance.cpu_start_ns},
           {"cpu_end_ns", instance.cpu_end_ns},
-          {"gpu_start_ns", optional_integer(instance.gpu_start_ns)},
-          {"gpu_end_ns", optional_integer(instance.gpu_end_ns)},
+          {"gpu_start_ns", json_or_null(instance.gpu_start_ns)},
+          {"gpu_end_ns", json_or_null(instance.gpu_end_ns)},
           {"gpu_busy_ns", instance.gpu_busy_ns},
           {"gpu_activities", instance.gpu_activities},
           {"graph_executions", instance.graph_executions},
@@ -48,7 +49,7 @@ boost::json::object json_stage(const TimelineStage& stage) {
   boost::json::object object;
   object["name"] = stage.name;
   object["domain"] = stage.domain;
-  object["parent"] = stage.parent ? boost::json::value(*stage.parent) : boost::json::value(nullptr);
+  object["parent"] = json_or_null(stage.parent);
   object["level"] = stage.level;
   object["cpu_duration"] = json_summary(stage.cpu_duration);
   object["steady_cpu_duration"] = json_summary(stage.steady_cpu_duration);
@@ -66,8 +67,7 @@ boost::json::object json_stage(const TimelineStage& stage) {
   object["graph_executions"] = stage.graph_executions;
   object["launch_api_ns"] = stage.launch_api_ns;
   object["sync_api_ns"] = stage.sync_api_ns;
-  object["gpu_busy_fraction"] =
-      stage.gpu_busy_fraction ? boost::json::value(*stage.gpu_busy_fraction) : boost::json::value(nullptr);
+  object["gpu_busy_fraction"] = json_or_null(stage.gpu_busy_fraction);
   object["idle"] = json_idle(stage.idle);
   object["capture_loss"] = json_loss(stage.loss);
   object["partial"] = stage.partial();
@@ -93,15 +93,11 @@ boost::json::object json_stage(const TimelineStage& stage) {
   return object;
 }
 
-boost::json::array json_strings(const std::vector<std::string>& values) {
-  boost::json::array array;
-  for (const auto& value : values) array.emplace_back(value);
-  return array;
-}
-
 }  // namespace
 
-std::string timeline_json(const TimelineReport& report) {
+namespace detail {
+
+boost::json::object timeline_json_object(const TimelineReport& report) {
   boost::json::object object;
   object["source"] = report.source;
   object["nsys_version"] = report.nsys_version;
@@ -111,18 +107,21 @@ std::string timeline_json(const TimelineReport& report) {
   object["unattributed_gpu_activities"] = report.unattributed_gpu_activities;
   object["unclosed_ranges"] = report.unclosed_ranges;
   boost::json::object validity;
-  validity["capture_losses"] = json_strings(report.validity.capture_losses);
-  validity["graph_hidden"] =
-      report.validity.graph_hidden ? boost::json::value(*report.validity.graph_hidden) : boost::json::value(nullptr);
+  validity["capture_losses"] = json_array(report.validity.capture_losses);
+  validity["graph_hidden"] = json_or_null(report.validity.graph_hidden);
   validity["empty_capture"] = report.validity.empty_capture;
   validity["partial_capture"] = report.validity.partial_capture;
-  validity["notes"] = json_strings(report.validity.notes);
+  validity["notes"] = json_array(report.validity.notes);
   object["validity"] = std::move(validity);
   boost::json::array stages;
   for (const auto& stage : report.stages) stages.emplace_back(json_stage(stage));
   object["stages"] = std::move(stages);
-  object["warnings"] = json_strings(report.warnings);
-  return detail::pretty_json(object);
+  object["warnings"] = json_array(report.warnings);
+  return object;
 }
+
+}  // namespace detail
+
+std::string timeline_json(const TimelineReport& report) { return detail::pretty_json(detail::timeline_json_object(report)); }
 
 }  // namespace llmprof

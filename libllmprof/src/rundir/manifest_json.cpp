@@ -6,6 +6,7 @@
 #include "core/json_fields.hpp"
 
 #include "core/json_pretty.hpp"
+#include "core/json_values.hpp"
 #include "core/utf8.hpp"
 #include "llmprof/run_directory.hpp"
 
@@ -29,16 +30,6 @@ constexpr StageStatus kStageStatuses[] = {StageStatus::pending, StageStatus::run
 constexpr RunStatus kRunStatuses[] = {RunStatus::running, RunStatus::ok, RunStatus::incomplete, RunStatus::failed,
                                       RunStatus::interrupted};
 
-json::value optional_string(const std::optional<std::string>& value) {
-  return value ? json::value(*value) : json::value(nullptr);
-}
-
-json::array string_array(const std::vector<std::string>& values) {
-  json::array array;
-  for (const auto& value : values) array.emplace_back(value);
-  return array;
-}
-
 // Reproducing the command needs its exact bytes, but JSON strings are UTF-8 (pretty_json repairs
 // them): a field with bytes that are not UTF-8 also gets "<field>_base64" with the original bytes,
 // and the reader prefers that.
@@ -54,7 +45,7 @@ json::object workload_to_object(const WorkloadRecord& workload) {
     if (!detail::is_valid_utf8(value)) env_base64[name] = detail::encode_base64(value);
   }
   const std::string cwd = workload.working_directory.string();
-  json::object object = {{"argv", string_array(workload.argv)}, {"cwd", cwd}, {"env", std::move(env)}};
+  json::object object = {{"argv", detail::json_array(workload.argv)}, {"cwd", cwd}, {"env", std::move(env)}};
   if (any_invalid_utf8(workload.argv)) {
     json::array encoded;
     for (const auto& argument : workload.argv) encoded.emplace_back(detail::encode_base64(argument));
@@ -84,11 +75,11 @@ json::object stage_to_object(const StageRecord& stage) {
                          {"started_utc", stage.started_utc},
                          {"duration_s", stage.duration_s},
                          {"exit_code", stage.exit_code ? json::value(*stage.exit_code) : json::value(nullptr)},
-                         {"command", optional_string(stage.command)},
-                         {"cmd_file", optional_string(stage.cmd_file)},
-                         {"log_file", optional_string(stage.log_file)},
-                         {"artifacts", string_array(stage.artifacts)},
-                         {"warnings", string_array(stage.warnings)}};
+                         {"command", detail::json_or_null(stage.command)},
+                         {"cmd_file", detail::json_or_null(stage.cmd_file)},
+                         {"log_file", detail::json_or_null(stage.log_file)},
+                         {"artifacts", detail::json_array(stage.artifacts)},
+                         {"warnings", detail::json_array(stage.warnings)}};
   if (stage.command && !detail::is_valid_utf8(*stage.command)) object["command_base64"] = detail::encode_base64(*stage.command);
   if (!stage.ranks.empty()) {
     json::array ranks;
@@ -239,7 +230,7 @@ std::string manifest_to_json(const RunManifest& manifest) {
                              {"workload", workload_to_object(manifest.workload)},
                              {"stages", std::move(stages)},
                              {"total_bytes", manifest.total_bytes},
-                             {"files", string_array(manifest.files)}};
+                             {"files", detail::json_array(manifest.files)}};
   return detail::pretty_json(root);
 }
 
