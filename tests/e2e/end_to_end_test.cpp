@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "llmprof/run_directory.hpp"
-#include "deep_profile_cli.hpp"
+#include "end_to_end.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -21,50 +21,7 @@ namespace {
 
 const fs::path script_workload = fs::path(LLMPROF_SOURCE_DIR) / "tests/e2e/workload.sh";
 
-struct Invocation {
-  std::vector<std::string> args;               // after `deep-profile run`
-  std::map<std::string, std::string> env;      // on top of this process's environment
-  std::function<void(pid_t)> while_running;    // e.g. send SIGINT
-  std::string command = "run";
-};
-
 using Finished = CliResult;
-
-class EndToEnd {
- public:
-  EndToEnd() { fs::create_directories(temp_ / "runs"); }
-
-  fs::path main() const { return temp_.path() / "runs" / "e2e"; }
-  const TempDir& temp() const { return temp_; }
-
-  Finished run(Invocation invocation) {
-    std::vector<std::string> args = {invocation.command, "--set", "run.runs_root=" + (temp_ / "runs").string(),
-                                     "--set", "run.run_id=e2e", "--set", "run.min_free_space_gb=0"};
-    args.insert(args.end(), invocation.args.begin(), invocation.args.end());
-    if (invocation.env.find("PATH") == invocation.env.end()) invocation.env["PATH"] = path_with_fake_tools();
-    CliOptions options;
-    options.environment = invocation.env;
-    options.while_running = invocation.while_running;
-    return run_deep_profile(args, options);
-  }
-
-  RunManifest manifest() const {
-    auto parsed = manifest_from_json(read_file(main() / "run.json"));
-    REQUIRE(parsed.has_value());
-    return parsed.value();
-  }
-
- private:
-  TempDir temp_;
-};
-
-const StageRecord& stage_of(const RunManifest& manifest, const std::string& name) {
-  for (const auto& stage : manifest.stages) {
-    if (stage.name == name) return stage;
-  }
-  FAIL("no stage " << name << " in run.json");
-  throw std::logic_error("unreachable");
-}
 
 std::vector<std::string> script_args() { return {"--", script_workload.string()}; }
 
@@ -276,9 +233,7 @@ TEST_CASE("sweep: one run directory per point and an index comparing them", "[e2
   REQUIRE(mains.size() == 2);
   REQUIRE(sweeps.size() == 1);
   for (const auto& main : mains) {
-    auto manifest = manifest_from_json(read_file(main / "run.json"));
-    REQUIRE(manifest.has_value());
-    CHECK(manifest->status == RunStatus::ok);
+    CHECK(read_manifest(main).status == RunStatus::ok);
   }
   const std::string index = read_file(sweeps.front() / "index.json");
   CHECK(index.find("top_n_kernels-3") != std::string::npos);

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
-#include "deep_profile_cli.hpp"
+#include "end_to_end.hpp"
 #include "llmprof/process.hpp"
 #include "llmprof/run_directory.hpp"
 #include "test_support.hpp"
@@ -18,46 +18,7 @@ namespace {
 
 const fs::path rank_workload = fs::path(LLMPROF_SOURCE_DIR) / "tests/e2e/rank_workload.sh";
 
-struct Invocation {
-  std::vector<std::string> args;           // after `deep-profile run`
-  std::map<std::string, std::string> env;  // on top of this process's environment
-};
-
 using Finished = CliResult;
-
-// `deep-profile run` into a temporary runs root, fake nsys/ncu first on PATH.
-class EndToEnd {
- public:
-  EndToEnd() { fs::create_directories(temp_ / "runs"); }
-  fs::path main() const { return temp_.path() / "runs" / "e2e"; }
-
-  Finished run(Invocation invocation) {
-    std::vector<std::string> args = {"run", "--set", "run.runs_root=" + (temp_ / "runs").string(), "--set", "run.run_id=e2e",
-                                     "--set", "run.min_free_space_gb=0"};
-    args.insert(args.end(), invocation.args.begin(), invocation.args.end());
-    if (invocation.env.find("PATH") == invocation.env.end()) invocation.env["PATH"] = path_with_fake_tools();
-    CliOptions options;
-    options.environment = invocation.env;
-    return run_deep_profile(args, options);
-  }
-
-  RunManifest manifest() const {
-    auto parsed = manifest_from_json(read_file(main() / "run.json"));
-    REQUIRE(parsed.has_value());
-    return parsed.value();
-  }
-
- private:
-  TempDir temp_;
-};
-
-const StageRecord& stage_of(const RunManifest& manifest, const std::string& name) {
-  for (const auto& stage : manifest.stages) {
-    if (stage.name == name) return stage;
-  }
-  FAIL("no stage " << name << " in run.json");
-  throw std::logic_error("unreachable");
-}
 const std::string mpirun = "mpirun --allow-run-as-root --oversubscribe -np 2";
 
 bool cluster_required() {

@@ -16,6 +16,7 @@
 #include "llmprof/ncu_progress.hpp"
 #include "llmprof/stop_signal_watcher.hpp"
 #include "llmprof/nsys_stats.hpp"
+#include "run_manifest_reading.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -140,11 +141,7 @@ struct Bench {
     return summary.value();
   }
 
-  RunManifest manifest() const {
-    auto parsed = manifest_from_json(read_file(main() / "run.json"));
-    REQUIRE(parsed.has_value());
-    return parsed.value();
-  }
+  RunManifest manifest() const { return read_manifest(main()); }
 
   std::vector<std::vector<std::string>> runs_of(const FakeMatcher& matcher) const {
     std::vector<std::vector<std::string>> found;
@@ -154,14 +151,6 @@ struct Bench {
     return found;
   }
 };
-
-const StageRecord& stage_of(const RunManifest& manifest, const std::string& name) {
-  for (const auto& stage : manifest.stages) {
-    if (stage.name == name) return stage;
-  }
-  FAIL("no stage " << name << " in run.json");
-  throw std::logic_error("unreachable");
-}
 
 }  // namespace
 

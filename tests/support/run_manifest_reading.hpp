@@ -1,0 +1,30 @@
+// Reading a run directory's run.json in tests: the parsed manifest (the test fails when it does not
+// parse) and one stage of it by name.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "llmprof/run_directory.hpp"
+#include "test_support.hpp"
+
+namespace llmprof::testing {
+
+inline RunManifest read_manifest(const std::filesystem::path& main_directory) {
+  auto parsed = manifest_from_json(read_file(main_directory / "run.json"));
+  REQUIRE(parsed.has_value());
+  return parsed.value();
+}
+
+// The stage record named `name`; fails the test when run.json has none. A reference into `manifest`.
+inline const StageRecord& stage_of(const RunManifest& manifest, const std::string& name) {
+  for (const auto& stage : manifest.stages) {
+    if (stage.name == name) return stage;
+  }
+  FAIL("no stage " << name << " in run.json");
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace llmprof::testing
