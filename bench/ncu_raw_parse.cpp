@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_options.hpp"
 #include "llmprof/clock.hpp"
 #include "llmprof/csv.hpp"
 #include "llmprof/ncu_metrics.hpp"
@@ -38,38 +39,26 @@ struct Options {
   bool keep_file = false;
 };
 
-[[noreturn]] void usage(const std::string& problem) {
-  std::cerr << "bench_ncu_raw_parse: " << problem
-            << "\nusage: bench_ncu_raw_parse [--size-mb N] [--file PATH] [--fixture PATH] [--phase csv|narrow|all]"
-               " [--keep-file]\n";
-  std::exit(2);
-}
+const llmprof::bench::Usage kUsage{"bench_ncu_raw_parse",
+                                   "[--size-mb N] [--file PATH] [--fixture PATH] [--phase csv|narrow|all] [--keep-file]"};
+
+[[noreturn]] void usage(const std::string& problem) { kUsage.fail(problem); }
 
 Options parse_options(int argc, char** argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--size-mb") options.size_mb = std::stoull(value());
-    else if (arg == "--file") options.file = value();
-    else if (arg == "--fixture") options.fixture = value();
-    else if (arg == "--phase") options.phase = value();
-    else if (arg == "--keep-file") options.keep_file = true;
-    else usage("unknown argument " + arg);
-  }
+  llmprof::bench::parse_flags(
+      argc, argv, kUsage,
+      {{"--size-mb", [&](const std::string& v) { options.size_mb = llmprof::bench::count_value<std::uintmax_t>(kUsage, "--size-mb", v); }},
+       {"--file", [&](const std::string& v) { options.file = v; }},
+       {"--fixture", [&](const std::string& v) { options.fixture = v; }},
+       {"--phase", [&](const std::string& v) { options.phase = v; }},
+       llmprof::bench::switch_flag("--keep-file", [&] { options.keep_file = true; })});
   if (!options.phase.empty() && options.phase != "csv" && options.phase != "narrow" && options.phase != "all")
     usage("unknown phase " + options.phase);
   return options;
 }
 
-double peak_rss_mb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
-}
+using llmprof::bench::peak_rss_mb;
 
 // Header and units row once, then the fixture's launch rows repeated until `bytes` are written.
 void build_file(const fs::path& fixture, const fs::path& out, std::uintmax_t bytes) {

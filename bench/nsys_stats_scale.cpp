@@ -8,8 +8,6 @@
 // they exist): N nvtx_kern_sum rows (default 1,000,000) of K kernels (default 1,000) over 4 ranges and
 // as many threads as it takes, the shape of a capture of many threads or ranks. Prints seconds, rows
 // kept and peak RSS (getrusage ru_maxrss, for the process so far: run one --phase per process).
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +15,7 @@
 #include <iostream>
 #include <string>
 
+#include "bench_options.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/nsys_stats.hpp"
 
@@ -32,28 +31,20 @@ struct Options {
   bool keep = false;
 };
 
-[[noreturn]] void usage(const std::string& problem) {
-  std::cerr << "bench_nsys_stats_scale: " << problem
-            << "\nusage: bench_nsys_stats_scale [--rows N] [--kernels K] [--dir PATH] [--phase vector|stream|analyze] [--keep]\n";
-  std::exit(2);
-}
+const llmprof::bench::Usage kUsage{"bench_nsys_stats_scale",
+                                   "[--rows N] [--kernels K] [--dir PATH] [--phase vector|stream|analyze] [--keep]"};
 
 Options parse_options(int argc, char** argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--rows") options.rows = std::stoull(value());
-    else if (arg == "--kernels") options.kernels = std::stoull(value());
-    else if (arg == "--dir") options.directory = value();
-    else if (arg == "--phase") options.phase = value();
-    else if (arg == "--keep") options.keep = true;
-    else usage("unknown option " + arg);
-  }
-  if (options.rows == 0 || options.kernels == 0 || options.kernels > options.rows) usage("need 1 <= --kernels <= --rows");
+  llmprof::bench::parse_flags(
+      argc, argv, kUsage,
+      {{"--rows", [&](const std::string& v) { options.rows = llmprof::bench::count_value<std::uint64_t>(kUsage, "--rows", v); }},
+       {"--kernels",
+        [&](const std::string& v) { options.kernels = llmprof::bench::count_value<std::uint64_t>(kUsage, "--kernels", v); }},
+       {"--dir", [&](const std::string& v) { options.directory = v; }},
+       {"--phase", [&](const std::string& v) { options.phase = v; }},
+       llmprof::bench::switch_flag("--keep", [&] { options.keep = true; })});
+  if (options.rows == 0 || options.kernels == 0 || options.kernels > options.rows) kUsage.fail("need 1 <= --kernels <= --rows");
   return options;
 }
 
@@ -96,11 +87,7 @@ void write_tables(const Options& options) {
   }
 }
 
-double peak_rss_mb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB on Linux
-}
+using llmprof::bench::peak_rss_mb;
 
 template <typename Work>
 void measure(const std::string& phase, Work work) {

@@ -10,7 +10,6 @@
 // plus one: what grows is rows, and peak memory must not grow with them (run with two N to see).
 // Prints build time, analysis time, rows per second and peak RSS (getrusage ru_maxrss).
 #include <sqlite3.h>
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -19,6 +18,7 @@
 #include <iostream>
 #include <string>
 
+#include "bench_options.hpp"
 #include "llmprof/timeline.hpp"
 
 namespace {
@@ -90,17 +90,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 int main(int argc, char** argv) {
   std::int64_t kernels = 10'000'000;
   fs::path file = fs::temp_directory_path() / "llmprof-bench-timeline.sqlite";
-  bool keep = false, reuse = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string argument = argv[i];
-    if (argument == "--kernels" && i + 1 < argc) kernels = std::atoll(argv[++i]);
-    else if (argument == "--file" && i + 1 < argc) file = argv[++i], reuse = fs::exists(file);
-    else if (argument == "--keep-file") keep = true;
-    else {
-      std::cerr << "usage: bench_timeline_engine [--kernels N] [--file PATH] [--keep-file]\n";
-      return 2;
-    }
-  }
+  bool keep = false, file_given = false;
+  const llmprof::bench::Usage usage{"bench_timeline_engine", "[--kernels N] [--file PATH] [--keep-file]"};
+  llmprof::bench::parse_flags(
+      argc, argv, usage,
+      {{"--kernels", [&](const std::string& v) { kernels = llmprof::bench::count_value<std::int64_t>(usage, "--kernels", v); }},
+       {"--file", [&](const std::string& v) { file = v, file_given = true; }},
+       llmprof::bench::switch_flag("--keep-file", [&] { keep = true; })});
+  const bool reuse = file_given && fs::exists(file);  // an export built before: analyse it as is
   if (!reuse) {
     const auto start = std::chrono::steady_clock::now();
     build(file, kernels);
@@ -114,12 +111,10 @@ int main(int argc, char** argv) {
     std::cerr << report.error().describe() << "\n";
     return 1;
   }
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
   const auto* replay = report->find_stage("replay");
   std::printf("analysed %lld GPU activities (%lld stages) in %.2f s: %.2f M rows/s; peak RSS %.1f MB\n",
               static_cast<long long>(report->gpu_activities), static_cast<long long>(report->stages.size()), elapsed,
-              static_cast<double>(report->gpu_activities) / elapsed / 1e6, static_cast<double>(usage.ru_maxrss) / 1024);
+              static_cast<double>(report->gpu_activities) / elapsed / 1e6, llmprof::bench::peak_rss_mb());
   if (replay != nullptr)
     std::printf("replay: %lld launches, GPU busy %.1f ms, verdict: %s\n", static_cast<long long>(replay->loss.launches),
                 static_cast<double>(replay->gpu_busy_ns) / 1e6, replay->verdict.c_str());
