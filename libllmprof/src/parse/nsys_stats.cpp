@@ -5,11 +5,8 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
-#include <limits>
 #include <map>
-#include <unordered_map>
 #include <tuple>
-#include <type_traits>
 
 #include "parse/csv_columns.hpp"
 #include "llmprof/csv.hpp"
@@ -245,43 +242,6 @@ NvtxRangeName parse_nsys_range_name(std::string_view text) {
   return {std::string(text.substr(0, colon)), std::string(text.substr(colon + 1))};
 }
 
-const std::vector<NsysStatsReportSpelling>& nsys_stats_report_spellings() {
-  static const std::vector<NsysStatsReportSpelling> spellings = {
-      {"cuda_gpu_kern_sum", "gpukernsum", "CUDA GPU kernel summary"},
-      {"nvtx_sum", "nvtxsum", "NVTX range summary"},
-      {"nvtx_kern_sum", "nvtxkernsum", "NVTX range kernel summary"},
-      {"nvtx_gpu_proj_sum", "nvtxgpuproj", "NVTX GPU projection"},
-      {"cuda_api_sum", "cudaapisum", "CUDA API summary"},
-      {"cuda_gpu_mem_time_sum", "gpumemtimesum", "GPU memory operations by time"},
-  };
-  return spellings;
-}
-
-const std::vector<std::string>& nsys_stats_report_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> current;
-    for (const auto& spelling : nsys_stats_report_spellings()) current.push_back(spelling.current);
-    return current;
-  }();
-  return names;
-}
-
-NsysStatsReportChoice choose_nsys_stats_reports(const std::vector<std::string>& available) {
-  const auto listed = [&](const std::string& name) { return std::find(available.begin(), available.end(), name) != available.end(); };
-  NsysStatsReportChoice choice;
-  for (const auto& spelling : nsys_stats_report_spellings()) {
-    if (listed(spelling.current)) {
-      choice.names.push_back(spelling.current);
-    } else if (listed(spelling.legacy)) {
-      choice.names.push_back(spelling.legacy);
-      choice.legacy = true;
-    } else {
-      choice.missing.push_back(spelling.current);
-    }
-  }
-  return choice;
-}
-
 #define LLMPROF_NSYS_PARSER(function, Row, columns, fill)                                                \
   Result<std::vector<Row>> function(const std::filesystem::path& csv_file) {                             \
     return parse_table<Row>(open_reader(csv_file, columns), columns, fill);                              \
@@ -319,125 +279,5 @@ LLMPROF_NSYS_PARSER(parse_nsys_nvtx_gpu_projection, NvtxGpuProjectionRow, kProje
 LLMPROF_NSYS_PARSER(parse_nsys_cuda_api_summary, CudaApiRow, kApiColumns, fill_api)
 LLMPROF_NSYS_PARSER(parse_nsys_gpu_memory_time, GpuMemoryTimeRow, kMemoryColumns, fill_memory)
 #undef LLMPROF_NSYS_PARSER
-
-std::filesystem::path nsys_stats_report_path(const std::filesystem::path& output_prefix, std::string_view report) {
-  auto path = output_prefix;
-  path += "_";
-  path += std::string(report);
-  path += ".csv";
-  return path;
-}
-
-std::optional<std::filesystem::path> find_nsys_stats_report(const std::filesystem::path& output_prefix,
-                                                            std::string_view current_name) {
-  for (const auto& spelling : nsys_stats_report_spellings()) {
-    if (spelling.current != current_name) continue;
-    for (const auto& name : {spelling.current, spelling.legacy}) {
-      const auto path = nsys_stats_report_path(output_prefix, name);
-      std::error_code ec;
-      if (std::filesystem::exists(path, ec)) return path;
-    }
-  }
-  return std::nullopt;
-}
-
-namespace {
-
-// Folds nvtx_kern_sum rows that differ only in process and thread into one row per (range, style,
-// kernel): what the analysis reads. A capture with many threads or ranks then costs memory per
-// kernel and range, not per table row (issue: 5.1 GB for a 200 MB table).
-class NvtxKernelMerger {
- public:
-  void add(NvtxKernelRow&& row) {
-    std::string key = (row.range ? row.range->qualified() : std::string("\x01")) + '\x00' + row.style + '\x00' + row.kernel_name;
-    const auto [found, inserted] = index_.try_emplace(std::move(key), rows_.size());
-    if (inserted) {
-      rows_.push_back(std::move(row));
-      return;
-    }
-    NvtxKernelRow& merged = rows_[found->second];
-    if (merged.process_id != row.process_id) merged.process_id = 0;  // 0: several
-    if (merged.thread_id != row.thread_id) merged.thread_id = 0;
-    merged.range_instances += row.range_instances;
-    merged.kernel_instances += row.kernel_instances;
-    NsysTimeStatistics& time = merged.time;
-    time.total_time_ns += row.time.total_time_ns;
-    time.count += row.time.count;
-    time.min_ns = std::min(time.min_ns, row.time.min_ns);
-    time.max_ns = std::max(time.max_ns, row.time.max_ns);
-    time.average_ns = time.count > 0 ? static_cast<double>(time.total_time_ns) / static_cast<double>(time.count) : 0;
-    // The median and spread of a union cannot be had from the parts' summaries.
-    time.median_ns = std::numeric_limits<double>::quiet_NaN();
-    time.stddev_ns = std::numeric_limits<double>::quiet_NaN();
-  }
-  std::vector<NvtxKernelRow> take() { return std::move(rows_); }
-
- private:
-  std::vector<NvtxKernelRow> rows_;
-  std::unordered_map<std::string, std::size_t> index_;
-};
-
-Result<std::vector<NvtxKernelRow>> parse_merged_nvtx_kernel_summary(const std::filesystem::path& csv_file) {
-  NvtxKernelMerger merger;
-  auto read = for_each_nsys_nvtx_kernel_row(csv_file, [&merger](NvtxKernelRow&& row) { merger.add(std::move(row)); });
-  if (!read) return read.error();
-  return merger.take();
-}
-
-using ProjectionParser = Result<std::vector<NvtxGpuProjectionRow>> (*)(const std::filesystem::path&);
-
-// The 2025.3 summary parser for nvtx_gpu_proj_sum, the trace parser for 2022.4's nvtxgpuproj.
-ProjectionParser projection_parser_for(const std::filesystem::path& file) {
-  if (file.filename().string().ends_with("_nvtxgpuproj.csv")) return &parse_nsys_nvtx_gpu_projection_trace;
-  return &parse_nsys_nvtx_gpu_projection;
-}
-
-// Parses the report file when it exists (either spelling); leaves `slot` nullopt when it does not.
-template <typename Row>
-Result<void> load_report(const std::filesystem::path& prefix, std::string_view report,
-                         Result<std::vector<Row>> (*parse)(const std::filesystem::path&),
-                         std::optional<std::vector<Row>>& slot, int& found) {
-  const auto located = find_nsys_stats_report(prefix, report);
-  if (!located) return {};
-  const auto& path = *located;
-  std::error_code ec;
-  if constexpr (std::is_same_v<Row, NvtxGpuProjectionRow>) parse = projection_parser_for(path);
-  // nsys 2025.3 writes a zero-byte file for a report with no rows ("PROCESSED (EMPTY RESULTS)", e.g.
-  // cuda_gpu_mem_time_sum for a capture without memcpy): the table exists and is empty. The per-file
-  // parsers still reject an empty file, since there it means a tool failed.
-  if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0 && !ec) {
-    slot = std::vector<Row>{};
-    ++found;
-    return {};
-  }
-  auto rows = parse(path);
-  if (!rows) return rows.error();
-  slot = std::move(*rows);
-  ++found;
-  return {};
-}
-}  // namespace
-
-Result<NsysStats> load_nsys_stats(const std::filesystem::path& output_prefix) {
-  NsysStats stats;
-  int found = 0;
-  for (auto loaded : {load_report(output_prefix, "cuda_gpu_kern_sum", &parse_nsys_kernel_summary, stats.kernels, found),
-                      load_report(output_prefix, "nvtx_sum", &parse_nsys_nvtx_summary, stats.ranges, found),
-                      load_report(output_prefix, "nvtx_kern_sum", &parse_merged_nvtx_kernel_summary, stats.range_kernels, found),
-                      load_report(output_prefix, "nvtx_gpu_proj_sum", &parse_nsys_nvtx_gpu_projection,
-                                  stats.range_projections, found),
-                      load_report(output_prefix, "cuda_api_sum", &parse_nsys_cuda_api_summary, stats.cuda_api, found),
-                      load_report(output_prefix, "cuda_gpu_mem_time_sum", &parse_nsys_gpu_memory_time,
-                                  stats.memory_operations, found)}) {
-    if (!loaded) return loaded.error();
-  }
-  if (found == 0)
-    return make_error(ErrorCode::not_found,
-                      "no nsys stats report found under prefix " + output_prefix.string() + " (looked for " +
-                          nsys_stats_report_path(output_prefix, "cuda_gpu_kern_sum").filename().string() + " and the other reports)",
-                      "run `nsys stats --format csv -o PREFIX --report cuda_gpu_kern_sum,... REPORT.nsys-rep` first",
-                      output_prefix.string());
-  return stats;
-}
 
 }  // namespace llmprof
