@@ -106,17 +106,6 @@ void print_summary(const llmprof::RunSummary& summary, std::ostream& out) {
       << llmprof::to_string(summary.outcome) << "\n";
 }
 
-int exit_code_for_outcome(llmprof::RunOutcome outcome) {
-  switch (outcome) {
-    case llmprof::RunOutcome::ok: return exit_ok;
-    case llmprof::RunOutcome::incomplete: return exit_incomplete;
-    case llmprof::RunOutcome::environment: return exit_not_ready;
-    case llmprof::RunOutcome::timeout: return exit_timeout;
-    case llmprof::RunOutcome::interrupted: return exit_interrupted;
-  }
-  return exit_incomplete;
-}
-
 llmprof::Result<llmprof::DeepProfileConfig> load(const RunOptions& options) {
   auto config = load_selected_config(options.selection);
   if (!config) return config.error();
@@ -193,7 +182,7 @@ int run_command(const std::vector<std::string>& args) {
     return exit_code_for(summary.error());
   }
   print_summary(summary.value(), std::cout);
-  return exit_code_for_outcome(summary->outcome);
+  return exit_code_for(summary->outcome);
 }
 
 const CommandRegistrar registrar({"run", "profile a workload end to end (probe, nsys, top-N kernels, ncu, analysis, report)",

@@ -1,5 +1,6 @@
 // deep-profile sweep: the whole pipeline once per configuration point (one MAIN each), then an index
-// comparing them (<runs_root>/sweep-<id>/index.{md,html,json}).
+// comparing them (<runs_root>/sweep-<id>/index.{md,html,json}). This file parses the command line and
+// runs the local executor; --point-index, --merge and --executor slurm are in sweep_executors.cpp.
 #include <unistd.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include "llmprof/logging.hpp"
 #include "llmprof/stop_signal_watcher.hpp"
 #include "llmprof/sweep.hpp"
+#include "sweep_executors.hpp"
 
 namespace deep_profile {
 namespace fs = std::filesystem;
@@ -21,29 +23,68 @@ namespace {
 
 const char* sweep_usage =
     "usage: deep-profile sweep [--plan FILE] [--point 'KEY=VALUE,KEY=VALUE']... [--config FILE]... [--preset NAME]\n"
-    "                          [--set KEY=VALUE]... [KEY=VALUE]... [--quiet] [-- CMD ARGS...]\n\n"
+    "                          [--set KEY=VALUE]... [KEY=VALUE]... [--quiet] [-- CMD ARGS...]\n"
+    "       deep-profile sweep --plan FILE [--sweep-dir SWEEP] --point-index I | --merge\n"
+    "                          | --executor slurm [--concurrency K] [--submit]   (and the options above)\n\n"
     "Runs `deep-profile run` once per point (a [[point]] table of the plan file, or one --point each), each in its\n"
     "own run directory, then writes <runs_root>/sweep-<id>/index.{md,html,json}. --set/--config/--preset apply to\n"
     "every point; a point's overrides come last.\n\n"
-    "exit codes: 0 every point succeeded; 1 a point failed or was incomplete; 2 bad command line, plan or config;\n"
-    "3 the index could not be written; 130 interrupted.\n";
+    "Points as separate jobs (SWEEP: --sweep-dir, else <runs_root>/sweep-<plan file name>):\n"
+    "  --point-index I    runs point I alone into SWEEP/point-<I>/; a point already finished there is not run again\n"
+    "  --merge            writes SWEEP/index.{md,html,json} from SWEEP/point-*/; a point without a finished run is a\n"
+    "                     failed row that says why\n"
+    "  --executor slurm   writes SWEEP/sweep.sbatch (a job array, one GPU per task, each task --point-index\n"
+    "                     $SLURM_ARRAY_TASK_ID, at most --concurrency K at once) and SWEEP/merge.sbatch (--merge);\n"
+    "                     --submit submits both with sbatch, the merge job with --dependency=afterany on the array.\n"
+    "                     --executor local (the default) runs every point here, one after another.\n\n"
+    "exit codes: 0 every point succeeded (scripts written, jobs submitted); 1 a point failed or was incomplete;\n"
+    "2 bad command line, plan or config; 3 the index or scripts could not be written, sbatch missing or refusing;\n"
+    "4 the workload program is missing; 124 a stage timed out (--point-index); 130 interrupted.\n";
 
-struct SweepOptions {
-  llmprof::ConfigSelection base;
-  std::string plan_file;
-  std::vector<std::string> points;
-  bool quiet = false;
-  std::vector<std::string> workload;
-};
+// A count typed on the command line: digits only (program_options would read "-1" as a huge size_t).
+std::optional<std::size_t> parse_count(const std::string& text) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return static_cast<std::size_t>(std::stoul(text));
+}
+
+// The options that go together, checked before anything is loaded; a usage message when they do not.
+std::optional<std::string> check_executor_options(SweepOptions& options, const std::string& point_index, const std::string& concurrency) {
+  if (options.executor != "local" && options.executor != "slurm") return "--executor must be local or slurm, not '" + options.executor + "'";
+  if (!point_index.empty() && !(options.point_index = parse_count(point_index))) {
+    return "--point-index takes a point number (0, 1, ...), not '" + point_index + "'";
+  }
+  if (!concurrency.empty() && (!(options.concurrency = parse_count(concurrency)) || *options.concurrency == 0)) {
+    return "--concurrency takes a number of array tasks of at least 1, not '" + concurrency + "'";
+  }
+  const int modes = (options.point_index ? 1 : 0) + (options.merge ? 1 : 0) + (options.executor == "slurm" ? 1 : 0);
+  if (modes > 1) return "--point-index, --merge and --executor slurm are separate steps: give one of them";
+  if (modes == 1 && options.plan_file.empty()) {
+    return "--point-index, --merge and --executor slurm need --plan FILE: every job reads its points from the same plan";
+  }
+  if ((options.submit || options.concurrency) && options.executor != "slurm") return "--submit and --concurrency go with --executor slurm";
+  if (!options.sweep_directory.empty() && modes == 0) return "--sweep-dir goes with --point-index, --merge or --executor slurm";
+  return std::nullopt;
+}
 
 std::optional<SweepOptions> parse_sweep_options(const std::vector<std::string>& args, int& exit) {
   SweepOptions options;
+  std::string point_index, concurrency;
   CommandSyntax syntax("sweep", sweep_usage);
   syntax.options.add_options()("plan", po::value(&options.plan_file), "a TOML plan with [[point]] tables")
       ("point", po::value(&options.points), "one point: comma-separated KEY=VALUE overrides (repeatable)")
-      ("quiet,q", po::bool_switch(&options.quiet), "no progress lines");
+      ("quiet,q", po::bool_switch(&options.quiet), "no progress lines")
+      ("sweep-dir", po::value(&options.sweep_directory), "SWEEP, the directory of the point runs and the index (with --plan)")
+      ("point-index", po::value(&point_index), "run only point I (0-based) into SWEEP/point-<I>/")
+      ("merge", po::bool_switch(&options.merge), "write SWEEP/index.* from SWEEP/point-*/")
+      ("executor", po::value(&options.executor), "local (default: every point here) or slurm (a job array)")
+      ("concurrency", po::value(&concurrency), "with --executor slurm: at most K array tasks at once")
+      ("submit", po::bool_switch(&options.submit), "with --executor slurm: submit the array and the merge job");
   auto line = parse_profiling_command_line(syntax, args, exit);
   if (!line) return std::nullopt;
+  if (auto problem = check_executor_options(options, point_index, concurrency)) {
+    exit = usage_error(syntax, *problem);
+    return std::nullopt;
+  }
   options.base = std::move(line->selection);
   options.workload = std::move(line->workload);
   return options;
@@ -62,6 +103,8 @@ llmprof::Result<llmprof::SweepPlan> load_plan(const SweepOptions& options) {
 }
 
 // The configuration of every point, or nullopt after printing every point's error.
+}  // namespace
+
 std::optional<std::vector<llmprof::DeepProfileConfig>> load_point_configs(const llmprof::SweepPlan& plan,
                                                                         const SweepOptions& options) {
   std::vector<llmprof::DeepProfileConfig> configs;
@@ -82,6 +125,8 @@ std::optional<std::vector<llmprof::DeepProfileConfig>> load_point_configs(const 
   if (!all_valid) return std::nullopt;
   return configs;
 }
+
+namespace {
 
 fs::path own_executable() {
   std::error_code error;
@@ -105,6 +150,10 @@ int sweep_command(const std::vector<std::string>& args) {
   if (!base_config) return report_config_error("sweep", base_config.error(), std::cerr);
   // Every point is loaded and checked before any runs: a typo in point 2 must not surface after
   // point 1 has spent hours on a GPU.
+  if (options->point_index || options->merge || options->executor == "slurm") {
+    llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
+    return run_sweep_executor(*options, plan.value(), base_config.value(), own_executable());
+  }
   auto point_configs = load_point_configs(plan.value(), *options);
   if (!point_configs) return exit_usage;
   llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});

@@ -24,6 +24,7 @@
 #include "llmprof/analysis.hpp"
 #include "llmprof/clock.hpp"
 #include "llmprof/config.hpp"
+#include "llmprof/exit_code.hpp"
 #include "llmprof/process.hpp"
 #include "llmprof/rank_launch.hpp"
 #include "llmprof/result.hpp"
@@ -64,6 +65,9 @@ enum class RunOutcome {
   interrupted,  // SIGINT/SIGTERM (request_stop) stopped the run
 };
 const char* to_string(RunOutcome outcome) noexcept;
+// The exit status of a run that ended this way: ok 0, incomplete 1, environment 3, timeout 124,
+// interrupted 130 (README "Exit codes"), for `deep-profile run` and every tool that runs one.
+ExitCode exit_code_for(RunOutcome outcome) noexcept;
 
 struct RunSummary {
   std::filesystem::path main_directory;

@@ -87,6 +87,25 @@ std::string sweep_index_to_json(const SweepIndex& index);  // schema "llmprof.sw
 // <sweep_directory>/index.md, index.html, index.json (atomically).
 Result<void> write_sweep_index(const SweepIndex& index, const std::filesystem::path& sweep_directory);
 
+// Sweeps whose points run as separate processes (`deep-profile sweep --point-index I`, one Slurm array
+// task each): point I always runs into SWEEP/point-<I>/, so a task that is run again finds it, and the
+// index is built from those directories afterwards (merge_sweep_points) rather than from outcomes.
+
+// SWEEP/point-<I>, I without padding, as $SLURM_ARRAY_TASK_ID spells it.
+std::filesystem::path sweep_point_directory(const std::filesystem::path& sweep_directory, std::size_t index);
+// SWEEP when none is given: <runs_root>/sweep-<plan file name without extension>, the same for every
+// task of one plan, so that tasks started separately agree on it.
+std::filesystem::path default_sweep_directory(const std::filesystem::path& runs_root, const std::filesystem::path& plan_file);
+
+// The index of SWEEP/point-0..N-1 for the plan's N points, written to SWEEP/index.{md,html,json}. A
+// point with no run.json (its task never started, or failed before creating the run), or whose run
+// stopped without finishing (run.json still says running and nobody holds its run.lock: the task was
+// killed), is a failed row that says so and names the task's log SWEEP/logs/point-<I>.out; a run
+// still going elsewhere keeps status running. Every point gets its row: the index never waits.
+// The Result is an error only when the index cannot be written.
+Result<SweepIndex> merge_sweep_points(const SweepPlan& plan, const std::filesystem::path& sweep_directory,
+                                      const std::string& stage = "decode");
+
 // Runs one point and returns its MAIN directory (the pipeline's DeepProfiler::run behind it).
 using SweepPointRunner = std::function<Result<std::filesystem::path>(const SweepPoint& point, std::size_t index)>;
 

@@ -273,6 +273,17 @@ const char* to_string(RunOutcome outcome) noexcept {
   return "unknown";
 }
 
+ExitCode exit_code_for(RunOutcome outcome) noexcept {
+  switch (outcome) {
+    case RunOutcome::ok: return exit_ok;
+    case RunOutcome::incomplete: return exit_incomplete;
+    case RunOutcome::environment: return exit_not_ready;
+    case RunOutcome::timeout: return exit_timeout;
+    case RunOutcome::interrupted: return exit_interrupted;
+  }
+  return exit_incomplete;
+}
+
 DeepProfiler::DeepProfiler(DeepProfileConfig config, ProcessRunner& runner, const Clock& clock,
                            ProgressCallback progress, DeepProfilerEnvironment environment)
     : config_(std::move(config)),
