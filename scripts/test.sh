@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake --preset dev
 cmake --build --preset dev
-# The launcher end-to-end tests (tests/e2e/ranks_test.cpp) skip where mpirun/srun are missing;
-# here install-deps.sh installed them, so a skip would hide a broken setup: make it a failure.
+# The launcher and Slurm end-to-end tests (tests/e2e/ranks_test.cpp, tests/e2e/slurm_test.cpp) skip
+# where mpirun is missing or a single-node Slurm cannot start (each Slurm test starts its own with
+# scripts/cluster.sh); here install-deps.sh installed them, so a skip would hide a broken setup: make it a failure.
 export LLMPROF_REQUIRE_CLUSTER=1
 # install-deps.sh unpacked the real Nsight tools: their end-to-end tests must run, not skip.
 export LLMPROF_REQUIRE_REAL_TOOLS="${LLMPROF_REQUIRE_REAL_TOOLS:-1}"

@@ -1,5 +1,5 @@
-// End to end under real launchers: `deep-profile run --launcher 'mpirun ...'` (and srun on the test
-// cluster of scripts/cluster.sh) with the fake nsys/ncu, asserting on MAIN/ranks/r<k>/ and run.json.
+// End to end under real launchers: `deep-profile run --launcher 'mpirun ...'` with the fake nsys/ncu,
+// asserting on MAIN/ranks/r<k>/ and run.json (srun, on a real single-node Slurm, is in slurm_test.cpp).
 // Where a launcher is missing the tests skip with the reason, unless LLMPROF_REQUIRE_CLUSTER=1
 // (scripts/test.sh, i.e. CI) turns the skip into a failure.
 #include <catch2/catch.hpp>
