@@ -102,7 +102,6 @@ llmprof::Result<llmprof::SweepPlan> load_plan(const SweepOptions& options) {
   return llmprof::parse_sweep_points(options.points);
 }
 
-// The configuration of every point, or nullopt after printing every point's error.
 }  // namespace
 
 std::optional<std::vector<llmprof::DeepProfileConfig>> load_point_configs(const llmprof::SweepPlan& plan,
@@ -148,12 +147,12 @@ int sweep_command(const std::vector<std::string>& args) {
   if (!plan) return report_config_error("sweep", plan.error(), std::cerr);  // the plan is configuration
   auto base_config = load_selected_config(options->base);
   if (!base_config) return report_config_error("sweep", base_config.error(), std::cerr);
-  // Every point is loaded and checked before any runs: a typo in point 2 must not surface after
-  // point 1 has spent hours on a GPU.
   if (options->point_index || options->merge || options->executor == "slurm") {
     llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
     return run_sweep_executor(*options, plan.value(), base_config.value(), own_executable());
   }
+  // Every point is loaded and checked before any runs: a typo in point 2 must not surface after
+  // point 1 has spent hours on a GPU.
   auto point_configs = load_point_configs(plan.value(), *options);
   if (!point_configs) return exit_usage;
   llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});

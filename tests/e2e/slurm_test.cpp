@@ -106,7 +106,7 @@ TEST_CASE("a 3-point sweep through the Slurm job array: the merge job indexes 2 
   CHECK(lines_with(completions, "Name=deep-profile-sweep-merge")[0].find("ExitCode=1:0") != std::string::npos);
 }
 
-TEST_CASE("sbatch refusing the array is exit 3 with Slurm's words, and nothing is left queued") {
+TEST_CASE("sbatch refusing the array is exit 3 with Slurm's words and the scripts are kept") {
   auto cluster = TestCluster::start_or_skip();
   if (!cluster) return;
   TempDir temp;

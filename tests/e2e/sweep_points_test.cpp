@@ -32,7 +32,7 @@ struct PointSweep {
 
 }  // namespace
 
-TEST_CASE("--point-index runs one point into SWEEP/point-<I> once, and --merge lists the point that never ran as failed",
+TEST_CASE("sweep --point-index runs one point into SWEEP/point-<I> once and --merge lists the point that never ran as failed",
           "[e2e][slow]") {
   PointSweep sweep;
   const CliResult first = sweep.run({"--point-index", "1"});
