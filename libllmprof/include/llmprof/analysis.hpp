@@ -33,6 +33,8 @@ struct AnalysisOptions {
   std::string selection_stage = "decode";
   std::optional<std::string> selection_domain;
   std::size_t top_n = 5;
+  std::optional<double> kernel_coverage;  // set: select by coverage (see TopKernelRequest), capped at max_kernels
+  std::size_t max_kernels = 30;
   // The form the selection's regex is written in; unset when ncu matches a form no nsys name can be
   // turned into (ncu.kernel_name_base = mangled): then there is no selection, and `skipped` says why.
   std::optional<KernelNameBase> name_base = KernelNameBase::demangled;

@@ -60,6 +60,11 @@ struct RunConfig {
   double min_free_space_gb = 5.0;          // refuse to profile below this free space on runs_root
   bool enable_stage1 = true, enable_nsys = true, enable_ncu = true, enable_analyze = true,
        enable_report = true;
+  // Added after the enable_* flags so that aggregate initialisers written before them stay valid.
+  double kernel_coverage = 0;              // > 0: select by coverage of the stage's kernel time instead of top-N
+  int max_kernels = 30;                    // cap on distinct kernels of a coverage selection
+  int repeats = 1;                         // bare stage-1 runs; >= 2 gives a confidence interval
+  bool record_gpu_state = true;            // nvidia-smi clocks/temperature/power/throttling around GPU stages
 
   bool operator==(const RunConfig&) const = default;
 };

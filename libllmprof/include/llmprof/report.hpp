@@ -62,11 +62,22 @@ struct ReportKernel {
   std::optional<std::string> precision;  // when report.json names it; else inferred for the roofline
 };
 
+struct ReportCoverageStep {
+  double target = 0;              // 0..1
+  bool reachable = true;
+  std::int64_t more_kernels = 0;  // beyond the selection
+};
+
 struct ReportTopKernelSelection {
   std::string stage;
   std::int64_t n = 0;
   std::string kernel_regex;
-  std::optional<double> coverage;  // 0..1
+  std::optional<double> coverage;         // 0..1
+  std::optional<double> coverage_target;  // the coverage rule's target; nullopt: top-N
+  bool capped = false;                    // the cap on distinct kernels stopped the coverage rule
+  std::vector<ReportCoverageStep> more_coverage;
+  std::int64_t collectives_left_out = 0;  // collective kernels never profiled
+  std::optional<double> collective_share;  // their share of the stage's kernel time
 };
 
 // report.json "bare_run": the workload's own figures from the bare stage-1 run (stage1/metrics.json).
@@ -86,6 +97,10 @@ struct ReportRangeTiming {
   std::optional<double> mean_ns, p50_ns, p99_ns;  // p99 null where only nsys stats were read
   std::string source;                             // "nsys nvtx_sum"
 };
+// "Kernels profiled with ncu: the top 10 of stage decode, covering 70.7% of its kernel time; 3 more kernels
+// for 80%, ...; 2 collective kernels (12% of its kernel time) left out: ncu cannot replay collectives."
+// Plain text: the renderers escape it.
+std::string describe_kernel_selection(const ReportTopKernelSelection& selection);
 
 // One step's exact command line, for "how to reproduce".
 struct ReproduceStep {
@@ -137,6 +152,12 @@ struct ReportTimeline {
   std::vector<ReportTimelineStage> stages;
 };
 
+// One quantity of stage 1's repeated bare runs (stage1/repeats.json): "wall_s", "prefill_s", "decode_s".
+struct ReportRepeatQuantity {
+  std::string name;
+  std::vector<double> samples;  // seconds, one per run
+};
+
 struct RunReportModel {
   std::filesystem::path main_directory;
   std::string run_id;  // run.json run_id, else the directory name
@@ -166,6 +187,12 @@ struct RunReportModel {
   std::vector<std::string> notes;  // what could not be read (absent env.json, ...), shown in the report
   // analysis/ranks.md (runs under a launcher): the "Across ranks" section, Markdown; empty otherwise.
   std::string cross_rank_markdown;
+
+  std::vector<ReportRepeatQuantity> repeats;  // stage1/repeats.json; empty when absent
+  // gpu_state.json: throttling / other processes seen around the GPU stages, and why there is no
+  // reading (nvidia-smi missing) when there is none.
+  std::vector<std::string> gpu_state_warnings;
+  std::string gpu_state_problem;
 };
 
 // Reads MAIN. Errors: report.json absent (not_found, hint: run `deep-profile analyze MAIN`), or any

@@ -6,7 +6,8 @@
 // RunDirectory::write_text takes); a RunLayout made for one MAIN resolves them against it.
 //
 //   run.json config.toml env.json inputs.json sections.txt deep-profile.log logs/{probe,select}.log
-//   stage1/{cmd.txt, stdout.log, stderr.log, metrics.json}
+//   gpu_state.json
+//   stage1/{cmd.txt, stdout.log, stderr.log, metrics.json, repeats.json, repeats/<i>/}
 //   nsys/{cmd.txt, profile.log, profile.nsys-rep, metrics.json, summary_<report>.csv, stats.log,
 //         profile.sqlite, export.log, selection.json}
 //   ncu/{cmd.txt, profile.log, profile.ncu-rep, import.log, raw.csv, followup_<n>.*}
@@ -41,6 +42,7 @@ class RunLayout {
   static path select_log() { return "logs/select.log"; }  // the top-N selection, readable
   static path report_markdown() { return "report.md"; }
   static path report_html() { return "report.html"; }
+  static path gpu_state() { return "gpu_state.json"; }  // llmprof.gpu_state/1: nvidia-smi around GPU stages
 
   // The subdirectories, one per stage that writes files.
   static path stage1_directory() { return "stage1"; }
@@ -53,6 +55,10 @@ class RunLayout {
   static path stage1_stdout() { return "stage1/stdout.log"; }
   static path stage1_stderr() { return "stage1/stderr.log"; }
   static path stage1_metrics() { return "stage1/metrics.json"; }  // llmprof.workload_metrics/1
+  static path stage1_repeats() { return "stage1/repeats.json"; }  // llmprof.repeats/1: every bare run's times
+  // Repeat `index` >= 2 of run.repeats (the first is stage1/ itself): stdout.log, stderr.log, metrics.json;
+  // every repeat's command is appended to stage1/cmd.txt.
+  static path stage1_repeat_directory(int index) { return stage1_directory() / "repeats" / std::to_string(index); }
 
   // nsys/: the timeline.
   static path nsys_commands() { return "nsys/cmd.txt"; }

@@ -70,6 +70,8 @@ void build_selection(const AnalysisInputs& inputs, const AnalysisOptions& option
   request.stage = options.selection_stage;
   request.domain = options.selection_domain;
   request.n = options.top_n;
+  request.coverage = options.kernel_coverage;
+  request.max_kernels = options.max_kernels;
   request.name_base = *options.name_base;
   request.capture_gated_on_stage = options.capture_gated_on_stage;
   auto selection = select_top_kernels(*inputs.nsys, request);

@@ -7,6 +7,7 @@
 #include <boost/json/value.hpp>
 
 #include "core/atomic_file.hpp"
+#include "analysis/kernel_selection_json.hpp"
 #include "core/json_pretty.hpp"
 #include "core/json_values.hpp"
 #include "core/text.hpp"
@@ -127,25 +128,7 @@ boost::json::object json_launch(const LaunchRoofline& launch) {
 
 boost::json::value json_selection(const std::optional<KernelSelection>& selection) {
   if (!selection) return nullptr;
-  boost::json::object object;
-  object["stage"] = selection->stage;
-  object["domain"] = selection->domain;
-  object["n"] = selection->kernels.size();
-  object["kernel_regex"] = selection->kernel_regex;
-  object["coverage"] = selection->coverage;
-  object["name_base"] = to_string(selection->name_base);
-  object["launch_count"] = selection->launch_count;
-  object["source"] = selection->source;
-  boost::json::array kernels;
-  for (const auto& kernel : selection->kernels) {
-    kernels.emplace_back(boost::json::object{{"name", kernel.name},
-                                             {"share", kernel.share},
-                                             {"total_time_ns", kernel.total_time_ns},
-                                             {"instances", kernel.instances}});
-  }
-  object["kernels"] = std::move(kernels);
-  object["also_matched"] = json_array(selection->also_matched);
-  return object;
+  return detail::kernel_selection_json(*selection);
 }
 
 boost::json::value json_workload_mfu(const AnalysisReport& report) {

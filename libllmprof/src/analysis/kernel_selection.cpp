@@ -1,7 +1,9 @@
-// Top-N kernel selection inside a stage from nvtx_kern_sum (or a stage-gated cuda_gpu_kern_sum).
+// Kernel selection inside a stage from nvtx_kern_sum (or a stage-gated cuda_gpu_kern_sum): top-N or
+// by coverage, collectives left out.
 #include "llmprof/kernel_selection.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -121,78 +123,177 @@ std::string match_form(const std::string& name, KernelNameBase base) {
   return base == KernelNameBase::function ? kernel_function_name(name) : kernel_name_join_key(name);
 }
 
-}  // namespace
+// Kernels of `sorted` (most time first) needed for their time to reach `target` of the stage's
+// kernel time; nullopt when even all of them fall short.
+std::optional<std::size_t> kernels_to_reach(const std::vector<StageKernel>& sorted, std::int64_t stage_time_ns,
+                                            double target) {
+  // A relative tolerance so that an exact 90% counts as reaching 0.9 despite the double's rounding.
+  const long double needed = static_cast<long double>(target) * static_cast<long double>(stage_time_ns) * (1 - 1e-12L);
+  std::int64_t reached = 0;
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    reached += sorted[i].total_time_ns;
+    if (static_cast<long double>(reached) >= needed) return i + 1;
+  }
+  return std::nullopt;
+}
 
-Result<KernelSelection> select_top_kernels(const NsysStats& stats, const TopKernelRequest& request) {
-  if (request.n == 0) {
+Result<void> check_rule(const TopKernelRequest& request) {
+  if (request.coverage) {
+    if (!(*request.coverage > 0 && *request.coverage <= 1)) {
+      return make_error(ErrorCode::invalid_argument,
+                        "kernel coverage target " + std::to_string(*request.coverage) + " is not in (0, 1]",
+                        "give a fraction of the stage's kernel time, e.g. 0.9", "coverage");
+    }
+    if (request.max_kernels == 0) {
+      return make_error(ErrorCode::invalid_argument, "a coverage selection capped at 0 kernels selects nothing",
+                        "allow at least one kernel (max_kernels >= 1)", "max_kernels");
+    }
+  } else if (request.n == 0) {
     return make_error(ErrorCode::invalid_argument, "top-kernel selection asked for 0 kernels",
                       "ask for at least one kernel", "n");
   }
+  return {};
+}
+
+// How many of `profilable` (most time first) the request's rule selects; sets capped/coverage_target.
+std::size_t selected_count(const std::vector<StageKernel>& profilable, const TopKernelRequest& request,
+                           KernelSelection& selection) {
+  if (!request.coverage) return std::min(request.n, profilable.size());
+  selection.coverage_target = *request.coverage;
+  selection.max_kernels = request.max_kernels;
+  const auto needed = kernels_to_reach(profilable, selection.stage_kernel_time_ns, *request.coverage);
+  if (needed && *needed <= request.max_kernels) return *needed;
+  const std::size_t count = std::min(request.max_kernels, profilable.size());
+  selection.capped = count == request.max_kernels && (!needed || *needed > request.max_kernels) &&
+                     count < profilable.size();
+  return count;
+}
+
+std::vector<CoverageStep> coverage_steps(const std::vector<StageKernel>& profilable, const KernelSelection& selection) {
+  std::vector<CoverageStep> steps;
+  for (const double target : coverage_step_targets) {
+    if (target <= selection.coverage + 1e-12) continue;
+    CoverageStep step;
+    step.target = target;
+    const auto needed = kernels_to_reach(profilable, selection.stage_kernel_time_ns, target);
+    step.reachable = needed.has_value();
+    step.kernels = needed.value_or(0);
+    step.more_kernels = needed ? *needed - std::min(*needed, selection.kernels.size()) : 0;
+    steps.push_back(step);
+  }
+  return steps;
+}
+
+SelectedKernel make_selected(const StageKernel& kernel, const TopKernelRequest& request, std::int64_t stage_time_ns) {
+  SelectedKernel selected;
+  selected.name = kernel.name;
+  selected.match_name = request.name_base == KernelNameBase::function ? kernel_function_name(kernel.name) : kernel.name;
+  selected.total_time_ns = kernel.total_time_ns;
+  selected.instances = kernel.instances;
+  selected.share = stage_time_ns > 0 ? static_cast<double>(kernel.total_time_ns) / static_cast<double>(stage_time_ns) : 0.0;
+  return selected;
+}
+
+Result<std::vector<StageKernel>> stage_kernels_for(const NsysStats& stats, const TopKernelRequest& request,
+                                                   KernelSelection& selection) {
+  if (request.capture_gated_on_stage && !has_stage_rows(stats, request)) {
+    selection.source = "cuda_gpu_kern_sum (capture gated on the stage)";
+    return kernels_from_gated_capture(stats, request, selection.domain);
+  }
+  if (stats.range_kernels) {
+    selection.source = "nvtx_kern_sum";
+    return kernels_from_range_table(stats, request, selection.domain);
+  }
+  return make_error(ErrorCode::not_found,
+                    "nvtx_kern_sum is not available, so the kernels of stage '" + request.stage +
+                        "' cannot be told apart from the rest of the run",
+                    "run nsys stats with --report nvtx_kern_sum (nsys profile --trace=cuda,nvtx), or, when the "
+                    "capture was gated on the stage, say so (capture_gated_on_stage)",
+                    request.stage);
+}
+
+}  // namespace
+
+bool is_collective_kernel(std::string_view demangled) {
+  std::string function = kernel_function_name(demangled);
+  // NCCL names every device kernel ncclKernel_* (before 2.19) or ncclDevKernel_* (2.19 and later).
+  if (function.rfind("nccl", 0) == 0) return true;
+  std::transform(function.begin(), function.end(), function.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // Collectives outside NCCL: NVSHMEM, vLLM's cross_device_reduce_*, TensorRT-LLM's one/twoShotAllReduce,
+  // PyTorch symmetric memory (multimem_*, one_shot_all_reduce), TransformerEngine userbuffers. Matching
+  // too much only leaves a kernel unprofiled, and the selection lists it; matching too little hangs ncu.
+  static constexpr std::string_view markers[] = {"nvshmem",    "cross_device_reduce", "multimem",  "userbuffers",
+                                                 "allreduce",  "all_reduce",          "allgather", "all_gather",
+                                                 "reducescatter", "reduce_scatter",   "alltoall",  "all_to_all"};
+  return std::any_of(std::begin(markers), std::end(markers),
+                     [&](std::string_view marker) { return function.find(marker) != std::string::npos; });
+}
+
+Result<KernelSelection> select_top_kernels(const NsysStats& stats, const TopKernelRequest& request) {
+  if (auto checked = check_rule(request); !checked) return checked.error();
   KernelSelection selection;
   selection.stage = request.stage;
   selection.name_base = request.name_base;
-
-  Result<std::vector<StageKernel>> stage_kernels = std::vector<StageKernel>{};
-  if (request.capture_gated_on_stage && !has_stage_rows(stats, request)) {
-    stage_kernels = kernels_from_gated_capture(stats, request, selection.domain);
-    selection.source = "cuda_gpu_kern_sum (capture gated on the stage)";
-  } else if (stats.range_kernels) {
-    stage_kernels = kernels_from_range_table(stats, request, selection.domain);
-    selection.source = "nvtx_kern_sum";
-  } else {
-    return make_error(ErrorCode::not_found,
-                      "nvtx_kern_sum is not available, so the kernels of stage '" + request.stage +
-                          "' cannot be told apart from the rest of the run",
-                      "run nsys stats with --report nvtx_kern_sum (nsys profile --trace=cuda,nvtx), or, when the "
-                      "capture was gated on the stage, say so (capture_gated_on_stage)",
-                      request.stage);
-  }
+  auto stage_kernels = stage_kernels_for(stats, request, selection);
   if (!stage_kernels) return stage_kernels.error();
   auto kernels = std::move(stage_kernels).value();
 
   std::sort(kernels.begin(), kernels.end(), [](const StageKernel& a, const StageKernel& b) {
     return a.total_time_ns != b.total_time_ns ? a.total_time_ns > b.total_time_ns : a.name < b.name;
   });
+  std::vector<StageKernel> profilable;
   for (const auto& kernel : kernels) {
     selection.stage_kernel_time_ns += kernel.total_time_ns;
     selection.stage_kernel_instances += kernel.instances;
+    if (!is_collective_kernel(kernel.name)) profilable.push_back(kernel);
   }
   selection.stage_kernel_count = kernels.size();
+  for (const auto& kernel : kernels) {
+    if (!is_collective_kernel(kernel.name)) continue;
+    selection.collectives_left_out.push_back(make_selected(kernel, request, selection.stage_kernel_time_ns));
+    selection.collective_time_ns += kernel.total_time_ns;
+  }
+  if (selection.stage_kernel_time_ns > 0) {
+    selection.collective_share = static_cast<double>(selection.collective_time_ns) /
+                                 static_cast<double>(selection.stage_kernel_time_ns);
+  }
+  if (profilable.empty()) {
+    return make_error(ErrorCode::not_found,
+                      "every kernel of stage '" + request.stage + "' is a collective (NCCL or similar), and ncu "
+                      "cannot profile collectives: its serial replay hangs them",
+                      "select a stage with compute kernels, or profile collectives with nsys only", request.stage);
+  }
 
-  const std::size_t count = std::min(request.n, kernels.size());
+  const std::size_t count = selected_count(profilable, request, selection);
   std::vector<std::string> names;
   std::int64_t selected_time_ns = 0;
   std::int64_t rarest_selected = INT64_MAX;
   std::set<std::string> selected_forms;
+  std::set<std::string> selected_names;
   for (std::size_t i = 0; i < count; ++i) {
-    const auto& kernel = kernels[i];
-    SelectedKernel selected;
-    selected.name = kernel.name;
-    selected.match_name = request.name_base == KernelNameBase::function ? kernel_function_name(kernel.name)
-                                                                         : kernel.name;
-    selected.total_time_ns = kernel.total_time_ns;
-    selected.instances = kernel.instances;
-    selected.share = selection.stage_kernel_time_ns > 0 ? static_cast<double>(kernel.total_time_ns) /
-                                                              static_cast<double>(selection.stage_kernel_time_ns)
-                                                        : 0.0;
+    const auto& kernel = profilable[i];
     selected_time_ns += kernel.total_time_ns;
     rarest_selected = std::min(rarest_selected, kernel.instances);
     selected_forms.insert(match_form(kernel.name, request.name_base));
+    selected_names.insert(kernel.name);
     names.push_back(kernel.name);
-    selection.kernels.push_back(std::move(selected));
+    selection.kernels.push_back(make_selected(kernel, request, selection.stage_kernel_time_ns));
   }
   selection.coverage = selection.stage_kernel_time_ns > 0 ? static_cast<double>(selected_time_ns) /
                                                                 static_cast<double>(selection.stage_kernel_time_ns)
                                                           : 0.0;
+  selection.more_coverage = coverage_steps(profilable, selection);
   selection.kernel_regex = kernel_name_regex(names, request.name_base);
 
   // Every launch the regex lets through counts toward --launch-count, so unselected kernels with
   // the same match form (function base) count too.
   std::int64_t matching_launches = 0;
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    if (i >= count && !selected_forms.count(match_form(kernels[i].name, request.name_base))) continue;
-    if (i >= count) selection.also_matched.push_back(kernels[i].name);
-    matching_launches += kernels[i].instances;
+  for (const auto& kernel : kernels) {
+    const bool selected = selected_names.count(kernel.name) > 0;
+    if (!selected && !selected_forms.count(match_form(kernel.name, request.name_base))) continue;
+    if (!selected) selection.also_matched.push_back(kernel.name);
+    matching_launches += kernel.instances;
   }
   selection.launch_count = count > 0 ? matching_launches - rarest_selected + 1 : 0;
   return selection;

@@ -103,6 +103,14 @@ std::optional<Error> check_across_fields(const DeepProfileConfig& config, const 
                           where_set(origins, "nsys.nvtx_capture"),
                       "set nsys.nvtx_capture=decode or nsys.capture_range=none", "nsys.nvtx_capture");
   }
+  if (config.run.kernel_coverage > 1) {
+    return make_error(ErrorCode::invalid_argument,
+                      "run.kernel_coverage is " + format_number(config.run.kernel_coverage) +
+                          ", but it is a fraction of the stage's kernel time (at most 1)" +
+                          where_set(origins, "run.kernel_coverage"),
+                      "write e.g. run.kernel_coverage=0.9 for 90%, or 0 to select run.top_n_kernels",
+                      "run.kernel_coverage");
+  }
   if (config.ncu.launches_per_kernel > config.ncu.max_launches) {
     return make_error(ErrorCode::invalid_argument,
                       "ncu.launches_per_kernel (" + std::to_string(config.ncu.launches_per_kernel) +

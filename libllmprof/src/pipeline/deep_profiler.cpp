@@ -211,7 +211,9 @@ StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblem
       // The report renders run.json's status: give it the outcome of the stages before it.
       if (std::string(entry.name) == "report") run.directory.manifest().status = run_status_for(outcome_for(worst), problems);
       start_stage(run, entry);
+      detail::record_gpu_state(run, entry.name, "before");
       result = entry.run(run, outputs);
+      if (result.status != StageStatus::skipped) detail::record_gpu_state(run, entry.name, "after");
       // A stop that arrived while this stage ran interrupts it, whatever its child made of the signal.
       if (run.stopping() && (result.status == StageStatus::ok || result.status == StageStatus::failed)) {
         result = StageResult::interrupted("stopped by SIGINT/SIGTERM" + (result.reason.empty() ? "" : " (" + result.reason + ")"));

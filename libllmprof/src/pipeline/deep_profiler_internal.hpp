@@ -19,6 +19,7 @@
 
 #include "llmprof/analysis.hpp"
 #include "llmprof/deep_profiler.hpp"
+#include "llmprof/gpu_state.hpp"
 #include "llmprof/kernel_name.hpp"
 #include "llmprof/ncu_command.hpp"
 #include "llmprof/nsys_command.hpp"
@@ -124,8 +125,10 @@ struct PipelineRun {
   std::chrono::steady_clock::time_point started;
 
   ResolvedWorkload workload;      // resolved before the first stage; the same for every stage
-  std::vector<std::string> notes;  // end up in RunSummary::notes
-  std::optional<std::string> disk_full;  // a write of the run failed for want of space (its reason)
+  std::vector<GpuStateSnapshot> gpu_snapshots;  // MAIN/gpu_state.json, in capture order
+  bool gpu_state_unavailable = false;           // nvidia-smi missing or failing: said once, not asked again
+  std::vector<std::string> notes;               // end up in RunSummary::notes
+  std::optional<std::string> disk_full;          // a write of the run failed for want of space (its reason)
 
   bool stopping() const { return stop_requested.load(); }
   std::chrono::nanoseconds elapsed() const { return clock.now() - started; }
@@ -139,6 +142,17 @@ struct PipelineRun {
   void warn(const std::string& stage, const std::string& message);
   void note(const std::string& stage, const std::string& message);  // also into RunSummary::notes
 };
+
+// Samples of the bare stage-1 runs, by quantity: "wall_s" (the process), and from the workload's
+// metrics file when it wrote one, "prefill_s" and "decode_s".
+using RepeatSamples = std::map<std::string, std::vector<double>>;
+void add_repeat_sample(RepeatSamples& samples, const ProcessOutcome& outcome, const std::filesystem::path& metrics_file);
+// Summaries into stage1/repeats.json (schema llmprof.repeats/1) and the stage's messages.
+void record_repeats(PipelineRun& run, const RepeatSamples& samples);
+
+// nvidia-smi snapshot `moment` ("before"/"after") of a stage that runs the workload on the GPU (stage1,
+// nsys, ncu), into MAIN/gpu_state.json; throttling or another process on the GPU becomes a stage warning.
+void record_gpu_state(PipelineRun& run, const std::string& stage, const std::string& moment);
 
 // Stages (one file each). They fill their StageRecord (command, exit code, artifacts, warnings) and
 // return what the later stages read; they read nothing else from one another.

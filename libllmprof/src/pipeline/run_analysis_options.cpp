@@ -38,6 +38,8 @@ AnalysisOptions analysis_options_for(const DeepProfileConfig& config, std::optio
   options.selection_stage = config.run.stage;
   // validate_config guarantees top_n_kernels >= 1; the max() guards a config built in code.
   options.top_n = static_cast<std::size_t>(std::max(config.run.top_n_kernels, 1));
+  if (config.run.kernel_coverage > 0) options.kernel_coverage = config.run.kernel_coverage;
+  options.max_kernels = static_cast<std::size_t>(std::max(config.run.max_kernels, 1));
   options.name_base = detail::selection_name_base(config.ncu.kernel_name_base);
   options.capture_gated_on_stage = capture_gate && *capture_gate == config.run.stage;
   return options;

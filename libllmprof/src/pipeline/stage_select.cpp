@@ -1,10 +1,11 @@
-// Stage "select": the top-N kernels of the chosen NVTX stage from the nsys tables, their coverage,
-// and the ncu --kernel-name regex with a launch bound that reaches each of them.
+// Stage "select": the kernels of the chosen NVTX stage that ncu profiles (top-N or by coverage, never
+// collectives), what more coverage would take, and the ncu --kernel-name regex with a launch bound that
+// reaches each of them.
 #include <boost/json.hpp>
 #include <sstream>
 
 #include "pipeline/deep_profiler_internal.hpp"
-#include "core/json_pretty.hpp"
+#include "analysis/kernel_selection_json.hpp"
 #include "llmprof/kernel_selection.hpp"
 
 namespace llmprof::detail {
@@ -13,28 +14,64 @@ namespace {
 constexpr const char* kStage = "select";
 
 std::string selection_json(const KernelSelection& selection, std::int64_t launch_count) {
-  boost::json::array kernels;
-  for (const auto& kernel : selection.kernels) {
-    kernels.push_back({{"name", kernel.name}, {"match_name", kernel.match_name}, {"total_time_ns", kernel.total_time_ns},
-                       {"instances", kernel.instances}, {"share", kernel.share}});
-  }
-  boost::json::array also;
-  for (const auto& name : selection.also_matched) also.push_back(boost::json::value(name));
-  const boost::json::value document = {
-      {"schema", "llmprof.kernel_selection/1"}, {"stage", selection.stage}, {"domain", selection.domain},
-      {"source", selection.source}, {"name_base", to_string(selection.name_base)}, {"coverage", selection.coverage},
-      {"stage_kernel_time_ns", selection.stage_kernel_time_ns}, {"stage_kernel_count", selection.stage_kernel_count},
-      {"kernel_regex", selection.kernel_regex}, {"launch_count", launch_count}, {"kernels", kernels}, {"also_matched", also}};
+  boost::json::object document = kernel_selection_json(selection);
+  document["schema"] = "llmprof.kernel_selection/1";
+  document["launch_count"] = launch_count;  // the bound ncu runs with (raised / capped by ncu.*)
   return boost::json::serialize(document);
+}
+
+std::string percent(double fraction) {
+  std::ostringstream text;
+  text.precision(3);
+  text << fraction * 100 << "%";
+  return text.str();
+}
+
+// "3 more kernels for 95%, 9 more for 99%"; "99% is out of reach (collectives hold 12%)".
+std::string more_coverage_text(const KernelSelection& selection) {
+  std::string text;
+  for (const auto& step : selection.more_coverage) {
+    if (!text.empty()) text += ", ";
+    if (!step.reachable) {
+      text += percent(step.target) + " is out of reach (collectives hold " + percent(selection.collective_share) + ")";
+      continue;
+    }
+    text += std::to_string(step.more_kernels) + (text.empty() ? (step.more_kernels == 1 ? " more kernel" : " more kernels") : " more") +
+            " for " + percent(step.target);
+  }
+  return text;
+}
+
+std::string rule_text(const KernelSelection& selection) {
+  if (!selection.coverage_target) return "top " + std::to_string(selection.kernels.size());
+  std::string text = "coverage target " + percent(*selection.coverage_target) + ", at most " +
+                     std::to_string(selection.max_kernels) + " kernels";
+  if (selection.capped) text += " (the cap stopped it short of the target)";
+  return text;
+}
+
+std::string collectives_text(const KernelSelection& selection) {
+  if (selection.collectives_left_out.empty()) return "";
+  return std::to_string(selection.collectives_left_out.size()) + " collective kernel(s) left out (" +
+         percent(selection.collective_share) + " of the stage's kernel time): ncu replays kernels serially and a "
+         "collective waits for peers, so profiling one hangs the workload";
 }
 
 std::string selection_log(const KernelSelection& selection) {
   std::ostringstream text;
   text.precision(3);
-  text << "stage " << selection.stage << " (" << selection.source << "): " << selection.kernels.size() << " of "
-       << selection.stage_kernel_count << " kernels, coverage " << selection.coverage * 100 << "% of the stage's kernel time\n";
+  text << "stage " << selection.stage << " (" << selection.source << "), " << rule_text(selection) << ": "
+       << selection.kernels.size() << " of " << selection.stage_kernel_count << " kernels, coverage "
+       << percent(selection.coverage) << " of the stage's kernel time\n";
   for (const auto& kernel : selection.kernels) {
     text << "  " << kernel.share * 100 << "%  x" << kernel.instances << "  " << kernel.name << "\n";
+  }
+  if (const auto more = more_coverage_text(selection); !more.empty()) text << "to cover more: " << more << "\n";
+  if (const auto collectives = collectives_text(selection); !collectives.empty()) {
+    text << collectives << ":\n";
+    for (const auto& kernel : selection.collectives_left_out) {
+      text << "  " << kernel.share * 100 << "%  x" << kernel.instances << "  " << kernel.name << "\n";
+    }
   }
   text << "ncu --kernel-name " << selection.kernel_regex << "\n";
   return text.str();
@@ -85,6 +122,8 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
   TopKernelRequest request;
   request.stage = run.config.run.stage;
   request.n = static_cast<std::size_t>(std::max(run.config.run.top_n_kernels, 1));
+  if (run.config.run.kernel_coverage > 0) request.coverage = run.config.run.kernel_coverage;
+  request.max_kernels = static_cast<std::size_t>(std::max(run.config.run.max_kernels, 1));
   request.name_base = base.value();
   request.capture_gated_on_stage = nsys.gate && *nsys.gate == run.config.run.stage;
   auto selection = select_top_kernels(nsys.stats.value(), request);
@@ -102,11 +141,16 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
   if (auto written = run.directory.write_text(RunLayout::select_log(), selection_log(selection.value())); written) {
     record.log_file = RunLayout::select_log().string();
   }
-  std::ostringstream message;
-  message.precision(3);
-  message << "top " << selection->kernels.size() << " kernels of " << selection->stage << " cover " << selection->coverage * 100
-          << "% of its kernel time";
-  run.say(kStage, message.str());
+  std::string message = std::to_string(selection->kernels.size()) + " kernels of " + selection->stage + " (" +
+                        rule_text(selection.value()) + ") cover " + percent(selection->coverage) + " of its kernel time";
+  if (const auto more = more_coverage_text(selection.value()); !more.empty()) message += "; " + more;
+  run.say(kStage, message);
+  if (const auto collectives = collectives_text(selection.value()); !collectives.empty()) run.warn(kStage, collectives);
+  if (selection->capped) {
+    run.warn(kStage, "run.max_kernels=" + std::to_string(selection->max_kernels) + " stopped the selection at " +
+                         percent(selection->coverage) + ", short of run.kernel_coverage=" +
+                         percent(*selection->coverage_target));
+  }
   return {StageResult::ok(), std::move(output)};
 }
 

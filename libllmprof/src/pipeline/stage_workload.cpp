@@ -1,4 +1,5 @@
-// Stage "stage1": the workload bare (no profiler): its output, wall time and metrics JSON.
+// Stage "stage1": the workload bare (no profiler), run.repeats times: its output, wall time and metrics
+// JSON, and the repeats' statistics (stage1/repeats.json).
 #include "pipeline/deep_profiler_internal.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/shell_quote.hpp"
@@ -21,7 +22,8 @@ std::string workload_shell_command(const ResolvedWorkload& workload, const std::
   return command + join_shell_command(workload.argv);
 }
 
-StageResult workload_problem(PipelineRun& run, const ProcessOutcome& outcome, WorkloadOutput& output) {
+StageResult workload_problem(PipelineRun& run, const ProcessOutcome& outcome, const fs::path& stderr_file,
+                             WorkloadOutput& output) {
   if (outcome.interrupted) return StageResult::interrupted("the workload was stopped by SIGINT/SIGTERM");
   if (outcome.timed_out) {
     output.failure = "the workload ran past workload.timeout_s in stage1";
@@ -29,7 +31,7 @@ StageResult workload_problem(PipelineRun& run, const ProcessOutcome& outcome, Wo
                                    "s and its process tree was killed (" + outcome.describe() + ")",
                                StageProblemKind::timeout);
   }
-  const std::string stderr_tail = tail_lines(run.directory.layout().resolve(RunLayout::stage1_stderr()), kStderrLinesInReason);
+  const std::string stderr_tail = tail_lines(stderr_file, kStderrLinesInReason);
   output.failure = "the workload failed in stage1 (" + outcome.describe() + ")";
   return StageResult::failed("the workload failed: " + outcome.describe() +
                              (stderr_tail.empty() ? std::string("; it wrote nothing to stderr") : "; last stderr lines: " + stderr_tail));
@@ -48,44 +50,77 @@ void read_metrics(PipelineRun& run, const fs::path& metrics_file, WorkloadOutput
 }
 
 
-StageResult workload_stage(PipelineRun& run, WorkloadOutput& output) {
-  if (!run.config.run.enable_stage1) return StageResult::skipped("disabled (run.enable_stage1 = false)");
+// One bare run of the workload into `directory` (relative to MAIN): its logs and metrics file.
+struct WorkloadRun {
+  ProcessOutcome outcome;
+  fs::path metrics_file, stderr_file;
+};
+
+Result<WorkloadRun> run_workload_once(PipelineRun& run, const fs::path& directory, bool first) {
   const RunLayout layout = run.directory.layout();
-  const fs::path metrics_file = layout.resolve(RunLayout::stage1_metrics());
+  std::error_code ignored;
+  fs::create_directories(layout.resolve(directory), ignored);
+  WorkloadRun result;
+  // The first run keeps the layout a single run always had (stage1/stdout.log, metrics.json, ...).
+  result.metrics_file = layout.resolve(first ? RunLayout::stage1_metrics() : directory / "metrics.json");
+  result.stderr_file = layout.resolve(first ? RunLayout::stage1_stderr() : directory / "stderr.log");
   ProcessSpec spec;
   spec.argv = run.workload.argv;
   std::map<std::string, std::string> environment = run.workload.environment;
-  environment["LLMPROF_METRICS_FILE"] = fs::absolute(metrics_file).string();
+  environment["LLMPROF_METRICS_FILE"] = fs::absolute(result.metrics_file).string();
   environment["LLMPROF_PROFILER"] = "none";  // the bare run: no profiler attached (nsys/ncu in their stages)
   for (const auto& [name, value] : environment) spec.environment[name] = value;
   spec.working_directory = run.workload.working_directory;
-  spec.stdout_file = layout.resolve(RunLayout::stage1_stdout());
-  spec.stderr_file = layout.resolve(RunLayout::stage1_stderr());
+  spec.stdout_file = layout.resolve(first ? RunLayout::stage1_stdout() : directory / "stdout.log");
+  spec.stderr_file = result.stderr_file;
   spec.timeout = seconds_to_ms(run.config.workload.timeout_s);
-
-  StageRecord& record = run.record("stage1");
-  record.command = workload_shell_command(run.workload, environment);
-  record.cmd_file = RunLayout::stage1_commands().string();
-  record.log_file = RunLayout::stage1_stderr().string();
-  record.artifacts = {RunLayout::stage1_stdout().string(), RunLayout::stage1_stderr().string()};
-  append_command(run, RunLayout::stage1_commands(), *record.command);
-  log_info("stage1", "running: " + *record.command);
+  const std::string command = workload_shell_command(run.workload, environment);
+  if (first) {
+    StageRecord& record = run.record("stage1");
+    record.command = command;
+    record.cmd_file = RunLayout::stage1_commands().string();
+    record.log_file = RunLayout::stage1_stderr().string();
+    record.artifacts = {RunLayout::stage1_stdout().string(), RunLayout::stage1_stderr().string()};
+  }
+  append_command(run, RunLayout::stage1_commands(), command);
+  log_info("stage1", "running: " + command);
   auto outcome = run.runner.run(spec);
-  if (!outcome) {
-    output.failure = "the workload could not be started";
-    return StageResult::failed("could not start the workload: " + outcome.error().describe());
+  if (!outcome) return outcome.error();
+  result.outcome = outcome.value();
+  return result;
+}
+
+StageResult workload_stage(PipelineRun& run, WorkloadOutput& output) {
+  if (!run.config.run.enable_stage1) return StageResult::skipped("disabled (run.enable_stage1 = false)");
+  const int repeats = std::max(run.config.run.repeats, 1);
+  RepeatSamples samples;
+  for (int index = 1; index <= repeats; ++index) {
+    if (run.stopping()) return StageResult::interrupted("stopped by SIGINT/SIGTERM before repeat " + std::to_string(index));
+    const fs::path directory = index == 1 ? RunLayout::stage1_directory() : RunLayout::stage1_repeat_directory(index);
+    auto ran = run_workload_once(run, directory, index == 1);
+    if (!ran) {
+      output.failure = "the workload could not be started";
+      return StageResult::failed("could not start the workload: " + ran.error().describe());
+    }
+    const ProcessOutcome& outcome = ran->outcome;
+    if (index == 1 && outcome.exited) run.record("stage1").exit_code = outcome.exit_code;
+    run.say("stage1", (repeats > 1 ? "repeat " + std::to_string(index) + "/" + std::to_string(repeats) + ": " : std::string()) +
+                          "workload " + outcome.describe());
+    if (!outcome.surviving_descendants.empty()) {
+      std::string list;
+      for (const auto& process : outcome.surviving_descendants) list += (list.empty() ? "" : ", ") + process;
+      run.warn("stage1", "the workload exited but left " + std::to_string(outcome.surviving_descendants.size()) +
+                             " process(es) running: " + list + "; they may skew the profiled runs (kill them, or make the "
+                             "workload wait for its children)");
+    }
+    if (!outcome.succeeded()) {
+      if (index > 1) run.warn("stage1", "repeat " + std::to_string(index) + " failed; its logs are in " + directory.string());
+      return workload_problem(run, outcome, ran->stderr_file, output);
+    }
+    if (index == 1) read_metrics(run, ran->metrics_file, output);
+    add_repeat_sample(samples, outcome, ran->metrics_file);
   }
-  if (outcome->exited) record.exit_code = outcome->exit_code;
-  run.say("stage1", "workload " + outcome->describe());
-  if (!outcome->surviving_descendants.empty()) {
-    std::string list;
-    for (const auto& process : outcome->surviving_descendants) list += (list.empty() ? "" : ", ") + process;
-    run.warn("stage1", "the workload exited but left " + std::to_string(outcome->surviving_descendants.size()) +
-                           " process(es) running: " + list + "; they may skew the profiled runs (kill them, or make the "
-                           "workload wait for its children)");
-  }
-  if (!outcome->succeeded()) return workload_problem(run, outcome.value(), output);
-  read_metrics(run, metrics_file, output);
+  record_repeats(run, samples);
   return StageResult::ok();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "report/report_repeats.hpp"
 #include "llmprof/report.hpp"
 #include "core/format.hpp"
 #include "report/report_html_page.hpp"
@@ -227,6 +228,7 @@ std::string render_html(const RunReportModel& model) {
   detail::write_stage_table_html(model, out);
   detail::write_kernel_table_html(model, kKernelTableRows, out);
   write_cross_rank(model, out);
+  detail::write_repeats_html(model, out);
   detail::write_problems_html(model, out);
   detail::write_reproduce_html(model, out);
   return detail::html_document({"deep-profile report: " + model.run_id, header.str(), out.str(),

@@ -1,6 +1,7 @@
 // MAIN/report.md: GitHub-flavoured Markdown a stakeholder reads in a minute.
 #include <sstream>
 
+#include "report/report_repeats.hpp"
 #include "llmprof/report.hpp"
 #include "core/format.hpp"
 #include "llmprof/shell_quote.hpp"
@@ -93,8 +94,7 @@ void write_kernel_table(const RunReportModel& model, std::ostringstream& out) {
   for (std::size_t i = 0; i < rows; ++i) out << i + 1 << ". " << markdown_code(model.kernels[i].name) << "\n";
   out << "\n</details>\n\n";
   if (const auto& top = model.top_kernel_selection) {
-    out << "Kernels profiled with ncu: the top " << top->n << " of stage **" << markdown_cell(top->stage)
-        << "**, covering " << format_fraction_percent(top->coverage) << " of its kernel time.\n\n";
+    out << markdown_cell(describe_kernel_selection(*top)) << "\n\n";
   }
 }
 
@@ -149,6 +149,7 @@ std::string render_markdown(const RunReportModel& model) {
   detail::write_timeline_markdown(model, out);
   write_kernel_table(model, out);
   if (!model.cross_rank_markdown.empty()) out << model.cross_rank_markdown << "\n";
+  detail::write_repeats_markdown(model, out);
   write_problems(model, out);
   write_reproduce(model, out);
   return out.str();

@@ -14,6 +14,7 @@
 #include "report/report_ranges.hpp"
 #include "core/toml_flatten.hpp"
 #include "report/report_timeline.hpp"
+#include "report/report_repeats.hpp"
 
 namespace llmprof {
 namespace json = boost::json;
@@ -126,6 +127,31 @@ void withhold_impossible_figures(RunReportModel& model) {
   }
 }
 
+// Rule, more_coverage and collectives_left_out: absent from report.json files written before they existed.
+void read_selection_extras(const json::object& object, ReportTopKernelSelection& top) {
+  if (const auto* rule = object.if_contains("rule"); rule != nullptr && rule->is_object()) {
+    const auto& rule_object = rule->get_object();
+    if (detail::json_string(rule_object, "kind", "top_kernel_selection.rule.kind").value_or("") == "coverage") {
+      top.coverage_target = detail::json_number(rule_object, "target", "top_kernel_selection.rule.target");
+      const auto* capped = rule_object.if_contains("capped");
+      top.capped = capped != nullptr && capped->is_bool() && capped->as_bool();
+    }
+  }
+  for (const auto& step : detail::json_objects(object, "more_coverage", "top_kernel_selection.more_coverage")) {
+    ReportCoverageStep entry;
+    entry.target = detail::json_number(step, "target", "top_kernel_selection.more_coverage.target").value_or(0);
+    const auto* reachable = step.if_contains("reachable");
+    entry.reachable = reachable == nullptr || !reachable->is_bool() || reachable->as_bool();
+    entry.more_kernels = detail::json_integer(step, "more_kernels", "top_kernel_selection.more_coverage.more_kernels").value_or(0);
+    top.more_coverage.push_back(entry);
+  }
+  if (const auto* collectives = object.if_contains("collectives_left_out"); collectives != nullptr && collectives->is_object()) {
+    const auto& collective_object = collectives->get_object();
+    top.collectives_left_out = detail::json_integer(collective_object, "count", "top_kernel_selection.collectives_left_out.count").value_or(0);
+    top.collective_share = detail::json_number(collective_object, "share", "top_kernel_selection.collectives_left_out.share");
+  }
+}
+
 void read_analysis(const json::object& root, RunReportModel& model) {
   model.schema = detail::json_string(root, "schema", "schema").value_or("");
   if (model.schema != kReportSchema && model.schema != kReportSchemaV1) throw JsonFieldError{"schema"};
@@ -146,6 +172,7 @@ void read_analysis(const json::object& root, RunReportModel& model) {
     top.n = detail::json_integer(object, "n", "top_kernel_selection.n").value_or(0);
     top.kernel_regex = detail::json_string(object, "kernel_regex", "top_kernel_selection.kernel_regex").value_or("");
     top.coverage = detail::json_number(object, "coverage", "top_kernel_selection.coverage");
+    read_selection_extras(object, top);
     model.top_kernel_selection = top;
   }
   model.warnings = detail::json_strings(root, "warnings", "warnings");
@@ -272,6 +299,8 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
       }
     }
   }
+
+  if (auto read = detail::read_repeats_and_gpu_state(main_directory, model); !read) return read.error();
 
   const auto config_path = layout.resolve(RunLayout::resolved_config());
   if (auto config_text = read_text(config_path)) {

@@ -110,3 +110,39 @@ std::vector<const ReportStage*> leaf_stages(const RunReportModel& model) {
 }
 
 }  // namespace llmprof::detail
+
+namespace llmprof {
+
+std::string describe_kernel_selection(const ReportTopKernelSelection& selection) {
+  using detail::format_fraction_percent;
+  std::string text = "Kernels profiled with ncu: ";
+  if (selection.coverage_target) {
+    text += std::to_string(selection.n) + " of stage " + selection.stage + " (target " +
+            format_fraction_percent(selection.coverage_target) + (selection.capped ? ", stopped by the kernel cap" : "") +
+            "), covering " + format_fraction_percent(selection.coverage) + " of its kernel time";
+  } else {
+    text += "the top " + std::to_string(selection.n) + " of stage " + selection.stage + ", covering " +
+            format_fraction_percent(selection.coverage) + " of its kernel time";
+  }
+  std::string more;
+  for (const auto& step : selection.more_coverage) {
+    if (!more.empty()) more += ", ";
+    if (!step.reachable) {
+      more += format_fraction_percent(step.target) + " out of reach";
+    } else {
+      more += std::to_string(step.more_kernels) + (more.empty() ? (step.more_kernels == 1 ? " more kernel" : " more kernels") : " more") +
+              " for " + format_fraction_percent(step.target);
+    }
+  }
+  if (!more.empty()) text += "; " + more;
+  text += ".";
+  if (selection.collectives_left_out > 0) {
+    text += " " + std::to_string(selection.collectives_left_out) +
+            (selection.collectives_left_out == 1 ? " collective kernel" : " collective kernels") + " (" +
+            format_fraction_percent(selection.collective_share) +
+            " of the stage's kernel time) left out: ncu replays kernels serially and a collective would wait for its peers.";
+  }
+  return text;
+}
+
+}  // namespace llmprof

@@ -10,6 +10,7 @@
 
 #include "core/json_pretty.hpp"
 #include "core/text.hpp"
+#include "rundir/nvidia_smi_csv.hpp"
 #include "llmprof/run_directory.hpp"
 
 namespace llmprof {
@@ -17,13 +18,6 @@ namespace json = boost::json;
 namespace {
 
 using detail::trim;
-
-// nvidia-smi's CSV rows have no quoting: fields are comma-separated with a space after each comma.
-std::vector<std::string> split_commas(std::string_view line) {
-  std::vector<std::string> fields = detail::split(line, ',');
-  for (auto& field : fields) field = std::string(trim(field));
-  return fields;
-}
 
 // PRETTY_NAME from /etc/os-release, e.g. "Debian GNU/Linux 12 (bookworm)".
 std::string os_release_name() {
@@ -60,7 +54,7 @@ std::vector<GpuRecord> parse_nvidia_smi_gpus(std::string_view csv) {
   std::vector<GpuRecord> gpus;
   std::istringstream lines{std::string(csv)};
   for (std::string line; std::getline(lines, line);) {
-    const auto fields = split_commas(line);
+    const auto fields = detail::split_nvidia_smi_fields(line);
     if (fields.size() != 4) continue;
     try {
       GpuRecord gpu;

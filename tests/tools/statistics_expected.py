@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Independent expected figures for tests/unit/sample_statistics_test.cpp.
+
+Python's statistics module for mean and sample standard deviation; Student's t distribution from its
+density (math.lgamma) integrated with Simpson's rule and inverted by bisection, no Boost and no scipy.
+Cross-checked against printed t-table values (t(0.975, 4) = 2.776, t(0.975, 9) = 2.262,
+t(0.975, 1) = 12.706). Run from the repository root:
+    python3 tests/tools/statistics_expected.py
+"""
+import math
+import statistics
+
+
+def t_pdf(x, df):
+    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    return c * (1 + x * x / df) ** (-(df + 1) / 2)
+
+
+def t_cdf(x, df):
+    # 0.5 + integral_0^x pdf, Simpson's rule with many panels (the density is smooth).
+    n = 20000
+    h = x / n
+    total = t_pdf(0, df) + t_pdf(x, df)
+    for i in range(1, n):
+        total += (4 if i % 2 else 2) * t_pdf(i * h, df)
+    return 0.5 + total * h / 3
+
+
+def t_quantile(p, df):
+    low, high = 0.0, 1000.0
+    for _ in range(200):
+        mid = (low + high) / 2
+        if t_cdf(mid, df) < p:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
+
+
+for df, table in ((4, 2.776), (9, 2.262), (1, 12.706)):
+    assert abs(t_quantile(0.975, df) - table) < 1e-3, (df, t_quantile(0.975, df))
+
+
+def summary(label, samples, level=0.95):
+    n = len(samples)
+    mean = statistics.fmean(samples)
+    sd = statistics.stdev(samples)
+    t = t_quantile(1 - (1 - level) / 2, n - 1)
+    half = t * sd / math.sqrt(n)
+    print(f"{label}: n={n} mean={mean:.10g} sd={sd:.10g} t={t:.10g} ci=[{mean - half:.10g}, {mean + half:.10g}] "
+          f"spread={half / abs(mean):.10g}")
+    return n, mean, sd
+
+
+def welch(label, a, b, margin):
+    na, ma, sa = a
+    nb, mb, sb = b
+    scale = 1 + margin
+    va = scale * scale * sa * sa / na
+    vb = sb * sb / nb
+    t = (mb - scale * ma) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va * va / (na - 1) + vb * vb / (nb - 1))
+    slower_p = 1 - t_cdf(t, df) if t >= 0 else t_cdf(-t, df)
+    print(f"{label} margin={margin}: t={t:.10g} df={df:.10g} p_slower={slower_p:.10g} p_faster={1 - slower_p:.10g}")
+    # Noise of the difference (margin 0), relative to A's mean.
+    v = sa * sa / na + sb * sb / nb
+    d = v * v / ((sa * sa / na) ** 2 / (na - 1) + (sb * sb / nb) ** 2 / (nb - 1))
+    print(f"  noise={t_quantile(0.975, d) * math.sqrt(v) / ma:.10g}")
+
+
+decode_a = summary("decode A", [4.21, 4.18, 4.25, 4.19, 4.22])
+decode_b = summary("decode B", [4.43, 4.40, 4.46, 4.38, 4.45])
+summary("two samples", [10.0, 12.0])
+summary("ten samples", [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0])
+welch("A vs B", decode_a, decode_b, 0.02)
+welch("A vs B", decode_a, decode_b, 0.0)
+welch("A vs B", decode_a, decode_b, 0.08)
+# tests/unit/pipeline_repeats_test.cpp: three bare runs.
+summary("pipeline wall_s", [1.0, 1.1, 1.2])
+summary("pipeline decode_s", [0.17, 0.18, 0.175])
