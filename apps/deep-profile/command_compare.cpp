@@ -1,6 +1,7 @@
 // deep-profile compare A B [--json] [--md FILE] [--html FILE] [--threshold PCT] [--fail-if-slower PCT]:
 // two run directories side by side; exit 5 when --fail-if-slower finds a regression (CI gate), 6 when it
-// cannot compare.
+// cannot compare (a time A measured is missing in B), 7 when the change cannot be told from the noise of the
+// repeats.
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -17,8 +18,14 @@ const char* usage_text =
     "Compares run directory B against A: stage times and MFU (deltas and ratios), kernels matched by name (new,\n"
     "gone, faster, slower beyond --threshold percent of average launch time), environment and config differences.\n"
     "Prints Markdown (or JSON with --json) to stdout; --md/--html also write files.\n\n"
-    "exit codes: 0 compared (no regression); 5 a stage's wall or kernel time grew by more than --fail-if-slower\n"
-    "percent; 6 --fail-if-slower could not compare (a time A measured is missing in B, e.g. B ran without nsys);\n"
+    "With --fail-if-slower and stage-1 repeats in both runs (run.repeats >= 2), the gate judges the repeated\n"
+    "times with Welch t-tests (one-sided level 0.05): a regression only when the slowdown exceeds PCT beyond the\n"
+    "noise. Single runs fall back to the stage times and say that they cannot tell noise from change.\n\n"
+    "exit codes: 0 compared (no regression); 5 regression (repeats: slower than PCT beyond the noise; single runs:\n"
+    "a stage's wall or kernel time grew by more than PCT); 7 inconclusive: the change is within the noise;\n"
+    "exit codes: 0 compared (no regression); 5 regression (repeats: slower than PCT beyond the noise; single runs:\n"
+    "a stage's wall or kernel time grew by more than PCT); 6 --fail-if-slower could not compare (a time A measured\n"
+    "is missing in B, e.g. B ran without nsys); 7 inconclusive: the change is within the noise of the repeats;\n"
     "2 bad command line (a threshold that is negative or not finite); 4 A or B is not a readable run directory.\n";
 
 bool write_file(const std::string& path, const std::string& text) {
@@ -61,6 +68,7 @@ int run_compare(const std::vector<std::string>& args) {
   std::cout << (as_json ? llmprof::comparison_to_json(*comparison) : llmprof::render_comparison_markdown(*comparison));
   if (!markdown_file.empty() && !write_file(markdown_file, llmprof::render_comparison_markdown(*comparison))) return exit_not_ready;
   if (!html_file.empty() && !write_file(html_file, llmprof::render_comparison_html(*comparison))) return exit_not_ready;
+  if (comparison->noise_gate) std::cerr << "deep-profile compare: " << comparison->noise_gate->summary << "\n";
   if (comparison->regression) {
     for (const auto& reason : comparison->regression_reasons) std::cerr << "deep-profile compare: regression: " << reason << "\n";
     return exit_regression;
@@ -69,6 +77,7 @@ int run_compare(const std::vector<std::string>& args) {
     for (const auto& reason : comparison->inconclusive_reasons) std::cerr << "deep-profile compare: cannot compare: " << reason << "\n";
     return exit_inconclusive;
   }
+  if (comparison->noise_gate && comparison->noise_gate->verdict == llmprof::NoiseVerdict::inconclusive) return exit_noise;
   return exit_ok;
 }
 

@@ -18,7 +18,7 @@ def t_pdf(x, df):
 
 def t_cdf(x, df):
     # 0.5 + integral_0^x pdf, Simpson's rule with many panels (the density is smooth).
-    n = 20000
+    n = 4000
     h = x / n
     total = t_pdf(0, df) + t_pdf(x, df)
     for i in range(1, n):
@@ -78,3 +78,20 @@ welch("A vs B", decode_a, decode_b, 0.08)
 # tests/unit/pipeline_repeats_test.cpp: three bare runs.
 summary("pipeline wall_s", [1.0, 1.1, 1.2])
 summary("pipeline decode_s", [0.17, 0.18, 0.175])
+
+
+# tests/unit/noise_gate_test.cpp: synthetic repeats, decode_s = scale * (1 + noise * z).
+Z_A = (-1.26, -0.63, 0.0, 0.63, 1.26)
+Z_B = (0.63, -1.26, 1.26, 0.0, -0.63)
+
+
+def gate(label, scale_b, noise, limit):
+    a = [1.0 * (1 + noise * z) for z in Z_A]
+    b = [scale_b * (1 + noise * z) for z in Z_B]
+    print(f"gate {label}: A={a} B={b}")
+    welch(f"gate {label}", summary("  A", a), summary("  B", b), limit)
+
+
+gate("5% slower, 1% noise", 1.05, 0.01, 0.02)
+gate("5% slower, 10% noise", 1.05, 0.10, 0.02)
+gate("unchanged, 1% noise", 1.0, 0.01, 0.02)

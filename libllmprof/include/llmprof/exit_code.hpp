@@ -14,6 +14,7 @@ enum ExitCode : int {
   exit_bad_input = 4,      // an input file, run directory or program is missing or unparsable
   exit_regression = 5,     // compare --fail-if-slower found a regression
   exit_inconclusive = 6,   // compare --fail-if-slower could not compare (a time A measured is missing in B)
+  exit_noise = 7,          // compare --fail-if-slower with repeats: the change cannot be told from the noise
   exit_timeout = 124,      // a stage ran past its timeout and was killed (as timeout(1) exits)
   exit_interrupted = 130,  // SIGINT/SIGTERM stopped the work; artifacts and run.json are kept
 };

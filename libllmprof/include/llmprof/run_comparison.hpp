@@ -17,6 +17,8 @@
 namespace llmprof {
 
 struct ComparisonOptions {
+  // One-sided level of the noise gate's Welch tests (see NoiseGate).
+  double noise_level = 0.05;
   // A kernel counts as faster/slower when its average launch time moved by more than this (percent).
   double kernel_threshold_pct = 5.0;
   // Regression gate: a stage whose wall time or kernel time grew by more than this (percent) from A
@@ -64,6 +66,38 @@ struct SettingDifference {
   std::string b;
 };
 
+// The regression gate on stage 1's repeated bare runs (stage1/repeats.json of both runs). For each
+// time both runs measured at least twice (the workload's own prefill_s/decode_s when both have them,
+// else the process wall_s), with limit L = --fail-if-slower / 100 and level alpha:
+//   regression     Welch one-sided test rejects "mean_B <= (1 + L) mean_A" at alpha: slower by more
+//                  than L, beyond the noise;
+//   no_regression  the mirrored test rejects "mean_B >= (1 + L) mean_A": not slower by L, beyond the noise;
+//   inconclusive   neither: the slowdown cannot be told from the noise (+-noise_pct, the 95% interval of
+//                  the difference relative to A's mean).
+// The gate's verdict is the worst over the quantities (regression > inconclusive > no_regression).
+// single_run: a side has fewer than 2 runs of every time, so the gate falls back to the single-run
+// stage times and says that it cannot tell noise from change.
+enum class NoiseVerdict { no_regression, inconclusive, regression, single_run };
+const char* to_string(NoiseVerdict verdict) noexcept;  // "no regression", "inconclusive", "regression", "single run"
+
+struct QuantityVerdict {
+  std::string quantity;  // "decode_s"
+  std::size_t runs_a = 0, runs_b = 0;
+  double mean_a = 0, mean_b = 0;
+  double slowdown_pct = 0;  // (mean_b / mean_a - 1) * 100
+  std::optional<double> noise_pct;
+  double p_slower = 1;      // of "slower by more than the limit"
+  double p_not_slower = 1;  // of "not slower by the limit"
+  NoiseVerdict verdict = NoiseVerdict::inconclusive;
+};
+
+struct NoiseGate {
+  double level = 0.05;  // one-sided alpha of each test
+  NoiseVerdict verdict = NoiseVerdict::single_run;
+  std::vector<QuantityVerdict> quantities;
+  std::string summary;  // one line: "regression: decode_s +5.1% (limit 2%, noise +-1.1%, p = 0.0001)"
+};
+
 struct RunComparison {
   std::string run_a, run_b;        // run ids
   std::filesystem::path path_a, path_b;
@@ -78,6 +112,9 @@ struct RunComparison {
   // CI machine without nsys), or nothing was measured at all. Never read as "no regression".
   bool inconclusive = false;
   std::vector<std::string> inconclusive_reasons;  // "decode: kernel time: B has none (A: 1.2 ms)"
+  // Set with fail_if_slower_pct. When its verdict is not single_run it decides `regression` alone: the
+  // single-run stage deltas above are still listed but cannot be told from noise.
+  std::optional<NoiseGate> noise_gate;
 };
 
 RunComparison compare_runs(const RunReportModel& a, const RunReportModel& b, const ComparisonOptions& options);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "compare/noise_gate.hpp"
 #include "core/format.hpp"
 
 namespace llmprof {
@@ -102,9 +103,15 @@ std::optional<std::string> why_not_comparable(const ValueDelta& delta) {
   return std::string("A is ") + detail::format_number(*delta.a) + " ns, so no relative change exists";
 }
 
-void check_regression(RunComparison& comparison) {
+void check_regression(RunComparison& comparison, const RunReportModel& a, const RunReportModel& b) {
   if (!comparison.options.fail_if_slower_pct) return;
   const double limit = *comparison.options.fail_if_slower_pct;
+  comparison.noise_gate = detail::judge_noise(a, b, limit, comparison.options.noise_level);
+  if (comparison.noise_gate->verdict != NoiseVerdict::single_run) {
+    comparison.regression = comparison.noise_gate->verdict == NoiseVerdict::regression;
+    if (comparison.regression) comparison.regression_reasons.push_back(comparison.noise_gate->summary);
+    return;
+  }
   std::size_t judged = 0;
   for (const auto& stage : comparison.stages) {
     const std::pair<const char*, const ValueDelta*> measures[] = {{"wall time", &stage.wall_ns},
@@ -138,6 +145,16 @@ ValueDelta make_delta(const std::optional<double>& a, const std::optional<double
     delta.delta_pct = (*b / *a - 1) * 100;
   }
   return delta;
+}
+
+const char* to_string(NoiseVerdict verdict) noexcept {
+  switch (verdict) {
+    case NoiseVerdict::no_regression: return "no regression";
+    case NoiseVerdict::inconclusive: return "inconclusive";
+    case NoiseVerdict::regression: return "regression";
+    case NoiseVerdict::single_run: return "single run";
+  }
+  return "single run";
 }
 
 const char* to_string(KernelChange change) noexcept {
@@ -184,7 +201,7 @@ RunComparison compare_runs(const RunReportModel& a, const RunReportModel& b, con
   }
   comparison.environment = compare_environment(a, b);
   comparison.config = compare_config(a, b);
-  check_regression(comparison);
+  check_regression(comparison, a, b);
   return comparison;
 }
 

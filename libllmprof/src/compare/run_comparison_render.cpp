@@ -29,6 +29,21 @@ json::value rounded(const std::optional<double>& value) {
   return rounded_value;
 }
 
+json::value noise_gate_json(const std::optional<NoiseGate>& gate) {
+  if (!gate) return nullptr;
+  json::array quantities;
+  for (const auto& quantity : gate->quantities) {
+    quantities.push_back(json::object{{"quantity", quantity.quantity}, {"runs_a", quantity.runs_a}, {"runs_b", quantity.runs_b},
+                                      {"mean_a", quantity.mean_a}, {"mean_b", quantity.mean_b},
+                                      {"slowdown_pct", quantity.slowdown_pct},
+                                      {"noise_pct", quantity.noise_pct ? json::value(*quantity.noise_pct) : json::value(nullptr)},
+                                      {"p_slower", quantity.p_slower}, {"p_not_slower", quantity.p_not_slower},
+                                      {"verdict", to_string(quantity.verdict)}});
+  }
+  return json::object{{"verdict", to_string(gate->verdict)}, {"level", gate->level}, {"summary", gate->summary},
+                      {"quantities", std::move(quantities)}};
+}
+
 json::object delta_json(const ValueDelta& delta) {
   return {{"a", rounded(delta.a)}, {"b", rounded(delta.b)}, {"ratio", rounded(delta.ratio)}, {"delta_pct", rounded(delta.delta_pct)}};
 }
@@ -96,7 +111,8 @@ std::string comparison_to_json(const RunComparison& comparison) {
       {"regression", comparison.regression},
       {"regression_reasons", std::move(reasons)},
       {"inconclusive", comparison.inconclusive},
-      {"inconclusive_reasons", std::move(inconclusive)}};
+      {"inconclusive_reasons", std::move(inconclusive)},
+      {"noise_gate", noise_gate_json(comparison.noise_gate)}};
   return detail::pretty_json(root);
 }
 
@@ -107,9 +123,12 @@ std::string render_comparison_markdown(const RunComparison& comparison) {
   if (comparison.options.fail_if_slower_pct) {
     out << " Regression gate: a stage's wall or kernel time more than +" << detail::format_number(*comparison.options.fail_if_slower_pct)
         << "% slower.\n\n";
+    if (comparison.noise_gate) out << "Noise gate: " << markdown_cell(comparison.noise_gate->summary) << "\n\n";
     if (comparison.regression) {
       out << "**REGRESSION**:\n\n";
       for (const auto& reason : comparison.regression_reasons) out << "- " << markdown_cell(reason) << "\n";
+    } else if (comparison.noise_gate && comparison.noise_gate->verdict == NoiseVerdict::inconclusive) {
+      out << "**Inconclusive**: the change cannot be told from the noise.\n";
     } else if (!comparison.inconclusive) {
       out << "**No regression.**\n";
     }
@@ -165,8 +184,13 @@ std::string render_comparison_html(const RunComparison& comparison) {
     for (const auto& reason : comparison.inconclusive_reasons) {
       body << "<li class=\"verdict warn\"><strong>cannot compare</strong> " << html_escape(reason) << "</li>";
     }
+    if (comparison.noise_gate) body << "<li class=\"verdict\">Noise gate: " << html_escape(comparison.noise_gate->summary) << "</li>";
     if (comparison.regression) {
       for (const auto& reason : comparison.regression_reasons) body << "<li class=\"verdict warn\"><strong>regression</strong> " << html_escape(reason) << "</li>";
+    } else if (comparison.noise_gate && comparison.noise_gate->verdict == NoiseVerdict::inconclusive) {
+      body << "<li class=\"verdict warn\"><strong>inconclusive</strong>: the change cannot be told from the noise.</li>";
+    } else if (comparison.noise_gate && comparison.noise_gate->verdict == NoiseVerdict::no_regression) {
+      body << "<li class=\"verdict\">No regression beyond the noise.</li>";
     } else if (!comparison.inconclusive) {
       body << "<li class=\"verdict\">No stage is more than +" << detail::format_number(*comparison.options.fail_if_slower_pct)
            << "% slower.</li>";
