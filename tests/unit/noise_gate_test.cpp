@@ -2,14 +2,12 @@
 // stage1/repeats.json of known distributions (decode_s = scale * (1 + noise * z), z fixed), so that a 5%
 // slowdown under 1% noise is a regression, under 10% noise inconclusive, and an unchanged run under 1%
 // noise no regression. Expected p-values: tests/tools/statistics_expected.py (quoted where used).
-#include <sys/wait.h>
-
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <sstream>
 
 #include "llmprof/run_comparison.hpp"
+#include "deep_profile_cli.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -115,17 +113,15 @@ TEST_CASE("single runs say that they cannot tell noise from change, and the stag
 }
 
 #ifdef LLMPROF_DEEP_PROFILE_EXE
-TEST_CASE("deep-profile compare: exit 5 regression, 7 inconclusive, 0 no regression") {
+TEST_CASE("deep-profile compare: exit 5 regression, 7 inconclusive, 0 no regression", "[cli]") {
   TempDir temp;
-  const std::string exe = LLMPROF_DEEP_PROFILE_EXE;
   const auto a = make_run(temp, "a", samples_json(1.0, 0.01, kZA));
   const auto slower = make_run(temp, "slower", samples_json(1.05, 0.01, kZB));
   const auto noisy_a = make_run(temp, "noisy_a", samples_json(1.0, 0.10, kZA));
   const auto noisy_b = make_run(temp, "noisy_b", samples_json(1.05, 0.10, kZB));
   const auto same = make_run(temp, "same", samples_json(1.0, 0.01, kZB));
   auto status_of = [&](const fs::path& x, const fs::path& y) {
-    const std::string command = exe + " compare " + x.string() + " " + y.string() + " --fail-if-slower 2 > /dev/null 2>&1";
-    return WEXITSTATUS(std::system(command.c_str()));
+    return llmprof::testing::run_deep_profile({"compare", x.string(), y.string(), "--fail-if-slower", "2"}).exit_code;
   };
   CHECK(status_of(a, slower) == 5);
   CHECK(status_of(noisy_a, noisy_b) == 7);
