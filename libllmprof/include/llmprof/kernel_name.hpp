@@ -53,9 +53,10 @@ std::string demangled_name_pattern(std::string_view demangled);
 // Duplicates (several kernels sharing a function name) appear once.
 std::string kernel_name_regex(const std::vector<std::string>& demangled_names, KernelNameBase base);
 
-// A collective-communication kernel (NCCL's ncclKernel_*/ncclDevKernel_*, matched case-insensitively
-// on "nccl"). It waits for its peers, so ncu, which replays one kernel at a time, must never be
-// pointed at it (it would hang), and the cross-rank view counts its time as communication.
-bool is_collective_kernel(std::string_view name);
+// A kernel that takes part in a collective across GPUs or processes (NCCL, NVSHMEM, the custom
+// all-reduce kernels of vLLM/TensorRT-LLM, symmetric-memory multimem kernels), by its demangled name.
+// It waits for its peers, so ncu, which replays one kernel at a time, must never be pointed at it (it
+// would hang), and the cross-rank view counts its time as communication.
+bool is_collective_kernel(std::string_view demangled);
 
 }  // namespace llmprof

@@ -81,10 +81,6 @@ struct KernelSelection {
   std::int64_t launch_count = 0;
 };
 
-// A kernel that takes part in a collective across GPUs or processes (NCCL, NVSHMEM, the custom
-// all-reduce kernels of vLLM/TensorRT-LLM, symmetric-memory multimem kernels), by its demangled name.
-bool is_collective_kernel(std::string_view demangled);
-
 // Errors: the stage has no rows (the message lists the stages that exist), nvtx_kern_sum absent
 // without capture_gated_on_stage, n == 0, a coverage outside (0, 1], max_kernels == 0, the stage present
 // in several domains with no domain set, a stage whose kernels are all collectives.

@@ -214,22 +214,6 @@ Result<std::vector<StageKernel>> stage_kernels_for(const NsysStats& stats, const
 
 }  // namespace
 
-bool is_collective_kernel(std::string_view demangled) {
-  std::string function = kernel_function_name(demangled);
-  // NCCL names every device kernel ncclKernel_* (before 2.19) or ncclDevKernel_* (2.19 and later).
-  if (function.rfind("nccl", 0) == 0) return true;
-  std::transform(function.begin(), function.end(), function.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  // Collectives outside NCCL: NVSHMEM, vLLM's cross_device_reduce_*, TensorRT-LLM's one/twoShotAllReduce,
-  // PyTorch symmetric memory (multimem_*, one_shot_all_reduce), TransformerEngine userbuffers. Matching
-  // too much only leaves a kernel unprofiled, and the selection lists it; matching too little hangs ncu.
-  static constexpr std::string_view markers[] = {"nvshmem",    "cross_device_reduce", "multimem",  "userbuffers",
-                                                 "allreduce",  "all_reduce",          "allgather", "all_gather",
-                                                 "reducescatter", "reduce_scatter",   "alltoall",  "all_to_all"};
-  return std::any_of(std::begin(markers), std::end(markers),
-                     [&](std::string_view marker) { return function.find(marker) != std::string::npos; });
-}
-
 Result<KernelSelection> select_top_kernels(const NsysStats& stats, const TopKernelRequest& request) {
   if (auto checked = check_rule(request); !checked) return checked.error();
   KernelSelection selection;

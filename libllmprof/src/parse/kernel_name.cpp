@@ -179,17 +179,20 @@ std::string kernel_name_regex(const std::vector<std::string>& demangled_names, K
   return regex + ")$";
 }
 
-bool is_collective_kernel(std::string_view name) {
-  constexpr std::string_view needle = "nccl";
-  if (name.size() < needle.size()) return false;
-  for (std::size_t at = 0; at + needle.size() <= name.size(); ++at) {
-    bool equal = true;
-    for (std::size_t i = 0; i < needle.size() && equal; ++i) {
-      equal = static_cast<char>(std::tolower(static_cast<unsigned char>(name[at + i]))) == needle[i];
-    }
-    if (equal) return true;
-  }
-  return false;
+bool is_collective_kernel(std::string_view demangled) {
+  std::string function = kernel_function_name(demangled);
+  // NCCL names every device kernel ncclKernel_* (before 2.19) or ncclDevKernel_* (2.19 and later).
+  if (function.rfind("nccl", 0) == 0) return true;
+  std::transform(function.begin(), function.end(), function.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // Collectives outside NCCL: NVSHMEM, vLLM's cross_device_reduce_*, TensorRT-LLM's one/twoShotAllReduce,
+  // PyTorch symmetric memory (multimem_*, one_shot_all_reduce), TransformerEngine userbuffers. Matching
+  // too much only leaves a kernel unprofiled, and the selection lists it; matching too little hangs ncu.
+  static constexpr std::string_view markers[] = {"nccl", "nvshmem",    "cross_device_reduce", "multimem",  "userbuffers",
+                                                 "allreduce",  "all_reduce",          "allgather", "all_gather",
+                                                 "reducescatter", "reduce_scatter",   "alltoall",  "all_to_all"};
+  return std::any_of(std::begin(markers), std::end(markers),
+                     [&](std::string_view marker) { return function.find(marker) != std::string::npos; });
 }
 
 }  // namespace llmprof
