@@ -2,7 +2,6 @@
 // spellings), the importer, and the metrics ncu's sections collect. Feeds `deep-profile probe` and the
 // readiness verdict.
 #include <algorithm>
-#include <regex>
 
 #include "core/text.hpp"
 #include "llmprof/nsys_stats.hpp"
@@ -39,19 +38,6 @@ ToolAbility importer_ability(const NsysInfo& nsys) {
 }
 
 }  // namespace
-
-std::vector<std::string> parse_nsys_report_list(std::string_view help_reports_output) {
-  // "  cuda_gpu_kern_sum[:nvtx-name][:base|:mangled] -- CUDA GPU Kernel Summary"
-  static const std::regex entry(R"(^\s+([a-z][a-z0-9_]*)(\[[^\]]*\])*\s+--\s)");
-  std::vector<std::string> names;
-  for (const auto& line : detail::split_lines(help_reports_output)) {
-    std::smatch match;
-    if (std::regex_search(line, match, entry) && std::find(names.begin(), names.end(), match[1].str()) == names.end()) {
-      names.push_back(match[1].str());
-    }
-  }
-  return names;
-}
 
 std::vector<ToolAbility> describe_abilities(const NsysInfo& nsys, const NcuInfo& ncu) {
   std::vector<ToolAbility> abilities;

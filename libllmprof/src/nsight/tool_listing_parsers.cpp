@@ -1,5 +1,6 @@
 // Parsers for what the Nsight tools print about themselves: `--version`, `nsys status --environment`,
-// `ncu --list-sections`, `ncu --list-sets`, and the dynamic loader's "cannot open shared object" lines.
+// `nsys stats --help-reports`, `ncu --list-sections`, `ncu --list-sets`, and the dynamic loader's
+// "cannot open shared object" lines.
 //
 // Recorded outputs: tests/data/h100-nsight-2025.3/cli/ (Nsight Systems / Compute 2025.3.1).
 #include <algorithm>
@@ -248,6 +249,19 @@ bool NcuInfo::has_section(std::string_view identifier) const {
 
 bool NcuInfo::has_set(std::string_view identifier) const {
   return std::any_of(sets.begin(), sets.end(), [&](const NcuSet& set) { return set.identifier == identifier; });
+}
+
+std::vector<std::string> parse_nsys_report_list(std::string_view help_reports_output) {
+  // "  cuda_gpu_kern_sum[:nvtx-name][:base|:mangled] -- CUDA GPU Kernel Summary"
+  static const std::regex entry(R"(^\s+([a-z][a-z0-9_]*)(\[[^\]]*\])*\s+--\s)");
+  std::vector<std::string> names;
+  for (const auto& line : detail::split_lines(help_reports_output)) {
+    std::smatch match;
+    if (std::regex_search(line, match, entry) && std::find(names.begin(), names.end(), match[1].str()) == names.end()) {
+      names.push_back(match[1].str());
+    }
+  }
+  return names;
 }
 
 }  // namespace llmprof
