@@ -247,6 +247,45 @@ TEST_CASE("timeline: bad input gets an error naming the file", "[timeline][error
     run_sql(copy, "DELETE FROM NVTX_EVENTS");
     check_error(copy, ErrorCode::no_report, "no closed NVTX range");
   }
+  // Found by fuzz_nsys_sqlite: a kernel stamped before the session began gave decode more GPU busy
+  // time than its span. Times outside a capture, or intervals that end before they start, are damage.
+  SECTION("a kernel that starts before the session (fuzz regression)") {
+    const auto copy = directory / "kernel_before_session.sqlite";
+    std::filesystem::copy_file(data_path("fuzz-regressions/nsys_sqlite_kernel_before_session.sqlite"), copy);
+    check_error(copy, ErrorCode::parse_error, "a row of CUPTI_ACTIVITY_KIND_KERNEL runs from -41088 ns to 4138873 ns");
+  }
+  SECTION("an API call that ends before it starts") {
+    const auto copy = copy_fixture(directory, "graphtrace");
+    run_sql(copy, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = start - 1 WHERE rowid = (SELECT min(rowid) FROM "
+                  "CUPTI_ACTIVITY_KIND_RUNTIME)");
+    check_error(copy, ErrorCode::parse_error, "a row of CUPTI_ACTIVITY_KIND_RUNTIME runs from");
+  }
+  SECTION("an NVTX range far beyond any capture") {
+    const auto copy = copy_fixture(directory, "cpu2022");
+    run_sql(copy, "UPDATE NVTX_EVENTS SET end = 9223372036854775807 WHERE rowid = (SELECT min(rowid) FROM NVTX_EVENTS "
+                  "WHERE end IS NOT NULL)");
+    check_error(copy, ErrorCode::parse_error, "a row of NVTX_EVENTS runs from");
+  }
+}
+
+TEST_CASE("timeline: GPU work stamped before its launch call counts from the launch", "[timeline]") {
+  // CPU and GPU clocks can disagree by a little; GPU work never starts before the call that launched
+  // it, so busy time stays inside the window of the instance that launched it.
+  llmprof::testing::TempDir directory;
+  const auto copy = copy_fixture(directory, "graphtrace");
+  run_sql(copy, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 0 WHERE correlationId = (SELECT k.correlationId FROM "
+                "CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId "
+                "ORDER BY k.start LIMIT 1)");
+  auto report = analyze_timeline(copy);
+  REQUIRE(report);
+  for (const auto& stage : report->stages) {
+    INFO(stage.qualified_name());
+    CHECK(stage.gpu_busy_ns <= stage.span_ns);
+    CHECK(stage.gpu_busy_ns <= stage.active_ns);
+    for (const auto& instance : stage.instances) {
+      if (instance.gpu_start_ns) CHECK(*instance.gpu_start_ns >= instance.cpu_start_ns);
+    }
+  }
 }
 
 TEST_CASE("timeline: the JSON carries the verdicts, the loss and per-instance rows", "[timeline]") {

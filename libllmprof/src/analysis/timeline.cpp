@@ -122,6 +122,18 @@ std::int64_t kernel_name_id(const GpuActivityRow& activity) {
   return kGraphNameId;
 }
 
+// GPU work cannot start before the call that launched it; a GPU start stamped earlier is the skew
+// between CPU and GPU clocks (or a damaged file), and taken as is it would put busy time before the
+// instance's window, outside the span its busy fraction is measured over.
+GpuActivityRow started_after_launch(const GpuActivityRow& activity) {
+  GpuActivityRow clipped = activity;
+  if (activity.launch_thread && clipped.start_ns < activity.launch_start_ns) {
+    clipped.start_ns = activity.launch_start_ns;
+    clipped.end_ns = std::max(clipped.end_ns, clipped.start_ns);
+  }
+  return clipped;
+}
+
 // Idle gap [gap_start, gap_end) of an instance closed by an activity launched at [launch_start, ...).
 void attribute_gap(IdleAttribution& idle, std::int64_t gap_start, std::int64_t gap_end, std::int64_t launch_start,
                    const SyncIntervals* sync) {
@@ -153,7 +165,8 @@ Result<GpuPassTotals> gather_gpu_activities(const NsysSqliteReader& reader, Time
                                             std::vector<BusyAccumulator>& instance_busy) {
   GpuPassTotals totals;
   std::vector<std::size_t> touched_stages;
-  auto visited = reader.for_each_gpu_activity([&](const GpuActivityRow& activity) {
+  auto visited = reader.for_each_gpu_activity([&](const GpuActivityRow& recorded) {
+    const GpuActivityRow activity = started_after_launch(recorded);
     ++totals.activities;
     totals.saw_graph_execution |= activity.kind == GpuActivityKind::graph_execution;
     totals.saw_graph_node |= activity.kind != GpuActivityKind::graph_execution && activity.in_graph;

@@ -27,9 +27,34 @@ Error schema_error(const std::filesystem::path& file, const std::string& what) {
                     file.string());
 }
 
+// nsys writes times in ns from the start of the session, so a row is an interval within
+// [0, kLatestTimeNs]; 2^47 ns is 39 hours, beyond any capture nsys can export. A row outside that, or
+// one that ends before it starts, is a damaged file: refusing it here keeps the engine's differences of
+// times from overflowing and its durations from going negative.
+constexpr std::int64_t kLatestTimeNs = std::int64_t{1} << 47;
+
+std::optional<Error> check_interval(const std::filesystem::path& file, std::string_view table, std::int64_t start_ns,
+                                    std::int64_t end_ns) {
+  if (start_ns >= 0 && start_ns <= end_ns && end_ns <= kLatestTimeNs) return std::nullopt;
+  return make_error(ErrorCode::parse_error,
+                    file.string() + ": a row of " + std::string(table) + " runs from " + std::to_string(start_ns) +
+                        " ns to " + std::to_string(end_ns) + " ns, which no nsys capture records (the export is damaged)",
+                    "re-export the report with `nsys export --type sqlite`", file.string());
+}
+
+std::string_view activity_table(GpuActivityKind kind) {
+  switch (kind) {
+    case GpuActivityKind::kernel: return kKernelTable;
+    case GpuActivityKind::memory_copy: return kMemcpyTable;
+    case GpuActivityKind::memory_set: return kMemsetTable;
+    case GpuActivityKind::graph_execution: return kGraphTraceTable;
+  }
+  return "a GPU activity table";
+}
+
 // Checks that `table`, when present, has `required` columns; returns whether it is present.
 Result<bool> check_table(const SqliteDatabase& database, std::string_view table,
-                         std::initializer_list<std::string_view> required) {
+                         const std::vector<std::string_view>& required) {
   if (!database.has_table(table)) return false;
   const auto present = database.columns(table);
   for (auto column : required) {
@@ -85,9 +110,11 @@ Result<NsysSqliteReader> NsysSqliteReader::open(const std::filesystem::path& fil
   NsysSqliteSchema schema;
   if (auto metadata = read_export_metadata(*database, schema); !metadata) return metadata.error();
   if (!database->has_table("StringIds")) return schema_error(file, "no StringIds table");
+  // The columns are owned: an initializer_list member would point at an array that dies with the
+  // temporary Check it was written in, before the loop below reads it.
   struct Check {
     std::string_view table;
-    std::initializer_list<std::string_view> columns;
+    std::vector<std::string_view> columns;
     bool* present;
   };
   const std::array checks{
@@ -152,6 +179,7 @@ Result<std::vector<NvtxRangeRow>> NsysSqliteReader::read_nvtx_ranges(std::int64_
     NvtxRangeRow range;
     range.start_ns = statement->integer(0);
     range.end_ns = statement->integer(1);
+    if (auto damaged = check_interval(file(), "NVTX_EVENTS", range.start_ns, range.end_ns)) return *damaged;
     const auto type = statement->integer(2);
     range.push_pop = type == kNvtxPushPopRange || type == kNvtxtPushPopRange;
     range.name = std::string(statement->text(3));
@@ -195,6 +223,7 @@ Result<void> NsysSqliteReader::for_each_api_call(const std::function<void(const 
     if (!*row) return {};
     call.start_ns = statement->integer(0);
     call.end_ns = statement->integer(1);
+    if (auto damaged = check_interval(file(), kRuntimeTable, call.start_ns, call.end_ns)) return *damaged;
     call.thread = statement->integer(2);
     call.correlation_id = statement->integer(3);
     call.kind = api_kinds_.at(statement->integer(4));
@@ -260,6 +289,12 @@ Result<void> NsysSqliteReader::for_each_gpu_activity(const std::function<void(co
     activity.launch_thread = statement->optional_integer(5);
     activity.launch_start_ns = statement->integer(6);
     activity.launch_end_ns = statement->integer(7);
+    if (auto damaged = check_interval(file(), activity_table(activity.kind), activity.start_ns, activity.end_ns))
+      return *damaged;
+    if (activity.launch_thread) {
+      if (auto damaged = check_interval(file(), kRuntimeTable, activity.launch_start_ns, activity.launch_end_ns))
+        return *damaged;
+    }
     visit(activity);
   }
 }
