@@ -9,6 +9,8 @@ import csv
 import io
 import pathlib
 import shutil
+import sqlite3
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "h100-nsight-2025.3"
@@ -52,6 +54,27 @@ def raw_slice_columns(path, wanted):
     for record in table[:4]:
         writer.writerow([record[i] for i in keep])
     return out.getvalue()
+
+
+def sqlite_slice(path, activity_rows):
+    """The nsys SQLite export `path` with only its first `activity_rows` rows (by start) of each CUDA
+    activity and API table and the NVTX ranges that start before the last API call kept, vacuumed: the
+    same schema in a file small enough to fuzz; the ranges still open keep their GPU work only in part."""
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = pathlib.Path(scratch) / path.name
+        shutil.copyfile(path, copy)
+        db = sqlite3.connect(copy)
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            if table.startswith("CUPTI_ACTIVITY_KIND_"):
+                db.execute(f"DELETE FROM {table} WHERE rowid NOT IN "
+                           f"(SELECT rowid FROM {table} ORDER BY start LIMIT {activity_rows})")
+        (cutoff,) = db.execute("SELECT max(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
+        db.execute("DELETE FROM NVTX_EVENTS WHERE start > ?", (cutoff,))
+        db.commit()
+        db.execute("VACUUM")
+        db.close()
+        return copy.read_bytes()
 
 
 def main():
@@ -124,6 +147,14 @@ def main():
         write("workload_metrics", path.parent.parent.name + "_metrics.json", path.read_bytes())
     for path in sorted((ROOT / "config").glob("*.toml")):
         write("config", path.name, path.read_bytes())
+
+    # The timeline engine's seeds: whole small exports (nsys 2022.4 CPU-only; 2025.3 graph trace) and
+    # slices of the larger 2025.3 ones (graph nodes as kernels; eager).
+    exports = ROOT / "tests" / "data" / "nsys-sqlite"
+    for name in ["cpu2022.sqlite", "graphtrace.sqlite"]:
+        write("nsys_sqlite", name, (exports / name).read_bytes())
+    write("nsys_sqlite", "nodetrace_head.sqlite", sqlite_slice(exports / "nodetrace.sqlite", 40))
+    write("nsys_sqlite", "eager_head.sqlite", sqlite_slice(exports / "eager.sqlite", 40))
 
     total = sum(p.stat().st_size for p in CORPUS.rglob("*") if p.is_file())
     print(f"corpus: {sum(1 for p in CORPUS.rglob('*') if p.is_file())} files, {total / 1024:.0f} KiB")
