@@ -1,7 +1,9 @@
 // The whole tree of a child is tracked (subreaper + /proc parent links), not only its process group:
 // a grandchild that escaped with setsid is killed on a timeout, and one left running after a normal
 // exit is reported.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -10,6 +12,7 @@
 #include <thread>
 
 #include "llmprof/process.hpp"
+#include "process/process_group.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -21,8 +24,7 @@ namespace {
 
 // Alive and not a zombie (a killed orphan may wait as our zombie until reaped).
 bool running(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::string text = llmprof::detail::read_proc_file("/proc/" + std::to_string(pid) + "/stat").value_or("");
   const auto close = text.rfind(')');
   return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z' && text[close + 2] != 'X';
 }
@@ -81,4 +83,28 @@ TEST_CASE("a child that leaves nothing behind reports no survivors") {
   REQUIRE(outcome.has_value());
   CHECK(outcome->succeeded());
   CHECK(outcome->surviving_descendants.empty());
+}
+
+// A process that exits between the opening of its /proc/<pid>/stat and the read makes read() fail
+// with ESRCH; through std::ifstream that was an uncaught basic_filebuf::underflow exception, and
+// deep-profile died with "internal error" (exit 134) under load while walking /proc.
+TEST_CASE("a /proc file whose process ended after it was opened reads as absent, without an exception") {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  const int fd = ::open(("/proc/" + std::to_string(child) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  ::kill(child, SIGKILL);
+  REQUIRE(::waitpid(child, nullptr, 0) == child);
+  std::optional<std::string> content;
+  CHECK_NOTHROW(content = llmprof::detail::read_whole_fd(fd));
+  CHECK_FALSE(content.has_value());
+  ::close(fd);
+  CHECK_FALSE(llmprof::detail::read_proc_file("/proc/" + std::to_string(child) + "/stat").has_value());
+  const auto own = llmprof::detail::read_proc_file("/proc/self/stat");
+  REQUIRE(own.has_value());
+  CHECK(own->find(')') != std::string::npos);
 }

@@ -1,6 +1,7 @@
 // Process-group and descendant queries for the system ProcessRunner.
 #include "process/process_group.hpp"
 
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +22,28 @@
 
 namespace llmprof::detail {
 
+std::optional<std::string> read_whole_fd(int fd) {
+  std::string content;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got == 0) return content;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return std::nullopt;
+    }
+    content.append(buffer, static_cast<std::size_t>(got));
+  }
+}
+
+std::optional<std::string> read_proc_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  auto content = read_whole_fd(fd);
+  ::close(fd);
+  return content;
+}
+
 bool process_group_has_live_members(pid_t group) {
   if (::kill(-group, 0) != 0 && errno != EPERM) return false;
 #if defined(__linux__)
@@ -31,8 +54,9 @@ bool process_group_has_live_members(pid_t group) {
     const auto& entry = *it;
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat_file(entry.path() / "stat");
-    const std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+    const std::optional<std::string> read = read_proc_file((entry.path() / "stat").string());
+    if (!read) continue;  // the process ended while we looked
+    const std::string& stat = *read;
     // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so parse after the last ')'.
     const auto close = stat.rfind(')');
     if (close == std::string::npos) continue;
@@ -61,8 +85,9 @@ struct ProcessStat {
 };
 
 std::optional<ProcessStat> read_stat(pid_t pid) {
-  std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
-  const std::string stat((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::optional<std::string> read = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
+  if (!read) return std::nullopt;  // no such process (any more)
+  const std::string& stat = *read;
   const auto open = stat.find('(');
   const auto close = stat.rfind(')');
   if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,13 @@ namespace llmprof::detail {
 // members from zombies; elsewhere this is kill(-group, 0).
 bool process_group_has_live_members(pid_t group);
 
+// The whole content of an open file descriptor (read to its end), or nullopt when a read fails. For
+// /proc/<pid>/ files: a process that exits after its file was opened makes read() fail with ESRCH,
+// which std::ifstream read through istreambuf_iterator turns into an exception (basic_filebuf::underflow)
+// that nothing catches; a process that vanishes while we look is normal, not an error.
+std::optional<std::string> read_whole_fd(int fd);
+// read_whole_fd of `path` opened read-only; nullopt when it cannot be opened or read.
+std::optional<std::string> read_proc_file(const std::string& path);
 
 // Makes this process the subreaper of its descendants (PR_SET_CHILD_SUBREAPER, Linux): a grandchild
 // whose parent exits is re-parented to us instead of to init, so it can still be found and killed.
