@@ -12,6 +12,8 @@
 #            llmprof-decode --cuda-graphs), graph vs node tracing, compare, and the timeline engine's
 #            analysis time against nsys stats on the same report
 #   graphs   bare 1b decode, eager vs --cuda-graphs (batch 1 and 8, 3 interleaved runs each), same tokens
+#   repeats  issue 14's noise gate: two identical bare runs with run.repeats=5 (compare: no regression, exit 0)
+#            and a deliberately slowed one (25% more decode steps; compare: regression, exit 5), gpu_state.json around stages
 # Inputs it expects in .carry/: deep-profile (static release build from the dev machine) and the
 # libdw1/libelf1 .deb files that the bundled QdstrmImporter needs (see docs/gpu-machine notes).
 set -uo pipefail
@@ -183,6 +185,25 @@ phase_timeline() {
   fi
   (cd "$runs" && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
      -czf "$OUT/timeline-runs.tar.gz" .)
+}
+
+phase_repeats() {
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  local runs=/tmp/repeats-runs
+  rm -rf "$runs"
+  local bare=(--set run.runs_root="$runs" --set run.repeats=5 --set run.enable_nsys=false --set run.enable_ncu=false)
+  for id in base-a base-b; do
+    step "bare 1b batch 1, 5 repeats ($id)"
+    "$dp" run "${bare[@]}" --set run.run_id="$id" -- "$ex" --preset 1b --warmup 1; echo "$id exit=$?"
+  done
+  step "bare 1b, 5 repeats, slowed on purpose: 25% more decode steps, 160 instead of 128 (the eager loop is launch-bound, so a larger batch would not slow it)"
+  "$dp" run "${bare[@]}" --set run.run_id=slow -- "$ex" --preset 1b --warmup 1 --new-tokens 160; echo "slow exit=$?"
+  step "compare identical runs (expect no regression: exit 0)"
+  "$dp" compare "$runs/base-a" "$runs/base-b" --fail-if-slower 5 > "$OUT/compare-identical.md"; echo "compare identical exit=$?"
+  step "compare against the slowed run (expect a regression: exit 5)"
+  "$dp" compare "$runs/base-a" "$runs/slow" --fail-if-slower 5 > "$OUT/compare-slowed.md"; echo "compare slowed exit=$?"
+  (cd "$runs" && tar -czf "$OUT/repeats-runs.tar.gz" .)
 }
 
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader

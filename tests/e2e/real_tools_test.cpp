@@ -7,9 +7,11 @@
 // LLMPROF_REQUIRE_REAL_TOOLS=1 (set by scripts/test.sh, hence CI) an absent tool fails the test instead.
 #include <sys/wait.h>
 
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "llmprof/run_directory.hpp"
 #include "llmprof/shell_quote.hpp"
@@ -150,6 +152,26 @@ TEST_CASE("real tools: a gated run of the CPU example gives a real timeline, sta
   CHECK(sqlite.rfind("SQLite format 3", 0) == 0);
   CHECK(sqlite.find("NVTX_EVENTS") != std::string::npos);
   CHECK(read_file(main / "report.md").find("decode_step") != std::string::npos);
+  // nvtx_sum has no p99; the SQLite timeline saw the same 32 decode_step instances and supplies it.
+  const boost::json::object report = boost::json::parse(read_file(main / "analysis/report.json")).as_object();
+  std::optional<double> range_p99, range_p50, range_max, timeline_p99;
+  for (const auto& range : report.at("nvtx_ranges").as_array()) {
+    if (range.at("name").as_string() != "decode_step") continue;
+    REQUIRE(range.at("p99_ns").is_number());
+    range_p99 = range.at("p99_ns").to_number<double>();
+    range_p50 = range.at("p50_ns").to_number<double>();
+    range_max = range.at("max_ns").to_number<double>();
+  }
+  for (const auto& stage : report.at("timeline").at("stages").as_array()) {
+    if (stage.at("name").as_string() == "decode_step") timeline_p99 = stage.at("cpu_duration").at("p99_ns").to_number<double>();
+  }
+  REQUIRE(range_p99);
+  REQUIRE(timeline_p99);
+  CHECK(*range_p99 == *timeline_p99);
+  CHECK(*range_p99 >= *range_p50 - 1);  // nvtx_sum's median is rounded to 0.1 ns
+  CHECK(*range_p99 <= *range_max);
+  CHECK(read_file(main / "report.md").find("p99 from every instance's duration in the SQLite export") != std::string::npos);
+  CHECK(read_file(main / "report.html").find("id=\"timeline\"") == std::string::npos);  // no GPU work: no stage chart
 #endif
 }
 

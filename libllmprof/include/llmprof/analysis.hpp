@@ -115,6 +115,10 @@ struct RangeTiming {
   std::int64_t min_ns = 0;
   std::int64_t max_ns = 0;
   double stddev_ns = 0;
+  // nvtx_sum prints no percentile past the median; the SQLite export has every instance, so p99 comes
+  // from the timeline when it saw the same number of instances (the same capture), else it stays null.
+  std::optional<double> p99_ns;
+  std::string source = "nsys nvtx_sum";
 };
 
 struct AnalysisReport {

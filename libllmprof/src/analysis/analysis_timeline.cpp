@@ -13,6 +13,12 @@ void apply_timeline(const TimelineReport& timeline, AnalysisReport& report) {
     stage.gpu_busy_fraction = timed->gpu_busy_fraction;  // withheld (null) for a partial capture
     stage.verdict = timed->verdict;
   }
+  for (auto& range : report.range_timings) {
+    const TimelineStage* timed = timeline.find_stage(range.domain.empty() ? range.name : range.domain + ":" + range.name);
+    if (timed == nullptr || timed->cpu_duration.count != range.instances) continue;
+    range.p99_ns = static_cast<double>(timed->cpu_duration.p99_ns);
+    range.source = "nsys nvtx_sum; p99 from the SQLite export's instances";
+  }
   for (const auto& loss : timeline.validity.capture_losses) report.warnings.push_back(loss);
   if (timeline.validity.graph_hidden) report.warnings.push_back(*timeline.validity.graph_hidden);
   // Profiler slowdown: the profiled decode range against the bare stage-1 decode of the same workload.

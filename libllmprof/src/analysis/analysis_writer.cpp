@@ -147,8 +147,8 @@ boost::json::value json_workload_mfu(const AnalysisReport& report) {
   return object;
 }
 
-// "nvtx_ranges": per-instance wall times of each range on the CPU timeline. p99 is null: nsys nvtx_sum
-// has no percentiles (the per-instance times are in the SQLite export).
+// "nvtx_ranges": per-instance wall times of each range on the CPU timeline. p99 is null unless the
+// SQLite timeline supplied it: nsys nvtx_sum has no percentile past the median.
 boost::json::array json_range_timings(const AnalysisReport& report) {
   boost::json::array ranges;
   for (const auto& timing : report.range_timings) {
@@ -159,11 +159,11 @@ boost::json::array json_range_timings(const AnalysisReport& report) {
                                             {"total_ns", timing.total_ns},
                                             {"mean_ns", timing.mean_ns},
                                             {"p50_ns", timing.median_ns},
-                                            {"p99_ns", nullptr},
+                                            {"p99_ns", json_or_null(timing.p99_ns)},
                                             {"min_ns", timing.min_ns},
                                             {"max_ns", timing.max_ns},
                                             {"stddev_ns", timing.stddev_ns},
-                                            {"source", "nsys nvtx_sum"}});
+                                            {"source", timing.source}});
   }
   return ranges;
 }

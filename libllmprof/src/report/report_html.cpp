@@ -65,7 +65,12 @@ void write_verdicts(const RunReportModel& model, std::ostringstream& out) {
 }
 
 void write_timeline(const RunReportModel& model, std::ostringstream& out) {
-  if (model.stages.empty()) return;
+  // Without GPU work in any stage (a CPU-only machine) the chart would only repeat the NVTX table's wall
+  // times beside "GPU — · busy 0 ns" on every row.
+  const bool any_gpu_work = std::any_of(model.stages.begin(), model.stages.end(), [](const ReportStage& stage) {
+    return stage.gpu_projection_ns.value_or(0) > 0 || stage.kernel_time_ns.value_or(0) > 0;
+  });
+  if (!any_gpu_work) return;
   std::vector<detail::TimelineRow> rows;
   for (const auto& stage : model.stages) {
     detail::TimelineRow row;

@@ -1,6 +1,8 @@
 // Bare-run figures, the NVTX stage table and the no-GPU statement, in Markdown and HTML (see report_ranges.hpp).
 #include "report/report_ranges.hpp"
 
+#include <algorithm>
+
 #include "core/format.hpp"
 #include "core/json_fields.hpp"
 #include "report/report_html_page.hpp"
@@ -13,9 +15,14 @@ const char* const kNoGpuText =
     "NVIDIA GPU and its driver, so they were skipped. What this machine could measure is below: the bare run's own "
     "figures and the NVTX stages on the CPU timeline.";
 
-const char* const kRangeNote =
-    "Per instance of each NVTX range on the CPU timeline (nsys nvtx_sum, gated capture: only ranges inside the gate). "
-    "p99 needs every instance's duration, which nsys stats does not print.";
+// Whether the capture was gated is not known here: say "the capture", which is true either way.
+std::string range_note(const RunReportModel& model) {
+  const bool any_p99 = std::any_of(model.nvtx_ranges.begin(), model.nvtx_ranges.end(),
+                                   [](const ReportRangeTiming& range) { return range.p99_ns.has_value(); });
+  return std::string("Per instance of each NVTX range on the CPU timeline (nsys nvtx_sum; only ranges inside the capture). ") +
+         (any_p99 ? "p99 from every instance's duration in the SQLite export, where it saw the same instances."
+                  : "p99 needs every instance's duration, which nsys stats does not print and no SQLite export supplied.");
+}
 
 std::string seconds_text(const std::optional<double>& seconds) {
   return seconds ? format_duration_ns(*seconds * 1e9) : std::string(kNotComputed);
@@ -116,7 +123,7 @@ void write_ranges_markdown(const RunReportModel& model, std::ostringstream& out)
           << " | " << duration_text(range.p99_ns) << " | " << format_duration_ns(range.min_ns) << " | "
           << format_duration_ns(range.max_ns) << " |\n";
     }
-    out << "\n" << kRangeNote << " " << kNotComputed << " = not computed.\n\n";
+    out << "\n" << range_note(model) << " " << kNotComputed << " = not computed.\n\n";
   }
   if (!model.stage_warnings.empty()) {
     out << "## Warnings from the profiling stages\n\n";
@@ -148,7 +155,7 @@ void write_ranges_html(const RunReportModel& model, std::ostringstream& out) {
           << "<td class=\"num\"" << sort_key(as_double(range.min_ns)) << ">" << html_escape(format_duration_ns(range.min_ns)) << "</td>"
           << "<td class=\"num\"" << sort_key(as_double(range.max_ns)) << ">" << html_escape(format_duration_ns(range.max_ns)) << "</td></tr>";
     }
-    out << "</tbody></table></div><p class=\"lead\">" << html_escape(kRangeNote) << "</p></section>\n";
+    out << "</tbody></table></div><p class=\"lead\">" << html_escape(range_note(model)) << "</p></section>\n";
   }
   if (!model.stage_warnings.empty()) {
     out << "<section class=\"card\" id=\"stage-warnings\"><h2>Warnings from the profiling stages</h2><ul class=\"verdicts\">";
