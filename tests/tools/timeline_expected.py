@@ -11,7 +11,8 @@ Definitions (the same as libllmprof/include/llmprof/timeline.hpp's): an API call
 on the instance's thread inside [start, end]; a GPU row belongs where its launching call (same
 correlation id) belongs; busy = union of the GPU intervals; an instance's window runs from its CPU
 start to the later of its CPU end and its last GPU end; active = union of the windows; busy fraction
-= busy / active; warm-up = leading instances longer than 1.5x the median (at most half, 3+ instances).
+= busy / active; correlation ids are per process, so a GPU row's launch is the call with the same
+(process, correlation id), the process being globalTid >> 24 for calls and globalPid >> 24 for GPU rows; warm-up = leading instances longer than 1.5x the median (at most half, 3+ instances).
 """
 import bisect
 import collections
@@ -20,7 +21,7 @@ import pathlib
 import sqlite3
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "nsys-sqlite"
-FILES = ["graphtrace", "nodetrace", "eager", "ex1b8", "cpu2022"]
+FILES = ["graphtrace", "nodetrace", "eager", "ex1b8", "cpu2022", "twoproc2022", "twoproc2025"]
 
 
 def kind_of(name):
@@ -70,7 +71,7 @@ def load(path):
     for key in stages:
         stages[key].sort()
     names = dict(db.execute("SELECT id, value FROM StringIds"))
-    calls = {}  # correlationId -> (tid, start, kind) for launch-class calls
+    calls = {}  # (process, correlationId) -> (tid, start) for launch-class calls
     api = []
     if "CUPTI_ACTIVITY_KIND_RUNTIME" in have:
         for start, end, tid, corr, name_id in db.execute(
@@ -78,10 +79,10 @@ def load(path):
             kind = kind_of(names.get(name_id, ""))
             if kind is None:
                 continue
-            api.append((start, end, tid, corr, kind))
-            if kind != "sync" and corr not in calls:
-                calls[corr] = (tid, start)
-    gpu = []  # (start, end, correlationId, label, in_graph, is_graph_exec)
+            api.append((start, end, tid, (tid >> 24, corr), kind))
+            if kind != "sync" and (tid >> 24, corr) not in calls:
+                calls[(tid >> 24, corr)] = (tid, start)
+    gpu = []  # (start, end, (process, correlationId), label, in_graph, is_graph_exec)
     for table, label in [("CUPTI_ACTIVITY_KIND_KERNEL", None), ("CUPTI_ACTIVITY_KIND_MEMCPY", "[CUDA memcpy]"),
                          ("CUPTI_ACTIVITY_KIND_MEMSET", "[CUDA memset]"),
                          ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "[CUDA graph execution]")]:
@@ -90,10 +91,10 @@ def load(path):
         cols = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
         name_col = "demangledName" if label is None else "NULL"
         node_col = "graphNodeId" if "graphNodeId" in cols else "NULL"
-        for start, end, corr, name_id, node in db.execute(
-                f"SELECT start, end, correlationId, {name_col}, {node_col} FROM {table}"):
+        for start, end, corr, pid, name_id, node in db.execute(
+                f"SELECT start, end, correlationId, globalPid >> 24, {name_col}, {node_col} FROM {table}"):
             is_exec = table.endswith("GRAPH_TRACE")
-            gpu.append((start, end, corr, label or names.get(name_id, ""), is_exec or node is not None, is_exec))
+            gpu.append((start, end, (pid, corr), label or names.get(name_id, ""), is_exec or node is not None, is_exec))
     recorded = {g[2] for g in gpu}
     return stages, api, calls, gpu, recorded
 

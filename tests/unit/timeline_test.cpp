@@ -168,6 +168,28 @@ TEST_CASE("timeline: the sample stage is no longer GPU-bound 100%", "[timeline]"
   CHECK(sample.span_ns > 100 * sample.active_ns);
 }
 
+// Two ranks in one capture reuse correlation ids (tests/tools/make_two_process_sqlite.py): rank 1's
+// launches come first and its kernels are slower, so a join on the id alone gives rank 0 rank 1's
+// kernels and hides rank 1's lost launches behind rank 0's records of the same ids.
+TEST_CASE("timeline: GPU rows join their launch within their own process (2022.4 and 2025.3 schemas)",
+          "[timeline][ranks]") {
+  for (const std::string file : {"twoproc2022", "twoproc2025"}) {
+    INFO(file);
+    const auto& rank0 = stage_of(file, "rank0_step");
+    const auto& rank1 = stage_of(file, "rank1_step");
+    REQUIRE_FALSE(rank0.kernels.empty());
+    REQUIRE_FALSE(rank1.kernels.empty());
+    for (const auto& kernel : rank0.kernels) CHECK(kernel.name.find("rank1") == std::string::npos);
+    for (const auto& kernel : rank1.kernels) CHECK(kernel.name.find("rank0") == std::string::npos);
+    CHECK(rank0.loss.launches_without_record == 0);
+    CHECK(rank1.loss.launches_without_record == 2);
+    CHECK(rank0.gpu_busy_fraction.has_value());
+    CHECK_FALSE(rank1.gpu_busy_fraction.has_value());  // partial: withheld
+  }
+  CHECK(stage_of("twoproc2025", "rank1_step").loss.graph_launches_without_record == 1);
+  CHECK(stage_of("twoproc2025", "rank0_step").graph_executions == 3);
+}
+
 TEST_CASE("timeline: a 2022.4 CPU export gives stage instances, percentiles and the warm-up", "[timeline]") {
   const auto& report = report_of("cpu2022");
   CHECK(report.nsys_version == "2022.4.2.1");
@@ -241,6 +263,11 @@ TEST_CASE("timeline: bad input gets an error naming the file", "[timeline][error
     const auto copy = copy_fixture(directory, "graphtrace");
     run_sql(copy, "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN correlationId");
     check_error(copy, ErrorCode::parse_error, "table CUPTI_ACTIVITY_KIND_KERNEL has no column 'correlationId'");
+  }
+  SECTION("GPU rows without the process that launched them") {
+    const auto copy = copy_fixture(directory, "twoproc2022");
+    run_sql(copy, "ALTER TABLE CUPTI_ACTIVITY_KIND_MEMSET DROP COLUMN globalPid");
+    check_error(copy, ErrorCode::parse_error, "table CUPTI_ACTIVITY_KIND_MEMSET has no column 'globalPid'");
   }
   SECTION("no NVTX range") {
     const auto copy = copy_fixture(directory, "cpu2022");

@@ -7,8 +7,9 @@
 // was launched inside a range but never recorded (the range closed before the GPU finished).
 //
 // Attribution: an API call belongs to every range instance open on its thread when the call starts;
-// a GPU activity belongs to the instances of its launching call (joined by correlation id), wherever
-// and whenever it ran. Graph kernels traced per node carry the graph launch's correlation id, so they
+// a GPU activity belongs to the instances of its launching call (joined by process and correlation id,
+// since ids are per process and the ranks of one capture reuse them), wherever and whenever it ran.
+// Graph kernels traced per node carry the graph launch's correlation id, so they
 // land in the range whose thread launched the graph.
 #pragma once
 

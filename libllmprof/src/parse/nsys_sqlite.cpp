@@ -21,6 +21,11 @@ constexpr int kNvtxtPushPopRange = 70;
 constexpr int kNvtxtStartEndRange = 71;
 constexpr int kNvtxDomainCreate = 75;
 
+// The process of a row: nsys GlobalIds keep the process id above the low 24 (thread) bits, so a call's
+// globalTid and its GPU rows' globalPid agree once shifted (2022.4 and 2025.3 alike).
+constexpr std::string_view kCallProcess = "(r.globalTid >> 24)";
+constexpr std::string_view kActivityProcess = "(globalPid >> 24)";
+
 Error schema_error(const std::filesystem::path& file, const std::string& what) {
   return make_error(ErrorCode::parse_error, file.string() + " is not an nsys SQLite export this version reads: " + what,
                     "export it with `nsys export --type sqlite` from Nsight Systems 2022.4 or later (2025.3 tested)",
@@ -120,10 +125,10 @@ Result<NsysSqliteReader> NsysSqliteReader::open(const std::filesystem::path& fil
   const std::array checks{
       Check{"NVTX_EVENTS", {"start", "end", "eventType", "text", "textId", "globalTid", "domainId"}, &schema.has_nvtx},
       Check{kRuntimeTable, {"start", "end", "globalTid", "correlationId", "nameId"}, &schema.has_runtime_api},
-      Check{kKernelTable, {"start", "end", "correlationId", "demangledName"}, &schema.has_kernels},
-      Check{kMemcpyTable, {"start", "end", "correlationId"}, &schema.has_memcpy},
-      Check{kMemsetTable, {"start", "end", "correlationId"}, &schema.has_memset},
-      Check{kGraphTraceTable, {"start", "end", "correlationId"}, &schema.has_graph_trace},
+      Check{kKernelTable, {"start", "end", "correlationId", "globalPid", "demangledName"}, &schema.has_kernels},
+      Check{kMemcpyTable, {"start", "end", "correlationId", "globalPid"}, &schema.has_memcpy},
+      Check{kMemsetTable, {"start", "end", "correlationId", "globalPid"}, &schema.has_memset},
+      Check{kGraphTraceTable, {"start", "end", "correlationId", "globalPid"}, &schema.has_graph_trace},
   };
   for (const auto& check : checks) {
     auto present = check_table(*database, check.table, check.columns);
@@ -197,11 +202,13 @@ Result<void> NsysSqliteReader::for_each_api_call(const std::function<void(const 
   if (!schema_.has_runtime_api || api_kinds_.empty()) return {};
   std::string ids;
   for (const auto& [id, kind] : api_kinds_) ids += (ids.empty() ? "" : ",") + std::to_string(id);
-  // Correlation ids that some GPU row carries: materialised once (SQLite indexes it for the join).
+  // (process, correlation id) pairs that some GPU row carries: materialised once (SQLite indexes it
+  // for the join). Correlation ids are per process, so ranks of one capture reuse them.
   std::string recorded;
   const auto add = [&](bool present, std::string_view table) {
     if (!present) return;
-    recorded += std::string(recorded.empty() ? "" : " UNION ") + "SELECT correlationId FROM " + std::string(table);
+    recorded += std::string(recorded.empty() ? "" : " UNION ") + "SELECT " + std::string(kActivityProcess) +
+                " AS pid, correlationId FROM " + std::string(table);
   };
   add(schema_.has_kernels, kKernelTable);
   add(schema_.has_memcpy, kMemcpyTable);
@@ -213,7 +220,7 @@ Result<void> NsysSqliteReader::for_each_api_call(const std::function<void(const 
             "WHERE r.nameId IN (" + ids + ") ORDER BY r.start"
           : "SELECT r.start, r.end, r.globalTid, r.correlationId, r.nameId, g.correlationId IS NOT NULL "
             "FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN (" + recorded + ") g ON g.correlationId = r.correlationId "
-            "WHERE r.nameId IN (" + ids + ") ORDER BY r.start";
+            "AND g.pid = " + std::string(kCallProcess) + " WHERE r.nameId IN (" + ids + ") ORDER BY r.start";
   auto statement = database_.prepare(sql);
   if (!statement) return statement.error();
   ApiCallRow call;
@@ -237,7 +244,7 @@ std::string NsysSqliteReader::gpu_activity_sql() const {
   const auto add = [&](bool present, std::string_view table, int kind, std::string_view name, std::string_view graph) {
     if (!present) return;
     activities += std::string(activities.empty() ? "" : " UNION ALL ") + "SELECT start, end, correlationId, " +
-                  std::to_string(kind) + " AS kind, " + std::string(name) + " AS nameId, " + std::string(graph) +
+                  std::string(kActivityProcess) + " AS pid, " + std::to_string(kind) + " AS kind, " + std::string(name) + " AS nameId, " + std::string(graph) +
                   " AS graph FROM " + std::string(table);
   };
   const auto node = [&](std::string_view table) {
@@ -249,17 +256,20 @@ std::string NsysSqliteReader::gpu_activity_sql() const {
   add(schema_.has_graph_trace, kGraphTraceTable, static_cast<int>(GpuActivityKind::graph_execution), "-1", "1");
   if (activities.empty()) return {};
   if (!schema_.has_runtime_api)
-    return "SELECT a.start, a.end, a.kind, a.nameId, a.graph, NULL, 0, 0, a.correlationId FROM (" + activities +
-           ") a ORDER BY a.start, a.correlationId";
+    return "SELECT a.start, a.end, a.kind, a.nameId, a.graph, NULL, 0, 0, a.correlationId, a.pid FROM (" + activities +
+           ") a ORDER BY a.start, a.correlationId, a.pid";
   // Only launch-class calls join, so one GPU row meets at most one runtime and one driver call
   // (duplicates are adjacent in this order and the first, the outer call, is kept).
   std::string ids;
   for (const auto& [id, kind] : api_kinds_)
     if (kind != ApiCallKind::synchronize) ids += (ids.empty() ? "" : ",") + std::to_string(id);
   if (ids.empty()) ids = "-1";
-  return "SELECT a.start, a.end, a.kind, a.nameId, a.graph, r.globalTid, r.start, r.end, a.correlationId FROM (" +
-         activities + ") a LEFT JOIN (SELECT start, end, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME "
-         "WHERE nameId IN (" + ids + ")) r ON r.correlationId = a.correlationId ORDER BY a.start, a.correlationId, r.start";
+  // Joined on (process, correlation id): ranks of one capture reuse correlation ids.
+  return "SELECT a.start, a.end, a.kind, a.nameId, a.graph, r.globalTid, r.start, r.end, a.correlationId, a.pid FROM (" +
+         activities + ") a LEFT JOIN (SELECT start, end, globalTid, " + std::string(kCallProcess) +
+         " AS pid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE nameId IN (" + ids +
+         ")) r ON r.correlationId = a.correlationId AND r.pid = a.pid "
+         "ORDER BY a.start, a.correlationId, a.pid, r.start";
 }
 
 Result<void> NsysSqliteReader::for_each_gpu_activity(const std::function<void(const GpuActivityRow&)>& visit) const {
@@ -268,17 +278,17 @@ Result<void> NsysSqliteReader::for_each_gpu_activity(const std::function<void(co
   auto statement = database_.prepare(sql);
   if (!statement) return statement.error();
   GpuActivityRow activity;
-  // start, end, kind, correlation id and launch start of the last row: the same activity met twice
-  // differs only in its launch call (a runtime call and the driver call beneath it).
-  std::optional<std::array<std::int64_t, 5>> previous;
+  // start, end, kind, correlation id, process and launch start of the last row: the same activity met
+  // twice differs only in its launch call (a runtime call and the driver call beneath it).
+  std::optional<std::array<std::int64_t, 6>> previous;
   for (;;) {
     auto row = statement->step();
     if (!row) return row.error();
     if (!*row) return {};
-    const std::array<std::int64_t, 5> key{statement->integer(0), statement->integer(1), statement->integer(2),
-                                          statement->integer(8), statement->integer(6)};
-    const bool same_activity = previous && std::equal(key.begin(), key.begin() + 4, previous->begin());
-    const bool other_launch = previous && key[4] != (*previous)[4];
+    const std::array<std::int64_t, 6> key{statement->integer(0), statement->integer(1), statement->integer(2),
+                                          statement->integer(8), statement->integer(9), statement->integer(6)};
+    const bool same_activity = previous && std::equal(key.begin(), key.begin() + 5, previous->begin());
+    const bool other_launch = previous && key[5] != (*previous)[5];
     previous = key;
     if (same_activity && other_launch) continue;
     activity.start_ns = key[0];

@@ -87,7 +87,8 @@ class NsysSqliteReader {
   Result<std::vector<NvtxRangeRow>> read_nvtx_ranges(std::int64_t& unclosed) const;
   // Launch and synchronise calls, in start order.
   Result<void> for_each_api_call(const std::function<void(const ApiCallRow&)>& visit) const;
-  // Kernels, copies, sets and graph executions with their launching call, in GPU start order.
+  // Kernels, copies, sets and graph executions with their launching call (the call of the same process
+  // and correlation id), in GPU start order.
   Result<void> for_each_gpu_activity(const std::function<void(const GpuActivityRow&)>& visit) const;
   // The string behind a StringIds id (kernel names); "" when absent.
   std::string string_value(std::int64_t id) const;
