@@ -12,22 +12,34 @@ endif()
 # The recorded H100 CUDA-graph runs (examples/graphs-h100) re-render with the timeline's verdicts.
 if(TARGET deep-profile)
   set(graphs_h100 ${PROJECT_SOURCE_DIR}/examples/graphs-h100)
+  # The capture-scope sentences' figures, computed by Python from the same report.json.
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  set(graph_scope_oracle "")
+  if(Python3_Interpreter_FOUND)
+    set(graph_scope_oracle ${CMAKE_CURRENT_SOURCE_DIR}/tools/graph_scope_expected.py)
+  endif()
   add_test(NAME "sample: graphs-h100 C++ decode as CUDA graphs is not called host-bound"
     COMMAND ${CMAKE_COMMAND} -DDEEP_PROFILE=$<TARGET_FILE:deep-profile> -DRUN=${graphs_h100}/cpp-graphs
-      -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/graphs_cpp
-      "-DEXPECTED=runs as CUDA graphs: GPU busy 99% of the stage"
+      -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/graphs_cpp -DPYTHON=${Python3_EXECUTABLE} -DORACLE=${graph_scope_oracle}
+      "-DEXPECTED=runs as CUDA graphs: GPU busy 99% of the stage|99% (timeline)|0 + 128 graph executions"
       -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/recorded_report.cmake)
   add_test(NAME "sample: graphs-h100 Python graph decode reports its capture loss"
     COMMAND ${CMAKE_COMMAND} -DDEEP_PROFILE=$<TARGET_FILE:deep-profile> -DRUN=${graphs_h100}/py-graph
-      -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/graphs_py
+      -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/graphs_py -DPYTHON=${Python3_EXECUTABLE} -DORACLE=${graph_scope_oracle}
       "-DEXPECTED=50 of 64 graph launches inside `decode` have no GPU record|GPU busy not computed"
       -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/recorded_report.cmake)
   add_test(NAME "sample: graphs-h100 eager decode is launch-bound with its headroom"
     COMMAND ${CMAKE_COMMAND} -DDEEP_PROFILE=$<TARGET_FILE:deep-profile> -DRUN=${graphs_h100}/cpp-eager
       -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/graphs_eager
-      "-DEXPECTED=host/launch-bound: GPU busy 11% of the stage|2.43 ms per instance instead of 22.2 ms"
+      "-DEXPECTED=host/launch-bound: GPU busy 11% of the stage|2.43 ms per instance instead of 22.2 ms|17% (timeline)"
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/recorded_report.cmake)
+  add_test(NAME "sample: graphs-h100 node-traced capture says its kernel table lists the graph kernels"
+    COMMAND ${CMAKE_COMMAND} -DDEEP_PROFILE=$<TARGET_FILE:deep-profile> -DRUN=${graphs_h100}/cpp-graphs-node
+      -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/graphs_node -DPYTHON=${Python3_EXECUTABLE} -DORACLE=${graph_scope_oracle}
+      "-DEXPECTED=Kernel figures come from a node-traced capture (--cuda-graph-trace=node)"
       -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/recorded_report.cmake)
   set_tests_properties("sample: graphs-h100 C++ decode as CUDA graphs is not called host-bound"
+    "sample: graphs-h100 node-traced capture says its kernel table lists the graph kernels"
     "sample: graphs-h100 Python graph decode reports its capture loss"
     "sample: graphs-h100 eager decode is launch-bound with its headroom" PROPERTIES LABELS cli)
 endif()

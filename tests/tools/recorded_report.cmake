@@ -1,6 +1,7 @@
 # Script mode: copy a recorded run (the source tree stays untouched), re-render its reports from
 # analysis/report.json + run.json alone, and check report.md says what was found on the machine.
 # -DDEEP_PROFILE -DRUN -DWORK_DIR -DEXPECTED="a|b|..." (| separates: add_test would split a ";" list)
+# -DPYTHON -DORACLE: also every line that ORACLE (a Python script over RUN's report.json) prints.
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(COPY "${RUN}/" DESTINATION "${WORK_DIR}")
 file(REMOVE "${WORK_DIR}/report.md" "${WORK_DIR}/report.html")
@@ -10,6 +11,16 @@ if(NOT status EQUAL 0)
 endif()
 file(READ "${WORK_DIR}/report.md" markdown)
 string(REPLACE "|" ";" expected_texts "${EXPECTED}")
+if(ORACLE)
+  execute_process(COMMAND "${PYTHON}" "${ORACLE}" "${RUN}" RESULT_VARIABLE oracle_status OUTPUT_VARIABLE oracle_out
+                  ERROR_VARIABLE oracle_err)
+  if(NOT oracle_status EQUAL 0 OR oracle_out STREQUAL "")
+    message(FATAL_ERROR "${ORACLE} failed or printed nothing (${oracle_status}):\n${oracle_err}")
+  endif()
+  string(REGEX REPLACE "\n$" "" oracle_out "${oracle_out}")
+  string(REPLACE "\n" ";" oracle_texts "${oracle_out}")
+  list(APPEND expected_texts ${oracle_texts})
+endif()
 foreach(expected IN LISTS expected_texts)
   string(FIND "${markdown}" "${expected}" found)
   if(found EQUAL -1)

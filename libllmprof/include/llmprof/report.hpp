@@ -78,6 +78,10 @@ struct ReportTopKernelSelection {
   std::vector<ReportCoverageStep> more_coverage;
   std::int64_t collectives_left_out = 0;  // collective kernels never profiled
   std::optional<double> collective_share;  // their share of the stage's kernel time
+  // The stage's recorded GPU time outside CUDA graph executions, 0..1, when its capture traced graphs
+  // whole (--cuda-graph-trace=graph): the kernel time the coverage is measured against is only that
+  // part, and the sentence says so instead of claiming the whole stage. From the report's timeline.
+  std::optional<double> listed_share_of_gpu_time;
 };
 
 // report.json "bare_run": the workload's own figures from the bare stage-1 run (stage1/metrics.json).
@@ -132,6 +136,12 @@ struct ReportTimelineStage {
   std::optional<double> mean_ns, p50_ns, p90_ns, p99_ns, max_ns;  // CPU time per instance
   std::optional<double> gpu_busy_fraction;  // null: no GPU work, or a partial capture
   std::int64_t graph_executions = 0;
+  std::int64_t graph_launches = 0;
+  std::int64_t graph_launches_without_record = 0;
+  std::optional<double> active_ns;     // union of the instances' windows: the busy fraction's denominator
+  std::optional<double> gpu_busy_ns;   // union of the GPU work it launched
+  std::optional<double> gpu_time_ns;   // summed duration of that work (graph executions included)
+  std::optional<double> graph_time_ns; // the part inside CUDA graphs (whole executions or graph nodes)
   bool partial = false;
   std::string steady_state;
   std::string verdict;

@@ -6,6 +6,7 @@
 #include "report/report_repeats.hpp"
 #include "llmprof/report.hpp"
 #include "core/format.hpp"
+#include "report/report_capture_scope.hpp"
 #include "report/report_html_page.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "report/report_timeline.hpp"
@@ -72,21 +73,38 @@ void write_timeline(const RunReportModel& model, std::ostringstream& out) {
   });
   if (!any_gpu_work) return;
   std::vector<detail::TimelineRow> rows;
+  bool any_timeline = false;
   for (const auto& stage : model.stages) {
     detail::TimelineRow row;
     row.label = stage.name;
+    // Where the timeline measured the stage, draw its figures, the ones the verdict uses: the summaries'
+    // projection and kernel sum cannot see graph executions and ignore the time the stage took.
+    if (const auto* timed = detail::timeline_stage_of(model, stage); timed != nullptr && timed->active_ns) {
+      any_timeline = true;
+      row.wall_ns = *timed->active_ns;
+      row.busy_ns = timed->gpu_busy_ns.value_or(0);
+      row.annotation = "timeline: active " + format_duration_ns(*timed->active_ns) + " · GPU busy " +
+                       format_duration_ns(timed->gpu_busy_ns.value_or(0)) + " (" +
+                       (timed->gpu_busy_fraction ? format_fraction_percent(timed->gpu_busy_fraction) : "partial") + ")";
+      rows.push_back(row);
+      continue;
+    }
     row.wall_ns = static_cast<double>(stage.wall_ns.value_or(0));
     row.projection_ns = static_cast<double>(stage.gpu_projection_ns.value_or(0));
     row.busy_ns = static_cast<double>(stage.kernel_time_ns.value_or(0));
-    row.annotation = "wall " + format_duration_ns(stage.wall_ns) + " · GPU " + format_duration_ns(stage.gpu_projection_ns) +
-                     " · busy " + format_duration_ns(stage.kernel_time_ns) + " (" +
-                     format_fraction_percent(stage.gpu_busy_fraction) + ")";
+    row.annotation = "stats: wall " + format_duration_ns(stage.wall_ns) + " · GPU " +
+                     format_duration_ns(stage.gpu_projection_ns) + " · busy " + format_duration_ns(stage.kernel_time_ns) +
+                     " (" + format_fraction_percent(stage.gpu_busy_fraction) + ")";
     rows.push_back(row);
   }
-  out << "<section class=\"card\" id=\"timeline\"><h2>Stage timeline</h2><p class=\"lead\">Each stage's wall time, the "
-         "time the GPU had its work in flight (projection) and the summed kernel time. A short dark bar inside a long "
-         "grey one is a GPU waiting on the host.</p>"
-      << detail::render_timeline_svg(rows) << "</section>\n";
+  out << "<section class=\"card\" id=\"timeline\"><h2>Stage timeline</h2><p class=\"lead\">Each stage's time, the "
+         "time the GPU had its work in flight (projection, nsys stats rows only) and its GPU busy time. A short dark bar "
+         "inside a long grey one is a GPU waiting on the host. Rows marked <em>stats</em> use the nsys stats tables "
+         "(wall time, summed kernel time)"
+      << (any_timeline ? "; rows marked <em>timeline</em> use the nsys SQLite timeline (the time the stage was active, "
+                         "the union of the GPU work it launched, graph executions included), as the verdicts do"
+                       : "")
+      << ".</p>" << detail::render_timeline_svg(rows) << "</section>\n";
 }
 
 void write_time_breakdown(const RunReportModel& model, std::ostringstream& out) {

@@ -6,6 +6,7 @@
 
 #include "core/format.hpp"
 #include "core/text.hpp"
+#include "report/report_capture_scope.hpp"
 #include "report/report_view.hpp"
 
 namespace llmprof::detail {
@@ -135,17 +136,19 @@ void write_stage_table_html(const RunReportModel& model, std::ostringstream& out
         << num_cell(as_double(stage.wall_ns), format_duration_ns(stage.wall_ns))
         << num_cell(as_double(stage.gpu_projection_ns), format_duration_ns(stage.gpu_projection_ns))
         << num_cell(as_double(stage.kernel_time_ns), format_duration_ns(stage.kernel_time_ns))
-        << num_cell(stage.gpu_busy_fraction, format_fraction_percent(stage.gpu_busy_fraction))
-        << num_cell(as_double(stage.kernel_instances), format_count(stage.kernel_instances))
+        << num_cell(stage.gpu_busy_fraction, stage_busy_cell(model, stage))
+        << num_cell(as_double(stage.kernel_instances), stage_kernels_cell(model, stage))
         << num_cell(stage.achieved_flop_per_s, format_si(stage.achieved_flop_per_s, "FLOP/s"))
         << num_cell(stage.mfu, format_fraction_percent(stage.mfu))
         << num_cell(stage.mfu_workload, format_fraction_percent(stage.mfu_workload)) << "</tr>";
   }
-  out << "</tbody></table></div></section>\n";
+  out << "</tbody></table></div><p class=\"note\">" << html_escape(stages_caption(model)) << "</p></section>\n";
 }
 
 void write_kernel_table_html(const RunReportModel& model, std::size_t max_rows, std::ostringstream& out) {
   out << "<section class=\"card\" id=\"kernels\"><h2>Top kernels</h2>";
+  if (const std::string scope = kernel_table_scope(model); !scope.empty())
+    out << "<p class=\"lead\">" << html_escape(scope) << "</p>";
   if (model.kernels.empty()) {
     out << "<p class=\"lead\">No kernels in report.json.</p></section>\n";
     return;
@@ -156,7 +159,8 @@ void write_kernel_table_html(const RunReportModel& model, std::size_t max_rows, 
   double max_share = 0;
   for (const auto& kernel : model.kernels) max_share = std::max(max_share, kernel.share_of_total.value_or(0));
   out << "<div class=\"table-wrap\"><table class=\"sortable\" id=\"kernel-table\"><thead><tr><th class=\"num\">#</th>"
-         "<th>Kernel</th><th>Stages</th><th class=\"num\">Share</th><th class=\"num\">Total</th><th class=\"num\">Instances</th>"
+         "<th>Kernel</th><th>Stages</th><th class=\"num\">"
+      << (kernel_table_misses_graph_kernels(model) ? "Share of listed kernel time" : "Share") << "</th><th class=\"num\">Total</th><th class=\"num\">Instances</th>"
          "<th class=\"num\">Avg</th><th class=\"num\" title=\"percent of peak compute\">% FLOP peak</th><th class=\"num\" title=\"percent of peak DRAM bandwidth\">% DRAM peak</th>"
          "<th class=\"num\">FLOP/byte</th><th>Bound</th></tr></thead><tbody>";
   const std::size_t rows = std::min(max_rows, model.kernels.size());

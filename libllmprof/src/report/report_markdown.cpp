@@ -5,6 +5,7 @@
 #include "llmprof/report.hpp"
 #include "core/format.hpp"
 #include "llmprof/shell_quote.hpp"
+#include "report/report_capture_scope.hpp"
 #include "report/report_timeline.hpp"
 #include "report/report_ranges.hpp"
 #include "report/report_view.hpp"
@@ -58,22 +59,26 @@ void write_stage_table(const RunReportModel& model, std::ostringstream& out) {
   for (const auto& stage : model.stages) {
     out << "| " << markdown_cell(detail::stage_label(stage)) << " | " << format_duration_ns(stage.wall_ns) << " | "
         << format_duration_ns(stage.gpu_projection_ns) << " | " << format_duration_ns(stage.kernel_time_ns) << " | "
-        << format_fraction_percent(stage.gpu_busy_fraction) << " | " << format_count(stage.kernel_instances) << " | "
+        << detail::stage_busy_cell(model, stage) << " | " << detail::stage_kernels_cell(model, stage) << " | "
         << format_si(stage.achieved_flop_per_s, "FLOP/s") << " | " << format_fraction_percent(stage.mfu) << " | "
         << format_fraction_percent(stage.mfu_workload) << " |\n";
   }
-  out << "\nGPU busy = kernel busy time / GPU projection time of the stage. MFU (profiled) uses the FLOP that ncu "
+  out << "\n" << markdown_cell(detail::stages_caption(model)) << " MFU (profiled) uses the FLOP that ncu "
          "counted; MFU (workload) uses the model's own FLOP per token and tokens/s. "
       << detail::kNotComputed << " = not computed.\n\n";
 }
 
 void write_kernel_table(const RunReportModel& model, std::ostringstream& out) {
   out << "## Top kernels\n\n";
+  const std::string scope = detail::kernel_table_scope(model);
+  if (!scope.empty()) out << markdown_cell(scope) << "\n\n";
   if (model.kernels.empty()) {
     out << "No kernels in report.json.\n\n";
     return;
   }
-  out << "| # | Kernel | Share of GPU time | Total time | Instances | Avg | % peak compute | % peak DRAM | FLOP/byte | Bound |\n";
+  // A graph-traced capture lists only the kernels launched outside CUDA graphs: shares are of those.
+  out << "| # | Kernel | "
+      << (detail::kernel_table_misses_graph_kernels(model) ? "Share of listed kernel time" : "Share of GPU time") << " | Total time | Instances | Avg | % peak compute | % peak DRAM | FLOP/byte | Bound |\n";
   out << "|--:|---|--:|--:|--:|--:|--:|--:|--:|---|\n";
   const std::size_t rows = std::min(kTopKernelRows, model.kernels.size());
   for (std::size_t i = 0; i < rows; ++i) {

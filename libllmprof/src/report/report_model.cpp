@@ -13,6 +13,7 @@
 #include "core/text.hpp"
 #include "report/report_ranges.hpp"
 #include "core/toml_flatten.hpp"
+#include "report/report_capture_scope.hpp"
 #include "report/report_timeline.hpp"
 #include "report/report_repeats.hpp"
 
@@ -177,6 +178,7 @@ void read_analysis(const json::object& root, RunReportModel& model) {
   }
   model.warnings = detail::json_strings(root, "warnings", "warnings");
   detail::read_timeline(root, model);
+  detail::annotate_selection_scope(model);
   detail::read_bare_run_and_ranges(root, model);
   withhold_impossible_figures(model);
 }

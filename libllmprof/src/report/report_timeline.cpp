@@ -28,6 +28,17 @@ ReportTimelineStage stage_from(const boost::json::object& object, const std::str
   }
   stage.gpu_busy_fraction = json_number(object, "gpu_busy_fraction", where + "gpu_busy_fraction");
   stage.graph_executions = json_integer(object, "graph_executions", where + "graph_executions").value_or(0);
+  stage.active_ns = json_number(object, "active_ns", where + "active_ns");
+  stage.gpu_busy_ns = json_number(object, "gpu_busy_ns", where + "gpu_busy_ns");
+  stage.gpu_time_ns = json_number(object, "gpu_time_ns", where + "gpu_time_ns");
+  stage.graph_time_ns = json_number(object, "graph_time_ns", where + "graph_time_ns");
+  if (const auto* loss = object.if_contains("capture_loss"); loss != nullptr && loss->is_object()) {
+    const auto& figures = loss->get_object();
+    stage.graph_launches = json_integer(figures, "graph_launches", where + "capture_loss.graph_launches").value_or(0);
+    stage.graph_launches_without_record =
+        json_integer(figures, "graph_launches_without_record", where + "capture_loss.graph_launches_without_record")
+            .value_or(0);
+  }
   if (const auto* partial = object.if_contains("partial"); partial != nullptr && partial->is_bool())
     stage.partial = partial->get_bool();
   stage.steady_state = json_string(object, "steady_state", where + "steady_state").value_or("");
@@ -128,20 +139,51 @@ void write_timeline_markdown(const RunReportModel& model, std::ostringstream& ou
 
 namespace {
 
-// CPU time and GPU busy of each instance of the step stage, one bar per instance (first 128).
-std::string step_chart(const ReportTimelineStage& stage) {
+// The per-instance chart stays readable and the page small on long runs (2048 instances of
+// `attention` in a 128-step decode): the first instances one bar each, where warm-up shows, then the
+// rest as means of consecutive groups.
+constexpr std::size_t kInstancesAlone = 16;
+constexpr std::size_t kInstanceGroups = 24;
+
+struct InstanceChart {
+  std::string svg;
+  std::string caption;
+};
+
+InstanceChart step_chart(const ReportTimelineStage& stage) {
+  const auto& figures = stage.instance_cpu_and_busy_ns;
+  const std::size_t count = figures.size();
+  const bool grouped = count > kInstancesAlone + kInstanceGroups;
+  const std::size_t alone = grouped ? kInstancesAlone : count;
+  const std::size_t group_size = grouped ? (count - alone + kInstanceGroups - 1) / kInstanceGroups : 1;
   std::vector<StackedBar> bars;
-  std::size_t index = 0;
-  for (const auto& [cpu_ns, busy_ns] : stage.instance_cpu_and_busy_ns) {
-    if (++index > 128) break;
+  const auto add_bar = [&](std::size_t first, std::size_t last) {  // 0-based, inclusive
+    double cpu_ns = 0, busy_ns = 0;
+    for (std::size_t i = first; i <= last; ++i) {
+      cpu_ns += figures[i].first;
+      busy_ns += figures[i].second;
+    }
+    const double n = static_cast<double>(last - first + 1);
+    cpu_ns /= n;
+    busy_ns /= n;
     StackedBar bar;
-    bar.label = "#" + std::to_string(index);
+    bar.label = first == last ? "#" + std::to_string(first + 1)
+                              : "#" + std::to_string(first + 1) + "–" + std::to_string(last + 1) + " mean";
     bar.segments.push_back({"GPU busy", busy_ns, format_duration_ns(busy_ns) + " GPU busy", palette_color(0)});
     bar.segments.push_back({"CPU range without GPU work", std::max(cpu_ns - busy_ns, 0.0),
                             format_duration_ns(cpu_ns) + " CPU range", palette_color(1)});
     bars.push_back(std::move(bar));
-  }
-  return render_stacked_bars_svg(bars, "ns per instance");
+  };
+  for (std::size_t i = 0; i < alone; ++i) add_bar(i, i);
+  for (std::size_t first = alone; first < count; first += group_size) add_bar(first, std::min(first + group_size, count) - 1);
+  InstanceChart chart;
+  chart.svg = render_stacked_bars_svg(bars, "time per instance (CPU range; GPU busy inside it)");
+  chart.caption = grouped ? "Instances 1–" + std::to_string(alone) + " one bar each; instances " +
+                                std::to_string(alone + 1) + "–" + std::to_string(count) + " as the mean of " +
+                                std::to_string(bars.size() - alone) + " groups of up to " + std::to_string(group_size) +
+                                " consecutive instances."
+                          : "One bar per instance (" + std::to_string(count) + ").";
+  return chart;
 }
 
 // Instances of the step stage by CPU time, in 10 equal-width bins from the shortest to the longest.
@@ -161,7 +203,9 @@ std::string step_histogram(const ReportTimelineStage& stage) {
     const std::string range = format_duration_ns(low + bin * width) + "–" + format_duration_ns(low + (bin + 1) * width);
     bars.push_back({range, {{"instances", counts[bin], format_number(counts[bin]) + " instances in " + range, palette_color(0)}}});
   }
-  return render_stacked_bars_svg(bars, "instances");
+  // Bars are counts of instances (labels are the CPU-time bins), so totals are counts, not durations.
+  return render_stacked_bars_svg(bars, "number of instances per CPU-time bin",
+                                 [](double count) { return format_number(count) + (count == 1 ? " instance" : " instances"); });
 }
 
 }  // namespace
@@ -189,9 +233,12 @@ void write_timeline_html(const RunReportModel& model, std::ostringstream& out) {
   }
   out << "</tbody></table></div>";
   if (const auto* steps = step_stage(timeline)) {
+    const auto chart = step_chart(*steps);
     out << "<h3>Per instance of <code>" << html_escape(steps->name) << "</code>: CPU range and GPU busy</h3><figure>"
-        << step_chart(*steps) << "</figure><h3>Instance time histogram of <code>" << html_escape(steps->name)
-        << "</code></h3><figure>" << step_histogram(*steps) << "</figure>";
+        << chart.svg << "<figcaption>" << html_escape(chart.caption) << "</figcaption></figure>"
+        << "<h3>Instance time histogram of <code>" << html_escape(steps->name) << "</code></h3><figure>"
+        << step_histogram(*steps) << "<figcaption>Instances counted by their CPU time, in 10 equal bins from the "
+        << "shortest to the longest.</figcaption></figure>";
   }
   out << "</section>\n<section class=\"card\" id=\"measurement-validity\"><h2>Measurement validity</h2><ul>";
   for (const auto& line : validity_lines(timeline)) out << "<li>" << html_escape(line) << "</li>";

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/format.hpp"
+#include "report/report_capture_scope.hpp"
 
 namespace llmprof::detail {
 
@@ -123,6 +124,12 @@ std::string describe_kernel_selection(const ReportTopKernelSelection& selection)
   } else {
     text += "the top " + std::to_string(selection.n) + " of stage " + selection.stage + ", covering " +
             format_fraction_percent(selection.coverage) + " of its kernel time";
+  }
+  if (selection.listed_share_of_gpu_time) {
+    // A graph-traced capture lists only kernels launched outside CUDA graphs: the coverage is of those.
+    text += " (the kernels the capture lists, which are " +
+            detail::share_text(*selection.listed_share_of_gpu_time) +
+            " of its recorded GPU time: the rest ran inside CUDA graph executions whose kernels are not listed)";
   }
   std::string more;
   for (const auto& step : selection.more_coverage) {

@@ -204,7 +204,8 @@ std::string render_roofline_svg(const RooflineChart& chart) {
   return svg;
 }
 
-std::string render_stacked_bars_svg(const std::vector<StackedBar>& bars, const std::string& unit_caption) {
+std::string render_stacked_bars_svg(const std::vector<StackedBar>& bars, const std::string& unit_caption,
+                                    const std::function<std::string(double)>& format_total) {
   const double width = 1080, label_width = 150, right = 80, bar_height = 26, gap = 18, top = 12;
   double total_max = 0;
   for (const auto& bar : bars) {
@@ -263,7 +264,7 @@ std::string render_stacked_bars_svg(const std::vector<StackedBar>& bars, const s
       }
       x += w;
     }
-    svg += text_element(x + 6, y + bar_height / 2 + 4, format_duration_ns(total), "font-size=\"11\" fill=\"" + std::string(kAxisColor) + "\"");
+    svg += text_element(x + 6, y + bar_height / 2 + 4, format_total ? format_total(total) : format_duration_ns(total), "font-size=\"11\" fill=\"" + std::string(kAxisColor) + "\"");
   }
   svg += text_element(label_width, bars_bottom + 4, unit_caption, "font-size=\"11\" fill=\"" + std::string(kAxisColor) + "\"");
   svg += legend_svg + "</svg>";
@@ -276,9 +277,10 @@ std::string render_timeline_svg(const std::vector<TimelineRow>& rows) {
   for (const auto& row : rows) wall_max = std::max({wall_max, row.wall_ns, row.projection_ns});
   const double plot_width = width - label_width - right;
   const double height = top + static_cast<double>(rows.size()) * row_height + 10;
-  std::string svg = svg_open(width, height, "Stage timeline: wall time, GPU projection and kernel busy time", "chart timeline");
+  std::string svg = svg_open(width, height, "Stage timeline: stage time, GPU projection and GPU busy time", "chart timeline");
   const struct { const char* label; const char* color; } kKeys[] = {
-      {"wall time", "#d9dee6"}, {"GPU projection", "#9dbbe0"}, {"kernel busy (sum)", "#1f5fa8"}};
+      {"stage time (stats: wall; timeline: active)", "#d9dee6"}, {"GPU projection (stats)", "#9dbbe0"},
+      {"GPU busy (stats: kernel sum; timeline: union)", "#1f5fa8"}};
   double key_x = label_width;
   for (const auto& key : kKeys) {
     svg += "<rect x=\"" + num(key_x) + "\" y=\"8\" width=\"11\" height=\"11\" rx=\"2\" fill=\"" + key.color + "\"/>" +

@@ -4,6 +4,7 @@
 // same in a browser, in an e-mail client and on a machine without network. Every text is escaped.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,8 +59,10 @@ const std::string& palette_color(std::size_t index);
 std::vector<double> decade_ticks(double low, double high);
 
 std::string render_roofline_svg(const RooflineChart& chart);
-// Bars share one scale (the largest total); a legend lists each distinct segment label once.
-std::string render_stacked_bars_svg(const std::vector<StackedBar>& bars, const std::string& unit_caption);
+// Bars share one scale (the largest total); a legend lists each distinct segment label once. Each bar
+// ends with its total, written by `format_total` (a duration in ns when empty: most charts show time).
+std::string render_stacked_bars_svg(const std::vector<StackedBar>& bars, const std::string& unit_caption,
+                                    const std::function<std::string(double)>& format_total = {});
 std::string render_timeline_svg(const std::vector<TimelineRow>& rows);
 
 }  // namespace llmprof::detail

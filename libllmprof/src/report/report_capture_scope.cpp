@@ -1,0 +1,139 @@
+// Which capture each figure comes from; see report_capture_scope.hpp.
+#include "report/report_capture_scope.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/format.hpp"
+
+namespace llmprof::detail {
+namespace {
+
+std::string qualified(const ReportStage& stage) { return stage.domain.empty() ? stage.name : stage.domain + ":" + stage.name; }
+
+bool measured(const ReportTimelineStage& stage) { return stage.gpu_time_ns.value_or(0) > 0 || stage.partial; }
+
+// The stage's recorded GPU time outside CUDA graphs, 0..1; nullopt without GPU time.
+std::optional<double> outside_graphs_share(const ReportTimelineStage& stage) {
+  const double total = stage.gpu_time_ns.value_or(0);
+  if (total <= 0) return std::nullopt;
+  return std::max(0.0, total - stage.graph_time_ns.value_or(0)) / total;
+}
+
+// The nsys option that lists graph kernels, as this tool's configuration spells it.
+constexpr const char* kNodeTraceSetting = "--set 'nsys.extra_args=[\"--cuda-graph-trace=node\"]'";
+
+}  // namespace
+
+std::string share_text(double fraction) {
+  std::string text = format_fraction_percent(fraction);
+  // 99.95% must not read "100%" (nor "100.0%"): add digits until it no longer rounds up. Small shares
+  // already keep two significant digits ("0.049%").
+  for (int digits = 1; digits <= 4 && fraction < 1 && text.rfind("100", 0) == 0; ++digits) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.*f%%", digits, fraction * 100);
+    text = buffer;
+  }
+  return text;
+}
+
+const ReportTimelineStage* timeline_stage_of(const RunReportModel& model, const ReportStage& stage) {
+  if (!model.timeline) return nullptr;
+  const std::string name = qualified(stage);
+  for (const auto& timed : model.timeline->stages)
+    if (timed.name == name) return measured(timed) ? &timed : nullptr;
+  return nullptr;
+}
+
+const ReportTimelineStage* kernel_table_stage(const RunReportModel& model) {
+  if (!model.timeline) return nullptr;
+  if (model.top_kernel_selection) {
+    for (const auto& timed : model.timeline->stages)
+      if (timed.name == model.top_kernel_selection->stage && measured(timed)) return &timed;
+  }
+  const ReportTimelineStage* best = nullptr;
+  for (const auto& timed : model.timeline->stages) {
+    if (!measured(timed)) continue;
+    if (best == nullptr || timed.level < best->level ||
+        (timed.level == best->level && timed.gpu_time_ns.value_or(0) > best->gpu_time_ns.value_or(0)))
+      best = &timed;
+  }
+  return best;
+}
+
+bool kernel_table_misses_graph_kernels(const RunReportModel& model) {
+  const auto* stage = kernel_table_stage(model);
+  return stage != nullptr && model.timeline->graph_trace == "graph" &&
+         (stage->graph_time_ns.value_or(0) > 0 || stage->graph_launches > 0);
+}
+
+std::string kernel_table_scope(const RunReportModel& model) {
+  const auto* stage = kernel_table_stage(model);
+  if (stage == nullptr) return {};
+  const std::string name = "`" + stage->name + "`";
+  const auto outside = outside_graphs_share(*stage);
+  if (kernel_table_misses_graph_kernels(model)) {
+    std::string text =
+        "Kernel figures come from the nsys stats of a graph-traced capture (--cuda-graph-trace=graph, nsys's default), "
+        "which list only kernels launched outside CUDA graphs";
+    if (outside) {
+      text += ": these kernels, with any copies launched beside them, are the " + share_text(*outside) + " of " + name +
+              "'s recorded GPU time that ran outside CUDA graphs; " + share_text(1 - *outside) + " ran inside " +
+              std::to_string(stage->graph_executions) + " CUDA graph execution" +
+              (stage->graph_executions == 1 ? "" : "s") + " whose kernels this capture does not list";
+    }
+    if (stage->graph_launches_without_record > 0) {
+      text += "; " + std::to_string(stage->graph_launches_without_record) + " more of its " +
+              std::to_string(stage->graph_launches) + " graph launches have no GPU record at all (see Measurement validity)";
+    }
+    return text + ". Re-run with " + kNodeTraceSetting +
+           " to list the graph kernels (node tracing slows the host side, so keep this capture for CPU times).";
+  }
+  if (model.timeline->graph_trace == "node" && stage->graph_time_ns.value_or(0) > 0 && outside) {
+    return "Kernel figures come from a node-traced capture (--cuda-graph-trace=node): kernels inside CUDA graphs are "
+           "listed, and " + share_text(1 - *outside) + " of " + name +
+           "'s recorded GPU time ran as graph nodes. Node tracing slows the host side: CPU times of this capture "
+           "are longer than under the default graph trace.";
+  }
+  return {};
+}
+
+std::string stage_busy_cell(const RunReportModel& model, const ReportStage& stage) {
+  if (!stage.gpu_busy_fraction) return format_fraction_percent(stage.gpu_busy_fraction);
+  return format_fraction_percent(stage.gpu_busy_fraction) +
+         (timeline_stage_of(model, stage) != nullptr ? " (timeline)" : " (stats)");
+}
+
+std::string stage_kernels_cell(const RunReportModel& model, const ReportStage& stage) {
+  std::string text = format_count(stage.kernel_instances);
+  const auto* timed = timeline_stage_of(model, stage);
+  if (timed != nullptr && model.timeline->graph_trace == "graph" && timed->graph_executions > 0)
+    text += " + " + format_count(timed->graph_executions) + " graph executions";
+  return text;
+}
+
+std::string stages_caption(const RunReportModel& model) {
+  bool from_timeline = false, from_stats = false;
+  for (const auto& stage : model.stages) {
+    if (!stage.gpu_busy_fraction) continue;
+    (timeline_stage_of(model, stage) != nullptr ? from_timeline : from_stats) = true;
+  }
+  std::string text = "Wall, GPU projection, Kernel busy and Kernels come from the nsys stats tables";
+  if (model.timeline && model.timeline->graph_trace == "graph")
+    text += ", which do not see kernels inside CUDA graphs traced whole (the graph executions are counted beside them)";
+  text += ".";
+  if (from_timeline)
+    text += " GPU busy (timeline) = union of the GPU work the stage launched, graph executions included, over the time "
+            "it was active, from the nsys SQLite export (the Stage instances section); the verdicts use it.";
+  if (from_stats) text += " GPU busy (stats) = kernel busy time / GPU projection time of the stage.";
+  return text;
+}
+
+void annotate_selection_scope(RunReportModel& model) {
+  if (!model.top_kernel_selection || !kernel_table_misses_graph_kernels(model)) return;
+  const auto* stage = kernel_table_stage(model);
+  if (stage->name != model.top_kernel_selection->stage) return;
+  model.top_kernel_selection->listed_share_of_gpu_time = outside_graphs_share(*stage);
+}
+
+}  // namespace llmprof::detail
