@@ -80,7 +80,7 @@ TEST_CASE("Markdown report of a complete run matches its golden file", "[golden]
   const auto markdown = render_markdown(load_fixture("h100-decode-b4"));
   llmprof::testing::check_golden("h100-decode-b4.report.md", markdown);
   // Independent of the golden: the facts a reader needs are there.
-  CHECK(markdown.find("| decode (in generate) | 177 ms | 157 ms | 1.44 ms | 0.92% | 345 |") != std::string::npos);
+  CHECK(markdown.find("| decode (in generate) | 177 ms | 157 ms | 1.44 ms | 0.92% (stats) | 345 |") != std::string::npos);
   CHECK(markdown.find("host-bound: GPU busy 0.92% of the stage") != std::string::npos);
   CHECK(markdown.find("| 1 | `nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT` | 17% | 322 µs | 64 |") != std::string::npos);
   CHECK(markdown.find("nsys 2025.3.1.0 · ncu 2025.3.1.0") != std::string::npos);
