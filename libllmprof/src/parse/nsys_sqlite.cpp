@@ -309,6 +309,32 @@ Result<void> NsysSqliteReader::for_each_gpu_activity(const std::function<void(co
   }
 }
 
+Result<bool> NsysSqliteReader::for_each_kernel_launch(const std::function<void(const KernelLaunchRow&)>& visit) const {
+  if (!schema_.has_kernels) return false;
+  const auto present = database_.columns(kKernelTable);
+  for (const char* column : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "staticSharedMemory", "dynamicSharedMemory"})
+    if (!present.contains(column)) return false;
+  auto statement = database_.prepare(
+      "SELECT start, end, demangledName, gridX, gridY, gridZ, blockX, blockY, blockZ, "
+      "staticSharedMemory + dynamicSharedMemory FROM " + std::string(kKernelTable) + " ORDER BY start");
+  if (!statement) return statement.error();
+  KernelLaunchRow launch;
+  for (;;) {
+    auto row = statement->step();
+    if (!row) return row.error();
+    if (!*row) return true;
+    launch.start_ns = statement->integer(0);
+    launch.end_ns = statement->integer(1);
+    launch.name_id = statement->integer(2);
+    for (int i = 0; i < 3; ++i) {
+      launch.grid[i] = statement->integer(3 + i);
+      launch.block[i] = statement->integer(6 + i);
+    }
+    launch.shared_memory_bytes = statement->integer(9);
+    visit(launch);
+  }
+}
+
 std::string NsysSqliteReader::string_value(std::int64_t id) const {
   auto statement = database_.prepare("SELECT value FROM StringIds WHERE id = ?1");
   if (!statement) return {};

@@ -10,6 +10,7 @@
 // activities are streamed in start order through a callback, so memory does not grow with rows.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -71,6 +72,17 @@ struct GpuActivityRow {
   std::int64_t launch_end_ns = 0;
 };
 
+// One kernel with its launch configuration, the key ncu 2025.3's --filter-mode per-launch-config counts
+// launches by (grid size, block size, shared memory).
+struct KernelLaunchRow {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t name_id = -1;  // StringIds id of the demangled name
+  std::array<std::int64_t, 3> grid{};
+  std::array<std::int64_t, 3> block{};
+  std::int64_t shared_memory_bytes = 0;  // static + dynamic
+};
+
 // Classifies a CUDA runtime/driver function name; nullopt for calls that neither launch nor wait.
 std::optional<ApiCallKind> classify_api_call(std::string_view function_name);
 
@@ -90,6 +102,9 @@ class NsysSqliteReader {
   // Kernels, copies, sets and graph executions with their launching call (the call of the same process
   // and correlation id), in GPU start order.
   Result<void> for_each_gpu_activity(const std::function<void(const GpuActivityRow&)>& visit) const;
+  // Every kernel in GPU start order with its launch configuration; false when the kernel table lacks
+  // the grid/block/shared-memory columns (nothing is visited then).
+  Result<bool> for_each_kernel_launch(const std::function<void(const KernelLaunchRow&)>& visit) const;
   // The string behind a StringIds id (kernel names); "" when absent.
   std::string string_value(std::int64_t id) const;
 

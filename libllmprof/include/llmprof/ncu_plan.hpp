@@ -1,0 +1,129 @@
+// The per-kernel ncu plan: which launches of each selected kernel, and of each launch configuration of
+// it, Nsight Compute profiles, in how few ncu passes (each pass replays the workload once), and what that
+// is estimated to cost; after the run, which planned launches ncu's raw CSV really holds.
+//
+// The mechanism is ncu 2025.3.1's `--filter-mode per-launch-config`: the kernel filter and
+// --launch-skip/--launch-count apply separately to each launch configuration (grid size, block size,
+// shared memory). One pass profiles the first launches of every configuration of the matching kernels,
+// wherever in the stage a configuration first occurs (an attention kernel whose grid grows with the
+// context is profiled at each size, early and late). ncu counts by configuration alone, not by kernel:
+// two selected kernels with the same configuration share one count (recorded on the H100, issue 14: the
+// bf16 copy kernel was never profiled). The plan therefore replays ncu's counting over the stage's
+// launch table from nsys and raises --launch-count, or puts the kernels left out into another pass,
+// until every (kernel, configuration) gets its launches.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "llmprof/kernel_name.hpp"
+#include "llmprof/kernel_selection.hpp"
+#include "llmprof/result.hpp"
+
+namespace llmprof {
+
+// One kernel launch inside the stage, in the order the workload launched them.
+struct StageKernelLaunch {
+  std::string kernel;  // demangled name, as nsys recorded it
+  std::string grid;    // "(128, 1, 1)", ncu's "Grid Size" spelling; "" when unknown
+  std::string block;   // "(256, 1, 1)"
+  std::int64_t shared_memory_bytes = 0;
+  std::int64_t duration_ns = 0;
+};
+
+// "grid (128, 1, 1) block (256, 1, 1) smem 0": the key ncu's per-launch-config counting uses.
+std::string launch_config_key(const StageKernelLaunch& launch);
+
+struct NcuPlanOptions {
+  KernelNameBase name_base = KernelNameBase::demangled;
+  std::int64_t launch_skip = 0;          // --launch-skip, per launch configuration
+  std::int64_t launches_per_config = 1;  // wanted per (kernel, configuration)
+  std::int64_t max_launch_count = 16;    // the highest --launch-count a pass may use to reach shared configs
+  double seconds_per_launch = 0.6;       // ncu's cost per profiled launch (H100, --set roofline, issue 14)
+  std::string seconds_per_launch_source = "default";
+  double seconds_per_pass = 0;           // one replay of the workload under ncu, beyond the launches
+};
+
+// The planned launches of one kernel in one launch configuration.
+struct PlannedConfig {
+  std::string kernel;      // nsys name
+  std::string config;      // launch_config_key(); "" when the launch table had no configurations
+  std::string grid, block;
+  std::int64_t stage_launches = 0;  // launches of this kernel in this configuration inside the stage
+  std::int64_t stage_time_ns = 0;
+  std::vector<std::int64_t> ordinals;  // 1-based among those launches: the ones ncu will profile
+  std::size_t pass = 0;
+};
+
+// One ncu invocation: --kernel-name regex:... --filter-mode per-launch-config --launch-skip S --launch-count C.
+struct NcuPlanPass {
+  std::vector<std::string> kernels;  // nsys names
+  std::string kernel_regex;
+  std::int64_t launch_skip = 0;
+  std::int64_t launch_count = 0;
+  std::int64_t profiled_launches = 0;  // every launch the pass profiles, other configurations' included
+};
+
+struct NcuPlan {
+  std::string stage;
+  bool configs_known = true;  // false: no launch configurations (no SQLite export); collisions unknown
+  std::vector<PlannedConfig> configs;  // selection order, then first occurrence in the stage
+  std::vector<NcuPlanPass> passes;
+  std::vector<std::string> kernels_without_launches;  // selected, but absent from the launch table
+  std::vector<std::string> kernels_unreached;  // no launch planned even at max_launch_count
+  std::int64_t planned_launches = 0;
+  std::int64_t stage_kernel_time_ns = 0;
+  double selection_coverage = 0;  // the selection's share of the stage's kernel time
+  // Share of the stage's kernel time in (kernel, configuration) groups with at least one planned launch.
+  double expected_coverage = 0;
+  double seconds_per_launch = 0;
+  std::string seconds_per_launch_source;
+  double seconds_per_pass = 0;
+  double estimated_seconds = 0;  // planned_launches * seconds_per_launch + passes * seconds_per_pass
+};
+
+// `launches` are the stage's launches in launch order (every kernel, not only the selected ones: those
+// are what ncu counts). An empty `launches` plans from the selection's instance counts alone.
+NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<StageKernelLaunch>& launches,
+                          const NcuPlanOptions& options);
+
+// A row of ncu's raw CSV, as far as the check needs it.
+struct ProfiledLaunch {
+  std::string kernel_name;
+  std::string grid;
+  std::string block;
+};
+
+struct NcuPlanCheck {
+  struct Shortfall {
+    std::string kernel;
+    std::string config;
+    std::int64_t planned = 0;
+    std::int64_t profiled = 0;
+  };
+  std::vector<Shortfall> not_profiled;       // planned (kernel, configuration) with fewer rows than planned
+  std::vector<std::string> kernels_without_rows;  // planned kernels with no row at all
+  std::int64_t planned_launches = 0;
+  std::int64_t profiled_planned_launches = 0;  // rows that meet a planned launch (at most its count)
+  std::int64_t rows = 0;
+  double coverage_reached = 0;  // share of the stage's kernel time with at least one profiled row
+};
+
+NcuPlanCheck check_ncu_plan(const NcuPlan& plan, const std::vector<ProfiledLaunch>& rows, KernelNameBase name_base);
+
+// The stage's kernel launches from an nsys SQLite export: kernels whose GPU execution starts inside an
+// instance of the NVTX range `stage` (push/pop or start/end, any domain), in start order. Empty launch
+// configurations when the export has no grid/block columns.
+Result<std::vector<StageKernelLaunch>> read_stage_kernel_launches(const std::filesystem::path& sqlite_export,
+                                                                  const std::string& stage);
+
+// ncu/plan.json: "llmprof.ncu_plan/1"; the check and the measured cost when given.
+std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check = nullptr,
+                          const double* measured_seconds_per_launch = nullptr);
+// The plan for the log and the console: passes, launches per kernel, estimate.
+std::string ncu_plan_text(const NcuPlan& plan);
+
+}  // namespace llmprof

@@ -1,0 +1,290 @@
+// The per-kernel ncu plan and its check against ncu's rows (see llmprof/ncu_plan.hpp for the design).
+#include "llmprof/ncu_plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+namespace llmprof {
+namespace {
+
+// What a pass's --kernel-name regex matches: the demangled name, or its function name under
+// --kernel-name-base function (where unselected kernels sharing the function name match too, and so
+// take part in ncu's counting).
+std::string match_key(const std::string& name, KernelNameBase base) {
+  return base == KernelNameBase::function ? kernel_function_name(name) : name;
+}
+
+using GroupKey = std::pair<std::string, std::string>;  // (kernel, configuration key)
+
+struct Group {
+  std::int64_t launches = 0;
+  std::int64_t time_ns = 0;
+  std::string grid, block;
+  std::size_t first_seen = 0;
+};
+
+struct PassResult {
+  std::map<GroupKey, std::vector<std::int64_t>> ordinals;
+  std::int64_t profiled = 0;
+};
+
+class Planner {
+ public:
+  Planner(const std::vector<StageKernelLaunch>& launches, const NcuPlanOptions& options)
+      : launches_(launches), options_(options) {
+    configs_known_ = std::any_of(launches.begin(), launches.end(), [](const auto& l) { return !l.grid.empty(); });
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      const std::string key = config_key(launches[i]);
+      Group& group = groups_[{launches[i].kernel, key}];
+      if (group.launches++ == 0) {
+        group.first_seen = i;
+        group.grid = launches[i].grid;
+        group.block = launches[i].block;
+      }
+      group.time_ns += launches[i].duration_ns;
+    }
+  }
+
+  bool configs_known() const { return configs_known_; }
+  const std::map<GroupKey, Group>& groups() const { return groups_; }
+
+  // Without configurations every kernel counts as its own: collisions cannot be told.
+  std::string config_key(const StageKernelLaunch& launch) const {
+    return configs_known_ ? launch_config_key(launch) : std::string();
+  }
+
+  // ncu's counting replayed: launches whose kernel the pass matches, counted per configuration (ncu
+  // 2025.3.1 --filter-mode per-launch-config), the ones past --launch-skip up to --launch-count profiled.
+  PassResult simulate(const std::set<std::string>& kernels, std::int64_t count) const {
+    std::set<std::string> matching;
+    for (const auto& kernel : kernels) matching.insert(match_key(kernel, options_.name_base));
+    PassResult result;
+    std::map<std::string, std::int64_t> per_config;
+    std::map<GroupKey, std::int64_t> per_group;
+    for (const auto& launch : launches_) {
+      if (!matching.contains(match_key(launch.kernel, options_.name_base))) continue;
+      const std::string key = config_key(launch);
+      // Unknown configurations: each kernel is counted on its own (the plan cannot do better).
+      const std::int64_t seen = ++per_config[configs_known_ ? key : launch.kernel];
+      const std::int64_t ordinal = ++per_group[{launch.kernel, key}];
+      if (seen <= options_.launch_skip || seen > options_.launch_skip + count) continue;
+      ++result.profiled;
+      if (kernels.contains(launch.kernel)) result.ordinals[{launch.kernel, key}].push_back(ordinal);
+    }
+    return result;
+  }
+
+  // Every group of `kernel` got the launches it can have (fewer when it has fewer past the skip).
+  bool reached(const std::string& kernel, const PassResult& result) const {
+    for (auto it = groups_.lower_bound({kernel, ""}); it != groups_.end() && it->first.first == kernel; ++it) {
+      const std::int64_t want = std::min(options_.launches_per_config, std::max<std::int64_t>(it->second.launches - options_.launch_skip, 0));
+      const auto got = result.ordinals.find(it->first);
+      if (std::int64_t(got == result.ordinals.end() ? 0 : got->second.size()) < want) return false;
+    }
+    return true;
+  }
+
+  // Launches the kernels' configurations want, were each profiled on its own.
+  std::int64_t wanted_launches(const std::vector<std::string>& kernels) const {
+    std::int64_t total = 0;
+    for (const auto& kernel : kernels)
+      for (auto it = groups_.lower_bound({kernel, ""}); it != groups_.end() && it->first.first == kernel; ++it)
+        total += std::min(options_.launches_per_config, std::max<std::int64_t>(it->second.launches - options_.launch_skip, 0));
+    return total;
+  }
+
+  bool reachable(const std::string& kernel) const {
+    for (auto it = groups_.lower_bound({kernel, ""}); it != groups_.end() && it->first.first == kernel; ++it)
+      if (it->second.launches > options_.launch_skip) return true;
+    return false;
+  }
+
+ private:
+  const std::vector<StageKernelLaunch>& launches_;
+  const NcuPlanOptions& options_;
+  bool configs_known_ = false;
+  std::map<GroupKey, Group> groups_;
+};
+
+std::vector<std::string> unreached_of(const Planner& planner, const std::vector<std::string>& kernels, const PassResult& result) {
+  std::vector<std::string> unreached;
+  for (const auto& kernel : kernels)
+    if (!planner.reached(kernel, result)) unreached.push_back(kernel);
+  return unreached;
+}
+
+// The pass for `kernels`: the --launch-count of least estimated cost. A higher count reaches kernels that
+// share a configuration with another in this pass, but profiles more launches of every configuration; a
+// kernel it leaves out costs another pass (a whole replay of the workload under ncu) plus its own launches.
+std::pair<std::int64_t, PassResult> choose_count(const Planner& planner, const std::vector<std::string>& kernels,
+                                                 const NcuPlanOptions& options) {
+  const std::set<std::string> set(kernels.begin(), kernels.end());
+  const std::int64_t base_count = std::max<std::int64_t>(options.launches_per_config, 1);
+  std::optional<std::pair<std::int64_t, PassResult>> best;
+  double best_cost = 0;
+  for (std::int64_t count = base_count; count <= std::max(options.max_launch_count, base_count); ++count) {
+    PassResult result = planner.simulate(set, count);
+    const auto unreached = unreached_of(planner, kernels, result);
+    double cost = double(result.profiled) * options.seconds_per_launch;
+    if (!unreached.empty()) cost += options.seconds_per_pass + double(planner.wanted_launches(unreached)) * options.seconds_per_launch;
+    if (!best || cost < best_cost) {
+      best_cost = cost;
+      best.emplace(count, std::move(result));
+    }
+    if (unreached.empty()) break;  // higher counts only profile more
+  }
+  return std::move(*best);
+}
+
+void plan_without_launch_table(const KernelSelection& selection, const NcuPlanOptions& options, NcuPlan& plan) {
+  NcuPlanPass pass;
+  pass.launch_skip = options.launch_skip;
+  pass.launch_count = std::max<std::int64_t>(options.launches_per_config, 1);
+  for (const auto& kernel : selection.kernels) {
+    PlannedConfig config;
+    config.kernel = kernel.name;
+    config.stage_launches = kernel.instances;
+    config.stage_time_ns = kernel.total_time_ns;
+    for (std::int64_t i = options.launch_skip + 1; i <= std::min(kernel.instances, options.launch_skip + pass.launch_count); ++i)
+      config.ordinals.push_back(i);
+    if (config.ordinals.empty()) plan.kernels_unreached.push_back(kernel.name);
+    pass.profiled_launches += std::int64_t(config.ordinals.size());
+    pass.kernels.push_back(kernel.name);
+    plan.configs.push_back(std::move(config));
+  }
+  plan.passes.push_back(std::move(pass));
+}
+
+void plan_from_launch_table(const KernelSelection& selection, const std::vector<StageKernelLaunch>& launches,
+                            const NcuPlanOptions& options, NcuPlan& plan) {
+  const Planner planner(launches, options);
+  plan.configs_known = planner.configs_known();
+  std::vector<std::string> remaining;
+  for (const auto& kernel : selection.kernels) {
+    const bool present = planner.groups().lower_bound({kernel.name, ""}) != planner.groups().end() &&
+                         planner.groups().lower_bound({kernel.name, ""})->first.first == kernel.name;
+    if (!present) plan.kernels_without_launches.push_back(kernel.name);
+    else if (!planner.reachable(kernel.name)) plan.kernels_unreached.push_back(kernel.name);
+    else remaining.push_back(kernel.name);
+  }
+  std::map<GroupKey, std::set<std::int64_t>> ordinals;
+  std::map<GroupKey, std::size_t> first_pass;
+  while (!remaining.empty()) {
+    auto [count, result] = choose_count(planner, remaining, options);
+    const std::vector<std::string> unreached = unreached_of(planner, remaining, result);
+    NcuPlanPass pass;
+    pass.kernels = remaining;
+    pass.launch_skip = options.launch_skip;
+    pass.launch_count = count;
+    pass.profiled_launches = result.profiled;
+    for (auto& [key, got] : result.ordinals) {
+      ordinals[key].insert(got.begin(), got.end());
+      first_pass.emplace(key, plan.passes.size());
+    }
+    plan.passes.push_back(std::move(pass));
+    if (unreached.size() == remaining.size()) {  // no progress: cannot happen while the first launch of a config counts
+      plan.kernels_unreached.insert(plan.kernels_unreached.end(), unreached.begin(), unreached.end());
+      break;
+    }
+    remaining = unreached;
+  }
+  for (const auto& kernel : selection.kernels) {
+    std::vector<std::pair<const GroupKey*, const Group*>> groups;
+    for (auto it = planner.groups().lower_bound({kernel.name, ""}); it != planner.groups().end() && it->first.first == kernel.name; ++it)
+      groups.emplace_back(&it->first, &it->second);
+    std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.second->first_seen < b.second->first_seen; });
+    for (const auto& [key, group] : groups) {
+      PlannedConfig config;
+      config.kernel = kernel.name;
+      config.config = key->second;
+      config.grid = group->grid;
+      config.block = group->block;
+      config.stage_launches = group->launches;
+      config.stage_time_ns = group->time_ns;
+      if (const auto found = ordinals.find(*key); found != ordinals.end()) config.ordinals.assign(found->second.begin(), found->second.end());
+      if (const auto found = first_pass.find(*key); found != first_pass.end()) config.pass = found->second;
+      plan.configs.push_back(std::move(config));
+    }
+  }
+}
+
+}  // namespace
+
+std::string launch_config_key(const StageKernelLaunch& launch) {
+  return "grid " + launch.grid + " block " + launch.block + " smem " + std::to_string(launch.shared_memory_bytes);
+}
+
+NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<StageKernelLaunch>& launches,
+                          const NcuPlanOptions& options) {
+  NcuPlan plan;
+  plan.stage = selection.stage;
+  plan.stage_kernel_time_ns = selection.stage_kernel_time_ns;
+  plan.selection_coverage = selection.coverage;
+  plan.seconds_per_launch = options.seconds_per_launch;
+  plan.seconds_per_launch_source = options.seconds_per_launch_source;
+  plan.seconds_per_pass = options.seconds_per_pass;
+  if (launches.empty()) {
+    plan.configs_known = false;
+    plan_without_launch_table(selection, options, plan);
+  } else {
+    plan_from_launch_table(selection, launches, options, plan);
+  }
+  // Each pass's regex matches exactly its kernels (and, by function name, their namesakes).
+  for (auto& pass : plan.passes) {
+    pass.kernel_regex = kernel_name_regex(pass.kernels, options.name_base);
+    plan.planned_launches += pass.profiled_launches;
+  }
+  std::int64_t covered_ns = 0;
+  for (const auto& config : plan.configs)
+    if (!config.ordinals.empty()) covered_ns += config.stage_time_ns;
+  plan.expected_coverage = plan.stage_kernel_time_ns > 0 ? double(covered_ns) / double(plan.stage_kernel_time_ns) : 0;
+  plan.estimated_seconds = double(plan.planned_launches) * plan.seconds_per_launch + double(plan.passes.size()) * plan.seconds_per_pass;
+  return plan;
+}
+
+NcuPlanCheck check_ncu_plan(const NcuPlan& plan, const std::vector<ProfiledLaunch>& rows, KernelNameBase name_base) {
+  // ncu renames demangled names (--rename-kernels, on by default in 2025.3), so both sides are
+  // compared by the spelling-independent join key (or the function name under that base).
+  const auto key_of = [name_base](const std::string& name) {
+    return name_base == KernelNameBase::function ? kernel_function_name(name) : kernel_name_join_key(name);
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, std::int64_t> row_counts;  // (key, grid, block)
+  std::map<std::string, std::int64_t> rows_by_kernel;
+  for (const auto& row : rows) {
+    const std::string key = key_of(row.kernel_name);
+    ++row_counts[{key, row.grid, row.block}];
+    ++rows_by_kernel[key];
+  }
+  NcuPlanCheck check;
+  check.rows = std::int64_t(rows.size());
+  std::set<std::string> kernels_seen, kernels_planned;
+  std::int64_t covered_ns = 0;
+  for (const auto& config : plan.configs) {
+    if (config.ordinals.empty()) continue;
+    const std::string key = key_of(config.kernel);
+    kernels_planned.insert(config.kernel);
+    std::int64_t profiled = 0;
+    if (plan.configs_known && !config.grid.empty()) {
+      // Several nsys names may share one key; each planned group takes its rows once.
+      auto found = row_counts.find({key, config.grid, config.block});
+      if (found != row_counts.end()) profiled = found->second;
+    } else if (auto found = rows_by_kernel.find(key); found != rows_by_kernel.end()) {
+      profiled = found->second;
+    }
+    if (rows_by_kernel.contains(key)) kernels_seen.insert(config.kernel);
+    const std::int64_t planned = std::int64_t(config.ordinals.size());
+    check.planned_launches += planned;
+    check.profiled_planned_launches += std::min(planned, profiled);
+    if (profiled > 0) covered_ns += config.stage_time_ns;
+    if (profiled < planned) check.not_profiled.push_back({config.kernel, config.config, planned, profiled});
+  }
+  for (const auto& kernel : kernels_planned)
+    if (!kernels_seen.contains(kernel)) check.kernels_without_rows.push_back(kernel);
+  check.coverage_reached = plan.stage_kernel_time_ns > 0 ? double(covered_ns) / double(plan.stage_kernel_time_ns) : 0;
+  return check;
+}
+
+}  // namespace llmprof

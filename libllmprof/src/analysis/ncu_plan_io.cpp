@@ -1,0 +1,143 @@
+// The ncu plan's inputs and outputs: the stage's launch table from the nsys SQLite export, plan.json,
+// and the plan as text for the log and the console.
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "llmprof/ncu_plan.hpp"
+#include "parse/nsys_sqlite.hpp"
+
+namespace llmprof {
+namespace {
+
+std::string triple(const std::array<std::int64_t, 3>& values) {
+  return "(" + std::to_string(values[0]) + ", " + std::to_string(values[1]) + ", " + std::to_string(values[2]) + ")";
+}
+
+// Instances of the stage range, merged where they overlap, in start order.
+std::vector<std::pair<std::int64_t, std::int64_t>> stage_intervals(const std::vector<detail::NvtxRangeRow>& ranges,
+                                                                   const std::string& stage) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> intervals;
+  for (const auto& range : ranges)
+    if (range.name == stage) intervals.emplace_back(range.start_ns, range.end_ns);
+  std::sort(intervals.begin(), intervals.end());
+  std::vector<std::pair<std::int64_t, std::int64_t>> merged;
+  for (const auto& interval : intervals) {
+    if (!merged.empty() && interval.first <= merged.back().second) merged.back().second = std::max(merged.back().second, interval.second);
+    else merged.push_back(interval);
+  }
+  return merged;
+}
+
+}  // namespace
+
+Result<std::vector<StageKernelLaunch>> read_stage_kernel_launches(const std::filesystem::path& sqlite_export,
+                                                                  const std::string& stage) {
+  auto reader = detail::NsysSqliteReader::open(sqlite_export);
+  if (!reader) return reader.error();
+  std::int64_t unclosed = 0;
+  auto ranges = reader->read_nvtx_ranges(unclosed);
+  if (!ranges) return ranges.error();
+  const auto intervals = stage_intervals(ranges.value(), stage);
+  if (intervals.empty())
+    return make_error(ErrorCode::not_found, "no closed NVTX range '" + stage + "' in " + sqlite_export.string(),
+                      "check run.stage against the ranges the workload emits", sqlite_export.string());
+  std::vector<StageKernelLaunch> launches;
+  std::map<std::int64_t, std::string> names;  // StringIds cache: a decode has ~10^5 launches of ~30 names
+  std::size_t next = 0;
+  // A kernel belongs to the stage when its GPU execution starts inside an instance: the decode range
+  // of llmprof-decode and of torch workloads closes after a synchronize, so its kernels run within it.
+  auto visited = reader->for_each_kernel_launch([&](const detail::KernelLaunchRow& row) {
+    while (next < intervals.size() && intervals[next].second < row.start_ns) ++next;
+    if (next == intervals.size() || row.start_ns < intervals[next].first) return;
+    auto name = names.find(row.name_id);
+    if (name == names.end()) name = names.emplace(row.name_id, reader->string_value(row.name_id)).first;
+    launches.push_back({name->second, triple(row.grid), triple(row.block), row.shared_memory_bytes, row.end_ns - row.start_ns});
+  });
+  if (!visited) return visited.error();
+  if (!visited.value())
+    return make_error(ErrorCode::parse_error, sqlite_export.string() + " has no kernel launch configurations",
+                      "export with Nsight Systems 2022.4 or later", sqlite_export.string());
+  return launches;
+}
+
+std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check, const double* measured_seconds_per_launch) {
+  boost::json::object document;
+  document["schema"] = "llmprof.ncu_plan/1";
+  document["stage"] = plan.stage;
+  document["configs_known"] = plan.configs_known;
+  document["planned_launches"] = plan.planned_launches;
+  document["stage_kernel_time_ns"] = plan.stage_kernel_time_ns;
+  document["selection_coverage"] = plan.selection_coverage;
+  document["expected_coverage"] = plan.expected_coverage;
+  document["seconds_per_launch"] = plan.seconds_per_launch;
+  document["seconds_per_launch_source"] = plan.seconds_per_launch_source;
+  document["seconds_per_pass"] = plan.seconds_per_pass;
+  document["estimated_seconds"] = plan.estimated_seconds;
+  boost::json::array passes;
+  for (const auto& pass : plan.passes) {
+    boost::json::array kernels;
+    for (const auto& kernel : pass.kernels) kernels.emplace_back(kernel);
+    passes.emplace_back(boost::json::object{{"kernel_regex", pass.kernel_regex}, {"launch_skip", pass.launch_skip},
+                                            {"launch_count", pass.launch_count}, {"profiled_launches", pass.profiled_launches},
+                                            {"kernels", std::move(kernels)}});
+  }
+  document["passes"] = std::move(passes);
+  boost::json::array configs;
+  for (const auto& config : plan.configs) {
+    boost::json::array ordinals;
+    for (auto ordinal : config.ordinals) ordinals.emplace_back(ordinal);
+    configs.emplace_back(boost::json::object{{"kernel", config.kernel}, {"config", config.config}, {"grid", config.grid},
+                                             {"block", config.block}, {"stage_launches", config.stage_launches},
+                                             {"stage_time_ns", config.stage_time_ns}, {"ordinals", std::move(ordinals)},
+                                             {"pass", config.pass}});
+  }
+  document["configs"] = std::move(configs);
+  const auto strings = [](const std::vector<std::string>& values) {
+    boost::json::array array;
+    for (const auto& value : values) array.emplace_back(value);
+    return array;
+  };
+  document["kernels_without_launches"] = strings(plan.kernels_without_launches);
+  document["kernels_unreached"] = strings(plan.kernels_unreached);
+  if (check) {
+    boost::json::array missing;
+    for (const auto& shortfall : check->not_profiled)
+      missing.emplace_back(boost::json::object{{"kernel", shortfall.kernel}, {"config", shortfall.config},
+                                               {"planned", shortfall.planned}, {"profiled", shortfall.profiled}});
+    document["check"] = boost::json::object{{"rows", check->rows}, {"planned_launches", check->planned_launches},
+                                            {"profiled_planned_launches", check->profiled_planned_launches},
+                                            {"coverage_reached", check->coverage_reached},
+                                            {"not_profiled", std::move(missing)},
+                                            {"kernels_without_rows", strings(check->kernels_without_rows)}};
+  }
+  if (measured_seconds_per_launch) document["measured_seconds_per_launch"] = *measured_seconds_per_launch;
+  return boost::json::serialize(document);
+}
+
+std::string ncu_plan_text(const NcuPlan& plan) {
+  std::ostringstream text;
+  text.precision(3);
+  text << "ncu plan for " << plan.stage << ": " << plan.planned_launches << " launches in " << plan.passes.size()
+       << " pass(es), estimated " << plan.estimated_seconds << " s (" << plan.seconds_per_launch << " s/launch, "
+       << plan.seconds_per_launch_source << "; " << plan.seconds_per_pass << " s/pass), expected coverage "
+       << plan.expected_coverage * 100 << "% of the stage's kernel time\n";
+  for (std::size_t i = 0; i < plan.passes.size(); ++i) {
+    const auto& pass = plan.passes[i];
+    text << "  pass " << i + 1 << ": " << pass.kernels.size() << " kernel(s), --filter-mode per-launch-config --launch-skip "
+         << pass.launch_skip << " --launch-count " << pass.launch_count << ": " << pass.profiled_launches << " launches\n";
+  }
+  for (const auto& config : plan.configs) {
+    text << "  " << config.ordinals.size() << " of " << config.stage_launches << "  " << kernel_function_name(config.kernel);
+    if (!config.config.empty()) text << "  " << config.config;
+    if (!config.ordinals.empty()) text << "  (launch " << config.ordinals.front() << (config.ordinals.size() > 1 ? "..." + std::to_string(config.ordinals.back()) : "") << ", pass " << config.pass + 1 << ")";
+    text << "\n";
+  }
+  for (const auto& kernel : plan.kernels_without_launches) text << "  not in the launch table: " << kernel << "\n";
+  for (const auto& kernel : plan.kernels_unreached) text << "  no launch past --launch-skip: " << kernel << "\n";
+  return text.str();
+}
+
+}  // namespace llmprof
