@@ -45,6 +45,15 @@ inline std::span<const std::string_view> choice_names(NcuCacheControl) noexcept 
   return names;
 }
 
+// --filter-mode (ncu 2023.1 and later; 2025.3.1 documents all three). per-launch-config applies the kernel
+// and launch filters separately to each launch configuration (grid, block, shared memory): the per-kernel
+// ncu plan (llmprof/ncu_plan.hpp) rests on it.
+enum class NcuFilterMode { global, per_gpu, per_launch_config };
+inline std::span<const std::string_view> choice_names(NcuFilterMode) noexcept {
+  static constexpr std::string_view names[] = {"global", "per-gpu", "per-launch-config"};
+  return names;
+}
+
 struct NcuProfileOptions {
   std::filesystem::path ncu = "ncu";
   bool target_all_processes = true;           // --target-processes all (python/launcher workloads)
@@ -57,6 +66,7 @@ struct NcuProfileOptions {
   std::optional<NcuKernelNameBase> kernel_name_base;  // --kernel-name-base; unset: ncu's default (function)
   std::optional<std::int64_t> launch_skip;    // --launch-skip N
   std::optional<std::int64_t> launch_count;   // --launch-count N
+  std::optional<NcuFilterMode> filter_mode;   // unset: ncu's default (global); validate() needs the probe to list it
   std::optional<NcuReplayMode> replay_mode;      // unset: ncu's default (kernel)
   std::optional<NcuClockControl> clock_control;  // unset: ncu's default (base)
   std::optional<NcuCacheControl> cache_control;  // unset: ncu's default (all)

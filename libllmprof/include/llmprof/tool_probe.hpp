@@ -97,11 +97,18 @@ struct NcuInfo {
   // say which analyses the sets can feed (ncu 2022.3's roofline set has no sm__ops_path_tensor_* FLOP).
   std::filesystem::path sections_directory;
   std::vector<std::string> section_metrics;
+  // The --filter-mode values `ncu --help` lists: 2022.3 has global and per-gpu, 2025.3.1 adds
+  // per-launch-config, which the per-kernel ncu plan needs. Empty when the help could not be read.
+  std::vector<std::string> filter_modes;
   std::vector<std::string> problems;
 
   bool has_section(std::string_view identifier) const;
   bool has_set(std::string_view identifier) const;
+  bool has_filter_mode(std::string_view mode) const;
 };
+
+// The values listed under --filter-mode in `ncu --help` ("global", "per-gpu", "per-launch-config").
+std::vector<std::string> parse_ncu_filter_modes(std::string_view help);
 
 struct ProbeOptions {
   std::filesystem::path nsys_path;  // explicit path from config; empty to search

@@ -105,6 +105,14 @@ std::optional<Error> check_profile(const NcuProfileOptions& options, const NcuIn
   }
   if (options.output.empty()) return invalid("ncu has no output report (-o)", "set output, e.g. MAIN/ncu/profile (ncu appends .ncu-rep)");
   if (auto error = check_filters(options)) return error;
+  if (options.filter_mode && *options.filter_mode != NcuFilterMode::global) {
+    const std::string mode(choice_name(*options.filter_mode));
+    if (!tool.filter_modes.empty() && !tool.has_filter_mode(mode)) {
+      return invalid("this ncu has no --filter-mode " + mode + " (its --help lists: " + join(tool.filter_modes, ", ") + ")",
+                     "use Nsight Compute 2025.3 or newer, or set ncu.plan = \"bounded\"", "--filter-mode " + mode);
+    }
+    if (tool.filter_modes.empty()) add_warning(warnings, "the probe could not read ncu --help, so --filter-mode " + mode + " was not checked");
+  }
   if (!options.set.empty() && !tool.sets.empty() && !probed_set(tool, options.set)) {
     std::vector<std::string> names;
     for (const auto& set : tool.sets) names.push_back(set.identifier);
@@ -209,6 +217,7 @@ std::vector<std::string> NcuCommand::argv() const {
   if (!o.kernel_name.empty()) args.insert(args.end(), {"--kernel-name", o.kernel_name});
   if (o.launch_skip) args.insert(args.end(), {"--launch-skip", std::to_string(*o.launch_skip)});
   if (o.launch_count) args.insert(args.end(), {"--launch-count", std::to_string(*o.launch_count)});
+  if (o.filter_mode) args.insert(args.end(), {"--filter-mode", std::string(choice_name(*o.filter_mode))});
   if (o.replay_mode) args.insert(args.end(), {"--replay-mode", std::string(choice_name(*o.replay_mode))});
   if (o.clock_control) args.insert(args.end(), {"--clock-control", std::string(choice_name(*o.clock_control))});
   if (o.cache_control) args.insert(args.end(), {"--cache-control", std::string(choice_name(*o.cache_control))});

@@ -1,0 +1,224 @@
+// The per-kernel ncu plan: given a stage's launch table, which launches are profiled, in how many ncu
+// passes, and the coverage expected; the check of ncu's rows against the plan; the --filter-mode values
+// of ncu --help. Expected figures for the recorded H100 decode come from tests/tools/ncu_plan_expected.py
+// (Python sqlite3; its output is quoted where used).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+
+#include "llmprof/ncu_command.hpp"
+#include "llmprof/ncu_plan.hpp"
+#include "llmprof/tool_probe.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using llmprof::testing::data_path;
+using llmprof::testing::read_file;
+
+namespace {
+
+StageKernelLaunch launch(const std::string& kernel, const std::string& grid, std::int64_t duration_ns = 10) {
+  return {kernel, grid, "(128, 1, 1)", 0, duration_ns};
+}
+
+// A selection of `names` out of `launches`, each kernel's time and count from the table.
+KernelSelection selection_of(const std::vector<StageKernelLaunch>& launches, const std::vector<std::string>& names) {
+  KernelSelection selection;
+  selection.stage = "decode";
+  std::map<std::string, SelectedKernel> kernels;
+  for (const auto& one : launches) {
+    selection.stage_kernel_time_ns += one.duration_ns;
+    kernels[one.kernel].name = one.kernel;
+    kernels[one.kernel].total_time_ns += one.duration_ns;
+    ++kernels[one.kernel].instances;
+  }
+  for (const auto& name : names) selection.kernels.push_back(kernels.at(name));
+  return selection;
+}
+
+// The heaviest kernels of the table up to `target` of its time (the same rule as the oracle).
+KernelSelection coverage_selection(const std::vector<StageKernelLaunch>& launches, double target) {
+  std::map<std::string, std::int64_t> totals;
+  std::int64_t stage = 0;
+  for (const auto& one : launches) {
+    totals[one.kernel] += one.duration_ns;
+    stage += one.duration_ns;
+  }
+  std::vector<std::pair<std::string, std::int64_t>> sorted(totals.begin(), totals.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  std::vector<std::string> names;
+  std::int64_t reached = 0;
+  for (const auto& [name, time] : sorted) {
+    if (double(reached) >= target * double(stage)) break;
+    names.push_back(name);
+    reached += time;
+  }
+  return selection_of(launches, names);
+}
+
+NcuPlanOptions free_passes() {
+  NcuPlanOptions options;
+  options.seconds_per_pass = 0;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("every configuration of every selected kernel gets its launch, wherever in the stage it first occurs") {
+  // attention grows its grid with the context: three configurations, the last only late in the stage.
+  std::vector<StageKernelLaunch> launches;
+  for (int step = 0; step < 30; ++step) {
+    launches.push_back(launch("gemm", "(64, 1, 1)"));
+    launches.push_back(launch("attention", step < 10 ? "(8, 1, 1)" : step < 20 ? "(16, 1, 1)" : "(32, 1, 1)"));
+  }
+  const NcuPlan plan = plan_ncu_launches(selection_of(launches, {"gemm", "attention"}), launches, free_passes());
+  REQUIRE(plan.passes.size() == 1);
+  CHECK(plan.passes[0].launch_count == 1);
+  CHECK(plan.planned_launches == 4);
+  REQUIRE(plan.configs.size() == 4);
+  CHECK(plan.configs[1].kernel == "attention");
+  CHECK(plan.configs[1].ordinals == std::vector<std::int64_t>{1});
+  CHECK(plan.configs[3].grid == "(32, 1, 1)");
+  CHECK(plan.configs[3].stage_launches == 10);
+  CHECK(plan.expected_coverage == Approx(1.0));
+  CHECK(plan.estimated_seconds == Approx(4 * 0.6));
+}
+
+TEST_CASE("kernels sharing a launch configuration share ncu's count: the plan raises it or adds a pass") {
+  // copy and add have the same configuration and alternate; ncu counts per configuration, not per kernel.
+  std::vector<StageKernelLaunch> launches;
+  for (int step = 0; step < 20; ++step) {
+    launches.push_back(launch("copy", "(4, 1, 1)"));
+    launches.push_back(launch("add", "(4, 1, 1)"));
+    launches.push_back(launch("gemm", "(64, 1, 1)"));
+  }
+  const KernelSelection selection = selection_of(launches, {"copy", "add", "gemm"});
+  SECTION("a cheap extra launch beats a replay") {
+    NcuPlanOptions options;
+    options.seconds_per_pass = 30;
+    const NcuPlan plan = plan_ncu_launches(selection, launches, options);
+    REQUIRE(plan.passes.size() == 1);
+    CHECK(plan.passes[0].launch_count == 2);  // copy #1 and add #1 fill the shared configuration's two slots
+    CHECK(plan.planned_launches == 4);        // and gemm gets 2 of its own configuration
+    CHECK(plan.kernels_unreached.empty());
+  }
+  SECTION("with the count held at 1, the kernel left out gets its own pass") {
+    NcuPlanOptions options;
+    options.max_launch_count = 1;
+    const NcuPlan plan = plan_ncu_launches(selection, launches, options);
+    REQUIRE(plan.passes.size() == 2);
+    CHECK(plan.passes[1].kernels == std::vector<std::string>{"add"});
+    CHECK_THAT(plan.passes[1].kernel_regex, Catch::Contains("add"));
+    CHECK(plan.planned_launches == 3);
+    CHECK(plan.configs[1].pass == 1);  // add's launch comes from the second pass
+  }
+}
+
+TEST_CASE("launch-skip is per configuration: a configuration with no launch past it is not planned") {
+  std::vector<StageKernelLaunch> launches = {launch("gemm", "(64, 1, 1)"), launch("gemm", "(64, 1, 1)"),
+                                             launch("gemm", "(64, 1, 1)"), launch("rare", "(2, 1, 1)", 30)};
+  NcuPlanOptions options = free_passes();
+  options.launch_skip = 1;
+  const NcuPlan plan = plan_ncu_launches(selection_of(launches, {"gemm", "rare"}), launches, options);
+  CHECK(plan.kernels_unreached == std::vector<std::string>{"rare"});
+  REQUIRE(plan.configs.size() == 2);
+  CHECK(plan.configs[0].ordinals == std::vector<std::int64_t>{2});
+  CHECK(plan.expected_coverage == Approx(30.0 / 60.0));
+}
+
+TEST_CASE("without a launch table the plan falls back on the selection's counts, configurations unknown") {
+  std::vector<StageKernelLaunch> launches = {launch("a", "(1, 1, 1)"), launch("a", "(1, 1, 1)"), launch("b", "(1, 1, 1)")};
+  NcuPlanOptions options;
+  options.launches_per_config = 2;
+  const NcuPlan plan = plan_ncu_launches(selection_of(launches, {"a", "b"}), {}, options);
+  CHECK_FALSE(plan.configs_known);
+  REQUIRE(plan.passes.size() == 1);
+  CHECK(plan.passes[0].launch_count == 2);
+  CHECK(plan.planned_launches == 3);  // a twice, b once (it has one launch)
+}
+
+TEST_CASE("the plan for the recorded H100 decode (1b, batch 8) matches the independent oracle") {
+  auto launches = read_stage_kernel_launches(data_path("ncu-plan/ex1b8_configs.sqlite"), "decode");
+  REQUIRE(launches.has_value());
+  // ncu_plan_expected.py: ex1b8 decode: launches=6488 stage_time=19501994 selected=19 configs=22
+  CHECK(launches->size() == 6488);
+  const KernelSelection selection = coverage_selection(launches.value(), 0.9);
+  CHECK(selection.stage_kernel_time_ns == 19501994);
+  REQUIRE(selection.kernels.size() == 19);
+  SECTION("passes free: one pass per collision") {
+    // seconds_per_pass=0.0: groups=27 passes=[(1, 17), (1, 5), (1, 4), (1, 3), (1, 3), (1, 2), (1, 1)]
+    // planned_launches=35 planned_groups=27 expected_coverage=0.909541
+    const NcuPlan plan = plan_ncu_launches(selection, launches.value(), free_passes());
+    CHECK(plan.passes.size() == 7);
+    CHECK(plan.planned_launches == 35);
+    CHECK(plan.configs.size() == 27);
+    CHECK(plan.expected_coverage == Approx(0.909541).epsilon(1e-5));
+  }
+  SECTION("a pass costs 30 s: a raised count instead of five more replays") {
+    // seconds_per_pass=30.0: groups=27 passes=[(1, 17), (9, 45)] planned_launches=62 planned_groups=27
+    NcuPlanOptions options;
+    options.seconds_per_pass = 30;
+    const NcuPlan plan = plan_ncu_launches(selection, launches.value(), options);
+    REQUIRE(plan.passes.size() == 2);
+    CHECK(plan.passes[0].launch_count == 1);
+    CHECK(plan.passes[0].profiled_launches == 17);
+    CHECK(plan.passes[1].launch_count == 9);
+    CHECK(plan.passes[1].profiled_launches == 45);
+    CHECK(plan.planned_launches == 62);
+    CHECK(plan.expected_coverage == Approx(0.909541).epsilon(1e-5));
+    CHECK(plan.estimated_seconds == Approx(62 * 0.6 + 2 * 30));
+    CHECK_THAT(ncu_plan_json(plan), Catch::Contains("\"schema\":\"llmprof.ncu_plan/1\""));
+  }
+}
+
+TEST_CASE("the check finds every planned kernel's rows and names the planned launches ncu did not profile") {
+  std::vector<StageKernelLaunch> launches = {launch("gemm", "(64, 1, 1)", 60), launch("attention", "(8, 1, 1)", 30),
+                                             launch("attention", "(16, 1, 1)", 10)};
+  const NcuPlan plan = plan_ncu_launches(selection_of(launches, {"gemm", "attention"}), launches, free_passes());
+  REQUIRE(plan.planned_launches == 3);
+  const NcuPlanCheck check = check_ncu_plan(plan, {{"gemm", "(64, 1, 1)", "(128, 1, 1)"}, {"attention", "(8, 1, 1)", "(128, 1, 1)"}},
+                                            KernelNameBase::demangled);
+  CHECK(check.profiled_planned_launches == 2);
+  REQUIRE(check.not_profiled.size() == 1);
+  CHECK(check.not_profiled[0].kernel == "attention");
+  CHECK(check.not_profiled[0].config == "grid (16, 1, 1) block (128, 1, 1) smem 0");
+  CHECK(check.kernels_without_rows.empty());
+  CHECK(check.coverage_reached == Approx(0.9));
+  const NcuPlanCheck none = check_ncu_plan(plan, {}, KernelNameBase::demangled);
+  CHECK(none.kernels_without_rows.size() == 2);
+  CHECK(none.coverage_reached == 0);
+}
+
+TEST_CASE("ncu --help lists per-launch-config from 2025.3 on; 2022.3 has global and per-gpu only") {
+  CHECK(parse_ncu_filter_modes(read_file(data_path("h100-nsight-2025.3/cli/ncu_help.txt"))) ==
+        std::vector<std::string>{"global", "per-gpu", "per-launch-config"});
+  CHECK(parse_ncu_filter_modes(read_file(data_path("debian-nsight-2022/cli/ncu_help.txt"))) ==
+        std::vector<std::string>{"global", "per-gpu"});
+  CHECK(parse_ncu_filter_modes("usage: ncu [options]").empty());
+}
+
+TEST_CASE("ncu filter mode per-launch-config reaches the argv and is refused where the probed ncu lacks it") {
+  NcuProfileOptions options;
+  options.application = {"/bin/true"};
+  options.output = "/tmp/out";
+  options.kernel_name = "regex:^(?:gemm)$";
+  options.launch_count = 1;
+  options.filter_mode = NcuFilterMode::per_launch_config;
+  const NcuCommand command = NcuCommand::profile(options);
+  const auto argv = command.argv();
+  const auto mode = std::find(argv.begin(), argv.end(), "--filter-mode");
+  REQUIRE(mode != argv.end());
+  CHECK(*(mode + 1) == "per-launch-config");
+  NcuInfo old;
+  old.found = true;
+  old.filter_modes = {"global", "per-gpu"};
+  auto refused = command.validate(old);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK_THAT(refused.error().message, Catch::Contains("no --filter-mode per-launch-config"));
+  NcuInfo current = old;
+  current.filter_modes.push_back("per-launch-config");
+  CHECK(command.validate(current).has_value());
+}
