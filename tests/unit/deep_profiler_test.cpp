@@ -608,3 +608,53 @@ TEST_CASE("nsys ending the workload at the end of the capture range (stop-shutdo
   CHECK(std::none_of(nsys.warnings.begin(), nsys.warnings.end(),
                      [](const std::string& warning) { return warning.find("application probably exited with an error") != std::string::npos; }));
 }
+
+TEST_CASE("ncu.plan = per-kernel: an ncu with --filter-mode per-launch-config profiles by the plan in one pass") {
+  Bench bench;
+  bench.runner.on(command_is("ncu", {"--help"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_help.txt")));
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.script_ncu_report();
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+  INFO(stage_of(manifest, "ncu").reason);
+  CHECK(stage_of(manifest, "ncu").status == StageStatus::ok);
+  const auto ncu_runs = bench.runs_of(ncu_profile(true));
+  REQUIRE(!ncu_runs.empty());
+  const auto mode = std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "--filter-mode");
+  REQUIRE(mode != ncu_runs[0].end());
+  CHECK(*(mode + 1) == "per-launch-config");
+  const auto count = std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "--launch-count");
+  REQUIRE(count != ncu_runs[0].end());
+  CHECK(*(count + 1) == "1");  // ncu.launches_per_config, per configuration: not the 200-launch bound
+  // No SQLite export here (the fake export writes none): the plan comes from the selection's counts.
+  const auto plan = boost::json::parse(read_file(bench.main() / "ncu/plan.json")).as_object();
+  CHECK(plan.at("configs_known").as_bool() == false);
+  CHECK(plan.at("passes").as_array().size() == 1);
+  const auto selection = boost::json::parse(read_file(bench.main() / "nsys/selection.json")).as_object();
+  CHECK(plan.at("planned_launches").as_int64() == static_cast<std::int64_t>(selection.at("kernels").as_array().size()));
+  REQUIRE(plan.contains("check"));
+  CHECK(plan.at("check").at("rows").as_int64() > 0);
+  CHECK(fs::exists(bench.main() / "ncu/plan.log"));
+  bool eta = false;
+  for (const auto& event : bench.events)
+    eta = eta || format_progress_event(event).find("launch 2 of ") != std::string::npos;
+  CHECK(eta);
+  CHECK(summary.outcome == RunOutcome::ok);
+}
+
+TEST_CASE("ncu.plan = per-kernel falls back to the bounded plan where ncu --help lists no per-launch-config") {
+  Bench bench;
+  bench.runner.on(command_is("ncu", {"--help"}), FakeAnswer::printing(fixture_lines("debian-nsight-2022/cli/ncu_help.txt")));
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.script_ncu_report();
+  const RunSummary summary = bench.run();
+  const auto ncu_runs = bench.runs_of(ncu_profile(true));
+  REQUIRE(!ncu_runs.empty());
+  CHECK(std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "--filter-mode") == ncu_runs[0].end());
+  CHECK(std::any_of(summary.notes.begin(), summary.notes.end(), [](const std::string& note) {
+    return note.find("no --filter-mode per-launch-config") != std::string::npos;
+  }));
+  CHECK_FALSE(fs::exists(bench.main() / "ncu/plan.json"));
+}

@@ -48,6 +48,16 @@ inline std::span<const std::string_view> choice_names(OnEmptyGate) noexcept {
   return names;
 }
 
+// How the ncu stage chooses the launches it profiles. per-kernel: the plan of llmprof/ncu_plan.hpp
+// (a few launches of each selected kernel and launch configuration, ncu 2025.3's --filter-mode
+// per-launch-config); bounded: the selection's regex with one --launch-count bound, then one pass per
+// kernel the bound missed (what every ncu can do; chosen by itself when the probed ncu lacks the filter mode).
+enum class NcuPlanMode { per_kernel, bounded };
+inline std::span<const std::string_view> choice_names(NcuPlanMode) noexcept {
+  static constexpr std::string_view names[] = {"per-kernel", "bounded"};
+  return names;
+}
+
 struct RunConfig {
   std::filesystem::path runs_root = "runs";
   std::string run_id;                      // empty: generated (UTC timestamp + suffix)
@@ -112,6 +122,11 @@ struct NcuConfig {
   std::int64_t launch_skip = 0;
   std::int64_t launches_per_kernel = 1;        // each selected kernel profiled at least this often
   std::int64_t max_launches = 200;             // bound on the whole ncu run
+  NcuPlanMode plan = NcuPlanMode::per_kernel;
+  std::int64_t launches_per_config = 1;        // per-kernel plan: launches per (kernel, launch configuration)
+  std::int64_t plan_max_launch_count = 16;     // per-kernel plan: highest --launch-count to reach shared configurations
+  double seconds_per_launch = 0.6;             // per-kernel plan: estimate (H100, --set roofline, issue 14)
+  double seconds_per_pass = 30;                // per-kernel plan: one workload replay under ncu, beyond its launches
   bool retry_without_filter = true;            // "No kernels were profiled": once more, unfiltered, bounded
   NcuReplayMode replay_mode = NcuReplayMode::kernel;
   NcuClockControl clock_control = NcuClockControl::base;

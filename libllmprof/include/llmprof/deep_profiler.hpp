@@ -53,6 +53,7 @@ struct ProgressEvent {
   int kernel_index = 0;  // 1-based n of n/N; 0 when not a kernel event
   int kernel_total = 0;
   int passes = 0;        // replay passes of the kernel just profiled; 0 while unknown
+  std::string plan_progress;  // under the per-kernel ncu plan: "launch 3 of 40 planned, ETA 22 s"
 };
 using ProgressCallback = std::function<void(const ProgressEvent&)>;
 

@@ -10,7 +10,7 @@
 //   stage1/{cmd.txt, stdout.log, stderr.log, metrics.json, repeats.json, repeats/<i>/}
 //   nsys/{cmd.txt, profile.log, profile.nsys-rep, metrics.json, summary_<report>.csv, stats.log,
 //         profile.sqlite, export.log, selection.json}
-//   ncu/{cmd.txt, profile.log, profile.ncu-rep, import.log, raw.csv, followup_<n>.*}
+//   ncu/{cmd.txt, plan.json, plan.log, profile.log, profile.ncu-rep, import.log, raw.csv, plan_<n>.*, followup_<n>.*}
 //   analysis/{kernels.csv, stages.csv, report.json}
 //   report.md report.html
 #pragma once
@@ -83,6 +83,8 @@ class RunLayout {
   static path ncu_csv(std::string_view name) { return ncu_directory() / (std::string(name) + ".csv"); }
   static path ncu_raw_csv() { return "ncu/raw.csv"; }  // `ncu --import --page raw --csv` of every pass
   static path ncu_import_log() { return "ncu/import.log"; }
+  static path ncu_plan() { return "ncu/plan.json"; }      // the per-kernel plan, then its check
+  static path ncu_plan_log() { return "ncu/plan.log"; }   // the plan in words
 
   // analysis/: written by the analysis, read by report, compare and sweep.
   static path analysis_kernels() { return "analysis/kernels.csv"; }

@@ -23,6 +23,7 @@ std::string format_progress_event(const ProgressEvent& event) {
         text += "kernel " + std::to_string(event.kernel_index) + "/" + std::to_string(event.kernel_total) + " " +
                 event.kernel_name;
         if (event.passes > 0) text += " (" + std::to_string(event.passes) + " passes)";
+        if (!event.plan_progress.empty()) text += ", " + event.plan_progress;
         return text;
       }
       return text + event.message;

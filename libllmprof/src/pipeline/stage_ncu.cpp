@@ -1,5 +1,5 @@
-// Stage "ncu": Nsight Compute on the selected kernels only (bounded launches), then the raw page as
-// CSV (MAIN/ncu/raw.csv). "No kernels were profiled" gets one bounded re-run without the kernel
+// Stage "ncu": Nsight Compute on the selected kernels only, by the per-kernel plan (stage_ncu_plan.cpp)
+// or bounded launches, then the raw page as CSV (MAIN/ncu/raw.csv). "No kernels were profiled" gets one bounded re-run without the kernel
 // filter; without a selection (nsys skipped or failed) ncu runs unfiltered and bounded from the start.
 #include "pipeline/deep_profiler_internal.hpp"
 #include "llmprof/logging.hpp"
@@ -20,16 +20,8 @@ namespace {
 
 constexpr const char* kStage = "ncu";
 
-// What one ncu pass profiles: the selection's regex and bound (first pass), nothing (unfiltered), or
-// one kernel the first pass missed (follow-up passes).
-struct PassFilter {
-  std::optional<std::string> kernel_regex;
-  std::optional<std::int64_t> launch_count;
-  std::string output_name = "profile";  // ncu/<output_name>.ncu-rep
-};
-
-PassFilter selection_filter(const SelectOutput& select, bool filtered) {
-  PassFilter filter;
+NcuPassFilter selection_filter(const SelectOutput& select, bool filtered) {
+  NcuPassFilter filter;
   if (filtered) {
     filter.kernel_regex = select.kernel_regex;
     filter.launch_count = select.launch_bound;
@@ -37,15 +29,17 @@ PassFilter selection_filter(const SelectOutput& select, bool filtered) {
   return filter;
 }
 
-NcuCommand profile_command(const PipelineRun& run, const NcuInfo& ncu, const PassFilter& filter) {
+NcuCommand profile_command(const PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter) {
   return ncu_profile_command(run, ncu, filter.kernel_regex, filter.launch_count,
-                             fs::absolute(run.directory.layout().resolve(RunLayout::ncu_output_base(filter.output_name))));
+                             fs::absolute(run.directory.layout().resolve(RunLayout::ncu_output_base(filter.output_name))),
+                             filter.launch_skip, filter.filter_mode);
 }
 
 }  // namespace
 
 NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu, const std::optional<std::string>& kernel_regex,
-                               std::optional<std::int64_t> launch_count, const fs::path& output) {
+                               std::optional<std::int64_t> launch_count, const fs::path& output,
+                               std::optional<std::int64_t> launch_skip, std::optional<NcuFilterMode> filter_mode) {
   const NcuConfig& config = run.config.ncu;
   NcuProfileOptions options;
   options.ncu = ncu.path;
@@ -59,7 +53,9 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu, const
     options.kernel_name = *kernel_regex;
     options.kernel_name_base = config.kernel_name_base;
   }
-  if (config.launch_skip > 0) options.launch_skip = config.launch_skip;
+  if (launch_skip) options.launch_skip = *launch_skip;
+  else if (config.launch_skip > 0) options.launch_skip = config.launch_skip;
+  options.filter_mode = filter_mode;
   if (launch_count) options.launch_count = *launch_count;
   else if (config.max_launches > 0) options.launch_count = config.max_launches;
   options.replay_mode = config.replay_mode;
@@ -74,13 +70,14 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu, const
 
 namespace {
 
-void report_line(PipelineRun& run, const std::string& line) {
+void report_line(PipelineRun& run, const std::string& line, NcuPlanProgress* plan) {
   auto progress = parse_ncu_progress_line(line);
   if (!progress) return;
   ProgressEvent event;
   event.kind = ProgressEvent::Kind::tool_progress;
   event.stage = kStage;
   event.message = line;
+  if (plan && progress->passes > 0) event.plan_progress = plan->finished_launch(run.clock.now());
   event.kernel_name = progress->kernel_name;
   event.kernel_index = progress->index;
   event.kernel_total = progress->total;
@@ -88,15 +85,11 @@ void report_line(PipelineRun& run, const std::string& line) {
   run.emit(event);
 }
 
-struct Attempt {
-  std::optional<StageResult> problem;  // could not run, invalid, interrupted, timed out
-  NcuOutputDiagnosis diagnosis;
-  std::optional<ProcessOutcome> outcome;
-  std::string filters;
-};
+}  // namespace
 
-Attempt profile(PipelineRun& run, const NcuInfo& ncu, const PassFilter& filter, const std::string& log_name) {
-  Attempt attempt;
+NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter, const std::string& log_name,
+                     NcuPlanProgress* plan) {
+  NcuAttempt attempt;
   NcuCommand command = profile_command(run, ncu, filter);
   for (const auto& warning : command.drop_unknown_sections(ncu)) run.warn(kStage, warning);
   if (auto valid = command.validate(ncu); !valid) {
@@ -105,7 +98,7 @@ Attempt profile(PipelineRun& run, const NcuInfo& ncu, const PassFilter& filter, 
   }
   ToolCall call = profiler_call(run, kStage, command.argv(), command.to_shell_string(), RunLayout::ncu_log(log_name),
                                 run.config.ncu.timeout_s);
-  call.on_line = [&run](const std::string& line) { report_line(run, line); };
+  call.on_line = [&run, plan](const std::string& line) { report_line(run, line, plan); };
   for (const auto& include : run.config.ncu.nvtx_include) attempt.filters += "--nvtx-include " + include + " ";
   if (filter.kernel_regex) attempt.filters += "--kernel-name " + *filter.kernel_regex;
   attempt.problem = run_profiler_call(run, call, RunLayout::ncu_commands(), "ncu", attempt.outcome);
@@ -114,6 +107,8 @@ Attempt profile(PipelineRun& run, const NcuInfo& ncu, const PassFilter& filter, 
   warn_about_cupti_conflict(run, kStage, call.log_file);
   return attempt;
 }
+
+namespace {
 
 std::string kernel_list(const std::vector<std::string>& names) {
   std::string joined;
@@ -157,7 +152,7 @@ StageResult export_ncu_raw_csv(PipelineRun& run, const NcuInfo& ncu, const fs::p
 
 namespace {
 
-StageResult export_raw_csv(PipelineRun& run, const NcuInfo& ncu, const fs::path& report,
+StageResult export_raw_csv_of(PipelineRun& run, const NcuInfo& ncu, const fs::path& report,
                            const fs::path& csv = RunLayout::ncu_raw_csv()) {
   return export_ncu_raw_csv(run, ncu, report, csv.parent_path(), csv.filename().string());
 }
@@ -211,9 +206,9 @@ std::vector<std::string> missed_kernels(const std::vector<std::string>& selected
   return missed;
 }
 
-// Appends the data rows of `extra` to `target` when both have the same header and units rows
-// (same set, sections and metrics); false leaves `target` untouched.
-bool append_raw_rows(const fs::path& target, const fs::path& extra) {
+}  // namespace
+
+bool append_ncu_raw_rows(const fs::path& target, const fs::path& extra) {
   std::ifstream first(target), second(extra);
   std::string target_header, target_units, extra_header, extra_units;
   if (!std::getline(first, target_header) || !std::getline(first, target_units)) return false;
@@ -244,13 +239,13 @@ void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOu
   for (const auto& name : missed) {
     if (run.stopping()) return;
     ++index;
-    PassFilter filter;
+    NcuPassFilter filter;
     filter.kernel_regex = kernel_name_regex({name}, base);
     filter.launch_count = std::max<std::int64_t>(run.config.ncu.launches_per_kernel, 1);
     filter.output_name = "followup_" + std::to_string(index);
     const std::string label = "follow-up pass " + std::to_string(index) + " (" + kernel_function_name(name) + ")";
     const std::string log_name = filter.output_name + ".log";
-    Attempt attempt = profile(run, ncu, filter, log_name);
+    NcuAttempt attempt = run_ncu_pass(run, ncu, filter, log_name);
     const fs::path report = layout.resolve(RunLayout::ncu_report(filter.output_name));
     if (attempt.problem || !attempt.outcome || !attempt.outcome->succeeded() || attempt.diagnosis.no_kernels_profiled ||
         !fs::exists(report)) {
@@ -258,8 +253,8 @@ void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOu
       continue;
     }
     const fs::path csv = RunLayout::ncu_csv(filter.output_name);
-    if (export_raw_csv(run, ncu, fs::absolute(report), csv).status != StageStatus::ok ||
-        !append_raw_rows(raw, layout.resolve(csv))) {
+    if (export_raw_csv_of(run, ncu, fs::absolute(report), csv).status != StageStatus::ok ||
+        !append_ncu_raw_rows(raw, layout.resolve(csv))) {
       run.warn(kStage, label + ": its CSV could not be merged into raw.csv; it stays in " + csv.string());
       continue;
     }
@@ -270,7 +265,14 @@ void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOu
   record.log_file = saved.log_file;
 }
 
-}  // namespace
+std::optional<StageResult> ncu_driver_skip(const NcuAttempt& attempt, const NcuInputs& inputs) {
+  if (!attempt.diagnosis.no_cuda_driver) return std::nullopt;
+  // No retry: no filter makes a driver appear. Expected on a machine without a GPU, a problem elsewhere.
+  const auto error = ncu_output_error(attempt.diagnosis, attempt.filters);
+  const NvidiaDriver& driver = inputs.probe.nvidia_driver;
+  const std::string why = error->message + (driver.present ? "" : " (this machine has none: " + driver.evidence + ")");
+  return StageResult::skipped(why, driver.present ? StageProblemKind::environment : StageProblemKind::none);
+}
 
 StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   if (auto skip = ncu_stage_precondition(run, inputs)) return *skip;
@@ -278,15 +280,12 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   const bool filtered = inputs.select.kernel_regex.has_value();
   bool complete_selection = !inputs.select.selected_kernels.empty();
   if (!filtered) run.say(kStage, "no kernel selection (see the select stage): profiling unfiltered, bounded to ncu.max_launches");
-  Attempt attempt = profile(run, ncu, selection_filter(inputs.select, filtered), "profile.log");
-  if (attempt.problem) return *attempt.problem;
-  if (attempt.diagnosis.no_cuda_driver) {
-    // No retry: no filter makes a driver appear. Expected on a machine without a GPU, a problem elsewhere.
-    const auto error = ncu_output_error(attempt.diagnosis, attempt.filters);
-    const NvidiaDriver& driver = inputs.probe.nvidia_driver;
-    const std::string why = error->message + (driver.present ? "" : " (this machine has none: " + driver.evidence + ")");
-    return StageResult::skipped(why, driver.present ? StageProblemKind::environment : StageProblemKind::none);
+  if (filtered) {
+    if (auto planned = run_planned_ncu(run, inputs)) return *planned;
   }
+  NcuAttempt attempt = run_ncu_pass(run, ncu, selection_filter(inputs.select, filtered), "profile.log");
+  if (attempt.problem) return *attempt.problem;
+  if (auto skip = ncu_driver_skip(attempt, inputs)) return *skip;
   if (attempt.diagnosis.no_kernels_profiled && filtered && run.config.ncu.retry_without_filter) {
     run.note(kStage, "ncu profiled no kernels with " + attempt.filters + " (ncu listed: " +
                          kernel_list(attempt.diagnosis.available_kernels) +
@@ -294,7 +293,7 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
                          std::to_string(run.config.ncu.max_launches));
     run.record(kStage).warnings.push_back("the kernel filter matched nothing; " + RunLayout::ncu_report().string() +
                                           " comes from an unfiltered re-run");
-    attempt = profile(run, ncu, selection_filter(inputs.select, false), "profile_unfiltered.log");
+    attempt = run_ncu_pass(run, ncu, selection_filter(inputs.select, false), "profile_unfiltered.log");
     complete_selection = false;  // the unfiltered pass is not a selection to complete
     if (attempt.problem) return *attempt.problem;
   }
@@ -308,7 +307,7 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   run.record(kStage).artifacts.push_back(RunLayout::ncu_report().string());
   check_report_size(run, kStage, report);
   if (run.stopping()) return StageResult::interrupted("interrupted after ncu profiled");
-  StageResult exported = export_raw_csv(run, ncu, fs::absolute(report));
+  StageResult exported = export_raw_csv_of(run, ncu, fs::absolute(report));
   if (exported.status != StageStatus::ok || !complete_selection) return exported;
   profile_missed_kernels(run, ncu, inputs.select);
   return exported;

@@ -7,8 +7,10 @@
 #include "pipeline/deep_profiler_internal.hpp"
 #include "analysis/kernel_selection_json.hpp"
 #include "llmprof/kernel_selection.hpp"
+#include "llmprof/ncu_plan.hpp"
 
 namespace llmprof::detail {
+namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kStage = "select";
@@ -96,6 +98,22 @@ std::int64_t launch_bound(PipelineRun& run, const KernelSelection& selection) {
   return wanted;
 }
 
+// ncu.plan = per-kernel: the launches of each selected kernel and launch configuration to profile, from
+// the stage's launch table in the nsys SQLite export (without one, from the selection's counts alone).
+NcuPlan ncu_plan(PipelineRun& run, const KernelSelection& selection, KernelNameBase base) {
+  std::vector<StageKernelLaunch> launches;
+  const fs::path sqlite = run.directory.layout().resolve(RunLayout::nsys_sqlite());
+  if (!fs::exists(sqlite)) {
+    run.say(kStage, "no nsys SQLite export (nsys.export_sqlite): the ncu plan cannot tell launch configurations "
+                     "apart and plans from the kernels' counts alone");
+  } else if (auto read = read_stage_kernel_launches(sqlite, selection.stage); read) {
+    launches = std::move(read.value());
+  } else {
+    run.say(kStage, "the ncu plan plans from the kernels' counts alone: " + read.error().describe());
+  }
+  return plan_ncu_launches(selection, launches, ncu_plan_options(run, base));
+}
+
 }  // namespace
 
 std::optional<KernelNameBase> selection_name_base(NcuKernelNameBase base) {
@@ -132,6 +150,7 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
   output.kernel_regex = selection->kernel_regex;
   output.launch_bound = launches;
   for (const auto& kernel : selection->kernels) output.selected_kernels.push_back(kernel.name);
+  if (run.config.ncu.plan == NcuPlanMode::per_kernel) output.plan = ncu_plan(run, selection.value(), base.value());
   StageRecord& record = run.record(kStage);
   if (auto written = run.directory.write_json(RunLayout::kernel_selection(), selection_json(selection.value(), launches)); written) {
     record.artifacts.push_back(RunLayout::kernel_selection().string());

@@ -1,0 +1,214 @@
+// The ncu stage by the per-kernel plan (llmprof/ncu_plan.hpp): ncu/plan.json and plan.log before ncu
+// runs, one ncu pass per plan pass (one in the common case) with --filter-mode per-launch-config, progress
+// with an ETA, every pass's rows in raw.csv, then the check of the rows against the plan and the
+// measured cost per launch (kept in the runs root for the next plan's estimate).
+#include <boost/json.hpp>
+
+#include <cmath>
+#include <sstream>
+#include <tuple>
+
+#include "core/atomic_file.hpp"
+#include "core/json_fields.hpp"
+#include "core/text.hpp"
+#include "llmprof/ncu_metrics.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
+
+namespace llmprof::detail {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kStage = "ncu";
+constexpr const char* kLaunchCostFile = "ncu-launch-cost.json";
+
+fs::path launch_cost_file(const PipelineRun& run) { return run.directory.path().parent_path() / kLaunchCostFile; }
+
+// The per-launch cost an earlier run with the same ncu set measured (runs_root/ncu-launch-cost.json).
+std::optional<std::pair<double, std::string>> measured_launch_cost(const PipelineRun& run) {
+  const std::string text = read_text(launch_cost_file(run));
+  if (text.empty()) return std::nullopt;
+  auto object = parse_json_object(text, launch_cost_file(run));
+  if (!object) return std::nullopt;
+  const auto* set = object->if_contains("set");
+  const auto* seconds = object->if_contains("seconds_per_launch");
+  const auto* from = object->if_contains("run");
+  if (!set || !set->is_string() || set->as_string() != run.config.ncu.set || !seconds || !seconds->is_number()) return std::nullopt;
+  const double value = seconds->to_number<double>();
+  if (!std::isfinite(value) || value <= 0) return std::nullopt;
+  return std::pair{value, "measured by run " + std::string(from && from->is_string() ? from->as_string().c_str() : "?")};
+}
+
+std::string format_seconds(double seconds) {
+  std::ostringstream text;
+  text.precision(seconds < 10 ? 2 : 3);
+  text << seconds << " s";
+  return text.str();
+}
+
+std::vector<ProfiledLaunch> profiled_launches(const fs::path& csv) {
+  std::vector<ProfiledLaunch> rows;
+  NcuParseOptions options;
+  options.keep_metric = [](std::string_view) { return false; };
+  auto scanned = for_each_ncu_launch(csv, options, [&rows](const NcuKernelLaunch& launch) {
+    rows.push_back({launch.kernel_name, launch.grid_size, launch.block_size});
+    return true;
+  });
+  if (!scanned) rows.clear();
+  return rows;
+}
+
+std::string check_text(const NcuPlanCheck& check) {
+  std::ostringstream text;
+  text.precision(3);
+  text << check.profiled_planned_launches << " of " << check.planned_launches << " planned launches profiled (" << check.rows
+       << " rows), coverage reached " << check.coverage_reached * 100 << "% of the stage's kernel time";
+  if (!check.not_profiled.empty()) {
+    text << "; not profiled:";
+    for (std::size_t i = 0; i < check.not_profiled.size() && i < 6; ++i) {
+      const auto& miss = check.not_profiled[i];
+      text << (i ? "," : "") << " " << kernel_function_name(miss.kernel) << " " << miss.config << " (" << miss.profiled << "/"
+           << miss.planned << ")";
+    }
+    if (check.not_profiled.size() > 6) text << " and " << check.not_profiled.size() - 6 << " more";
+  }
+  return text.str();
+}
+
+// One plan pass after the first: its CSV exported and appended to raw.csv; failures only warn.
+void run_later_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter, NcuPlanProgress& progress) {
+  const RunLayout layout = run.directory.layout();
+  const std::string label = "plan " + filter.output_name;
+  NcuAttempt attempt = run_ncu_pass(run, ncu, filter, filter.output_name + ".log", &progress);
+  const fs::path report = layout.resolve(RunLayout::ncu_report(filter.output_name));
+  if (attempt.problem || !attempt.outcome || !attempt.outcome->succeeded() || attempt.diagnosis.no_kernels_profiled || !fs::exists(report)) {
+    run.warn(kStage, label + " profiled nothing; see " + RunLayout::ncu_log(filter.output_name + ".log").string());
+    return;
+  }
+  const fs::path csv = RunLayout::ncu_csv(filter.output_name);
+  if (export_ncu_raw_csv(run, ncu, fs::absolute(report), csv.parent_path(), csv.filename().string()).status != StageStatus::ok ||
+      !append_ncu_raw_rows(layout.resolve(RunLayout::ncu_raw_csv()), layout.resolve(csv))) {
+    run.warn(kStage, label + ": its CSV could not be merged into raw.csv; it stays in " + csv.string());
+    return;
+  }
+  run.record(kStage).artifacts.push_back(RunLayout::ncu_report(filter.output_name).string());
+}
+
+NcuPassFilter pass_filter(const NcuPlanPass& pass, std::size_t index) {
+  NcuPassFilter filter;
+  filter.kernel_regex = pass.kernel_regex;
+  filter.launch_skip = pass.launch_skip;
+  filter.launch_count = pass.launch_count;
+  filter.filter_mode = NcuFilterMode::per_launch_config;
+  filter.output_name = index == 0 ? "profile" : "plan_" + std::to_string(index + 1);
+  return filter;
+}
+
+// The first pass decides the stage: its failures are the stage's, its CSV is raw.csv. `profiled_nothing`:
+// ncu said "No kernels were profiled", for the bounded plan (and its unfiltered retry) to take over.
+std::optional<StageResult> run_first_pass(PipelineRun& run, const NcuInputs& inputs, const NcuPlanPass& pass, NcuPlanProgress& progress,
+                                          bool& profiled_nothing) {
+  const NcuInfo& ncu = inputs.probe.ncu;
+  NcuAttempt attempt = run_ncu_pass(run, ncu, pass_filter(pass, 0), "profile.log", &progress);
+  if (attempt.problem) return *attempt.problem;
+  if (auto skip = ncu_driver_skip(attempt, inputs)) return *skip;
+  if (attempt.diagnosis.no_kernels_profiled) {
+    profiled_nothing = true;
+    return std::nullopt;
+  }
+  if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
+  if (!attempt.outcome->succeeded()) return outcome_problem(*attempt.outcome, "ncu", run.record(kStage).log_file.value_or(""));
+  const fs::path report = run.directory.layout().resolve(RunLayout::ncu_report());
+  if (!fs::exists(report))
+    return StageResult::failed("ncu finished but wrote no " + RunLayout::ncu_report().string() + "; see " + run.record(kStage).log_file.value_or(""));
+  run.record(kStage).artifacts.push_back(RunLayout::ncu_report().string());
+  check_report_size(run, kStage, report);
+  if (run.stopping()) return StageResult::interrupted("interrupted after ncu profiled");
+  StageResult exported = export_ncu_raw_csv(run, ncu, fs::absolute(report), RunLayout::ncu_directory(), RunLayout::ncu_raw_csv().filename().string());
+  if (exported.status != StageStatus::ok) return exported;
+  return std::nullopt;
+}
+
+void record_measurement(PipelineRun& run, const NcuPlan& plan, const NcuPlanCheck& check, double stage_s) {
+  // What ncu spent beyond replaying the workload once per pass, per profiled row.
+  const double workload_s = double(plan.passes.size()) * plan.seconds_per_pass;
+  std::optional<double> measured;
+  if (check.rows > 0 && stage_s > workload_s) measured = (stage_s - workload_s) / double(check.rows);
+  const std::string json = ncu_plan_json(plan, &check, measured ? &*measured : nullptr);
+  if (auto written = run.directory.write_json(RunLayout::ncu_plan(), json); !written) run.warn(kStage, written.error().describe());
+  run.say(kStage, check_text(check) + (measured ? "; measured " + format_seconds(*measured) + " per launch" : ""),
+          !check.not_profiled.empty());
+  if (!measured) return;
+  const boost::json::object cost{{"schema", "llmprof.ncu_launch_cost/1"}, {"seconds_per_launch", *measured},
+                                 {"set", run.config.ncu.set}, {"run", run.directory.path().filename().string()}};
+  // Best effort: a runs root that cannot take the file only loses the next estimate's precision.
+  (void)write_file_atomically(launch_cost_file(run), boost::json::serialize(cost) + "\n");
+}
+
+}  // namespace
+
+std::string NcuPlanProgress::finished_launch(std::chrono::steady_clock::time_point now) {
+  ++finished;
+  const double elapsed_s = std::chrono::duration<double>(now - started).count();
+  const double per_launch = finished > 0 && elapsed_s > 0 ? elapsed_s / double(finished) : seconds_per_launch;
+  const double eta_s = double(std::max<std::int64_t>(planned - finished, 0)) * per_launch;
+  return "launch " + std::to_string(finished) + " of " + std::to_string(planned) + " planned, ETA " + format_seconds(eta_s);
+}
+
+NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base) {
+  const NcuConfig& config = run.config.ncu;
+  NcuPlanOptions options;
+  options.name_base = base;
+  options.launch_skip = config.launch_skip;
+  options.launches_per_config = config.launches_per_config;
+  options.max_launch_count = config.plan_max_launch_count;
+  options.seconds_per_launch = config.seconds_per_launch;
+  options.seconds_per_launch_source = "ncu.seconds_per_launch";
+  if (auto measured = measured_launch_cost(run)) std::tie(options.seconds_per_launch, options.seconds_per_launch_source) = *measured;
+  // One replay of the workload per pass: the bare run's wall time is its floor.
+  options.seconds_per_pass = std::max(config.seconds_per_pass, run.directory.stage("stage1").duration_s);
+  return options;
+}
+
+std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs) {
+  if (run.config.ncu.plan != NcuPlanMode::per_kernel || !inputs.select.plan) return std::nullopt;
+  const NcuPlan& plan = *inputs.select.plan;
+  const NcuInfo& ncu = inputs.probe.ncu;
+  if (!ncu.has_filter_mode("per-launch-config")) {
+    const std::string listed = ncu.filter_modes.empty() ? "its --help could not be read" : "its --help lists " + join(ncu.filter_modes, ", ");
+    const std::string why = "this ncu has no --filter-mode per-launch-config (" + listed +
+                            "; Nsight Compute 2025.3 has it): profiling by the bounded plan instead (ncu.plan = bounded)";
+    // An ncu that is too old is worth a note in the summary; an unreadable --help only a line.
+    if (ncu.filter_modes.empty()) run.say(kStage, why);
+    else run.note(kStage, why);
+    return std::nullopt;
+  }
+  if (plan.passes.empty()) {
+    run.note(kStage, "the per-kernel plan has no launch to profile (see ncu/plan.log): profiling by the bounded plan instead");
+    return std::nullopt;
+  }
+  const std::string text = ncu_plan_text(plan);
+  (void)run.directory.write_text(RunLayout::ncu_plan_log(), text);
+  if (auto written = run.directory.write_json(RunLayout::ncu_plan(), ncu_plan_json(plan)); written)
+    run.record(kStage).artifacts.push_back(RunLayout::ncu_plan().string());
+  run.say(kStage, text.substr(0, text.find('\n')));
+  const auto started = run.clock.now();
+  NcuPlanProgress progress{plan.planned_launches, 0, plan.seconds_per_launch, started};
+  bool profiled_nothing = false;
+  if (auto problem = run_first_pass(run, inputs, plan.passes.front(), progress, profiled_nothing)) return problem;
+  if (profiled_nothing) {
+    run.note(kStage, "the planned ncu pass profiled no kernels (see " + RunLayout::ncu_log("profile.log").string() +
+                         "): profiling by the bounded plan instead");
+    return std::nullopt;
+  }
+  for (std::size_t i = 1; i < plan.passes.size() && !run.stopping(); ++i) run_later_pass(run, ncu, pass_filter(plan.passes[i], i), progress);
+  if (run.stopping()) return StageResult::interrupted("interrupted between ncu plan passes");
+  const NcuPlanCheck check = check_ncu_plan(plan, profiled_launches(run.directory.layout().resolve(RunLayout::ncu_raw_csv())),
+                                            selection_name_base(run.config.ncu.kernel_name_base).value_or(KernelNameBase::demangled));
+  record_measurement(run, plan, check, std::chrono::duration<double>(run.clock.now() - started).count());
+  // A kernel with no row at all (ncu's order differed from nsys's, a configuration the plan did not
+  // know) still gets the bounded follow-up pass.
+  if (!check.kernels_without_rows.empty()) profile_missed_kernels(run, ncu, inputs.select);
+  return StageResult::ok();
+}
+
+}  // namespace llmprof::detail
