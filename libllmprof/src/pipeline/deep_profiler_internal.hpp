@@ -221,8 +221,9 @@ bool append_ncu_raw_rows(const std::filesystem::path& target, const std::filesys
 // One bounded pass per selected kernel with no row in raw.csv, merged into it (failures only warn).
 void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOutput& select);
 // ncu.plan = per-kernel with a plan and an ncu that has --filter-mode per-launch-config: the whole stage
-// by the plan; nullopt (after saying why) when the bounded plan has to run instead.
-std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs);
+// by the plan; nullopt (after saying why) when the bounded plan has to run instead, with the planned
+// pass in `profiled_nothing` when ncu profiled no kernels (the bounded plan then retries unfiltered).
+std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs, std::optional<NcuAttempt>& profiled_nothing);
 // The plan's options from the configuration, the bare run's wall time and a measured per-launch cost.
 NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base);
 StageResult export_ncu_raw_csv(PipelineRun& run, const NcuInfo& ncu, const std::filesystem::path& report,

@@ -280,10 +280,12 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   const bool filtered = inputs.select.kernel_regex.has_value();
   bool complete_selection = !inputs.select.selected_kernels.empty();
   if (!filtered) run.say(kStage, "no kernel selection (see the select stage): profiling unfiltered, bounded to ncu.max_launches");
+  std::optional<NcuAttempt> planned_nothing;
   if (filtered) {
-    if (auto planned = run_planned_ncu(run, inputs)) return *planned;
+    if (auto planned = run_planned_ncu(run, inputs, planned_nothing)) return *planned;
   }
-  NcuAttempt attempt = run_ncu_pass(run, ncu, selection_filter(inputs.select, filtered), "profile.log");
+  NcuAttempt attempt = planned_nothing ? std::move(*planned_nothing)
+                                       : run_ncu_pass(run, ncu, selection_filter(inputs.select, filtered), "profile.log");
   if (attempt.problem) return *attempt.problem;
   if (auto skip = ncu_driver_skip(attempt, inputs)) return *skip;
   if (attempt.diagnosis.no_kernels_profiled && filtered && run.config.ncu.retry_without_filter) {

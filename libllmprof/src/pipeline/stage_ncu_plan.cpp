@@ -104,15 +104,15 @@ NcuPassFilter pass_filter(const NcuPlanPass& pass, std::size_t index) {
 }
 
 // The first pass decides the stage: its failures are the stage's, its CSV is raw.csv. `profiled_nothing`:
-// ncu said "No kernels were profiled", for the bounded plan (and its unfiltered retry) to take over.
+// ncu said "No kernels were profiled", for the bounded plan's unfiltered retry to take over.
 std::optional<StageResult> run_first_pass(PipelineRun& run, const NcuInputs& inputs, const NcuPlanPass& pass, NcuPlanProgress& progress,
-                                          bool& profiled_nothing) {
+                                          std::optional<NcuAttempt>& profiled_nothing) {
   const NcuInfo& ncu = inputs.probe.ncu;
   NcuAttempt attempt = run_ncu_pass(run, ncu, pass_filter(pass, 0), "profile.log", &progress);
   if (attempt.problem) return *attempt.problem;
   if (auto skip = ncu_driver_skip(attempt, inputs)) return *skip;
   if (attempt.diagnosis.no_kernels_profiled) {
-    profiled_nothing = true;
+    profiled_nothing = std::move(attempt);
     return std::nullopt;
   }
   if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
@@ -169,7 +169,7 @@ NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base) {
   return options;
 }
 
-std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs) {
+std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs, std::optional<NcuAttempt>& profiled_nothing) {
   if (run.config.ncu.plan != NcuPlanMode::per_kernel || !inputs.select.plan) return std::nullopt;
   const NcuPlan& plan = *inputs.select.plan;
   const NcuInfo& ncu = inputs.probe.ncu;
@@ -193,13 +193,8 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
   run.say(kStage, text.substr(0, text.find('\n')));
   const auto started = run.clock.now();
   NcuPlanProgress progress{plan.planned_launches, 0, plan.seconds_per_launch, started};
-  bool profiled_nothing = false;
   if (auto problem = run_first_pass(run, inputs, plan.passes.front(), progress, profiled_nothing)) return problem;
-  if (profiled_nothing) {
-    run.note(kStage, "the planned ncu pass profiled no kernels (see " + RunLayout::ncu_log("profile.log").string() +
-                         "): profiling by the bounded plan instead");
-    return std::nullopt;
-  }
+  if (profiled_nothing) return std::nullopt;  // the same kernels under a bounded count would profile nothing either
   for (std::size_t i = 1; i < plan.passes.size() && !run.stopping(); ++i) run_later_pass(run, ncu, pass_filter(plan.passes[i], i), progress);
   if (run.stopping()) return StageResult::interrupted("interrupted between ncu plan passes");
   const NcuPlanCheck check = check_ncu_plan(plan, profiled_launches(run.directory.layout().resolve(RunLayout::ncu_raw_csv())),
