@@ -14,6 +14,9 @@
 #   graphs   bare 1b decode, eager vs --cuda-graphs (batch 1 and 8, 3 interleaved runs each), same tokens
 #   repeats  issue 14's noise gate: two identical bare runs with run.repeats=5 (compare: no regression, exit 0)
 #            and a deliberately slowed one (25% more decode steps; compare: regression, exit 5), gpu_state.json around stages
+#   ncuplan  deep-profile run gated on decode at 90% kernel coverage with the per-kernel ncu plan, then the
+#            same with the bounded plan (the before figure): ncu stage seconds, total seconds, coverage
+#            reached, planned vs profiled launches and the measured per-launch cost in $OUT/ncuplan.tsv
 # Inputs it expects in .carry/: deep-profile (static release build from the dev machine) and the
 # libdw1/libelf1 .deb files that the bundled QdstrmImporter needs (see docs/gpu-machine notes).
 set -uo pipefail
@@ -204,6 +207,47 @@ phase_repeats() {
   step "compare against the slowed run (expect a regression: exit 5)"
   "$dp" compare "$runs/base-a" "$runs/slow" --fail-if-slower 5 > "$OUT/compare-slowed.md"; echo "compare slowed exit=$?"
   (cd "$runs" && tar -czf "$OUT/repeats-runs.tar.gz" .)
+}
+
+# One deep-profile run for phase_ncuplan: $1 run id, $2 ncu.plan; appends a row to $OUT/ncuplan.tsv.
+ncuplan_run() {
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode runs=/tmp/runs-ncuplan start=$SECONDS
+  step "deep-profile run: 1b bf16, gated on decode, kernel_coverage 0.9, ncu.plan=$2"
+  "$dp" run --set run.runs_root=$runs --set run.run_id="$1" --set run.kernel_coverage=0.9 --set ncu.plan="$2" \
+    -- "$ex" --preset 1b --warmup 1
+  local rc=$? total=$((SECONDS - start))
+  echo "exit=$rc"
+  python3 - "$runs/$1" "$2" "$total" "$rc" >> "$OUT/ncuplan.tsv" <<'PY'
+import json, pathlib, sys
+main, plan_mode, total, rc = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+stages = {s["name"]: s for s in json.loads((main / "run.json").read_text()).get("stages", [])}
+plan = json.loads((main / "ncu/plan.json").read_text()) if (main / "ncu/plan.json").exists() else {}
+check = plan.get("check", {})
+selection = json.loads((main / "nsys/selection.json").read_text()) if (main / "nsys/selection.json").exists() else {}
+row = [main.name, plan_mode, rc, total, round(stages.get("ncu", {}).get("duration_s", 0), 1),
+       stages.get("ncu", {}).get("status", "?"), selection.get("coverage", ""), plan.get("expected_coverage", ""),
+       check.get("coverage_reached", ""), plan.get("planned_launches", ""), check.get("profiled_planned_launches", ""),
+       check.get("rows", ""), len(plan.get("passes", [])), plan.get("estimated_seconds", ""),
+       plan.get("measured_seconds_per_launch", "")]
+print("\t".join(str(v) for v in row))
+PY
+}
+
+phase_ncuplan() {
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  use_carried_libdw
+  rm -rf /tmp/runs-ncuplan
+  printf 'run\tplan\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\texpected_coverage\tcoverage_reached\tplanned\tprofiled_planned\trows\tpasses\testimated_s\tmeasured_s_per_launch\n' \
+    > "$OUT/ncuplan.tsv"
+  ncuplan_run ncuplan-per-kernel per-kernel
+  ncuplan_run ncuplan-per-kernel-2 per-kernel  # the second plan estimates from the first run's measured cost
+  ncuplan_run ncuplan-bounded bounded
+  column -t -s $'\t' "$OUT/ncuplan.tsv"
+  cp /tmp/runs-ncuplan/ncuplan-per-kernel/ncu/plan.json "$OUT/plan.json" 2>/dev/null
+  cp /tmp/runs-ncuplan/ncuplan-per-kernel/ncu/plan.log "$OUT/plan.log" 2>/dev/null
+  (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
+     -czf "$OUT/ncuplan-runs.tar.gz" .)
 }
 
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
