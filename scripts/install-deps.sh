@@ -29,7 +29,7 @@ packages=(
   # A single-node Slurm and Open MPI for the multi-rank end-to-end tests (scripts/cluster.sh).
   slurmctld slurmd slurm-client munge openmpi-bin
 )
-if [ "$with_torch" -eq 1 ]; then packages+=(libtorch-dev); fi
+if [ "$with_torch" -eq 1 ]; then packages+=(libtorch-dev libgloo-dev); fi
 if [ "$with_browser" -eq 1 ]; then packages+=(chromium); fi
 # The Debian QdstrmImporter (turns nsys's .qdstrm into a .nsys-rep) links libssh.so.4.
 if [ "$with_nsight" -eq 1 ]; then packages+=(libssh-4); fi

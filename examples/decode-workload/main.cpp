@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 
 #include "model.hpp"
 #include "run_options.hpp"
+#include "tensor_parallel.hpp"
 #include "workload_metrics.hpp"
 
 namespace dw = decode_workload;
@@ -202,12 +204,42 @@ Generation generate(const dw::DecoderModel& model, const torch::Tensor& prompt, 
   return result;
 }
 
-int run(const dw::RunOptions& options, const torch::Device& device) {
+// One line per sequence: its token ids, space-separated.
+std::string tokens_text(const torch::Tensor& tokens) {
+  std::ostringstream text;
+  for (std::int64_t sequence = 0; sequence < tokens.size(0); ++sequence) {
+    for (std::int64_t index = 0; index < tokens.size(1); ++index) {
+      text << (index == 0 ? "" : " ") << tokens[sequence][index].item<std::int64_t>();
+    }
+    text << "\n";
+  }
+  return text.str();
+}
+
+// How long a rank waits for the others at the rendezvous and in a collective: long enough for a slow start
+// of LibTorch on a loaded machine, short enough that a rank that never comes ends the run with an error.
+constexpr std::chrono::seconds kTensorParallelTimeout{120};
+
+int run(dw::RunOptions options, const torch::Device& device, const std::optional<dw::RankPlacement>& placement) {
   if (options.threads > 0) torch::set_num_threads(static_cast<int>(options.threads));
+  dw::TensorParallelShard shard;
+  if (placement) {
+    const dw::TensorParallelGroup group = dw::connect_tensor_parallel(*placement, device, kTensorParallelTimeout);
+    shard = {placement->rank, placement->world_size, group.all_reduce};
+    std::cout << "llmprof-decode: tensor parallel, rank " << placement->rank << " of " << placement->world_size
+              << " (" << placement->evidence << "), " << group.backend << " process group via "
+              << placement->master_address << ":" << placement->master_port << "\n";
+    // The ranks compute the same tokens; one writes the files the user named (each rank still writes the
+    // LLMPROF_METRICS_FILE that deep-profile gives it).
+    if (placement->rank != 0) {
+      options.metrics_out.clear();
+      options.tokens_out.clear();
+    }
+  }
   torch::manual_seed(options.seed);
   const dw::RunShape& shape = options.run;
   const dw::DecoderModel model(options.model, torch_dtype(options.dtype), device,
-                               shape.prompt_tokens + shape.new_tokens);
+                               shape.prompt_tokens + shape.new_tokens, shard);
   const torch::Tensor prompt = torch::randint(
       0, options.model.vocab, {shape.batch, shape.prompt_tokens},
       torch::TensorOptions().dtype(torch::kInt64).device(device));
@@ -237,6 +269,13 @@ int run(const dw::RunOptions& options, const torch::Device& device) {
   for (std::int64_t index = 0; index < first.size(0) && index < 16; ++index) std::cout << ' ' << first[index].item<std::int64_t>();
   std::cout << (first.size(0) > 16 ? " ...\n" : "\n");
 
+  if (!options.tokens_out.empty()) {
+    const std::string error = dw::write_text_file(options.tokens_out, tokens_text(measured.tokens));
+    if (!error.empty()) {
+      std::cerr << "llmprof-decode: error: tokens: " << error << "\n";
+      return dw::exit_runtime_failure;
+    }
+  }
   const std::string metrics_path = dw::resolve_metrics_path(options);
   if (!metrics_path.empty()) {
     const std::string error =
@@ -258,7 +297,7 @@ int main(int argc, char** argv) {
     std::cerr << "llmprof-decode: error: " << parsed.error << "\n";
     return dw::exit_usage;
   }
-  const dw::RunOptions& options = *parsed.options;
+  dw::RunOptions options = *parsed.options;
   if (options.show_help) {
     std::cout << dw::help_text();
     return dw::exit_success;
@@ -271,6 +310,15 @@ int main(int argc, char** argv) {
             std::string(TORCH_VERSION) + "), so it cannot capture CUDA graphs; rebuild it against a CUDA LibTorch";
   }
 #endif
+  std::optional<dw::RankPlacement> placement;
+  if (error.empty() && options.tensor_parallel) {
+    dw::RankPlacement resolved;
+    error = dw::resolve_placement(resolved);
+    if (error.empty()) error = dw::check_tensor_parallel(options, resolved.world_size);
+    if (error.empty()) placement = resolved;
+    // One GPU per rank, the one the launcher's local rank names (cuda:N stays as given).
+    if (error.empty() && options.device == "cuda") options.device = "cuda:" + std::to_string(resolved.local_rank);
+  }
   if (error.empty()) error = check_device_and_dtype(options, device);
   if (error.empty() && options.torch_nvtx) {
     error = start_torch_nvtx();
@@ -281,7 +329,7 @@ int main(int argc, char** argv) {
     return dw::exit_usage;
   }
   try {
-    return run(options, device);
+    return run(options, device, placement);
   } catch (const std::exception& failure) {
     std::cerr << "llmprof-decode: error: the run failed: " << failure.what() << "\n";
     return dw::exit_runtime_failure;

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 namespace decode_workload {
@@ -97,24 +98,43 @@ torch::Tensor unit_norm_weight(std::int64_t width, torch::Dtype dtype, const tor
 }  // namespace
 
 DecoderModel::DecoderModel(const ModelConfig& config, torch::Dtype dtype, const torch::Device& device,
-                           std::int64_t max_positions)
-    : config_(config), dtype_(dtype), device_(device),
+                           std::int64_t max_positions, TensorParallelShard shard)
+    : config_(config), shard_(std::move(shard)), local_heads_(config.heads / shard_.world_size),
+      local_kv_heads_(config.kv_heads / shard_.world_size), dtype_(dtype), device_(device),
       rotary_(make_rotary_table(config.head_dim(), max_positions, config.rope_theta, device)),
       weights_(std::make_unique<Weights>()) {
+  const std::int64_t world = shard_.world_size;
+  if (world < 1 || shard_.rank < 0 || shard_.rank >= world) {
+    throw std::invalid_argument("tensor-parallel rank " + std::to_string(shard_.rank) + " is outside world size " +
+                                std::to_string(world));
+  }
+  if (config.heads % world != 0 || config.kv_heads % world != 0 || config.intermediate % world != 0) {
+    throw std::invalid_argument("heads, kv_heads and intermediate must be divisible by the world size " +
+                                std::to_string(world));
+  }
+  if (world > 1 && !shard_.all_reduce) throw std::invalid_argument("a tensor-parallel shard needs an all_reduce");
   torch::NoGradGuard no_grad;
   Weights& w = *weights_;
+  const std::int64_t head_dim = config.head_dim();
+  const std::int64_t local_intermediate = config.intermediate / world;
+  // This rank's slice along `dimension` (rows of a column-parallel weight, columns of a row-parallel one);
+  // cloned so the full tensor drawn for the shared random stream is freed at once.
+  const auto slice = [&](const torch::Tensor& full, std::int64_t dimension, std::int64_t width) {
+    if (world == 1) return full;
+    return full.narrow(dimension, shard_.rank * width, width).clone();
+  };
   w.embedding = random_weight(config.vocab, config.hidden, dtype, device);
   for (std::int64_t layer = 0; layer < config.layers; ++layer) {
     BlockWeights block;
     block.attention_norm = unit_norm_weight(config.hidden, dtype, device);
-    block.query = random_weight(config.query_width(), config.hidden, dtype, device);
-    block.key = random_weight(config.kv_width(), config.hidden, dtype, device);
-    block.value = random_weight(config.kv_width(), config.hidden, dtype, device);
-    block.output = random_weight(config.hidden, config.query_width(), dtype, device);
+    block.query = slice(random_weight(config.query_width(), config.hidden, dtype, device), 0, local_heads_ * head_dim);
+    block.key = slice(random_weight(config.kv_width(), config.hidden, dtype, device), 0, local_kv_heads_ * head_dim);
+    block.value = slice(random_weight(config.kv_width(), config.hidden, dtype, device), 0, local_kv_heads_ * head_dim);
+    block.output = slice(random_weight(config.hidden, config.query_width(), dtype, device), 1, local_heads_ * head_dim);
     block.mlp_norm = unit_norm_weight(config.hidden, dtype, device);
-    block.gate = random_weight(config.intermediate, config.hidden, dtype, device);
-    block.up = random_weight(config.intermediate, config.hidden, dtype, device);
-    block.down = random_weight(config.hidden, config.intermediate, dtype, device);
+    block.gate = slice(random_weight(config.intermediate, config.hidden, dtype, device), 0, local_intermediate);
+    block.up = slice(random_weight(config.intermediate, config.hidden, dtype, device), 0, local_intermediate);
+    block.down = slice(random_weight(config.hidden, config.intermediate, dtype, device), 1, local_intermediate);
     w.blocks.push_back(std::move(block));
   }
   w.final_norm = unit_norm_weight(config.hidden, dtype, device);
@@ -131,8 +151,8 @@ KvCache DecoderModel::make_cache(std::int64_t batch, std::int64_t capacity) cons
   cache.capacity = capacity;
   const auto options = torch::TensorOptions().dtype(dtype_).device(device_);
   for (std::int64_t layer = 0; layer < config_.layers; ++layer) {
-    cache.keys.push_back(torch::zeros({batch, config_.kv_heads, capacity, config_.head_dim()}, options));
-    cache.values.push_back(torch::zeros({batch, config_.kv_heads, capacity, config_.head_dim()}, options));
+    cache.keys.push_back(torch::zeros({batch, local_kv_heads_, capacity, config_.head_dim()}, options));
+    cache.values.push_back(torch::zeros({batch, local_kv_heads_, capacity, config_.head_dim()}, options));
   }
   return cache;
 }
@@ -144,12 +164,12 @@ torch::Tensor DecoderModel::attention(std::int64_t layer, const torch::Tensor& x
   const std::int64_t start = cache.length;
   const std::int64_t context = start + tokens;
   const std::int64_t head_dim = config_.head_dim();
-  const std::int64_t kv_heads = config_.kv_heads;
-  const std::int64_t group = config_.heads / kv_heads;  // query heads per KV head
+  const std::int64_t kv_heads = local_kv_heads_;
+  const std::int64_t group = local_heads_ / kv_heads;  // query heads per KV head
 
   // [B, T, width] -> [B, heads, T, D]
   const torch::Tensor query =
-      apply_rope(torch::linear(x, w.query).view({batch, tokens, config_.heads, head_dim}).transpose(1, 2),
+      apply_rope(torch::linear(x, w.query).view({batch, tokens, local_heads_, head_dim}).transpose(1, 2),
                  rotary_, start);
   const torch::Tensor key =
       apply_rope(torch::linear(x, w.key).view({batch, tokens, kv_heads, head_dim}).transpose(1, 2), rotary_,
@@ -181,8 +201,8 @@ torch::Tensor DecoderModel::attend(const torch::Tensor& query, const torch::Tens
   const std::int64_t batch = query.size(0);
   const std::int64_t tokens = query.size(2);
   const std::int64_t head_dim = config_.head_dim();
-  const std::int64_t kv_heads = config_.kv_heads;
-  const std::int64_t group = config_.heads / kv_heads;
+  const std::int64_t kv_heads = local_kv_heads_;
+  const std::int64_t group = local_heads_ / kv_heads;
   const torch::Tensor grouped_query = query.reshape({batch, kv_heads, group * tokens, head_dim});
   torch::Tensor scores = torch::matmul(grouped_query, keys.transpose(-1, -2)) / std::sqrt(double(head_dim));
   if (hidden_keys.defined()) scores = scores.masked_fill(hidden_keys, -std::numeric_limits<float>::infinity());
@@ -204,14 +224,14 @@ torch::Tensor DecoderModel::attention_static(std::int64_t layer, const torch::Te
   const BlockWeights& w = weights_->blocks[static_cast<std::size_t>(layer)];
   const std::int64_t batch = x.size(0);
   const std::int64_t head_dim = config_.head_dim();
-  const std::int64_t kv_heads = config_.kv_heads;
+  const std::int64_t kv_heads = local_kv_heads_;
   const torch::Tensor& cos = inputs.cos;
   const torch::Tensor& sin = inputs.sin;
   const auto rotate = [&](const torch::Tensor& heads) {
     const std::int64_t half = head_dim / 2;
     return heads * cos + torch::cat({-heads.narrow(-1, half, half), heads.narrow(-1, 0, half)}, -1) * sin;
   };
-  const torch::Tensor query = rotate(torch::linear(x, w.query).view({batch, 1, config_.heads, head_dim}).transpose(1, 2));
+  const torch::Tensor query = rotate(torch::linear(x, w.query).view({batch, 1, local_heads_, head_dim}).transpose(1, 2));
   const torch::Tensor key = rotate(torch::linear(x, w.key).view({batch, 1, kv_heads, head_dim}).transpose(1, 2));
   const torch::Tensor value = torch::linear(x, w.value).view({batch, 1, kv_heads, head_dim}).transpose(1, 2);
   torch::Tensor& keys = cache.keys[static_cast<std::size_t>(layer)];
@@ -224,6 +244,14 @@ torch::Tensor DecoderModel::attention_static(std::int64_t layer, const torch::Te
 torch::Tensor DecoderModel::mlp(std::int64_t layer, const torch::Tensor& x) const {
   const BlockWeights& w = weights_->blocks[static_cast<std::size_t>(layer)];
   return torch::linear(torch::silu(torch::linear(x, w.gate)) * torch::linear(x, w.up), w.down);
+}
+
+torch::Tensor DecoderModel::reduced(torch::Tensor partial, StageTracer* tracer) const {
+  if (shard_.world_size == 1) return partial;
+  std::optional<StageTracer::Range> range;
+  if (tracer != nullptr) range.emplace(*tracer, "all_reduce");
+  shard_.all_reduce(partial);
+  return partial;
 }
 
 torch::Tensor DecoderModel::forward(const torch::Tensor& tokens, KvCache& cache, StageTracer& tracer,
@@ -241,11 +269,12 @@ torch::Tensor DecoderModel::forward(const torch::Tensor& tokens, KvCache& cache,
     const BlockWeights& block = w.blocks[static_cast<std::size_t>(layer)];
     {
       auto range = tracer.range("attention");
-      hidden = hidden + attention(layer, rms_norm(hidden, block.attention_norm, config_.rms_epsilon), cache);
+      hidden = hidden + reduced(attention(layer, rms_norm(hidden, block.attention_norm, config_.rms_epsilon), cache),
+                                &tracer);
     }
     {
       auto range = tracer.range("mlp");
-      hidden = hidden + mlp(layer, rms_norm(hidden, block.mlp_norm, config_.rms_epsilon));
+      hidden = hidden + reduced(mlp(layer, rms_norm(hidden, block.mlp_norm, config_.rms_epsilon)), &tracer);
     }
   }
   cache.length += count;
@@ -268,9 +297,10 @@ torch::Tensor DecoderModel::forward_static_step(const torch::Tensor& token, cons
   torch::Tensor hidden = torch::embedding(w.embedding, token);  // [B, 1, hidden]
   for (std::int64_t layer = 0; layer < config_.layers; ++layer) {
     const BlockWeights& block = w.blocks[static_cast<std::size_t>(layer)];
-    hidden = hidden + attention_static(layer, rms_norm(hidden, block.attention_norm, config_.rms_epsilon), position,
-                                       inputs, cache);
-    hidden = hidden + mlp(layer, rms_norm(hidden, block.mlp_norm, config_.rms_epsilon));
+    hidden = hidden + reduced(attention_static(layer, rms_norm(hidden, block.attention_norm, config_.rms_epsilon),
+                                               position, inputs, cache),
+                              nullptr);
+    hidden = hidden + reduced(mlp(layer, rms_norm(hidden, block.mlp_norm, config_.rms_epsilon)), nullptr);
   }
   return torch::linear(rms_norm(hidden.select(1, 0), w.final_norm, config_.rms_epsilon), w.lm_head);
 }

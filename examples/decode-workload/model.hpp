@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,12 +77,24 @@ struct KvCache {
 
 struct Weights;  // defined in model.cpp
 
+// This process's share of a tensor-parallel model (Megatron-style): query and KV heads and the MLP's
+// intermediate columns are split evenly across ranks, so the attention output and MLP down projections hold
+// only their rows' partial sums; one all-reduce after attention and one after the MLP of every block adds
+// them up. The embedding, norms and LM head are replicated. world_size 1 is the whole model.
+struct TensorParallelShard {
+  std::int64_t rank = 0;
+  std::int64_t world_size = 1;
+  std::function<void(torch::Tensor&)> all_reduce;  // in-place sum over the ranks; needed when world_size > 1
+};
+
 class DecoderModel {
  public:
   // Draws every weight from N(0, 0.02^2) (norm weights are 1) with torch's global generator, which
-  // the caller seeds (torch::manual_seed) for reproducible weights.
+  // the caller seeds (torch::manual_seed) for reproducible weights. A shard draws the whole model too, in
+  // the same order, and keeps its slices: every rank then holds exactly the single-process weights.
+  // heads, kv_heads and intermediate must be divisible by shard.world_size (std::invalid_argument).
   DecoderModel(const ModelConfig& config, torch::Dtype dtype, const torch::Device& device,
-               std::int64_t max_positions);
+               std::int64_t max_positions, TensorParallelShard shard = {});
   ~DecoderModel();
   DecoderModel(const DecoderModel&) = delete;
   DecoderModel& operator=(const DecoderModel&) = delete;
@@ -94,7 +107,8 @@ class DecoderModel {
 
   // Runs tokens [batch, n] at positions cache.length .. cache.length+n-1, appends their keys and values to
   // the cache, and returns logits [batch, vocab] of the last position (or [batch, n, vocab] with
-  // all_positions). Emits `attention` and `mlp` per block and `lm_head` into the tracer.
+  // all_positions). Emits `attention` and `mlp` per block (with `all_reduce` inside each when sharded) and
+  // `lm_head` into the tracer.
   torch::Tensor forward(const torch::Tensor& tokens, KvCache& cache, StageTracer& tracer,
                         bool all_positions = false) const;
 
@@ -110,6 +124,8 @@ class DecoderModel {
  private:
   torch::Tensor attention(std::int64_t layer, const torch::Tensor& x, KvCache& cache) const;
   torch::Tensor mlp(std::int64_t layer, const torch::Tensor& x) const;
+  // Sums a block's partial output over the ranks (in place); nothing to do for the whole model.
+  torch::Tensor reduced(torch::Tensor partial, StageTracer* tracer) const;
   struct StaticStepInputs;  // per-step RoPE rows and attention mask, shared by every layer
   torch::Tensor attention_static(std::int64_t layer, const torch::Tensor& x, const torch::Tensor& position,
                                  const StaticStepInputs& inputs, KvCache& cache) const;
@@ -117,6 +133,9 @@ class DecoderModel {
                        const torch::Tensor& hidden_keys) const;
 
   ModelConfig config_;
+  TensorParallelShard shard_;
+  std::int64_t local_heads_;         // query heads of this shard
+  std::int64_t local_kv_heads_;      // KV heads of this shard (and of its cache)
   torch::Dtype dtype_;
   torch::Device device_;
   RotaryTable rotary_;

@@ -62,6 +62,7 @@ const std::map<std::string, Setter>& value_flags() {
       {"dtype", [](RunOptions& o, const std::string& text) { o.dtype = text; return std::string(); }},
       {"device", [](RunOptions& o, const std::string& text) { o.device = text; return std::string(); }},
       {"metrics-out", [](RunOptions& o, const std::string& text) { o.metrics_out = text; return std::string(); }},
+      {"tokens-out", [](RunOptions& o, const std::string& text) { o.tokens_out = text; return std::string(); }},
       {"nvtx-domain", [](RunOptions& o, const std::string& text) { o.nvtx_domain = text; return std::string(); }},
       {"preset", [](RunOptions&, const std::string&) { return std::string(); }},  // applied first
   };
@@ -81,7 +82,8 @@ std::string split_flags(const std::vector<std::string>& arguments, std::vector<F
     const std::size_t equals = argument.find('=');
     flag.name = argument.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
     const bool takes_value = value_flags().count(flag.name) != 0;
-    if (!takes_value && flag.name != "torch-nvtx" && flag.name != "cuda-graphs") return "unknown flag '--" + flag.name + "' (see --help)";
+    if (!takes_value && flag.name != "torch-nvtx" && flag.name != "cuda-graphs" &&
+        flag.name != "tensor-parallel") return "unknown flag '--" + flag.name + "' (see --help)";
     if (equals != std::string::npos) {
       flag.value = argument.substr(equals + 1);
     } else if (takes_value) {
@@ -127,6 +129,9 @@ ParseOutcome parse_run_options(const std::vector<std::string>& arguments) {
     } else if (flag.name == "cuda-graphs") {
       if (flag.value) return {std::nullopt, "--cuda-graphs takes no value"};
       options.cuda_graphs = true;
+    } else if (flag.name == "tensor-parallel") {
+      if (flag.value) return {std::nullopt, "--tensor-parallel takes no value (the launcher sets the world size)"};
+      options.tensor_parallel = true;
     } else if (const auto setter = value_flags().find(flag.name); setter != value_flags().end()) {
       if (std::string error = setter->second(options, *flag.value); !error.empty()) return {std::nullopt, error};
     } else {
@@ -174,6 +179,25 @@ std::string check_run_options(const RunOptions& options) {
     return "--cuda-graphs replays decode steps from a captured CUDA graph, which needs a GPU: add --device cuda "
            "(with a LibTorch built with CUDA), or drop --cuda-graphs on CPU";
   }
+  if (options.cuda_graphs && options.tensor_parallel) {
+    return "--cuda-graphs and --tensor-parallel together are not supported (the all-reduces would have to be "
+           "captured into the graph); drop one of them";
+  }
+  return {};
+}
+
+std::string check_tensor_parallel(const RunOptions& options, std::int64_t world_size) {
+  const ModelConfig& model = options.model;
+  const std::pair<const char*, std::int64_t> split[] = {
+      {"--heads", model.heads}, {"--kv-heads", model.kv_heads}, {"--intermediate", model.intermediate}};
+  for (const auto& [flag, value] : split) {
+    if (value % world_size != 0) {
+      return "--tensor-parallel over " + std::to_string(world_size) + " ranks: " + flag + " " +
+             std::to_string(value) + " is not divisible by the world size " + std::to_string(world_size) +
+             " (each rank takes an equal share of the query heads, the KV heads and the MLP's intermediate "
+             "columns); choose sizes divisible by " + std::to_string(world_size) + " or launch fewer ranks";
+    }
+  }
   return {};
 }
 
@@ -215,15 +239,24 @@ std::string help_text() {
           "Output:\n"
           "  --metrics-out FILE    write the llmprof.workload_metrics/1 JSON here (default: $LLMPROF_METRICS_FILE\n"
           "                        when set; the flag wins)\n"
+          "  --tokens-out FILE     write the generated token ids here, one line per sequence (prefill's token\n"
+          "                        first); with --tensor-parallel rank 0 writes it (and --metrics-out)\n"
           "  --nvtx-domain NAME    put the NVTX ranges in this domain instead of the default domain\n"
           "  --torch-nvtx          also emit LibTorch's per-operator NVTX ranges (aten::...); needs a LibTorch\n"
           "                        built with CUDA, and is an error otherwise\n"
           "  --cuda-graphs         capture one decode step (static KV cache, position on the device) as a CUDA\n"
           "                        graph and replay it for every step; needs --device cuda and a CUDA LibTorch\n"
+          "  --tensor-parallel     split the model across the ranks of a launcher (torchrun, mpirun, srun: the\n"
+          "                        rank and world size come from its variables): query/KV heads and MLP columns\n"
+          "                        per rank, an all-reduce after each block's attention and MLP (Gloo on CPU,\n"
+          "                        NCCL on CUDA); the ranks meet at MASTER_ADDR:MASTER_PORT, which must be set.\n"
+          "                        --device cuda means cuda:<local rank>. Every rank writes\n"
+          "                        $LLMPROF_METRICS_FILE (deep-profile gives each rank its own)\n"
           "  -h, --help            this text\n\n"
           "NVTX ranges (push/pop): generate > prefill, decode > decode_step; inside them attention and mlp per\n"
-          "block, lm_head, sample. With --cuda-graphs the decode_step ranges enclose each graph replay and\n"
-          "nothing is pushed inside the graph (ranges inside a graph would exist only while it is captured).\n"
+          "block (all_reduce inside them with --tensor-parallel, on every rank), lm_head, sample. With\n"
+          "--cuda-graphs the decode_step ranges enclose each graph replay and nothing is pushed inside the graph\n"
+          "(ranges inside a graph would exist only while it is captured).\n"
           "Exit status: 0 success, 1 the run failed, 2 invalid flags or configuration (nothing was run).\n";
   return text.str();
 }

@@ -27,9 +27,11 @@ struct RunOptions {
   std::int64_t warmup = 1;
   std::int64_t threads = 0;  // CPU threads for LibTorch; 0 keeps LibTorch's default
   std::string metrics_out;  // empty: LLMPROF_METRICS_FILE, or no metrics file
+  std::string tokens_out;   // empty: the generated tokens are only printed (the first 16 of sequence 0)
   std::string nvtx_domain;  // empty: NVTX's default domain
   bool torch_nvtx = false;
   bool cuda_graphs = false;  // decode steps replayed from one captured CUDA graph (needs --device cuda)
+  bool tensor_parallel = false;  // one shard per rank of the launcher's processes (see tensor_parallel.hpp)
   bool show_help = false;
 };
 
@@ -45,6 +47,9 @@ ParseOutcome parse_run_options(const std::vector<std::string>& arguments);
 // Configuration checks that need no device: sizes positive, hidden % heads, heads % kv_heads, even head_dim,
 // known dtype, well-formed device string. Returns an empty string when all is fine.
 std::string check_run_options(const RunOptions& options);
+
+// --tensor-parallel over `world_size` ranks: heads, kv-heads and intermediate must split evenly.
+std::string check_tensor_parallel(const RunOptions& options, std::int64_t world_size);
 
 std::string help_text();
 
