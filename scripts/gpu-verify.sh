@@ -14,8 +14,9 @@
 #   graphs   bare 1b decode, eager vs --cuda-graphs (batch 1 and 8, 3 interleaved runs each), same tokens
 #   repeats  issue 14's noise gate: two identical bare runs with run.repeats=5 (compare: no regression, exit 0)
 #            and a deliberately slowed one (25% more decode steps; compare: regression, exit 5), gpu_state.json around stages
-#   ncuplan  deep-profile run gated on decode at 90% kernel coverage with the per-kernel ncu plan, then the
-#            same with the bounded plan (the before figure): ncu stage seconds, total seconds, coverage
+#   ncuplan  deep-profile run gated on decode at 90% kernel coverage with the per-kernel ncu plan (1b example
+#            twice, then the HF-style Python decode), NCUPLAN_BOUNDED=1 adds the bounded plan (the before
+#            figure): ncu stage seconds, total seconds, coverage
 #            reached, planned vs profiled launches and the measured per-launch cost in $OUT/ncuplan.tsv
 # Inputs it expects in .carry/: deep-profile (static release build from the dev machine) and the
 # libdw1/libelf1 .deb files that the bundled QdstrmImporter needs (see docs/gpu-machine notes).
@@ -209,15 +210,19 @@ phase_repeats() {
   (cd "$runs" && tar -czf "$OUT/repeats-runs.tar.gz" .)
 }
 
-# One deep-profile run for phase_ncuplan: $1 run id, $2 ncu.plan; appends a row to $OUT/ncuplan.tsv.
+# One deep-profile run for phase_ncuplan: $1 run id, $2 ncu.plan, then the workload's argv (default: the 1b
+# example); appends a row to $OUT/ncuplan.tsv.
 ncuplan_run() {
-  local ex=/tmp/ex/examples/decode-workload/llmprof-decode runs=/tmp/runs-ncuplan start=$SECONDS
-  step "deep-profile run: 1b bf16, gated on decode, kernel_coverage 0.9, ncu.plan=$2"
-  "$dp" run --set run.runs_root=$runs --set run.run_id="$1" --set run.kernel_coverage=0.9 --set ncu.plan="$2" \
-    -- "$ex" --preset 1b --warmup 1
+  local id=$1 plan=$2 runs=/tmp/runs-ncuplan start=$SECONDS
+  shift 2
+  local workload=("$@")
+  [ ${#workload[@]} -gt 0 ] || workload=(/tmp/ex/examples/decode-workload/llmprof-decode --preset 1b --warmup 1)
+  step "deep-profile run: ${workload[*]}, gated on decode, kernel_coverage 0.9, ncu.plan=$plan"
+  "$dp" run --set run.runs_root=$runs --set run.run_id="$id" --set run.kernel_coverage=0.9 --set ncu.plan="$plan" \
+    -- "${workload[@]}"
   local rc=$? total=$((SECONDS - start))
   echo "exit=$rc"
-  python3 - "$runs/$1" "$2" "$total" "$rc" >> "$OUT/ncuplan.tsv" <<'PY'
+  python3 - "$runs/$id" "$plan" "$total" "$rc" >> "$OUT/ncuplan.tsv" <<'PY'
 import json, pathlib, sys
 main, plan_mode, total, rc = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 stages = {s["name"]: s for s in json.loads((main / "run.json").read_text()).get("stages", [])}
@@ -242,7 +247,9 @@ phase_ncuplan() {
     > "$OUT/ncuplan.tsv"
   ncuplan_run ncuplan-per-kernel per-kernel
   ncuplan_run ncuplan-per-kernel-2 per-kernel  # the second plan estimates from the first run's measured cost
-  ncuplan_run ncuplan-bounded bounded
+  ncuplan_run ncuplan-hf-per-kernel per-kernel python3 "$repo/tests/data/h100-nsight-2025.3/workload_torch_decode.py"
+  # The bounded plan is the before figure (232 s, 70.7% with top-10 on 2026-11-23); NCUPLAN_BOUNDED=1 re-measures it.
+  [ "${NCUPLAN_BOUNDED:-0}" = 1 ] && ncuplan_run ncuplan-bounded bounded
   column -t -s $'\t' "$OUT/ncuplan.tsv"
   cp /tmp/runs-ncuplan/ncuplan-per-kernel/ncu/plan.json "$OUT/plan.json" 2>/dev/null
   cp /tmp/runs-ncuplan/ncuplan-per-kernel/ncu/plan.log "$OUT/plan.log" 2>/dev/null
