@@ -88,7 +88,8 @@ void print_ncu(std::ostream& out, const NcuInfo& ncu) {
   out << "\n    sets (" << ncu.sets.size() << "):";
   for (const auto& set : ncu.sets) out << " " << set.identifier << "[" << set.sections.size() << "]";
   out << "\n    section files: "
-      << (ncu.sections_directory.empty() ? std::string("not found") : ncu.sections_directory.string() + " (" +
+      << (ncu.sections_directory.empty() ? "not found" + (ncu.sections_note.empty() ? std::string() : " (" + ncu.sections_note + ")")
+                                         : ncu.sections_directory.string() + " (" +
                                                                            std::to_string(ncu.section_metrics.size()) + " metrics)")
       << "\n";
   print_problems(out, ncu.problems);

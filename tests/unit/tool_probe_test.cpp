@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "llmprof/tool_probe.hpp"
+#include "nsight/ncu_section_files.hpp"
 #include "probe_scripted_runner.hpp"
 #include "test_support.hpp"
 
@@ -399,4 +400,82 @@ TEST_CASE("a version number too large for an int is a parse error, not a crash (
   REQUIRE_FALSE(version.has_value());
   CHECK(version.error().code == llmprof::ErrorCode::parse_error);
   CHECK_THAT(version.error().message, Catch::Contains("out-of-range"));
+}
+
+namespace {
+
+// NVIDIA's standalone layout under a fake root: <root>/opt/nvidia/nsight-compute/<v>/sections/Fake.section,
+// each version's section naming a metric of its own, so the metrics read tell which folder was chosen.
+fs::path make_versioned_installs(const fs::path& root, const std::vector<std::string>& versions) {
+  const fs::path installs = root / "opt" / "nvidia" / "nsight-compute";
+  for (const auto& version : versions) {
+    write_file(installs / version / "sections" / "Fake.section",
+               "Metrics {\n  Metrics {\n    Name: \"dram__bytes_v" + version + ".sum\"\n  }\n}\n");
+  }
+  return installs;
+}
+
+NcuInfo ncu_at(const fs::path& path) {
+  NcuInfo info;
+  info.found = true;
+  info.path = path;
+  info.version = parse_ncu_version(cli_fixture("ncu_version.txt")).value();  // 2025.3.1.0, as on the H100
+  return info;
+}
+
+}  // namespace
+
+TEST_CASE("the sections of the ncu a CUDA wrapper script execs are read, not another version's") {
+  TempDir temp;
+  const fs::path installs = make_versioned_installs(temp.path(), {"2024.1.0", "2025.3.1", "2026.1.0"});
+  // /usr/local/cuda/bin/ncu on the H100 machine: a script, not a symlink, so its realpath is itself.
+  make_executable(temp / "cuda" / "bin" / "ncu", "#!/bin/sh\nexec \"" + (installs / "2025.3.1" / "ncu").string() + "\" \"$@\"\n");
+  NcuInfo info = ncu_at(temp / "cuda" / "bin" / "ncu");
+  detail::read_section_metrics(info, detail::SectionSearch{{}});
+  CHECK(info.sections_directory == fs::canonical(installs / "2025.3.1" / "sections"));
+  CHECK(info.section_metrics == std::vector<std::string>{"dram__bytes_v2025.3.1.sum"});
+  CHECK(info.sections_note.empty());
+}
+
+TEST_CASE("a wrapper that names ncu relative to its own folder leads to that install") {
+  TempDir temp;
+  // Not a versioned folder, so no glob finds it: only the script's text leads there.
+  write_file(temp / "tools" / "nsight" / "sections" / "Fake.section", "Name: \"sm__ops_path_tensor_x.sum\"\n");
+  make_executable(temp / "cuda" / "bin" / "ncu",
+                  "#!/bin/bash\n\"$(dirname \"$(readlink -f \"$0\")\")/../../tools/nsight/ncu\" \"$@\"\n");
+  NcuInfo info = ncu_at(temp / "cuda" / "bin" / "ncu");
+  detail::read_section_metrics(info, detail::SectionSearch{{}});
+  CHECK(info.sections_directory == fs::canonical(temp / "tools" / "nsight" / "sections"));
+  CHECK(info.section_metrics == std::vector<std::string>{"sm__ops_path_tensor_x.sum"});
+}
+
+TEST_CASE("NVIDIA's install root gives the sections of the probed version, not the newest") {
+  TempDir temp;
+  const fs::path installs = make_versioned_installs(temp.path(), {"2024.1.0", "2025.3.1", "2026.1.0"});
+  // A wrapper that names no path (it finds ncu some other way): only the install root can tell.
+  make_executable(temp / "cuda" / "bin" / "ncu", "#!/bin/sh\nexec ncu-real \"$@\"\n");
+  NcuInfo info = ncu_at(temp / "cuda" / "bin" / "ncu");
+  detail::read_section_metrics(info, detail::SectionSearch{{installs}});
+  CHECK(info.sections_directory == installs / "2025.3.1" / "sections");
+  CHECK(info.section_metrics == std::vector<std::string>{"dram__bytes_v2025.3.1.sum"});
+}
+
+TEST_CASE("only other versions' sections: none is read, and the probe says which were found") {
+  TempDir temp;
+  const fs::path installs = make_versioned_installs(temp.path(), {"2024.1.0", "2026.1.0"});
+  make_executable(temp / "cuda" / "bin" / "ncu", "#!/bin/sh\nexec ncu-real \"$@\"\n");
+  NcuInfo info = ncu_at(temp / "cuda" / "bin" / "ncu");
+  detail::read_section_metrics(info, detail::SectionSearch{{installs}});
+  CHECK(info.sections_directory.empty());
+  CHECK(info.section_metrics.empty());
+  CHECK(info.sections_note.find("no sections folder of ncu 2025.3.1.0") != std::string::npos);
+  CHECK(info.sections_note.find((installs / "2024.1.0" / "sections").string()) != std::string::npos);
+  CHECK(info.sections_note.find((installs / "2026.1.0" / "sections").string()) != std::string::npos);
+  const NsysInfo nsys;
+  const auto abilities = describe_abilities(nsys, info);
+  const auto sections = std::find_if(abilities.begin(), abilities.end(),
+                                     [](const ToolAbility& ability) { return ability.what == "roofline metrics in the sections"; });
+  REQUIRE(sections != abilities.end());
+  CHECK_FALSE(sections->able);
+  CHECK(sections->detail.find("2026.1.0") != std::string::npos);
 }

@@ -100,6 +100,8 @@ struct NcuInfo {
   // The --filter-mode values `ncu --help` lists: 2022.3 has global and per-gpu, 2025.3.1 adds
   // per-launch-config, which the per-kernel ncu plan needs. Empty when the help could not be read.
   std::vector<std::string> filter_modes;
+  // Why no sections/ folder was read when one of another version was found (never used in its place).
+  std::string sections_note;
   std::vector<std::string> problems;
 
   bool has_section(std::string_view identifier) const;

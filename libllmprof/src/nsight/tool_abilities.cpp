@@ -59,7 +59,8 @@ std::vector<ToolAbility> describe_abilities(const NsysInfo& nsys, const NcuInfo&
   abilities.push_back({"ncu set \"roofline\" (the default ncu.set)", roofline_set,
                        roofline_set ? "listed by ncu --list-sets" : "ncu --list-sets has no roofline set; set ncu.set to one it lists"});
   if (ncu.section_metrics.empty()) {
-    abilities.push_back({"roofline metrics in the sections", false, "no section files were read"});
+    abilities.push_back({"roofline metrics in the sections", false,
+                         ncu.sections_note.empty() ? "no section files were read" : "no section files were read: " + ncu.sections_note});
     return abilities;
   }
   const bool memory = has_metric_with_prefix(ncu, "dram__bytes");

@@ -371,7 +371,10 @@ NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options) {
   // ncu --help exits 0 in 2022.3 and 2025.3.1; an unreadable help only means no optional filter modes.
   if (auto help = detail::run_and_capture(runner, {info.path.string(), "--help"}, listing_timeout); help && help->outcome.succeeded())
     info.filter_modes = parse_ncu_filter_modes(help->combined());
-  detail::read_section_metrics(info);
+  // A probe confined to the caller's roots (tests' fake trees) does not read this machine's installs.
+  detail::SectionSearch search;
+  if (!options.use_default_locations) search.install_roots.clear();
+  detail::read_section_metrics(info, search);
   return info;
 }
 

@@ -164,6 +164,7 @@ json::object ncu_json(const NcuInfo& ncu) {
       {"sections", std::move(sections)},
       {"sets", std::move(sets)},
       {"sections_directory", ncu.sections_directory.string()},
+      {"sections_note", ncu.sections_note},
       {"section_metric_count", ncu.section_metrics.size()},
       {"problems", strings(ncu.problems)},
   };
