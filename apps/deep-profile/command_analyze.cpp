@@ -33,7 +33,7 @@ void print_summary(std::ostream& out, const llmprof::AnalysisReport& report, con
   out << "stages:\n";
   for (const auto& stage : report.stages) {
     out << "  " << std::string(static_cast<std::size_t>(stage.level) * 2, ' ') << stage.qualified_name()
-        << ": GPU busy " << percent(stage.gpu_busy_fraction) << ", " << stage.kernel_instances << " kernels, MFU "
+        << ": GPU busy " << percent(stage.gpu_busy_fraction) << ", " << (stage.outside_capture ? std::string("unmeasured") : std::to_string(stage.kernel_instances)) << " kernels, MFU "
         << percent(stage.mfu) << " (workload: " << percent(stage.mfu_workload) << ")\n"
         << "  " << std::string(static_cast<std::size_t>(stage.level) * 2, ' ') << "  " << stage.verdict << "\n";
   }

@@ -119,3 +119,40 @@ TEST_CASE("a report.json holding impossible figures renders them as withheld, wi
   CHECK(markdown.find("700%") == std::string::npos);  // before: "GPU busy 700%"
   CHECK(markdown.find("gpu_busy_fraction = 7 cannot be true") != std::string::npos);
 }
+
+TEST_CASE("a stage outside the nsys capture has no kernel busy time or kernel count, in report.json and the reports") {
+  // The recorded run is gated on decode: `generate` encloses the capture and is known only from ncu's
+  // NVTX stacks, so nsys measured neither its kernels nor their time (printed before as "0 ns" and "0").
+  TempDir temp;
+  const fs::path run = copy_of_recorded_run(temp);
+  AnalysisOptions options;
+  options.top_n = 10;
+  options.capture_gated_on_stage = true;
+  const auto report = analyze_run_directory(run, options);
+  REQUIRE(report.has_value());
+  const auto& generate = stage_named(*report, "generate");
+  CHECK(generate.outside_capture);
+  CHECK_FALSE(generate.wall_ns.has_value());
+  CHECK(generate.verdict.rfind("outside the nsys capture", 0) == 0);
+  CHECK_FALSE(stage_named(*report, "decode").outside_capture);
+  const auto root = boost::json::parse(analysis_report_json(*report)).as_object();
+  for (const auto& value : root.at("stages").as_array()) {
+    const auto& stage = value.as_object();
+    const bool is_generate = stage.at("name").as_string() == "generate";
+    CHECK(stage.at("kernel_time_ns").is_null() == is_generate);
+    CHECK(stage.at("kernel_instances").is_null() == is_generate);
+  }
+  REQUIRE(write_analysis(*report, run / "analysis"));
+  const auto model = load_run_report(run);
+  REQUIRE(model.has_value());
+  const std::string markdown = render_markdown(*model);
+  CHECK(markdown.find("| generate | — | — | — | — | — | — | — | — |") != std::string::npos);
+  CHECK(markdown.find("generate: Kernel busy and Kernels not measured (outside the nsys capture") != std::string::npos);
+  const std::string html = render_html(*model);
+  const auto row = html.find("<tr><td>generate</td>");
+  REQUIRE(row != std::string::npos);
+  const std::string generate_row = html.substr(row, html.find("</tr>", row) - row);
+  CHECK(generate_row.find(">0 ns<") == std::string::npos);
+  CHECK(generate_row.find(">0<") == std::string::npos);
+  CHECK(html.find("generate: Kernel busy and Kernels not measured (outside the nsys capture") != std::string::npos);
+}

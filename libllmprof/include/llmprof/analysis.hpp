@@ -84,6 +84,9 @@ struct StageAnalysis {
   std::optional<std::int64_t> gpu_projection_ns;
   std::int64_t kernel_time_ns = 0;
   std::int64_t kernel_instances = 0;
+  // A range known only from ncu's NVTX stacks (e.g. `generate` around a capture gated on `decode`): it was
+  // never inside the nsys capture, so its kernel time and count are unknown (null in report.json), not 0.
+  bool outside_capture = false;
   std::string kernel_time_source;  // "nsys nvtx_kern_sum" or "ncu launches"
   // kernel_time_ns / gpu_projection_ns; with a timeline, its busy over the time the stage was active
   std::optional<double> gpu_busy_fraction;

@@ -148,14 +148,10 @@ std::string bound_advice(KernelBound bound, double threshold_percent) {
 
 std::string verdict(const AnalysisReport& report, const AnalysisOptions& options, const StageKernels& kernels,
                     const StageAnalysis& stage) {
-  if (stage.kernel_time_ns == 0) {
-    // A range known only from ncu's NVTX stacks (e.g. `generate` around a capture gated on `decode`)
-    // was never inside the nsys capture: its time is unknown, which is not the same as idle.
-    if (!stage.wall_ns && !stage.gpu_projection_ns) {
-      return "outside the nsys capture (it encloses the gated range), so its time is not measured here";
-    }
-    return "no GPU kernels ran in this stage";
+  if (stage.outside_capture) {
+    return "outside the nsys capture (it encloses the gated range), so its time is not measured here";
   }
+  if (stage.kernel_time_ns == 0) return "no GPU kernels ran in this stage";
   std::string text;
   if (stage.gpu_busy_fraction && *stage.gpu_busy_fraction < options.host_bound_busy_fraction) {
     return "host/launch-bound: GPU busy " + percent_text(*stage.gpu_busy_fraction) +
@@ -242,6 +238,9 @@ void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
       stage.kernel_time_ns += time_and_count.first;
       stage.kernel_instances += time_and_count.second;
     }
+    // No kernel, no wall time, no projection: nsys never saw the range (its time is unknown, which is not
+    // the same as idle).
+    stage.outside_capture = stage.kernel_time_ns == 0 && !stage.wall_ns && !stage.gpu_projection_ns;
     if (stage.gpu_projection_ns && *stage.gpu_projection_ns > 0) {
       stage.gpu_busy_fraction =
           static_cast<double>(stage.kernel_time_ns) / static_cast<double>(*stage.gpu_projection_ns);

@@ -56,8 +56,9 @@ boost::json::object json_stage(const StageAnalysis& stage) {
   object["level"] = stage.level;
   object["wall_ns"] = json_or_null(stage.wall_ns);
   object["gpu_projection_ns"] = json_or_null(stage.gpu_projection_ns);
-  object["kernel_time_ns"] = stage.kernel_time_ns;
-  object["kernel_instances"] = stage.kernel_instances;
+  // Unmeasured, not 0, for a range outside the nsys capture.
+  object["kernel_time_ns"] = stage.outside_capture ? boost::json::value(nullptr) : boost::json::value(stage.kernel_time_ns);
+  object["kernel_instances"] = stage.outside_capture ? boost::json::value(nullptr) : boost::json::value(stage.kernel_instances);
   object["kernel_time_source"] = stage.kernel_time_source;
   object["gpu_busy_fraction"] = json_or_null(stage.gpu_busy_fraction);
   object["flop"] = json_or_null(stage.flop);
@@ -213,7 +214,7 @@ std::string stages_csv(const AnalysisReport& report) {
   for (const auto& stage : report.stages) {
     text += csv_field(stage.name) + "," + csv_field(stage.domain) + "," + csv_field(stage.parent.value_or("")) + "," +
             std::to_string(stage.level) + "," + integer(stage.wall_ns) + "," + integer(stage.gpu_projection_ns) +
-            "," + std::to_string(stage.kernel_time_ns) + "," + std::to_string(stage.kernel_instances) + "," +
+            "," + (stage.outside_capture ? "," : std::to_string(stage.kernel_time_ns) + "," + std::to_string(stage.kernel_instances)) + "," +
             csv_number(stage.gpu_busy_fraction) + "," + csv_number(stage.flop) + "," +
             format_data_number(stage.flop_coverage) + "," + csv_number(stage.achieved_flop_per_s) + "," +
             csv_number(stage.mfu) + "," + csv_number(stage.model_flop_per_s) + "," + csv_number(stage.mfu_workload) +

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/format.hpp"
+#include "report/report_view.hpp"
 
 namespace llmprof::detail {
 namespace {
@@ -126,6 +127,12 @@ std::string stages_caption(const RunReportModel& model) {
     text += " GPU busy (timeline) = union of the GPU work the stage launched, graph executions included, over the time "
             "it was active, from the nsys SQLite export (the Stage instances section); the verdicts use it.";
   if (from_stats) text += " GPU busy (stats) = kernel busy time / GPU projection time of the stage.";
+  // A null kernel time is a stage nsys never saw (analysis: outside the capture); its verdict says why.
+  for (const auto& stage : model.stages) {
+    if (stage.kernel_time_ns) continue;
+    text += " " + stage_label(stage) + ": Kernel busy and Kernels not measured" +
+            (stage.verdict.empty() ? std::string(".") : " (" + stage.verdict + ").");
+  }
   return text;
 }
 
