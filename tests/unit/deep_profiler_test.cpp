@@ -611,6 +611,7 @@ TEST_CASE("nsys ending the workload at the end of the capture range (stop-shutdo
 
 TEST_CASE("ncu.plan = per-kernel: an ncu with --filter-mode per-launch-config profiles by the plan in one pass") {
   Bench bench;
+  bench.config.ncu.plan = NcuPlanMode::per_kernel;
   bench.runner.on(command_is("ncu", {"--help"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_help.txt")));
   bench.script_workload();
   bench.script_nsys_report();
@@ -645,6 +646,7 @@ TEST_CASE("ncu.plan = per-kernel: an ncu with --filter-mode per-launch-config pr
 
 TEST_CASE("ncu.plan = per-kernel falls back to the bounded plan where ncu --help lists no per-launch-config") {
   Bench bench;
+  bench.config.ncu.plan = NcuPlanMode::per_kernel;
   bench.runner.on(command_is("ncu", {"--help"}), FakeAnswer::printing(fixture_lines("debian-nsight-2022/cli/ncu_help.txt")));
   bench.script_workload();
   bench.script_nsys_report();
