@@ -157,7 +157,7 @@ def stages(prefix):
         per_stage[r["NVTX Range"]][r["Kernel Name"]] = int(r["Kern Inst"])
     for name in wall:
         print(f"  stage {name}: wall_ns={wall[name]} proj_ns={proj[name]} kernel_ns={kern[name]} "
-              f"instances={inst[name]} busy={kern[name] / proj[name]:.6f}")
+              f"instances={inst[name]} busy={kern[name] / max(wall[name], proj[name]):.6f}")
     return wall, per_stage
 
 

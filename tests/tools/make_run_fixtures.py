@@ -103,7 +103,7 @@ def verdict(name, busy):
 
 
 def stage_record(name, parent, wall, projection, kernel_ns, instances, flop, workload_mfu):
-    busy = kernel_ns / projection
+    busy = kernel_ns / max(wall, projection)  # over the time the stage took, as the analysis computes it
     achieved = flop / (wall * 1e-9) if flop is not None else None
     return {"name": name, "domain": "", "parent": parent, "wall_ns": wall, "gpu_projection_ns": projection,
             "kernel_time_ns": kernel_ns, "kernel_instances": instances, "gpu_busy_fraction": round(busy, 6),

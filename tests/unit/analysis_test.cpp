@@ -167,9 +167,9 @@ TEST_CASE("ns1 with nc1 and workload metrics: stages and kernels and MFU") {
   make_main(dir.path(), h100 + "nsys/ns1_st", h100 + "ncu/nc1_raw.csv", "analysis/workload_metrics_decode.json");
   const auto report = analyze_main(dir.path());
 
-  // analysis_expected.py, ns1 stages:
-  //   stage :prefill: wall_ns=1280269408 proj_ns=1226511862 kernel_ns=305763 instances=38 busy=0.000249
-  //   stage :decode: wall_ns=177371307 proj_ns=156817883 kernel_ns=1435206 instances=345 busy=0.009152
+  // analysis_expected.py, ns1 stages (busy = kernel time / max(wall, projection)):
+  //   stage :prefill: wall_ns=1280269408 proj_ns=1226511862 kernel_ns=305763 instances=38 busy=0.000239
+  //   stage :decode: wall_ns=177371307 proj_ns=156817883 kernel_ns=1435206 instances=345 busy=0.008092
   REQUIRE(report.stages.size() == 2);
   const auto& decode = stage_named(report, "decode");
   CHECK(decode.domain.empty());
@@ -178,15 +178,15 @@ TEST_CASE("ns1 with nc1 and workload metrics: stages and kernels and MFU") {
   CHECK(decode.gpu_projection_ns == 156817883);
   CHECK(decode.kernel_time_ns == 1435206);
   CHECK(decode.kernel_instances == 345);
-  CHECK(*decode.gpu_busy_fraction == Approx(0.009152).margin(1e-6));
+  CHECK(*decode.gpu_busy_fraction == Approx(0.008092).margin(1e-6));
   CHECK(decode.verdict ==
-        "host/launch-bound: GPU busy 0.92% of the stage; kernel tuning will not help, cut launch overhead "
+        "host/launch-bound: GPU busy 0.81% of the stage; kernel tuning will not help, cut launch overhead "
         "(CUDA graphs, fusion, larger batch)");
   const auto& prefill = stage_named(report, "prefill");
   CHECK(prefill.wall_ns == 1280269408);
   CHECK(prefill.kernel_instances == 38);
-  CHECK(*prefill.gpu_busy_fraction == Approx(0.000249).margin(1e-6));
-  CHECK(prefill.verdict.rfind("host/launch-bound: GPU busy 0.025% of the stage", 0) == 0);
+  CHECK(*prefill.gpu_busy_fraction == Approx(0.000239).margin(1e-6));
+  CHECK(prefill.verdict.rfind("host/launch-bound: GPU busy 0.024% of the stage", 0) == 0);
   CHECK_FALSE(prefill.flop.has_value());  // nc1 profiled decode only
   CHECK(std::find(report.skipped.begin(), report.skipped.end(),
                   "stage 'prefill': FLOP and MFU need ncu launches of its kernels; none was profiled in this stage") !=
@@ -257,9 +257,9 @@ TEST_CASE("ns1 with nc1 and workload metrics: stages and kernels and MFU") {
 
 TEST_CASE("nesting: generate encloses prefill and decode") {
   // analysis_expected.py, nested stages:
-  //   stage :generate: wall_ns=2000000 proj_ns=1900000 kernel_ns=868000 instances=212 busy=0.456842
-  //   stage :decode: wall_ns=1400000 proj_ns=1300000 kernel_ns=512000 instances=192 busy=0.393846
-  //   stage :prefill: wall_ns=500000 proj_ns=450000 kernel_ns=340000 instances=12 busy=0.755556
+  //   stage :generate: wall_ns=2000000 proj_ns=1900000 kernel_ns=868000 instances=212 busy=0.434000
+  //   stage :decode: wall_ns=1400000 proj_ns=1300000 kernel_ns=512000 instances=192 busy=0.365714
+  //   stage :prefill: wall_ns=500000 proj_ns=450000 kernel_ns=340000 instances=12 busy=0.680000
   TempDir dir;
   make_main(dir.path(), "analysis/nested/summary", "");
   AnalysisOptions options;
@@ -274,19 +274,19 @@ TEST_CASE("nesting: generate encloses prefill and decode") {
   CHECK(generate.level == 0);
   CHECK(generate.kernel_time_ns == 868000);
   CHECK(generate.kernel_instances == 212);
-  CHECK(*generate.gpu_busy_fraction == Approx(0.456842).margin(1e-6));
+  CHECK(*generate.gpu_busy_fraction == Approx(0.434000).margin(1e-6));
   const auto& decode = stage_named(report, "decode");
   CHECK(decode.parent == std::optional<std::string>("generate"));
   CHECK(decode.level == 1);
   CHECK(decode.kernel_time_ns == 512000);
   CHECK(decode.kernel_instances == 192);
-  CHECK(*decode.gpu_busy_fraction == Approx(0.393846).margin(1e-6));
-  CHECK(decode.verdict.rfind("host/launch-bound: GPU busy 39% of the stage", 0) == 0);
+  CHECK(*decode.gpu_busy_fraction == Approx(0.365714).margin(1e-6));
+  CHECK(decode.verdict.rfind("host/launch-bound: GPU busy 37% of the stage", 0) == 0);
   const auto& prefill = stage_named(report, "prefill");
   CHECK(prefill.parent == std::optional<std::string>("generate"));
-  CHECK(*prefill.gpu_busy_fraction == Approx(0.755556).margin(1e-6));
+  CHECK(*prefill.gpu_busy_fraction == Approx(0.680000).margin(1e-6));
   CHECK(prefill.verdict ==
-        "GPU-bound: GPU busy 76% of the stage; no ncu data for its kernels: profile them to see their limits");
+        "GPU-bound: GPU busy 68% of the stage; no ncu data for its kernels: profile them to see their limits");
   CHECK(prefill.top_kernels.front().name == "gemm_big_kernel");
   CHECK(prefill.top_kernels.front().share == Approx(300000.0 / 340000.0));
   // A kernel counts toward every range on its stack.

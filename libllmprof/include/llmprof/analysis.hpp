@@ -40,7 +40,7 @@ struct AnalysisOptions {
   std::optional<KernelNameBase> name_base = KernelNameBase::demangled;
   bool capture_gated_on_stage = false;  // see TopKernelRequest
   RooflineThresholds thresholds;
-  // A stage whose kernels keep the GPU busy less than this fraction of its GPU projection is
+  // A stage whose kernels keep the GPU busy less than this fraction of the time it took is
   // called host/launch-bound: the GPU waits on the CPU between kernels.
   double host_bound_busy_fraction = 0.5;
   // Names the device when neither ncu nor the workload metrics do (selects datasheet peaks).
@@ -88,7 +88,7 @@ struct StageAnalysis {
   // never inside the nsys capture, so its kernel time and count are unknown (null in report.json), not 0.
   bool outside_capture = false;
   std::string kernel_time_source;  // "nsys nvtx_kern_sum" or "ncu launches"
-  // kernel_time_ns / gpu_projection_ns; with a timeline, its busy over the time the stage was active
+  // kernel_time_ns / max(wall_ns, gpu_projection_ns); with a timeline, its busy over the time the stage was active
   std::optional<double> gpu_busy_fraction;
   std::optional<double> flop;               // estimated: nsys instances x ncu FLOP per launch
   double flop_coverage = 0;                 // share of kernel time whose FLOP is known (0..1)

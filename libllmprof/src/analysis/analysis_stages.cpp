@@ -241,9 +241,18 @@ void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
     // No kernel, no wall time, no projection: nsys never saw the range (its time is unknown, which is not
     // the same as idle).
     stage.outside_capture = stage.kernel_time_ns == 0 && !stage.wall_ns && !stage.gpu_projection_ns;
+    // Busy over the time the stage took: the larger of its wall time and its GPU projection. nsys's
+    // projection (2025.3 nvtx_gpu_proj_sum) spans only the GPU work the range launched, so kernel time /
+    // projection called the H100 sample's `sample` (wall 4.41 ms, GPU work 1.32 ms) "GPU busy 100%". The
+    // timeline engine divides by the active span the same way; the projection can outlast the wall time
+    // (work still queued when the range closed), hence the larger of the two.
+    // Kernel time past the projection cannot be (the tables are of different captures): that ratio is kept
+    // so that withhold_impossible_figures withholds it and says why.
     if (stage.gpu_projection_ns && *stage.gpu_projection_ns > 0) {
-      stage.gpu_busy_fraction =
-          static_cast<double>(stage.kernel_time_ns) / static_cast<double>(*stage.gpu_projection_ns);
+      const auto kernel = static_cast<double>(stage.kernel_time_ns);
+      const double over_projection = kernel / static_cast<double>(*stage.gpu_projection_ns);
+      const std::int64_t span = std::max(*stage.gpu_projection_ns, stage.wall_ns.value_or(0));
+      stage.gpu_busy_fraction = over_projection > 1 ? over_projection : kernel / static_cast<double>(span);
     }
     fill_flop(kernels, flop_per_launch, stage, by_precision);
     fill_rates(report, by_precision, stage);

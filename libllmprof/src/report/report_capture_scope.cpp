@@ -126,7 +126,7 @@ std::string stages_caption(const RunReportModel& model) {
   if (from_timeline)
     text += " GPU busy (timeline) = union of the GPU work the stage launched, graph executions included, over the time "
             "it was active, from the nsys SQLite export (the Stage instances section); the verdicts use it.";
-  if (from_stats) text += " GPU busy (stats) = kernel busy time / GPU projection time of the stage.";
+  if (from_stats) text += " GPU busy (stats) = kernel busy time / the time the stage took (the larger of its wall time and GPU projection).";
   // A null kernel time is a stage nsys never saw (analysis: outside the capture); its verdict says why.
   for (const auto& stage : model.stages) {
     if (stage.kernel_time_ns) continue;
