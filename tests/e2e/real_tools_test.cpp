@@ -16,6 +16,7 @@
 #include "llmprof/run_directory.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "run_manifest_reading.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -66,6 +67,9 @@ Finished deep_profile(const TempDir& temp, std::vector<std::string> args) {
   return finished;
 }
 
+// Only the tests that run the bundled example use these (a build without LibTorch, e.g. the werror preset,
+// compiles them out).
+#ifdef LLMPROF_EXAMPLE_EXE
 std::vector<std::string> run_args(const TempDir& temp, std::vector<std::string> extra) {
   std::vector<std::string> args = {"run", "--set", "run.runs_root=" + (temp / "runs").string(), "--set", "run.run_id=real",
                                    "--set", "run.min_free_space_gb=0", "--set", "workload.example_args=[\"--preset\",\"tiny\"]"};
@@ -73,25 +77,12 @@ std::vector<std::string> run_args(const TempDir& temp, std::vector<std::string> 
   return args;
 }
 
-const StageRecord& stage_of(const RunManifest& manifest, const std::string& name) {
-  for (const auto& stage : manifest.stages) {
-    if (stage.name == name) return stage;
-  }
-  FAIL("no stage " << name << " in run.json");
-  throw std::logic_error("unreachable");
-}
-
-RunManifest manifest_of(const fs::path& main) {
-  auto parsed = manifest_from_json(read_file(main / "run.json"));
-  REQUIRE(parsed.has_value());
-  return parsed.value();
-}
-
 std::size_t count_lines_containing(const std::string& text, const std::string& needle) {
   std::size_t count = 0;
   for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
   return count;
 }
+#endif
 
 }  // namespace
 
@@ -120,7 +111,7 @@ TEST_CASE("real tools: a gated run of the CPU example gives a real timeline, sta
   const Finished run = deep_profile(temp, run_args(temp, {}));
   const fs::path main = temp / "runs" / "real";
   CHECK(run.exit_code == 0);
-  const RunManifest manifest = manifest_of(main);
+  const RunManifest manifest = read_manifest(main);
   for (const char* stage : {"probe", "stage1", "nsys", "analyze", "report"}) {
     INFO(stage << ": " << stage_of(manifest, stage).reason);
     CHECK(stage_of(manifest, stage).status == StageStatus::ok);
@@ -184,7 +175,7 @@ TEST_CASE("real tools: a gate that never opens ends with the diagnosis naming th
   TempDir temp;
   const Finished run = deep_profile(temp, run_args(temp, {"--set", "nsys.nvtx_capture=decod", "--set", "run.enable_ncu=false"}));
   CHECK(run.exit_code == 1);
-  const RunManifest manifest = manifest_of(temp / "runs" / "real");
+  const RunManifest manifest = read_manifest(temp / "runs" / "real");
   const StageRecord& nsys = stage_of(manifest, "nsys");
   INFO("nsys stage: " << nsys.reason);
   CHECK(nsys.status == StageStatus::failed);
