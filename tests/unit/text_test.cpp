@@ -1,5 +1,6 @@
 // The one home of the text helpers (core/text.hpp) and the one JSON integer policy (core/json_fields.hpp).
 #include <catch2/catch.hpp>
+#include <limits>
 
 #include <boost/json/parse.hpp>
 
@@ -50,6 +51,10 @@ TEST_CASE("the three number formats: for people, exact, and for data files") {
   CHECK(format_number(0.012345) == "0.0123");
   CHECK(format_number(1234.6) == "1235");  // 3 significant digits, but never an exponent
   CHECK(format_number(0.04567, 2) == "0.046");
+  // Non-finite values (a ratio against zero) are named, not cast to int through log10 (undefined behaviour).
+  CHECK(format_number(std::numeric_limits<double>::infinity()) == "inf");
+  CHECK(format_number(-std::numeric_limits<double>::infinity()) == "-inf");
+  CHECK(format_number(std::numeric_limits<double>::quiet_NaN()) == "nan");
   CHECK(format_number(-0.0000001) == "0");
   CHECK(format_exact_number(3.0) == "3");
   CHECK(format_exact_number(0.1) == "0.1");
