@@ -38,7 +38,7 @@ llmprof::RunManifest sample_manifest() {
   manifest.created_utc = "2026-11-22T15:31:22Z";
   manifest.updated_utc = "2026-11-22T15:32:00Z";
   manifest.status = RunStatus::incomplete;
-  manifest.workload = {{"python3", "decode.py", "--prompt", "it's \"quoted\"\n"}, "/work/x", {{"HF_HOME", "/tmp/hf"}}};
+  manifest.workload = {{"python3", "decode.py", "--prompt", "it's \"quoted\"\n"}, "/srv/decode", {{"HF_HOME", "/tmp/hf"}}};
   llmprof::StageRecord nsys;
   nsys.name = "nsys";
   nsys.status = StageStatus::failed;
