@@ -39,20 +39,22 @@ struct Options {
   bool keep_file = false;
 };
 
-const llmprof::bench::Usage kUsage{"bench_ncu_raw_parse",
-                                   "[--size-mb N] [--file PATH] [--fixture PATH] [--phase csv|narrow|all] [--keep-file]"};
+const llmprof::bench::Usage kUsage{
+    "bench_ncu_raw_parse", "[--size-mb N] [--file PATH] [--fixture PATH] [--phase csv|narrow|all] [--keep-file]"};
 
 [[noreturn]] void usage(const std::string& problem) { kUsage.fail(problem); }
 
 Options parse_options(int argc, char** argv) {
   Options options;
-  llmprof::bench::parse_flags(
-      argc, argv, kUsage,
-      {{"--size-mb", [&](const std::string& v) { options.size_mb = llmprof::bench::count_value<std::uintmax_t>(kUsage, "--size-mb", v); }},
-       {"--file", [&](const std::string& v) { options.file = v; }},
-       {"--fixture", [&](const std::string& v) { options.fixture = v; }},
-       {"--phase", [&](const std::string& v) { options.phase = v; }},
-       llmprof::bench::switch_flag("--keep-file", [&] { options.keep_file = true; })});
+  llmprof::bench::parse_flags(argc, argv, kUsage,
+                              {{"--size-mb",
+                                [&](const std::string& v) {
+                                  options.size_mb = llmprof::bench::count_value<std::uintmax_t>(kUsage, "--size-mb", v);
+                                }},
+                               {"--file", [&](const std::string& v) { options.file = v; }},
+                               {"--fixture", [&](const std::string& v) { options.fixture = v; }},
+                               {"--phase", [&](const std::string& v) { options.phase = v; }},
+                               llmprof::bench::switch_flag("--keep-file", [&] { options.keep_file = true; })});
   if (!options.phase.empty() && options.phase != "csv" && options.phase != "narrow" && options.phase != "all")
     usage("unknown phase " + options.phase);
   return options;
@@ -92,7 +94,9 @@ struct Timing {
 double cpu_seconds_used() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
@@ -164,10 +168,13 @@ int main(int argc, char** argv) {
   if (run("csv")) report("csv", timed(clock, [&] { return read_csv_only(file); }), bytes, "records");
   if (run("narrow")) {
     // What a roofline needs of each launch: duration, clock, tensor and FMA work, DRAM traffic.
-    static const std::set<std::string, std::less<>> kept{
-        "gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-        "sm__ops_path_tensor_src_fp16.sum", "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2",
-        "dram__bytes.sum.per_second", "dram__bytes.sum.peak_sustained"};
+    static const std::set<std::string, std::less<>> kept{"gpu__time_duration.sum",
+                                                         "sm__cycles_elapsed.avg.per_second",
+                                                         "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+                                                         "sm__ops_path_tensor_src_fp16.sum",
+                                                         "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2",
+                                                         "dram__bytes.sum.per_second",
+                                                         "dram__bytes.sum.peak_sustained"};
     llmprof::NcuParseOptions narrow;
     narrow.keep_metric = [](std::string_view name) { return kept.find(name) != kept.end(); };
     report("narrow", timed(clock, [&] { return parse_launches(file, narrow); }), bytes, "launches");

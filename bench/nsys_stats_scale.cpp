@@ -38,13 +38,17 @@ Options parse_options(int argc, char** argv) {
   Options options;
   llmprof::bench::parse_flags(
       argc, argv, kUsage,
-      {{"--rows", [&](const std::string& v) { options.rows = llmprof::bench::count_value<std::uint64_t>(kUsage, "--rows", v); }},
+      {{"--rows",
+        [&](const std::string& v) { options.rows = llmprof::bench::count_value<std::uint64_t>(kUsage, "--rows", v); }},
        {"--kernels",
-        [&](const std::string& v) { options.kernels = llmprof::bench::count_value<std::uint64_t>(kUsage, "--kernels", v); }},
+        [&](const std::string& v) {
+          options.kernels = llmprof::bench::count_value<std::uint64_t>(kUsage, "--kernels", v);
+        }},
        {"--dir", [&](const std::string& v) { options.directory = v; }},
        {"--phase", [&](const std::string& v) { options.phase = v; }},
        llmprof::bench::switch_flag("--keep", [&] { options.keep = true; })});
-  if (options.rows == 0 || options.kernels == 0 || options.kernels > options.rows) kUsage.fail("need 1 <= --kernels <= --rows");
+  if (options.rows == 0 || options.kernels == 0 || options.kernels > options.rows)
+    kUsage.fail("need 1 <= --kernels <= --rows");
   return options;
 }
 
@@ -65,16 +69,18 @@ void write_tables(const Options& options) {
   const std::uint64_t per_kernel = options.rows / options.kernels;
   for (std::uint64_t k = 0; k < options.kernels; ++k) {
     const std::uint64_t time = 1000 + k % 977;
-    kernels << "0.0," << time * 3 * per_kernel << "," << 3 * per_kernel << "," << time << ".0," << time << ".0," << time << ","
-            << time << ",0.0,\"" << kernel_name(k) << "\"\n";
+    kernels << "0.0," << time * 3 * per_kernel << "," << 3 * per_kernel << "," << time << ".0," << time << ".0," << time
+            << "," << time << ",0.0,\"" << kernel_name(k) << "\"\n";
   }
   std::ofstream table(kern_sum);
-  table << "NVTX Range,Style,PID,TID,NVTX Inst,Kern Inst,Total Time (ns),Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Kernel Name\n";
+  table << "NVTX Range,Style,PID,TID,NVTX Inst,Kern Inst,Total Time (ns),Avg (ns),Med (ns),Min (ns),Max (ns),StdDev "
+           "(ns),Kernel Name\n";
   for (std::uint64_t row = 0; row < options.rows; ++row) {
     const std::uint64_t k = row % options.kernels;
     const std::uint64_t time = 1000 + k % 977;
-    table << kRanges[(row / options.kernels) % 4] << ",PushPop,837," << 837 + row / (4 * options.kernels) << ",1,3," << time * 3 << ","
-          << time << ".0," << time << ".0," << time << "," << time << ",0.0,\"" << kernel_name(k) << "\"\n";
+    table << kRanges[(row / options.kernels) % 4] << ",PushPop,837," << 837 + row / (4 * options.kernels) << ",1,3,"
+          << time * 3 << "," << time << ".0," << time << ".0," << time << "," << time << ",0.0,\"" << kernel_name(k)
+          << "\"\n";
   }
   std::ofstream ranges(nsys / "summary_nvtx_sum.csv");
   ranges << "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range\n";
@@ -83,7 +89,9 @@ void write_tables(const Options& options) {
                 "Proj Min (ns),Proj Max (ns),Proj StdDev (ns),Total GPU Ops,Avg GPU Ops,Avg Range Lvl,Avg Num Child\n";
   for (const char* range : kRanges) {
     ranges << "25.0,90000000000,1,90000000000.0,90000000000.0,90000000000,90000000000,0.0,PushPop," << range << "\n";
-    projection << range << ",PushPop,80000000000,90000000000,1,8e10,8e10,80000000000,80000000000,0.0,3000000,3000000.0,0.0,0.0\n";
+    projection
+        << range
+        << ",PushPop,80000000000,90000000000,1,8e10,8e10,80000000000,80000000000,0.0,3000000,3000000.0,0.0,0.0\n";
   }
 }
 

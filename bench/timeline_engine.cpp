@@ -52,26 +52,31 @@ void build(const fs::path& file, std::int64_t kernels) {
   const std::int64_t first = scalar(database, "SELECT min(start) FROM NVTX_EVENTS");
   const std::int64_t last = scalar(database, "SELECT max(end) FROM CUPTI_ACTIVITY_KIND_KERNEL");
   const std::int64_t shift = last - first + 1000000;
-  const std::int64_t correlation_shift = scalar(database, "SELECT max(correlationId) FROM CUPTI_ACTIVITY_KIND_RUNTIME") + 1;
+  const std::int64_t correlation_shift =
+      scalar(database, "SELECT max(correlationId) FROM CUPTI_ACTIVITY_KIND_RUNTIME") + 1;
   const std::int64_t copies = (kernels + base_kernels - 1) / base_kernels;
-  exec(database, "CREATE TEMP TABLE base_kernel AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL;"
-                 "CREATE TEMP TABLE base_memcpy AS SELECT * FROM CUPTI_ACTIVITY_KIND_MEMCPY;"
-                 "CREATE TEMP TABLE base_runtime AS SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME");
+  exec(database,
+       "CREATE TEMP TABLE base_kernel AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL;"
+       "CREATE TEMP TABLE base_memcpy AS SELECT * FROM CUPTI_ACTIVITY_KIND_MEMCPY;"
+       "CREATE TEMP TABLE base_runtime AS SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME");
   exec(database, "BEGIN");
   for (std::int64_t copy = 1; copy < copies; ++copy) {
     const std::string time = std::to_string(copy * shift), correlation = std::to_string(copy * correlation_shift);
-    exec(database, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, "
-                   "globalPid, demangledName, shortName, graphNodeId) SELECT start + " + time + ", end + " + time +
-                   ", deviceId, contextId, streamId, correlationId + " + correlation +
-                   ", globalPid, demangledName, shortName, graphNodeId FROM base_kernel");
-    exec(database, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
-                   "globalPid, bytes, copyKind, graphNodeId) SELECT start + " + time + ", end + " + time +
-                   ", deviceId, contextId, streamId, correlationId + " + correlation +
-                   ", globalPid, bytes, copyKind, graphNodeId FROM base_memcpy");
-    exec(database, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
-                   "returnValue, callchainId) SELECT start + " + time + ", end + " + time +
-                   ", eventClass, globalTid, correlationId + " + correlation +
-                   ", nameId, returnValue, callchainId FROM base_runtime");
+    exec(database,
+         "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, "
+         "globalPid, demangledName, shortName, graphNodeId) SELECT start + " +
+             time + ", end + " + time + ", deviceId, contextId, streamId, correlationId + " + correlation +
+             ", globalPid, demangledName, shortName, graphNodeId FROM base_kernel");
+    exec(database,
+         "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+         "globalPid, bytes, copyKind, graphNodeId) SELECT start + " +
+             time + ", end + " + time + ", deviceId, contextId, streamId, correlationId + " + correlation +
+             ", globalPid, bytes, copyKind, graphNodeId FROM base_memcpy");
+    exec(database,
+         "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
+         "returnValue, callchainId) SELECT start + " +
+             time + ", end + " + time + ", eventClass, globalTid, correlationId + " + correlation +
+             ", nameId, returnValue, callchainId FROM base_runtime");
   }
   // One range around the copies, on the thread that launched them.
   exec(database, "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) SELECT " +
@@ -94,7 +99,8 @@ int main(int argc, char** argv) {
   const llmprof::bench::Usage usage{"bench_timeline_engine", "[--kernels N] [--file PATH] [--keep-file]"};
   llmprof::bench::parse_flags(
       argc, argv, usage,
-      {{"--kernels", [&](const std::string& v) { kernels = llmprof::bench::count_value<std::int64_t>(usage, "--kernels", v); }},
+      {{"--kernels",
+        [&](const std::string& v) { kernels = llmprof::bench::count_value<std::int64_t>(usage, "--kernels", v); }},
        {"--file", [&](const std::string& v) { file = v, file_given = true; }},
        llmprof::bench::switch_flag("--keep-file", [&] { keep = true; })});
   const bool reuse = file_given && fs::exists(file);  // an export built before: analyse it as is

@@ -22,9 +22,9 @@ void check_numbers(std::string_view field) {
                      "integer '" + std::string(field) + "' rejected as a number");
   const double exact = static_cast<double>(**integer);
   const double parsed = **number;
-  LLMPROF_FUZZ_CHECK(std::fabs(parsed - exact) <= 1e-12 * std::fabs(exact),
-                     "'" + std::string(field) + "': integer " + std::to_string(**integer) + " vs number " +
-                         std::to_string(parsed));
+  LLMPROF_FUZZ_CHECK(
+      std::fabs(parsed - exact) <= 1e-12 * std::fabs(exact),
+      "'" + std::string(field) + "': integer " + std::to_string(**integer) + " vs number " + std::to_string(parsed));
 }
 
 void read_all(std::istringstream& in, llmprof::CsvReaderOptions options) {

@@ -25,7 +25,8 @@ inline std::istringstream as_stream(const std::uint8_t* data, std::size_t size) 
   return std::istringstream(std::string(as_text(data, size)), std::ios::in | std::ios::binary);
 }
 
-[[noreturn]] inline void invariant_failed(const char* file, int line, const char* condition, const std::string& detail) {
+[[noreturn]] inline void invariant_failed(const char* file, int line, const char* condition,
+                                          const std::string& detail) {
   std::fprintf(stderr, "%s:%d: fuzz invariant failed: %s\n  %s\n", file, line, condition, detail.c_str());
   std::abort();
 }
@@ -39,12 +40,12 @@ inline void check_error_names_source(const Error& error, const char* file, int l
 
 }  // namespace llmprof::fuzz
 
-#define LLMPROF_FUZZ_CHECK(condition, detail)                                                 \
-  do {                                                                                        \
+#define LLMPROF_FUZZ_CHECK(condition, detail)                                                      \
+  do {                                                                                             \
     if (!(condition)) ::llmprof::fuzz::invariant_failed(__FILE__, __LINE__, #condition, (detail)); \
   } while (false)
 
-#define LLMPROF_FUZZ_CHECK_ERROR(result)                                                          \
-  do {                                                                                            \
+#define LLMPROF_FUZZ_CHECK_ERROR(result)                                                            \
+  do {                                                                                              \
     if (!(result)) ::llmprof::fuzz::check_error_names_source((result).error(), __FILE__, __LINE__); \
   } while (false)

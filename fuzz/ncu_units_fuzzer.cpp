@@ -16,8 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   LLMPROF_FUZZ_CHECK(scaled.unit == one.unit, "unit depends on the value");
   LLMPROF_FUZZ_CHECK(std::fabs(scaled.value - 2.5 * one.value) <= 1e-12 * scaled.value, "not linear");
   const auto again = llmprof::normalize_to_base_unit(1.0, one.unit);
-  LLMPROF_FUZZ_CHECK(again.value == 1.0 && again.unit == one.unit,
-                     "'" + std::string(unit) + "' -> '" + one.unit + "' -> '" + again.unit + "' x" +
-                         std::to_string(again.value));
+  LLMPROF_FUZZ_CHECK(
+      again.value == 1.0 && again.unit == one.unit,
+      "'" + std::string(unit) + "' -> '" + one.unit + "' -> '" + again.unit + "' x" + std::to_string(again.value));
   return 0;
 }

@@ -45,9 +45,9 @@ void check_stage(const llmprof::TimelineStage& stage) {
   const auto& duration = stage.cpu_duration;
   const std::string name = stage.qualified_name();
   LLMPROF_FUZZ_CHECK(duration.count > 0 && static_cast<std::size_t>(duration.count) == stage.instances.size(), name);
-  LLMPROF_FUZZ_CHECK(duration.p50_ns <= duration.p90_ns && duration.p90_ns <= duration.p99_ns &&
-                         duration.p99_ns <= duration.max_ns,
-                     name);
+  LLMPROF_FUZZ_CHECK(
+      duration.p50_ns <= duration.p90_ns && duration.p90_ns <= duration.p99_ns && duration.p99_ns <= duration.max_ns,
+      name);
   LLMPROF_FUZZ_CHECK(!stage.gpu_busy_fraction || (*stage.gpu_busy_fraction >= 0 && *stage.gpu_busy_fraction <= 1),
                      name);
   LLMPROF_FUZZ_CHECK(stage.gpu_busy_ns >= 0 && stage.gpu_busy_ns <= stage.span_ns, name);

@@ -33,8 +33,9 @@ void print_summary(std::ostream& out, const llmprof::AnalysisReport& report, con
   out << "stages:\n";
   for (const auto& stage : report.stages) {
     out << "  " << std::string(static_cast<std::size_t>(stage.level) * 2, ' ') << stage.qualified_name()
-        << ": GPU busy " << percent(stage.gpu_busy_fraction) << ", " << (stage.outside_capture ? std::string("unmeasured") : std::to_string(stage.kernel_instances)) << " kernels, MFU "
-        << percent(stage.mfu) << " (workload: " << percent(stage.mfu_workload) << ")\n"
+        << ": GPU busy " << percent(stage.gpu_busy_fraction) << ", "
+        << (stage.outside_capture ? std::string("unmeasured") : std::to_string(stage.kernel_instances))
+        << " kernels, MFU " << percent(stage.mfu) << " (workload: " << percent(stage.mfu_workload) << ")\n"
         << "  " << std::string(static_cast<std::size_t>(stage.level) * 2, ' ') << "  " << stage.verdict << "\n";
   }
   out << "top kernels:\n";
@@ -90,7 +91,8 @@ llmprof::Result<llmprof::AnalysisOptions> resolve_options(const std::string& mai
   if (given.name_base) {
     const auto base = llmprof::parse_choice<llmprof::KernelNameBase>(*given.name_base);
     tell(base != options.name_base, "--name-base " + *given.name_base,
-         "ncu.kernel_name_base = " + (options.name_base ? std::string(llmprof::choice_name(*options.name_base)) : std::string("mangled")));
+         "ncu.kernel_name_base = " +
+             (options.name_base ? std::string(llmprof::choice_name(*options.name_base)) : std::string("mangled")));
     options.name_base = base;
   }
   if (given.gated) {
@@ -104,11 +106,12 @@ int run_analyze(const std::vector<std::string>& args) {
   std::string main;
   AnalyzeOverrides given;
   CommandSyntax syntax("analyze", usage_text);
-  syntax.options.add_options()(
-      "stage", po::value<std::string>(), "stage for the top-kernel selection (default: the run's run.stage)")(
+  syntax.options.add_options()("stage", po::value<std::string>(),
+                               "stage for the top-kernel selection (default: the run's run.stage)")(
       "top", po::value<long long>(), "kernels in the top-kernel selection, 1 to 10000 (default: run.top_n_kernels)")(
       "name-base", po::value<std::string>(), "demangled or function (default: ncu.kernel_name_base)")(
-      "gated", po::bool_switch(&given.gated), "the nsys capture was gated on --stage (default: read from nsys/cmd.txt)")(
+      "gated", po::bool_switch(&given.gated),
+      "the nsys capture was gated on --stage (default: read from nsys/cmd.txt)")(
       "json", "print report.json instead of the summary");
   syntax.hidden.add_options()("main", po::value(&main));
   syntax.positional.add("main", 1);

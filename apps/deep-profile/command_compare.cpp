@@ -42,11 +42,12 @@ int run_compare(const std::vector<std::string>& args) {
   bool as_json = false;
   llmprof::ComparisonOptions options;
   CommandSyntax syntax("compare", usage_text);
-  syntax.options.add_options()("json", po::bool_switch(&as_json), "print JSON (llmprof.compare/2)")
-      ("md", po::value(&markdown_file), "also write the Markdown comparison to FILE")
-      ("html", po::value(&html_file), "also write the HTML comparison to FILE")
-      ("threshold", po::value(&options.kernel_threshold_pct)->default_value(5.0), "kernel faster/slower threshold, percent")
-      ("fail-if-slower", po::value<double>(), "exit 5 when a stage got slower by more than PCT percent");
+  syntax.options.add_options()("json", po::bool_switch(&as_json), "print JSON (llmprof.compare/2)")(
+      "md", po::value(&markdown_file), "also write the Markdown comparison to FILE")(
+      "html", po::value(&html_file), "also write the HTML comparison to FILE")(
+      "threshold", po::value(&options.kernel_threshold_pct)->default_value(5.0),
+      "kernel faster/slower threshold, percent")("fail-if-slower", po::value<double>(),
+                                                 "exit 5 when a stage got slower by more than PCT percent");
   syntax.hidden.add_options()("run", po::value(&runs));
   syntax.positional.add("run", 2);
   const CommandLine line = parse_command_line(syntax, args);
@@ -66,22 +67,27 @@ int run_compare(const std::vector<std::string>& args) {
     return exit_code_for(comparison.error());
   }
   std::cout << (as_json ? llmprof::comparison_to_json(*comparison) : llmprof::render_comparison_markdown(*comparison));
-  if (!markdown_file.empty() && !write_file(markdown_file, llmprof::render_comparison_markdown(*comparison))) return exit_not_ready;
+  if (!markdown_file.empty() && !write_file(markdown_file, llmprof::render_comparison_markdown(*comparison)))
+    return exit_not_ready;
   if (!html_file.empty() && !write_file(html_file, llmprof::render_comparison_html(*comparison))) return exit_not_ready;
   if (comparison->noise_gate) std::cerr << "deep-profile compare: " << comparison->noise_gate->summary << "\n";
   if (comparison->regression) {
-    for (const auto& reason : comparison->regression_reasons) std::cerr << "deep-profile compare: regression: " << reason << "\n";
+    for (const auto& reason : comparison->regression_reasons)
+      std::cerr << "deep-profile compare: regression: " << reason << "\n";
     return exit_regression;
   }
   if (comparison->options.fail_if_slower_pct && comparison->inconclusive) {
-    for (const auto& reason : comparison->inconclusive_reasons) std::cerr << "deep-profile compare: cannot compare: " << reason << "\n";
+    for (const auto& reason : comparison->inconclusive_reasons)
+      std::cerr << "deep-profile compare: cannot compare: " << reason << "\n";
     return exit_inconclusive;
   }
-  if (comparison->noise_gate && comparison->noise_gate->verdict == llmprof::NoiseVerdict::inconclusive) return exit_noise;
+  if (comparison->noise_gate && comparison->noise_gate->verdict == llmprof::NoiseVerdict::inconclusive)
+    return exit_noise;
   return exit_ok;
 }
 
-const CommandRegistrar registrar{{"compare", "compare two run directories (CI gate with --fail-if-slower)", run_compare}};
+const CommandRegistrar registrar{
+    {"compare", "compare two run directories (CI gate with --fail-if-slower)", run_compare}};
 
 }  // namespace
 }  // namespace deep_profile

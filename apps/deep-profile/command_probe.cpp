@@ -58,7 +58,8 @@ void print_nsys(std::ostream& out, const NsysInfo& nsys) {
     out << "not found (" << nsys.importer.detail << ")\n";
   } else {
     out << nsys.importer.path.string() << (nsys.importer.loads ? " (loads)" : " (DOES NOT LOAD)")
-        << (nsys.importer.found_by_nsys ? "" : " (not where nsys looks: deep-profile imports .qdstrm files itself)") << "\n";
+        << (nsys.importer.found_by_nsys ? "" : " (not where nsys looks: deep-profile imports .qdstrm files itself)")
+        << "\n";
   }
   out << "    stats reports (" << nsys.stats_reports.size() << "):";
   for (const auto& report : nsys.stats_reports) out << " " << report;
@@ -88,9 +89,9 @@ void print_ncu(std::ostream& out, const NcuInfo& ncu) {
   out << "\n    sets (" << ncu.sets.size() << "):";
   for (const auto& set : ncu.sets) out << " " << set.identifier << "[" << set.sections.size() << "]";
   out << "\n    section files: "
-      << (ncu.sections_directory.empty() ? "not found" + (ncu.sections_note.empty() ? std::string() : " (" + ncu.sections_note + ")")
-                                         : ncu.sections_directory.string() + " (" +
-                                                                           std::to_string(ncu.section_metrics.size()) + " metrics)")
+      << (ncu.sections_directory.empty()
+              ? "not found" + (ncu.sections_note.empty() ? std::string() : " (" + ncu.sections_note + ")")
+              : ncu.sections_directory.string() + " (" + std::to_string(ncu.section_metrics.size()) + " metrics)")
       << "\n";
   print_problems(out, ncu.problems);
 }
@@ -98,7 +99,8 @@ void print_ncu(std::ostream& out, const NcuInfo& ncu) {
 void print_abilities(std::ostream& out, const std::vector<ToolAbility>& abilities) {
   out << "what the pipeline can do here:\n";
   for (const auto& ability : abilities) {
-    out << "  [" << (ability.able ? "yes" : "no ") << "] " << ability.what << (ability.detail.empty() ? "" : ": " + ability.detail) << "\n";
+    out << "  [" << (ability.able ? "yes" : "no ") << "] " << ability.what
+        << (ability.detail.empty() ? "" : ": " + ability.detail) << "\n";
   }
 }
 
@@ -114,7 +116,8 @@ int run_probe(const std::vector<std::string>& args) {
   std::string nsys_path, ncu_path, sections_out;
   CommandSyntax syntax("probe", probe_usage);
   syntax.options.add_options()("nsys", po::value(&nsys_path), "use this nsys (path or name on PATH)")(
-      "ncu", po::value(&ncu_path), "use this ncu (path or name on PATH)")("json", "print the probe as JSON (env.json's \"tools\")")(
+      "ncu", po::value(&ncu_path), "use this ncu (path or name on PATH)")(
+      "json", "print the probe as JSON (env.json's \"tools\")")(
       "sections-out", po::value(&sections_out), "write `ncu --list-sections` verbatim to FILE (sections.txt)")(
       "no-default-locations", "search only --nsys/--ncu and PATH, not the usual install directories");
   const CommandLine line = parse_command_line(syntax, args);
@@ -135,7 +138,8 @@ int run_probe(const std::vector<std::string>& args) {
       std::cerr << "deep-profile probe: cannot write " << sections_out << "\n";
       return exit_not_ready;  // like every "cannot write": README exit codes
     }
-    if (ncu.sections_listing.empty()) std::cerr << "deep-profile probe: no ncu section listing; wrote an empty " << sections_out << "\n";
+    if (ncu.sections_listing.empty())
+      std::cerr << "deep-profile probe: no ncu section listing; wrote an empty " << sections_out << "\n";
   }
   if (values.count("json")) {
     std::cout << probe_to_json(nsys, ncu);
@@ -148,8 +152,8 @@ int run_probe(const std::vector<std::string>& args) {
   return verdict.readiness == Readiness::not_ready ? exit_not_ready : exit_ok;
 }
 
-const CommandRegistrar registrar{Command{"probe", "find nsys/ncu, their versions and capabilities; say whether this machine is ready",
-                                         run_probe}};
+const CommandRegistrar registrar{
+    Command{"probe", "find nsys/ncu, their versions and capabilities; say whether this machine is ready", run_probe}};
 
 }  // namespace
 }  // namespace deep_profile

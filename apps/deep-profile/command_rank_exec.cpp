@@ -28,8 +28,10 @@ int rank_exec_command(const std::vector<std::string>& args) {
   if (separator != args.end()) request.workload.assign(separator + 1, args.end());
   std::string main_directory, ranks;
   po::options_description description("options");
-  description.add_options()("help,h", "this help")("run", po::value(&main_directory)->required(), "the run directory (MAIN)")(
-      "stage", po::value(&request.stage)->required(), "stage1, nsys or ncu")("ranks", po::value(&ranks), "ranks that run the profiler");
+  description.add_options()("help,h", "this help")("run", po::value(&main_directory)->required(),
+                                                   "the run directory (MAIN)")(
+      "stage", po::value(&request.stage)->required(), "stage1, nsys or ncu")("ranks", po::value(&ranks),
+                                                                             "ranks that run the profiler");
   po::variables_map values;
   try {
     po::store(po::command_line_parser(own).options(description).run(), values);
@@ -76,7 +78,8 @@ int rank_exec_command(const std::vector<std::string>& args) {
   return result->exit_code;
 }
 
-const CommandRegistrar registrar({"rank-exec", "one rank's share of a stage under a launcher (started by run --launcher)",
+const CommandRegistrar registrar({"rank-exec",
+                                  "one rank's share of a stage under a launcher (started by run --launcher)",
                                   rank_exec_command});
 
 }  // namespace

@@ -40,7 +40,8 @@ int run_report(const std::vector<std::string>& args) {
   const CommandLine line = parse_command_line(syntax, args);
   if (line.finished) return *line.finished;
   if (main.empty()) return usage_error(syntax, "missing run directory MAIN");
-  if (format != "md" && format != "html" && format != "all") return usage_error(syntax, "--format must be md, html or all");
+  if (format != "md" && format != "html" && format != "all")
+    return usage_error(syntax, "--format must be md, html or all");
   auto model = llmprof::load_run_report(main);
   if (!model) {
     std::cerr << "deep-profile report: " << model.error().describe() << "\n";
@@ -57,7 +58,8 @@ int run_report(const std::vector<std::string>& args) {
     std::cout << "wrote " << markdown.string() << "\nwrote " << html.string() << "\n";
     return exit_ok;
   }
-  return format == "md" ? write_text(markdown, llmprof::render_markdown(*model)) : write_text(html, llmprof::render_html(*model));
+  return format == "md" ? write_text(markdown, llmprof::render_markdown(*model))
+                        : write_text(html, llmprof::render_html(*model));
 }
 
 const CommandRegistrar registrar{{"report", "render report.md / report.html of a run directory", run_report}};

@@ -23,8 +23,8 @@ namespace {
 struct RunOptions {
   llmprof::ConfigSelection selection;
   bool quiet = false;
-  std::string launcher;  // --launcher words, empty: one process
-  std::string ranks;     // --ranks list
+  std::string launcher;               // --launcher words, empty: one process
+  std::string ranks;                  // --ranks list
   std::vector<std::string> workload;  // after "--"
 };
 
@@ -51,9 +51,10 @@ const char* usage_text =
 std::optional<RunOptions> parse_options(const std::vector<std::string>& args, int& exit) {
   RunOptions options;
   CommandSyntax syntax("run", usage_text);
-  syntax.options.add_options()("quiet,q", po::bool_switch(&options.quiet), "no progress lines; only errors and the final table")
-      ("launcher", po::value(&options.launcher), "run every workload stage under this launcher, e.g. 'srun -n 2'")
-      ("ranks", po::value(&options.ranks), "ranks nsys and ncu profile (default: nsys every rank, ncu rank 0)");
+  syntax.options.add_options()("quiet,q", po::bool_switch(&options.quiet),
+                               "no progress lines; only errors and the final table")(
+      "launcher", po::value(&options.launcher), "run every workload stage under this launcher, e.g. 'srun -n 2'")(
+      "ranks", po::value(&options.ranks), "ranks nsys and ncu profile (default: nsys every rank, ncu rank 0)");
   auto line = parse_profiling_command_line(syntax, args, exit);
   if (!line) return std::nullopt;
   options.selection = std::move(line->selection);
@@ -94,16 +95,17 @@ class ProgressPrinter {
 
 void print_summary(const llmprof::RunSummary& summary, std::ostream& out) {
   out << "\nrun directory: " << summary.main_directory.string() << "\n";
-  out << std::left << std::setw(9) << "stage" << std::setw(12) << "status" << std::setw(10) << "time" << "reason\n";
+  out << std::left << std::setw(9) << "stage" << std::setw(12) << "status" << std::setw(10) << "time"
+      << "reason\n";
   for (const auto& stage : summary.stages) {
     std::ostringstream time;
     time << std::fixed << std::setprecision(1) << stage.duration_s << "s";
-    out << std::setw(9) << stage.name << std::setw(12) << llmprof::to_string(stage.status) << std::setw(10) << time.str()
-        << stage.reason << "\n";
+    out << std::setw(9) << stage.name << std::setw(12) << llmprof::to_string(stage.status) << std::setw(10)
+        << time.str() << stage.reason << "\n";
   }
   for (const auto& note : summary.notes) out << "note: " << note << "\n";
-  out << "total size: " << std::fixed << std::setprecision(1) << static_cast<double>(summary.total_bytes) / 1e6 << " MB; outcome: "
-      << llmprof::to_string(summary.outcome) << "\n";
+  out << "total size: " << std::fixed << std::setprecision(1) << static_cast<double>(summary.total_bytes) / 1e6
+      << " MB; outcome: " << llmprof::to_string(summary.outcome) << "\n";
 }
 
 llmprof::Result<llmprof::DeepProfileConfig> load(const RunOptions& options) {
@@ -144,8 +146,9 @@ std::optional<llmprof::RankLaunch> rank_launch_from(const RunOptions& options, i
       return std::nullopt;
     }
     if (launcher->world_size && ranks->back() >= *launcher->world_size) {
-      std::cerr << "deep-profile run: --ranks " << options.ranks << " names rank " << ranks->back() << ", outside the world size "
-                << *launcher->world_size << " that '" << options.launcher << "' starts (ranks 0-" << *launcher->world_size - 1 << ")\n";
+      std::cerr << "deep-profile run: --ranks " << options.ranks << " names rank " << ranks->back()
+                << ", outside the world size " << *launcher->world_size << " that '" << options.launcher
+                << "' starts (ranks 0-" << *launcher->world_size - 1 << ")\n";
       exit = exit_usage;
       return std::nullopt;
     }
@@ -169,8 +172,8 @@ int run_command(const std::vector<std::string>& args) {
   llmprof::DeepProfilerEnvironment environment;
   environment.executable = own_executable();
   environment.rank_launch = launch;
-  llmprof::DeepProfiler profiler(config.value(), *runner, clock, [&printer](const auto& event) { printer(event); },
-                                 environment);
+  llmprof::DeepProfiler profiler(
+      config.value(), *runner, clock, [&printer](const auto& event) { printer(event); }, environment);
   auto watcher = llmprof::StopSignalWatcher::start([&profiler](int) { profiler.request_stop(); });
   if (!watcher) {
     std::cerr << "deep-profile run: " << watcher.error().describe() << "\n";
@@ -185,7 +188,8 @@ int run_command(const std::vector<std::string>& args) {
   return exit_code_for(summary->outcome);
 }
 
-const CommandRegistrar registrar({"run", "profile a workload end to end (probe, nsys, top-N kernels, ncu, analysis, report)",
+const CommandRegistrar registrar({"run",
+                                  "profile a workload end to end (probe, nsys, top-N kernels, ncu, analysis, report)",
                                   run_command});
 
 }  // namespace

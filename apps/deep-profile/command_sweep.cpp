@@ -48,8 +48,10 @@ std::optional<std::size_t> parse_count(const std::string& text) {
 }
 
 // The options that go together, checked before anything is loaded; a usage message when they do not.
-std::optional<std::string> check_executor_options(SweepOptions& options, const std::string& point_index, const std::string& concurrency) {
-  if (options.executor != "local" && options.executor != "slurm") return "--executor must be local or slurm, not '" + options.executor + "'";
+std::optional<std::string> check_executor_options(SweepOptions& options, const std::string& point_index,
+                                                  const std::string& concurrency) {
+  if (options.executor != "local" && options.executor != "slurm")
+    return "--executor must be local or slurm, not '" + options.executor + "'";
   if (!point_index.empty() && !(options.point_index = parse_count(point_index))) {
     return "--point-index takes a point number (0, 1, ...), not '" + point_index + "'";
   }
@@ -59,10 +61,13 @@ std::optional<std::string> check_executor_options(SweepOptions& options, const s
   const int modes = (options.point_index ? 1 : 0) + (options.merge ? 1 : 0) + (options.executor == "slurm" ? 1 : 0);
   if (modes > 1) return "--point-index, --merge and --executor slurm are separate steps: give one of them";
   if (modes == 1 && options.plan_file.empty()) {
-    return "--point-index, --merge and --executor slurm need --plan FILE: every job reads its points from the same plan";
+    return "--point-index, --merge and --executor slurm need --plan FILE: every job reads its points from the same "
+           "plan";
   }
-  if ((options.submit || options.concurrency) && options.executor != "slurm") return "--submit and --concurrency go with --executor slurm";
-  if (!options.sweep_directory.empty() && modes == 0) return "--sweep-dir goes with --point-index, --merge or --executor slurm";
+  if ((options.submit || options.concurrency) && options.executor != "slurm")
+    return "--submit and --concurrency go with --executor slurm";
+  if (!options.sweep_directory.empty() && modes == 0)
+    return "--sweep-dir goes with --point-index, --merge or --executor slurm";
   return std::nullopt;
 }
 
@@ -70,15 +75,16 @@ std::optional<SweepOptions> parse_sweep_options(const std::vector<std::string>& 
   SweepOptions options;
   std::string point_index, concurrency;
   CommandSyntax syntax("sweep", sweep_usage);
-  syntax.options.add_options()("plan", po::value(&options.plan_file), "a TOML plan with [[point]] tables")
-      ("point", po::value(&options.points), "one point: comma-separated KEY=VALUE overrides (repeatable)")
-      ("quiet,q", po::bool_switch(&options.quiet), "no progress lines")
-      ("sweep-dir", po::value(&options.sweep_directory), "SWEEP, the directory of the point runs and the index (with --plan)")
-      ("point-index", po::value(&point_index), "run only point I (0-based) into SWEEP/point-<I>/")
-      ("merge", po::bool_switch(&options.merge), "write SWEEP/index.* from SWEEP/point-*/")
-      ("executor", po::value(&options.executor), "local (default: every point here) or slurm (a job array)")
-      ("concurrency", po::value(&concurrency), "with --executor slurm: at most K array tasks at once")
-      ("submit", po::bool_switch(&options.submit), "with --executor slurm: submit the array and the merge job");
+  syntax.options.add_options()("plan", po::value(&options.plan_file), "a TOML plan with [[point]] tables")(
+      "point", po::value(&options.points), "one point: comma-separated KEY=VALUE overrides (repeatable)")(
+      "quiet,q", po::bool_switch(&options.quiet), "no progress lines")(
+      "sweep-dir", po::value(&options.sweep_directory),
+      "SWEEP, the directory of the point runs and the index (with --plan)")(
+      "point-index", po::value(&point_index), "run only point I (0-based) into SWEEP/point-<I>/")(
+      "merge", po::bool_switch(&options.merge), "write SWEEP/index.* from SWEEP/point-*/")(
+      "executor", po::value(&options.executor), "local (default: every point here) or slurm (a job array)")(
+      "concurrency", po::value(&concurrency), "with --executor slurm: at most K array tasks at once")(
+      "submit", po::bool_switch(&options.submit), "with --executor slurm: submit the array and the merge job");
   auto line = parse_profiling_command_line(syntax, args, exit);
   if (!line) return std::nullopt;
   if (auto problem = check_executor_options(options, point_index, concurrency)) {
@@ -92,7 +98,8 @@ std::optional<SweepOptions> parse_sweep_options(const std::vector<std::string>& 
 
 llmprof::Result<llmprof::SweepPlan> load_plan(const SweepOptions& options) {
   if (!options.plan_file.empty() && !options.points.empty()) {
-    return llmprof::make_error(llmprof::ErrorCode::invalid_argument, "give the points either with --plan or with --point, not both");
+    return llmprof::make_error(llmprof::ErrorCode::invalid_argument,
+                               "give the points either with --plan or with --point, not both");
   }
   if (!options.plan_file.empty()) return llmprof::load_sweep_plan(options.plan_file);
   if (options.points.empty()) {
@@ -105,7 +112,7 @@ llmprof::Result<llmprof::SweepPlan> load_plan(const SweepOptions& options) {
 }  // namespace
 
 std::optional<std::vector<llmprof::DeepProfileConfig>> load_point_configs(const llmprof::SweepPlan& plan,
-                                                                        const SweepOptions& options) {
+                                                                          const SweepOptions& options) {
   std::vector<llmprof::DeepProfileConfig> configs;
   bool all_valid = true;
   for (const auto& point : plan.points) {
@@ -163,8 +170,10 @@ int sweep_command(const std::vector<std::string>& args) {
   auto watcher = llmprof::StopSignalWatcher::start([&state, &runner](int) {
     state.stopped.store(true);
     std::lock_guard<std::mutex> lock(state.mutex);
-    if (state.current) state.current->request_stop();
-    else runner->request_stop();
+    if (state.current)
+      state.current->request_stop();
+    else
+      runner->request_stop();
   });
   if (!watcher) {
     std::cerr << "deep-profile sweep: " << watcher.error().describe() << "\n";
@@ -174,17 +183,19 @@ int sweep_command(const std::vector<std::string>& args) {
   environment.executable = own_executable();
   const bool quiet = options->quiet;
   auto run_point = [&](const llmprof::SweepPoint& point, std::size_t index) -> llmprof::Result<fs::path> {
-    if (state.stopped.load()) return llmprof::make_error(llmprof::ErrorCode::interrupted, "not run: the sweep was interrupted");
+    if (state.stopped.load())
+      return llmprof::make_error(llmprof::ErrorCode::interrupted, "not run: the sweep was interrupted");
     llmprof::DeepProfileConfig config = (*point_configs)[index];
     config.run.run_id = sweep_id + "-" + point.label;
     if (!quiet) std::cerr << "== sweep point " << point.label << "\n";
-    llmprof::DeepProfiler profiler(config, *runner, clock,
-                                   [quiet](const llmprof::ProgressEvent& event) {
-                                     if (!quiet && event.kind != llmprof::ProgressEvent::Kind::tool_progress) {
-                                       std::cerr << llmprof::format_progress_event(event) << "\n";
-                                     }
-                                   },
-                                   environment);
+    llmprof::DeepProfiler profiler(
+        config, *runner, clock,
+        [quiet](const llmprof::ProgressEvent& event) {
+          if (!quiet && event.kind != llmprof::ProgressEvent::Kind::tool_progress) {
+            std::cerr << llmprof::format_progress_event(event) << "\n";
+          }
+        },
+        environment);
     {
       std::lock_guard<std::mutex> lock(state.mutex);
       state.current = &profiler;
@@ -205,14 +216,16 @@ int sweep_command(const std::vector<std::string>& args) {
     std::cerr << "deep-profile sweep: " << index.error().describe() << "\n";
     return exit_code_for(index.error());
   }
-  std::cout << llmprof::render_sweep_index_markdown(index.value()) << "\nsweep index: "
-            << (run_options.sweep_directory / "index.md").string() << "\n";
+  std::cout << llmprof::render_sweep_index_markdown(index.value())
+            << "\nsweep index: " << (run_options.sweep_directory / "index.md").string() << "\n";
   if (state.stopped.load()) return exit_interrupted;
-  const bool all_ok = std::all_of(index->rows.begin(), index->rows.end(), [](const auto& row) { return row.status == "ok"; });
+  const bool all_ok =
+      std::all_of(index->rows.begin(), index->rows.end(), [](const auto& row) { return row.status == "ok"; });
   return all_ok ? exit_ok : exit_incomplete;
 }
 
-const CommandRegistrar registrar({"sweep", "run the pipeline once per configuration point and index the runs", sweep_command});
+const CommandRegistrar registrar({"sweep", "run the pipeline once per configuration point and index the runs",
+                                  sweep_command});
 
 }  // namespace
 }  // namespace deep_profile

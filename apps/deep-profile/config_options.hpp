@@ -4,8 +4,8 @@
 
 #include <boost/program_options.hpp>
 #include <filesystem>
-#include <optional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>

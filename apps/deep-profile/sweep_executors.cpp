@@ -19,17 +19,19 @@ int print_error(const llmprof::Error& error) {
 }
 
 fs::path sweep_directory_of(const SweepOptions& options, const llmprof::DeepProfileConfig& base_config) {
-  const fs::path chosen = options.sweep_directory.empty() ? llmprof::default_sweep_directory(base_config.run.runs_root, options.plan_file)
-                                                          : fs::path(options.sweep_directory);
+  const fs::path chosen = options.sweep_directory.empty()
+                              ? llmprof::default_sweep_directory(base_config.run.runs_root, options.plan_file)
+                              : fs::path(options.sweep_directory);
   return fs::absolute(chosen).lexically_normal();
 }
 
 // --point-index I: point I into SWEEP/point-<I>/, unless a finished run is already there.
-int run_point(const SweepOptions& options, const llmprof::SweepPlan& plan, const fs::path& sweep, const fs::path& deep_profile) {
+int run_point(const SweepOptions& options, const llmprof::SweepPlan& plan, const fs::path& sweep,
+              const fs::path& deep_profile) {
   const std::size_t index = *options.point_index;
   if (index >= plan.points.size()) {
-    std::cerr << "deep-profile sweep: --point-index " << index << " is outside the plan " << options.plan_file << ", which has "
-              << plan.points.size() << " points (0-" << plan.points.size() - 1 << ")\n";
+    std::cerr << "deep-profile sweep: --point-index " << index << " is outside the plan " << options.plan_file
+              << ", which has " << plan.points.size() << " points (0-" << plan.points.size() - 1 << ")\n";
     return exit_usage;
   }
   const llmprof::SweepPoint& point = plan.points[index];
@@ -47,21 +49,23 @@ int run_point(const SweepOptions& options, const llmprof::SweepPlan& plan, const
   llmprof::DeepProfilerEnvironment environment;
   environment.executable = deep_profile;
   const bool quiet = options.quiet;
-  llmprof::SweepPointJob job(config.value(), sweep, index, *runner, clock,
-                             [quiet](const llmprof::ProgressEvent& event) {
-                               if (!quiet && event.kind != llmprof::ProgressEvent::Kind::tool_progress) {
-                                 std::cerr << llmprof::format_progress_event(event) << "\n";
-                               }
-                             },
-                             environment);
+  llmprof::SweepPointJob job(
+      config.value(), sweep, index, *runner, clock,
+      [quiet](const llmprof::ProgressEvent& event) {
+        if (!quiet && event.kind != llmprof::ProgressEvent::Kind::tool_progress) {
+          std::cerr << llmprof::format_progress_event(event) << "\n";
+        }
+      },
+      environment);
   auto watcher = llmprof::StopSignalWatcher::start([&job](int) { job.request_stop(); });
   if (!watcher) return print_error(watcher.error());
   if (!quiet) std::cerr << "== sweep point " << index << " (" << point.label << ")\n";
   auto result = job.run();
   if (!result) return print_error(result.error());
   if (result->already_finished) {
-    std::cout << "point " << index << " (" << point.label << ") already finished with status " << llmprof::to_string(result->status)
-              << " in " << result->main_directory.string() << "; not run again (remove that directory to run it again)\n";
+    std::cout << "point " << index << " (" << point.label << ") already finished with status "
+              << llmprof::to_string(result->status) << " in " << result->main_directory.string()
+              << "; not run again (remove that directory to run it again)\n";
   } else {
     std::cout << "point " << index << " (" << point.label << "): " << llmprof::to_string(result->status) << " in "
               << result->main_directory.string() << "\n";
@@ -73,8 +77,10 @@ int run_point(const SweepOptions& options, const llmprof::SweepPlan& plan, const
 int merge_points(const llmprof::SweepPlan& plan, const fs::path& sweep, const llmprof::DeepProfileConfig& base_config) {
   auto index = llmprof::merge_sweep_points(plan, sweep, base_config.run.stage);
   if (!index) return print_error(index.error());
-  std::cout << llmprof::render_sweep_index_markdown(index.value()) << "\nsweep index: " << (sweep / "index.md").string() << "\n";
-  const bool all_ok = std::all_of(index->rows.begin(), index->rows.end(), [](const auto& row) { return row.status == "ok"; });
+  std::cout << llmprof::render_sweep_index_markdown(index.value()) << "\nsweep index: " << (sweep / "index.md").string()
+            << "\n";
+  const bool all_ok =
+      std::all_of(index->rows.begin(), index->rows.end(), [](const auto& row) { return row.status == "ok"; });
   return all_ok ? exit_ok : exit_incomplete;
 }
 
@@ -83,13 +89,15 @@ int merge_points(const llmprof::SweepPlan& plan, const fs::path& sweep, const ll
 std::vector<std::string> shared_arguments(const llmprof::ConfigSelection& base) {
   std::vector<std::string> arguments;
   if (!base.preset.empty()) arguments.insert(arguments.end(), {"--preset", base.preset});
-  for (const auto& file : base.config_files) arguments.insert(arguments.end(), {"--config", fs::absolute(file).string()});
+  for (const auto& file : base.config_files)
+    arguments.insert(arguments.end(), {"--config", fs::absolute(file).string()});
   for (const auto& override_text : base.overrides) arguments.insert(arguments.end(), {"--set", override_text});
   return arguments;
 }
 
 // --executor slurm [--submit]: the scripts, and with --submit the jobs.
-int slurm_sweep(const SweepOptions& options, const llmprof::SweepPlan& plan, const fs::path& sweep, const fs::path& deep_profile) {
+int slurm_sweep(const SweepOptions& options, const llmprof::SweepPlan& plan, const fs::path& sweep,
+                const fs::path& deep_profile) {
   // Every point is checked here, before a job exists: a typo in point 2 must fail now, not in a task.
   if (!load_point_configs(plan, options)) return exit_usage;
   llmprof::SweepBatchRequest request;
@@ -123,8 +131,8 @@ int slurm_sweep(const SweepOptions& options, const llmprof::SweepPlan& plan, con
 
 }  // namespace
 
-int run_sweep_executor(const SweepOptions& options, const llmprof::SweepPlan& plan, const llmprof::DeepProfileConfig& base_config,
-                       const fs::path& deep_profile) {
+int run_sweep_executor(const SweepOptions& options, const llmprof::SweepPlan& plan,
+                       const llmprof::DeepProfileConfig& base_config, const fs::path& deep_profile) {
   const fs::path sweep = sweep_directory_of(options, base_config);
   if (options.point_index) return run_point(options, plan, sweep, deep_profile);
   if (options.merge) return merge_points(plan, sweep, base_config);

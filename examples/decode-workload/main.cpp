@@ -51,8 +51,8 @@ std::string check_device_and_dtype(const dw::RunOptions& options, torch::Device&
              "); use --device cpu, or build against a CUDA LibTorch on a GPU machine";
     }
     if (index >= count) {
-      return "--device " + options.device + ": only " + std::to_string(count) + " CUDA device(s) (cuda:0 .. cuda:" +
-             std::to_string(count - 1) + ")";
+      return "--device " + options.device + ": only " + std::to_string(count) +
+             " CUDA device(s) (cuda:0 .. cuda:" + std::to_string(count - 1) + ")";
     }
     device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
   }
@@ -226,9 +226,9 @@ int run(dw::RunOptions options, const torch::Device& device, const std::optional
   if (placement) {
     const dw::TensorParallelGroup group = dw::connect_tensor_parallel(*placement, device, kTensorParallelTimeout);
     shard = {placement->rank, placement->world_size, group.all_reduce};
-    std::cout << "llmprof-decode: tensor parallel, rank " << placement->rank << " of " << placement->world_size
-              << " (" << placement->evidence << "), " << group.backend << " process group via "
-              << placement->master_address << ":" << placement->master_port << "\n";
+    std::cout << "llmprof-decode: tensor parallel, rank " << placement->rank << " of " << placement->world_size << " ("
+              << placement->evidence << "), " << group.backend << " process group via " << placement->master_address
+              << ":" << placement->master_port << "\n";
     // The ranks compute the same tokens; one writes the files the user named (each rank still writes the
     // LLMPROF_METRICS_FILE that deep-profile gives it).
     if (placement->rank != 0) {
@@ -240,13 +240,13 @@ int run(dw::RunOptions options, const torch::Device& device, const std::optional
   const dw::RunShape& shape = options.run;
   const dw::DecoderModel model(options.model, torch_dtype(options.dtype), device,
                                shape.prompt_tokens + shape.new_tokens, shard);
-  const torch::Tensor prompt = torch::randint(
-      0, options.model.vocab, {shape.batch, shape.prompt_tokens},
-      torch::TensorOptions().dtype(torch::kInt64).device(device));
+  const torch::Tensor prompt = torch::randint(0, options.model.vocab, {shape.batch, shape.prompt_tokens},
+                                              torch::TensorOptions().dtype(torch::kInt64).device(device));
 
   dw::StageTracer tracer(options.nvtx_domain);
   tracer.set_active(false);  // warm-up stays outside every range
-  for (std::int64_t index = 0; index < options.warmup; ++index) generate(model, prompt, shape.new_tokens, tracer, options.cuda_graphs);
+  for (std::int64_t index = 0; index < options.warmup; ++index)
+    generate(model, prompt, shape.new_tokens, tracer, options.cuda_graphs);
   tracer.set_active(true);
 
   if (options.torch_nvtx) start_torch_nvtx();  // checked before, so it starts
@@ -254,8 +254,12 @@ int run(dw::RunOptions options, const torch::Device& device, const std::optional
   if (options.torch_nvtx) stop_torch_nvtx();
 
   dw::MeasuredRun metrics{device.is_cuda() ? "cuda:" + std::to_string(device.index()) : "cpu",
-                          device_name(device), options.dtype, measured.prefill_s, measured.decode_s,
-                          options.nvtx_domain, tracer.emitted_names()};
+                          device_name(device),
+                          options.dtype,
+                          measured.prefill_s,
+                          measured.decode_s,
+                          options.nvtx_domain,
+                          tracer.emitted_names()};
   const double tokens_per_s = static_cast<double>(shape.batch * shape.new_tokens) / measured.decode_s;
   std::cout << "llmprof-decode: " << dw::parameter_count(options.model) << " parameters, " << options.dtype << " on "
             << metrics.device << " (" << metrics.device_name << "), batch " << shape.batch << ", prompt "
@@ -266,7 +270,8 @@ int run(dw::RunOptions options, const torch::Device& device, const std::optional
             << tokens_per_s << " tokens/s\n";
   const auto first = measured.tokens[0];
   std::cout << "sequence 0 tokens:";
-  for (std::int64_t index = 0; index < first.size(0) && index < 16; ++index) std::cout << ' ' << first[index].item<std::int64_t>();
+  for (std::int64_t index = 0; index < first.size(0) && index < 16; ++index)
+    std::cout << ' ' << first[index].item<std::int64_t>();
   std::cout << (first.size(0) > 16 ? " ...\n" : "\n");
 
   if (!options.tokens_out.empty()) {

@@ -44,12 +44,12 @@ RotaryTable make_rotary_table(std::int64_t head_dim, std::int64_t max_positions,
                               const torch::Device& device) {
   const auto options = torch::TensorOptions().dtype(torch::kFloat32).device(device);
   // theta^(-2i/D) for i = 0 .. D/2-1, computed in fp64 so that long contexts keep accurate angles.
-  const torch::Tensor exponents = torch::arange(0, head_dim, 2, options.dtype(torch::kFloat64)) /
-                                  static_cast<double>(head_dim);
+  const torch::Tensor exponents =
+      torch::arange(0, head_dim, 2, options.dtype(torch::kFloat64)) / static_cast<double>(head_dim);
   const torch::Tensor inverse_frequency = torch::pow(theta, -exponents);
   const torch::Tensor positions = torch::arange(max_positions, options.dtype(torch::kFloat64));
   const torch::Tensor angles = torch::outer(positions, inverse_frequency);  // [P, D/2]
-  const torch::Tensor doubled = torch::cat({angles, angles}, -1);            // [P, D]
+  const torch::Tensor doubled = torch::cat({angles, angles}, -1);           // [P, D]
   return RotaryTable{doubled.cos().to(options), doubled.sin().to(options)};
 }
 
@@ -84,8 +84,7 @@ struct Weights {
 
 namespace {
 
-torch::Tensor random_weight(std::int64_t rows, std::int64_t columns, torch::Dtype dtype,
-                            const torch::Device& device) {
+torch::Tensor random_weight(std::int64_t rows, std::int64_t columns, torch::Dtype dtype, const torch::Device& device) {
   // Drawn in fp32 on the target device (no host round trip for a 1B model), then cast.
   const auto options = torch::TensorOptions().dtype(torch::kFloat32).device(device);
   return (torch::randn({rows, columns}, options) * 0.02).to(dtype);
@@ -99,8 +98,12 @@ torch::Tensor unit_norm_weight(std::int64_t width, torch::Dtype dtype, const tor
 
 DecoderModel::DecoderModel(const ModelConfig& config, torch::Dtype dtype, const torch::Device& device,
                            std::int64_t max_positions, TensorParallelShard shard)
-    : config_(config), shard_(std::move(shard)), local_heads_(config.heads / shard_.world_size),
-      local_kv_heads_(config.kv_heads / shard_.world_size), dtype_(dtype), device_(device),
+    : config_(config),
+      shard_(std::move(shard)),
+      local_heads_(config.heads / shard_.world_size),
+      local_kv_heads_(config.kv_heads / shard_.world_size),
+      dtype_(dtype),
+      device_(device),
       rotary_(make_rotary_table(config.head_dim(), max_positions, config.rope_theta, device)),
       weights_(std::make_unique<Weights>()) {
   const std::int64_t world = shard_.world_size;
@@ -168,12 +171,10 @@ torch::Tensor DecoderModel::attention(std::int64_t layer, const torch::Tensor& x
   const std::int64_t group = local_heads_ / kv_heads;  // query heads per KV head
 
   // [B, T, width] -> [B, heads, T, D]
-  const torch::Tensor query =
-      apply_rope(torch::linear(x, w.query).view({batch, tokens, local_heads_, head_dim}).transpose(1, 2),
-                 rotary_, start);
+  const torch::Tensor query = apply_rope(
+      torch::linear(x, w.query).view({batch, tokens, local_heads_, head_dim}).transpose(1, 2), rotary_, start);
   const torch::Tensor key =
-      apply_rope(torch::linear(x, w.key).view({batch, tokens, kv_heads, head_dim}).transpose(1, 2), rotary_,
-                 start);
+      apply_rope(torch::linear(x, w.key).view({batch, tokens, kv_heads, head_dim}).transpose(1, 2), rotary_, start);
   const torch::Tensor value = torch::linear(x, w.value).view({batch, tokens, kv_heads, head_dim}).transpose(1, 2);
 
   // Append to the preallocated cache; attend over the filled part only.
@@ -188,7 +189,7 @@ torch::Tensor DecoderModel::attention(std::int64_t layer, const torch::Tensor& x
     const auto index_options = torch::TensorOptions().dtype(torch::kInt64).device(device_);
     const torch::Tensor query_positions = torch::arange(start, context, index_options).unsqueeze(1);  // [T,1]
     const torch::Tensor key_positions = torch::arange(0, context, index_options).unsqueeze(0);        // [1,S]
-    hidden_keys = (key_positions > query_positions).repeat({group, 1});                              // [gT,S]
+    hidden_keys = (key_positions > query_positions).repeat({group, 1});                               // [gT,S]
   }
   return torch::linear(attend(query, keys, values, hidden_keys), w.output);
 }
@@ -231,7 +232,8 @@ torch::Tensor DecoderModel::attention_static(std::int64_t layer, const torch::Te
     const std::int64_t half = head_dim / 2;
     return heads * cos + torch::cat({-heads.narrow(-1, half, half), heads.narrow(-1, 0, half)}, -1) * sin;
   };
-  const torch::Tensor query = rotate(torch::linear(x, w.query).view({batch, 1, local_heads_, head_dim}).transpose(1, 2));
+  const torch::Tensor query =
+      rotate(torch::linear(x, w.query).view({batch, 1, local_heads_, head_dim}).transpose(1, 2));
   const torch::Tensor key = rotate(torch::linear(x, w.key).view({batch, 1, kv_heads, head_dim}).transpose(1, 2));
   const torch::Tensor value = torch::linear(x, w.value).view({batch, 1, kv_heads, head_dim}).transpose(1, 2);
   torch::Tensor& keys = cache.keys[static_cast<std::size_t>(layer)];
@@ -259,9 +261,8 @@ torch::Tensor DecoderModel::forward(const torch::Tensor& tokens, KvCache& cache,
   torch::NoGradGuard no_grad;
   const std::int64_t count = tokens.size(1);
   if (cache.length + count > cache.capacity) {
-    throw std::invalid_argument("KV cache is full: " + std::to_string(cache.length) + " + " +
-                                std::to_string(count) + " tokens exceed its capacity " +
-                                std::to_string(cache.capacity));
+    throw std::invalid_argument("KV cache is full: " + std::to_string(cache.length) + " + " + std::to_string(count) +
+                                " tokens exceed its capacity " + std::to_string(cache.capacity));
   }
   const Weights& w = *weights_;
   torch::Tensor hidden = torch::embedding(w.embedding, tokens);  // [B, T, hidden]
@@ -269,8 +270,8 @@ torch::Tensor DecoderModel::forward(const torch::Tensor& tokens, KvCache& cache,
     const BlockWeights& block = w.blocks[static_cast<std::size_t>(layer)];
     {
       auto range = tracer.range("attention");
-      hidden = hidden + reduced(attention(layer, rms_norm(hidden, block.attention_norm, config_.rms_epsilon), cache),
-                                &tracer);
+      hidden = hidden +
+               reduced(attention(layer, rms_norm(hidden, block.attention_norm, config_.rms_epsilon), cache), &tracer);
     }
     {
       auto range = tracer.range("mlp");
@@ -286,7 +287,7 @@ torch::Tensor DecoderModel::forward(const torch::Tensor& tokens, KvCache& cache,
 }
 
 torch::Tensor DecoderModel::forward_static_step(const torch::Tensor& token, const torch::Tensor& position,
-                                               KvCache& cache) const {
+                                                KvCache& cache) const {
   torch::NoGradGuard no_grad;
   const Weights& w = *weights_;
   // RoPE rows picked on the device (index_select), never through a host-side start position.

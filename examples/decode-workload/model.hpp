@@ -2,8 +2,8 @@
 // NVTX ranges through llmprof::nvtx. Shared by llmprof-decode (main.cpp) and the correctness tests.
 #pragma once
 
-#include <llmprof/nvtx.hpp>
 #include <torch/torch.h>
+#include <llmprof/nvtx.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -93,8 +93,8 @@ class DecoderModel {
   // the caller seeds (torch::manual_seed) for reproducible weights. A shard draws the whole model too, in
   // the same order, and keeps its slices: every rank then holds exactly the single-process weights.
   // heads, kv_heads and intermediate must be divisible by shard.world_size (std::invalid_argument).
-  DecoderModel(const ModelConfig& config, torch::Dtype dtype, const torch::Device& device,
-               std::int64_t max_positions, TensorParallelShard shard = {});
+  DecoderModel(const ModelConfig& config, torch::Dtype dtype, const torch::Device& device, std::int64_t max_positions,
+               TensorParallelShard shard = {});
   ~DecoderModel();
   DecoderModel(const DecoderModel&) = delete;
   DecoderModel& operator=(const DecoderModel&) = delete;
@@ -118,8 +118,7 @@ class DecoderModel {
   // capacity with the positions after `position` masked out (exp(-inf) is exactly 0, so the result is the
   // same attention as forward()). `token` is [batch, 1]; returns logits [batch, vocab]. cache.length is not
   // read or advanced: the caller advances `position` (inside the graph, for a replayed step).
-  torch::Tensor forward_static_step(const torch::Tensor& token, const torch::Tensor& position,
-                                    KvCache& cache) const;
+  torch::Tensor forward_static_step(const torch::Tensor& token, const torch::Tensor& position, KvCache& cache) const;
 
  private:
   torch::Tensor attention(std::int64_t layer, const torch::Tensor& x, KvCache& cache) const;
@@ -134,8 +133,8 @@ class DecoderModel {
 
   ModelConfig config_;
   TensorParallelShard shard_;
-  std::int64_t local_heads_;         // query heads of this shard
-  std::int64_t local_kv_heads_;      // KV heads of this shard (and of its cache)
+  std::int64_t local_heads_;     // query heads of this shard
+  std::int64_t local_kv_heads_;  // KV heads of this shard (and of its cache)
   torch::Dtype dtype_;
   torch::Device device_;
   RotaryTable rotary_;

@@ -49,8 +49,12 @@ struct Preset {
 // the LM head, not the blocks, dominate decode).
 inline std::vector<Preset> presets() {
   Preset tiny{"tiny", "CPU default, runs in about a second", ModelConfig{}, RunShape{}, "fp32", "cpu"};
-  Preset one_b{"1b", "~1.1B parameters, Llama-3.2-1B-like shapes, bf16 on the GPU",
-               ModelConfig{16, 2048, 32, 8, 8192, 32000, 500000.0, 1e-5}, RunShape{1, 512, 128}, "bf16", "cuda"};
+  Preset one_b{"1b",
+               "~1.1B parameters, Llama-3.2-1B-like shapes, bf16 on the GPU",
+               ModelConfig{16, 2048, 32, 8, 8192, 32000, 500000.0, 1e-5},
+               RunShape{1, 512, 128},
+               "bf16",
+               "cuda"};
   return {tiny, one_b};
 }
 
@@ -63,10 +67,10 @@ inline std::optional<Preset> find_preset(std::string_view name) {
 
 // Weights of the linear layers of one block: q, k, v, o projections and the SwiGLU gate, up, down.
 inline std::int64_t block_linear_parameters(const ModelConfig& config) {
-  const std::int64_t attention = config.hidden * config.query_width()      // q
-                                 + 2 * config.hidden * config.kv_width()   // k, v
-                                 + config.query_width() * config.hidden;   // o
-  const std::int64_t mlp = 3 * config.hidden * config.intermediate;        // gate, up, down
+  const std::int64_t attention = config.hidden * config.query_width()     // q
+                                 + 2 * config.hidden * config.kv_width()  // k, v
+                                 + config.query_width() * config.hidden;  // o
+  const std::int64_t mlp = 3 * config.hidden * config.intermediate;       // gate, up, down
   return attention + mlp;
 }
 
@@ -90,8 +94,8 @@ inline std::int64_t parameter_count(const ModelConfig& config) {
 inline double flop_per_token(const ModelConfig& config, std::int64_t context, bool with_lm_head = true) {
   const double linear = static_cast<double>(config.layers * block_linear_parameters(config)) +
                         (with_lm_head ? static_cast<double>(lm_head_parameters(config)) : 0.0);
-  const double attention = 4.0 * static_cast<double>(config.layers * config.query_width()) *
-                           static_cast<double>(context);
+  const double attention =
+      4.0 * static_cast<double>(config.layers * config.query_width()) * static_cast<double>(context);
   return 2.0 * linear + attention;
 }
 

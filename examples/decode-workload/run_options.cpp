@@ -47,23 +47,43 @@ const std::map<std::string, Setter>& value_flags() {
        integer_flag("intermediate", [](RunOptions& o) -> std::int64_t& { return o.model.intermediate; })},
       {"vocab", integer_flag("vocab", [](RunOptions& o) -> std::int64_t& { return o.model.vocab; })},
       {"batch", integer_flag("batch", [](RunOptions& o) -> std::int64_t& { return o.run.batch; })},
-      {"prompt-len",
-       integer_flag("prompt-len", [](RunOptions& o) -> std::int64_t& { return o.run.prompt_tokens; })},
+      {"prompt-len", integer_flag("prompt-len", [](RunOptions& o) -> std::int64_t& { return o.run.prompt_tokens; })},
       {"new-tokens", integer_flag("new-tokens", [](RunOptions& o) -> std::int64_t& { return o.run.new_tokens; })},
       {"warmup", integer_flag("warmup", [](RunOptions& o) -> std::int64_t& { return o.warmup; })},
       {"threads", integer_flag("threads", [](RunOptions& o) -> std::int64_t& { return o.threads; })},
       {"seed",
        [](RunOptions& o, const std::string& text) -> std::string {
          std::int64_t value = 0;
-         if (!parse_integer(text, value) || value < 0) return "--seed expects a non-negative integer, got '" + text + "'";
+         if (!parse_integer(text, value) || value < 0)
+           return "--seed expects a non-negative integer, got '" + text + "'";
          o.seed = static_cast<std::uint64_t>(value);
          return {};
        }},
-      {"dtype", [](RunOptions& o, const std::string& text) { o.dtype = text; return std::string(); }},
-      {"device", [](RunOptions& o, const std::string& text) { o.device = text; return std::string(); }},
-      {"metrics-out", [](RunOptions& o, const std::string& text) { o.metrics_out = text; return std::string(); }},
-      {"tokens-out", [](RunOptions& o, const std::string& text) { o.tokens_out = text; return std::string(); }},
-      {"nvtx-domain", [](RunOptions& o, const std::string& text) { o.nvtx_domain = text; return std::string(); }},
+      {"dtype",
+       [](RunOptions& o, const std::string& text) {
+         o.dtype = text;
+         return std::string();
+       }},
+      {"device",
+       [](RunOptions& o, const std::string& text) {
+         o.device = text;
+         return std::string();
+       }},
+      {"metrics-out",
+       [](RunOptions& o, const std::string& text) {
+         o.metrics_out = text;
+         return std::string();
+       }},
+      {"tokens-out",
+       [](RunOptions& o, const std::string& text) {
+         o.tokens_out = text;
+         return std::string();
+       }},
+      {"nvtx-domain",
+       [](RunOptions& o, const std::string& text) {
+         o.nvtx_domain = text;
+         return std::string();
+       }},
       {"preset", [](RunOptions&, const std::string&) { return std::string(); }},  // applied first
   };
   return flags;
@@ -82,8 +102,8 @@ std::string split_flags(const std::vector<std::string>& arguments, std::vector<F
     const std::size_t equals = argument.find('=');
     flag.name = argument.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
     const bool takes_value = value_flags().count(flag.name) != 0;
-    if (!takes_value && flag.name != "torch-nvtx" && flag.name != "cuda-graphs" &&
-        flag.name != "tensor-parallel") return "unknown flag '--" + flag.name + "' (see --help)";
+    if (!takes_value && flag.name != "torch-nvtx" && flag.name != "cuda-graphs" && flag.name != "tensor-parallel")
+      return "unknown flag '--" + flag.name + "' (see --help)";
     if (equals != std::string::npos) {
       flag.value = argument.substr(equals + 1);
     } else if (takes_value) {
@@ -143,23 +163,28 @@ ParseOutcome parse_run_options(const std::vector<std::string>& arguments) {
 
 std::string check_run_options(const RunOptions& options) {
   const ModelConfig& model = options.model;
-  const std::pair<const char*, std::int64_t> positive[] = {
-      {"--layers", model.layers},       {"--hidden", model.hidden}, {"--heads", model.heads},
-      {"--kv-heads", model.kv_heads},   {"--intermediate", model.intermediate},
-      {"--vocab", model.vocab},         {"--batch", options.run.batch},
-      {"--prompt-len", options.run.prompt_tokens}, {"--new-tokens", options.run.new_tokens}};
+  const std::pair<const char*, std::int64_t> positive[] = {{"--layers", model.layers},
+                                                           {"--hidden", model.hidden},
+                                                           {"--heads", model.heads},
+                                                           {"--kv-heads", model.kv_heads},
+                                                           {"--intermediate", model.intermediate},
+                                                           {"--vocab", model.vocab},
+                                                           {"--batch", options.run.batch},
+                                                           {"--prompt-len", options.run.prompt_tokens},
+                                                           {"--new-tokens", options.run.new_tokens}};
   for (const auto& [flag, value] : positive) {
     if (value <= 0) return std::string(flag) + " must be positive, got " + std::to_string(value);
   }
   if (options.warmup < 0) return "--warmup must be 0 or more, got " + std::to_string(options.warmup);
   if (options.threads < 0) return "--threads must be 0 or more, got " + std::to_string(options.threads);
   if (model.hidden % model.heads != 0) {
-    return "--hidden " + std::to_string(model.hidden) + " is not divisible by --heads " +
-           std::to_string(model.heads) + " (each head gets hidden/heads dimensions)";
+    return "--hidden " + std::to_string(model.hidden) + " is not divisible by --heads " + std::to_string(model.heads) +
+           " (each head gets hidden/heads dimensions)";
   }
   if (model.heads % model.kv_heads != 0) {
     return "--heads " + std::to_string(model.heads) + " is not divisible by --kv-heads " +
-           std::to_string(model.kv_heads) + " (grouped-query attention shares each KV head among heads/kv-heads "
+           std::to_string(model.kv_heads) +
+           " (grouped-query attention shares each KV head among heads/kv-heads "
            "query heads)";
   }
   if (model.head_dim() % 2 != 0) {
@@ -192,10 +217,11 @@ std::string check_tensor_parallel(const RunOptions& options, std::int64_t world_
       {"--heads", model.heads}, {"--kv-heads", model.kv_heads}, {"--intermediate", model.intermediate}};
   for (const auto& [flag, value] : split) {
     if (value % world_size != 0) {
-      return "--tensor-parallel over " + std::to_string(world_size) + " ranks: " + flag + " " +
-             std::to_string(value) + " is not divisible by the world size " + std::to_string(world_size) +
+      return "--tensor-parallel over " + std::to_string(world_size) + " ranks: " + flag + " " + std::to_string(value) +
+             " is not divisible by the world size " + std::to_string(world_size) +
              " (each rank takes an equal share of the query heads, the KV heads and the MLP's intermediate "
-             "columns); choose sizes divisible by " + std::to_string(world_size) + " or launch fewer ranks";
+             "columns); choose sizes divisible by " +
+             std::to_string(world_size) + " or launch fewer ranks";
     }
   }
   return {};
@@ -213,14 +239,15 @@ std::string help_text() {
           "KV cache, instrumented with NVTX ranges for Nsight Systems / Nsight Compute.\n\n"
           "Usage: llmprof-decode [--preset NAME] [flags]\n\n"
           "Model and run (defaults come from the preset; flags override it):\n"
-          "  --preset NAME         " << preset_names() << " (default tiny)\n";
+          "  --preset NAME         "
+       << preset_names() << " (default tiny)\n";
   for (const Preset& preset : presets()) {
     const ModelConfig& m = preset.model;
     text << "      " << preset.name << ": " << preset.description << "; layers " << m.layers << ", hidden " << m.hidden
          << ", heads " << m.heads << ", kv-heads " << m.kv_heads << ", intermediate " << m.intermediate << ", vocab "
-         << m.vocab << ", batch " << preset.run.batch << ", prompt-len " << preset.run.prompt_tokens
-         << ", new-tokens " << preset.run.new_tokens << ", " << preset.dtype << " on " << preset.device << ", "
-         << parameter_count(m) << " parameters\n";
+         << m.vocab << ", batch " << preset.run.batch << ", prompt-len " << preset.run.prompt_tokens << ", new-tokens "
+         << preset.run.new_tokens << ", " << preset.dtype << " on " << preset.device << ", " << parameter_count(m)
+         << " parameters\n";
   }
   text << "  --layers N            decoder blocks\n"
           "  --hidden N            model width (divisible by --heads; hidden/heads even)\n"

@@ -26,11 +26,11 @@ struct RunOptions {
   std::uint64_t seed = 1234;
   std::int64_t warmup = 1;
   std::int64_t threads = 0;  // CPU threads for LibTorch; 0 keeps LibTorch's default
-  std::string metrics_out;  // empty: LLMPROF_METRICS_FILE, or no metrics file
-  std::string tokens_out;   // empty: the generated tokens are only printed (the first 16 of sequence 0)
-  std::string nvtx_domain;  // empty: NVTX's default domain
+  std::string metrics_out;   // empty: LLMPROF_METRICS_FILE, or no metrics file
+  std::string tokens_out;    // empty: the generated tokens are only printed (the first 16 of sequence 0)
+  std::string nvtx_domain;   // empty: NVTX's default domain
   bool torch_nvtx = false;
-  bool cuda_graphs = false;  // decode steps replayed from one captured CUDA graph (needs --device cuda)
+  bool cuda_graphs = false;      // decode steps replayed from one captured CUDA graph (needs --device cuda)
   bool tensor_parallel = false;  // one shard per rank of the launcher's processes (see tensor_parallel.hpp)
   bool show_help = false;
 };

@@ -86,8 +86,9 @@ TensorParallelGroup connect_tensor_parallel(const RankPlacement& placement, cons
               group->allreduce(tensors)->wait();
             }};
 #else
-    throw std::runtime_error("--tensor-parallel on CPU needs Gloo, and this llmprof-decode was built without it "
-                             "(LibTorch's c10d Gloo headers or libgloo were not found; on Debian: libgloo-dev)");
+    throw std::runtime_error(
+        "--tensor-parallel on CPU needs Gloo, and this llmprof-decode was built without it "
+        "(LibTorch's c10d Gloo headers or libgloo were not found; on Debian: libgloo-dev)");
 #endif
   }
 #if LLMPROF_DECODE_NCCL

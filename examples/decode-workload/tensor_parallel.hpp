@@ -26,7 +26,7 @@ struct RankPlacement {
 std::string resolve_placement(RankPlacement& placement);
 
 struct TensorParallelGroup {
-  std::string backend;                              // "gloo" | "nccl"
+  std::string backend;                             // "gloo" | "nccl"
   std::function<void(torch::Tensor&)> all_reduce;  // in-place sum over every rank
 };
 

@@ -5,9 +5,9 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "deep_profile_cli.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/process.hpp"
-#include "deep_profile_cli.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -107,14 +107,16 @@ TEST_CASE("analyze MAIN re-analyses a run as it was profiled: its config.toml an
   // longest of 29 kernels hold 0.704874 of the captured kernel time (the 5 longest 0.481982).
   CHECK(selection.at("n").as_int64() == 10);
   CHECK(selection.at("coverage").to_number<double>() == Approx(0.704874).epsilon(1e-5));
-  for (const auto& warning : json.at("warnings").as_array()) CHECK(std::string(warning.as_string()).find("overrides") == std::string::npos);
+  for (const auto& warning : json.at("warnings").as_array())
+    CHECK(std::string(warning.as_string()).find("overrides") == std::string::npos);
 
   // An option given on the command line wins, and the report says so.
   const auto overridden = run_cli(dir, {(dir / "run").string(), "--top", "5"});
   REQUIRE(overridden.exit_code == 0);
   const auto again = boost::json::parse(read_file(dir / "run" / "analysis" / "report.json")).as_object();
   CHECK(again.at("top_kernel_selection").as_object().at("n").as_int64() == 5);
-  CHECK(again.at("top_kernel_selection").as_object().at("coverage").to_number<double>() == Approx(0.481982).epsilon(1e-5));
+  CHECK(again.at("top_kernel_selection").as_object().at("coverage").to_number<double>() ==
+        Approx(0.481982).epsilon(1e-5));
   const std::string warnings = boost::json::serialize(again.at("warnings"));
   CHECK(warnings.find("analyze --top 5 overrides what the run used (run.top_n_kernels = 10)") != std::string::npos);
 }

@@ -2,8 +2,8 @@
 // Error -> exit status mapping they share (llmprof::exit_code_for, README "Exit codes").
 #include <catch2/catch.hpp>
 
-#include "llmprof/exit_code.hpp"
 #include "deep_profile_cli.hpp"
+#include "llmprof/exit_code.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;

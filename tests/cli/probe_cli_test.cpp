@@ -4,8 +4,8 @@
 #include <boost/json.hpp>
 #include <cstdlib>
 
-#include "llmprof/process.hpp"
 #include "deep_profile_cli.hpp"
+#include "llmprof/process.hpp"
 #include "test_support.hpp"
 
 #ifdef LLMPROF_DEEP_PROFILE_EXE
@@ -41,7 +41,8 @@ TEST_CASE("probe with the fake tools on PATH is ready and prints versions, capab
   CHECK(run.out.find("report extension: .nsys-rep") != std::string::npos);
   CHECK(run.out.find("sqlite export: nsys export --type sqlite") != std::string::npos);
   CHECK(run.out.find("QdstrmImporter (loads)") != std::string::npos);
-  CHECK(run.out.find("sets (6): basic[4] detailed[9] full[21] nvlink[3] pmsampling[2] roofline[7]") != std::string::npos);
+  CHECK(run.out.find("sets (6): basic[4] detailed[9] full[21] nvlink[3] pmsampling[2] roofline[7]") !=
+        std::string::npos);
   CHECK(run.out.find("[!!] Intel(c) Last Branch Record support: Not Available") != std::string::npos);
   CHECK(run.out.find("verdict: ready") != std::string::npos);
   CHECK(read_file(temp / "sections.txt") == read_file(data_path("h100-nsight-2025.3/cli/ncu_sections.txt")));
@@ -82,7 +83,8 @@ TEST_CASE("probe with an empty PATH still runs and lists the usual install locat
 }
 
 TEST_CASE("probe with an explicit nsys path that does not exist says so", "[cli]") {
-  const auto run = run_probe({"--nsys", "/nonexistent/nsys", "--ncu", fake_tool_path("ncu").string()}, path_with_fakes());
+  const auto run =
+      run_probe({"--nsys", "/nonexistent/nsys", "--ncu", fake_tool_path("ncu").string()}, path_with_fakes());
   CHECK(run.exit_code == 0);  // ncu works: degraded, not "not ready"
   CHECK(run.out.find("the configured nsys path /nonexistent/nsys does not exist") != std::string::npos);
   CHECK(run.out.find("verdict: degraded") != std::string::npos);

@@ -9,8 +9,8 @@
 #include <map>
 #include <thread>
 
-#include "llmprof/run_directory.hpp"
 #include "end_to_end.hpp"
+#include "llmprof/run_directory.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -34,11 +34,28 @@ void check_full_success(EndToEnd& e2e, const Finished& finished) {
     CHECK(stage_of(manifest, stage).status == StageStatus::ok);
   }
   CHECK(stage_of(manifest, "stage1").exit_code == 0);
-  for (const char* file : {"run.json", "env.json", "config.toml", "inputs.json", "deep-profile.log", "sections.txt",
-                           "stage1/metrics.json", "stage1/stdout.log", "stage1/cmd.txt", "nsys/profile.nsys-rep",
-                           "nsys/cmd.txt", "nsys/profile.log", "nsys/summary_cuda_gpu_kern_sum.csv",
-                           "nsys/summary_nvtx_kern_sum.csv", "nsys/selection.json", "ncu/profile.ncu-rep", "ncu/raw.csv",
-                           "ncu/cmd.txt", "analysis/report.json", "analysis/kernels.csv", "report.md", "report.html"}) {
+  for (const char* file : {"run.json",
+                           "env.json",
+                           "config.toml",
+                           "inputs.json",
+                           "deep-profile.log",
+                           "sections.txt",
+                           "stage1/metrics.json",
+                           "stage1/stdout.log",
+                           "stage1/cmd.txt",
+                           "nsys/profile.nsys-rep",
+                           "nsys/cmd.txt",
+                           "nsys/profile.log",
+                           "nsys/summary_cuda_gpu_kern_sum.csv",
+                           "nsys/summary_nvtx_kern_sum.csv",
+                           "nsys/selection.json",
+                           "ncu/profile.ncu-rep",
+                           "ncu/raw.csv",
+                           "ncu/cmd.txt",
+                           "analysis/report.json",
+                           "analysis/kernels.csv",
+                           "report.md",
+                           "report.html"}) {
     INFO(file);
     CHECK(fs::exists(e2e.main() / file));
   }
@@ -101,9 +118,11 @@ TEST_CASE("an NVTX gate that never opens ends with the diagnosis and the exact f
   CHECK_FALSE(fs::exists(e2e.main() / "nsys/profile.nsys-rep"));
 }
 
-TEST_CASE("only a .qdstrm with a broken importer: nsys fails with the missing library, the rest goes on", "[e2e][slow]") {
+TEST_CASE("only a .qdstrm with a broken importer: nsys fails with the missing library, the rest goes on",
+          "[e2e][slow]") {
   EndToEnd e2e;
-  const Finished finished = e2e.run({script_args(), {{"FAKE_NSYS_MODE", "importer_broken"}, {"FAKE_IMPORTER_MODE", "missing_libdw"}}});
+  const Finished finished =
+      e2e.run({script_args(), {{"FAKE_NSYS_MODE", "importer_broken"}, {"FAKE_IMPORTER_MODE", "missing_libdw"}}});
   CHECK(finished.exit_code == 1);
   const RunManifest manifest = e2e.manifest();
   const StageRecord& nsys = stage_of(manifest, "nsys");
@@ -144,8 +163,9 @@ TEST_CASE("nsys missing: its stage is skipped with the reason, ncu runs unfilter
   fs::create_directories(only_ncu);
   fs::create_symlink(fs::path(LLMPROF_FAKE_TOOLS_DIR) / "ncu", only_ncu / "ncu");
   // An empty Nsight cache: the real tools of scripts/install-nsight.sh must not stand in for the missing nsys.
-  const Finished finished = e2e.run({script_args(), {{"PATH", only_ncu.string() + ":/usr/bin:/bin:" + std::getenv("PATH")},
-                                                     {"LLMPROF_NSIGHT_DIR", (e2e.temp() / "no-nsight").string()}}});
+  const Finished finished = e2e.run({script_args(),
+                                     {{"PATH", only_ncu.string() + ":/usr/bin:/bin:" + std::getenv("PATH")},
+                                      {"LLMPROF_NSIGHT_DIR", (e2e.temp() / "no-nsight").string()}}});
   CHECK(finished.exit_code == 3);
   const RunManifest manifest = e2e.manifest();
   const StageRecord& nsys = stage_of(manifest, "nsys");
@@ -200,7 +220,8 @@ TEST_CASE("SIGINT mid-run: the stage is interrupted, artifacts and run.json kept
   const fs::path started_file = e2e.temp() / "workload.started";
   Invocation invocation{script_args(), {{"E2E_WORKLOAD_MODE", "slow"}, {"E2E_STARTED_FILE", started_file.string()}}};
   invocation.while_running = [&started_file](pid_t pid) {
-    for (int i = 0; i < 1500 && !fs::exists(started_file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (int i = 0; i < 1500 && !fs::exists(started_file); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     REQUIRE(fs::exists(started_file));
     ::kill(pid, SIGINT);
   };

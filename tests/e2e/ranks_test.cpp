@@ -110,13 +110,13 @@ TEST_CASE("mpirun -np 2: two rank directories with their own reports and per-ran
 TEST_CASE("a hanging rank is killed at the stage timeout and the stage names it") {
   if (!have("mpirun", "openmpi-bin")) return;
   EndToEnd e2e;
-  const Finished finished =
-      e2e.run({launched(mpirun, {"--set", "workload.timeout_s=3"}), {{"E2E_HANG_RANK", "1"}}});
+  const Finished finished = e2e.run({launched(mpirun, {"--set", "workload.timeout_s=3"}), {{"E2E_HANG_RANK", "1"}}});
   CHECK(finished.exit_code == 124);
   const RunManifest manifest = e2e.manifest();
   const StageRecord& stage1 = stage_of(manifest, "stage1");
   CHECK(stage1.status == StageStatus::failed);
-  CHECK(stage1.reason == "rank 1 ran past workload.timeout_s=3s; its process tree was killed (see ranks/r1/stage1/output.log)");
+  CHECK(stage1.reason ==
+        "rank 1 ran past workload.timeout_s=3s; its process tree was killed (see ranks/r1/stage1/output.log)");
   REQUIRE(stage1.ranks.size() == 2);
   CHECK(stage1.ranks[0].status == StageStatus::ok);
   CHECK(stage1.ranks[1].status == StageStatus::failed);
@@ -167,6 +167,8 @@ TEST_CASE("a launcher that dies before any rank starts fails the stage with its 
   CHECK(finished.exit_code == 1);
   const RunManifest manifest = e2e.manifest();
   const StageRecord& stage1 = stage_of(manifest, "stage1");
-  CHECK_THAT(stage1.reason, Catch::StartsWith("the launcher (mpirun) ended with exit code 1 before any rank started; its last lines:"));
+  CHECK_THAT(
+      stage1.reason,
+      Catch::StartsWith("the launcher (mpirun) ended with exit code 1 before any rank started; its last lines:"));
   CHECK(fs::exists(e2e.main() / "stage1/launcher.log"));
 }

@@ -28,7 +28,8 @@ namespace {
 // The unpacked packages: nsys and ncu under the first cache root that has both.
 std::optional<fs::path> real_tools_root() {
   for (const auto& root : nsight_cache_roots()) {
-    if (fs::exists(root / "usr/lib/nsight-systems/bin/nsys") && fs::exists(root / "usr/lib/nsight-compute/ncu")) return root;
+    if (fs::exists(root / "usr/lib/nsight-systems/bin/nsys") && fs::exists(root / "usr/lib/nsight-compute/ncu"))
+      return root;
   }
   return std::nullopt;
 }
@@ -40,8 +41,8 @@ bool have_real_tools() {
   for (const auto& root : nsight_cache_roots()) places += (places.empty() ? "" : ", ") + root.string();
   const char* required = std::getenv("LLMPROF_REQUIRE_REAL_TOOLS");
   if (required != nullptr && std::string(required) == "1") {
-    FAIL("LLMPROF_REQUIRE_REAL_TOOLS=1 but the real Nsight tools are not unpacked in " << places
-                                                                                      << "; run scripts/install-nsight.sh");
+    FAIL("LLMPROF_REQUIRE_REAL_TOOLS=1 but the real Nsight tools are not unpacked in "
+         << places << "; run scripts/install-nsight.sh");
   }
   std::cout << "LLMPROF-SKIPPED: the real Nsight tools are not unpacked in " << places
             << " (scripts/install-nsight.sh installs them)\n";
@@ -71,8 +72,15 @@ Finished deep_profile(const TempDir& temp, std::vector<std::string> args) {
 // compiles them out).
 #ifdef LLMPROF_EXAMPLE_EXE
 std::vector<std::string> run_args(const TempDir& temp, std::vector<std::string> extra) {
-  std::vector<std::string> args = {"run", "--set", "run.runs_root=" + (temp / "runs").string(), "--set", "run.run_id=real",
-                                   "--set", "run.min_free_space_gb=0", "--set", "workload.example_args=[\"--preset\",\"tiny\"]"};
+  std::vector<std::string> args = {"run",
+                                   "--set",
+                                   "run.runs_root=" + (temp / "runs").string(),
+                                   "--set",
+                                   "run.run_id=real",
+                                   "--set",
+                                   "run.min_free_space_gb=0",
+                                   "--set",
+                                   "workload.example_args=[\"--preset\",\"tiny\"]"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -95,7 +103,8 @@ TEST_CASE("real tools: probe finds nsys 2022.4 and ncu 2022.3 in the cache with 
   CHECK(probe.out.find("version: 2022.3.0.0 (build 31729285) (public-release)") != std::string::npos);
   CHECK(probe.out.find(" nvtxsum ") != std::string::npos);
   CHECK(probe.out.find("not where nsys looks: deep-profile imports .qdstrm files itself") != std::string::npos);
-  CHECK(probe.out.find("[yes] nsys stats tables: gpukernsum, nvtxsum, nvtxkernsum, nvtxgpuproj, cudaapisum, gpumemtimesum") !=
+  CHECK(probe.out.find(
+            "[yes] nsys stats tables: gpukernsum, nvtxsum, nvtxkernsum, nvtxgpuproj, cudaapisum, gpumemtimesum") !=
         std::string::npos);
   CHECK(probe.out.find("[no ] tensor-core FLOP per kernel") != std::string::npos);
   CHECK(probe.out.find("verdict: ready") != std::string::npos);
@@ -131,7 +140,8 @@ TEST_CASE("real tools: a gated run of the CPU example gives a real timeline, sta
   CHECK(nsys_commands.find("--capture-range=nvtx") != std::string::npos);
   CHECK(nsys_commands.find("QdstrmImporter -i ") != std::string::npos);
   CHECK(fs::file_size(main / "nsys/profile.nsys-rep") > 0);
-  CHECK(read_file(main / "nsys/profile.log").find("Importer error status: The importer binary and its dependencies were not found") !=
+  CHECK(read_file(main / "nsys/profile.log")
+            .find("Importer error status: The importer binary and its dependencies were not found") !=
         std::string::npos);
   // Real stats under the 2022.4 names, gated on decode: decode once, one decode_step per new token.
   const std::string nvtx = read_file(main / "nsys/summary_nvtxsum.csv");
@@ -154,14 +164,16 @@ TEST_CASE("real tools: a gated run of the CPU example gives a real timeline, sta
     range_max = range.at("max_ns").to_number<double>();
   }
   for (const auto& stage : report.at("timeline").at("stages").as_array()) {
-    if (stage.at("name").as_string() == "decode_step") timeline_p99 = stage.at("cpu_duration").at("p99_ns").to_number<double>();
+    if (stage.at("name").as_string() == "decode_step")
+      timeline_p99 = stage.at("cpu_duration").at("p99_ns").to_number<double>();
   }
   REQUIRE(range_p99);
   REQUIRE(timeline_p99);
   CHECK(*range_p99 == *timeline_p99);
   CHECK(*range_p99 >= *range_p50 - 1);  // nvtx_sum's median is rounded to 0.1 ns
   CHECK(*range_p99 <= *range_max);
-  CHECK(read_file(main / "report.md").find("p99 from every instance's duration in the SQLite export") != std::string::npos);
+  CHECK(read_file(main / "report.md").find("p99 from every instance's duration in the SQLite export") !=
+        std::string::npos);
   CHECK(read_file(main / "report.html").find("id=\"timeline\"") == std::string::npos);  // no GPU work: no stage chart
 #endif
 }
@@ -173,14 +185,16 @@ TEST_CASE("real tools: a gate that never opens ends with the diagnosis naming th
 #else
   if (!have_real_tools()) return;
   TempDir temp;
-  const Finished run = deep_profile(temp, run_args(temp, {"--set", "nsys.nvtx_capture=decod", "--set", "run.enable_ncu=false"}));
+  const Finished run =
+      deep_profile(temp, run_args(temp, {"--set", "nsys.nvtx_capture=decod", "--set", "run.enable_ncu=false"}));
   CHECK(run.exit_code == 1);
   const RunManifest manifest = read_manifest(temp / "runs" / "real");
   const StageRecord& nsys = stage_of(manifest, "nsys");
   INFO("nsys stage: " << nsys.reason);
   CHECK(nsys.status == StageStatus::failed);
   CHECK(nsys.reason.find("never opened") != std::string::npos);
-  // The example's ranges, from its stage-1 metrics: generate, prefill, attention, mlp, lm_head, sample, decode, decode_step.
+  // The example's ranges, from its stage-1 metrics: generate, prefill, attention, mlp, lm_head, sample, decode,
+  // decode_step.
   CHECK(nsys.reason.find("\"generate\", \"prefill\", \"attention\", \"mlp\", \"lm_head\", \"sample\", \"decode\", "
                          "\"decode_step\" in the default domain") != std::string::npos);
   CHECK(nsys.reason.find("Fix: --set nsys.nvtx_capture=decode") != std::string::npos);

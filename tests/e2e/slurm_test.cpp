@@ -58,12 +58,13 @@ TEST_CASE("a 3-point sweep through the Slurm job array: the merge job indexes 2 
   TempDir temp;
   const fs::path plan = temp / "plan.toml", sweep = temp / "sweep";
   // The middle point's workload crashes (exit 3): its task fails, and the merge must still run.
-  write_file(plan, "[[point]]\nname = \"first\"\nrun.top_n_kernels = 3\n"
-                   "[[point]]\nname = \"broken\"\nworkload.env = { E2E_WORKLOAD_MODE = \"crash\" }\n"
-                   "[[point]]\nname = \"third\"\nrun.top_n_kernels = 5\n");
+  write_file(plan,
+             "[[point]]\nname = \"first\"\nrun.top_n_kernels = 3\n"
+             "[[point]]\nname = \"broken\"\nworkload.env = { E2E_WORKLOAD_MODE = \"crash\" }\n"
+             "[[point]]\nname = \"third\"\nrun.top_n_kernels = 5\n");
   const CliResult submitted =
-      run_deep_profile({"sweep", "--plan", plan.string(), "--sweep-dir", sweep.string(), "--executor", "slurm", "--submit", "--concurrency",
-                        "2", "--set", "run.min_free_space_gb=0", "--", workload.string()},
+      run_deep_profile({"sweep", "--plan", plan.string(), "--sweep-dir", sweep.string(), "--executor", "slurm",
+                        "--submit", "--concurrency", "2", "--set", "run.min_free_space_gb=0", "--", workload.string()},
                        on_cluster(*cluster));
   REQUIRE(submitted.exit_code == 0);
   CHECK_THAT(submitted.out, Catch::Contains("submitted job array ") && Catch::Contains("follow with:  squeue -j "));
@@ -92,8 +93,9 @@ TEST_CASE("a 3-point sweep through the Slurm job array: the merge job indexes 2 
 
   // Slurm's own record: task 1 failed with deep-profile's exit 1, tasks 0 and 2 completed, and the
   // merge job ran (it exits 1 because a point failed).
-  const bool recorded = wait_for([&] { return lines_with(cluster->job_completions(), "Name=deep-profile-sweep-merge").size() == 1; },
-                                 std::chrono::seconds(20));
+  const bool recorded =
+      wait_for([&] { return lines_with(cluster->job_completions(), "Name=deep-profile-sweep-merge").size() == 1; },
+               std::chrono::seconds(20));
   const std::string completions = cluster->job_completions();
   INFO("jobcomp.log:\n" << completions);
   REQUIRE(recorded);
@@ -113,9 +115,9 @@ TEST_CASE("sbatch refusing the array is exit 3 with Slurm's words and the script
   write_file(temp / "plan.toml", "[[point]]\nname = \"only\"\nrun.top_n_kernels = 3\n");
   CliOptions options = on_cluster(*cluster);
   options.environment["SBATCH_PARTITION"] = "no-such-partition";  // sbatch reads it like --partition
-  const CliResult submitted = run_deep_profile(
-      {"sweep", "--plan", (temp / "plan.toml").string(), "--sweep-dir", (temp / "sweep").string(), "--executor", "slurm", "--submit"},
-      options);
+  const CliResult submitted = run_deep_profile({"sweep", "--plan", (temp / "plan.toml").string(), "--sweep-dir",
+                                                (temp / "sweep").string(), "--executor", "slurm", "--submit"},
+                                               options);
   CHECK(submitted.exit_code == 3);
   CHECK_THAT(submitted.err, Catch::Contains("sbatch refused the job") && Catch::Contains("invalid partition"));
   CHECK(fs::exists(temp / "sweep/sweep.sbatch"));  // written, to submit by hand once fixed
@@ -126,13 +128,15 @@ TEST_CASE("srun -n 2 on the test cluster: two rank directories from Slurm's vari
   if (!cluster) return;
   TempDir temp;
   const fs::path main = temp / "runs/e2e";
-  const CliResult finished = run_deep_profile({"run", "--set", "run.runs_root=" + (temp / "runs").string(), "--set", "run.run_id=e2e",
-                                               "--set", "run.min_free_space_gb=0", "--launcher", "srun -n 2", "--", rank_workload.string()},
-                                              on_cluster(*cluster));
+  const CliResult finished =
+      run_deep_profile({"run", "--set", "run.runs_root=" + (temp / "runs").string(), "--set", "run.run_id=e2e", "--set",
+                        "run.min_free_space_gb=0", "--launcher", "srun -n 2", "--", rank_workload.string()},
+                       on_cluster(*cluster));
   REQUIRE(finished.exit_code == 0);
   auto manifest = manifest_from_json(read_file(main / "run.json"));
   REQUIRE(manifest);
-  const auto nsys = std::find_if(manifest->stages.begin(), manifest->stages.end(), [](const auto& stage) { return stage.name == "nsys"; });
+  const auto nsys = std::find_if(manifest->stages.begin(), manifest->stages.end(),
+                                 [](const auto& stage) { return stage.name == "nsys"; });
   REQUIRE(nsys != manifest->stages.end());
   REQUIRE(nsys->ranks.size() == 2);
   for (int rank = 0; rank < 2; ++rank) {

@@ -19,9 +19,14 @@ struct PointSweep {
   TempDir temp;
   fs::path plan = temp / "plan.toml";
   fs::path sweep = temp / "sweep";
-  PointSweep() { write_file(plan, "[[point]]\nname = \"never-run\"\nrun.top_n_kernels = 3\n[[point]]\nname = \"second\"\nrun.top_n_kernels = 5\n"); }
+  PointSweep() {
+    write_file(plan,
+               "[[point]]\nname = \"never-run\"\nrun.top_n_kernels = 3\n[[point]]\nname = "
+               "\"second\"\nrun.top_n_kernels = 5\n");
+  }
   CliResult run(std::vector<std::string> extra) {
-    std::vector<std::string> args = {"sweep", "--plan", plan.string(), "--sweep-dir", sweep.string(), "--set", "run.min_free_space_gb=0"};
+    std::vector<std::string> args = {
+        "sweep", "--plan", plan.string(), "--sweep-dir", sweep.string(), "--set", "run.min_free_space_gb=0"};
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.end(), {"--", workload.string()});
     CliOptions options;
@@ -32,8 +37,9 @@ struct PointSweep {
 
 }  // namespace
 
-TEST_CASE("sweep --point-index runs one point into SWEEP/point-<I> once and --merge lists the point that never ran as failed",
-          "[e2e][slow]") {
+TEST_CASE(
+    "sweep --point-index runs one point into SWEEP/point-<I> once and --merge lists the point that never ran as failed",
+    "[e2e][slow]") {
   PointSweep sweep;
   const CliResult first = sweep.run({"--point-index", "1"});
   REQUIRE(first.exit_code == 0);
@@ -57,7 +63,8 @@ TEST_CASE("sweep --point-index runs one point into SWEEP/point-<I> once and --me
   REQUIRE(points.size() == 2);
   CHECK(points[0].at("label").as_string() == "never-run");
   CHECK(points[0].at("status").as_string() == "failed");
-  CHECK_THAT(std::string(points[0].at("error").as_string()), Catch::Contains("left no run.json") && Catch::Contains("logs/point-0.out"));
+  CHECK_THAT(std::string(points[0].at("error").as_string()),
+             Catch::Contains("left no run.json") && Catch::Contains("logs/point-0.out"));
   CHECK(points[1].at("status").as_string() == "ok");
   CHECK(points[1].at("tokens_per_s").is_double());
 }

@@ -1,7 +1,8 @@
 // The bundled example's --tensor-parallel mode on CPUs: two ranks under mpirun give exactly the tokens of
 // one process, bad splits are refused before any work, and `deep-profile run --launcher 'mpirun -np 2'`
 // profiles it rank by rank (fake nsys/ncu, as in ranks_test.cpp). Needs the example (LibTorch) and
-// Open MPI (registered only where the example is built); where mpirun is missing the tests skip, unless LLMPROF_REQUIRE_CLUSTER=1 (CI) forbids it.
+// Open MPI (registered only where the example is built); where mpirun is missing the tests skip, unless
+// LLMPROF_REQUIRE_CLUSTER=1 (CI) forbids it.
 #include <catch2/catch.hpp>
 
 #include <netinet/in.h>
@@ -64,8 +65,9 @@ struct Ran {
 Ran run_example(const TempDir& temp, const std::string& prefix, std::vector<std::string> args) {
   args.insert(args.begin(), LLMPROF_EXAMPLE_EXE);
   const fs::path log = temp / "example.log";
-  const int status = std::system((prefix + " " + join_shell_command(args) + " > " +
-                                  quote_shell_argument(log.string()) + " 2>&1 < /dev/null").c_str());
+  const int status = std::system(
+      (prefix + " " + join_shell_command(args) + " > " + quote_shell_argument(log.string()) + " 2>&1 < /dev/null")
+          .c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(log)};
 }
 
@@ -103,8 +105,9 @@ TEST_CASE("tensor parallel: two mpirun ranks generate exactly the single process
 TEST_CASE("tensor parallel: a split that does not divide, or no rendezvous address, is refused with exit 2") {
   TempDir temp;
   // The check runs before any rendezvous, so one process with torchrun's variables stands for rank 0 of 2 or 3.
-  const Ran intermediate = run_example(temp, "env RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500",
-                                       {"--tensor-parallel", "--intermediate", "687"});
+  const Ran intermediate =
+      run_example(temp, "env RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500",
+                  {"--tensor-parallel", "--intermediate", "687"});
   CHECK(intermediate.exit_code == 2);
   CHECK_THAT(intermediate.output, Catch::Contains("--tensor-parallel over 2 ranks: --intermediate 687 is not "
                                                   "divisible by the world size 2"));
@@ -112,21 +115,24 @@ TEST_CASE("tensor parallel: a split that does not divide, or no rendezvous addre
                                 {"--tensor-parallel", "--intermediate", "690"});
   CHECK(heads.exit_code == 2);
   CHECK_THAT(heads.output, Catch::Contains("--heads 8 is not divisible by the world size 3"));
-  const Ran no_address = run_example(temp, "env -u MASTER_ADDR -u MASTER_PORT RANK=1 LOCAL_RANK=1 WORLD_SIZE=2", {"--tensor-parallel"});
+  const Ran no_address =
+      run_example(temp, "env -u MASTER_ADDR -u MASTER_PORT RANK=1 LOCAL_RANK=1 WORLD_SIZE=2", {"--tensor-parallel"});
   CHECK(no_address.exit_code == 2);
   CHECK_THAT(no_address.output, Catch::Contains("MASTER_ADDR is not set"));
-  const Ran no_launcher =
-      run_example(temp, "env -u RANK -u WORLD_SIZE -u OMPI_COMM_WORLD_RANK -u PMIX_RANK -u SLURM_PROCID", {"--tensor-parallel"});
+  const Ran no_launcher = run_example(
+      temp, "env -u RANK -u WORLD_SIZE -u OMPI_COMM_WORLD_RANK -u PMIX_RANK -u SLURM_PROCID", {"--tensor-parallel"});
   CHECK(no_launcher.exit_code == 2);
   CHECK_THAT(no_launcher.output, Catch::Contains("no launcher rank variables are set"));
 }
 
-TEST_CASE("tensor parallel: deep-profile run --launcher 'mpirun -np 2' gives two rank directories and the cross-rank view") {
+TEST_CASE(
+    "tensor parallel: deep-profile run --launcher 'mpirun -np 2' gives two rank directories and the cross-rank view") {
   if (!have_mpirun()) return;
   EndToEnd e2e;
   std::vector<std::string> args = {"--launcher", mpirun, "--", LLMPROF_EXAMPLE_EXE, "--tensor-parallel"};
   args.insert(args.end(), workload_args.begin(), workload_args.end());
-  const CliResult finished = e2e.run({args, {{"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", std::to_string(free_port())}}});
+  const CliResult finished =
+      e2e.run({args, {{"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", std::to_string(free_port())}}});
   INFO(finished.out << finished.err);
   REQUIRE(finished.exit_code == 0);
   const RunManifest manifest = e2e.manifest();
@@ -149,4 +155,3 @@ TEST_CASE("tensor parallel: deep-profile run --launcher 'mpirun -np 2' gives two
   CHECK(std::count(ranks_csv.begin(), ranks_csv.end(), '\n') == 3);
   CHECK_THAT(read_file(e2e.main() / "report.md"), Catch::Contains("## Across ranks"));
 }
-

@@ -32,8 +32,13 @@ class EndToEnd {
   const TempDir& temp() const { return temp_; }
 
   CliResult run(Invocation invocation) {
-    std::vector<std::string> args = {invocation.command, "--set", "run.runs_root=" + (temp_ / "runs").string(),
-                                     "--set", "run.run_id=e2e", "--set", "run.min_free_space_gb=0"};
+    std::vector<std::string> args = {invocation.command,
+                                     "--set",
+                                     "run.runs_root=" + (temp_ / "runs").string(),
+                                     "--set",
+                                     "run.run_id=e2e",
+                                     "--set",
+                                     "run.min_free_space_gb=0"};
     args.insert(args.end(), invocation.args.begin(), invocation.args.end());
     if (invocation.env.find("PATH") == invocation.env.end()) invocation.env["PATH"] = path_with_fake_tools();
     CliOptions options;

@@ -44,9 +44,9 @@ struct FakeAnswer {
   std::vector<std::string> stdout_lines;
   std::vector<std::string> stderr_lines;
   int exit_code = 0;
-  std::optional<int> signal;        // killed by this signal instead of exiting
-  bool timed_out = false;           // the outcome says the runner killed it after spec.timeout
-  std::optional<Error> error;       // run() returns this Error (the program could not start)
+  std::optional<int> signal;                               // killed by this signal instead of exiting
+  bool timed_out = false;                                  // the outcome says the runner killed it after spec.timeout
+  std::optional<Error> error;                              // run() returns this Error (the program could not start)
   std::vector<std::pair<std::string, std::string>> files;  // path pattern -> content, written before answering
   std::function<void(const ProcessSpec&)> action;          // any other side effect
   std::chrono::nanoseconds wall_time{std::chrono::milliseconds(1)};

@@ -202,7 +202,8 @@ TEST_CASE("ns1 with nc1 and workload metrics: stages and kernels and MFU") {
   CHECK(*report.device.peak_dram_bytes_per_s == Approx(3.351082e12).epsilon(1e-6));
   CHECK(report.device.sources.at("fp16").rfind("ncu sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off", 0) == 0);
   for (const auto& [key, source] : report.device.sources) CHECK(source.rfind("ncu ", 0) == 0);
-  CHECK(report.device.sources.at("fp8").rfind("ncu sm__ops_path_tensor_src_fp8_sparsity_off.sum.peak_sustained", 0) == 0);
+  CHECK(report.device.sources.at("fp8").rfind("ncu sm__ops_path_tensor_src_fp8_sparsity_off.sum.peak_sustained", 0) ==
+        0);
   REQUIRE(report.datasheet.has_value());
   CHECK(report.datasheet->peak_flop_per_s.at("fp16") == Approx(989.4e12));
   CHECK(decode.dominant_precision == "fp16");
@@ -241,7 +242,8 @@ TEST_CASE("ns1 with nc1 and workload metrics: stages and kernels and MFU") {
   CHECK(norm.join == "join key");
   CHECK(*norm.flop_per_launch == Approx(1.569160e5).epsilon(1e-5));
   CHECK(norm.stages == std::vector<std::string>{"decode", "prefill"});
-  const auto& copy = kernel_starting(report, "void at::native::vectorized_elementwise_kernel<(int)8, at::native::float16");
+  const auto& copy =
+      kernel_starting(report, "void at::native::vectorized_elementwise_kernel<(int)8, at::native::float16");
   CHECK(copy.profiled_launches == 0);
   CHECK_FALSE(copy.bound.has_value());
   CHECK(copy.stages.empty());
@@ -316,7 +318,8 @@ TEST_CASE("only ncu: stages from the NVTX stacks and times from the profiled lau
   CHECK(*gemm.flop == 137438953472.0);
   CHECK(*gemm.flop_per_s_while_busy == Approx(6.601548e14).epsilon(1e-6));
   CHECK_FALSE(gemm.mfu.has_value());  // MFU needs the stage's wall time, which only nsys knows
-  CHECK(gemm.verdict.rfind("GPU busy fraction unknown (no nsys GPU projection); 100% of kernel time in compute-bound", 0) == 0);
+  CHECK(gemm.verdict.rfind("GPU busy fraction unknown (no nsys GPU projection); 100% of kernel time in compute-bound",
+                           0) == 0);
   REQUIRE(report.kernels.size() == 1);
   CHECK(report.kernels[0].time_source == "ncu gpu__time_duration.sum");
   CHECK(report.kernels[0].bound == KernelBound::compute);
@@ -347,7 +350,8 @@ TEST_CASE("write_analysis writes the contract's files") {
     for (const char* key : {"wall_ns", "gpu_projection_ns", "kernel_time_ns", "kernel_instances"})
       CHECK(stage.at(key).is_int64());
     CHECK(stage.at("gpu_busy_fraction").is_double());
-    for (const char* key : {"flop", "achieved_flop_per_s", "mfu"}) CHECK((stage.at(key).is_double() || stage.at(key).is_null()));
+    for (const char* key : {"flop", "achieved_flop_per_s", "mfu"})
+      CHECK((stage.at(key).is_double() || stage.at(key).is_null()));
   }
   const auto& kernels = json.at("kernels").as_array();
   REQUIRE(kernels.size() == 17);
@@ -413,7 +417,8 @@ TEST_CASE("report.json spells every NVTX stage one way and reads back as llmprof
   }
   CHECK(stack_entries > 0);
   for (const auto& value : json.at("kernels").as_array()) {
-    for (const auto& stage : value.as_object().at("stages").as_array()) CHECK(stage_names.count(std::string(stage.as_string())) == 1);
+    for (const auto& stage : value.as_object().at("stages").as_array())
+      CHECK(stage_names.count(std::string(stage.as_string())) == 1);
   }
   // The workload MFU has one name, mfu_workload, in the file and in the report model.
   const auto& decode = json.at("stages").as_array()[1].as_object();
@@ -491,8 +496,9 @@ TEST_CASE("bad input: errors name the file and what is wrong") {
     write_file(main / "ncu" / "raw.csv", "\"ID\",\"Kernel Name\"\n\"\",\"\"\n\"0\",\"gemm_kernel\"\n");
     auto error = analysis_error();
     CHECK(error.code == ErrorCode::parse_error);
-    CHECK(error.message == ncu_csv + ": missing column gpu__time_duration.sum (the details page's \"Duration\"); "
-                                     "the analysis needs each launch's duration");
+    CHECK(error.message == ncu_csv +
+                               ": missing column gpu__time_duration.sum (the details page's \"Duration\"); "
+                               "the analysis needs each launch's duration");
     CHECK(error.subject == ncu_csv);
   }
   SECTION("header only") {

@@ -258,7 +258,8 @@ TEST_CASE("an enumerated key lists its valid values and the nearest one") {
   write_file(dir / "enum.toml", "[ncu]\n\nreplay_mode = \"kernels\"\n");
   CHECK_THAT(load_error({}, {dir / "enum.toml"}).message, Catch::Contains((dir / "enum.toml").string() + ":3:"));
   // Only the final value counts: a later layer may correct an earlier one.
-  CHECK(load_ok({"ncu.replay_mode=kernels", "ncu.replay_mode=application"}).ncu.replay_mode == NcuReplayMode::application);
+  CHECK(load_ok({"ncu.replay_mode=kernels", "ncu.replay_mode=application"}).ncu.replay_mode ==
+        NcuReplayMode::application);
 }
 
 TEST_CASE("an NVTX gate without a range name is an error with the fix") {
@@ -449,8 +450,8 @@ TEST_CASE("a TOML syntax error names file:line:column, a missing file is not_fou
 
 TEST_CASE("a file starting with an unusual code point is refused before toml++ sees it (fuzz input)") {
   // Starts with U+FDFF; fuzz_config (UBSan) saw toml++ 3.3 reach TOML_UNREACHABLE on it.
-  const auto config = llmprof::load_config(
-      {{llmprof::testing::data_path("fuzz-regressions/config_toml_unreachable.toml")}, {}});
+  const auto config =
+      llmprof::load_config({{llmprof::testing::data_path("fuzz-regressions/config_toml_unreachable.toml")}, {}});
   REQUIRE_FALSE(config.has_value());
   CHECK(config.error().code == llmprof::ErrorCode::parse_error);
   CHECK_THAT(config.error().message, Catch::Contains("config_toml_unreachable.toml: byte 1 is a non-ASCII character"));
@@ -466,7 +467,8 @@ TEST_CASE("bytes toml++ cannot safely parse are refused; non-ASCII text in strin
   };
   refused("invalid.toml", "[run]\nstage = \"\xC3\x28\"\n", "byte 16 is not valid UTF-8");
   refused("overlong.toml", "[run]\nstage = \"\xC0\xAF\"\n", "byte 16 is not valid UTF-8");
-  refused("noncharacter.toml", "[run]\nstage = \"\xEF\xB7\x90\"\n", "byte 16 is a control character or a Unicode noncharacter");
+  refused("noncharacter.toml", "[run]\nstage = \"\xEF\xB7\x90\"\n",
+          "byte 16 is a control character or a Unicode noncharacter");
   refused("control.toml", "[run]\nstage = \"\x01\"\n", "byte 16 is a control character");
   refused("bare.toml", "[run]\nr\xC3\xA9 = 1\n", "byte 8 is a non-ASCII character outside a quoted string or comment");
 

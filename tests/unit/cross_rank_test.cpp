@@ -63,13 +63,16 @@ TEST_CASE("ranks.csv has one row per rank and the section names the straggler an
   std::getline(csv, first);
   std::getline(csv, second);
   CHECK_FALSE(std::getline(csv, extra));
-  CHECK(header == "rank,stage1_wall_s,nsys_wall_s,kernel_time_s,collective_kernel_time_s,collective_share,comm_compute_overlap,steps,"
-                  "mean_step_start_lag_ms");
+  CHECK(header ==
+        "rank,stage1_wall_s,nsys_wall_s,kernel_time_s,collective_kernel_time_s,collective_share,comm_compute_overlap,"
+        "steps,"
+        "mean_step_start_lag_ms");
   CHECK(first.rfind("0,,,0.036,0.008,", 0) == 0);
   CHECK(second.rfind("1,,,0.04,0.008,0.2,0.5,4,3.5", 0) == 0);
   const std::string markdown = llmprof::cross_rank_markdown(analysis);
-  CHECK_THAT(markdown, Catch::Contains("**Straggler**: rank 1, whose steps start 3.5 ms after the earliest rank's on average "
-                                       "(4 steps, aligned on the end of the first 'prefill' range)"));
+  CHECK_THAT(markdown,
+             Catch::Contains("**Straggler**: rank 1, whose steps start 3.5 ms after the earliest rank's on average "
+                             "(4 steps, aligned on the end of the first 'prefill' range)"));
   CHECK_THAT(markdown, Catch::Contains("median 3.5 ms, max 5 ms"));
 }
 

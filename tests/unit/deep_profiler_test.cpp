@@ -10,12 +10,12 @@
 #include <csignal>
 #include <thread>
 
-#include "pipeline/deep_profiler_internal.hpp"
 #include "fake_process_runner.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/ncu_progress.hpp"
-#include "llmprof/stop_signal_watcher.hpp"
 #include "llmprof/nsys_stats.hpp"
+#include "llmprof/stop_signal_watcher.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
 #include "run_manifest_reading.hpp"
 #include "test_support.hpp"
 
@@ -86,12 +86,18 @@ struct Bench {
   fs::path main() const { return temp.path() / "runs" / "r1"; }
 
   void script_tools() {
-    runner.on(command_is("nsys", {"--version"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/nsys_version.txt")));
-    runner.on(command_is("nsys", {"status"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/nsys_status_environment.txt")));
-    runner.on(command_is("ncu", {"--version"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_version.txt")));
-    runner.on(command_is("ncu", {"--list-sections"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_sections.txt")));
-    runner.on(command_is("ncu", {"--list-sets"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_sets.txt")));
-    runner.on(command_is("nvidia-smi"), FakeAnswer::failing_to_start(make_error(ErrorCode::not_found, "nvidia-smi not found")));
+    runner.on(command_is("nsys", {"--version"}),
+              FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/nsys_version.txt")));
+    runner.on(command_is("nsys", {"status"}),
+              FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/nsys_status_environment.txt")));
+    runner.on(command_is("ncu", {"--version"}),
+              FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_version.txt")));
+    runner.on(command_is("ncu", {"--list-sections"}),
+              FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_sections.txt")));
+    runner.on(command_is("ncu", {"--list-sets"}),
+              FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_sets.txt")));
+    runner.on(command_is("nvidia-smi"),
+              FakeAnswer::failing_to_start(make_error(ErrorCode::not_found, "nvidia-smi not found")));
     // Before the generic `nsys stats` rule (the first matching rule answers).
     runner.on(command_is("nsys", {"stats", "--help-reports"}),
               FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/nsys_reports.txt")));
@@ -103,7 +109,8 @@ struct Bench {
       }
     }));
     runner.on(command_is("nsys", {"export"}), FakeAnswer::exiting(0));  // export_sqlite is on by default
-    runner.on(command_is("ncu", {"--import"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/ncu/nc1_raw_base.csv")));
+    runner.on(command_is("ncu", {"--import"}),
+              FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/ncu/nc1_raw_base.csv")));
   }
 
   void script_workload(std::vector<std::string> ranges = {"prefill", "decode"}) {
@@ -121,8 +128,10 @@ struct Bench {
   }
 
   void script_nsys_report(bool gated = true) {
-    runner.on(profile_with(gated), FakeAnswer::printing({"Collecting data...", "Generated:", "\t" + (main() / "nsys/profile.nsys-rep").string()})
-                                       .writing((main() / "nsys/profile.nsys-rep").string(), "report"));
+    runner.on(
+        profile_with(gated),
+        FakeAnswer::printing({"Collecting data...", "Generated:", "\t" + (main() / "nsys/profile.nsys-rep").string()})
+            .writing((main() / "nsys/profile.nsys-rep").string(), "report"));
   }
 
   void script_ncu_report(bool filtered = true) {
@@ -130,12 +139,14 @@ struct Bench {
               FakeAnswer::printing({"==PROF== Connected to process 1 (/bin/workload)",
                                     "==PROF== Profiling \"reduce_kernel\" - 0 (1/2): 0%....50%....100% - 17 passes",
                                     "==PROF== Profiling \"gemm\" - 1 (2/2): 0%....50%....100% - 17 passes",
-                                    "==PROF== Disconnected from process 1", "==PROF== Report: " + (main() / "ncu/profile.ncu-rep").string()})
+                                    "==PROF== Disconnected from process 1",
+                                    "==PROF== Report: " + (main() / "ncu/profile.ncu-rep").string()})
                   .writing("{output}.ncu-rep", "ncu report"));
   }
 
   RunSummary run() {
-    DeepProfiler profiler(config, runner, clock, [this](const ProgressEvent& event) { events.push_back(event); }, environment);
+    DeepProfiler profiler(
+        config, runner, clock, [this](const ProgressEvent& event) { events.push_back(event); }, environment);
     auto summary = profiler.run();
     REQUIRE(summary.has_value());
     return summary.value();
@@ -173,7 +184,8 @@ TEST_CASE("a full run records every stage in order and profiles the selected ker
   CHECK(stage_of(manifest, "stage1").exit_code == 0);
 
   const auto workload_runs = bench.runner.runs();
-  const auto workload = std::find_if(workload_runs.begin(), workload_runs.end(), [](const auto& s) { return s.argv[0] == "workload"; });
+  const auto workload =
+      std::find_if(workload_runs.begin(), workload_runs.end(), [](const auto& s) { return s.argv[0] == "workload"; });
   REQUIRE(workload != workload_runs.end());
   CHECK(workload->environment.at("CUDA_VISIBLE_DEVICES") == std::optional<std::string>("1"));
   CHECK(fs::exists(bench.main() / "stage1/metrics.json"));
@@ -200,7 +212,8 @@ TEST_CASE("a full run records every stage in order and profiles the selected ker
   const std::string regex = *std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "--kernel-name");
   CHECK(std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "--launch-count") != ncu_runs[0].end());
   CHECK(std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "decode/") != ncu_runs[0].end());
-  CHECK(read_file(bench.main() / "ncu/raw.csv").substr(0, 200) == read_file(data_path("h100-nsight-2025.3/ncu/nc1_raw_base.csv")).substr(0, 200));
+  CHECK(read_file(bench.main() / "ncu/raw.csv").substr(0, 200) ==
+        read_file(data_path("h100-nsight-2025.3/ncu/nc1_raw_base.csv")).substr(0, 200));
   CHECK_FALSE(fs::exists(bench.main() / "ncu/raw.csv.partial"));
   CHECK(read_file(bench.main() / "nsys/cmd.txt").find("nsys profile") != std::string::npos);
   CHECK(read_file(bench.main() / "ncu/cmd.txt").find("--import") != std::string::npos);
@@ -264,7 +277,8 @@ TEST_CASE("ncu.kernel_name_base = mangled reaches ncu and is never taken for dem
   CHECK(report.at("top_kernel_selection").is_null());
   bool explained = false;
   for (const auto& skipped : report.at("skipped").as_array()) {
-    explained = explained || skipped.as_string().subview().find("ncu.kernel_name_base = mangled") != std::string_view::npos;
+    explained =
+        explained || skipped.as_string().subview().find("ncu.kernel_name_base = mangled") != std::string_view::npos;
   }
   CHECK(explained);
 }
@@ -273,7 +287,8 @@ TEST_CASE("an NVTX gate that never opens is diagnosed against the ranges the wor
   Bench bench;
   bench.config.nsys.nvtx_capture = "range";
   bench.script_workload({"prefill", "decode"});
-  bench.runner.on(profile_with(true), FakeAnswer::printing({"Processing events...", "Generated:", "    No reports were generated"}));
+  bench.runner.on(profile_with(true),
+                  FakeAnswer::printing({"Processing events...", "Generated:", "    No reports were generated"}));
   bench.script_ncu_report(false);
   const RunSummary summary = bench.run();
   const RunManifest manifest = bench.manifest();
@@ -360,7 +375,8 @@ TEST_CASE("a missing nsys skips its stage with the reason and ncu still runs unf
 
 TEST_CASE("a workload that exits non-zero is reported with its exit code and last stderr lines") {
   Bench bench;
-  bench.runner.on(command_is("workload"), FakeAnswer::exiting(3).with_stderr({"loading model", "RuntimeError: out of memory"}));
+  bench.runner.on(command_is("workload"),
+                  FakeAnswer::exiting(3).with_stderr({"loading model", "RuntimeError: out of memory"}));
   const RunSummary summary = bench.run();
   const RunManifest manifest = bench.manifest();
 
@@ -478,7 +494,8 @@ TEST_CASE("ncu progress lines parse into kernel n/N and passes") {
 
 TEST_CASE("the empty-gate diagnosis names the right fix for a wrong name and a wrong domain") {
   detail::EmittedRanges emitted{"", {"prefill", "decode"}};
-  CHECK_THAT(detail::diagnose_empty_gate("decod", emitted, "prefill"), Catch::Contains("Fix: --set nsys.nvtx_capture=prefill"));
+  CHECK_THAT(detail::diagnose_empty_gate("decod", emitted, "prefill"),
+             Catch::Contains("Fix: --set nsys.nvtx_capture=prefill"));
   CHECK_THAT(detail::diagnose_empty_gate("decod", detail::EmittedRanges{"", {"warmup", "decode"}}, "missing"),
              Catch::Contains("Fix: --set nsys.nvtx_capture=decode "));
   CHECK_THAT(detail::diagnose_empty_gate("decode@llm", emitted, "decode"),
@@ -547,21 +564,26 @@ TEST_CASE("an interrupted nsys stage lists the report it left on disk; run.json 
   std::vector<std::string> on_disk;
   for (const auto& entry : fs::recursive_directory_iterator(bench.main())) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && name.front() != '.') on_disk.push_back(entry.path().lexically_relative(bench.main()).string());
+    if (entry.is_regular_file() && name.front() != '.')
+      on_disk.push_back(entry.path().lexically_relative(bench.main()).string());
   }
   std::sort(on_disk.begin(), on_disk.end());
   CHECK(manifest.files == on_disk);
   CHECK_FALSE(fs::exists(bench.main() / ".space-reserve"));  // given back at the end of the run
 }
 
-TEST_CASE("the workload's own CUPTI profiler losing to nsys and ncu is a recorded warning, and LLMPROF_PROFILER says who runs it") {
+TEST_CASE(
+    "the workload's own CUPTI profiler losing to nsys and ncu is a recorded warning, and LLMPROF_PROFILER says who "
+    "runs it") {
   Bench bench;
   bench.script_workload();
   // What the workload printed under each tool on the H100 (tests/data/h100-nsight-2025.3/cli/cupti_conflict_*.log).
   std::vector<std::string> nsys_lines = fixture_lines("h100-nsight-2025.3/cli/cupti_conflict_nsys.log");
   nsys_lines.resize(std::min<std::size_t>(nsys_lines.size(), 6));
   nsys_lines.insert(nsys_lines.end(), {"Generated:", "\t" + (bench.main() / "nsys/profile.nsys-rep").string()});
-  bench.runner.on(profile_with(true), FakeAnswer::printing(nsys_lines).writing((bench.main() / "nsys/profile.nsys-rep").string(), "report"));
+  bench.runner.on(
+      profile_with(true),
+      FakeAnswer::printing(nsys_lines).writing((bench.main() / "nsys/profile.nsys-rep").string(), "report"));
   std::vector<std::string> ncu_lines = fixture_lines("h100-nsight-2025.3/cli/cupti_conflict_ncu.log");
   ncu_lines.resize(std::min<std::size_t>(ncu_lines.size(), 10));
   bench.runner.on(ncu_profile(true), FakeAnswer::printing(ncu_lines).writing("{output}.ncu-rep", "ncu report"));
@@ -579,7 +601,8 @@ TEST_CASE("the workload's own CUPTI profiler losing to nsys and ncu is a recorde
   std::map<std::string, std::string> profiler_by_tool;
   for (const auto& spec : bench.runner.runs()) {
     const auto value = spec.environment.find("LLMPROF_PROFILER");
-    if (value != spec.environment.end() && value->second) profiler_by_tool[fs::path(spec.argv[0]).filename().string()] = *value->second;
+    if (value != spec.environment.end() && value->second)
+      profiler_by_tool[fs::path(spec.argv[0]).filename().string()] = *value->second;
   }
   CHECK(profiler_by_tool["workload"] == "none");
   CHECK(profiler_by_tool["nsys"] == "nsys");
@@ -595,7 +618,9 @@ TEST_CASE("nsys ending the workload at the end of the capture range (stop-shutdo
   bench.script_workload();
   std::vector<std::string> lines = fixture_lines("h100-nsight-2025.3/cli/cupti_conflict_nsys_gated_stop_shutdown.log");
   lines.push_back("\t" + (bench.main() / "nsys/profile.nsys-rep").string());
-  bench.runner.on(profile_with(true), FakeAnswer::printing(lines, 143).writing((bench.main() / "nsys/profile.nsys-rep").string(), "report"));
+  bench.runner.on(
+      profile_with(true),
+      FakeAnswer::printing(lines, 143).writing((bench.main() / "nsys/profile.nsys-rep").string(), "report"));
   bench.script_ncu_report();
   const RunSummary summary = bench.run();
   const RunManifest manifest = bench.manifest();
@@ -603,16 +628,19 @@ TEST_CASE("nsys ending the workload at the end of the capture range (stop-shutdo
   INFO(nsys.reason);
   CHECK(nsys.status == StageStatus::ok);
   CHECK(std::any_of(summary.notes.begin(), summary.notes.end(), [](const std::string& note) {
-    return note.find("--capture-range-end=stop-shutdown") != std::string::npos && note.find("exited 143") != std::string::npos;
+    return note.find("--capture-range-end=stop-shutdown") != std::string::npos &&
+           note.find("exited 143") != std::string::npos;
   }));
-  CHECK(std::none_of(nsys.warnings.begin(), nsys.warnings.end(),
-                     [](const std::string& warning) { return warning.find("application probably exited with an error") != std::string::npos; }));
+  CHECK(std::none_of(nsys.warnings.begin(), nsys.warnings.end(), [](const std::string& warning) {
+    return warning.find("application probably exited with an error") != std::string::npos;
+  }));
 }
 
 TEST_CASE("ncu.plan = per-kernel: an ncu with --filter-mode per-launch-config profiles by the plan in one pass") {
   Bench bench;
   bench.config.ncu.plan = NcuPlanMode::per_kernel;
-  bench.runner.on(command_is("ncu", {"--help"}), FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_help.txt")));
+  bench.runner.on(command_is("ncu", {"--help"}),
+                  FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_help.txt")));
   bench.script_workload();
   bench.script_nsys_report();
   bench.script_ncu_report();
@@ -647,7 +675,8 @@ TEST_CASE("ncu.plan = per-kernel: an ncu with --filter-mode per-launch-config pr
 TEST_CASE("ncu.plan = per-kernel falls back to the bounded plan where ncu --help lists no per-launch-config") {
   Bench bench;
   bench.config.ncu.plan = NcuPlanMode::per_kernel;
-  bench.runner.on(command_is("ncu", {"--help"}), FakeAnswer::printing(fixture_lines("debian-nsight-2022/cli/ncu_help.txt")));
+  bench.runner.on(command_is("ncu", {"--help"}),
+                  FakeAnswer::printing(fixture_lines("debian-nsight-2022/cli/ncu_help.txt")));
   bench.script_workload();
   bench.script_nsys_report();
   bench.script_ncu_report();

@@ -17,7 +17,7 @@ TEST_CASE("seconds from a config become milliseconds without overflow") {
   CHECK(detail::seconds_to_milliseconds(-3) == milliseconds(0));
   CHECK(detail::seconds_to_milliseconds(std::nan("")) == milliseconds(0));
   CHECK(detail::seconds_to_milliseconds(1e9) == milliseconds(1'000'000'000'000));  // 31.7 years
-  CHECK(detail::seconds_to_milliseconds(1e10) == detail::kLongestDuration);  // 317 years: saturated at 100
+  CHECK(detail::seconds_to_milliseconds(1e10) == detail::kLongestDuration);        // 317 years: saturated at 100
   CHECK(detail::seconds_to_milliseconds(1e300) == detail::kLongestDuration);
   CHECK(detail::seconds_to_milliseconds(std::numeric_limits<double>::infinity()) == detail::kLongestDuration);
 }

@@ -58,7 +58,7 @@ TEST_CASE("collect_environment asks nvidia-smi for the four fields") {
   const auto record = llmprof::collect_environment(runner, R"({"nsys":{"found":false}})");
   REQUIRE(runner.argvs.size() == 1);
   CHECK(runner.argvs[0] == std::vector<std::string>{"nvidia-smi", "--query-gpu=index,name,driver_version,memory.total",
-                                                     "--format=csv,noheader"});
+                                                    "--format=csv,noheader"});
   REQUIRE(record.gpus.size() == 1);
   CHECK(record.gpus[0].memory_mib == 81559);
   CHECK_FALSE(record.host.empty());

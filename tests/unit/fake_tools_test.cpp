@@ -49,11 +49,13 @@ TEST_CASE("fake nsys stats copies the fixture CSVs to PREFIX_<report>.csv") {
   CHECK(run.exit_code == 0);
   CHECK(read_file(temp / "summary_cuda_gpu_kern_sum.csv") ==
         read_file(data_path("h100-nsight-2025.3/nsys/ns1_st_cuda_gpu_kern_sum.csv")));
-  CHECK(read_file(temp / "summary_nvtx_sum.csv") == read_file(data_path("h100-nsight-2025.3/nsys/ns1_st_nvtx_sum.csv")));
+  CHECK(read_file(temp / "summary_nvtx_sum.csv") ==
+        read_file(data_path("h100-nsight-2025.3/nsys/ns1_st_nvtx_sum.csv")));
   CHECK(run.output.find("PROCESSED") != std::string::npos);
   // FAKE_NSYS_STATS_PREFIX picks the gated (ns2) tables.
-  const auto gated = run_tool("nsys", {"stats", "--report", "nvtx_sum", "--format", "csv", "-o", (temp / "gated").string(),
-                                       (temp / "profile.nsys-rep").string()},
+  const auto gated = run_tool("nsys",
+                              {"stats", "--report", "nvtx_sum", "--format", "csv", "-o", (temp / "gated").string(),
+                               (temp / "profile.nsys-rep").string()},
                               {{"FAKE_NSYS_STATS_PREFIX", "ns2_st_"}});
   CHECK(gated.exit_code == 0);
   CHECK(read_file(temp / "gated_nvtx_sum.csv") == read_file(data_path("h100-nsight-2025.3/nsys/ns2_st_nvtx_sum.csv")));
@@ -66,7 +68,8 @@ TEST_CASE("fake nsys export takes --type sqlite and rejects --sqlite like 2025.3
                                     "--force-overwrite=true", (temp / "ns1.nsys-rep").string()});
   CHECK(ok.exit_code == 0);
   CHECK(fs::exists(temp / "ns1.sqlite"));
-  const auto old = run_tool("nsys", {"export", "--sqlite", (temp / "x.sqlite").string(), (temp / "ns1.nsys-rep").string()});
+  const auto old =
+      run_tool("nsys", {"export", "--sqlite", (temp / "x.sqlite").string(), (temp / "ns1.nsys-rep").string()});
   CHECK(old.exit_code != 0);
   CHECK(old.output.find("unrecognised option '--sqlite'") != std::string::npos);
   CHECK(old.output.find("usage: nsys export [<args>] [nsys-rep-file]") != std::string::npos);
@@ -75,8 +78,9 @@ TEST_CASE("fake nsys export takes --type sqlite and rejects --sqlite like 2025.3
 
 TEST_CASE("fake nsys profile passes --env-var to the application and refuses unknown options") {
   TempDir temp;
-  const auto run = run_tool("nsys", {"profile", "--env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0", "--output",
-                                     (temp / "p").string(), "/bin/sh", "-c", "echo gate=$NSYS_NVTX_PROFILER_REGISTER_ONLY"});
+  const auto run =
+      run_tool("nsys", {"profile", "--env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0", "--output", (temp / "p").string(),
+                        "/bin/sh", "-c", "echo gate=$NSYS_NVTX_PROFILER_REGISTER_ONLY"});
   CHECK(run.exit_code == 0);
   CHECK(run.output.find("gate=0") != std::string::npos);
   CHECK(fs::exists(temp / "p.nsys-rep"));
@@ -93,8 +97,8 @@ TEST_CASE("fake ncu --import prints the raw CSV fixtures") {
   const auto raw = run_tool("ncu", {"--import", (temp / "profile.ncu-rep").string(), "--page", "raw", "--csv"});
   CHECK(raw.exit_code == 0);
   CHECK(raw.output == read_file(data_path("h100-nsight-2025.3/ncu/nc1_raw.csv")));
-  const auto base = run_tool("ncu", {"--import", (temp / "profile.ncu-rep").string(), "--page", "raw", "--csv",
-                                     "--print-units", "base"});
+  const auto base = run_tool(
+      "ncu", {"--import", (temp / "profile.ncu-rep").string(), "--page", "raw", "--csv", "--print-units", "base"});
   CHECK(base.output == read_file(data_path("h100-nsight-2025.3/ncu/nc1_raw_base.csv")));
   const auto missing = run_tool("ncu", {"--import", (temp / "none.ncu-rep").string(), "--page", "raw", "--csv"});
   CHECK(missing.exit_code == 1);

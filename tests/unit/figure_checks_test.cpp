@@ -33,7 +33,8 @@ const StageAnalysis& stage_named(const AnalysisReport& report, const std::string
 }
 
 bool any_contains(const std::vector<std::string>& lines, const std::string& text) {
-  return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) { return line.find(text) != std::string::npos; });
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& line) { return line.find(text) != std::string::npos; });
 }
 
 }  // namespace
@@ -44,7 +45,8 @@ TEST_CASE("a GPU projection shorter than the kernel time withholds GPU busy inst
   // The recorded decode projection is 2774445119 ns; 1 ns is a table from some other capture.
   const fs::path projection = run / "nsys/summary_nvtx_gpu_proj_sum.csv";
   std::string table = read_file(projection);
-  table.replace(table.find(":decode,PushPop,2774445119,"), std::string(":decode,PushPop,2774445119,").size(), ":decode,PushPop,1,");
+  table.replace(table.find(":decode,PushPop,2774445119,"), std::string(":decode,PushPop,2774445119,").size(),
+                ":decode,PushPop,1,");
   write_file(projection, table);
 
   AnalysisOptions options;
@@ -102,14 +104,15 @@ TEST_CASE("a report.json holding impossible figures renders them as withheld, wi
   auto root = boost::json::parse(read_file(file)).as_object();
   auto& stage = root.at("stages").as_array().at(0).as_object();
   const std::string name(stage.at("name").as_string());
-  stage["gpu_busy_fraction"] = 7.0;   // "700%"
+  stage["gpu_busy_fraction"] = 7.0;  // "700%"
   stage["mfu"] = -0.5;
   root.at("kernels").as_array().at(0).as_object()["pct_peak_dram"] = 1e300;
   write_file(file, boost::json::serialize(root));
 
   const auto model = load_run_report(temp / "run");
   REQUIRE(model.has_value());
-  const auto found = std::find_if(model->stages.begin(), model->stages.end(), [&](const ReportStage& s) { return s.name == name; });
+  const auto found =
+      std::find_if(model->stages.begin(), model->stages.end(), [&](const ReportStage& s) { return s.name == name; });
   REQUIRE(found != model->stages.end());
   CHECK_FALSE(found->gpu_busy_fraction.has_value());
   CHECK_FALSE(found->mfu.has_value());

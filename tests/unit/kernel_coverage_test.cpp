@@ -167,7 +167,8 @@ TEST_CASE("collectives are left out of the selection and the regex, with their s
 
 TEST_CASE("a stage of collectives only, and bad rules, are errors") {
   NsysStats stats;
-  stats.range_kernels = std::vector<NvtxKernelRow>{decode_row("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096>)", 9, 1)};
+  stats.range_kernels =
+      std::vector<NvtxKernelRow>{decode_row("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096>)", 9, 1)};
   auto refused = select_top_kernels(stats, coverage_request(0.9, 30));
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().message.find("every kernel of stage 'decode' is a collective") != std::string::npos);
@@ -187,5 +188,6 @@ TEST_CASE("collective kernel names") {
   CHECK(is_collective_kernel("void c10d::symmetric_memory::multimem_all_reduce_kernel<float, 4>(float *)"));
   CHECK_FALSE(is_collective_kernel("nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT"));
   CHECK_FALSE(is_collective_kernel("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>(T3)"));
-  CHECK_FALSE(is_collective_kernel("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>(int, T2, T3)"));
+  CHECK_FALSE(is_collective_kernel(
+      "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>(int, T2, T3)"));
 }

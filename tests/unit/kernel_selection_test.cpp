@@ -30,8 +30,7 @@ std::regex compile(const std::string& kernel_regex) {
 
 std::set<std::string> ncu_kernel_names(const std::string& file) {
   std::set<std::string> names;
-  auto info = for_each_ncu_launch(data_path("h100-nsight-2025.3/ncu/" + file),
-                                  {[](std::string_view) { return false; }},
+  auto info = for_each_ncu_launch(data_path("h100-nsight-2025.3/ncu/" + file), {[](std::string_view) { return false; }},
                                   [&](const NcuKernelLaunch& launch) {
                                     names.insert(launch.kernel_name);
                                     return true;
@@ -243,8 +242,9 @@ TEST_CASE("kernel name forms") {
         "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT");
   CHECK(kernel_function_name("void (anonymous namespace)::softmax_warp_forward<float>(float *)") ==
         "softmax_warp_forward");
-  CHECK(kernel_function_name("void cublasLt::splitKreduce_kernel<(int)32, (int)16>(cublasLt::cublasSplitKParams<T6>)") ==
-        "splitKreduce_kernel");
+  CHECK(
+      kernel_function_name("void cublasLt::splitKreduce_kernel<(int)32, (int)16>(cublasLt::cublasSplitKParams<T6>)") ==
+      "splitKreduce_kernel");
   // The join key makes nsys's and ncu's spellings of one kernel equal (names from ns1 and nc1).
   CHECK(kernel_name_join_key("void at::native::reduce_kernel<(int)512, (int)1, at::native::ReduceOp<c10::Half, "
                              "at::native::ArgMaxOps<float>, unsigned int, long, (int)4, (int)4>>(T3)") ==

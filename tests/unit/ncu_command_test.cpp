@@ -8,16 +8,16 @@
 
 #include "llmprof/ncu_command.hpp"
 #include "llmprof/shell_quote.hpp"
-#include "test_support.hpp"
 #include "shell_roundtrip.hpp"
+#include "test_support.hpp"
 
 using llmprof::ErrorCode;
-using llmprof::NcuCommand;
-using llmprof::NcuInfo;
-using llmprof::NcuPage;
 using llmprof::NcuCacheControl;
 using llmprof::NcuClockControl;
+using llmprof::NcuCommand;
+using llmprof::NcuInfo;
 using llmprof::NcuKernelNameBase;
+using llmprof::NcuPage;
 using llmprof::NcuProfileOptions;
 using llmprof::NcuReplayMode;
 using Args = std::vector<std::string>;
@@ -31,7 +31,10 @@ std::vector<std::string> identifiers_in_listing(const std::string& file) {
   std::vector<std::string> identifiers;
   int rules = 0;
   for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("---", 0) == 0) { ++rules; continue; }
+    if (line.rfind("---", 0) == 0) {
+      ++rules;
+      continue;
+    }
     if (rules < 2 || line.empty() || line[0] == ' ') continue;
     identifiers.push_back(line.substr(0, line.find(' ')));
   }
@@ -98,13 +101,43 @@ TEST_CASE("ncu profile with every option in a fixed order") {
   options.force_overwrite = false;
   options.application = {"./decode", "--steps", "8"};
   const auto command = NcuCommand::profile(options);
-  CHECK(command.argv() ==
-        Args{"/usr/local/cuda/bin/ncu", "--target-processes", "application-only", "--nvtx", "--nvtx-include", "decode/",
-             "--nvtx-include", "llm@step/", "--nvtx-exclude", "warmup/", "--section", "SpeedOfLight", "--section",
-             "MemoryWorkloadAnalysis", "--metrics", "sm__ops_path_tensor_src_bf16_dst_fp32.sum,dram__bytes.sum",
-             "--kernel-name-base", "demangled", "--kernel-name", "regex:^(nvjet|ampere)_.*gemm", "--launch-skip", "3",
-             "--launch-count", "1", "--replay-mode", "application", "--clock-control", "none", "--cache-control",
-             "none", "--log-file", "/tmp/nc2_log.csv", "-o", "/tmp/nc2", "./decode", "--steps", "8"});
+  CHECK(command.argv() == Args{"/usr/local/cuda/bin/ncu",
+                               "--target-processes",
+                               "application-only",
+                               "--nvtx",
+                               "--nvtx-include",
+                               "decode/",
+                               "--nvtx-include",
+                               "llm@step/",
+                               "--nvtx-exclude",
+                               "warmup/",
+                               "--section",
+                               "SpeedOfLight",
+                               "--section",
+                               "MemoryWorkloadAnalysis",
+                               "--metrics",
+                               "sm__ops_path_tensor_src_bf16_dst_fp32.sum,dram__bytes.sum",
+                               "--kernel-name-base",
+                               "demangled",
+                               "--kernel-name",
+                               "regex:^(nvjet|ampere)_.*gemm",
+                               "--launch-skip",
+                               "3",
+                               "--launch-count",
+                               "1",
+                               "--replay-mode",
+                               "application",
+                               "--clock-control",
+                               "none",
+                               "--cache-control",
+                               "none",
+                               "--log-file",
+                               "/tmp/nc2_log.csv",
+                               "-o",
+                               "/tmp/nc2",
+                               "./decode",
+                               "--steps",
+                               "8"});
   CHECK(command.validate(recorded_ncu()).has_value());
 }
 
@@ -186,16 +219,46 @@ TEST_CASE("ncu validation errors") {
     CHECK(result.error().message.find(fragment) != std::string::npos);
     CHECK_FALSE(result.error().hint.empty());
   };
-  SECTION("set not probed") { options.set = "rooflines"; expect_error("section set 'rooflines'"); }
-  SECTION("empty NVTX include") { options.nvtx_include = {""}; expect_error("NVTX include expression is empty"); }
-  SECTION("negative launch count") { options.launch_count = -1; expect_error("--launch-count"); }
-  SECTION("negative launch skip") { options.launch_skip = -5; expect_error("--launch-skip"); }
-  SECTION("kernel regex that does not compile") { options.kernel_name = "regex:(gemm"; expect_error("does not compile"); }
-  SECTION("kernel regex with an unclosed bracket") { options.kernel_name = "regex:[ab"; expect_error("does not compile"); }
-  SECTION("empty kernel regex") { options.kernel_name = "regex:"; expect_error("empty expression"); }
-  SECTION("no application") { options.application.clear(); expect_error("no application"); }
-  SECTION("no output") { options.output.clear(); expect_error("no output"); }
-  SECTION("metric list in one entry") { options.metrics = {"a,b"}; expect_error("not one metric"); }
+  SECTION("set not probed") {
+    options.set = "rooflines";
+    expect_error("section set 'rooflines'");
+  }
+  SECTION("empty NVTX include") {
+    options.nvtx_include = {""};
+    expect_error("NVTX include expression is empty");
+  }
+  SECTION("negative launch count") {
+    options.launch_count = -1;
+    expect_error("--launch-count");
+  }
+  SECTION("negative launch skip") {
+    options.launch_skip = -5;
+    expect_error("--launch-skip");
+  }
+  SECTION("kernel regex that does not compile") {
+    options.kernel_name = "regex:(gemm";
+    expect_error("does not compile");
+  }
+  SECTION("kernel regex with an unclosed bracket") {
+    options.kernel_name = "regex:[ab";
+    expect_error("does not compile");
+  }
+  SECTION("empty kernel regex") {
+    options.kernel_name = "regex:";
+    expect_error("empty expression");
+  }
+  SECTION("no application") {
+    options.application.clear();
+    expect_error("no application");
+  }
+  SECTION("no output") {
+    options.output.clear();
+    expect_error("no output");
+  }
+  SECTION("metric list in one entry") {
+    options.metrics = {"a,b"};
+    expect_error("not one metric");
+  }
 }
 
 TEST_CASE("a kernel name without regex: is an exact name and is not compiled") {

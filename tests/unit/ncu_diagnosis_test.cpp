@@ -66,8 +66,8 @@ TEST_CASE("a profiled run: kernels, planned count and report path") {
 TEST_CASE("a kernel filter that matched nothing: no_report with the available kernels") {
   const auto diagnosis = diagnose_ncu_output(cli_fixture("ncu_nokernels.txt"));
   CHECK(diagnosis.no_kernels_profiled);
-  CHECK(diagnosis.available_kernels ==
-        std::vector<std::string>{"distribution_elementwise_grid_stride_kernel", "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"});
+  CHECK(diagnosis.available_kernels == std::vector<std::string>{"distribution_elementwise_grid_stride_kernel",
+                                                                "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"});
   CHECK(diagnosis.profiled_kernels == 0);
   CHECK_FALSE(diagnosis.report_path);
   const auto error = ncu_output_error(diagnosis, "--kernel-name regex:does_not_exist");
@@ -104,7 +104,8 @@ TEST_CASE("a --section regular expression is an invalid_argument error") {
 
 TEST_CASE("a missing executable is a process_failed error quoting ncu") {
   const auto diagnosis = diagnose_ncu_output(
-      "==ERROR== '/nonexistent/binary' does not exist or is not an executable. Please make sure to specify the absolute "
+      "==ERROR== '/nonexistent/binary' does not exist or is not an executable. Please make sure to specify the "
+      "absolute "
       "path to '/nonexistent/binary' if the executable is not in the local directory.\n");
   const auto error = ncu_output_error(diagnosis);
   REQUIRE(error);

@@ -202,7 +202,8 @@ TEST_CASE("nc2_log.csv: ==PROF== preamble, long layout, metrics by identifier") 
   CHECK(report.preamble[0] == "==PROF== Connected to process 2027 (/usr/bin/python3.12)");
   REQUIRE(report.launches.size() == 38);
   const auto& first = report.launches.front();
-  CHECK(first.kernel_name == "void at::vectorized_gather_kernel<16, long>(char *, char *, T2 *, int, long, long, long, long, bool)");
+  CHECK(first.kernel_name ==
+        "void at::vectorized_gather_kernel<16, long>(char *, char *, T2 *, int, long, long, long, long, bool)");
   CHECK(first.nvtx_stack == std::vector<NvtxRangeName>{{"", "prefill"}});
   // The identifier row ("4,640" ns) wins over the rounded "Duration" alias.
   CHECK(*first.metric("gpu__time_duration.sum") == 4640);
@@ -270,8 +271,8 @@ TEST_CASE("ncu bad input gives errors naming file and problem") {
         "==ERROR== Failed to prepare kernel for profiling\n"
         "==ERROR== Unknown Error on device 0.\n");
     REQUIRE_FALSE(result.has_value());
-    CHECK_THAT(result.error().message, Catch::Contains("ncu.csv holds no CSV table") &&
-                                           Catch::Contains("==ERROR== Failed to prepare kernel"));
+    CHECK_THAT(result.error().message,
+               Catch::Contains("ncu.csv holds no CSV table") && Catch::Contains("==ERROR== Failed to prepare kernel"));
   }
   SECTION("empty file") {
     const auto result = parse_text("");

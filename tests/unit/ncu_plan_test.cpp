@@ -130,7 +130,8 @@ TEST_CASE("launch-skip is per configuration: a configuration with no launch past
 }
 
 TEST_CASE("without a launch table the plan falls back on the selection's counts, configurations unknown") {
-  std::vector<StageKernelLaunch> launches = {launch("a", "(1, 1, 1)"), launch("a", "(1, 1, 1)"), launch("b", "(1, 1, 1)")};
+  std::vector<StageKernelLaunch> launches = {launch("a", "(1, 1, 1)"), launch("a", "(1, 1, 1)"),
+                                             launch("b", "(1, 1, 1)")};
   NcuPlanOptions options;
   options.launches_per_config = 2;
   const NcuPlan plan = plan_ncu_launches(selection_of(launches, {"a", "b"}), {}, options);
@@ -179,8 +180,9 @@ TEST_CASE("the check finds every planned kernel's rows and names the planned lau
                                              launch("attention", "(16, 1, 1)", 10)};
   const NcuPlan plan = plan_ncu_launches(selection_of(launches, {"gemm", "attention"}), launches, free_passes());
   REQUIRE(plan.planned_launches == 3);
-  const NcuPlanCheck check = check_ncu_plan(plan, {{"gemm", "(64, 1, 1)", "(128, 1, 1)"}, {"attention", "(8, 1, 1)", "(128, 1, 1)"}},
-                                            KernelNameBase::demangled);
+  const NcuPlanCheck check =
+      check_ncu_plan(plan, {{"gemm", "(64, 1, 1)", "(128, 1, 1)"}, {"attention", "(8, 1, 1)", "(128, 1, 1)"}},
+                     KernelNameBase::demangled);
   CHECK(check.profiled_planned_launches == 2);
   REQUIRE(check.not_profiled.size() == 1);
   CHECK(check.not_profiled[0].kernel == "attention");

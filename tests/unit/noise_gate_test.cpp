@@ -6,8 +6,8 @@
 
 #include <sstream>
 
-#include "llmprof/run_comparison.hpp"
 #include "deep_profile_cli.hpp"
+#include "llmprof/run_comparison.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -33,9 +33,9 @@ fs::path make_run(const TempDir& temp, const std::string& name, const std::strin
   const fs::path run = temp / name;
   fs::copy(data_path("runs/h100-decode-b4"), run, fs::copy_options::recursive);
   fs::create_directories(run / "stage1");
-  llmprof::testing::write_file(run / "stage1/repeats.json",
-                               "{\"schema\": \"llmprof.repeats/1\", \"quantities\": {\"decode_s\": {\"samples\": " +
-                                   decode_samples + "}}}");
+  llmprof::testing::write_file(
+      run / "stage1/repeats.json",
+      "{\"schema\": \"llmprof.repeats/1\", \"quantities\": {\"decode_s\": {\"samples\": " + decode_samples + "}}}");
   return run;
 }
 

@@ -24,7 +24,9 @@ using llmprof::testing::write_file;
 
 namespace {
 
-std::vector<std::string> listed_reports(const std::string& fixture) { return parse_nsys_report_list(read_file(data_path(fixture))); }
+std::vector<std::string> listed_reports(const std::string& fixture) {
+  return parse_nsys_report_list(read_file(data_path(fixture)));
+}
 
 bool contains(const std::vector<std::string>& items, const std::string& item) {
   return std::find(items.begin(), items.end(), item) != items.end();
@@ -58,7 +60,8 @@ TEST_CASE("nsys stats --help-reports lists the 2022.4 and the 2025.3 report name
   const auto new_names = listed_reports("h100-nsight-2025.3/cli/nsys_reports.txt");
   CHECK(old_names.size() == 32);
   CHECK(new_names.size() == 40);
-  for (const char* name : {"nvtxsum", "gpukernsum", "nvtxkernsum", "nvtxgpuproj", "cudaapisum", "gpumemtimesum", "apigpusum"}) {
+  for (const char* name :
+       {"nvtxsum", "gpukernsum", "nvtxkernsum", "nvtxgpuproj", "cudaapisum", "gpumemtimesum", "apigpusum"}) {
     CHECK(contains(old_names, name));
   }
   for (const char* name : {"nvtx_sum", "cuda_gpu_kern_sum", "nvtx_kern_sum", "nvtx_gpu_proj_sum", "cuda_api_sum",
@@ -78,20 +81,23 @@ TEST_CASE("the stats stage asks each nsys for the names it has") {
   CHECK(new_choice.names == nsys_stats_report_names());
   CHECK_FALSE(new_choice.legacy);
   const auto partial = choose_nsys_stats_reports({"nvtxsum", "gpukernsum"});
-  CHECK(partial.missing == std::vector<std::string>{"nvtx_kern_sum", "nvtx_gpu_proj_sum", "cuda_api_sum", "cuda_gpu_mem_time_sum"});
+  CHECK(partial.missing ==
+        std::vector<std::string>{"nvtx_kern_sum", "nvtx_gpu_proj_sum", "cuda_api_sum", "cuda_gpu_mem_time_sum"});
 }
 
 TEST_CASE("readiness: an nsys without a needed report is not ready, and says which and what version is needed") {
   const NcuInfo ncu = healthy_ncu();
   const auto old_names = listed_reports("debian-nsight-2022/cli/nsys_reports.txt");
-  CHECK(assess_readiness(healthy_nsys({2022, 4, 2, 1, "2022.4.2.1-df9881f"}, old_names), ncu).readiness == Readiness::ready);
+  CHECK(assess_readiness(healthy_nsys({2022, 4, 2, 1, "2022.4.2.1-df9881f"}, old_names), ncu).readiness ==
+        Readiness::ready);
   std::vector<std::string> without_projection = old_names;
   without_projection.erase(std::find(without_projection.begin(), without_projection.end(), "nvtxgpuproj"));
   const auto verdict = assess_readiness(healthy_nsys({2021, 1, 0, 0, "2021.1.0"}, without_projection), ncu);
   CHECK(verdict.readiness == Readiness::degraded);
   REQUIRE(verdict.reasons.size() == 1);
-  CHECK(verdict.reasons[0] == "nsys 2021.1.0.0 has no report nvtx_gpu_proj_sum (nor its older name nvtxgpuproj); "
-                              "need Nsight Systems 2022.4 or newer");
+  CHECK(verdict.reasons[0] ==
+        "nsys 2021.1.0.0 has no report nvtx_gpu_proj_sum (nor its older name nvtxgpuproj); "
+        "need Nsight Systems 2022.4 or newer");
   const auto unlisted = assess_readiness(healthy_nsys({2022, 4, 2, 1, "2022.4.2.1"}, {}), ncu);
   CHECK(unlisted.readiness == Readiness::degraded);
   CHECK(unlisted.reasons[0].find("listed no stats reports") != std::string::npos);
@@ -99,11 +105,13 @@ TEST_CASE("readiness: an nsys without a needed report is not ready, and says whi
 
 TEST_CASE("Debian's split layout: the importer is found under /usr/lib/nsight-systems/host-linux-x64") {
   const auto candidates = importer_candidates("/usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nsys");
-  CHECK(contains([&] {
-    std::vector<std::string> text;
-    for (const auto& candidate : candidates) text.push_back(candidate.string());
-    return text;
-  }(), "/usr/lib/nsight-systems/host-linux-x64/QdstrmImporter"));
+  CHECK(contains(
+      [&] {
+        std::vector<std::string> text;
+        for (const auto& candidate : candidates) text.push_back(candidate.string());
+        return text;
+      }(),
+      "/usr/lib/nsight-systems/host-linux-x64/QdstrmImporter"));
 }
 
 TEST_CASE("an unpacked Debian tree: the importer loads but nsys would not find it; a link makes nsys find it") {
@@ -124,8 +132,10 @@ TEST_CASE("an unpacked Debian tree: the importer loads but nsys would not find i
   CHECK(health.loads);
   CHECK(fs::equivalent(health.path, importer));
   CHECK_FALSE(health.found_by_nsys);
-  // The symlink the machine notes mention: x86_64-linux-gnu/nsight-systems/host-linux-x64 -> ../../nsight-systems/host-linux-x64.
-  fs::create_directory_symlink("../../nsight-systems/host-linux-x64", lib / "x86_64-linux-gnu/nsight-systems/host-linux-x64");
+  // The symlink the machine notes mention: x86_64-linux-gnu/nsight-systems/host-linux-x64 ->
+  // ../../nsight-systems/host-linux-x64.
+  fs::create_directory_symlink("../../nsight-systems/host-linux-x64",
+                               lib / "x86_64-linux-gnu/nsight-systems/host-linux-x64");
   runner.on((lib / "x86_64-linux-gnu/nsight-systems/host-linux-x64/QdstrmImporter").string() + " --version",
             {0, "NVIDIA Nsight Systems 2022.4.2.1-df9881f\n", "", {}});
   health = check_importer(runner, nsys);
@@ -142,7 +152,11 @@ TEST_CASE("the importer's missing libssh.so gets the Debian fix") {
   write_file(importer, "");
   fs::permissions(importer, fs::perms::owner_all);
   runner.on(importer.string() + " --version",
-            {127, "", importer.string() + ": error while loading shared libraries: libssh.so: cannot open shared object file: No such file or directory\n", {}});
+            {127,
+             "",
+             importer.string() + ": error while loading shared libraries: libssh.so: cannot open shared object file: "
+                                 "No such file or directory\n",
+             {}});
   const auto health = check_importer(runner, nsys);
   CHECK_FALSE(health.loads);
   CHECK(health.missing_libraries == std::vector<std::string>{"libssh.so"});
@@ -169,7 +183,8 @@ TEST_CASE("the real 2022.4 nvtxsum of a gated CPU capture loads into the typed t
   CHECK(stats->kernels->empty());
   REQUIRE(stats->range_projections);
   CHECK(stats->range_projections->empty());
-  CHECK(find_nsys_stats_report(data_path("debian-nsight-2022/nsys/cpu_gated"), "nvtx_sum")->filename() == "cpu_gated_nvtxsum.csv");
+  CHECK(find_nsys_stats_report(data_path("debian-nsight-2022/nsys/cpu_gated"), "nvtx_sum")->filename() ==
+        "cpu_gated_nvtxsum.csv");
 }
 
 TEST_CASE("2022.4 gpukernsum rows of one kernel with different grid/block shapes merge into one row") {
@@ -191,7 +206,8 @@ TEST_CASE("2022.4 gpukernsum rows of one kernel with different grid/block shapes
 }
 
 TEST_CASE("2022.4 nvtxgpuproj is a per-instance trace summed per range") {
-  const auto rows = parse_nsys_nvtx_gpu_projection_trace(data_path("debian-nsight-2022/nsys/synthetic_nvtxgpuproj.csv"));
+  const auto rows =
+      parse_nsys_nvtx_gpu_projection_trace(data_path("debian-nsight-2022/nsys/synthetic_nvtxgpuproj.csv"));
   REQUIRE(rows);
   REQUIRE(rows->size() == 3);
   const auto& step = rows->at(1);
@@ -227,10 +243,12 @@ TEST_CASE("probe abilities: ncu 2022.3's sections collect no tensor-core FLOP") 
   NcuInfo ncu = healthy_ncu();
   ncu.sets = parse_ncu_set_list(read_file(data_path("debian-nsight-2022/cli/ncu_sets.txt")));
   ncu.sections_directory = "/x/sections";
-  ncu.section_metrics = {"dram__bytes.sum", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "sm__inst_executed_pipe_tensor.sum"};
+  ncu.section_metrics = {"dram__bytes.sum", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+                         "sm__inst_executed_pipe_tensor.sum"};
   const auto abilities = describe_abilities(nsys, ncu);
   const auto find = [&](const std::string& prefix) {
-    return *std::find_if(abilities.begin(), abilities.end(), [&](const ToolAbility& a) { return a.what.rfind(prefix, 0) == 0; });
+    return *std::find_if(abilities.begin(), abilities.end(),
+                         [&](const ToolAbility& a) { return a.what.rfind(prefix, 0) == 0; });
   };
   CHECK(find("ncu set \"roofline\"").able);
   CHECK(find("roofline: DRAM bytes").able);
@@ -265,7 +283,8 @@ TEST_CASE("a lone .qdstrm is imported with the exact command reported; a truncat
   NsysInfo nsys = healthy_nsys({2022, 4, 2, 1, "2022.4.2.1"}, {});
   nsys.report_extension = ".nsys-rep";
   write_file(temp / "profile.qdstrm", std::string(4096, 'q'));
-  const std::string import = "/x/QdstrmImporter -i " + (temp / "profile.qdstrm").string() + " -o " + (temp / "profile.nsys-rep").string();
+  const std::string import =
+      "/x/QdstrmImporter -i " + (temp / "profile.qdstrm").string() + " -o " + (temp / "profile.nsys-rep").string();
   runner.on(import, {2, "", "File is corrupted.\n", {}});
   ReportResolveRequest request;
   request.output_base = temp / "profile";
@@ -279,7 +298,8 @@ TEST_CASE("a lone .qdstrm is imported with the exact command reported; a truncat
   CHECK(resolved.error().message.find("(4096 bytes) and it is truncated or corrupted") != std::string::npos);
   CHECK(recorded == std::vector<std::string>{"/x/QdstrmImporter", "-i", (temp / "profile.qdstrm").string(), "-o",
                                              (temp / "profile.nsys-rep").string()});
-  runner.on(import, {0, "Saved report file\n", "", [&](const ProcessSpec&) { write_file(temp / "profile.nsys-rep", "report"); }});
+  runner.on(import, {0, "Saved report file\n", "",
+                     [&](const ProcessSpec&) { write_file(temp / "profile.nsys-rep", "report"); }});
   resolved = resolve_report(runner, nsys, request);
   REQUIRE(resolved);
   CHECK(resolved->imported_from_qdstrm);

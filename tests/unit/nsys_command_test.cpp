@@ -7,8 +7,8 @@
 
 #include "llmprof/nsys_command.hpp"
 #include "llmprof/shell_quote.hpp"
-#include "test_support.hpp"
 #include "shell_roundtrip.hpp"
+#include "test_support.hpp"
 
 using llmprof::ErrorCode;
 using llmprof::NsysCaptureRange;
@@ -65,15 +65,17 @@ TEST_CASE("nsys profile with an NVTX gate reproduces the recorded working comman
 }
 
 TEST_CASE("nsys profile flags exist in the recorded nsys profile --help") {
-  const auto help = llmprof::testing::read_file(llmprof::testing::data_path("h100-nsight-2025.3/cli/nsys_profile_help.txt"));
+  const auto help =
+      llmprof::testing::read_file(llmprof::testing::data_path("h100-nsight-2025.3/cli/nsys_profile_help.txt"));
   auto options = decode_gate_options();
   options.nvtx_domain_include = {"llm"};
   options.stats = true;
   for (const auto& argument : NsysCommand::profile(options).argv()) {
     if (argument.rfind("--", 0) != 0) continue;
     const auto flag = argument.substr(0, argument.find('=') + 1);  // "--trace="
-    const bool documented = help.find(flag) != std::string::npos ||
-                            (flag.rfind("--nvtx-domain-", 0) == 0 && help.find("--nvtx-domain-[include|exclude]=") != std::string::npos);
+    const bool documented =
+        help.find(flag) != std::string::npos ||
+        (flag.rfind("--nvtx-domain-", 0) == 0 && help.find("--nvtx-domain-[include|exclude]=") != std::string::npos);
     INFO(flag);
     CHECK(documented);
   }
@@ -89,9 +91,8 @@ TEST_CASE("nsys profile without a gate has no capture flags and keeps user env v
   options.application = {"python3", "workload_torch_decode.py", "8"};
   CHECK(NsysCommand::profile(options).argv() ==
         Args{"nsys", "profile", "--trace=cuda,nvtx,osrt", "--sample=none", "--cpuctxsw=none",
-             "--env-var=CUDA_LAUNCH_BLOCKING=0,TOKENIZERS_PARALLELISM=false", "--stats=true",
-             "--force-overwrite=true", "--output=/tmp/ns1", "--cuda-memory-usage=true", "python3",
-             "workload_torch_decode.py", "8"});
+             "--env-var=CUDA_LAUNCH_BLOCKING=0,TOKENIZERS_PARALLELISM=false", "--stats=true", "--force-overwrite=true",
+             "--output=/tmp/ns1", "--cuda-memory-usage=true", "python3", "workload_torch_decode.py", "8"});
 }
 
 TEST_CASE("nsys NVTX domain lists escape commas as nsys requires") {
@@ -107,9 +108,11 @@ TEST_CASE("nsys stats and export argv") {
                              "/tmp/ns2_st", "--force-export=true", "--force-overwrite=true", "/tmp/ns2.nsys-rep"});
   CHECK(stats.validate(recorded_nsys()).has_value());
   // nsys.stats_extra_args go after the fixed options, before the report.
-  const auto filtered = NsysCommand::stats("nsys", "/tmp/ns2.nsys-rep", {"nvtx_sum"}, "/tmp/ns2_st", {"--timeunit=usec"});
+  const auto filtered =
+      NsysCommand::stats("nsys", "/tmp/ns2.nsys-rep", {"nvtx_sum"}, "/tmp/ns2_st", {"--timeunit=usec"});
   CHECK(filtered.argv() == Args{"nsys", "stats", "--report", "nvtx_sum", "--format", "csv", "--output", "/tmp/ns2_st",
-                                "--force-export=true", "--force-overwrite=true", "--timeunit=usec", "/tmp/ns2.nsys-rep"});
+                                "--force-export=true", "--force-overwrite=true", "--timeunit=usec",
+                                "/tmp/ns2.nsys-rep"});
 
   const auto exported = NsysCommand::export_sqlite("nsys", "/tmp/ns1.nsys-rep", "/tmp/ns1.sqlite");
   // transcripts.md section 5: `--sqlite` is rejected by 2025.3, `--type sqlite` works.
@@ -140,9 +143,18 @@ TEST_CASE("nsys validation rejects what would fail or silently profile nothing")
   };
   auto options = decode_gate_options();
 
-  SECTION("empty NVTX capture expression") { options.nvtx_capture = ""; expect_error(options, "empty --nvtx-capture"); }
-  SECTION("blank NVTX capture expression") { options.nvtx_capture = "  "; expect_error(options, "empty --nvtx-capture"); }
-  SECTION("NVTX gate without NVTX tracing") { options.trace = {"cuda"}; expect_error(options, "lacks nvtx"); }
+  SECTION("empty NVTX capture expression") {
+    options.nvtx_capture = "";
+    expect_error(options, "empty --nvtx-capture");
+  }
+  SECTION("blank NVTX capture expression") {
+    options.nvtx_capture = "  ";
+    expect_error(options, "empty --nvtx-capture");
+  }
+  SECTION("NVTX gate without NVTX tracing") {
+    options.trace = {"cuda"};
+    expect_error(options, "lacks nvtx");
+  }
   SECTION("capture range end without a capture range") {
     options.capture_range = NsysCaptureRange::none;
     options.nvtx_capture.clear();
@@ -163,12 +175,29 @@ TEST_CASE("nsys validation rejects what would fail or silently profile nothing")
     options.nvtx_domain_exclude = {"b"};
     expect_error(options, "mutually exclusive");
   }
-  SECTION("no application") { options.application.clear(); expect_error(options, "no application"); }
-  SECTION("no output base") { options.output_base.clear(); expect_error(options, "no output base"); }
-  SECTION("output base nsys would expand") { options.output_base = "/tmp/run%p"; expect_error(options, "'%'"); }
-  SECTION("env value with a comma") { options.env_vars["X"] = "a,b"; expect_error(options, "comma"); }
-  SECTION("trace none with others") { options.trace = {"none", "cuda"}; options.capture_range = NsysCaptureRange::none;
-    options.nvtx_capture.clear(); options.capture_range_end.reset(); expect_error(options, "--trace=none"); }
+  SECTION("no application") {
+    options.application.clear();
+    expect_error(options, "no application");
+  }
+  SECTION("no output base") {
+    options.output_base.clear();
+    expect_error(options, "no output base");
+  }
+  SECTION("output base nsys would expand") {
+    options.output_base = "/tmp/run%p";
+    expect_error(options, "'%'");
+  }
+  SECTION("env value with a comma") {
+    options.env_vars["X"] = "a,b";
+    expect_error(options, "comma");
+  }
+  SECTION("trace none with others") {
+    options.trace = {"none", "cuda"};
+    options.capture_range = NsysCaptureRange::none;
+    options.nvtx_capture.clear();
+    options.capture_range_end.reset();
+    expect_error(options, "--trace=none");
+  }
 }
 
 TEST_CASE("nsys validation warns instead of rejecting what it cannot check") {

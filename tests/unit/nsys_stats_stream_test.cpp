@@ -12,19 +12,20 @@ using llmprof::testing::write_file;
 
 namespace {
 
-const char* kHeader = "NVTX Range,Style,PID,TID,NVTX Inst,Kern Inst,Total Time (ns),Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Kernel Name\n";
+const char* kHeader =
+    "NVTX Range,Style,PID,TID,NVTX Inst,Kern Inst,Total Time (ns),Avg (ns),Med (ns),Min (ns),Max (ns),StdDev "
+    "(ns),Kernel Name\n";
 
 }  // namespace
 
 TEST_CASE("nvtx_kern_sum rows of one kernel in several threads fold into one row with summed times") {
   TempDir temp;
-  write_file(temp / "s_nvtx_kern_sum.csv",
-             std::string(kHeader) +
-                 ":decode,PushPop,10,11,2,4,400,100.0,100.0,90,110,5.0,gemm\n"
-                 ":decode,PushPop,10,12,2,6,900,150.0,150.0,80,200,9.0,gemm\n"
-                 ":decode,PushPop,10,12,2,1,50,50.0,50.0,50,50,0.0,softmax\n"
-                 ":prefill,PushPop,10,11,1,3,300,100.0,100.0,100,100,0.0,gemm\n"
-                 ",,10,11,0,2,20,10.0,10.0,10,10,0.0,gemm\n");
+  write_file(temp / "s_nvtx_kern_sum.csv", std::string(kHeader) +
+                                               ":decode,PushPop,10,11,2,4,400,100.0,100.0,90,110,5.0,gemm\n"
+                                               ":decode,PushPop,10,12,2,6,900,150.0,150.0,80,200,9.0,gemm\n"
+                                               ":decode,PushPop,10,12,2,1,50,50.0,50.0,50,50,0.0,softmax\n"
+                                               ":prefill,PushPop,10,11,1,3,300,100.0,100.0,100,100,0.0,gemm\n"
+                                               ",,10,11,0,2,20,10.0,10.0,10,10,0.0,gemm\n");
   const auto stats = load_nsys_stats(temp / "s");
   REQUIRE(stats.has_value());
   REQUIRE(stats->range_kernels.has_value());
@@ -51,7 +52,9 @@ TEST_CASE("nvtx_kern_sum rows of one kernel in several threads fold into one row
 
 TEST_CASE("for_each_nsys_nvtx_kernel_row hands over every row and keeps none; errors name the file") {
   TempDir temp;
-  write_file(temp / "t.csv", std::string(kHeader) + ":decode,PushPop,1,1,1,1,5,5.0,5.0,5,5,0.0,a\n:decode,PushPop,1,1,1,1,7,7.0,7.0,7,7,0.0,b\n");
+  write_file(temp / "t.csv",
+             std::string(kHeader) +
+                 ":decode,PushPop,1,1,1,1,5,5.0,5.0,5,5,0.0,a\n:decode,PushPop,1,1,1,1,7,7.0,7.0,7,7,0.0,b\n");
   std::int64_t total = 0;
   int rows = 0;
   REQUIRE(for_each_nsys_nvtx_kernel_row(temp / "t.csv", [&](NvtxKernelRow&& row) {

@@ -54,9 +54,8 @@ TEST_CASE("cuda_gpu_kern_sum: rows, totals and quoted names with commas") {
   CHECK((*rows)[1].name ==
         "void at::native::<unnamed>::vectorized_layer_norm_kernel<c10::Half, float, (bool)0>(int, T2, const T1 *, "
         "const T1 *, const T1 *, T2 *, T2 *, T1 *)");
-  const auto with_comma = std::count_if(rows->begin(), rows->end(), [](const auto& r) {
-    return r.name.find(',') != std::string::npos;
-  });
+  const auto with_comma =
+      std::count_if(rows->begin(), rows->end(), [](const auto& r) { return r.name.find(',') != std::string::npos; });
   CHECK(with_comma == 9);
 
   const auto decode_only = parse_nsys_kernel_summary(nsys_file("ns2_st_cuda_gpu_kern_sum.csv"));

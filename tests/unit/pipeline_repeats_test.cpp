@@ -86,7 +86,8 @@ bool has_warning(const StageRecord& stage, const std::string& text) {
 
 TEST_CASE("run.repeats: three bare runs, their statistics in stage1/repeats.json and the report") {
   RepeatBench bench;
-  bench.runner.on(command_is("nvidia-smi"), FakeAnswer::failing_to_start(make_error(ErrorCode::not_found, "nvidia-smi not found")));
+  bench.runner.on(command_is("nvidia-smi"),
+                  FakeAnswer::failing_to_start(make_error(ErrorCode::not_found, "nvidia-smi not found")));
   const RunSummary summary = bench.run();
   CHECK(stage_of(summary, "stage1").status == StageStatus::ok);
   CHECK(fs::exists(bench.main() / "stage1/stdout.log"));
@@ -113,7 +114,8 @@ TEST_CASE("run.repeats: three bare runs, their statistics in stage1/repeats.json
   CHECK(repeats.at("quantities").as_object().contains("prefill_s"));
 
   const auto& stage1 = stage_of(summary, "stage1");
-  CHECK(has_warning(stage1, "wall_s is not stable over 3 runs (95% CI wider than +-2% of the mean): compare such runs with care"));
+  CHECK(has_warning(
+      stage1, "wall_s is not stable over 3 runs (95% CI wider than +-2% of the mean): compare such runs with care"));
 
   // Without nvidia-smi the run says so once and goes on.
   const auto gpu_state = bench.json("gpu_state.json");
@@ -134,16 +136,21 @@ TEST_CASE("GPU state: a throttled GPU and another process on it become stage war
   const std::string state_query = gpu_state_query_argv()[1];
   const std::string process_query = gpu_processes_query_argv()[1];
   // Before stage1: cool, one other process; after: thermally throttled (0x20), nobody else.
-  bench.runner.on(argv_contains(state_query), FakeAnswer::printing({"0, GPU-aaaa, 1980, 2619, 41, 70.5, 0, 0x0000000000000001",
-                                                                     "1, GPU-bbbb, 1980, 2619, 40, 69.0, 0, 0x0000000000000020"}), 1);
-  bench.runner.on(argv_contains(state_query), FakeAnswer::printing({"0, GPU-aaaa, 1410, 2619, 87, 310.25, 0, 0x0000000000000020",
-                                                                     "1, GPU-bbbb, 1980, 2619, 40, 69.0, 0, 0x0000000000000000"}));
-  bench.runner.on(argv_contains(process_query), FakeAnswer::printing({"GPU-aaaa, 4242, python3, 2048", "GPU-bbbb, 77, other, 10"}), 1);
+  bench.runner.on(argv_contains(state_query),
+                  FakeAnswer::printing({"0, GPU-aaaa, 1980, 2619, 41, 70.5, 0, 0x0000000000000001",
+                                        "1, GPU-bbbb, 1980, 2619, 40, 69.0, 0, 0x0000000000000020"}),
+                  1);
+  bench.runner.on(argv_contains(state_query),
+                  FakeAnswer::printing({"0, GPU-aaaa, 1410, 2619, 87, 310.25, 0, 0x0000000000000020",
+                                        "1, GPU-bbbb, 1980, 2619, 40, 69.0, 0, 0x0000000000000000"}));
+  bench.runner.on(argv_contains(process_query),
+                  FakeAnswer::printing({"GPU-aaaa, 4242, python3, 2048", "GPU-bbbb, 77, other, 10"}), 1);
   bench.runner.on(argv_contains(process_query), FakeAnswer::printing({}));
   bench.runner.on(command_is("nvidia-smi"), FakeAnswer::printing({"0, NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB"}));
   const RunSummary summary = bench.run();
   const auto& stage1 = stage_of(summary, "stage1");
-  CHECK(has_warning(stage1, "another process was on GPU 0 before stage1: pid 4242 python3 (2048 MiB); timings may be shared"));
+  CHECK(has_warning(stage1,
+                    "another process was on GPU 0 before stage1: pid 4242 python3 (2048 MiB); timings may be shared"));
   CHECK(has_warning(stage1, "GPU 0 was throttled after stage1 (sw_thermal_slowdown, 87 C, SM 1410 MHz)"));
   // GPU 1 is not the workload's (run.device_index = 0): its throttle bit and process are recorded, not warned.
   for (const auto& warning : stage1.warnings) CHECK(warning.find("GPU 1") == std::string::npos);

@@ -147,8 +147,8 @@ TEST_CASE("arguments reach the child verbatim, without a shell") {
   TempDir directory;
   const auto script = write_script(directory, "args.sh", "for a in \"$@\"; do printf '[%s]\\n' \"$a\"; done\n");
   LineRecorder lines;
-  const auto outcome =
-      run_ok({.argv = {script.string(), "two words", "$HOME", "*", "'quoted'", ""}, .on_stdout_line = lines.callback()});
+  const auto outcome = run_ok(
+      {.argv = {script.string(), "two words", "$HOME", "*", "'quoted'", ""}, .on_stdout_line = lines.callback()});
   CHECK(outcome.succeeded());
   CHECK(lines.lines == std::vector<std::string>{"[two words]", "[$HOME]", "[*]", "['quoted']", "[]"});
 }
@@ -166,9 +166,8 @@ TEST_CASE("a child killed by a signal reports the signal, not an exit code") {
 TEST_CASE("stdout and stderr go to files, separate or shared") {
   TempDir directory;
   const auto script = write_script(directory, "both.sh", "echo out1\necho err1 >&2\necho out2\n");
-  const auto separate = run_ok({.argv = {script.string()},
-                                .stdout_file = directory / "out.txt",
-                                .stderr_file = directory / "err.txt"});
+  const auto separate =
+      run_ok({.argv = {script.string()}, .stdout_file = directory / "out.txt", .stderr_file = directory / "err.txt"});
   CHECK(separate.succeeded());
   CHECK(read_file(directory / "out.txt") == "out1\nout2\n");
   CHECK(read_file(directory / "err.txt") == "err1\n");
@@ -178,7 +177,8 @@ TEST_CASE("stdout and stderr go to files, separate or shared") {
   CHECK(read_file(directory / "all.txt") == "out1\nerr1\nout2\n");
 }
 
-TEST_CASE("line callbacks split at newline, carriage return and CRLF, keep an unterminated last line, and work with a file") {
+TEST_CASE(
+    "line callbacks split at newline, carriage return and CRLF, keep an unterminated last line, and work with a file") {
   TempDir directory;
   const auto script = write_script(directory, "progress.sh",
                                    "printf 'first\\n==PROF== 10%%\\r==PROF== 50%%\\r100%%\\r\\nempty next\\n\\nlast'\n"
@@ -190,7 +190,8 @@ TEST_CASE("line callbacks split at newline, carriage return and CRLF, keep an un
                                .on_stdout_line = out.callback(),
                                .on_stderr_line = err.callback()});
   CHECK(outcome.succeeded());
-  CHECK(out.lines == std::vector<std::string>{"first", "==PROF== 10%", "==PROF== 50%", "100%", "empty next", "", "last"});
+  CHECK(out.lines ==
+        std::vector<std::string>{"first", "==PROF== 10%", "==PROF== 50%", "100%", "empty next", "", "last"});
   CHECK(err.lines == std::vector<std::string>{"warning one", "no newline at end"});
   CHECK(read_file(directory / "out.txt") == "first\n==PROF== 10%\r==PROF== 50%\r100%\r\nempty next\n\nlast");
 }
@@ -226,7 +227,9 @@ TEST_CASE("working directory is used, and a missing one is a clear error") {
   TempDir directory;
   std::filesystem::create_directories(directory / "work");
   LineRecorder lines;
-  run_ok({.argv = {"/bin/sh", "-c", "pwd -P"}, .working_directory = directory / "work", .on_stdout_line = lines.callback()});
+  run_ok({.argv = {"/bin/sh", "-c", "pwd -P"},
+          .working_directory = directory / "work",
+          .on_stdout_line = lines.callback()});
   REQUIRE(lines.lines.size() == 1);
   CHECK(lines.lines[0] == std::filesystem::canonical(directory / "work").string());
 
@@ -295,8 +298,7 @@ TEST_CASE("an output file that cannot be created is Error(io_error)") {
 TEST_CASE("a timeout kills the whole process tree, grandchildren included") {
   TempDir directory;
   const auto pid_file = directory / "grandchild.pid";
-  const auto script =
-      write_script(directory, "tree.sh", "sleep 1000 &\necho $! > '" + pid_file.string() + "'\nwait\n");
+  const auto script = write_script(directory, "tree.sh", "sleep 1000 &\necho $! > '" + pid_file.string() + "'\nwait\n");
   const auto started = std::chrono::steady_clock::now();
   const auto outcome = run_ok({.argv = {script.string()}, .timeout = 300ms, .kill_grace = 2000ms});
   const auto elapsed = std::chrono::steady_clock::now() - started;
@@ -316,9 +318,9 @@ TEST_CASE("a tree that ignores SIGTERM gets SIGKILL after the grace") {
   TempDir directory;
   const auto pid_file = directory / "grandchild.pid";
   // An ignored signal stays ignored across fork/exec, so the grandchild ignores SIGTERM too.
-  const auto script = write_script(directory, "stubborn.sh",
-                                   "trap '' TERM\nsleep 1000 &\necho $! > '" + pid_file.string() +
-                                       "'\nwhile :; do sleep 0.05; done\n");
+  const auto script =
+      write_script(directory, "stubborn.sh",
+                   "trap '' TERM\nsleep 1000 &\necho $! > '" + pid_file.string() + "'\nwhile :; do sleep 0.05; done\n");
   const auto outcome = run_ok({.argv = {script.string()}, .timeout = 200ms, .kill_grace = 300ms});
   CHECK(outcome.timed_out);
   REQUIRE(outcome.signal.has_value());
@@ -331,8 +333,7 @@ TEST_CASE("a tree that ignores SIGTERM gets SIGKILL after the grace") {
 TEST_CASE("request_stop from another thread interrupts a run and blocks later runs until reset_stop") {
   TempDir directory;
   const auto pid_file = directory / "grandchild.pid";
-  const auto script =
-      write_script(directory, "long.sh", "sleep 1000 &\necho $! > '" + pid_file.string() + "'\nwait\n");
+  const auto script = write_script(directory, "long.sh", "sleep 1000 &\necho $! > '" + pid_file.string() + "'\nwait\n");
   auto runner = llmprof::make_system_process_runner();
   std::thread stopper([&runner] {
     std::this_thread::sleep_for(200ms);
@@ -407,9 +408,10 @@ TEST_CASE("an exception from a line callback stops the child and reaches the cal
   const auto script = write_script(directory, "chatty.sh", "echo hello\nexec sleep 1000\n");
   auto runner = llmprof::make_system_process_runner();
   const auto started = std::chrono::steady_clock::now();
-  CHECK_THROWS_WITH(runner->run({.argv = {script.string()},
-                                 .on_stdout_line = [](const std::string&) { throw std::runtime_error("callback broke"); }}),
-                    "callback broke");
+  CHECK_THROWS_WITH(
+      runner->run({.argv = {script.string()},
+                   .on_stdout_line = [](const std::string&) { throw std::runtime_error("callback broke"); }}),
+      "callback broke");
   CHECK(std::chrono::steady_clock::now() - started < 3s);
 }
 

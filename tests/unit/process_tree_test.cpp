@@ -42,7 +42,8 @@ pid_t wait_for_pid_file(const fs::path& file) {
 // sh starts a grandchild in its own session (out of reach of kill(-group)), which writes its pid.
 ProcessSpec with_setsid_grandchild(const fs::path& pid_file, const std::string& then) {
   ProcessSpec spec;
-  spec.argv = {"/bin/sh", "-c", "setsid /bin/sh -c 'echo $$ > \"$0\"; exec sleep 60' '" + pid_file.string() + "' & " + then};
+  spec.argv = {"/bin/sh", "-c",
+               "setsid /bin/sh -c 'echo $$ > \"$0\"; exec sleep 60' '" + pid_file.string() + "' & " + then};
   return spec;
 }
 

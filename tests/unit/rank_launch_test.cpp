@@ -75,7 +75,8 @@ TEST_CASE("rank lists take numbers and ranges and refuse bad pieces") {
 
 namespace {
 
-void write_plan(const fs::path& main, const std::string& stage, double timeout_s, const std::vector<std::string>& profiler = {}) {
+void write_plan(const fs::path& main, const std::string& stage, double timeout_s,
+                const std::vector<std::string>& profiler = {}) {
   boost::json::array argv;
   for (const auto& word : profiler) argv.emplace_back(word);
   const boost::json::object plan = {{"schema", "llmprof.rank_plan/1"},
@@ -90,10 +91,13 @@ void write_plan(const fs::path& main, const std::string& stage, double timeout_s
 }
 
 boost::json::object status_of(const fs::path& main, int rank, const std::string& stage) {
-  return boost::json::parse(read_file(main / "ranks" / ("r" + std::to_string(rank)) / stage / "status.json")).as_object();
+  return boost::json::parse(read_file(main / "ranks" / ("r" + std::to_string(rank)) / stage / "status.json"))
+      .as_object();
 }
 
-llmprof::RankIdentity rank(int number, int world) { return {number, number, world, llmprof::RankSource::open_mpi, "test"}; }
+llmprof::RankIdentity rank(int number, int world) {
+  return {number, number, world, llmprof::RankSource::open_mpi, "test"};
+}
 
 }  // namespace
 
@@ -108,7 +112,8 @@ TEST_CASE("rank-exec runs the profiler on a selected rank and the workload bare 
   REQUIRE(bare);
   CHECK(profiled->exit_code == 0);
   CHECK(read_file(temp.path() / "ranks/r1/nsys/output.log") == "profiler-for-r1 /bin/sh -c echo workload $WHERE\n");
-  CHECK(read_file(temp.path() / "ranks/r0/nsys/output.log") == "workload " + (temp.path() / "ranks/r0/out.txt").string() + "\n");
+  CHECK(read_file(temp.path() / "ranks/r0/nsys/output.log") ==
+        "workload " + (temp.path() / "ranks/r0/out.txt").string() + "\n");
   CHECK(status_of(temp.path(), 1, "nsys").at("role") == "nsys");
   CHECK(status_of(temp.path(), 0, "nsys").at("role") == "bare");
   CHECK(status_of(temp.path(), 0, "nsys").at("outcome") == "ok");
@@ -156,7 +161,8 @@ TEST_CASE("run.json keeps per-rank records of a stage and has none for a single 
   manifest.run_id = "r";
   llmprof::StageRecord stage;
   stage.name = "nsys";
-  stage.ranks.push_back({1, 1, "host-a", "nsys", llmprof::StageStatus::failed, "rank 1 ran past", 124, 3.5, "ranks/r1/nsys"});
+  stage.ranks.push_back(
+      {1, 1, "host-a", "nsys", llmprof::StageStatus::failed, "rank 1 ran past", 124, 3.5, "ranks/r1/nsys"});
   manifest.stages.push_back(stage);
   manifest.stages.push_back(llmprof::StageRecord{"ncu"});
   const std::string text = llmprof::manifest_to_json(manifest);

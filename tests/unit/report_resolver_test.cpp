@@ -17,7 +17,8 @@ using llmprof::testing::write_file;
 
 namespace {
 
-const std::string importer_path = "/opt/nvidia/nsight-compute/2025.3.1/host/linux-desktop-glibc_2_11_3-x64/QdstrmImporter";
+const std::string importer_path =
+    "/opt/nvidia/nsight-compute/2025.3.1/host/linux-desktop-glibc_2_11_3-x64/QdstrmImporter";
 
 NsysInfo recorded_nsys(bool importer_loads) {
   NsysInfo nsys;
@@ -29,8 +30,9 @@ NsysInfo recorded_nsys(bool importer_loads) {
   nsys.importer.loads = importer_loads;
   if (!importer_loads) {
     nsys.importer.missing_libraries = {"libdw.so.1"};
-    nsys.importer.fix = "apt-get install libdw1 libelf1, or unpack them with dpkg -x and put their "
-                        "usr/lib/x86_64-linux-gnu on LD_LIBRARY_PATH";
+    nsys.importer.fix =
+        "apt-get install libdw1 libelf1, or unpack them with dpkg -x and put their "
+        "usr/lib/x86_64-linux-gnu on LD_LIBRARY_PATH";
   }
   return nsys;
 }
@@ -45,14 +47,26 @@ ProcessOutcome exited(int code) {
 std::string transcript_importer_broken(const fs::path& base) {
   return "done torch.Size([4, 1])\nImporter error status: An unknown error occurred.\n"
          "Unable to retrieve the importer version: skipping importation of the QDSTRM file.\nCollecting data...\n"
-         "Generating '/tmp/nsys-report-cef9.qdstrm'\nGenerated:\n\t" + base.string() + ".qdstrm\n";
+         "Generating '/tmp/nsys-report-cef9.qdstrm'\nGenerated:\n\t" +
+         base.string() + ".qdstrm\n";
 }
 
-const std::string transcript_gate_closed = "done torch.Size([4, 1])\nProcessing events...\nGenerated:\n\tNo reports were generated\n";
+const std::string transcript_gate_closed =
+    "done torch.Size([4, 1])\nProcessing events...\nGenerated:\n\tNo reports were generated\n";
 
-const std::vector<std::string> gated_argv = {
-    "nsys", "profile", "--trace=cuda,nvtx", "--sample=none", "--capture-range=nvtx", "--nvtx-capture=range",
-    "--env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0", "-o", "/tmp/ns3", "--force-overwrite", "true", "python3", "w.py"};
+const std::vector<std::string> gated_argv = {"nsys",
+                                             "profile",
+                                             "--trace=cuda,nvtx",
+                                             "--sample=none",
+                                             "--capture-range=nvtx",
+                                             "--nvtx-capture=range",
+                                             "--env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0",
+                                             "-o",
+                                             "/tmp/ns3",
+                                             "--force-overwrite",
+                                             "true",
+                                             "python3",
+                                             "w.py"};
 
 }  // namespace
 
@@ -187,7 +201,8 @@ TEST_CASE("a missing application: the failure and nsys's words, not a missing fi
   ScriptedRunner runner;
   ReportResolveRequest request;
   request.output_base = temp / "y";
-  request.profiler_output = "Executable '/nonexistent/binary' not found in current directory or standard search paths\n";
+  request.profiler_output =
+      "Executable '/nonexistent/binary' not found in current directory or standard search paths\n";
   request.profile_outcome = exited(1);
   auto resolved = resolve_report(runner, recorded_nsys(true), request);
   REQUIRE_FALSE(resolved);
@@ -204,7 +219,8 @@ TEST_CASE("nothing written and nothing said: where it looked") {
   request.profile_outcome = exited(0);
   auto resolved = resolve_report(runner, recorded_nsys(true), request);
   REQUIRE_FALSE(resolved);
-  CHECK(resolved.error().message.find("z.nsys-rep, z.qdrep or z.qdstrm in " + temp.path().string()) != std::string::npos);
+  CHECK(resolved.error().message.find("z.nsys-rep, z.qdrep or z.qdstrm in " + temp.path().string()) !=
+        std::string::npos);
   ProcessOutcome timed_out;
   timed_out.timed_out = true;
   timed_out.signal = 9;
@@ -263,7 +279,8 @@ NsysInfo fake_nsys(bool importer_loads) {
 
 TEST_CASE("fake nsys: the report it writes is resolved, and the application really ran") {
   TempDir temp;
-  const auto run = run_fake_nsys_profile("ok", temp / "ns1", {}, {"/bin/sh", "-c", "echo ran > '" + (temp / "marker").string() + "'"});
+  const auto run = run_fake_nsys_profile("ok", temp / "ns1", {},
+                                         {"/bin/sh", "-c", "echo ran > '" + (temp / "marker").string() + "'"});
   CHECK(run.outcome.succeeded());
   CHECK(read_file(temp / "marker") == "ran\n");
   auto resolved = resolve(run, temp / "ns1", fake_nsys(true));
@@ -273,12 +290,14 @@ TEST_CASE("fake nsys: the report it writes is resolved, and the application real
 
 TEST_CASE("fake nsys: a gate on a range the workload never emits gives the gate error") {
   TempDir temp;
-  const auto run = run_fake_nsys_profile("ok", temp / "ns3", {"--capture-range=nvtx", "--nvtx-capture=range"}, {"/bin/true"});
+  const auto run =
+      run_fake_nsys_profile("ok", temp / "ns3", {"--capture-range=nvtx", "--nvtx-capture=range"}, {"/bin/true"});
   CHECK(run.outcome.succeeded());
   auto resolved = resolve(run, temp / "ns3", fake_nsys(true));
   REQUIRE_FALSE(resolved);
   CHECK(resolved.error().message.find("'range' never opened") != std::string::npos);
-  const auto opened = run_fake_nsys_profile("ok", temp / "ns2", {"--capture-range=nvtx", "--nvtx-capture=decode"}, {"/bin/true"});
+  const auto opened =
+      run_fake_nsys_profile("ok", temp / "ns2", {"--capture-range=nvtx", "--nvtx-capture=decode"}, {"/bin/true"});
   CHECK(resolve(opened, temp / "ns2", fake_nsys(true)));
 }
 

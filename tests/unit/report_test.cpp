@@ -2,10 +2,10 @@
 #include <catch2/catch.hpp>
 #include <regex>
 
-#include "llmprof/report.hpp"
-#include "report_golden.hpp"
-#include "report/svg_chart.hpp"
 #include "deep_profile_cli.hpp"
+#include "llmprof/report.hpp"
+#include "report/svg_chart.hpp"
+#include "report_golden.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -48,13 +48,13 @@ TEST_CASE("the model reads report.json, run.json, env.json and config.toml of a 
   const auto& decode = model.stages[2];
   CHECK(decode.name == "decode");
   CHECK(decode.parent == std::optional<std::string>("generate"));
-  CHECK(decode.wall_ns == 177371307);             // ns1_st_nvtx_sum.csv
-  CHECK(decode.gpu_projection_ns == 156817883);   // ns1_st_nvtx_gpu_proj_sum.csv
-  CHECK(decode.kernel_time_ns == 1435206);        // sum of the :decode rows of ns1_st_nvtx_kern_sum.csv
+  CHECK(decode.wall_ns == 177371307);            // ns1_st_nvtx_sum.csv
+  CHECK(decode.gpu_projection_ns == 156817883);  // ns1_st_nvtx_gpu_proj_sum.csv
+  CHECK(decode.kernel_time_ns == 1435206);       // sum of the :decode rows of ns1_st_nvtx_kern_sum.csv
   CHECK(decode.kernel_instances == 345);
   CHECK(*decode.gpu_busy_fraction == Approx(1435206.0 / 177371307).epsilon(1e-4));  // over max(wall, projection)
-  CHECK(decode.mfu_workload.has_value());          // extra field, read when present
-  CHECK_FALSE(model.stages[1].mfu.has_value());    // null: not computed
+  CHECK(decode.mfu_workload.has_value());                                           // extra field, read when present
+  CHECK_FALSE(model.stages[1].mfu.has_value());                                     // null: not computed
   REQUIRE(model.kernels.size() == 16);
   CHECK(model.kernels[0].name == "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT");
   CHECK(model.kernels[0].total_time_ns == 322025);
@@ -80,9 +80,11 @@ TEST_CASE("Markdown report of a complete run matches its golden file", "[golden]
   const auto markdown = render_markdown(load_fixture("h100-decode-b4"));
   llmprof::testing::check_golden("h100-decode-b4.report.md", markdown);
   // Independent of the golden: the facts a reader needs are there.
-  CHECK(markdown.find("| decode (in generate) | 177 ms | 157 ms | 1.44 ms | 0.81% (stats) | 345 |") != std::string::npos);
+  CHECK(markdown.find("| decode (in generate) | 177 ms | 157 ms | 1.44 ms | 0.81% (stats) | 345 |") !=
+        std::string::npos);
   CHECK(markdown.find("host-bound: GPU busy 0.81% of the stage") != std::string::npos);
-  CHECK(markdown.find("| 1 | `nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT` | 17% | 322 µs | 64 |") != std::string::npos);
+  CHECK(markdown.find("| 1 | `nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT` | 17% | 322 µs | 64 |") !=
+        std::string::npos);
   CHECK(markdown.find("nsys 2025.3.1.0 · ncu 2025.3.1.0") != std::string::npos);
   CHECK(markdown.find("```sh\n/usr/local/cuda/bin/ncu --set roofline") != std::string::npos);
 }
@@ -119,12 +121,12 @@ TEST_CASE("HTML report is self-contained, escaped and has its charts") {
   CHECK(count(html, "class=\"chart roofline\"") == 2);
   CHECK(count(html, "class=\"chart stacked-bars\"") == 1);
   CHECK(count(html, "class=\"chart timeline\"") == 1);
-  CHECK(count(html, "class=\"kernel-point\"") == 9);     // profiled kernels with FLOP > 0
+  CHECK(count(html, "class=\"kernel-point\"") == 9);  // profiled kernels with FLOP > 0
   CHECK(count(html, "class=\"roof-dram\"") == 2);
-  CHECK(count(html, "class=\"roof-compute\"") == 6);     // 3 precisions x 2 charts
+  CHECK(count(html, "class=\"roof-compute\"") == 6);  // 3 precisions x 2 charts
   CHECK(count(html, "class=\"timeline-row\"") == 3);
   CHECK(html.find(">Roofline: fp16 (5 kernels)</text>") != std::string::npos);
-  CHECK(html.find(">1T</text>") != std::string::npos);     // decade tick labels
+  CHECK(html.find(">1T</text>") != std::string::npos);  // decade tick labels
   CHECK(html.find(">100</text>") != std::string::npos);
   CHECK(html.find("7 kernels are not plotted") != std::string::npos);
   CHECK(count(html, "<table class=\"sortable\"") == 2);
@@ -194,11 +196,13 @@ TEST_CASE("bad report inputs are parse errors naming the file and field") {
 }
 
 TEST_CASE("short kernel names drop return type, templates and parameters, and cut in the middle") {
-  CHECK(short_kernel_name("void at::native::<unnamed>::vectorized_layer_norm_kernel<c10::Half, float, (bool)0>(int, T2)") ==
+  CHECK(short_kernel_name(
+            "void at::native::<unnamed>::vectorized_layer_norm_kernel<c10::Half, float, (bool)0>(int, T2)") ==
         "vectorized_layer_norm_kernel");
-  CHECK(short_kernel_name("void at::native::vectorized_elementwise_kernel<(int)8, at::native::float16_copy_kernel_cuda("
-                          "at::TensorIteratorBase &)::[lambda(float) (instance 1)], std::array<char *, (unsigned long)2>>"
-                          "(int, T2, T3)") == "vectorized_elementwise_kernel");
+  CHECK(
+      short_kernel_name("void at::native::vectorized_elementwise_kernel<(int)8, at::native::float16_copy_kernel_cuda("
+                        "at::TensorIteratorBase &)::[lambda(float) (instance 1)], std::array<char *, (unsigned long)2>>"
+                        "(int, T2, T3)") == "vectorized_elementwise_kernel");
   CHECK(short_kernel_name("(anonymous namespace)::softmax_warp_forward<float, 4>(float*)") == "softmax_warp_forward");
   const auto cut = short_kernel_name("nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_relubias_TNT", 26);
   CHECK(cut == "nvjet_sm90_h…_relubias_TNT");

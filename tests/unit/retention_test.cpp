@@ -1,8 +1,8 @@
 // Retention never deletes a run that is still going: each run holds MAIN/run.lock (flock) for its
 // lifetime, retention tries that lock without blocking and keeps the runs it cannot take.
-#include <sys/file.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +20,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // 2026-11-22T15:31:22Z (see run_directory_test.cpp).
-ManualClock fixed_clock() { return ManualClock(std::chrono::system_clock::time_point(std::chrono::seconds(1795361482))); }
+ManualClock fixed_clock() {
+  return ManualClock(std::chrono::system_clock::time_point(std::chrono::seconds(1795361482)));
+}
 
 }  // namespace
 

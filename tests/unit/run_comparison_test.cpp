@@ -1,16 +1,16 @@
 // compare_runs on two fixture runs whose differences are known by construction
 // (tests/tools/make_run_fixtures.py: the rerun's decode wall +10%, one kernel +20%, one -15%, one gone,
 // one new, driver and ncu version changed, ncu.set and run.top_n_kernels changed).
-#include <catch2/catch.hpp>
 #include <sys/wait.h>
+#include <catch2/catch.hpp>
 
 #include <boost/json.hpp>
 #include <cmath>
 #include <limits>
 
+#include "deep_profile_cli.hpp"
 #include "llmprof/run_comparison.hpp"
 #include "report_golden.hpp"
-#include "deep_profile_cli.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -21,7 +21,8 @@ namespace {
 const std::string kNvjetBias = "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT";
 
 RunComparison compare_fixtures(ComparisonOptions options = {}) {
-  auto comparison = compare_run_directories(data_path("runs/h100-decode-b4"), data_path("runs/h100-decode-b4-rerun"), options);
+  auto comparison =
+      compare_run_directories(data_path("runs/h100-decode-b4"), data_path("runs/h100-decode-b4-rerun"), options);
   if (!comparison) FAIL(comparison.error().describe());
   return *comparison;
 }
@@ -46,7 +47,8 @@ TEST_CASE("stage deltas and ratios are B relative to A") {
   CHECK(*decode.wall_ns.ratio == Approx(1.1).epsilon(1e-8));
   CHECK(*decode.wall_ns.delta_pct == Approx(10.0).epsilon(1e-6));
   // Decode kernel time: +20% of 322025, -15% of 220067, -215688 (flash gone), +240000 (cutlass new).
-  const double a = 1435206, b = a + std::round(322025 * 1.2) - 322025 + std::round(220067 * 0.85) - 220067 - 215688 + 240000;
+  const double a = 1435206,
+               b = a + std::round(322025 * 1.2) - 322025 + std::round(220067 * 0.85) - 220067 - 215688 + 240000;
   CHECK(*decode.kernel_time_ns.b == b);
   CHECK(*decode.kernel_time_ns.delta_pct == Approx((b / a - 1) * 100));
   CHECK(comparison.stages[1].wall_ns.delta_pct == Approx(0.0));  // prefill unchanged
@@ -129,7 +131,8 @@ TEST_CASE("deep-profile compare exits 5 on a regression and 0 otherwise", "[cli]
   const auto regression = run_deep_profile({"compare", a, b, "--json", "--fail-if-slower", "5"});
   CHECK(regression.exit_code == 5);
   CHECK(regression.out.find("\"regression\": true") != std::string::npos);
-  CHECK(run_deep_profile({"compare", a, b, "--fail-if-slower", "50", "--html", (temp / "c.html").string()}).exit_code == 0);
+  CHECK(run_deep_profile({"compare", a, b, "--fail-if-slower", "50", "--html", (temp / "c.html").string()}).exit_code ==
+        0);
   CHECK(std::filesystem::exists(temp / "c.html"));
   CHECK(run_deep_profile({"compare", a, temp.path().string()}).exit_code == 4);
 }
@@ -163,11 +166,13 @@ TEST_CASE("a gate that cannot compare is inconclusive, never 'no regression'") {
   CHECK(comparison->inconclusive);  // before: "No regression." and exit 0
   REQUIRE_FALSE(comparison->inconclusive_reasons.empty());
   CHECK_THAT(comparison->inconclusive_reasons.front(), Catch::Contains("B has none"));
-  CHECK_THAT(render_comparison_markdown(*comparison), Catch::Contains("**INCONCLUSIVE**") && !Catch::Contains("No regression"));
+  CHECK_THAT(render_comparison_markdown(*comparison),
+             Catch::Contains("**INCONCLUSIVE**") && !Catch::Contains("No regression"));
   CHECK_FALSE(compare_fixtures(gate).inconclusive);  // two runs that both measured every stage
   for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(), -1.0}) {
     gate.fail_if_slower_pct = bad;
-    const auto refused = compare_run_directories(data_path("runs/h100-decode-b4"), data_path("runs/h100-decode-b4-rerun"), gate);
+    const auto refused =
+        compare_run_directories(data_path("runs/h100-decode-b4"), data_path("runs/h100-decode-b4-rerun"), gate);
     REQUIRE_FALSE(refused.has_value());
     CHECK(refused.error().code == ErrorCode::invalid_argument);
   }
@@ -179,7 +184,8 @@ TEST_CASE("deep-profile compare exits 6 when the gate cannot compare and 2 on a 
   const std::string exe = LLMPROF_DEEP_PROFILE_EXE;
   const std::string a = data_path("runs/h100-decode-b4").string();
   const std::string quiet = " > /dev/null 2>&1";
-  int status = std::system((exe + " compare " + a + " " + run_that_measured_nothing(temp).string() + " --fail-if-slower 5" + quiet).c_str());
+  int status = std::system(
+      (exe + " compare " + a + " " + run_that_measured_nothing(temp).string() + " --fail-if-slower 5" + quiet).c_str());
   CHECK(WEXITSTATUS(status) == 6);
   const std::string b = data_path("runs/h100-decode-b4-rerun").string();
   for (const char* bad : {"nan", "inf", "-inf", "-5"}) {

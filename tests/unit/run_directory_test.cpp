@@ -24,7 +24,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // 2026-11-22T15:31:22Z = 1795361482 s since the epoch (python3: datetime(2026,11,22,15,31,22,tzinfo=utc).timestamp()).
-ManualClock fixed_clock() { return ManualClock(std::chrono::system_clock::time_point(std::chrono::seconds(1795361482))); }
+ManualClock fixed_clock() {
+  return ManualClock(std::chrono::system_clock::time_point(std::chrono::seconds(1795361482)));
+}
 
 RunDirectoryOptions options_in(const TempDir& dir) {
   RunDirectoryOptions options;
@@ -38,7 +40,8 @@ llmprof::RunManifest sample_manifest() {
   manifest.created_utc = "2026-11-22T15:31:22Z";
   manifest.updated_utc = "2026-11-22T15:32:00Z";
   manifest.status = RunStatus::incomplete;
-  manifest.workload = {{"python3", "decode.py", "--prompt", "it's \"quoted\"\n"}, "/srv/decode", {{"HF_HOME", "/tmp/hf"}}};
+  manifest.workload = {
+      {"python3", "decode.py", "--prompt", "it's \"quoted\"\n"}, "/srv/decode", {{"HF_HOME", "/tmp/hf"}}};
   llmprof::StageRecord nsys;
   nsys.name = "nsys";
   nsys.status = StageStatus::failed;
@@ -169,9 +172,11 @@ TEST_CASE("run.json round-trips through manifest_to_json and manifest_from_json"
 
 TEST_CASE("manifest_from_json names what is wrong") {
   CHECK(llmprof::manifest_from_json("{\"schema\": \"llmprof.run/1\",").error().code == ErrorCode::parse_error);
-  const auto wrong_schema = llmprof::manifest_from_json(R"({"schema":"other/1","run_id":"x","status":"ok","stages":[]})");
+  const auto wrong_schema =
+      llmprof::manifest_from_json(R"({"schema":"other/1","run_id":"x","status":"ok","stages":[]})");
   CHECK(wrong_schema.error().subject == "schema");
-  const auto bad_status = llmprof::manifest_from_json(R"({"schema":"llmprof.run/1","run_id":"x","status":"done","stages":[]})");
+  const auto bad_status =
+      llmprof::manifest_from_json(R"({"schema":"llmprof.run/1","run_id":"x","status":"done","stages":[]})");
   CHECK(bad_status.error().subject == "status");
   const auto bad_stage = llmprof::manifest_from_json(
       R"({"schema":"llmprof.run/1","run_id":"x","status":"ok","stages":[{"name":"nsys","status":"ok","exit_code":"0"}]})");
@@ -244,7 +249,8 @@ TEST_CASE("write_text and write_json stay inside MAIN and check their input") {
   CHECK(run.write_text("/tmp/escape.txt", "x").error().code == ErrorCode::invalid_argument);
   CHECK(run.write_json("analysis/a.json", "{not json").error().code == ErrorCode::invalid_argument);
   REQUIRE(run.write_json("analysis/deep/a.json", R"({"b":[1,2],"c":{}})").has_value());
-  CHECK(llmprof::testing::read_file(run.path() / "analysis/deep/a.json") == "{\n  \"b\": [\n    1,\n    2\n  ],\n  \"c\": {}\n}\n");
+  CHECK(llmprof::testing::read_file(run.path() / "analysis/deep/a.json") ==
+        "{\n  \"b\": [\n    1,\n    2\n  ],\n  \"c\": {}\n}\n");
 }
 
 TEST_CASE("write_inputs records argv, env overrides and cwd") {

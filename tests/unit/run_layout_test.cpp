@@ -32,14 +32,27 @@ TEST_CASE("RunLayout names every file of the recorded H100 run where the pipelin
   // What run.json recorded (artifacts, commands, logs) are RunLayout names.
   auto manifest = manifest_from_json(read_file(recorded.resolve(RunLayout::manifest())));
   REQUIRE(manifest.has_value());
-  const std::set<std::string> named = {
-      RunLayout::environment(), RunLayout::ncu_sections(), RunLayout::stage1_commands(), RunLayout::stage1_stdout(),
-      RunLayout::stage1_stderr(), RunLayout::stage1_metrics(), RunLayout::nsys_commands(),
-      RunLayout::nsys_log("profile.log"), RunLayout::nsys_report_base().string() + ".nsys-rep",
-      RunLayout::ncu_commands(), RunLayout::ncu_log("profile.log"), RunLayout::ncu_report(), RunLayout::ncu_raw_csv(),
-      RunLayout::probe_log(), RunLayout::select_log(), RunLayout::kernel_selection(), RunLayout::analysis_kernels(),
-      RunLayout::analysis_stages(), RunLayout::analysis_report(), RunLayout::report_markdown(),
-      RunLayout::report_html()};
+  const std::set<std::string> named = {RunLayout::environment(),
+                                       RunLayout::ncu_sections(),
+                                       RunLayout::stage1_commands(),
+                                       RunLayout::stage1_stdout(),
+                                       RunLayout::stage1_stderr(),
+                                       RunLayout::stage1_metrics(),
+                                       RunLayout::nsys_commands(),
+                                       RunLayout::nsys_log("profile.log"),
+                                       RunLayout::nsys_report_base().string() + ".nsys-rep",
+                                       RunLayout::ncu_commands(),
+                                       RunLayout::ncu_log("profile.log"),
+                                       RunLayout::ncu_report(),
+                                       RunLayout::ncu_raw_csv(),
+                                       RunLayout::probe_log(),
+                                       RunLayout::select_log(),
+                                       RunLayout::kernel_selection(),
+                                       RunLayout::analysis_kernels(),
+                                       RunLayout::analysis_stages(),
+                                       RunLayout::analysis_report(),
+                                       RunLayout::report_markdown(),
+                                       RunLayout::report_html()};
   std::size_t recorded_names = 0;
   for (const auto& stage : manifest->stages) {
     std::vector<std::string> files = stage.artifacts;

@@ -71,7 +71,8 @@ struct PointBench {
     config.run.min_free_space_gb = 0;
     config.run.keep_newest_runs = 1;  // the job turns retention off: the other points must survive
     config.workload.argv = {"workload"};
-    runner.on(command_is("nvidia-smi"), FakeAnswer::failing_to_start(make_error(ErrorCode::not_found, "nvidia-smi not found")));
+    runner.on(command_is("nvidia-smi"),
+              FakeAnswer::failing_to_start(make_error(ErrorCode::not_found, "nvidia-smi not found")));
     runner.on(command_is("workload"), FakeAnswer::printing({"done"}));
   }
   fs::path sweep() const { return temp.path() / "sweep"; }
@@ -168,17 +169,21 @@ TEST_CASE("submitting runs sbatch on the array, then on the merge job after any 
     CHECK(submitted->array_job_id == "4242");
     CHECK(submitted->merge_job_id == "4243");
     REQUIRE(runner.runs().size() == 2);
-    CHECK(runner.runs()[0].argv == std::vector<std::string>{sbatch.string(), "--parsable", scripts->array_script.string()});
-    CHECK(runner.runs()[1].argv ==
-          std::vector<std::string>{sbatch.string(), "--parsable", "--dependency=afterany:4242", scripts->merge_script.string()});
+    CHECK(runner.runs()[0].argv ==
+          std::vector<std::string>{sbatch.string(), "--parsable", scripts->array_script.string()});
+    CHECK(runner.runs()[1].argv == std::vector<std::string>{sbatch.string(), "--parsable", "--dependency=afterany:4242",
+                                                            scripts->merge_script.string()});
   }
   SECTION("the merge job refused: the error names the submitted array and how to finish by hand") {
-    runner.on(argv_contains(scripts->merge_script.string()), FakeAnswer::exiting(1).with_stderr({"sbatch: error: Invalid dependency"}));
+    runner.on(argv_contains(scripts->merge_script.string()),
+              FakeAnswer::exiting(1).with_stderr({"sbatch: error: Invalid dependency"}));
     auto submitted = submit_sweep_batch(scripts.value(), runner, sbatch.string());
     REQUIRE_FALSE(submitted);
     CHECK(submitted.error().code == ErrorCode::process_failed);
-    CHECK_THAT(submitted.error().message, Catch::Contains("job array 4242 was submitted") && Catch::Contains("Invalid dependency"));
-    CHECK_THAT(submitted.error().hint, Catch::Contains("sbatch --dependency=afterany:4242 ") && Catch::Contains("scancel 4242"));
+    CHECK_THAT(submitted.error().message,
+               Catch::Contains("job array 4242 was submitted") && Catch::Contains("Invalid dependency"));
+    CHECK_THAT(submitted.error().hint,
+               Catch::Contains("sbatch --dependency=afterany:4242 ") && Catch::Contains("scancel 4242"));
   }
 }
 

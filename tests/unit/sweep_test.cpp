@@ -19,7 +19,8 @@ workload.example_args = ["--batch", "1"]
 workload.example_args = ["--batch", "16"]
 run.top_n_kernels = 5
 ncu.set = "full"
-)", "plan.toml");
+)",
+                                          "plan.toml");
   REQUIRE(plan);
   REQUIRE(plan->points.size() == 2);
   CHECK(plan->points[0].label == "batch-1");
@@ -52,7 +53,8 @@ TEST_CASE("bad TOML plans are errors naming the file, point and key") {
 }
 
 TEST_CASE("set arguments split on top-level commas only") {
-  const auto plan = parse_sweep_points({"workload.example_args=[\"--batch\",\"4\"],run.top_n_kernels=5", "ncu.set=full"});
+  const auto plan =
+      parse_sweep_points({"workload.example_args=[\"--batch\",\"4\"],run.top_n_kernels=5", "ncu.set=full"});
   REQUIRE(plan);
   REQUIRE(plan->points.size() == 2);
   REQUIRE(plan->points[0].overrides.size() == 2);
@@ -68,7 +70,8 @@ TEST_CASE("set arguments split on top-level commas only") {
 
 TEST_CASE("unnamed points whose long values differ only at the end still get distinct labels") {
   // As run on the H100: the same long workload argv, only the batch differs at the very end.
-  const std::string argv = "workload.argv=[\"/tmp/ex/examples/decode-workload/llmprof-decode\",\"--preset\",\"1b\",\"--batch\",\"";
+  const std::string argv =
+      "workload.argv=[\"/tmp/ex/examples/decode-workload/llmprof-decode\",\"--preset\",\"1b\",\"--batch\",\"";
   const auto plan = parse_sweep_points({argv + "1\"]", argv + "4\"]", argv + "16\"]"});
   REQUIRE(plan);
   REQUIRE(plan->points.size() == 3);
@@ -82,13 +85,15 @@ TEST_CASE("the index reads tokens/s from stage1/metrics.json and busy/MFU from r
   SweepPoint b4{"b4", {{"workload.example_args", "[\"--batch\",\"4\"]"}}};
   SweepPoint rerun{"rerun", {{"ncu.set", "full"}}};
   SweepPoint failed{"b16", {{"workload.example_args", "[\"--batch\",\"16\"]"}}};
-  const auto index = build_sweep_index({{b4, data_path("runs/h100-decode-b4"), std::nullopt},
-                                        {rerun, data_path("runs/h100-decode-b4-rerun"), std::nullopt},
-                                        {failed, std::nullopt, make_error(ErrorCode::process_failed, "workload ran out of memory")}});
+  const auto index =
+      build_sweep_index({{b4, data_path("runs/h100-decode-b4"), std::nullopt},
+                         {rerun, data_path("runs/h100-decode-b4-rerun"), std::nullopt},
+                         {failed, std::nullopt, make_error(ErrorCode::process_failed, "workload ran out of memory")}});
   REQUIRE(index.rows.size() == 3);
   CHECK(*index.rows[0].tokens_per_s == Approx(32 / 0.1774));
   CHECK(index.rows[0].batch == 4);
-  CHECK(*index.rows[0].stage_busy_fraction == Approx(1435206.0 / 177371307).epsilon(1e-4));  // over max(wall, projection)
+  CHECK(*index.rows[0].stage_busy_fraction ==
+        Approx(1435206.0 / 177371307).epsilon(1e-4));  // over max(wall, projection)
   CHECK(index.rows[0].stage_mfu.has_value());
   CHECK(index.rows[0].status == "ok");
   CHECK(*index.rows[1].tokens_per_s == Approx(32 / 0.1951));

@@ -70,7 +70,7 @@ TEST_CASE("json_to_int64: integers, and whole doubles up to 2^53 only") {
   CHECK(json_to_int64(parse("-7")) == -7);
   CHECK(json_to_int64(parse("4.0")) == 4);
   CHECK(json_to_int64(parse("9007199254740992.0")) == 9007199254740992);  // 2^53
-  CHECK_FALSE(json_to_int64(parse("18014398509481984.0")));             // 2^54: no longer says which integer
+  CHECK_FALSE(json_to_int64(parse("18014398509481984.0")));               // 2^54: no longer says which integer
   CHECK(json_to_int64(parse("9223372036854775807")) == 9223372036854775807);
   CHECK_FALSE(json_to_int64(parse("9223372036854775808")));  // above INT64_MAX
   CHECK_FALSE(json_to_int64(parse("2.5")));

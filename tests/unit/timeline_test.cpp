@@ -42,15 +42,23 @@ const TimelineStage& stage_of(const std::string& file, const std::string& stage)
 // The figure named in expected.tsv, read from the engine's stage.
 std::optional<double> engine_figure(const TimelineStage& stage, const std::string& figure) {
   const std::map<std::string, double> figures{
-      {"count", stage.cpu_duration.count}, {"total_ns", stage.cpu_duration.total_ns},
-      {"mean_ns", stage.cpu_duration.mean_ns}, {"p50_ns", stage.cpu_duration.p50_ns},
-      {"p90_ns", stage.cpu_duration.p90_ns}, {"p99_ns", stage.cpu_duration.p99_ns},
-      {"max_ns", stage.cpu_duration.max_ns}, {"gpu_busy_ns", stage.gpu_busy_ns}, {"active_ns", stage.active_ns},
-      {"launch_api_ns", stage.launch_api_ns}, {"sync_api_ns", stage.sync_api_ns},
-      {"launches", stage.loss.launches}, {"launches_without_record", stage.loss.launches_without_record},
+      {"count", stage.cpu_duration.count},
+      {"total_ns", stage.cpu_duration.total_ns},
+      {"mean_ns", stage.cpu_duration.mean_ns},
+      {"p50_ns", stage.cpu_duration.p50_ns},
+      {"p90_ns", stage.cpu_duration.p90_ns},
+      {"p99_ns", stage.cpu_duration.p99_ns},
+      {"max_ns", stage.cpu_duration.max_ns},
+      {"gpu_busy_ns", stage.gpu_busy_ns},
+      {"active_ns", stage.active_ns},
+      {"launch_api_ns", stage.launch_api_ns},
+      {"sync_api_ns", stage.sync_api_ns},
+      {"launches", stage.loss.launches},
+      {"launches_without_record", stage.loss.launches_without_record},
       {"graph_launches", stage.loss.graph_launches},
       {"graph_launches_without_record", stage.loss.graph_launches_without_record},
-      {"graph_executions", stage.graph_executions}, {"gpu_time_ns", stage.gpu_time_ns},
+      {"graph_executions", stage.graph_executions},
+      {"gpu_time_ns", stage.gpu_time_ns},
       {"graph_time_ns", stage.graph_time_ns},
       {"warmup_instances", static_cast<double>(stage.warmup_instances.size())},
       {"steady_gpu_busy_mean_ns", stage.steady_gpu_busy.mean_ns},
@@ -283,14 +291,16 @@ TEST_CASE("timeline: bad input gets an error naming the file", "[timeline][error
   }
   SECTION("an API call that ends before it starts") {
     const auto copy = copy_fixture(directory, "graphtrace");
-    run_sql(copy, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = start - 1 WHERE rowid = (SELECT min(rowid) FROM "
-                  "CUPTI_ACTIVITY_KIND_RUNTIME)");
+    run_sql(copy,
+            "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = start - 1 WHERE rowid = (SELECT min(rowid) FROM "
+            "CUPTI_ACTIVITY_KIND_RUNTIME)");
     check_error(copy, ErrorCode::parse_error, "a row of CUPTI_ACTIVITY_KIND_RUNTIME runs from");
   }
   SECTION("an NVTX range far beyond any capture") {
     const auto copy = copy_fixture(directory, "cpu2022");
-    run_sql(copy, "UPDATE NVTX_EVENTS SET end = 9223372036854775807 WHERE rowid = (SELECT min(rowid) FROM NVTX_EVENTS "
-                  "WHERE end IS NOT NULL)");
+    run_sql(copy,
+            "UPDATE NVTX_EVENTS SET end = 9223372036854775807 WHERE rowid = (SELECT min(rowid) FROM NVTX_EVENTS "
+            "WHERE end IS NOT NULL)");
     check_error(copy, ErrorCode::parse_error, "a row of NVTX_EVENTS runs from");
   }
 }
@@ -300,9 +310,10 @@ TEST_CASE("timeline: GPU work stamped before its launch call counts from the lau
   // it, so busy time stays inside the window of the instance that launched it.
   llmprof::testing::TempDir directory;
   const auto copy = copy_fixture(directory, "graphtrace");
-  run_sql(copy, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 0 WHERE correlationId = (SELECT k.correlationId FROM "
-                "CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId "
-                "ORDER BY k.start LIMIT 1)");
+  run_sql(copy,
+          "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 0 WHERE correlationId = (SELECT k.correlationId FROM "
+          "CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId "
+          "ORDER BY k.start LIMIT 1)");
   auto report = analyze_timeline(copy);
   REQUIRE(report);
   for (const auto& stage : report->stages) {

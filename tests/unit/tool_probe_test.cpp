@@ -2,8 +2,8 @@
 // importer health, the readiness verdict, and the probe run through the real ProcessRunner on the fake tools.
 #include <catch2/catch.hpp>
 
-#include <boost/json.hpp>
 #include <algorithm>
+#include <boost/json.hpp>
 #include <filesystem>
 
 #include "llmprof/tool_probe.hpp"
@@ -43,9 +43,9 @@ fs::path make_fake_nsight_compute_tree(const fs::path& root, bool importer_loads
   };
   make_executable(install / "ncu", wrapper("", "ncu"));
   make_executable(install / "host" / "target-linux-x64" / "nsys", wrapper("", "nsys"));
-  make_executable(install / "host" / "linux-desktop-glibc_2_11_3-x64" / "QdstrmImporter",
-                  wrapper(importer_loads ? "" : "FAKE_IMPORTER_MODE=missing_libdw; export FAKE_IMPORTER_MODE\n",
-                          "QdstrmImporter"));
+  make_executable(
+      install / "host" / "linux-desktop-glibc_2_11_3-x64" / "QdstrmImporter",
+      wrapper(importer_loads ? "" : "FAKE_IMPORTER_MODE=missing_libdw; export FAKE_IMPORTER_MODE\n", "QdstrmImporter"));
   return install;
 }
 
@@ -73,12 +73,14 @@ TEST_CASE("older version formats are read and compare numerically") {
   auto nsys2020 = parse_nsys_version("NVIDIA Nsight Systems version 2020.3.1.72-5fcd5a1\n");
   REQUIRE(nsys2020);
   CHECK(nsys2020->to_string() == "2020.3.1.72");
-  auto ncu2022 = parse_ncu_version("NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2018-2022 NVIDIA "
-                                   "Corporation\nVersion 2022.1.1.0 (build 30914944) (public-release)\n");
+  auto ncu2022 = parse_ncu_version(
+      "NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2018-2022 NVIDIA "
+      "Corporation\nVersion 2022.1.1.0 (build 30914944) (public-release)\n");
   REQUIRE(ncu2022);
   CHECK(ncu2022->to_string() == "2022.1.1.0");
-  auto ncu2019 = parse_ncu_version("NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2012-2019 NVIDIA "
-                                   "Corporation\nVersion 2019.5.0 (Build 27346997)\n");
+  auto ncu2019 = parse_ncu_version(
+      "NVIDIA (R) Nsight Compute Command Line Profiler\nCopyright (c) 2012-2019 NVIDIA "
+      "Corporation\nVersion 2019.5.0 (Build 27346997)\n");
   REQUIRE(ncu2019);
   CHECK(ncu2019->to_string() == "2019.5.0.0");
   CHECK(ncu2019->text == "2019.5.0 (Build 27346997)");
@@ -111,7 +113,8 @@ TEST_CASE("nsys status --environment becomes named checks") {
   CHECK(checks[0].name == "Timestamp counter supported");
   CHECK(checks[0].value == "Yes");
   const auto find = [&](const std::string& name) {
-    return *std::find_if(checks.begin(), checks.end(), [&](const EnvironmentCheck& check) { return check.name == name; });
+    return *std::find_if(checks.begin(), checks.end(),
+                         [&](const EnvironmentCheck& check) { return check.name == name; });
   };
   CHECK(find("Linux Kernel Paranoid Level").value == "2");
   CHECK(find("Linux Kernel Version").value == "6.18.44-fc-v657-gpu: OK");
@@ -127,7 +130,8 @@ TEST_CASE("ncu --list-sections fixed-width table gives 24 identifiers") {
   CHECK(sections.front().identifier == "C2CLink");
   CHECK(sections.back().identifier == "WorkloadDistribution");
   CHECK(sections.back().enabled_by_default);
-  const auto sol = std::find_if(sections.begin(), sections.end(), [](const NcuSection& s) { return s.identifier == "SpeedOfLight"; });
+  const auto sol = std::find_if(sections.begin(), sections.end(),
+                                [](const NcuSection& s) { return s.identifier == "SpeedOfLight"; });
   REQUIRE(sol != sections.end());
   CHECK(sol->display_name == "GPU Speed Of Light Throughput");
   CHECK(sol->enabled_by_default);
@@ -142,11 +146,13 @@ TEST_CASE("ncu --list-sets joins sections that wrap mid-word") {
   REQUIRE(sets.size() == 6);
   CHECK(sets[0].identifier == "basic");
   CHECK(sets[0].enabled_by_default);
-  CHECK(sets[0].sections == std::vector<std::string>{"LaunchStats", "Occupancy", "SpeedOfLight", "WorkloadDistribution"});
+  CHECK(sets[0].sections ==
+        std::vector<std::string>{"LaunchStats", "Occupancy", "SpeedOfLight", "WorkloadDistribution"});
   CHECK(sets[1].identifier == "detailed");
   CHECK(sets[1].sections == std::vector<std::string>{"ComputeWorkloadAnalysis", "LaunchStats", "MemoryWorkloadAnalysis",
                                                      "MemoryWorkloadAnalysis_Chart", "Occupancy", "SourceCounters",
-                                                     "SpeedOfLight", "SpeedOfLight_RooflineChart", "WorkloadDistribution"});
+                                                     "SpeedOfLight", "SpeedOfLight_RooflineChart",
+                                                     "WorkloadDistribution"});
   CHECK(sets[2].identifier == "full");
   CHECK(sets[2].sections.size() == 21);
   CHECK(sets[5].identifier == "roofline");
@@ -180,7 +186,8 @@ TEST_CASE("loader errors name the missing libraries") {
 TEST_CASE("importer candidates cover the bundled and standalone layouts") {
   const auto candidates = importer_candidates("/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys");
   REQUIRE(candidates.size() >= 3);
-  CHECK(candidates[0] == fs::path("/opt/nvidia/nsight-compute/2025.3.1/host/linux-desktop-glibc_2_11_3-x64/QdstrmImporter"));
+  CHECK(candidates[0] ==
+        fs::path("/opt/nvidia/nsight-compute/2025.3.1/host/linux-desktop-glibc_2_11_3-x64/QdstrmImporter"));
   const auto standalone = importer_candidates("/opt/nvidia/nsight-systems/2025.3.1/target-linux-x64/nsys");
   CHECK(std::find(standalone.begin(), standalone.end(),
                   fs::path("/opt/nvidia/nsight-systems/2025.3.1/host-linux-x64/QdstrmImporter")) != standalone.end());
@@ -310,7 +317,8 @@ TEST_CASE("everything found and healthy is ready") {
   nsys.version = ToolVersion{2025, 3, 1, 0, "2025.3.1.0"};
   nsys.importer.loads = true;
   nsys.importer.found_by_nsys = true;
-  nsys.stats_reports = parse_nsys_report_list(llmprof::testing::read_file(data_path("h100-nsight-2025.3/cli/nsys_reports.txt")));
+  nsys.stats_reports =
+      parse_nsys_report_list(llmprof::testing::read_file(data_path("h100-nsight-2025.3/cli/nsys_reports.txt")));
   NcuInfo ncu;
   ncu.found = true;
   ncu.version = ToolVersion{2025, 3, 1, 0, "2025.3.1.0"};
@@ -376,10 +384,10 @@ TEST_CASE("probe of a fake Nsight Compute tree finds the bundled nsys and the im
 
 TEST_CASE("old tool versions from the fakes give the .qdrep extension") {
   TempDir temp;
-  make_executable(temp / "bin" / "nsys", "#!/bin/sh\nFAKE_NSYS_MODE=old_version exec '" + fake_tool_path("nsys").string() +
-                                             "' \"$@\"\n");
-  make_executable(temp / "bin" / "ncu", "#!/bin/sh\nFAKE_NCU_MODE=old_version exec '" + fake_tool_path("ncu").string() +
-                                            "' \"$@\"\n");
+  make_executable(temp / "bin" / "nsys",
+                  "#!/bin/sh\nFAKE_NSYS_MODE=old_version exec '" + fake_tool_path("nsys").string() + "' \"$@\"\n");
+  make_executable(temp / "bin" / "ncu",
+                  "#!/bin/sh\nFAKE_NCU_MODE=old_version exec '" + fake_tool_path("ncu").string() + "' \"$@\"\n");
   auto runner = make_system_process_runner();
   ProbeOptions options;
   options.path_variable = (temp / "bin").string();
@@ -429,7 +437,8 @@ TEST_CASE("the sections of the ncu a CUDA wrapper script execs are read, not ano
   TempDir temp;
   const fs::path installs = make_versioned_installs(temp.path(), {"2024.1.0", "2025.3.1", "2026.1.0"});
   // /usr/local/cuda/bin/ncu on the H100 machine: a script, not a symlink, so its realpath is itself.
-  make_executable(temp / "cuda" / "bin" / "ncu", "#!/bin/sh\nexec \"" + (installs / "2025.3.1" / "ncu").string() + "\" \"$@\"\n");
+  make_executable(temp / "cuda" / "bin" / "ncu",
+                  "#!/bin/sh\nexec \"" + (installs / "2025.3.1" / "ncu").string() + "\" \"$@\"\n");
   NcuInfo info = ncu_at(temp / "cuda" / "bin" / "ncu");
   detail::read_section_metrics(info, detail::SectionSearch{{}});
   CHECK(info.sections_directory == fs::canonical(installs / "2025.3.1" / "sections"));
@@ -473,8 +482,9 @@ TEST_CASE("only other versions' sections: none is read, and the probe says which
   CHECK(info.sections_note.find((installs / "2026.1.0" / "sections").string()) != std::string::npos);
   const NsysInfo nsys;
   const auto abilities = describe_abilities(nsys, info);
-  const auto sections = std::find_if(abilities.begin(), abilities.end(),
-                                     [](const ToolAbility& ability) { return ability.what == "roofline metrics in the sections"; });
+  const auto sections = std::find_if(abilities.begin(), abilities.end(), [](const ToolAbility& ability) {
+    return ability.what == "roofline metrics in the sections";
+  });
   REQUIRE(sections != abilities.end());
   CHECK_FALSE(sections->able);
   CHECK(sections->detail.find("2026.1.0") != std::string::npos);

@@ -26,20 +26,25 @@ TEST_CASE("UTF-8 validation follows Unicode's well-formed table") {
   CHECK(is_valid_utf8(""));
   CHECK(is_valid_utf8("plain ascii"));
   CHECK(is_valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"));  // é € 😀
-  CHECK_FALSE(is_valid_utf8("x\xE9"));              // Latin-1 é
-  CHECK_FALSE(is_valid_utf8("\xC0\x80"));           // overlong NUL
-  CHECK_FALSE(is_valid_utf8("\xE0\x80\xAF"));       // overlong '/'
-  CHECK_FALSE(is_valid_utf8("\xED\xA0\x80"));       // a UTF-16 surrogate
-  CHECK_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));   // above U+10FFFF
-  CHECK_FALSE(is_valid_utf8("\xE2\x82"));           // truncated
+  CHECK_FALSE(is_valid_utf8("x\xE9"));                                // Latin-1 é
+  CHECK_FALSE(is_valid_utf8("\xC0\x80"));                             // overlong NUL
+  CHECK_FALSE(is_valid_utf8("\xE0\x80\xAF"));                         // overlong '/'
+  CHECK_FALSE(is_valid_utf8("\xED\xA0\x80"));                         // a UTF-16 surrogate
+  CHECK_FALSE(is_valid_utf8("\xF4\x90\x80\x80"));                     // above U+10FFFF
+  CHECK_FALSE(is_valid_utf8("\xE2\x82"));                             // truncated
   CHECK(to_valid_utf8("x\xE9y") == "x\xEF\xBF\xBDy");
   CHECK(to_valid_utf8("\xE2\x82") == "\xEF\xBF\xBD\xEF\xBF\xBD");  // one U+FFFD per bad byte
   CHECK(to_valid_utf8("caf\xC3\xA9") == "caf\xC3\xA9");
 }
 
 TEST_CASE("base64 matches RFC 4648's test vectors and rejects what is not canonical") {
-  const std::pair<const char*, const char*> vectors[] = {
-      {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+  const std::pair<const char*, const char*> vectors[] = {{"", ""},
+                                                         {"f", "Zg=="},
+                                                         {"fo", "Zm8="},
+                                                         {"foo", "Zm9v"},
+                                                         {"foob", "Zm9vYg=="},
+                                                         {"fooba", "Zm9vYmE="},
+                                                         {"foobar", "Zm9vYmFy"}};
   for (const auto& [bytes, text] : vectors) {
     CHECK(encode_base64(bytes) == text);
     CHECK(decode_base64(text) == std::optional<std::string>(bytes));
@@ -108,8 +113,10 @@ TEST_CASE("run.json and inputs.json keep argv, cwd, env and commands byte for by
 }
 
 TEST_CASE("a run.json written raw by an older llmprof is still readable") {
-  const std::string old = "{\"schema\":\"llmprof.run/1\",\"run_id\":\"r\",\"status\":\"ok\",\"workload\":{\"argv\":[\"a\xE9\"],\"cwd\":\"/x\xE9\"},"
-                          "\"stages\":[]}";
+  const std::string old =
+      "{\"schema\":\"llmprof.run/1\",\"run_id\":\"r\",\"status\":\"ok\",\"workload\":{\"argv\":[\"a\xE9\"],\"cwd\":\"/"
+      "x\xE9\"},"
+      "\"stages\":[]}";
   const auto read = manifest_from_json(old);
   REQUIRE(read.has_value());  // before: "run.json is not valid JSON"
   CHECK(read->workload.argv == std::vector<std::string>{"a\xE9"});

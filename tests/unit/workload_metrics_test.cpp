@@ -76,8 +76,8 @@ TEST_CASE("a value of the wrong type is named with what was found") {
     CHECK(metrics.error().message == "m.json: key \"batch\" must be an integer, not the number 2.5E0");
   }
   SECTION("number field holding a string") {
-    auto metrics = parse_workload_metrics(fixture_with("\"decode_s\": 0.177371307,", "\"decode_s\": \"0.17\","),
-                                          "m.json");
+    auto metrics =
+        parse_workload_metrics(fixture_with("\"decode_s\": 0.177371307,", "\"decode_s\": \"0.17\","), "m.json");
     REQUIRE_FALSE(metrics.has_value());
     CHECK(metrics.error().message == "m.json: key \"decode_s\" must be a number, not the string \"0.17\"");
   }
@@ -99,15 +99,14 @@ TEST_CASE("a value of the wrong type is named with what was found") {
 }
 
 TEST_CASE("a wrong or missing schema is refused") {
-  auto wrong = parse_workload_metrics(
-      fixture_with("llmprof.workload_metrics/1", "llmprof.workload_metrics/2"), "m.json");
+  auto wrong =
+      parse_workload_metrics(fixture_with("llmprof.workload_metrics/1", "llmprof.workload_metrics/2"), "m.json");
   REQUIRE_FALSE(wrong.has_value());
   CHECK(wrong.error().message ==
         "m.json: expected schema \"llmprof.workload_metrics/1\", found the string \"llmprof.workload_metrics/2\"");
   auto missing = parse_workload_metrics("{\"model\": \"x\"}", "m.json");
   REQUIRE_FALSE(missing.has_value());
-  CHECK(missing.error().message ==
-        "m.json: expected schema \"llmprof.workload_metrics/1\", found no \"schema\" key");
+  CHECK(missing.error().message == "m.json: expected schema \"llmprof.workload_metrics/1\", found no \"schema\" key");
 }
 
 TEST_CASE("bad files give errors naming the file") {

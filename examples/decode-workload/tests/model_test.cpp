@@ -44,8 +44,8 @@ CommandResult run_decode(const std::string& arguments, const std::string& enviro
 class TempDir {
  public:
   TempDir() {
-    path_ = fs::temp_directory_path() / ("llmprof-decode-test-" + std::to_string(::getpid()) + "-" +
-                                         std::to_string(counter()++));
+    path_ = fs::temp_directory_path() /
+            ("llmprof-decode-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
     fs::create_directories(path_);
   }
   ~TempDir() {
@@ -132,8 +132,7 @@ TEST_CASE("RoPE rotates each pair (i, i + D/2) by position * theta^(-2i/D)") {
         const double first = xs[0][head][token][i];
         const double second = xs[0][head][token][i + half];
         CHECK(ys[0][head][token][i] == Approx(first * std::cos(angle) - second * std::sin(angle)).margin(1e-5));
-        CHECK(ys[0][head][token][i + half] ==
-              Approx(second * std::cos(angle) + first * std::sin(angle)).margin(1e-5));
+        CHECK(ys[0][head][token][i + half] == Approx(second * std::cos(angle) + first * std::sin(angle)).margin(1e-5));
       }
     }
   }
@@ -247,10 +246,31 @@ TEST_CASE("llmprof-decode writes complete, consistent metrics") {
   const std::string json = read_file(metrics);
   INFO(json);
 
-  for (const char* key : {"schema", "model", "device", "device_name", "dtype", "batch", "prompt_tokens", "new_tokens",
-                          "layers", "hidden", "heads", "kv_heads", "intermediate", "vocab", "parameters", "prefill_s",
-                          "decode_s", "time_per_output_token_s", "tokens_per_s", "generated_tokens",
-                          "flop_per_prefill", "flop_per_token", "decode_flop", "nvtx_domain", "nvtx_ranges"}) {
+  for (const char* key : {"schema",
+                          "model",
+                          "device",
+                          "device_name",
+                          "dtype",
+                          "batch",
+                          "prompt_tokens",
+                          "new_tokens",
+                          "layers",
+                          "hidden",
+                          "heads",
+                          "kv_heads",
+                          "intermediate",
+                          "vocab",
+                          "parameters",
+                          "prefill_s",
+                          "decode_s",
+                          "time_per_output_token_s",
+                          "tokens_per_s",
+                          "generated_tokens",
+                          "flop_per_prefill",
+                          "flop_per_token",
+                          "decode_flop",
+                          "nvtx_domain",
+                          "nvtx_ranges"}) {
     INFO("key " << key);
     CHECK_FALSE(json_member(json, key).empty());
   }
@@ -273,8 +293,9 @@ TEST_CASE("llmprof-decode writes complete, consistent metrics") {
 
   const std::string ranges = json_member(json, "nvtx_ranges");
   if (llmprof::nvtx::enabled()) {
-    CHECK(ranges == "[\"generate\", \"prefill\", \"attention\", \"mlp\", \"lm_head\", \"sample\", \"decode\", "
-                    "\"decode_step\"]");
+    CHECK(ranges ==
+          "[\"generate\", \"prefill\", \"attention\", \"mlp\", \"lm_head\", \"sample\", \"decode\", "
+          "\"decode_step\"]");
   } else {
     CHECK(ranges == "[]");
   }
@@ -319,7 +340,8 @@ TEST_CASE("Invalid flags and configurations are rejected with a message that nam
       {{"--new-tokens", "--batch", "2"}, "--new-tokens needs a value"},
       {{"--torch-nvtx=yes"}, "--torch-nvtx takes no value"},
       {{"--cuda-graphs=1"}, "--cuda-graphs takes no value"},
-      {{"--cuda-graphs", "--device", "cpu"}, "--cuda-graphs replays decode steps from a captured CUDA graph, which needs a GPU"},
+      {{"--cuda-graphs", "--device", "cpu"},
+       "--cuda-graphs replays decode steps from a captured CUDA graph, which needs a GPU"},
       {{"stray"}, "unexpected argument 'stray'"},
   };
   for (const Case& c : cases) {
@@ -346,9 +368,10 @@ TEST_CASE("Presets apply first and flags override them, in any order") {
   // ~1.1B parameters: 2 * 32000 * 2048 + 16 * (60817408 + 4096) + 2048.
   CHECK(dw::parameter_count(options.model) == 1104218112);
   const std::string help = dw::help_text();
-  for (const char* flag : {"--layers", "--hidden", "--heads", "--kv-heads", "--intermediate", "--vocab", "--batch",
-                           "--prompt-len", "--new-tokens", "--dtype", "--device", "--seed", "--warmup", "--threads",
-                           "--metrics-out", "--preset", "--nvtx-domain", "--torch-nvtx", "--cuda-graphs", "tiny:", "1b:"}) {
+  for (const char* flag :
+       {"--layers",      "--hidden",     "--heads",       "--kv-heads",   "--intermediate", "--vocab",  "--batch",
+        "--prompt-len",  "--new-tokens", "--dtype",       "--device",     "--seed",         "--warmup", "--threads",
+        "--metrics-out", "--preset",     "--nvtx-domain", "--torch-nvtx", "--cuda-graphs",  "tiny:",    "1b:"}) {
     CHECK_THAT(help, Catch::Contains(flag));
   }
 }

@@ -49,9 +49,9 @@ struct AnalysisOptions {
 };
 
 struct KernelAnalysis {
-  std::string name;                // nsys name when nsys is present, else ncu's
-  std::string ncu_name;            // as ncu printed it, when profiled
-  std::string join;                // how the ncu name was matched: "exact", "join key", "function name", ""
+  std::string name;                 // nsys name when nsys is present, else ncu's
+  std::string ncu_name;             // as ncu printed it, when profiled
+  std::string join;                 // how the ncu name was matched: "exact", "join key", "function name", ""
   std::vector<std::string> stages;  // NVTX ranges (qualified "domain:name" or "name") it ran in
   std::int64_t instances = 0;
   std::int64_t total_time_ns = 0;
@@ -90,14 +90,14 @@ struct StageAnalysis {
   std::string kernel_time_source;  // "nsys nvtx_kern_sum" or "ncu launches"
   // kernel_time_ns / max(wall_ns, gpu_projection_ns); with a timeline, its busy over the time the stage was active
   std::optional<double> gpu_busy_fraction;
-  std::optional<double> flop;               // estimated: nsys instances x ncu FLOP per launch
-  double flop_coverage = 0;                 // share of kernel time whose FLOP is known (0..1)
-  std::optional<double> achieved_flop_per_s;  // flop / wall time
+  std::optional<double> flop;                   // estimated: nsys instances x ncu FLOP per launch
+  double flop_coverage = 0;                     // share of kernel time whose FLOP is known (0..1)
+  std::optional<double> achieved_flop_per_s;    // flop / wall time
   std::optional<double> flop_per_s_while_busy;  // flop / kernel time
   std::string dominant_precision;
-  std::optional<double> mfu;                   // achieved_flop_per_s / device dense peak of dominant precision
-  std::optional<double> model_flop_per_s;      // from the workload metrics (prefill / decode)
-  std::optional<double> mfu_workload;          // model_flop_per_s / device dense peak of the workload dtype
+  std::optional<double> mfu;               // achieved_flop_per_s / device dense peak of dominant precision
+  std::optional<double> model_flop_per_s;  // from the workload metrics (prefill / decode)
+  std::optional<double> mfu_workload;      // model_flop_per_s / device dense peak of the workload dtype
   std::string verdict;
   std::vector<StageTopKernel> top_kernels;
 
@@ -127,14 +127,14 @@ struct RangeTiming {
 struct AnalysisReport {
   DevicePeaks device;
   std::optional<DevicePeaks> datasheet;  // the known-GPU table's figures, for comparison
-  std::vector<StageAnalysis> stages;      // outermost first, then by wall time
-  std::vector<KernelAnalysis> kernels;    // by total_time_ns, descending
+  std::vector<StageAnalysis> stages;     // outermost first, then by wall time
+  std::vector<KernelAnalysis> kernels;   // by total_time_ns, descending
   std::optional<KernelSelection> top_kernel_selection;
   std::optional<WorkloadMetrics> workload;
   std::vector<RangeTiming> range_timings;  // nsys nvtx_sum rows, by total time (descending)
-  std::vector<LaunchRoofline> launches;   // every ncu launch analysed, in file order
+  std::vector<LaunchRoofline> launches;    // every ncu launch analysed, in file order
   std::vector<std::string> warnings;
-  std::vector<std::string> skipped;       // what could not be computed and why
+  std::vector<std::string> skipped;            // what could not be computed and why
   std::map<std::string, std::string> sources;  // input -> file it was read from
   // From MAIN/nsys/profile.sqlite: per-instance figures; its verdicts replace the nsys-summary ones of
   // the stages it knows (it sees CUDA graph executions and capture losses, the summaries do not).
@@ -153,9 +153,9 @@ struct AnalysisInputs {
 
 Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptions& options);
 
-// Reads MAIN/nsys/summary_*.csv, MAIN/nsys/profile.sqlite, MAIN/ncu/raw.csv, MAIN/stage1/metrics.json (each optional) and
-// analyses them. Error(not_found) when none exists; a file that exists but does not parse is an
-// Error naming the file.
+// Reads MAIN/nsys/summary_*.csv, MAIN/nsys/profile.sqlite, MAIN/ncu/raw.csv, MAIN/stage1/metrics.json (each optional)
+// and analyses them. Error(not_found) when none exists; a file that exists but does not parse is an Error naming the
+// file.
 Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_directory,
                                              const AnalysisOptions& options);
 

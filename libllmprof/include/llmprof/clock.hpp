@@ -27,7 +27,9 @@ class SystemClock final : public Clock {
 class ManualClock final : public Clock {
  public:
   explicit ManualClock(std::chrono::system_clock::time_point wall_start = {}) : wall_start_(wall_start) {}
-  std::chrono::steady_clock::time_point now() const override { return std::chrono::steady_clock::time_point{} + elapsed_; }
+  std::chrono::steady_clock::time_point now() const override {
+    return std::chrono::steady_clock::time_point{} + elapsed_;
+  }
   std::chrono::system_clock::time_point wall_now() const override {
     return wall_start_ + std::chrono::duration_cast<std::chrono::system_clock::duration>(elapsed_);
   }

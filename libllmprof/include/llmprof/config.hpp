@@ -60,37 +60,36 @@ inline std::span<const std::string_view> choice_names(NcuPlanMode) noexcept {
 
 struct RunConfig {
   std::filesystem::path runs_root = "runs";
-  std::string run_id;                      // empty: generated (UTC timestamp + suffix)
-  int keep_newest_runs = 0;                // 0: keep every run
-  std::optional<int> device_index;         // sets CUDA_VISIBLE_DEVICES for the workload; unset: inherited
-  std::string stage = "decode";            // the NVTX stage that top-N selection looks at
+  std::string run_id;               // empty: generated (UTC timestamp + suffix)
+  int keep_newest_runs = 0;         // 0: keep every run
+  std::optional<int> device_index;  // sets CUDA_VISIBLE_DEVICES for the workload; unset: inherited
+  std::string stage = "decode";     // the NVTX stage that top-N selection looks at
   int top_n_kernels = 10;
   OnEmptyGate on_empty_gate = OnEmptyGate::diagnose;
-  double report_size_cap_gb = 2.0;         // warn when a report is larger
-  double min_free_space_gb = 5.0;          // refuse to profile below this free space on runs_root
-  bool enable_stage1 = true, enable_nsys = true, enable_ncu = true, enable_analyze = true,
-       enable_report = true;
+  double report_size_cap_gb = 2.0;  // warn when a report is larger
+  double min_free_space_gb = 5.0;   // refuse to profile below this free space on runs_root
+  bool enable_stage1 = true, enable_nsys = true, enable_ncu = true, enable_analyze = true, enable_report = true;
   // Added after the enable_* flags so that aggregate initialisers written before them stay valid.
-  double kernel_coverage = 0;              // > 0: select by coverage of the stage's kernel time instead of top-N
-  int max_kernels = 30;                    // cap on distinct kernels of a coverage selection
-  int repeats = 1;                         // bare stage-1 runs; >= 2 gives a confidence interval
-  bool record_gpu_state = true;            // nvidia-smi clocks/temperature/power/throttling around GPU stages
+  double kernel_coverage = 0;    // > 0: select by coverage of the stage's kernel time instead of top-N
+  int max_kernels = 30;          // cap on distinct kernels of a coverage selection
+  int repeats = 1;               // bare stage-1 runs; >= 2 gives a confidence interval
+  bool record_gpu_state = true;  // nvidia-smi clocks/temperature/power/throttling around GPU stages
 
   bool operator==(const RunConfig&) const = default;
 };
 
 struct WorkloadConfig {
-  std::vector<std::string> argv;           // empty: the bundled example (llmprof-decode)
-  std::vector<std::string> example_args;   // extra flags for the bundled example
+  std::vector<std::string> argv;          // empty: the bundled example (llmprof-decode)
+  std::vector<std::string> example_args;  // extra flags for the bundled example
   std::map<std::string, std::string> env;
-  std::filesystem::path cwd;               // empty: the current directory
+  std::filesystem::path cwd;  // empty: the current directory
   double timeout_s = 600;
 
   bool operator==(const WorkloadConfig&) const = default;
 };
 
 struct NsysConfig {
-  std::filesystem::path path;              // empty: probe
+  std::filesystem::path path;  // empty: probe
   std::vector<std::string> trace = {"cuda", "nvtx"};
   NsysProcessScope sample = NsysProcessScope::none;
   NsysProcessScope cpuctxsw = NsysProcessScope::none;
@@ -99,12 +98,12 @@ struct NsysConfig {
   NsysCaptureRangeEnd capture_range_end = NsysCaptureRangeEnd::stop;  // used when capture_range is not none
   std::vector<std::string> nvtx_domain_include, nvtx_domain_exclude;
   std::map<std::string, std::string> env_vars;
-  bool profile_stats = false;              // nsys profile --stats=true (the pipeline runs nsys stats itself)
-  std::vector<std::string> stats_reports;  // empty: all that libllmprof parses
+  bool profile_stats = false;                 // nsys profile --stats=true (the pipeline runs nsys stats itself)
+  std::vector<std::string> stats_reports;     // empty: all that libllmprof parses
   std::vector<std::string> stats_extra_args;  // appended to `nsys stats` before the report
-  bool export_sqlite = true;  // the timeline engine reads MAIN/nsys/profile.sqlite
-  double timeout_s = 900;                  // nsys profile (the workload under nsys)
-  double postprocess_timeout_s = 1800;     // each of: .qdstrm import, nsys stats, nsys export
+  bool export_sqlite = true;                  // the timeline engine reads MAIN/nsys/profile.sqlite
+  double timeout_s = 900;                     // nsys profile (the workload under nsys)
+  double postprocess_timeout_s = 1800;        // each of: .qdstrm import, nsys stats, nsys export
   std::vector<std::string> extra_args;
 
   bool operator==(const NsysConfig&) const = default;
@@ -117,24 +116,24 @@ struct NcuConfig {
   std::vector<std::string> metrics;
   std::vector<std::string> nvtx_include = {"decode/"};
   std::vector<std::string> nvtx_exclude;
-  std::string kernel_regex;                    // empty: built from the top-N selection
+  std::string kernel_regex;  // empty: built from the top-N selection
   NcuKernelNameBase kernel_name_base = NcuKernelNameBase::demangled;
   std::int64_t launch_skip = 0;
-  std::int64_t launches_per_kernel = 1;        // each selected kernel profiled at least this often
-  std::int64_t max_launches = 200;             // bound on the whole ncu run
+  std::int64_t launches_per_kernel = 1;     // each selected kernel profiled at least this often
+  std::int64_t max_launches = 200;          // bound on the whole ncu run
   NcuPlanMode plan = NcuPlanMode::bounded;  // per_kernel is opt-in until it meets its H100 targets
-  std::int64_t launches_per_config = 1;        // per-kernel plan: launches per (kernel, launch configuration)
-  std::int64_t plan_max_launch_count = 16;     // per-kernel plan: highest --launch-count to reach shared configurations
-  double seconds_per_launch = 0.6;             // per-kernel plan: estimate (H100, --set roofline, issue 14)
-  double seconds_per_pass = 30;                // per-kernel plan: one workload replay under ncu, beyond its launches
-  bool retry_without_filter = true;            // "No kernels were profiled": once more, unfiltered, bounded
+  std::int64_t launches_per_config = 1;     // per-kernel plan: launches per (kernel, launch configuration)
+  std::int64_t plan_max_launch_count = 16;  // per-kernel plan: highest --launch-count to reach shared configurations
+  double seconds_per_launch = 0.6;          // per-kernel plan: estimate (H100, --set roofline, issue 14)
+  double seconds_per_pass = 30;             // per-kernel plan: one workload replay under ncu, beyond its launches
+  bool retry_without_filter = true;         // "No kernels were profiled": once more, unfiltered, bounded
   NcuReplayMode replay_mode = NcuReplayMode::kernel;
   NcuClockControl clock_control = NcuClockControl::base;
   NcuCacheControl cache_control = NcuCacheControl::all;
   bool target_all_processes = true;
   bool print_units_base = true;
-  double timeout_s = 1800;                     // ncu profile
-  double postprocess_timeout_s = 600;          // ncu --import ... --csv
+  double timeout_s = 1800;             // ncu profile
+  double postprocess_timeout_s = 600;  // ncu --import ... --csv
   std::vector<std::string> extra_args;
 
   bool operator==(const NcuConfig&) const = default;
@@ -171,23 +170,24 @@ std::string config_to_toml(const DeepProfileConfig& config);
 
 // Every valid dotted key with its type and one-line description (for --keys, --help and suggestions).
 struct ConfigKeyInfo {
-  std::string key;          // "nsys.nvtx_capture"
-  std::string type;         // "string", "path", "integer", "float", "boolean", "string array", "table"
+  std::string key;   // "nsys.nvtx_capture"
+  std::string type;  // "string", "path", "integer", "float", "boolean", "string array", "table"
   std::string description;
   std::vector<std::string> allowed_values;  // empty: any value of the type
-  std::string constraint;   // e.g. ">= 1", "> 0"; empty: none
+  std::string constraint;                   // e.g. ">= 1", "> 0"; empty: none
 };
 const std::vector<ConfigKeyInfo>& config_schema();
 
 // <dir>/<name>.toml in the first of search_dirs that has it. Where presets live (the CLI's order):
 // $LLMPROF_CONFIG_DIR, then <exe>/../share/llmprof/config, then the source tree's config/.
 // Not found: an error listing the directories searched and the presets available there.
-Result<std::filesystem::path> find_preset(const std::string& name, const std::vector<std::filesystem::path>& search_dirs);
+Result<std::filesystem::path> find_preset(const std::string& name,
+                                          const std::vector<std::filesystem::path>& search_dirs);
 
 // What a user picked on a command line: the sources are the default file "deep-profile" (required, found
 // with find_preset), then the preset, then each --config file, then the overrides.
 struct ConfigSelection {
-  std::string preset;                              // empty: none
+  std::string preset;                               // empty: none
   std::vector<std::filesystem::path> config_files;  // layered after the preset, in order
   std::vector<std::string> overrides;
 };

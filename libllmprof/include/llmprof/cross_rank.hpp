@@ -32,13 +32,13 @@ struct RankTimeline {
   // Kernel time on the rank's GPU (cuda_gpu_kern_sum); nullopt when the rank has no kernel table.
   std::optional<std::int64_t> kernel_time_ns;
   std::optional<std::int64_t> collective_kernel_time_ns;
-  std::optional<std::vector<NvtxRangeInstance>> ranges;  // nvtx_pushpop_trace
+  std::optional<std::vector<NvtxRangeInstance>> ranges;   // nvtx_pushpop_trace
   std::optional<std::vector<GpuKernelInterval>> kernels;  // cuda_gpu_trace
 };
 
 struct CrossRankOptions {
-  std::string align_range = "prefill";    // its first instance's end is each rank's time zero
-  std::string step_range = "decode_step"; // one instance per step
+  std::string align_range = "prefill";     // its first instance's end is each rank's time zero
+  std::string step_range = "decode_step";  // one instance per step
 };
 
 struct RankFigures {
@@ -48,7 +48,7 @@ struct RankFigures {
   std::optional<double> collective_share;  // collective kernel time / kernel time
   // Fraction of the collective kernels' time during which a computation kernel ran too.
   std::optional<double> comm_compute_overlap;
-  std::size_t steps = 0;                        // step ranges seen
+  std::size_t steps = 0;                         // step ranges seen
   std::optional<double> mean_step_start_lag_ms;  // behind the earliest rank's start of each step, after alignment
 };
 
@@ -66,7 +66,7 @@ struct CrossRankAnalysis {
   std::optional<double> straggler_lag_ms;
   std::optional<double> skew_median_ms, skew_max_ms;  // per step: latest aligned start - earliest
   std::size_t compared_steps = 0;
-  std::string alignment;                 // e.g. "end of the first 'prefill' range"
+  std::string alignment;                  // e.g. "end of the first 'prefill' range"
   std::vector<std::string> not_computed;  // each figure left out, and why
 };
 

@@ -52,7 +52,7 @@ struct ProgressEvent {
   std::string kernel_name;
   int kernel_index = 0;  // 1-based n of n/N; 0 when not a kernel event
   int kernel_total = 0;
-  int passes = 0;        // replay passes of the kernel just profiled; 0 while unknown
+  int passes = 0;             // replay passes of the kernel just profiled; 0 while unknown
   std::string plan_progress;  // under the per-kernel ncu plan: "launch 3 of 40 planned, ETA 22 s"
 };
 using ProgressCallback = std::function<void(const ProgressEvent&)>;
@@ -76,7 +76,7 @@ struct RunSummary {
   bool all_requested_succeeded = false;
   std::vector<StageRecord> stages;  // as in run.json
   std::uint64_t total_bytes = 0;
-  std::vector<std::string> notes;   // diagnoses and fallbacks a user should read (e.g. the gate fix)
+  std::vector<std::string> notes;  // diagnoses and fallbacks a user should read (e.g. the gate fix)
 };
 
 // Things about the host program that the config does not say.

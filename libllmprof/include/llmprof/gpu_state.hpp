@@ -32,10 +32,10 @@ struct GpuComputeProcess {
 };
 
 struct GpuStateSnapshot {
-  std::string stage;   // "stage1", "nsys", "ncu"
-  std::string moment;  // "before" or "after"
-  std::string utc;     // ISO 8601
-  std::string problem; // why there is no reading (nvidia-smi missing, failed); empty when there is
+  std::string stage;    // "stage1", "nsys", "ncu"
+  std::string moment;   // "before" or "after"
+  std::string utc;      // ISO 8601
+  std::string problem;  // why there is no reading (nvidia-smi missing, failed); empty when there is
   std::vector<GpuStateReading> gpus;
   std::vector<GpuComputeProcess> processes;
   std::vector<std::string> warnings;  // gpu_state_warnings for the GPUs the workload used

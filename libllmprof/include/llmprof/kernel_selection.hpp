@@ -34,8 +34,8 @@ struct TopKernelRequest {
 };
 
 struct SelectedKernel {
-  std::string name;             // as nsys printed it
-  std::string match_name;       // the form the regex matches: demangled name, or its function name
+  std::string name;                // as nsys printed it
+  std::string match_name;          // the form the regex matches: demangled name, or its function name
   std::int64_t total_time_ns = 0;  // GPU time of the kernel inside the stage
   std::int64_t instances = 0;      // launches inside the stage
   double share = 0;                // total_time_ns / the stage's kernel time
@@ -60,11 +60,11 @@ struct KernelSelection {
   std::vector<SelectedKernel> kernels;  // most GPU time first
   std::int64_t stage_kernel_time_ns = 0;
   std::int64_t stage_kernel_instances = 0;
-  std::size_t stage_kernel_count = 0;  // distinct kernel names in the stage
-  double coverage = 0;                 // share of the stage's kernel time the selected kernels hold (0..1)
-  std::optional<double> coverage_target;  // the coverage rule's target; nullopt: top-N rule
-  std::size_t max_kernels = 0;            // the coverage rule's cap (0 with the top-N rule)
-  bool capped = false;                    // the cap stopped the coverage rule short of its target
+  std::size_t stage_kernel_count = 0;       // distinct kernel names in the stage
+  double coverage = 0;                      // share of the stage's kernel time the selected kernels hold (0..1)
+  std::optional<double> coverage_target;    // the coverage rule's target; nullopt: top-N rule
+  std::size_t max_kernels = 0;              // the coverage rule's cap (0 with the top-N rule)
+  bool capped = false;                      // the cap stopped the coverage rule short of its target
   std::vector<CoverageStep> more_coverage;  // targets of coverage_step_targets above `coverage`
   // Collective kernels of the stage, left out of the selection (most GPU time first), and their time.
   std::vector<SelectedKernel> collectives_left_out;

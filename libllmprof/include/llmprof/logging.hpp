@@ -20,7 +20,7 @@ std::optional<LogLevel> parse_log_level(std::string_view name);  // "trace" ... 
 
 struct LoggingOptions {
   LogLevel console_level = LogLevel::info;
-  bool quiet = false;                    // console shows errors only
+  bool quiet = false;                      // console shows errors only
   std::ostream* console_stream = nullptr;  // nullptr: std::clog (stderr); tests pass a stringstream
 };
 
@@ -37,7 +37,9 @@ void log(LogLevel level, std::string_view channel, std::string_view message);
 inline void log_trace(std::string_view channel, std::string_view message) { log(LogLevel::trace, channel, message); }
 inline void log_debug(std::string_view channel, std::string_view message) { log(LogLevel::debug, channel, message); }
 inline void log_info(std::string_view channel, std::string_view message) { log(LogLevel::info, channel, message); }
-inline void log_warning(std::string_view channel, std::string_view message) { log(LogLevel::warning, channel, message); }
+inline void log_warning(std::string_view channel, std::string_view message) {
+  log(LogLevel::warning, channel, message);
+}
 inline void log_error(std::string_view channel, std::string_view message) { log(LogLevel::error, channel, message); }
 
 }  // namespace llmprof

@@ -56,24 +56,24 @@ inline std::span<const std::string_view> choice_names(NcuFilterMode) noexcept {
 
 struct NcuProfileOptions {
   std::filesystem::path ncu = "ncu";
-  bool target_all_processes = true;           // --target-processes all (python/launcher workloads)
-  std::vector<std::string> nvtx_include;      // --nvtx --nvtx-include EXPR (repeated), e.g. "decode/"
-  std::vector<std::string> nvtx_exclude;      // --nvtx-exclude EXPR
-  std::string set;                            // --set NAME (validated against probed sets)
-  std::vector<std::string> sections;          // --section ID, exact identifiers only (no regex)
-  std::vector<std::string> metrics;           // --metrics a,b,c
-  std::string kernel_name;                    // --kernel-name VALUE ("regex:..." or exact)
+  bool target_all_processes = true;                   // --target-processes all (python/launcher workloads)
+  std::vector<std::string> nvtx_include;              // --nvtx --nvtx-include EXPR (repeated), e.g. "decode/"
+  std::vector<std::string> nvtx_exclude;              // --nvtx-exclude EXPR
+  std::string set;                                    // --set NAME (validated against probed sets)
+  std::vector<std::string> sections;                  // --section ID, exact identifiers only (no regex)
+  std::vector<std::string> metrics;                   // --metrics a,b,c
+  std::string kernel_name;                            // --kernel-name VALUE ("regex:..." or exact)
   std::optional<NcuKernelNameBase> kernel_name_base;  // --kernel-name-base; unset: ncu's default (function)
-  std::optional<std::int64_t> launch_skip;    // --launch-skip N
-  std::optional<std::int64_t> launch_count;   // --launch-count N
-  std::optional<NcuFilterMode> filter_mode;   // unset: ncu's default (global); validate() needs the probe to list it
+  std::optional<std::int64_t> launch_skip;            // --launch-skip N
+  std::optional<std::int64_t> launch_count;           // --launch-count N
+  std::optional<NcuFilterMode> filter_mode;      // unset: ncu's default (global); validate() needs the probe to list it
   std::optional<NcuReplayMode> replay_mode;      // unset: ncu's default (kernel)
   std::optional<NcuClockControl> clock_control;  // unset: ncu's default (base)
   std::optional<NcuCacheControl> cache_control;  // unset: ncu's default (all)
-  std::filesystem::path output;               // -o FILE (ncu appends .ncu-rep)
-  bool force_overwrite = true;                // -f
-  std::filesystem::path log_file;             // --log-file FILE
-  std::vector<std::string> extra_args;         // passed verbatim before the application (config: ncu.extra_args)
+  std::filesystem::path output;                  // -o FILE (ncu appends .ncu-rep)
+  bool force_overwrite = true;                   // -f
+  std::filesystem::path log_file;                // --log-file FILE
+  std::vector<std::string> extra_args;           // passed verbatim before the application (config: ncu.extra_args)
   std::vector<std::string> application;
 };
 
@@ -83,8 +83,7 @@ class NcuCommand {
  public:
   static NcuCommand profile(NcuProfileOptions options);
   // ncu --import REPORT --page raw|details --csv [--print-units base]
-  static NcuCommand import_csv(std::filesystem::path ncu, std::filesystem::path report, NcuPage page,
-                               bool base_units);
+  static NcuCommand import_csv(std::filesystem::path ncu, std::filesystem::path report, NcuPage page, bool base_units);
   static NcuCommand list_sections(std::filesystem::path ncu);
   static NcuCommand list_sets(std::filesystem::path ncu);
 

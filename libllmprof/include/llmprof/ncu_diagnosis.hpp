@@ -20,13 +20,13 @@ struct NcuOutputDiagnosis {
   std::vector<std::string> available_kernels;
   // "==WARNING== Note that specified NVTX include expressions match only push/pop ranges.".
   bool nvtx_filter_note = false;
-  std::vector<std::string> errors;    // "==ERROR==" lines, prefix removed
-  std::vector<std::string> warnings;  // "==WARNING==" lines, prefix removed
-  int profiled_kernels = 0;           // "==PROF== Profiling ..." lines
-  std::optional<int> planned_kernels; // N of the last "(i/N)" seen
-  std::vector<std::string> kernel_names;  // the quoted names of the "==PROF== Profiling" lines
+  std::vector<std::string> errors;         // "==ERROR==" lines, prefix removed
+  std::vector<std::string> warnings;       // "==WARNING==" lines, prefix removed
+  int profiled_kernels = 0;                // "==PROF== Profiling ..." lines
+  std::optional<int> planned_kernels;      // N of the last "(i/N)" seen
+  std::vector<std::string> kernel_names;   // the quoted names of the "==PROF== Profiling" lines
   std::optional<std::string> report_path;  // "==PROF== Report: <path>"
-  int connected_processes = 0;        // "==PROF== Connected to process"
+  int connected_processes = 0;             // "==PROF== Connected to process"
   // "==ERROR== Nsight Compute failed to connect to the CUDA driver" (2022.3 on a machine without an NVIDIA
   // driver: the application does not even run, then "No kernels were profiled", exit 1). Retrying with
   // other filters cannot help.

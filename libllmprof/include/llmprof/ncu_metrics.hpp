@@ -99,8 +99,8 @@ using NcuLaunchVisitor = std::function<bool(const NcuKernelLaunch& launch)>;
 // missing ID / Kernel Name / Metric column, a truncated row, an unterminated quote.
 Result<NcuCsvInfo> for_each_ncu_launch(const std::filesystem::path& csv_file, const NcuParseOptions& options,
                                        const NcuLaunchVisitor& visit);
-Result<NcuCsvInfo> for_each_ncu_launch(std::istream& in, const std::string& source_name,
-                                       const NcuParseOptions& options, const NcuLaunchVisitor& visit);
+Result<NcuCsvInfo> for_each_ncu_launch(std::istream& in, const std::string& source_name, const NcuParseOptions& options,
+                                       const NcuLaunchVisitor& visit);
 
 // Detects the layout from the header row; skips leading lines that are not the CSV header.
 // Collects every launch (built on for_each_ncu_launch).

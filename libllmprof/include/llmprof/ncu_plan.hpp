@@ -44,13 +44,13 @@ struct NcuPlanOptions {
   std::int64_t max_launch_count = 16;    // the highest --launch-count a pass may use to reach shared configs
   double seconds_per_launch = 0.6;       // ncu's cost per profiled launch (H100, --set roofline, issue 14)
   std::string seconds_per_launch_source = "default";
-  double seconds_per_pass = 0;           // one replay of the workload under ncu, beyond the launches
+  double seconds_per_pass = 0;  // one replay of the workload under ncu, beyond the launches
 };
 
 // The planned launches of one kernel in one launch configuration.
 struct PlannedConfig {
-  std::string kernel;      // nsys name
-  std::string config;      // launch_config_key(); "" when the launch table had no configurations
+  std::string kernel;  // nsys name
+  std::string config;  // launch_config_key(); "" when the launch table had no configurations
   std::string grid, block;
   std::int64_t stage_launches = 0;  // launches of this kernel in this configuration inside the stage
   std::int64_t stage_time_ns = 0;
@@ -69,11 +69,11 @@ struct NcuPlanPass {
 
 struct NcuPlan {
   std::string stage;
-  bool configs_known = true;  // false: no launch configurations (no SQLite export); collisions unknown
+  bool configs_known = true;           // false: no launch configurations (no SQLite export); collisions unknown
   std::vector<PlannedConfig> configs;  // selection order, then first occurrence in the stage
   std::vector<NcuPlanPass> passes;
   std::vector<std::string> kernels_without_launches;  // selected, but absent from the launch table
-  std::vector<std::string> kernels_unreached;  // no launch planned even at max_launch_count
+  std::vector<std::string> kernels_unreached;         // no launch planned even at max_launch_count
   std::int64_t planned_launches = 0;
   std::int64_t stage_kernel_time_ns = 0;
   double selection_coverage = 0;  // the selection's share of the stage's kernel time
@@ -104,7 +104,7 @@ struct NcuPlanCheck {
     std::int64_t planned = 0;
     std::int64_t profiled = 0;
   };
-  std::vector<Shortfall> not_profiled;       // planned (kernel, configuration) with fewer rows than planned
+  std::vector<Shortfall> not_profiled;            // planned (kernel, configuration) with fewer rows than planned
   std::vector<std::string> kernels_without_rows;  // planned kernels with no row at all
   std::int64_t planned_launches = 0;
   std::int64_t profiled_planned_launches = 0;  // rows that meet a planned launch (at most its count)

@@ -39,12 +39,12 @@ inline std::span<const std::string_view> choice_names(NsysProcessScope) noexcept
 }
 
 struct NsysProfileOptions {
-  std::filesystem::path nsys = "nsys";           // executable
-  std::vector<std::string> trace = {"cuda", "nvtx"};  // --trace=cuda,nvtx[,osrt,cublas,...]
+  std::filesystem::path nsys = "nsys";                 // executable
+  std::vector<std::string> trace = {"cuda", "nvtx"};   // --trace=cuda,nvtx[,osrt,cublas,...]
   NsysProcessScope sample = NsysProcessScope::none;    // --sample=
   NsysProcessScope cpuctxsw = NsysProcessScope::none;  // --cpuctxsw=
   NsysCaptureRange capture_range = NsysCaptureRange::none;
-  std::string nvtx_capture;                      // --nvtx-capture=EXPR (required with capture_range nvtx)
+  std::string nvtx_capture;  // --nvtx-capture=EXPR (required with capture_range nvtx)
   std::optional<NsysCaptureRangeEnd> capture_range_end;
   std::vector<std::string> nvtx_domain_include;  // --nvtx-domain-include=a,b
   std::vector<std::string> nvtx_domain_exclude;  // --nvtx-domain-exclude=a,b
@@ -63,9 +63,8 @@ class NsysCommand {
   static NsysCommand profile(NsysProfileOptions options);
   // nsys stats --report r1,r2 --format csv --output PREFIX --force-export=true --force-overwrite=true
   //   [EXTRA_ARGS...] REPORT
-  static NsysCommand stats(std::filesystem::path nsys, std::filesystem::path report,
-                           std::vector<std::string> reports, std::filesystem::path output_prefix,
-                           std::vector<std::string> extra_args = {});
+  static NsysCommand stats(std::filesystem::path nsys, std::filesystem::path report, std::vector<std::string> reports,
+                           std::filesystem::path output_prefix, std::vector<std::string> extra_args = {});
   // nsys export --type sqlite --output FILE --force-overwrite true REPORT (never `--sqlite`)
   static NsysCommand export_sqlite(std::filesystem::path nsys, std::filesystem::path report,
                                    std::filesystem::path output_file);

@@ -54,7 +54,7 @@ struct KernelSummaryRow {
 // nvtx_sum: one row per range name (and style).
 struct NvtxRangeSummaryRow {
   NvtxRangeName range;
-  std::string style;  // "PushPop" or "StartEnd"
+  std::string style;        // "PushPop" or "StartEnd"
   NsysTimeStatistics time;  // wall time of the range instances on the CPU timeline
 };
 
@@ -78,7 +78,7 @@ struct NvtxGpuProjectionRow {
   std::int64_t total_range_ns = 0;       // "Total Range Time (ns)"
   std::int64_t range_instances = 0;
   std::int64_t total_gpu_operations = 0;
-  double average_range_level = 0;        // nesting depth; 0 for outermost ranges
+  double average_range_level = 0;  // nesting depth; 0 for outermost ranges
   double average_children = 0;
 };
 
@@ -121,12 +121,12 @@ Result<void> for_each_nsys_nvtx_kernel_row(const std::filesystem::path& csv_file
 // which a union's summaries cannot give), so memory follows kernels x ranges, not table rows.
 // A report whose file is absent is nullopt; a file that exists but does not parse is an Error.
 struct NsysStats {
-  std::optional<std::vector<KernelSummaryRow>> kernels;               // cuda_gpu_kern_sum
-  std::optional<std::vector<NvtxRangeSummaryRow>> ranges;             // nvtx_sum
-  std::optional<std::vector<NvtxKernelRow>> range_kernels;            // nvtx_kern_sum
-  std::optional<std::vector<NvtxGpuProjectionRow>> range_projections; // nvtx_gpu_proj_sum
-  std::optional<std::vector<CudaApiRow>> cuda_api;                    // cuda_api_sum
-  std::optional<std::vector<GpuMemoryTimeRow>> memory_operations;     // cuda_gpu_mem_time_sum
+  std::optional<std::vector<KernelSummaryRow>> kernels;                // cuda_gpu_kern_sum
+  std::optional<std::vector<NvtxRangeSummaryRow>> ranges;              // nvtx_sum
+  std::optional<std::vector<NvtxKernelRow>> range_kernels;             // nvtx_kern_sum
+  std::optional<std::vector<NvtxGpuProjectionRow>> range_projections;  // nvtx_gpu_proj_sum
+  std::optional<std::vector<CudaApiRow>> cuda_api;                     // cuda_api_sum
+  std::optional<std::vector<GpuMemoryTimeRow>> memory_operations;      // cuda_gpu_mem_time_sum
 };
 
 // The report names above, in the order `nsys stats --report` should be given them (current spelling).

@@ -45,11 +45,11 @@ struct ProcessSpec {
 };
 
 struct ProcessOutcome {
-  bool exited = false;            // exited normally; exit_code is valid
+  bool exited = false;  // exited normally; exit_code is valid
   int exit_code = -1;
-  std::optional<int> signal;      // terminated by this signal (e.g. 9 after a timeout)
-  bool core_dumped = false;       // with signal: the kernel wrote a core dump
-  bool timed_out = false;         // killed by us because the timeout passed
+  std::optional<int> signal;  // terminated by this signal (e.g. 9 after a timeout)
+  bool core_dumped = false;   // with signal: the kernel wrote a core dump
+  bool timed_out = false;     // killed by us because the timeout passed
   // Killed by us because stop was requested (Ctrl-C); also set, with exited = false and no
   // signal, when the run was never started because a stop had already been requested.
   bool interrupted = false;

@@ -45,9 +45,9 @@ struct RankLaunch {
 // One rank's share of a stage, as `deep-profile rank-exec` runs it.
 struct RankExecRequest {
   std::filesystem::path main_directory;
-  std::string stage;                       // stage1 | nsys | ncu
-  std::optional<std::vector<int>> ranks;   // ranks that run the profiler; nullopt: every rank
-  std::vector<std::string> workload;       // CMD
+  std::string stage;                      // stage1 | nsys | ncu
+  std::optional<std::vector<int>> ranks;  // ranks that run the profiler; nullopt: every rank
+  std::vector<std::string> workload;      // CMD
 };
 
 // What rank-exec recorded in MAIN/ranks/r<rank>/<stage>/status.json; exit_code is what the
@@ -62,6 +62,7 @@ struct RankExecResult {
 // runs the profiler or the workload bare with the plan's timeout (a timeout kills the rank's whole
 // process tree), and writes status.json before and after. An Error only when MAIN or the plan
 // cannot be read, so that nothing can be recorded (the caller prints it and exits 2).
-Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankIdentity& identity, ProcessRunner& runner);
+Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankIdentity& identity,
+                                     ProcessRunner& runner);
 
 }  // namespace llmprof

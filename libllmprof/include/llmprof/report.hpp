@@ -29,8 +29,8 @@ struct ReportDevice {
 // report.json "stages[]". Fractions (gpu_busy_fraction, mfu) are 0..1.
 struct ReportStage {
   std::string name;
-  std::string domain;                  // "" for the default NVTX domain
-  std::optional<std::string> parent;   // enclosing stage, e.g. "generate"
+  std::string domain;                 // "" for the default NVTX domain
+  std::optional<std::string> parent;  // enclosing stage, e.g. "generate"
   std::optional<std::int64_t> wall_ns;
   std::optional<std::int64_t> gpu_projection_ns;
   std::optional<std::int64_t> kernel_time_ns;
@@ -63,7 +63,7 @@ struct ReportKernel {
 };
 
 struct ReportCoverageStep {
-  double target = 0;              // 0..1
+  double target = 0;  // 0..1
   bool reachable = true;
   std::int64_t more_kernels = 0;  // beyond the selection
 };
@@ -76,7 +76,7 @@ struct ReportTopKernelSelection {
   std::optional<double> coverage_target;  // the coverage rule's target; nullopt: top-N
   bool capped = false;                    // the cap on distinct kernels stopped the coverage rule
   std::vector<ReportCoverageStep> more_coverage;
-  std::int64_t collectives_left_out = 0;  // collective kernels never profiled
+  std::int64_t collectives_left_out = 0;   // collective kernels never profiled
   std::optional<double> collective_share;  // their share of the stage's kernel time
   // The stage's recorded GPU time outside CUDA graph executions, 0..1, when its capture traced graphs
   // whole (--cuda-graph-trace=graph): the kernel time the coverage is measured against is only that
@@ -86,7 +86,7 @@ struct ReportTopKernelSelection {
 
 // report.json "bare_run": the workload's own figures from the bare stage-1 run (stage1/metrics.json).
 struct ReportBareRun {
-  std::string device;       // "cpu", "cuda:0"
+  std::string device;  // "cpu", "cuda:0"
   std::string device_name;
   std::string dtype;
   std::optional<std::int64_t> batch, prompt_tokens, new_tokens, parameters;
@@ -134,14 +134,14 @@ struct ReportTimelineStage {
   int level = 0;
   std::int64_t instances = 0;
   std::optional<double> mean_ns, p50_ns, p90_ns, p99_ns, max_ns;  // CPU time per instance
-  std::optional<double> gpu_busy_fraction;  // null: no GPU work, or a partial capture
+  std::optional<double> gpu_busy_fraction;                        // null: no GPU work, or a partial capture
   std::int64_t graph_executions = 0;
   std::int64_t graph_launches = 0;
   std::int64_t graph_launches_without_record = 0;
-  std::optional<double> active_ns;     // union of the instances' windows: the busy fraction's denominator
-  std::optional<double> gpu_busy_ns;   // union of the GPU work it launched
-  std::optional<double> gpu_time_ns;   // summed duration of that work (graph executions included)
-  std::optional<double> graph_time_ns; // the part inside CUDA graphs (whole executions or graph nodes)
+  std::optional<double> active_ns;      // union of the instances' windows: the busy fraction's denominator
+  std::optional<double> gpu_busy_ns;    // union of the GPU work it launched
+  std::optional<double> gpu_time_ns;    // summed duration of that work (graph executions included)
+  std::optional<double> graph_time_ns;  // the part inside CUDA graphs (whole executions or graph nodes)
   bool partial = false;
   std::string steady_state;
   std::string verdict;

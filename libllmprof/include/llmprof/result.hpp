@@ -17,17 +17,17 @@ namespace llmprof {
 
 // What kind of failure; exit_code_for (llmprof/exit_code.hpp) maps these to the documented exit codes.
 enum class ErrorCode {
-  invalid_argument,   // the caller (or the user's config) asked for something that cannot work
-  not_found,          // a file, tool or executable is not where it was looked for
-  io_error,           // reading or writing a file or directory failed (permissions, missing parent)
-  no_space,           // a write failed because the file system is full (ENOSPC) or the quota is spent
-  parse_error,        // outside input does not have the expected shape
-  process_failed,     // a child process could not start, or exited unsuccessfully
-  timeout,            // a child process ran past its time limit and was killed
-  interrupted,        // SIGINT/SIGTERM arrived while work was in progress
-  no_report,          // a profiler ran but produced no report (gate never opened, importer broken)
-  unsupported,        // the probed tool version cannot do what was asked
-  already_exists,     // refusing to overwrite something (an existing run directory)
+  invalid_argument,  // the caller (or the user's config) asked for something that cannot work
+  not_found,         // a file, tool or executable is not where it was looked for
+  io_error,          // reading or writing a file or directory failed (permissions, missing parent)
+  no_space,          // a write failed because the file system is full (ENOSPC) or the quota is spent
+  parse_error,       // outside input does not have the expected shape
+  process_failed,    // a child process could not start, or exited unsuccessfully
+  timeout,           // a child process ran past its time limit and was killed
+  interrupted,       // SIGINT/SIGTERM arrived while work was in progress
+  no_report,         // a profiler ran but produced no report (gate never opened, importer broken)
+  unsupported,       // the probed tool version cannot do what was asked
+  already_exists,    // refusing to overwrite something (an existing run directory)
 };
 
 // Stable lowercase name of a code ("not_found"), used in run.json and log lines.
@@ -54,15 +54,24 @@ class BadResultAccess : public std::logic_error {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : storage_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : storage_(std::in_place_index<0>, std::move(value)) {}      // NOLINT: implicit by design
   Result(Error error) : storage_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
 
   bool has_value() const noexcept { return storage_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }
 
-  T& value() & { check(); return std::get<0>(storage_); }
-  const T& value() const& { check(); return std::get<0>(storage_); }
-  T&& value() && { check(); return std::get<0>(std::move(storage_)); }
+  T& value() & {
+    check();
+    return std::get<0>(storage_);
+  }
+  const T& value() const& {
+    check();
+    return std::get<0>(storage_);
+  }
+  T&& value() && {
+    check();
+    return std::get<0>(std::move(storage_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }

@@ -57,8 +57,8 @@ struct LaunchRoofline {
   std::optional<double> dram_bytes;
   std::optional<double> achieved_flop_per_s;
   std::optional<double> dram_bytes_per_s;
-  std::optional<double> arithmetic_intensity;  // FLOP per DRAM byte
-  std::map<std::string, double> peak_flop_per_s;  // precision key -> dense peak at this launch's clocks
+  std::optional<double> arithmetic_intensity;       // FLOP per DRAM byte
+  std::map<std::string, double> peak_flop_per_s;    // precision key -> dense peak at this launch's clocks
   std::map<std::string, std::string> peak_sources;  // precision key or "dram" -> metric(s) used
   std::optional<double> peak_dram_bytes_per_s;
   std::string dominant_precision;  // most FLOP; empty when none

@@ -37,7 +37,7 @@ struct ValueDelta {
 ValueDelta make_delta(const std::optional<double>& a, const std::optional<double>& b);
 
 struct StageComparison {
-  std::string name;          // "decode", or "domain:decode"
+  std::string name;  // "decode", or "domain:decode"
   bool in_a = false, in_b = false;
   ValueDelta wall_ns;
   ValueDelta gpu_projection_ns;
@@ -53,7 +53,7 @@ const char* to_string(KernelChange change) noexcept;  // "unchanged", "faster", 
 struct KernelComparison {
   std::string name;
   KernelChange change = KernelChange::unchanged;
-  ValueDelta avg_time_ns;    // per launch: what "faster/slower" is judged on
+  ValueDelta avg_time_ns;  // per launch: what "faster/slower" is judged on
   ValueDelta total_time_ns;
   ValueDelta instances;
   ValueDelta share_of_total;
@@ -61,8 +61,8 @@ struct KernelComparison {
 
 // One difference between the two runs' machines, tools or configurations.
 struct SettingDifference {
-  std::string key;   // "gpu[0].driver", "tools.ncu", "config.ncu.set"
-  std::string a;     // "(absent)" when only one side has it
+  std::string key;  // "gpu[0].driver", "tools.ncu", "config.ncu.set"
+  std::string a;    // "(absent)" when only one side has it
   std::string b;
 };
 
@@ -99,7 +99,7 @@ struct NoiseGate {
 };
 
 struct RunComparison {
-  std::string run_a, run_b;        // run ids
+  std::string run_a, run_b;  // run ids
   std::filesystem::path path_a, path_b;
   ComparisonOptions options;
   std::vector<StageComparison> stages;    // in A's order, then stages only in B

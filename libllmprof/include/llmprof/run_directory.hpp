@@ -1,7 +1,7 @@
 // RunDirectory: one self-describing MAIN directory per profiling run, and its manifest run.json.
 //
-// Layout: <root>/<run-id>/ holds the files RunLayout names (run_layout.hpp). run.json is rewritten atomically (temp file + rename) after
-// every stage change so a crash or Ctrl-C never leaves a run without its manifest.
+// Layout: <root>/<run-id>/ holds the files RunLayout names (run_layout.hpp). run.json is rewritten atomically (temp
+// file + rename) after every stage change so a crash or Ctrl-C never leaves a run without its manifest.
 #pragma once
 
 #include <chrono>
@@ -166,7 +166,7 @@ struct EnvironmentRecord {
   std::string os;
   std::vector<GpuRecord> gpus;
   std::optional<std::string> cuda_visible_devices;
-  std::string tools_json = "{}";  // the probe's JSON, embedded as "tools"
+  std::string tools_json = "{}";      // the probe's JSON, embedded as "tools"
   std::vector<std::string> problems;  // what could not be gathered, e.g. "nvidia-smi not found"
 };
 // {"host","os","gpus":[{"index","name","driver","memory_mib"}],"cuda_visible_devices":str|null,

@@ -32,11 +32,11 @@ class RunLayout {
   path resolve(const path& relative) const { return main_ / relative; }
 
   // Top level.
-  static path manifest() { return "run.json"; }           // llmprof.run/1, rewritten after every stage
+  static path manifest() { return "run.json"; }            // llmprof.run/1, rewritten after every stage
   static path resolved_config() { return "config.toml"; }  // the configuration the run used
-  static path environment() { return "env.json"; }        // host, GPUs, tool probe
-  static path inputs() { return "inputs.json"; }          // the workload: argv, cwd, env overrides
-  static path ncu_sections() { return "sections.txt"; }   // `ncu --list-sections`, verbatim
+  static path environment() { return "env.json"; }         // host, GPUs, tool probe
+  static path inputs() { return "inputs.json"; }           // the workload: argv, cwd, env overrides
+  static path ncu_sections() { return "sections.txt"; }    // `ncu --list-sections`, verbatim
   static path log() { return "deep-profile.log"; }
   static path probe_log() { return "logs/probe.log"; }    // the readiness verdict
   static path select_log() { return "logs/select.log"; }  // the top-N selection, readable
@@ -63,7 +63,7 @@ class RunLayout {
   // nsys/: the timeline.
   static path nsys_commands() { return "nsys/cmd.txt"; }
   static path nsys_log(std::string_view name) { return nsys_directory() / name; }  // "profile.log", ...
-  static path nsys_report_base() { return "nsys/profile"; }  // -o; nsys appends .nsys-rep (or .qdstrm)
+  static path nsys_report_base() { return "nsys/profile"; }   // -o; nsys appends .nsys-rep (or .qdstrm)
   static path nsys_metrics() { return "nsys/metrics.json"; }  // the workload's metrics while under nsys
   // `nsys stats --output` prefix: nsys writes <prefix>_<report>.csv, e.g. nsys/summary_cuda_gpu_kern_sum.csv
   // (nsys_stats_report_path in nsys_stats.hpp spells that rule).
@@ -83,8 +83,8 @@ class RunLayout {
   static path ncu_csv(std::string_view name) { return ncu_directory() / (std::string(name) + ".csv"); }
   static path ncu_raw_csv() { return "ncu/raw.csv"; }  // `ncu --import --page raw --csv` of every pass
   static path ncu_import_log() { return "ncu/import.log"; }
-  static path ncu_plan() { return "ncu/plan.json"; }      // the per-kernel plan, then its check
-  static path ncu_plan_log() { return "ncu/plan.log"; }   // the plan in words
+  static path ncu_plan() { return "ncu/plan.json"; }     // the per-kernel plan, then its check
+  static path ncu_plan_log() { return "ncu/plan.log"; }  // the plan in words
 
   // analysis/: written by the analysis, read by report, compare and sweep.
   static path analysis_kernels() { return "analysis/kernels.csv"; }

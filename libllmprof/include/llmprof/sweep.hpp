@@ -53,16 +53,16 @@ struct SweepIndexRow {
   std::string label;
   std::vector<std::string> overrides;
   std::optional<std::filesystem::path> main_directory;  // unset when the point failed before creating one
-  std::string status;                                  // run.json status, or "failed" / "not run"
-  std::string error;                                   // why the point failed, when it did
-  std::optional<int> batch;                            // stage1/metrics.json
-  std::optional<double> tokens_per_s;                  // stage1/metrics.json
-  std::optional<double> time_per_output_token_s;       // stage1/metrics.json
-  std::optional<double> stage_wall_ns;                 // report.json, the chosen stage
-  std::optional<double> stage_busy_fraction;           // report.json
-  std::optional<double> stage_mfu;                     // report.json (profiled FLOP)
-  std::optional<double> stage_mfu_workload;            // report.json (workload FLOP), when present
-  std::vector<std::string> notes;                      // files that were absent or unreadable
+  std::string status;                                   // run.json status, or "failed" / "not run"
+  std::string error;                                    // why the point failed, when it did
+  std::optional<int> batch;                             // stage1/metrics.json
+  std::optional<double> tokens_per_s;                   // stage1/metrics.json
+  std::optional<double> time_per_output_token_s;        // stage1/metrics.json
+  std::optional<double> stage_wall_ns;                  // report.json, the chosen stage
+  std::optional<double> stage_busy_fraction;            // report.json
+  std::optional<double> stage_mfu;                      // report.json (profiled FLOP)
+  std::optional<double> stage_mfu_workload;             // report.json (workload FLOP), when present
+  std::vector<std::string> notes;                       // files that were absent or unreadable
 };
 
 struct SweepIndex {
@@ -95,7 +95,8 @@ Result<void> write_sweep_index(const SweepIndex& index, const std::filesystem::p
 std::filesystem::path sweep_point_directory(const std::filesystem::path& sweep_directory, std::size_t index);
 // SWEEP when none is given: <runs_root>/sweep-<plan file name without extension>, the same for every
 // task of one plan, so that tasks started separately agree on it.
-std::filesystem::path default_sweep_directory(const std::filesystem::path& runs_root, const std::filesystem::path& plan_file);
+std::filesystem::path default_sweep_directory(const std::filesystem::path& runs_root,
+                                              const std::filesystem::path& plan_file);
 
 // The index of SWEEP/point-0..N-1 for the plan's N points, written to SWEEP/index.{md,html,json}. A
 // point with no run.json (its task never started, or failed before creating the run), or whose run
@@ -112,7 +113,7 @@ using SweepPointRunner = std::function<Result<std::filesystem::path>(const Sweep
 struct SweepRunOptions {
   std::filesystem::path sweep_directory;  // where index.{md,html,json} go
   std::string stage = "decode";
-  bool stop_on_failure = false;           // default: a failed point is recorded and the next one runs
+  bool stop_on_failure = false;  // default: a failed point is recorded and the next one runs
 };
 
 // Runs the points in order, then writes the index (also after a failure or a stop). The index is

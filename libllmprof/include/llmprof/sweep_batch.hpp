@@ -34,10 +34,10 @@ namespace llmprof {
 // ---- one point as its own job ------------------------------------------------------------------
 
 struct SweepPointResult {
-  std::filesystem::path main_directory;  // SWEEP/point-<I>
-  RunStatus status = RunStatus::running; // what its run.json says now
-  bool already_finished = false;         // a finished run was there: nothing ran
-  std::optional<RunOutcome> outcome;     // set when the point ran now
+  std::filesystem::path main_directory;   // SWEEP/point-<I>
+  RunStatus status = RunStatus::running;  // what its run.json says now
+  bool already_finished = false;          // a finished run was there: nothing ran
+  std::optional<RunOutcome> outcome;      // set when the point ran now
   // 0 ok; 1 incomplete or failed (also for a run found finished); 3, 124, 130 as `deep-profile run`.
   ExitCode exit_code() const noexcept;
 };
@@ -53,8 +53,9 @@ struct SweepPointResult {
 // found); a run that fails is a result with its status.
 class SweepPointJob {
  public:
-  SweepPointJob(DeepProfileConfig config, std::filesystem::path sweep_directory, std::size_t index, ProcessRunner& runner,
-                const Clock& clock, ProgressCallback progress = {}, DeepProfilerEnvironment environment = {});
+  SweepPointJob(DeepProfileConfig config, std::filesystem::path sweep_directory, std::size_t index,
+                ProcessRunner& runner, const Clock& clock, ProgressCallback progress = {},
+                DeepProfilerEnvironment environment = {});
   Result<SweepPointResult> run();
   // Stops the point's run (DeepProfiler::request_stop), or keeps it from starting. Any thread.
   void request_stop() noexcept;
@@ -75,12 +76,13 @@ class SweepPointJob {
 // ---- Slurm job arrays --------------------------------------------------------------------------
 
 struct SweepBatchRequest {
-  std::filesystem::path deep_profile;       // the executable every task runs (absolute; on a shared file system)
-  std::filesystem::path plan_file;          // absolute
-  std::filesystem::path sweep_directory;    // SWEEP, absolute
-  std::filesystem::path working_directory;  // the tasks' cwd (#SBATCH --chdir): relative paths in the config resolve as here
-  std::size_t points = 0;                   // N: the array is 0..N-1 (at least 1)
-  std::optional<std::size_t> concurrency;   // K: at most K tasks at once (%K); nullopt: as many as Slurm allows
+  std::filesystem::path deep_profile;     // the executable every task runs (absolute; on a shared file system)
+  std::filesystem::path plan_file;        // absolute
+  std::filesystem::path sweep_directory;  // SWEEP, absolute
+  std::filesystem::path
+      working_directory;   // the tasks' cwd (#SBATCH --chdir): relative paths in the config resolve as here
+  std::size_t points = 0;  // N: the array is 0..N-1 (at least 1)
+  std::optional<std::size_t> concurrency;     // K: at most K tasks at once (%K); nullopt: as many as Slurm allows
   std::vector<std::string> shared_arguments;  // --preset/--config/--set every point gets, as given
   std::vector<std::string> workload;          // -- CMD ARGS, when given
   std::string job_name = "deep-profile-sweep";

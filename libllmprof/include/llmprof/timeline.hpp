@@ -46,9 +46,9 @@ struct DurationSummary {
 
 // GPU idle time inside a window, by what the launching host thread was doing meanwhile.
 struct IdleAttribution {
-  std::int64_t host_launching_ns = 0;   // in the call that launched the next work, or that work queued
-  std::int64_t host_in_sync_ns = 0;     // in a synchronise call (stream/device/event) or synchronous copy
-  std::int64_t nothing_launched_ns = 0; // host elsewhere (Python, scheduling, sampling): nothing submitted
+  std::int64_t host_launching_ns = 0;    // in the call that launched the next work, or that work queued
+  std::int64_t host_in_sync_ns = 0;      // in a synchronise call (stream/device/event) or synchronous copy
+  std::int64_t nothing_launched_ns = 0;  // host elsewhere (Python, scheduling, sampling): nothing submitted
   std::int64_t total_ns() const { return host_launching_ns + host_in_sync_ns + nothing_launched_ns; }
 };
 
@@ -68,12 +68,12 @@ struct TimelineInstance {
   std::optional<std::int64_t> gpu_end_ns;    // last end of that work
   std::int64_t gpu_busy_ns = 0;              // union of its GPU activity intervals
   std::int64_t gpu_activities = 0;
-  std::int64_t graph_executions = 0;         // graph executions recorded (one per graph launch)
-  std::int64_t graph_time_ns = 0;            // summed duration of graph executions and graph nodes
-  std::int64_t gpu_time_ns = 0;              // summed duration of every activity
-  std::int64_t launch_api_ns = 0;            // inside launch calls on its thread
-  std::int64_t sync_api_ns = 0;              // inside synchronise calls on its thread
-  IdleAttribution idle;                      // over its window
+  std::int64_t graph_executions = 0;  // graph executions recorded (one per graph launch)
+  std::int64_t graph_time_ns = 0;     // summed duration of graph executions and graph nodes
+  std::int64_t gpu_time_ns = 0;       // summed duration of every activity
+  std::int64_t launch_api_ns = 0;     // inside launch calls on its thread
+  std::int64_t sync_api_ns = 0;       // inside synchronise calls on its thread
+  IdleAttribution idle;               // over its window
   CaptureLoss loss;
 
   std::int64_t cpu_duration_ns() const { return cpu_end_ns - cpu_start_ns; }
@@ -93,9 +93,9 @@ struct TimelineKernel {
 
 // Predicted step time if the launch overhead were gone: the steady-state GPU busy per instance.
 struct Headroom {
-  double current_step_ns = 0;    // mean window of the steady-state instances
-  double predicted_step_ns = 0;  // mean GPU busy of the same instances
-  double speedup = 0;            // current / predicted
+  double current_step_ns = 0;        // mean window of the steady-state instances
+  double predicted_step_ns = 0;      // mean GPU busy of the same instances
+  double speedup = 0;                // current / predicted
   double predicted_steps_per_s = 0;  // tokens/s at one token per step (batch 1)
 };
 
@@ -104,19 +104,19 @@ struct TimelineStage {
   std::string domain;                 // empty for the default domain
   std::optional<std::string> parent;  // qualified name of the enclosing stage (first instance)
   int level = 0;
-  std::vector<TimelineInstance> instances;  // in CPU start order
-  DurationSummary cpu_duration;             // per instance, all instances
-  DurationSummary steady_cpu_duration;      // per instance, steady state
-  DurationSummary steady_gpu_busy;          // per instance, steady state and recorded only
+  std::vector<TimelineInstance> instances;    // in CPU start order
+  DurationSummary cpu_duration;               // per instance, all instances
+  DurationSummary steady_cpu_duration;        // per instance, steady state
+  DurationSummary steady_gpu_busy;            // per instance, steady state and recorded only
   std::vector<std::size_t> warmup_instances;  // 0-based indices set aside as warm-up
-  std::string steady_state_note;             // which instances the steady-state figures use, and why
-  std::int64_t span_ns = 0;        // first CPU start -> later of last CPU end and last GPU end
+  std::string steady_state_note;              // which instances the steady-state figures use, and why
+  std::int64_t span_ns = 0;                   // first CPU start -> later of last CPU end and last GPU end
   // The part of the span covered by some instance's window (CPU start -> later of CPU end and GPU end):
   // the span less the gaps between instances, which for a stage like `sample` (short instances spread
   // over the whole decode) is most of it. The busy fraction's denominator.
   std::int64_t active_ns = 0;
-  std::int64_t gpu_busy_ns = 0;    // union of every instance's GPU work
-  std::int64_t gpu_span_ns = 0;    // first GPU start -> last GPU end (0 without GPU work)
+  std::int64_t gpu_busy_ns = 0;  // union of every instance's GPU work
+  std::int64_t gpu_span_ns = 0;  // first GPU start -> last GPU end (0 without GPU work)
   std::int64_t gpu_time_ns = 0;
   std::int64_t graph_time_ns = 0;
   std::int64_t graph_executions = 0;
@@ -127,8 +127,8 @@ struct TimelineStage {
   // so read it as shares of idle time, not as a part of the span.
   IdleAttribution idle;
   CaptureLoss loss;
-  std::optional<Headroom> headroom;         // host-bound stages with recorded steady-state work
-  std::vector<TimelineKernel> kernels;      // by total time, descending
+  std::optional<Headroom> headroom;     // host-bound stages with recorded steady-state work
+  std::vector<TimelineKernel> kernels;  // by total time, descending
   std::string verdict;
 
   std::string qualified_name() const { return domain.empty() ? name : domain + ":" + name; }
@@ -142,14 +142,14 @@ struct MeasurementValidity {
   std::optional<std::string> graph_hidden;  // graph executions whose kernels the capture does not list
   bool empty_capture = false;               // no GPU activity recorded at all
   bool partial_capture = false;
-  std::vector<std::string> notes;           // e.g. profiler slowdown vs the bare run
+  std::vector<std::string> notes;  // e.g. profiler slowdown vs the bare run
 };
 
 struct TimelineReport {
-  std::string source;          // the SQLite file
-  std::string nsys_version;    // from the export's metadata
+  std::string source;        // the SQLite file
+  std::string nsys_version;  // from the export's metadata
   std::string schema_version;
-  std::string graph_trace;     // "graph" (one row per execution), "node" (graph kernels), "none seen"
+  std::string graph_trace;            // "graph" (one row per execution), "node" (graph kernels), "none seen"
   std::vector<TimelineStage> stages;  // outermost first, then by first start
   std::int64_t gpu_activities = 0;
   std::int64_t unattributed_gpu_activities = 0;  // launched outside every range, or no launch call recorded
@@ -162,7 +162,8 @@ struct TimelineReport {
 
 // Reads the export and builds the report. Errors name the file: not_found, parse_error (not SQLite,
 // truncated, not nsys, unknown schema), no_report (no NVTX range in the export: nothing to attribute).
-Result<TimelineReport> analyze_timeline(const std::filesystem::path& sqlite_export, const TimelineOptions& options = {});
+Result<TimelineReport> analyze_timeline(const std::filesystem::path& sqlite_export,
+                                        const TimelineOptions& options = {});
 
 // Wall time of a profiled stage against the bare (unprofiled) run of the same stage: a note for
 // MeasurementValidity, or nullopt when either side is missing.

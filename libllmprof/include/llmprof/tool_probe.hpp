@@ -57,11 +57,11 @@ std::vector<NcuSet> parse_ncu_set_list(std::string_view output);
 
 // Health of the QdstrmImporter that converts nsys's raw .qdstrm into a .nsys-rep.
 struct ImporterHealth {
-  std::filesystem::path path;  // empty when no importer was found next to nsys
-  bool loads = false;          // `QdstrmImporter --version` ran successfully
+  std::filesystem::path path;                  // empty when no importer was found next to nsys
+  bool loads = false;                          // `QdstrmImporter --version` ran successfully
   std::vector<std::string> missing_libraries;  // e.g. "libdw.so.1"
-  std::string detail;          // what the importer printed when it failed
-  std::string fix;             // how to make it load (which package / LD_LIBRARY_PATH)
+  std::string detail;                          // what the importer printed when it failed
+  std::string fix;                             // how to make it load (which package / LD_LIBRARY_PATH)
   // Whether the importer sits where nsys itself looks (<real nsys dir>/../host-linux-x64 or the Nsight
   // Compute bundle's directory). Debian 12 splits the install (nsys under /usr/lib/x86_64-linux-gnu/
   // nsight-systems/target-linux-x64, the importer under /usr/lib/nsight-systems/host-linux-x64): nsys then
@@ -115,7 +115,7 @@ std::vector<std::string> parse_ncu_filter_modes(std::string_view help);
 struct ProbeOptions {
   std::filesystem::path nsys_path;  // explicit path from config; empty to search
   std::filesystem::path ncu_path;
-  std::string path_variable;        // PATH to search; empty: the process's PATH
+  std::string path_variable;  // PATH to search; empty: the process's PATH
   // Extra install roots to search (tests point these at fake trees); the usual locations
   // (/usr/local/cuda/bin, /opt/nvidia/nsight-systems/*/bin, /opt/nvidia/nsight-compute/*, ...) follow.
   std::vector<std::filesystem::path> extra_search_roots;

@@ -32,15 +32,15 @@ struct WorkloadMetrics {
   std::int64_t intermediate = 0;
   std::int64_t vocab = 0;
   std::int64_t parameters = 0;
-  double prefill_s = 0;                // wall time of the prefill
-  double decode_s = 0;                 // wall time of all decode steps
+  double prefill_s = 0;  // wall time of the prefill
+  double decode_s = 0;   // wall time of all decode steps
   double time_per_output_token_s = 0;
-  double tokens_per_s = 0;             // generated_tokens / decode_s
-  std::int64_t generated_tokens = 0;   // batch * new_tokens
-  double flop_per_prefill = 0;         // model FLOP of one prefill call (the whole batch)
-  double flop_per_token = 0;           // mean model FLOP per decode step, per sequence
-  double decode_flop = 0;              // model FLOP of all decode steps together
-  std::string nvtx_domain;             // "" = NVTX's default domain
+  double tokens_per_s = 0;            // generated_tokens / decode_s
+  std::int64_t generated_tokens = 0;  // batch * new_tokens
+  double flop_per_prefill = 0;        // model FLOP of one prefill call (the whole batch)
+  double flop_per_token = 0;          // mean model FLOP per decode step, per sequence
+  double decode_flop = 0;             // model FLOP of all decode steps together
+  std::string nvtx_domain;            // "" = NVTX's default domain
   std::vector<std::string> nvtx_ranges;
 
   // Model FLOP/s of the decode phase: flop_per_token * generated_tokens / decode_s.

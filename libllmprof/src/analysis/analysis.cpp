@@ -32,8 +32,8 @@ void build_device(const AnalysisInputs& inputs, const AnalysisOptions& options, 
       }
     }
     for (auto& [key, source] : device.sources) {
-      source += " (highest of " + std::to_string(inputs.ncu_launches->size()) +
-                " launches; at the clocks ncu profiled at)";
+      source +=
+          " (highest of " + std::to_string(inputs.ncu_launches->size()) + " launches; at the clocks ncu profiled at)";
     }
   }
   if (device.name.empty() && inputs.workload) device.name = inputs.workload->device_name;
@@ -62,8 +62,9 @@ void build_selection(const AnalysisInputs& inputs, const AnalysisOptions& option
     return;
   }
   if (!options.name_base) {
-    report.skipped.push_back("top_kernel_selection: ncu matches mangled kernel names (ncu.kernel_name_base = mangled), "
-                             "and a kernel regex cannot be written in that form from the demangled names nsys prints");
+    report.skipped.push_back(
+        "top_kernel_selection: ncu matches mangled kernel names (ncu.kernel_name_base = mangled), "
+        "and a kernel regex cannot be written in that form from the demangled names nsys prints");
     return;
   }
   TopKernelRequest request;
@@ -86,7 +87,8 @@ void build_selection(const AnalysisInputs& inputs, const AnalysisOptions& option
 
 Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptions& options) {
   if (!inputs.nsys && !inputs.ncu_launches && !inputs.workload && !inputs.timeline) {
-    return make_error(ErrorCode::invalid_argument, "nothing to analyse: no nsys tables, ncu launches or workload metrics",
+    return make_error(ErrorCode::invalid_argument,
+                      "nothing to analyse: no nsys tables, ncu launches or workload metrics",
                       "profile the run first (deep-profile run)");
   }
   AnalysisReport report;
@@ -103,7 +105,8 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
       }
     }
   }
-  if (!inputs.nsys) report.skipped.push_back("whole-run kernel times, stage wall and GPU projection times: no nsys tables");
+  if (!inputs.nsys)
+    report.skipped.push_back("whole-run kernel times, stage wall and GPU projection times: no nsys tables");
   if (!inputs.ncu_launches) report.skipped.push_back("FLOP, DRAM bytes, percent of peak, bound: no ncu launches");
   if (!inputs.workload) report.skipped.push_back("mfu_workload: no workload metrics (stage1/metrics.json)");
 
@@ -114,8 +117,10 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   detail::build_stages(inputs, options, flop_per_launch, report);
   detail::build_range_timings(inputs, report);
   build_selection(inputs, options, report);
-  if (inputs.timeline) detail::apply_timeline(*inputs.timeline, report);
-  else report.skipped.push_back("timeline (per-instance figures, CUDA graphs, capture losses): no nsys/profile.sqlite");
+  if (inputs.timeline)
+    detail::apply_timeline(*inputs.timeline, report);
+  else
+    report.skipped.push_back("timeline (per-instance figures, CUDA graphs, capture losses): no nsys/profile.sqlite");
   return report;
 }
 

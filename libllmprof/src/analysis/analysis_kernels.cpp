@@ -203,7 +203,8 @@ void fill_flop_per_launch(const AnalysisInputs& inputs, const JoinedLaunches& jo
     if (!launch.nvtx_stack.empty()) flop_per_launch.kernels_with_stacks.insert(name);
     for (const auto& range : launch.nvtx_stack) add_launch(by_stage[detail::qualified_range(range)][name], launch);
   }
-  for (const auto& [stage, stage_totals] : by_stage) flop_per_launch.by_stage[stage] = mean_flop_per_launch(stage_totals);
+  for (const auto& [stage, stage_totals] : by_stage)
+    flop_per_launch.by_stage[stage] = mean_flop_per_launch(stage_totals);
 }
 
 // Each kernel's share of the kernels' total time; the longest first.
@@ -213,9 +214,8 @@ void rank_by_time(std::vector<KernelAnalysis>& kernels) {
   for (auto& kernel : kernels) {
     kernel.share_of_total = total > 0 ? static_cast<double>(kernel.total_time_ns) / static_cast<double>(total) : 0;
   }
-  std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) {
-    return a.total_time_ns > b.total_time_ns;
-  });
+  std::stable_sort(kernels.begin(), kernels.end(),
+                   [](const auto& a, const auto& b) { return a.total_time_ns > b.total_time_ns; });
 }
 
 }  // namespace
@@ -226,7 +226,8 @@ void build_kernels(const AnalysisInputs& inputs, const AnalysisOptions& options,
                    FlopByPrecisionPerLaunch& flop_per_launch) {
   const JoinedLaunches joined = join_launches(inputs);
   for (const auto& name : joined.unmatched) {
-    report.warnings.push_back("ncu kernel '" + name + "' has no row in nsys cuda_gpu_kern_sum; its times come from "
+    report.warnings.push_back("ncu kernel '" + name +
+                              "' has no row in nsys cuda_gpu_kern_sum; its times come from "
                               "the ncu launches alone");
   }
   std::set<std::string> done;

@@ -18,14 +18,16 @@ std::optional<Error> check_launch_durations(const std::filesystem::path& ncu_csv
   // The column is there but in a unit that is not a time (roofline.cpp withholds it): say that, not "missing".
   for (const auto& missing : launches.front().missing) {
     if (missing.rfind("gpu__time_duration.sum is in ", 0) == 0 || missing.rfind("Duration is in ", 0) == 0) {
-      return make_error(ErrorCode::parse_error, ncu_csv.string() + ": " + missing,
-                        "export with ncu --import REPORT --page raw --csv --print-units base, whose durations are in ns",
-                        ncu_csv.string());
+      return make_error(
+          ErrorCode::parse_error, ncu_csv.string() + ": " + missing,
+          "export with ncu --import REPORT --page raw --csv --print-units base, whose durations are in ns",
+          ncu_csv.string());
     }
   }
   return make_error(ErrorCode::parse_error,
-                    ncu_csv.string() + ": missing column gpu__time_duration.sum (the details page's \"Duration\"); "
-                                       "the analysis needs each launch's duration",
+                    ncu_csv.string() +
+                        ": missing column gpu__time_duration.sum (the details page's \"Duration\"); "
+                        "the analysis needs each launch's duration",
                     "profile with a set or section that records it (ncu --set roofline, --section SpeedOfLight or "
                     "--metrics gpu__time_duration.sum) and export with ncu --import REPORT --page raw --csv",
                     ncu_csv.string());
@@ -76,11 +78,12 @@ Result<void> load_ncu_launches(const std::filesystem::path& ncu_csv, const Analy
                       "check the ncu log: its filters may have matched no kernel", ncu_csv.string());
   }
   if (auto missing = check_launch_durations(ncu_csv, launches)) return *missing;
-  const auto without_duration = std::count_if(launches.begin(), launches.end(),
-                                              [](const LaunchRoofline& launch) { return !launch.duration_ns; });
+  const auto without_duration =
+      std::count_if(launches.begin(), launches.end(), [](const LaunchRoofline& launch) { return !launch.duration_ns; });
   if (without_duration > 0) {
     inputs.warnings.push_back(std::to_string(without_duration) + " of " + std::to_string(launches.size()) +
-                              " launches in " + ncu_csv.string() + " have no gpu__time_duration.sum value; kernel "
+                              " launches in " + ncu_csv.string() +
+                              " have no gpu__time_duration.sum value; kernel "
                               "times taken from the ncu launches leave them out");
   }
   inputs.ncu_launches = std::move(launches);
@@ -121,8 +124,10 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
     if (timeline_problem) return make_error(ErrorCode::parse_error, *timeline_problem, "", sqlite_export.string());
     return make_error(ErrorCode::not_found,
                       "run directory " + main_directory.string() + " holds nothing to analyse: none of " +
-                          nsys_stats_report_path(nsys_prefix, "cuda_gpu_kern_sum").string() + " (and the other nsys "
-                          "reports), " + ncu_csv.string() + ", " + metrics_json.string() + " exists",
+                          nsys_stats_report_path(nsys_prefix, "cuda_gpu_kern_sum").string() +
+                          " (and the other nsys "
+                          "reports), " +
+                          ncu_csv.string() + ", " + metrics_json.string() + " exists",
                       "run the nsys and/or ncu stages first", main_directory.string());
   }
   auto report = analyze(inputs, options);

@@ -33,9 +33,8 @@ StageKernels stage_kernels_from_nsys(const NsysStats& nsys, const StageKey& key)
 }
 
 bool stack_contains(const LaunchRoofline& launch, const StageKey& key) {
-  return std::any_of(launch.nvtx_stack.begin(), launch.nvtx_stack.end(), [&](const NvtxRangeName& range) {
-    return range.domain == key.first && range.name == key.second;
-  });
+  return std::any_of(launch.nvtx_stack.begin(), launch.nvtx_stack.end(),
+                     [&](const NvtxRangeName& range) { return range.domain == key.first && range.name == key.second; });
 }
 
 std::set<StageKey> collect_stages(const AnalysisInputs& inputs) {
@@ -97,13 +96,11 @@ void fill_flop(const StageKernels& kernels, const FlopByPrecisionPerLaunch& flop
     }
   }
   if (covered_ns > 0) stage.flop = flop;
-  stage.flop_coverage = stage.kernel_time_ns > 0
-                            ? static_cast<double>(covered_ns) / static_cast<double>(stage.kernel_time_ns)
-                            : 0;
+  stage.flop_coverage =
+      stage.kernel_time_ns > 0 ? static_cast<double>(covered_ns) / static_cast<double>(stage.kernel_time_ns) : 0;
 }
 
-void fill_rates(const AnalysisReport& report, const std::map<std::string, double>& by_precision,
-                StageAnalysis& stage) {
+void fill_rates(const AnalysisReport& report, const std::map<std::string, double>& by_precision, StageAnalysis& stage) {
   double most = 0;
   for (const auto& [key, flop] : by_precision) {
     if (flop > most) {
@@ -140,7 +137,8 @@ std::string bound_advice(KernelBound bound, double threshold_percent) {
     case KernelBound::compute:
       return "compute-bound kernels: near the math limit, gains need fewer FLOP or a faster precision";
     case KernelBound::latency:
-      return "latency-bound kernels (compute and DRAM both below " + std::to_string(static_cast<int>(threshold_percent)) +
+      return "latency-bound kernels (compute and DRAM both below " +
+             std::to_string(static_cast<int>(threshold_percent)) +
              "% of peak): too little work per kernel, fuse kernels or batch more";
   }
   return "";
@@ -157,7 +155,7 @@ std::string verdict(const AnalysisReport& report, const AnalysisOptions& options
     return "host/launch-bound: GPU busy " + percent_text(*stage.gpu_busy_fraction) +
            " of the stage; kernel tuning will not help, cut launch overhead (CUDA graphs, fusion, larger batch)";
   }
-  text = stage.gpu_busy_fraction ? "GPU-bound: GPU busy " + percent_text(*stage.gpu_busy_fraction) + " of the stage"
+  text = stage.gpu_busy_fraction   ? "GPU-bound: GPU busy " + percent_text(*stage.gpu_busy_fraction) + " of the stage"
          : stage.gpu_projection_ns ? "GPU busy fraction withheld (its inputs disagree; see the warnings)"
                                    : "GPU busy fraction unknown (no nsys GPU projection)";
   std::map<KernelBound, std::int64_t> time_by_bound;
@@ -176,7 +174,8 @@ std::string verdict(const AnalysisReport& report, const AnalysisOptions& options
 // The enclosing stage: from ncu's NVTX stacks when a launch shows it, else the shallower nsys
 // range (one level up) whose kernels include all of this stage's kernels, the shortest such.
 std::optional<std::string> find_parent(const AnalysisInputs& inputs, const StageKey& key, const StageAnalysis& stage,
-                                       const std::vector<StageAnalysis>& all, const std::map<StageKey, StageKernels>& kernels) {
+                                       const std::vector<StageAnalysis>& all,
+                                       const std::map<StageKey, StageKernels>& kernels) {
   if (inputs.ncu_launches) {
     for (const auto& launch : *inputs.ncu_launches) {
       for (std::size_t i = 1; i < launch.nvtx_stack.size(); ++i) {
@@ -263,9 +262,9 @@ void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
       return a.second != b.second ? a.second > b.second : a.first < b.first;
     });
     for (std::size_t i = 0; i < ranked.size() && i < options.stage_top_kernels; ++i) {
-      const double share = stage.kernel_time_ns > 0 ? static_cast<double>(ranked[i].second) /
-                                                          static_cast<double>(stage.kernel_time_ns)
-                                                    : 0;
+      const double share = stage.kernel_time_ns > 0
+                               ? static_cast<double>(ranked[i].second) / static_cast<double>(stage.kernel_time_ns)
+                               : 0;
       stage.top_kernels.push_back({ranked[i].first, ranked[i].second, share});
     }
     withhold_impossible_figures(stage, report.warnings);

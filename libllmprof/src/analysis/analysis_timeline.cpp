@@ -14,7 +14,8 @@ void apply_timeline(const TimelineReport& timeline, AnalysisReport& report) {
     stage.verdict = timed->verdict;
   }
   for (auto& range : report.range_timings) {
-    const TimelineStage* timed = timeline.find_stage(range.domain.empty() ? range.name : range.domain + ":" + range.name);
+    const TimelineStage* timed =
+        timeline.find_stage(range.domain.empty() ? range.name : range.domain + ":" + range.name);
     if (timed == nullptr || timed->cpu_duration.count != range.instances) continue;
     range.p99_ns = static_cast<double>(timed->cpu_duration.p99_ns);
     range.source = "nsys nvtx_sum; p99 from the SQLite export's instances";

@@ -6,13 +6,13 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
-#include "core/atomic_file.hpp"
+#include "analysis/analysis_model.hpp"
 #include "analysis/kernel_selection_json.hpp"
+#include "analysis/timeline_json.hpp"
+#include "core/atomic_file.hpp"
 #include "core/json_pretty.hpp"
 #include "core/json_values.hpp"
 #include "core/text.hpp"
-#include "analysis/analysis_model.hpp"
-#include "analysis/timeline_json.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/run_layout.hpp"
 
@@ -57,8 +57,10 @@ boost::json::object json_stage(const StageAnalysis& stage) {
   object["wall_ns"] = json_or_null(stage.wall_ns);
   object["gpu_projection_ns"] = json_or_null(stage.gpu_projection_ns);
   // Unmeasured, not 0, for a range outside the nsys capture.
-  object["kernel_time_ns"] = stage.outside_capture ? boost::json::value(nullptr) : boost::json::value(stage.kernel_time_ns);
-  object["kernel_instances"] = stage.outside_capture ? boost::json::value(nullptr) : boost::json::value(stage.kernel_instances);
+  object["kernel_time_ns"] =
+      stage.outside_capture ? boost::json::value(nullptr) : boost::json::value(stage.kernel_time_ns);
+  object["kernel_instances"] =
+      stage.outside_capture ? boost::json::value(nullptr) : boost::json::value(stage.kernel_instances);
   object["kernel_time_source"] = stage.kernel_time_source;
   object["gpu_busy_fraction"] = json_or_null(stage.gpu_busy_fraction);
   object["flop"] = json_or_null(stage.flop);
@@ -137,8 +139,8 @@ boost::json::value json_workload_mfu(const AnalysisReport& report) {
   boost::json::object object;
   object["dtype"] = report.workload->dtype;
   const auto peak = report.device.peak_flop_per_s.find(report.workload->dtype);
-  object["peak_flop_per_s"] = peak == report.device.peak_flop_per_s.end() ? boost::json::value(nullptr)
-                                                                            : boost::json::value(peak->second);
+  object["peak_flop_per_s"] =
+      peak == report.device.peak_flop_per_s.end() ? boost::json::value(nullptr) : boost::json::value(peak->second);
   for (const auto& stage : report.stages) {
     if (!stage.model_flop_per_s) continue;
     object[stage.name] = boost::json::object{{"model_flop_per_s", *stage.model_flop_per_s},
@@ -194,14 +196,14 @@ std::string kernels_csv(const AnalysisReport& report) {
       "dram_bytes_per_launch,arithmetic_intensity,achieved_flop_per_s,pct_peak_compute,pct_peak_dram,bound,"
       "dominant_precision,time_source,ncu_name\n";
   for (const auto& kernel : report.kernels) {
-    text += csv_field(kernel.name) + "," + csv_field(detail::join(kernel.stages, ";")) + "," + std::to_string(kernel.instances) + "," +
-            std::to_string(kernel.total_time_ns) + "," + format_data_number(kernel.avg_time_ns) + "," +
-            format_data_number(kernel.share_of_total) + "," + std::to_string(kernel.profiled_launches) + "," +
-            csv_number(kernel.flop_per_launch) + "," + csv_number(kernel.dram_bytes_per_launch) + "," +
-            csv_number(kernel.arithmetic_intensity) + "," + csv_number(kernel.achieved_flop_per_s) + "," +
-            csv_number(kernel.pct_peak_compute) + "," + csv_number(kernel.pct_peak_dram) + "," +
-            (kernel.bound ? to_string(*kernel.bound) : "") + "," + kernel.dominant_precision + "," +
-            kernel.time_source + "," + csv_field(kernel.ncu_name) + "\n";
+    text += csv_field(kernel.name) + "," + csv_field(detail::join(kernel.stages, ";")) + "," +
+            std::to_string(kernel.instances) + "," + std::to_string(kernel.total_time_ns) + "," +
+            format_data_number(kernel.avg_time_ns) + "," + format_data_number(kernel.share_of_total) + "," +
+            std::to_string(kernel.profiled_launches) + "," + csv_number(kernel.flop_per_launch) + "," +
+            csv_number(kernel.dram_bytes_per_launch) + "," + csv_number(kernel.arithmetic_intensity) + "," +
+            csv_number(kernel.achieved_flop_per_s) + "," + csv_number(kernel.pct_peak_compute) + "," +
+            csv_number(kernel.pct_peak_dram) + "," + (kernel.bound ? to_string(*kernel.bound) : "") + "," +
+            kernel.dominant_precision + "," + kernel.time_source + "," + csv_field(kernel.ncu_name) + "\n";
   }
   return text;
 }
@@ -212,13 +214,15 @@ std::string stages_csv(const AnalysisReport& report) {
       "flop_coverage,achieved_flop_per_s,mfu,model_flop_per_s,mfu_workload,dominant_precision,verdict\n";
   auto integer = [](const std::optional<std::int64_t>& value) { return value ? std::to_string(*value) : ""; };
   for (const auto& stage : report.stages) {
-    text += csv_field(stage.name) + "," + csv_field(stage.domain) + "," + csv_field(stage.parent.value_or("")) + "," +
-            std::to_string(stage.level) + "," + integer(stage.wall_ns) + "," + integer(stage.gpu_projection_ns) +
-            "," + (stage.outside_capture ? "," : std::to_string(stage.kernel_time_ns) + "," + std::to_string(stage.kernel_instances)) + "," +
-            csv_number(stage.gpu_busy_fraction) + "," + csv_number(stage.flop) + "," +
-            format_data_number(stage.flop_coverage) + "," + csv_number(stage.achieved_flop_per_s) + "," +
-            csv_number(stage.mfu) + "," + csv_number(stage.model_flop_per_s) + "," + csv_number(stage.mfu_workload) +
-            "," + stage.dominant_precision + "," + csv_field(stage.verdict) + "\n";
+    text +=
+        csv_field(stage.name) + "," + csv_field(stage.domain) + "," + csv_field(stage.parent.value_or("")) + "," +
+        std::to_string(stage.level) + "," + integer(stage.wall_ns) + "," + integer(stage.gpu_projection_ns) + "," +
+        (stage.outside_capture ? ","
+                               : std::to_string(stage.kernel_time_ns) + "," + std::to_string(stage.kernel_instances)) +
+        "," + csv_number(stage.gpu_busy_fraction) + "," + csv_number(stage.flop) + "," +
+        format_data_number(stage.flop_coverage) + "," + csv_number(stage.achieved_flop_per_s) + "," +
+        csv_number(stage.mfu) + "," + csv_number(stage.model_flop_per_s) + "," + csv_number(stage.mfu_workload) + "," +
+        stage.dominant_precision + "," + csv_field(stage.verdict) + "\n";
   }
   return text;
 }

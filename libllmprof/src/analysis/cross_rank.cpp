@@ -29,8 +29,10 @@ std::vector<Interval> merged(std::vector<Interval> intervals) {
   std::sort(intervals.begin(), intervals.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
   std::vector<Interval> result;
   for (const auto& interval : intervals) {
-    if (!result.empty() && interval.start <= result.back().end) result.back().end = std::max(result.back().end, interval.end);
-    else result.push_back(interval);
+    if (!result.empty() && interval.start <= result.back().end)
+      result.back().end = std::max(result.back().end, interval.end);
+    else
+      result.push_back(interval);
   }
   return result;
 }
@@ -38,14 +40,16 @@ std::vector<Interval> merged(std::vector<Interval> intervals) {
 // Fraction of collective-kernel time during which a computation kernel also ran.
 std::optional<double> overlap_of(const std::vector<GpuKernelInterval>& kernels) {
   std::vector<Interval> collective, compute;
-  for (const auto& kernel : kernels) (is_collective_kernel(kernel.name) ? collective : compute).push_back({kernel.start_ns, kernel.end_ns});
+  for (const auto& kernel : kernels)
+    (is_collective_kernel(kernel.name) ? collective : compute).push_back({kernel.start_ns, kernel.end_ns});
   const std::vector<Interval> busy = merged(compute);
   std::int64_t total = 0, overlapped = 0;
   for (const auto& interval : merged(collective)) {
     total += interval.end - interval.start;
     for (const auto& other : busy) {
       if (other.start >= interval.end) break;
-      overlapped += std::max<std::int64_t>(0, std::min(interval.end, other.end) - std::max(interval.start, other.start));
+      overlapped +=
+          std::max<std::int64_t>(0, std::min(interval.end, other.end) - std::max(interval.start, other.start));
     }
   }
   if (total == 0) return std::nullopt;
@@ -58,9 +62,11 @@ RankFigures figures_of(const RankTimeline& timeline) {
   figures.stage1_wall_s = timeline.stage1_wall_s;
   figures.nsys_wall_s = timeline.nsys_wall_s;
   if (timeline.kernel_time_ns) figures.kernel_time_s = static_cast<double>(*timeline.kernel_time_ns) * 1e-9;
-  if (timeline.collective_kernel_time_ns) figures.collective_kernel_time_s = static_cast<double>(*timeline.collective_kernel_time_ns) * 1e-9;
+  if (timeline.collective_kernel_time_ns)
+    figures.collective_kernel_time_s = static_cast<double>(*timeline.collective_kernel_time_ns) * 1e-9;
   if (timeline.kernel_time_ns && timeline.collective_kernel_time_ns && *timeline.kernel_time_ns > 0) {
-    figures.collective_share = static_cast<double>(*timeline.collective_kernel_time_ns) / static_cast<double>(*timeline.kernel_time_ns);
+    figures.collective_share =
+        static_cast<double>(*timeline.collective_kernel_time_ns) / static_cast<double>(*timeline.kernel_time_ns);
   }
   if (timeline.kernels) figures.comm_compute_overlap = overlap_of(*timeline.kernels);
   return figures;
@@ -86,8 +92,8 @@ void add_imbalance(CrossRankAnalysis& analysis, const char* figure, std::optiona
 }
 
 // Step starts relative to each rank's alignment event; empty (with a reason) when a rank lacks either.
-std::vector<std::vector<double>> aligned_step_starts(const std::vector<RankTimeline>& ranks, const CrossRankOptions& options,
-                                                     std::string& why_not) {
+std::vector<std::vector<double>> aligned_step_starts(const std::vector<RankTimeline>& ranks,
+                                                     const CrossRankOptions& options, std::string& why_not) {
   std::vector<std::vector<double>> starts;
   for (const auto& rank : ranks) {
     if (!rank.ranges) {
@@ -96,7 +102,8 @@ std::vector<std::vector<double>> aligned_step_starts(const std::vector<RankTimel
     }
     std::vector<NvtxRangeInstance> sorted = *rank.ranges;
     std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
-    auto anchor = std::find_if(sorted.begin(), sorted.end(), [&](const auto& range) { return named(range, options.align_range); });
+    auto anchor = std::find_if(sorted.begin(), sorted.end(),
+                               [&](const auto& range) { return named(range, options.align_range); });
     if (anchor == sorted.end()) {
       why_not = "rank " + std::to_string(rank.rank) + " emitted no '" + options.align_range + "' range to align on";
       return {};
@@ -108,7 +115,8 @@ std::vector<std::vector<double>> aligned_step_starts(const std::vector<RankTimel
       }
     }
     if (rank_starts.empty()) {
-      why_not = "rank " + std::to_string(rank.rank) + " emitted no '" + options.step_range + "' range after '" + options.align_range + "'";
+      why_not = "rank " + std::to_string(rank.rank) + " emitted no '" + options.step_range + "' range after '" +
+                options.align_range + "'";
       return {};
     }
     starts.push_back(std::move(rank_starts));
@@ -116,7 +124,8 @@ std::vector<std::vector<double>> aligned_step_starts(const std::vector<RankTimel
   return starts;
 }
 
-void add_step_figures(CrossRankAnalysis& analysis, const std::vector<RankTimeline>& ranks, const CrossRankOptions& options) {
+void add_step_figures(CrossRankAnalysis& analysis, const std::vector<RankTimeline>& ranks,
+                      const CrossRankOptions& options) {
   std::string why_not;
   const auto starts = aligned_step_starts(ranks, options, why_not);
   if (starts.empty()) {
@@ -131,7 +140,8 @@ void add_step_figures(CrossRankAnalysis& analysis, const std::vector<RankTimelin
     for (const auto& rank : starts) at_step.push_back(rank[step]);
     const double earliest = *std::min_element(at_step.begin(), at_step.end());
     for (std::size_t r = 0; r < starts.size(); ++r) lag_sum[r] += at_step[r] - earliest;
-    skews.push_back(*std::max_element(at_step.begin(), at_step.end()) - *std::min_element(at_step.begin(), at_step.end()));
+    skews.push_back(*std::max_element(at_step.begin(), at_step.end()) -
+                    *std::min_element(at_step.begin(), at_step.end()));
   }
   for (std::size_t r = 0; r < starts.size(); ++r) {
     analysis.ranks[r].steps = starts[r].size();
@@ -159,8 +169,11 @@ CrossRankAnalysis analyze_ranks(const std::vector<RankTimeline>& ranks, const Cr
     return analysis;
   }
   add_step_figures(analysis, ranks, options);
-  const bool any_overlap = std::any_of(analysis.ranks.begin(), analysis.ranks.end(), [](const auto& r) { return r.comm_compute_overlap.has_value(); });
-  if (!any_overlap) analysis.not_computed.push_back("communication/computation overlap: no rank has collective kernels in a GPU kernel trace (cuda_gpu_trace)");
+  const bool any_overlap = std::any_of(analysis.ranks.begin(), analysis.ranks.end(),
+                                       [](const auto& r) { return r.comm_compute_overlap.has_value(); });
+  if (!any_overlap)
+    analysis.not_computed.push_back(
+        "communication/computation overlap: no rank has collective kernels in a GPU kernel trace (cuda_gpu_trace)");
   return analysis;
 }
 

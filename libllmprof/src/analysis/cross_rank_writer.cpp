@@ -19,18 +19,22 @@ std::string cell(const std::optional<double>& value, const char* unit = "") {
   return value ? detail::format_number(*value) + unit : "—";
 }
 
-std::string milliseconds(const std::optional<double>& value) { return value ? detail::format_number(*value) + " ms" : "—"; }
+std::string milliseconds(const std::optional<double>& value) {
+  return value ? detail::format_number(*value) + " ms" : "—";
+}
 
 }  // namespace
 
 std::string cross_rank_csv(const CrossRankAnalysis& analysis) {
   std::ostringstream csv;
-  csv << "rank,stage1_wall_s,nsys_wall_s,kernel_time_s,collective_kernel_time_s,collective_share,comm_compute_overlap,steps,"
+  csv << "rank,stage1_wall_s,nsys_wall_s,kernel_time_s,collective_kernel_time_s,collective_share,comm_compute_overlap,"
+         "steps,"
          "mean_step_start_lag_ms\n";
   for (const auto& rank : analysis.ranks) {
     csv << rank.rank << "," << csv_number(rank.stage1_wall_s) << "," << csv_number(rank.nsys_wall_s) << ","
-        << csv_number(rank.kernel_time_s) << "," << csv_number(rank.collective_kernel_time_s) << "," << csv_number(rank.collective_share)
-        << "," << csv_number(rank.comm_compute_overlap) << "," << rank.steps << "," << csv_number(rank.mean_step_start_lag_ms) << "\n";
+        << csv_number(rank.kernel_time_s) << "," << csv_number(rank.collective_kernel_time_s) << ","
+        << csv_number(rank.collective_share) << "," << csv_number(rank.comm_compute_overlap) << "," << rank.steps << ","
+        << csv_number(rank.mean_step_start_lag_ms) << "\n";
   }
   return csv.str();
 }
@@ -38,7 +42,8 @@ std::string cross_rank_csv(const CrossRankAnalysis& analysis) {
 std::string cross_rank_markdown(const CrossRankAnalysis& analysis) {
   std::ostringstream md;
   md << "## Across ranks\n\n";
-  md << "| rank | stage1 wall | nsys wall | kernel time | NCCL share | comm/compute overlap | steps | step start lag |\n";
+  md << "| rank | stage1 wall | nsys wall | kernel time | NCCL share | comm/compute overlap | steps | step start lag "
+        "|\n";
   md << "|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& rank : analysis.ranks) {
     md << "| " << rank.rank << " | " << cell(rank.stage1_wall_s, " s") << " | " << cell(rank.nsys_wall_s, " s") << " | "
@@ -48,15 +53,16 @@ std::string cross_rank_markdown(const CrossRankAnalysis& analysis) {
   }
   md << "\n";
   for (const auto& imbalance : analysis.imbalance) {
-    md << "- **Imbalance of " << imbalance.figure << "** (max/median): " << detail::format_number(imbalance.ratio) << " (max "
-       << detail::format_number(imbalance.max) << " on rank " << imbalance.max_rank << ", median " << detail::format_number(imbalance.median)
-       << ")\n";
+    md << "- **Imbalance of " << imbalance.figure << "** (max/median): " << detail::format_number(imbalance.ratio)
+       << " (max " << detail::format_number(imbalance.max) << " on rank " << imbalance.max_rank << ", median "
+       << detail::format_number(imbalance.median) << ")\n";
   }
   if (analysis.straggler) {
-    md << "- **Straggler**: rank " << *analysis.straggler << ", whose steps start " << milliseconds(analysis.straggler_lag_ms)
-       << " after the earliest rank's on average (" << analysis.compared_steps << " steps, aligned on the " << analysis.alignment << ")\n";
-    md << "- **Skew after alignment**: median " << milliseconds(analysis.skew_median_ms) << ", max " << milliseconds(analysis.skew_max_ms)
-       << " between the earliest and the latest step start\n";
+    md << "- **Straggler**: rank " << *analysis.straggler << ", whose steps start "
+       << milliseconds(analysis.straggler_lag_ms) << " after the earliest rank's on average ("
+       << analysis.compared_steps << " steps, aligned on the " << analysis.alignment << ")\n";
+    md << "- **Skew after alignment**: median " << milliseconds(analysis.skew_median_ms) << ", max "
+       << milliseconds(analysis.skew_max_ms) << " between the earliest and the latest step start\n";
   }
   for (const auto& reason : analysis.not_computed) md << "- Not computed: " << reason << "\n";
   return md.str();

@@ -54,10 +54,10 @@ Result<std::vector<StageKernel>> kernels_from_range_table(const NsysStats& stats
   }
   if (by_name.empty()) {
     return make_error(ErrorCode::not_found,
-                      "stage '" + request.stage + "' has no kernels in nvtx_kern_sum; stages with kernels: " +
-                          quoted_list(stages_present),
-                      "choose one of those stages, or check that the workload emits the NVTX range '" +
-                          request.stage + "' around its GPU work",
+                      "stage '" + request.stage +
+                          "' has no kernels in nvtx_kern_sum; stages with kernels: " + quoted_list(stages_present),
+                      "choose one of those stages, or check that the workload emits the NVTX range '" + request.stage +
+                          "' around its GPU work",
                       request.stage);
   }
   domain = *domains_found.begin();
@@ -70,10 +70,10 @@ Result<std::vector<StageKernel>> kernels_from_range_table(const NsysStats& stats
 Result<std::vector<StageKernel>> kernels_from_gated_capture(const NsysStats& stats, const TopKernelRequest& request,
                                                             std::string& domain) {
   if (!stats.kernels) {
-    return make_error(ErrorCode::not_found,
-                      "neither nvtx_kern_sum nor cuda_gpu_kern_sum is available to select kernels of stage '" +
-                          request.stage + "'",
-                      "run nsys stats with --report cuda_gpu_kern_sum,nvtx_kern_sum", request.stage);
+    return make_error(
+        ErrorCode::not_found,
+        "neither nvtx_kern_sum nor cuda_gpu_kern_sum is available to select kernels of stage '" + request.stage + "'",
+        "run nsys stats with --report cuda_gpu_kern_sum,nvtx_kern_sum", request.stage);
   }
   domain = request.domain.value_or("");
   if (stats.ranges) {
@@ -90,8 +90,8 @@ Result<std::vector<StageKernel>> kernels_from_gated_capture(const NsysStats& sta
     }
     if (!found) {
       return make_error(ErrorCode::invalid_argument,
-                        "the capture is said to be gated on stage '" + request.stage +
-                            "', but nvtx_sum records only " + quoted_list(present),
+                        "the capture is said to be gated on stage '" + request.stage + "', but nvtx_sum records only " +
+                            quoted_list(present),
                         "check the --nvtx-capture range the nsys capture used", request.stage);
     }
   }
@@ -105,8 +105,8 @@ Result<std::vector<StageKernel>> kernels_from_gated_capture(const NsysStats& sta
   std::vector<StageKernel> kernels;
   for (auto& [name, kernel] : by_name) kernels.push_back(std::move(kernel));
   if (kernels.empty()) {
-    return make_error(ErrorCode::not_found, "cuda_gpu_kern_sum holds no kernels for the gated stage '" +
-                                                request.stage + "'",
+    return make_error(ErrorCode::not_found,
+                      "cuda_gpu_kern_sum holds no kernels for the gated stage '" + request.stage + "'",
                       "check that the gated range encloses GPU work", request.stage);
   }
   return kernels;
@@ -164,8 +164,8 @@ std::size_t selected_count(const std::vector<StageKernel>& profilable, const Top
   const auto needed = kernels_to_reach(profilable, selection.stage_kernel_time_ns, *request.coverage);
   if (needed && *needed <= request.max_kernels) return *needed;
   const std::size_t count = std::min(request.max_kernels, profilable.size());
-  selection.capped = count == request.max_kernels && (!needed || *needed > request.max_kernels) &&
-                     count < profilable.size();
+  selection.capped =
+      count == request.max_kernels && (!needed || *needed > request.max_kernels) && count < profilable.size();
   return count;
 }
 
@@ -190,7 +190,8 @@ SelectedKernel make_selected(const StageKernel& kernel, const TopKernelRequest& 
   selected.match_name = request.name_base == KernelNameBase::function ? kernel_function_name(kernel.name) : kernel.name;
   selected.total_time_ns = kernel.total_time_ns;
   selected.instances = kernel.instances;
-  selected.share = stage_time_ns > 0 ? static_cast<double>(kernel.total_time_ns) / static_cast<double>(stage_time_ns) : 0.0;
+  selected.share =
+      stage_time_ns > 0 ? static_cast<double>(kernel.total_time_ns) / static_cast<double>(stage_time_ns) : 0.0;
   return selected;
 }
 
@@ -239,13 +240,14 @@ Result<KernelSelection> select_top_kernels(const NsysStats& stats, const TopKern
     selection.collective_time_ns += kernel.total_time_ns;
   }
   if (selection.stage_kernel_time_ns > 0) {
-    selection.collective_share = static_cast<double>(selection.collective_time_ns) /
-                                 static_cast<double>(selection.stage_kernel_time_ns);
+    selection.collective_share =
+        static_cast<double>(selection.collective_time_ns) / static_cast<double>(selection.stage_kernel_time_ns);
   }
   if (profilable.empty()) {
     return make_error(ErrorCode::not_found,
-                      "every kernel of stage '" + request.stage + "' is a collective (NCCL or similar), and ncu "
-                      "cannot profile collectives: its serial replay hangs them",
+                      "every kernel of stage '" + request.stage +
+                          "' is a collective (NCCL or similar), and ncu "
+                          "cannot profile collectives: its serial replay hangs them",
                       "select a stage with compute kernels, or profile collectives with nsys only", request.stage);
   }
 
@@ -264,9 +266,9 @@ Result<KernelSelection> select_top_kernels(const NsysStats& stats, const TopKern
     names.push_back(kernel.name);
     selection.kernels.push_back(make_selected(kernel, request, selection.stage_kernel_time_ns));
   }
-  selection.coverage = selection.stage_kernel_time_ns > 0 ? static_cast<double>(selected_time_ns) /
-                                                                static_cast<double>(selection.stage_kernel_time_ns)
-                                                          : 0.0;
+  selection.coverage = selection.stage_kernel_time_ns > 0
+                           ? static_cast<double>(selected_time_ns) / static_cast<double>(selection.stage_kernel_time_ns)
+                           : 0.0;
   selection.more_coverage = coverage_steps(profilable, selection);
   selection.kernel_regex = kernel_name_regex(names, request.name_base);
 

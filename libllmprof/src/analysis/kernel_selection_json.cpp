@@ -9,7 +9,9 @@ namespace {
 
 boost::json::value rule_json(const KernelSelection& selection) {
   if (!selection.coverage_target) return {{"kind", "top_n"}, {"n", selection.kernels.size()}};
-  return {{"kind", "coverage"}, {"target", *selection.coverage_target}, {"max_kernels", selection.max_kernels},
+  return {{"kind", "coverage"},
+          {"target", *selection.coverage_target},
+          {"max_kernels", selection.max_kernels},
           {"capped", selection.capped}};
 }
 
@@ -27,8 +29,10 @@ boost::json::array coverage_steps_json(const std::vector<CoverageStep>& steps) {
 boost::json::value collectives_json(const KernelSelection& selection) {
   boost::json::array names;
   for (const auto& kernel : selection.collectives_left_out) names.emplace_back(kernel.name);
-  return {{"count", selection.collectives_left_out.size()}, {"total_time_ns", selection.collective_time_ns},
-          {"share", selection.collective_share}, {"names", std::move(names)}};
+  return {{"count", selection.collectives_left_out.size()},
+          {"total_time_ns", selection.collective_time_ns},
+          {"share", selection.collective_share},
+          {"names", std::move(names)}};
 }
 
 boost::json::array strings_json(const std::vector<std::string>& strings) {

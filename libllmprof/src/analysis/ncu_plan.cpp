@@ -80,7 +80,8 @@ class Planner {
   // Every group of `kernel` got the launches it can have (fewer when it has fewer past the skip).
   bool reached(const std::string& kernel, const PassResult& result) const {
     for (auto it = groups_.lower_bound({kernel, ""}); it != groups_.end() && it->first.first == kernel; ++it) {
-      const std::int64_t want = std::min(options_.launches_per_config, std::max<std::int64_t>(it->second.launches - options_.launch_skip, 0));
+      const std::int64_t want =
+          std::min(options_.launches_per_config, std::max<std::int64_t>(it->second.launches - options_.launch_skip, 0));
       const auto got = result.ordinals.find(it->first);
       if (std::int64_t(got == result.ordinals.end() ? 0 : got->second.size()) < want) return false;
     }
@@ -92,7 +93,8 @@ class Planner {
     std::int64_t total = 0;
     for (const auto& kernel : kernels)
       for (auto it = groups_.lower_bound({kernel, ""}); it != groups_.end() && it->first.first == kernel; ++it)
-        total += std::min(options_.launches_per_config, std::max<std::int64_t>(it->second.launches - options_.launch_skip, 0));
+        total += std::min(options_.launches_per_config,
+                          std::max<std::int64_t>(it->second.launches - options_.launch_skip, 0));
     return total;
   }
 
@@ -109,7 +111,8 @@ class Planner {
   std::map<GroupKey, Group> groups_;
 };
 
-std::vector<std::string> unreached_of(const Planner& planner, const std::vector<std::string>& kernels, const PassResult& result) {
+std::vector<std::string> unreached_of(const Planner& planner, const std::vector<std::string>& kernels,
+                                      const PassResult& result) {
   std::vector<std::string> unreached;
   for (const auto& kernel : kernels)
     if (!planner.reached(kernel, result)) unreached.push_back(kernel);
@@ -129,7 +132,8 @@ std::pair<std::int64_t, PassResult> choose_count(const Planner& planner, const s
     PassResult result = planner.simulate(set, count);
     const auto unreached = unreached_of(planner, kernels, result);
     double cost = double(result.profiled) * options.seconds_per_launch;
-    if (!unreached.empty()) cost += options.seconds_per_pass + double(planner.wanted_launches(unreached)) * options.seconds_per_launch;
+    if (!unreached.empty())
+      cost += options.seconds_per_pass + double(planner.wanted_launches(unreached)) * options.seconds_per_launch;
     if (!best || cost < best_cost) {
       best_cost = cost;
       best.emplace(count, std::move(result));
@@ -148,7 +152,8 @@ void plan_without_launch_table(const KernelSelection& selection, const NcuPlanOp
     config.kernel = kernel.name;
     config.stage_launches = kernel.instances;
     config.stage_time_ns = kernel.total_time_ns;
-    for (std::int64_t i = options.launch_skip + 1; i <= std::min(kernel.instances, options.launch_skip + pass.launch_count); ++i)
+    for (std::int64_t i = options.launch_skip + 1;
+         i <= std::min(kernel.instances, options.launch_skip + pass.launch_count); ++i)
       config.ordinals.push_back(i);
     if (config.ordinals.empty()) plan.kernels_unreached.push_back(kernel.name);
     pass.profiled_launches += std::int64_t(config.ordinals.size());
@@ -166,9 +171,12 @@ void plan_from_launch_table(const KernelSelection& selection, const std::vector<
   for (const auto& kernel : selection.kernels) {
     const bool present = planner.groups().lower_bound({kernel.name, ""}) != planner.groups().end() &&
                          planner.groups().lower_bound({kernel.name, ""})->first.first == kernel.name;
-    if (!present) plan.kernels_without_launches.push_back(kernel.name);
-    else if (!planner.reachable(kernel.name)) plan.kernels_unreached.push_back(kernel.name);
-    else remaining.push_back(kernel.name);
+    if (!present)
+      plan.kernels_without_launches.push_back(kernel.name);
+    else if (!planner.reachable(kernel.name))
+      plan.kernels_unreached.push_back(kernel.name);
+    else
+      remaining.push_back(kernel.name);
   }
   std::map<GroupKey, std::set<std::int64_t>> ordinals;
   std::map<GroupKey, std::size_t> first_pass;
@@ -193,9 +201,11 @@ void plan_from_launch_table(const KernelSelection& selection, const std::vector<
   }
   for (const auto& kernel : selection.kernels) {
     std::vector<std::pair<const GroupKey*, const Group*>> groups;
-    for (auto it = planner.groups().lower_bound({kernel.name, ""}); it != planner.groups().end() && it->first.first == kernel.name; ++it)
+    for (auto it = planner.groups().lower_bound({kernel.name, ""});
+         it != planner.groups().end() && it->first.first == kernel.name; ++it)
       groups.emplace_back(&it->first, &it->second);
-    std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.second->first_seen < b.second->first_seen; });
+    std::sort(groups.begin(), groups.end(),
+              [](const auto& a, const auto& b) { return a.second->first_seen < b.second->first_seen; });
     for (const auto& [key, group] : groups) {
       PlannedConfig config;
       config.kernel = kernel.name;
@@ -204,7 +214,8 @@ void plan_from_launch_table(const KernelSelection& selection, const std::vector<
       config.block = group->block;
       config.stage_launches = group->launches;
       config.stage_time_ns = group->time_ns;
-      if (const auto found = ordinals.find(*key); found != ordinals.end()) config.ordinals.assign(found->second.begin(), found->second.end());
+      if (const auto found = ordinals.find(*key); found != ordinals.end())
+        config.ordinals.assign(found->second.begin(), found->second.end());
       if (const auto found = first_pass.find(*key); found != first_pass.end()) config.pass = found->second;
       plan.configs.push_back(std::move(config));
     }
@@ -241,7 +252,8 @@ NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<St
   for (const auto& config : plan.configs)
     if (!config.ordinals.empty()) covered_ns += config.stage_time_ns;
   plan.expected_coverage = plan.stage_kernel_time_ns > 0 ? double(covered_ns) / double(plan.stage_kernel_time_ns) : 0;
-  plan.estimated_seconds = double(plan.planned_launches) * plan.seconds_per_launch + double(plan.passes.size()) * plan.seconds_per_pass;
+  plan.estimated_seconds =
+      double(plan.planned_launches) * plan.seconds_per_launch + double(plan.passes.size()) * plan.seconds_per_pass;
   return plan;
 }
 

@@ -25,8 +25,10 @@ std::vector<std::pair<std::int64_t, std::int64_t>> stage_intervals(const std::ve
   std::sort(intervals.begin(), intervals.end());
   std::vector<std::pair<std::int64_t, std::int64_t>> merged;
   for (const auto& interval : intervals) {
-    if (!merged.empty() && interval.first <= merged.back().second) merged.back().second = std::max(merged.back().second, interval.second);
-    else merged.push_back(interval);
+    if (!merged.empty() && interval.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, interval.second);
+    else
+      merged.push_back(interval);
   }
   return merged;
 }
@@ -54,7 +56,8 @@ Result<std::vector<StageKernelLaunch>> read_stage_kernel_launches(const std::fil
     if (next == intervals.size() || row.start_ns < intervals[next].first) return;
     auto name = names.find(row.name_id);
     if (name == names.end()) name = names.emplace(row.name_id, reader->string_value(row.name_id)).first;
-    launches.push_back({name->second, triple(row.grid), triple(row.block), row.shared_memory_bytes, row.end_ns - row.start_ns});
+    launches.push_back(
+        {name->second, triple(row.grid), triple(row.block), row.shared_memory_bytes, row.end_ns - row.start_ns});
   });
   if (!visited) return visited.error();
   if (!visited.value())
@@ -80,8 +83,10 @@ std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check, const 
   for (const auto& pass : plan.passes) {
     boost::json::array kernels;
     for (const auto& kernel : pass.kernels) kernels.emplace_back(kernel);
-    passes.emplace_back(boost::json::object{{"kernel_regex", pass.kernel_regex}, {"launch_skip", pass.launch_skip},
-                                            {"launch_count", pass.launch_count}, {"profiled_launches", pass.profiled_launches},
+    passes.emplace_back(boost::json::object{{"kernel_regex", pass.kernel_regex},
+                                            {"launch_skip", pass.launch_skip},
+                                            {"launch_count", pass.launch_count},
+                                            {"profiled_launches", pass.profiled_launches},
                                             {"kernels", std::move(kernels)}});
   }
   document["passes"] = std::move(passes);
@@ -89,9 +94,13 @@ std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check, const 
   for (const auto& config : plan.configs) {
     boost::json::array ordinals;
     for (auto ordinal : config.ordinals) ordinals.emplace_back(ordinal);
-    configs.emplace_back(boost::json::object{{"kernel", config.kernel}, {"config", config.config}, {"grid", config.grid},
-                                             {"block", config.block}, {"stage_launches", config.stage_launches},
-                                             {"stage_time_ns", config.stage_time_ns}, {"ordinals", std::move(ordinals)},
+    configs.emplace_back(boost::json::object{{"kernel", config.kernel},
+                                             {"config", config.config},
+                                             {"grid", config.grid},
+                                             {"block", config.block},
+                                             {"stage_launches", config.stage_launches},
+                                             {"stage_time_ns", config.stage_time_ns},
+                                             {"ordinals", std::move(ordinals)},
                                              {"pass", config.pass}});
   }
   document["configs"] = std::move(configs);
@@ -105,9 +114,12 @@ std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check, const 
   if (check) {
     boost::json::array missing;
     for (const auto& shortfall : check->not_profiled)
-      missing.emplace_back(boost::json::object{{"kernel", shortfall.kernel}, {"config", shortfall.config},
-                                               {"planned", shortfall.planned}, {"profiled", shortfall.profiled}});
-    document["check"] = boost::json::object{{"rows", check->rows}, {"planned_launches", check->planned_launches},
+      missing.emplace_back(boost::json::object{{"kernel", shortfall.kernel},
+                                               {"config", shortfall.config},
+                                               {"planned", shortfall.planned},
+                                               {"profiled", shortfall.profiled}});
+    document["check"] = boost::json::object{{"rows", check->rows},
+                                            {"planned_launches", check->planned_launches},
                                             {"profiled_planned_launches", check->profiled_planned_launches},
                                             {"coverage_reached", check->coverage_reached},
                                             {"not_profiled", std::move(missing)},
@@ -126,13 +138,18 @@ std::string ncu_plan_text(const NcuPlan& plan) {
        << plan.expected_coverage * 100 << "% of the stage's kernel time\n";
   for (std::size_t i = 0; i < plan.passes.size(); ++i) {
     const auto& pass = plan.passes[i];
-    text << "  pass " << i + 1 << ": " << pass.kernels.size() << " kernel(s), --filter-mode per-launch-config --launch-skip "
-         << pass.launch_skip << " --launch-count " << pass.launch_count << ": " << pass.profiled_launches << " launches\n";
+    text << "  pass " << i + 1 << ": " << pass.kernels.size()
+         << " kernel(s), --filter-mode per-launch-config --launch-skip " << pass.launch_skip << " --launch-count "
+         << pass.launch_count << ": " << pass.profiled_launches << " launches\n";
   }
   for (const auto& config : plan.configs) {
-    text << "  " << config.ordinals.size() << " of " << config.stage_launches << "  " << kernel_function_name(config.kernel);
+    text << "  " << config.ordinals.size() << " of " << config.stage_launches << "  "
+         << kernel_function_name(config.kernel);
     if (!config.config.empty()) text << "  " << config.config;
-    if (!config.ordinals.empty()) text << "  (launch " << config.ordinals.front() << (config.ordinals.size() > 1 ? "..." + std::to_string(config.ordinals.back()) : "") << ", pass " << config.pass + 1 << ")";
+    if (!config.ordinals.empty())
+      text << "  (launch " << config.ordinals.front()
+           << (config.ordinals.size() > 1 ? "..." + std::to_string(config.ordinals.back()) : "") << ", pass "
+           << config.pass + 1 << ")";
     text << "\n";
   }
   for (const auto& kernel : plan.kernels_without_launches) text << "  not in the launch table: " << kernel << "\n";

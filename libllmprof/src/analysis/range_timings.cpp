@@ -13,14 +13,17 @@ std::optional<std::string> contradiction(const NvtxRangeSummaryRow& row) {
   if (time.count <= 0) return "no instances";
   if (time.min_ns > time.max_ns) return "min > max";
   const double slack = 1.0;  // ns
-  if (time.median_ns + slack < static_cast<double>(time.min_ns) || time.median_ns - slack > static_cast<double>(time.max_ns)) {
+  if (time.median_ns + slack < static_cast<double>(time.min_ns) ||
+      time.median_ns - slack > static_cast<double>(time.max_ns)) {
     return "median outside [min, max]";
   }
-  if (time.average_ns + slack < static_cast<double>(time.min_ns) || time.average_ns - slack > static_cast<double>(time.max_ns)) {
+  if (time.average_ns + slack < static_cast<double>(time.min_ns) ||
+      time.average_ns - slack > static_cast<double>(time.max_ns)) {
     return "mean outside [min, max]";
   }
   const double expected_total = time.average_ns * static_cast<double>(time.count);
-  if (std::fabs(expected_total - static_cast<double>(time.total_time_ns)) > 0.1 * static_cast<double>(time.count) + slack) {
+  if (std::fabs(expected_total - static_cast<double>(time.total_time_ns)) >
+      0.1 * static_cast<double>(time.count) + slack) {
     return "total != mean x instances";
   }
   return std::nullopt;

@@ -48,9 +48,14 @@ struct CudaCoreOp {
 
 // Weights as in ncu's SpeedOfLight_RooflineChart (derived__*_x2 / _x4 metrics).
 constexpr std::array<CudaCoreOp, 9> cuda_core_ops{{
-    {precision::fp32, "ffma", 2}, {precision::fp32, "fadd", 1}, {precision::fp32, "fmul", 1},
-    {precision::fp64, "dfma", 2}, {precision::fp64, "dadd", 1}, {precision::fp64, "dmul", 1},
-    {precision::fp16_cuda_core, "hfma", 4}, {precision::fp16_cuda_core, "hadd", 2},
+    {precision::fp32, "ffma", 2},
+    {precision::fp32, "fadd", 1},
+    {precision::fp32, "fmul", 1},
+    {precision::fp64, "dfma", 2},
+    {precision::fp64, "dadd", 1},
+    {precision::fp64, "dmul", 1},
+    {precision::fp16_cuda_core, "hfma", 4},
+    {precision::fp16_cuda_core, "hadd", 2},
     {precision::fp16_cuda_core, "hmul", 2},
 }};
 
@@ -107,7 +112,8 @@ void add_cuda_core_flop(const NcuKernelLaunch& launch, LaunchRoofline& result, b
   }
   const auto clock = sm_clock_hz(launch);
   const std::array<std::pair<std::string_view, const CudaCoreOp*>, 3> fma{
-      {{precision::fp32, &cuda_core_ops[0]}, {precision::fp64, &cuda_core_ops[3]},
+      {{precision::fp32, &cuda_core_ops[0]},
+       {precision::fp64, &cuda_core_ops[3]},
        {precision::fp16_cuda_core, &cuda_core_ops[6]}}};
   for (const auto& [key, op] : fma) {
     const std::string name = "sm__sass_thread_inst_executed_op_" + std::string(op->op) + "_pred_on.sum.peak_sustained";
@@ -143,8 +149,9 @@ void add_dram(const NcuKernelLaunch& launch, LaunchRoofline& result) {
   } else if (auto rate = launch.metric("dram__bytes.sum.per_second"); rate && result.duration_ns) {
     result.dram_bytes = *rate * *result.duration_ns * 1e-9;
   } else {
-    result.missing.push_back("DRAM bytes: none of dram__bytes.sum, dram__bytes_read/write.sum, "
-                             "dram__bytes.sum.per_second recorded");
+    result.missing.push_back(
+        "DRAM bytes: none of dram__bytes.sum, dram__bytes_read/write.sum, "
+        "dram__bytes.sum.per_second recorded");
   }
   const auto per_cycle = launch.metric("dram__bytes.sum.peak_sustained");
   const auto clock = launch.metric("dram__cycles_elapsed.avg.per_second");
@@ -192,9 +199,12 @@ void add_percentages(const NcuKernelLaunch& launch, LaunchRoofline& result) {
 
 const char* to_string(KernelBound bound) noexcept {
   switch (bound) {
-    case KernelBound::compute: return "compute";
-    case KernelBound::memory: return "memory";
-    case KernelBound::latency: return "latency";
+    case KernelBound::compute:
+      return "compute";
+    case KernelBound::memory:
+      return "memory";
+    case KernelBound::latency:
+      return "latency";
   }
   return "unknown";
 }
@@ -209,10 +219,17 @@ std::optional<KernelBound> classify_bound(std::optional<double> pct_peak_compute
 }
 
 const std::vector<std::string>& roofline_metric_prefixes() {
-  static const std::vector<std::string> prefixes = {
-      "gpu__time_duration",  "Duration",          "sm__ops_path_tensor_", "sm__sass_thread_inst_executed_op_",
-      "smsp__sass_thread_inst_executed_op_", "smsp__cycles_elapsed", "sm__cycles_elapsed", "dram__",
-      "gpu__dram_throughput", "DRAM Throughput", "device__attribute_display_name"};
+  static const std::vector<std::string> prefixes = {"gpu__time_duration",
+                                                    "Duration",
+                                                    "sm__ops_path_tensor_",
+                                                    "sm__sass_thread_inst_executed_op_",
+                                                    "smsp__sass_thread_inst_executed_op_",
+                                                    "smsp__cycles_elapsed",
+                                                    "sm__cycles_elapsed",
+                                                    "dram__",
+                                                    "gpu__dram_throughput",
+                                                    "DRAM Throughput",
+                                                    "device__attribute_display_name"};
   return prefixes;
 }
 
@@ -243,8 +260,9 @@ LaunchRoofline analyze_launch(const NcuKernelLaunch& launch, const RooflineThres
     }
     result.flop = total;
   } else {
-    result.missing.push_back("FLOP: no sm__ops_path_tensor_src_* or sass_thread_inst_executed_op_* metric recorded "
-                             "(profile with --set roofline)");
+    result.missing.push_back(
+        "FLOP: no sm__ops_path_tensor_src_* or sass_thread_inst_executed_op_* metric recorded "
+        "(profile with --set roofline)");
   }
   add_dram(launch, result);
   add_percentages(launch, result);

@@ -114,10 +114,14 @@ Result<void> gather_api_calls(const NsysSqliteReader& reader, TimelineGathered& 
 
 std::int64_t kernel_name_id(const GpuActivityRow& activity) {
   switch (activity.kind) {
-    case GpuActivityKind::kernel: return activity.name_id;
-    case GpuActivityKind::memory_copy: return kMemcpyNameId;
-    case GpuActivityKind::memory_set: return kMemsetNameId;
-    case GpuActivityKind::graph_execution: return kGraphNameId;
+    case GpuActivityKind::kernel:
+      return activity.name_id;
+    case GpuActivityKind::memory_copy:
+      return kMemcpyNameId;
+    case GpuActivityKind::memory_set:
+      return kMemsetNameId;
+    case GpuActivityKind::graph_execution:
+      return kGraphNameId;
   }
   return kGraphNameId;
 }
@@ -235,7 +239,8 @@ Result<TimelineReport> analyze_timeline(const std::filesystem::path& sqlite_expo
   auto ranges = reader->read_nvtx_ranges(report.unclosed_ranges);
   if (!ranges) return ranges.error();
   if (ranges->empty())
-    return make_error(ErrorCode::no_report, "no closed NVTX range in " + sqlite_export.string() + ": nothing to attribute time to",
+    return make_error(ErrorCode::no_report,
+                      "no closed NVTX range in " + sqlite_export.string() + ": nothing to attribute time to",
                       "mark the stages with NVTX ranges (llmprof/nvtx.hpp, torch.cuda.nvtx.range) and trace with "
                       "`--trace=nvtx,...`; a capture gated on a range that never closed has none either",
                       sqlite_export.string());

@@ -122,6 +122,8 @@ boost::json::object timeline_json_object(const TimelineReport& report) {
 
 }  // namespace detail
 
-std::string timeline_json(const TimelineReport& report) { return detail::pretty_json(detail::timeline_json_object(report)); }
+std::string timeline_json(const TimelineReport& report) {
+  return detail::pretty_json(detail::timeline_json_object(report));
+}
 
 }  // namespace llmprof

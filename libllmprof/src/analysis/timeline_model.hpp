@@ -35,7 +35,10 @@ class RangeIndex {
     std::size_t low = 0, high = order.size();
     while (low < high) {
       const std::size_t middle = (low + high) / 2;
-      if (ranges_[order[middle]].start_ns <= time_ns) low = middle + 1; else high = middle;
+      if (ranges_[order[middle]].start_ns <= time_ns)
+        low = middle + 1;
+      else
+        high = middle;
     }
     if (low == 0) return;
     // Properly nested ranges enclosing t are all ancestors of that range (or the range itself).
@@ -77,13 +80,13 @@ struct KernelTotals {
 // Everything the engine gathers before stage figures are derived (timeline_stages.cpp).
 struct TimelineGathered {
   RangeIndex index;
-  std::vector<TimelineInstance> instances;        // parallel to index.ranges()
-  std::vector<std::size_t> stage_of;              // range -> stage
+  std::vector<TimelineInstance> instances;                      // parallel to index.ranges()
+  std::vector<std::size_t> stage_of;                            // range -> stage
   std::vector<std::pair<std::string, std::string>> stage_keys;  // stage -> (domain, name)
   std::vector<BusyAccumulator> stage_busy;
-  std::vector<std::int64_t> stage_gpu_start;      // first GPU start per stage (max when none)
+  std::vector<std::int64_t> stage_gpu_start;                        // first GPU start per stage (max when none)
   std::vector<std::map<std::int64_t, KernelTotals>> stage_kernels;  // stage -> name id -> totals
-  std::map<std::int64_t, std::string> names;      // name id -> kernel name
+  std::map<std::int64_t, std::string> names;                        // name id -> kernel name
 };
 
 // Names for activities without a kernel name (negative ids in stage_kernels).

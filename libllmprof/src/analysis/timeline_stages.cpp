@@ -177,7 +177,8 @@ std::string capture_loss_sentence(const TimelineStage& stage) {
          " inside " + code(stage.qualified_name()) +
          " have no GPU record: the range closed before the GPU finished. Synchronise the device before closing the "
          "range, gate the capture on a range that ends after a synchronise, or let the capture outlive the range "
-         "(--capture-range-end=none or repeat); the figures of " + code(stage.qualified_name()) + " are partial";
+         "(--capture-range-end=none or repeat); the figures of " +
+         code(stage.qualified_name()) + " are partial";
 }
 
 // Union of the instances' windows (instances are in CPU start order, so one merge pass).
@@ -214,7 +215,8 @@ void fill_validity(TimelineReport& report) {
   if (validity.empty_capture)
     validity.notes.push_back("no GPU activity was recorded: GPU figures are absent, CPU range figures stand");
   if (report.unclosed_ranges > 0)
-    validity.notes.push_back(std::to_string(report.unclosed_ranges) + " NVTX ranges never closed inside the capture "
+    validity.notes.push_back(std::to_string(report.unclosed_ranges) +
+                             " NVTX ranges never closed inside the capture "
                              "and are left out");
 }
 
@@ -251,7 +253,8 @@ void build_stages(TimelineGathered& gathered, const TimelineOptions& options, Ti
     stage.span_ns = span_end[id] - first_start[id];
     stage.active_ns = active_time_ns(stage.instances);
     stage.gpu_busy_ns = gathered.stage_busy[id].busy_ns;
-    if (gpu_end[id] > std::numeric_limits<std::int64_t>::min()) stage.gpu_span_ns = gpu_end[id] - gathered.stage_gpu_start[id];
+    if (gpu_end[id] > std::numeric_limits<std::int64_t>::min())
+      stage.gpu_span_ns = gpu_end[id] - gathered.stage_gpu_start[id];
     stage.kernels = stage_kernel_table(gathered.stage_kernels[id], gathered.names, options.kernels_per_stage);
     summarize_stage(stage, options);
     set_verdict(stage, options);

@@ -30,10 +30,14 @@ std::vector<std::string> gated_quantities(const RunReportModel& a, const RunRepo
 
 int severity(NoiseVerdict verdict) {
   switch (verdict) {
-    case NoiseVerdict::no_regression: return 0;
-    case NoiseVerdict::inconclusive: return 1;
-    case NoiseVerdict::regression: return 2;
-    case NoiseVerdict::single_run: return -1;
+    case NoiseVerdict::no_regression:
+      return 0;
+    case NoiseVerdict::inconclusive:
+      return 1;
+    case NoiseVerdict::regression:
+      return 2;
+    case NoiseVerdict::single_run:
+      return -1;
   }
   return -1;
 }
@@ -87,8 +91,9 @@ NoiseGate judge_noise(const RunReportModel& a, const RunReportModel& b, double l
   gate.level = level;
   const auto names = gated_quantities(a, b);
   if (names.empty()) {
-    gate.summary = "single runs: a run has fewer than 2 repeats of a time both measured, so this gate cannot tell noise "
-                   "from change (set run.repeats to 5 or more for both runs)";
+    gate.summary =
+        "single runs: a run has fewer than 2 repeats of a time both measured, so this gate cannot tell noise "
+        "from change (set run.repeats to 5 or more for both runs)";
     return gate;
   }
   gate.verdict = NoiseVerdict::no_regression;
@@ -97,7 +102,8 @@ NoiseGate judge_noise(const RunReportModel& a, const RunReportModel& b, double l
     auto summary_b = summarize_samples(find_quantity(b, name)->samples);
     if (!summary_a || !summary_b) continue;  // a non-finite sample: load_run_report let it through, the gate does not
     gate.quantities.push_back(judge_quantity(name, *summary_a, *summary_b, limit_pct / 100, level));
-    if (severity(gate.quantities.back().verdict) > severity(gate.verdict)) gate.verdict = gate.quantities.back().verdict;
+    if (severity(gate.quantities.back().verdict) > severity(gate.verdict))
+      gate.verdict = gate.quantities.back().verdict;
   }
   if (gate.quantities.empty()) {
     gate.verdict = NoiseVerdict::single_run;
@@ -110,12 +116,17 @@ NoiseGate judge_noise(const RunReportModel& a, const RunReportModel& b, double l
   for (const auto& quantity : gate.quantities) widest_noise = std::max(widest_noise, quantity.noise_pct.value_or(0));
   const std::string test = " (Welch t-test, one-sided level " + format_number(level) + ")";
   switch (gate.verdict) {
-    case NoiseVerdict::regression: gate.summary = "regression: " + details + test; break;
-    case NoiseVerdict::no_regression: gate.summary = "no regression: " + details + test; break;
+    case NoiseVerdict::regression:
+      gate.summary = "regression: " + details + test;
+      break;
+    case NoiseVerdict::no_regression:
+      gate.summary = "no regression: " + details + test;
+      break;
     case NoiseVerdict::inconclusive:
       gate.summary = "inconclusive: noise ±" + format_number(widest_noise) + "%: " + details + test;
       break;
-    case NoiseVerdict::single_run: break;
+    case NoiseVerdict::single_run:
+      break;
   }
   return gate;
 }

@@ -15,7 +15,9 @@ std::optional<double> as_double(const std::optional<std::int64_t>& value) {
   return value ? std::optional<double>(static_cast<double>(*value)) : std::nullopt;
 }
 
-std::string stage_key(const ReportStage& stage) { return stage.domain.empty() ? stage.name : stage.domain + ":" + stage.name; }
+std::string stage_key(const ReportStage& stage) {
+  return stage.domain.empty() ? stage.name : stage.domain + ":" + stage.name;
+}
 
 StageComparison compare_stage(const std::string& name, const ReportStage* a, const ReportStage* b) {
   StageComparison result;
@@ -31,17 +33,20 @@ StageComparison compare_stage(const std::string& name, const ReportStage* a, con
                                      pick(b, [](const ReportStage& s) { return as_double(s.kernel_time_ns); }));
   result.gpu_busy_fraction = make_delta(pick(a, [](const ReportStage& s) { return s.gpu_busy_fraction; }),
                                         pick(b, [](const ReportStage& s) { return s.gpu_busy_fraction; }));
-  result.mfu = make_delta(pick(a, [](const ReportStage& s) { return s.mfu; }), pick(b, [](const ReportStage& s) { return s.mfu; }));
+  result.mfu = make_delta(pick(a, [](const ReportStage& s) { return s.mfu; }),
+                          pick(b, [](const ReportStage& s) { return s.mfu; }));
   result.mfu_workload = make_delta(pick(a, [](const ReportStage& s) { return s.mfu_workload; }),
                                    pick(b, [](const ReportStage& s) { return s.mfu_workload; }));
   return result;
 }
 
-KernelComparison compare_kernel(const std::string& name, const ReportKernel* a, const ReportKernel* b, double threshold) {
+KernelComparison compare_kernel(const std::string& name, const ReportKernel* a, const ReportKernel* b,
+                                double threshold) {
   KernelComparison result;
   result.name = name;
   result.avg_time_ns = make_delta(a ? a->avg_time_ns : std::nullopt, b ? b->avg_time_ns : std::nullopt);
-  result.total_time_ns = make_delta(a ? as_double(a->total_time_ns) : std::nullopt, b ? as_double(b->total_time_ns) : std::nullopt);
+  result.total_time_ns =
+      make_delta(a ? as_double(a->total_time_ns) : std::nullopt, b ? as_double(b->total_time_ns) : std::nullopt);
   result.instances = make_delta(a ? as_double(a->instances) : std::nullopt, b ? as_double(b->instances) : std::nullopt);
   result.share_of_total = make_delta(a ? a->share_of_total : std::nullopt, b ? b->share_of_total : std::nullopt);
   if (a == nullptr) {
@@ -65,7 +70,8 @@ void add_difference(std::vector<SettingDifference>& out, const std::string& key,
 std::vector<SettingDifference> compare_environment(const RunReportModel& a, const RunReportModel& b) {
   std::vector<SettingDifference> differences;
   if (!a.environment.present || !b.environment.present) {
-    add_difference(differences, "env.json", a.environment.present ? std::optional<std::string>("present") : std::nullopt,
+    add_difference(differences, "env.json",
+                   a.environment.present ? std::optional<std::string>("present") : std::nullopt,
                    b.environment.present ? std::optional<std::string>("present") : std::nullopt);
   }
   const std::size_t gpus = std::max(a.environment.gpus.size(), b.environment.gpus.size());
@@ -73,16 +79,19 @@ std::vector<SettingDifference> compare_environment(const RunReportModel& a, cons
     const GpuRecord* ga = i < a.environment.gpus.size() ? &a.environment.gpus[i] : nullptr;
     const GpuRecord* gb = i < b.environment.gpus.size() ? &b.environment.gpus[i] : nullptr;
     const std::string prefix = "gpu[" + std::to_string(i) + "].";
-    add_difference(differences, prefix + "name", ga ? std::optional(ga->name) : std::nullopt, gb ? std::optional(gb->name) : std::nullopt);
+    add_difference(differences, prefix + "name", ga ? std::optional(ga->name) : std::nullopt,
+                   gb ? std::optional(gb->name) : std::nullopt);
     add_difference(differences, prefix + "driver", ga ? std::optional(ga->driver) : std::nullopt,
                    gb ? std::optional(gb->driver) : std::nullopt);
-    add_difference(differences, prefix + "memory_mib", ga ? std::optional(std::to_string(ga->memory_mib)) : std::nullopt,
+    add_difference(differences, prefix + "memory_mib",
+                   ga ? std::optional(std::to_string(ga->memory_mib)) : std::nullopt,
                    gb ? std::optional(std::to_string(gb->memory_mib)) : std::nullopt);
   }
   std::map<std::string, std::pair<std::optional<std::string>, std::optional<std::string>>> tools;
   for (const auto& [tool, version] : a.environment.tool_versions) tools[tool].first = version;
   for (const auto& [tool, version] : b.environment.tool_versions) tools[tool].second = version;
-  for (const auto& [tool, versions] : tools) add_difference(differences, "tools." + tool, versions.first, versions.second);
+  for (const auto& [tool, versions] : tools)
+    add_difference(differences, "tools." + tool, versions.first, versions.second);
   add_difference(differences, "device (report.json)", a.device.name, b.device.name);
   return differences;
 }
@@ -125,13 +134,15 @@ void check_regression(RunComparison& comparison, const RunReportModel& a, const 
       ++judged;
       if (*delta->delta_pct > limit) {
         comparison.regression = true;
-        comparison.regression_reasons.push_back(stage.name + ": " + what + " " + detail::format_signed_percent(*delta->delta_pct) +
-                                                " (limit +" + detail::format_number(limit) + "%)");
+        comparison.regression_reasons.push_back(stage.name + ": " + what + " " +
+                                                detail::format_signed_percent(*delta->delta_pct) + " (limit +" +
+                                                detail::format_number(limit) + "%)");
       }
     }
   }
   if (judged == 0 && comparison.inconclusive_reasons.empty()) {
-    comparison.inconclusive_reasons.push_back("no stage has a wall or kernel time in both runs: there is nothing to gate on");
+    comparison.inconclusive_reasons.push_back(
+        "no stage has a wall or kernel time in both runs: there is nothing to gate on");
   }
   comparison.inconclusive = !comparison.inconclusive_reasons.empty();
 }
@@ -149,21 +160,30 @@ ValueDelta make_delta(const std::optional<double>& a, const std::optional<double
 
 const char* to_string(NoiseVerdict verdict) noexcept {
   switch (verdict) {
-    case NoiseVerdict::no_regression: return "no regression";
-    case NoiseVerdict::inconclusive: return "inconclusive";
-    case NoiseVerdict::regression: return "regression";
-    case NoiseVerdict::single_run: return "single run";
+    case NoiseVerdict::no_regression:
+      return "no regression";
+    case NoiseVerdict::inconclusive:
+      return "inconclusive";
+    case NoiseVerdict::regression:
+      return "regression";
+    case NoiseVerdict::single_run:
+      return "single run";
   }
   return "single run";
 }
 
 const char* to_string(KernelChange change) noexcept {
   switch (change) {
-    case KernelChange::unchanged: return "unchanged";
-    case KernelChange::faster: return "faster";
-    case KernelChange::slower: return "slower";
-    case KernelChange::added: return "new";
-    case KernelChange::removed: return "gone";
+    case KernelChange::unchanged:
+      return "unchanged";
+    case KernelChange::faster:
+      return "faster";
+    case KernelChange::slower:
+      return "slower";
+    case KernelChange::added:
+      return "new";
+    case KernelChange::removed:
+      return "gone";
   }
   return "unchanged";
 }
@@ -181,9 +201,11 @@ RunComparison compare_runs(const RunReportModel& a, const RunReportModel& b, con
     }
     return nullptr;
   };
-  for (const auto& stage : a.stages) comparison.stages.push_back(compare_stage(stage_key(stage), &stage, find_stage(b, stage_key(stage))));
+  for (const auto& stage : a.stages)
+    comparison.stages.push_back(compare_stage(stage_key(stage), &stage, find_stage(b, stage_key(stage))));
   for (const auto& stage : b.stages) {
-    if (find_stage(a, stage_key(stage)) == nullptr) comparison.stages.push_back(compare_stage(stage_key(stage), nullptr, &stage));
+    if (find_stage(a, stage_key(stage)) == nullptr)
+      comparison.stages.push_back(compare_stage(stage_key(stage), nullptr, &stage));
   }
   auto find_kernel = [](const RunReportModel& model, const std::string& name) -> const ReportKernel* {
     for (const auto& kernel : model.kernels) {
@@ -192,7 +214,8 @@ RunComparison compare_runs(const RunReportModel& a, const RunReportModel& b, con
     return nullptr;
   };
   for (const auto& kernel : a.kernels) {
-    comparison.kernels.push_back(compare_kernel(kernel.name, &kernel, find_kernel(b, kernel.name), options.kernel_threshold_pct));
+    comparison.kernels.push_back(
+        compare_kernel(kernel.name, &kernel, find_kernel(b, kernel.name), options.kernel_threshold_pct));
   }
   for (const auto& kernel : b.kernels) {
     if (find_kernel(a, kernel.name) == nullptr) {

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/format.hpp"
 #include "core/json_pretty.hpp"
 #include "llmprof/run_comparison.hpp"
-#include "core/format.hpp"
 #include "report/report_html_page.hpp"
 
 namespace llmprof {
@@ -33,24 +33,35 @@ json::value noise_gate_json(const std::optional<NoiseGate>& gate) {
   if (!gate) return nullptr;
   json::array quantities;
   for (const auto& quantity : gate->quantities) {
-    quantities.push_back(json::object{{"quantity", quantity.quantity}, {"runs_a", quantity.runs_a}, {"runs_b", quantity.runs_b},
-                                      {"mean_a", quantity.mean_a}, {"mean_b", quantity.mean_b},
-                                      {"slowdown_pct", quantity.slowdown_pct},
-                                      {"noise_pct", quantity.noise_pct ? json::value(*quantity.noise_pct) : json::value(nullptr)},
-                                      {"p_slower", quantity.p_slower}, {"p_not_slower", quantity.p_not_slower},
-                                      {"verdict", to_string(quantity.verdict)}});
+    quantities.push_back(
+        json::object{{"quantity", quantity.quantity},
+                     {"runs_a", quantity.runs_a},
+                     {"runs_b", quantity.runs_b},
+                     {"mean_a", quantity.mean_a},
+                     {"mean_b", quantity.mean_b},
+                     {"slowdown_pct", quantity.slowdown_pct},
+                     {"noise_pct", quantity.noise_pct ? json::value(*quantity.noise_pct) : json::value(nullptr)},
+                     {"p_slower", quantity.p_slower},
+                     {"p_not_slower", quantity.p_not_slower},
+                     {"verdict", to_string(quantity.verdict)}});
   }
-  return json::object{{"verdict", to_string(gate->verdict)}, {"level", gate->level}, {"summary", gate->summary},
+  return json::object{{"verdict", to_string(gate->verdict)},
+                      {"level", gate->level},
+                      {"summary", gate->summary},
                       {"quantities", std::move(quantities)}};
 }
 
 json::object delta_json(const ValueDelta& delta) {
-  return {{"a", rounded(delta.a)}, {"b", rounded(delta.b)}, {"ratio", rounded(delta.ratio)}, {"delta_pct", rounded(delta.delta_pct)}};
+  return {{"a", rounded(delta.a)},
+          {"b", rounded(delta.b)},
+          {"ratio", rounded(delta.ratio)},
+          {"delta_pct", rounded(delta.delta_pct)}};
 }
 
 json::array differences_json(const std::vector<SettingDifference>& differences) {
   json::array out;
-  for (const auto& difference : differences) out.push_back(json::object{{"key", difference.key}, {"a", difference.a}, {"b", difference.b}});
+  for (const auto& difference : differences)
+    out.push_back(json::object{{"key", difference.key}, {"a", difference.a}, {"b", difference.b}});
   return out;
 }
 
@@ -82,17 +93,24 @@ std::string summary_line(const RunComparison& comparison) {
 std::string comparison_to_json(const RunComparison& comparison) {
   json::array stages;
   for (const auto& stage : comparison.stages) {
-    stages.push_back(json::object{{"name", stage.name}, {"in_a", stage.in_a}, {"in_b", stage.in_b},
-                                  {"wall_ns", delta_json(stage.wall_ns)}, {"gpu_projection_ns", delta_json(stage.gpu_projection_ns)},
+    stages.push_back(json::object{{"name", stage.name},
+                                  {"in_a", stage.in_a},
+                                  {"in_b", stage.in_b},
+                                  {"wall_ns", delta_json(stage.wall_ns)},
+                                  {"gpu_projection_ns", delta_json(stage.gpu_projection_ns)},
                                   {"kernel_time_ns", delta_json(stage.kernel_time_ns)},
-                                  {"gpu_busy_fraction", delta_json(stage.gpu_busy_fraction)}, {"mfu", delta_json(stage.mfu)},
+                                  {"gpu_busy_fraction", delta_json(stage.gpu_busy_fraction)},
+                                  {"mfu", delta_json(stage.mfu)},
                                   {"mfu_workload", delta_json(stage.mfu_workload)}});
   }
   json::array kernels;
   for (const auto& kernel : comparison.kernels) {
-    kernels.push_back(json::object{{"name", kernel.name}, {"change", to_string(kernel.change)},
-                                   {"avg_time_ns", delta_json(kernel.avg_time_ns)}, {"total_time_ns", delta_json(kernel.total_time_ns)},
-                                   {"instances", delta_json(kernel.instances)}, {"share_of_total", delta_json(kernel.share_of_total)}});
+    kernels.push_back(json::object{{"name", kernel.name},
+                                   {"change", to_string(kernel.change)},
+                                   {"avg_time_ns", delta_json(kernel.avg_time_ns)},
+                                   {"total_time_ns", delta_json(kernel.total_time_ns)},
+                                   {"instances", delta_json(kernel.instances)},
+                                   {"share_of_total", delta_json(kernel.share_of_total)}});
   }
   json::array reasons;
   for (const auto& reason : comparison.regression_reasons) reasons.emplace_back(reason);
@@ -121,8 +139,8 @@ std::string render_comparison_markdown(const RunComparison& comparison) {
   out << "# deep-profile comparison\n\n**A:** " << markdown_cell(comparison.run_a) << "  \n**B:** "
       << markdown_cell(comparison.run_b) << "\n\nChanges are B relative to A.";
   if (comparison.options.fail_if_slower_pct) {
-    out << " Regression gate: a stage's wall or kernel time more than +" << detail::format_number(*comparison.options.fail_if_slower_pct)
-        << "% slower.\n\n";
+    out << " Regression gate: a stage's wall or kernel time more than +"
+        << detail::format_number(*comparison.options.fail_if_slower_pct) << "% slower.\n\n";
     if (comparison.noise_gate) out << "Noise gate: " << markdown_cell(comparison.noise_gate->summary) << "\n\n";
     if (comparison.regression) {
       out << "**REGRESSION**:\n\n";
@@ -137,22 +155,25 @@ std::string render_comparison_markdown(const RunComparison& comparison) {
       for (const auto& reason : comparison.inconclusive_reasons) out << "- " << markdown_cell(reason) << "\n";
     }
   }
-  out << "\n## Stages\n\n| Stage | Wall A | Wall B | Δ wall | Kernel time A | Kernel time B | Δ kernel | GPU busy A → B | MFU A → B |\n"
+  out << "\n## Stages\n\n| Stage | Wall A | Wall B | Δ wall | Kernel time A | Kernel time B | Δ kernel | GPU busy A → "
+         "B | MFU A → B |\n"
          "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const auto& stage : comparison.stages) {
-    out << "| " << markdown_cell(stage.name) << (stage.in_a ? "" : " (only B)") << (stage.in_b ? "" : " (only A)") << " | "
-        << duration_text(stage.wall_ns.a) << " | " << duration_text(stage.wall_ns.b) << " | " << delta_text(stage.wall_ns) << " | "
-        << duration_text(stage.kernel_time_ns.a) << " | " << duration_text(stage.kernel_time_ns.b) << " | "
-        << delta_text(stage.kernel_time_ns) << " | " << format_fraction_percent(stage.gpu_busy_fraction.a) << " → "
+    out << "| " << markdown_cell(stage.name) << (stage.in_a ? "" : " (only B)") << (stage.in_b ? "" : " (only A)")
+        << " | " << duration_text(stage.wall_ns.a) << " | " << duration_text(stage.wall_ns.b) << " | "
+        << delta_text(stage.wall_ns) << " | " << duration_text(stage.kernel_time_ns.a) << " | "
+        << duration_text(stage.kernel_time_ns.b) << " | " << delta_text(stage.kernel_time_ns) << " | "
+        << format_fraction_percent(stage.gpu_busy_fraction.a) << " → "
         << format_fraction_percent(stage.gpu_busy_fraction.b) << " | " << format_fraction_percent(stage.mfu.a) << " → "
         << format_fraction_percent(stage.mfu.b) << " |\n";
   }
-  out << "\n## Kernels\n\n" << summary_line(comparison) << " (judged on average time per launch).\n\n"
+  out << "\n## Kernels\n\n"
+      << summary_line(comparison) << " (judged on average time per launch).\n\n"
       << "| Change | Kernel | Avg A | Avg B | Δ avg | Ratio | Total A | Total B |\n|---|---|--:|--:|--:|--:|--:|--:|\n";
   for (const auto& kernel : comparison.kernels) {
     if (kernel.change == KernelChange::unchanged) continue;
-    out << "| " << to_string(kernel.change) << " | " << markdown_code(detail::kernel_display_name(kernel.name, 60)) << " | "
-        << duration_text(kernel.avg_time_ns.a) << " | " << duration_text(kernel.avg_time_ns.b) << " | "
+    out << "| " << to_string(kernel.change) << " | " << markdown_code(detail::kernel_display_name(kernel.name, 60))
+        << " | " << duration_text(kernel.avg_time_ns.a) << " | " << duration_text(kernel.avg_time_ns.b) << " | "
         << delta_text(kernel.avg_time_ns) << " | " << ratio_text(kernel.avg_time_ns) << " | "
         << duration_text(kernel.total_time_ns.a) << " | " << duration_text(kernel.total_time_ns.b) << " |\n";
   }
@@ -164,7 +185,8 @@ std::string render_comparison_markdown(const RunComparison& comparison) {
     }
     out << "| Key | A | B |\n|---|---|---|\n";
     for (const auto& difference : differences) {
-      out << "| " << markdown_code(difference.key) << " | " << markdown_code(difference.a) << " | " << markdown_code(difference.b) << " |\n";
+      out << "| " << markdown_code(difference.key) << " | " << markdown_code(difference.a) << " | "
+          << markdown_code(difference.b) << " |\n";
     }
   };
   write_differences("Environment differences", comparison.environment);
@@ -175,8 +197,12 @@ std::string render_comparison_markdown(const RunComparison& comparison) {
 std::string render_comparison_html(const RunComparison& comparison) {
   std::ostringstream body;
   auto delta_cell = [](const ValueDelta& delta) {
-    const std::string css = !delta.delta_pct ? "" : *delta.delta_pct > 0.05 ? " delta-bad" : *delta.delta_pct < -0.05 ? " delta-good" : "";
-    return "<td class=\"num" + css + "\"" + detail::sort_key(delta.delta_pct) + ">" + html_escape(delta_text(delta)) + "</td>";
+    const std::string css = !delta.delta_pct           ? ""
+                            : *delta.delta_pct > 0.05  ? " delta-bad"
+                            : *delta.delta_pct < -0.05 ? " delta-good"
+                                                       : "";
+    return "<td class=\"num" + css + "\"" + detail::sort_key(delta.delta_pct) + ">" + html_escape(delta_text(delta)) +
+           "</td>";
   };
   body << "<section class=\"card\" id=\"verdict\"><h2>Verdict</h2>";
   if (comparison.options.fail_if_slower_pct) {
@@ -184,43 +210,53 @@ std::string render_comparison_html(const RunComparison& comparison) {
     for (const auto& reason : comparison.inconclusive_reasons) {
       body << "<li class=\"verdict warn\"><strong>cannot compare</strong> " << html_escape(reason) << "</li>";
     }
-    if (comparison.noise_gate) body << "<li class=\"verdict\">Noise gate: " << html_escape(comparison.noise_gate->summary) << "</li>";
+    if (comparison.noise_gate)
+      body << "<li class=\"verdict\">Noise gate: " << html_escape(comparison.noise_gate->summary) << "</li>";
     if (comparison.regression) {
-      for (const auto& reason : comparison.regression_reasons) body << "<li class=\"verdict warn\"><strong>regression</strong> " << html_escape(reason) << "</li>";
+      for (const auto& reason : comparison.regression_reasons)
+        body << "<li class=\"verdict warn\"><strong>regression</strong> " << html_escape(reason) << "</li>";
     } else if (comparison.noise_gate && comparison.noise_gate->verdict == NoiseVerdict::inconclusive) {
-      body << "<li class=\"verdict warn\"><strong>inconclusive</strong>: the change cannot be told from the noise.</li>";
+      body
+          << "<li class=\"verdict warn\"><strong>inconclusive</strong>: the change cannot be told from the noise.</li>";
     } else if (comparison.noise_gate && comparison.noise_gate->verdict == NoiseVerdict::no_regression) {
       body << "<li class=\"verdict\">No regression beyond the noise.</li>";
     } else if (!comparison.inconclusive) {
-      body << "<li class=\"verdict\">No stage is more than +" << detail::format_number(*comparison.options.fail_if_slower_pct)
-           << "% slower.</li>";
+      body << "<li class=\"verdict\">No stage is more than +"
+           << detail::format_number(*comparison.options.fail_if_slower_pct) << "% slower.</li>";
     }
     body << "</ul>";
   }
   body << "<p class=\"lead\">Kernels: " << html_escape(summary_line(comparison)) << ".</p></section>\n";
-  body << "<section class=\"card\" id=\"stages\"><h2>Stages</h2><div class=\"table-wrap\"><table class=\"sortable\"><thead><tr>"
+  body << "<section class=\"card\" id=\"stages\"><h2>Stages</h2><div class=\"table-wrap\"><table "
+          "class=\"sortable\"><thead><tr>"
           "<th>Stage</th><th class=\"num\">Wall A</th><th class=\"num\">Wall B</th><th class=\"num\">Δ wall</th>"
           "<th class=\"num\">Kernel A</th><th class=\"num\">Kernel B</th><th class=\"num\">Δ kernel</th>"
-          "<th class=\"num\">Busy A</th><th class=\"num\">Busy B</th><th class=\"num\">MFU A</th><th class=\"num\">MFU B</th></tr></thead><tbody>";
+          "<th class=\"num\">Busy A</th><th class=\"num\">Busy B</th><th class=\"num\">MFU A</th><th class=\"num\">MFU "
+          "B</th></tr></thead><tbody>";
   for (const auto& stage : comparison.stages) {
     body << "<tr><td>" << html_escape(stage.name) << "</td><td class=\"num\">" << duration_text(stage.wall_ns.a)
          << "</td><td class=\"num\">" << duration_text(stage.wall_ns.b) << "</td>" << delta_cell(stage.wall_ns)
          << "<td class=\"num\">" << duration_text(stage.kernel_time_ns.a) << "</td><td class=\"num\">"
          << duration_text(stage.kernel_time_ns.b) << "</td>" << delta_cell(stage.kernel_time_ns) << "<td class=\"num\">"
          << format_fraction_percent(stage.gpu_busy_fraction.a) << "</td><td class=\"num\">"
-         << format_fraction_percent(stage.gpu_busy_fraction.b) << "</td><td class=\"num\">" << format_fraction_percent(stage.mfu.a)
-         << "</td><td class=\"num\">" << format_fraction_percent(stage.mfu.b) << "</td></tr>";
+         << format_fraction_percent(stage.gpu_busy_fraction.b) << "</td><td class=\"num\">"
+         << format_fraction_percent(stage.mfu.a) << "</td><td class=\"num\">" << format_fraction_percent(stage.mfu.b)
+         << "</td></tr>";
   }
-  body << "</tbody></table></div></section>\n<section class=\"card\" id=\"kernels\"><h2>Kernels</h2><div class=\"table-wrap\">"
-          "<table class=\"sortable\"><thead><tr><th>Change</th><th>Kernel</th><th class=\"num\">Avg A</th><th class=\"num\">Avg B</th>"
-          "<th class=\"num\">Δ avg</th><th class=\"num\">Total A</th><th class=\"num\">Total B</th></tr></thead><tbody>";
+  body
+      << "</tbody></table></div></section>\n<section class=\"card\" id=\"kernels\"><h2>Kernels</h2><div "
+         "class=\"table-wrap\">"
+         "<table class=\"sortable\"><thead><tr><th>Change</th><th>Kernel</th><th class=\"num\">Avg A</th><th "
+         "class=\"num\">Avg B</th>"
+         "<th class=\"num\">Δ avg</th><th class=\"num\">Total A</th><th class=\"num\">Total B</th></tr></thead><tbody>";
   for (const auto& kernel : comparison.kernels) {
     const char* change = to_string(kernel.change);
     body << "<tr><td><span class=\"badge " << change << "\">" << change << "</span></td><td class=\"kernel\" title=\""
-         << html_escape(kernel.name) << "\">" << html_escape(detail::kernel_display_name(kernel.name, 80)) << "</td><td class=\"num\">"
-         << duration_text(kernel.avg_time_ns.a) << "</td><td class=\"num\">" << duration_text(kernel.avg_time_ns.b) << "</td>"
-         << delta_cell(kernel.avg_time_ns) << "<td class=\"num\">" << duration_text(kernel.total_time_ns.a) << "</td><td class=\"num\">"
-         << duration_text(kernel.total_time_ns.b) << "</td></tr>";
+         << html_escape(kernel.name) << "\">" << html_escape(detail::kernel_display_name(kernel.name, 80))
+         << "</td><td class=\"num\">" << duration_text(kernel.avg_time_ns.a) << "</td><td class=\"num\">"
+         << duration_text(kernel.avg_time_ns.b) << "</td>" << delta_cell(kernel.avg_time_ns) << "<td class=\"num\">"
+         << duration_text(kernel.total_time_ns.a) << "</td><td class=\"num\">" << duration_text(kernel.total_time_ns.b)
+         << "</td></tr>";
   }
   body << "</tbody></table></div></section>\n";
   auto differences = [&](const char* id, const char* title, const std::vector<SettingDifference>& list) {

@@ -5,11 +5,11 @@
 #include <sstream>
 
 #include "core/atomic_file.hpp"
+#include "core/format.hpp"
 #include "core/json_pretty.hpp"
 #include "llmprof/report.hpp"
 #include "llmprof/sweep.hpp"
 #include "llmprof/workload_metrics.hpp"
-#include "core/format.hpp"
 #include "report/report_html_page.hpp"
 
 namespace llmprof {
@@ -97,17 +97,20 @@ SweepIndex build_sweep_index(const std::vector<SweepPointOutcome>& outcomes, con
 
 std::string render_sweep_index_markdown(const SweepIndex& index) {
   std::ostringstream out;
-  out << "# deep-profile sweep\n\n" << index.rows.size() << " configurations, one run directory each. Stage compared: **"
+  out << "# deep-profile sweep\n\n"
+      << index.rows.size() << " configurations, one run directory each. Stage compared: **"
       << markdown_cell(index.stage) << "**.\n\n"
-      << "| Point | Overrides | Status | Batch | Tokens/s | Time/token | " << markdown_cell(index.stage) << " wall | GPU busy | MFU (profiled) | MFU (workload) | Run directory |\n"
+      << "| Point | Overrides | Status | Batch | Tokens/s | Time/token | " << markdown_cell(index.stage)
+      << " wall | GPU busy | MFU (profiled) | MFU (workload) | Run directory |\n"
       << "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n";
   for (const auto& row : index.rows) {
     std::string overrides;
     for (const auto& entry : row.overrides) overrides += (overrides.empty() ? "" : " ") + markdown_code(entry);
     out << "| " << markdown_cell(row.label) << " | " << overrides << " | " << markdown_cell(row.status) << " | "
-        << (row.batch ? std::to_string(*row.batch) : detail::kNotComputed) << " | " << tokens_text(row.tokens_per_s) << " | "
-        << (row.time_per_output_token_s ? format_duration_ns(*row.time_per_output_token_s * 1e9) : detail::kNotComputed) << " | "
-        << (row.stage_wall_ns ? format_duration_ns(*row.stage_wall_ns) : detail::kNotComputed) << " | "
+        << (row.batch ? std::to_string(*row.batch) : detail::kNotComputed) << " | " << tokens_text(row.tokens_per_s)
+        << " | "
+        << (row.time_per_output_token_s ? format_duration_ns(*row.time_per_output_token_s * 1e9) : detail::kNotComputed)
+        << " | " << (row.stage_wall_ns ? format_duration_ns(*row.stage_wall_ns) : detail::kNotComputed) << " | "
         << format_fraction_percent(row.stage_busy_fraction) << " | " << format_fraction_percent(row.stage_mfu) << " | "
         << format_fraction_percent(row.stage_mfu_workload) << " | "
         << (row.main_directory ? markdown_code(row.main_directory->string()) : detail::kNotComputed) << " |\n";
@@ -117,10 +120,13 @@ std::string render_sweep_index_markdown(const SweepIndex& index) {
     if (row.error.empty() && row.notes.empty()) continue;
     if (!any_problem) out << "\n## Problems\n\n";
     any_problem = true;
-    if (!row.error.empty()) out << "- **" << markdown_cell(row.label) << "** failed: " << markdown_cell(row.error) << "\n";
-    for (const auto& note : row.notes) out << "- **" << markdown_cell(row.label) << "**: " << markdown_cell(note) << "\n";
+    if (!row.error.empty())
+      out << "- **" << markdown_cell(row.label) << "** failed: " << markdown_cell(row.error) << "\n";
+    for (const auto& note : row.notes)
+      out << "- **" << markdown_cell(row.label) << "**: " << markdown_cell(note) << "\n";
   }
-  out << "\n" << detail::kNotComputed << " = not computed. Compare two points in depth with `deep-profile compare A B`.\n";
+  out << "\n"
+      << detail::kNotComputed << " = not computed. Compare two points in depth with `deep-profile compare A B`.\n";
   return out.str();
 }
 
@@ -128,34 +134,46 @@ std::string render_sweep_index_html(const SweepIndex& index) {
   double best = 0;
   for (const auto& row : index.rows) best = std::max(best, row.tokens_per_s.value_or(0));
   std::ostringstream body;
-  body << "<section class=\"card\" id=\"points\"><h2>Configurations</h2><div class=\"table-wrap\"><table class=\"sortable\">"
-          "<thead><tr><th>Point</th><th>Overrides</th><th>Status</th><th class=\"num\">Batch</th><th class=\"num\">Tokens/s</th>"
-          "<th class=\"num\">Time/token</th><th class=\"num\">" << html_escape(index.stage) << " wall</th><th class=\"num\">GPU busy</th>"
-          "<th class=\"num\">MFU (profiled)</th><th class=\"num\">MFU (workload)</th><th>Run directory</th></tr></thead><tbody>";
+  body << "<section class=\"card\" id=\"points\"><h2>Configurations</h2><div class=\"table-wrap\"><table "
+          "class=\"sortable\">"
+          "<thead><tr><th>Point</th><th>Overrides</th><th>Status</th><th class=\"num\">Batch</th><th "
+          "class=\"num\">Tokens/s</th>"
+          "<th class=\"num\">Time/token</th><th class=\"num\">"
+       << html_escape(index.stage)
+       << " wall</th><th class=\"num\">GPU busy</th>"
+          "<th class=\"num\">MFU (profiled)</th><th class=\"num\">MFU (workload)</th><th>Run "
+          "directory</th></tr></thead><tbody>";
   for (const auto& row : index.rows) {
     std::string overrides;
     for (const auto& entry : row.overrides) overrides += "<code>" + html_escape(entry) + "</code> ";
     char bar[16];
     std::snprintf(bar, sizeof bar, "%.0f", best > 0 ? row.tokens_per_s.value_or(0) / best * 60 : 0.0);
     body << "<tr><td>" << html_escape(row.label) << "</td><td>" << overrides << "</td><td><span class=\"badge\">"
-         << html_escape(row.status) << "</span></td><td class=\"num\">" << (row.batch ? std::to_string(*row.batch) : detail::kNotComputed)
-         << "</td><td class=\"num\"" << detail::sort_key(row.tokens_per_s) << "><span class=\"share\" style=\"width:" << bar
-         << "px\"></span>" << tokens_text(row.tokens_per_s) << "</td><td class=\"num\">"
-         << (row.time_per_output_token_s ? format_duration_ns(*row.time_per_output_token_s * 1e9) : detail::kNotComputed)
-         << "</td><td class=\"num\">" << (row.stage_wall_ns ? format_duration_ns(*row.stage_wall_ns) : detail::kNotComputed)
-         << "</td><td class=\"num\"" << detail::sort_key(row.stage_busy_fraction) << ">" << format_fraction_percent(row.stage_busy_fraction)
-         << "</td><td class=\"num\"" << detail::sort_key(row.stage_mfu) << ">" << format_fraction_percent(row.stage_mfu)
-         << "</td><td class=\"num\"" << detail::sort_key(row.stage_mfu_workload) << ">" << format_fraction_percent(row.stage_mfu_workload)
+         << html_escape(row.status) << "</span></td><td class=\"num\">"
+         << (row.batch ? std::to_string(*row.batch) : detail::kNotComputed) << "</td><td class=\"num\""
+         << detail::sort_key(row.tokens_per_s) << "><span class=\"share\" style=\"width:" << bar << "px\"></span>"
+         << tokens_text(row.tokens_per_s) << "</td><td class=\"num\">"
+         << (row.time_per_output_token_s ? format_duration_ns(*row.time_per_output_token_s * 1e9)
+                                         : detail::kNotComputed)
+         << "</td><td class=\"num\">"
+         << (row.stage_wall_ns ? format_duration_ns(*row.stage_wall_ns) : detail::kNotComputed)
+         << "</td><td class=\"num\"" << detail::sort_key(row.stage_busy_fraction) << ">"
+         << format_fraction_percent(row.stage_busy_fraction) << "</td><td class=\"num\""
+         << detail::sort_key(row.stage_mfu) << ">" << format_fraction_percent(row.stage_mfu) << "</td><td class=\"num\""
+         << detail::sort_key(row.stage_mfu_workload) << ">" << format_fraction_percent(row.stage_mfu_workload)
          << "</td><td><code>" << (row.main_directory ? html_escape(row.main_directory->string()) : detail::kNotComputed)
          << "</code></td></tr>";
   }
   body << "</tbody></table></div></section>\n";
   std::string problems;
   for (const auto& row : index.rows) {
-    if (!row.error.empty()) problems += "<li><strong>" + html_escape(row.label) + "</strong> failed: " + html_escape(row.error) + "</li>";
-    for (const auto& note : row.notes) problems += "<li><strong>" + html_escape(row.label) + "</strong>: " + html_escape(note) + "</li>";
+    if (!row.error.empty())
+      problems += "<li><strong>" + html_escape(row.label) + "</strong> failed: " + html_escape(row.error) + "</li>";
+    for (const auto& note : row.notes)
+      problems += "<li><strong>" + html_escape(row.label) + "</strong>: " + html_escape(note) + "</li>";
   }
-  if (!problems.empty()) body << "<section class=\"card\" id=\"problems\"><h2>Problems</h2><ul>" << problems << "</ul></section>\n";
+  if (!problems.empty())
+    body << "<section class=\"card\" id=\"problems\"><h2>Problems</h2><ul>" << problems << "</ul></section>\n";
   return detail::html_page("Sweep: " + std::to_string(index.rows.size()) + " configurations",
                            "one run directory per configuration; stage compared: " + index.stage, body.str());
 }
@@ -166,29 +184,39 @@ std::string sweep_index_to_json(const SweepIndex& index) {
     json::array overrides, notes;
     for (const auto& entry : row.overrides) overrides.emplace_back(entry);
     for (const auto& note : row.notes) notes.emplace_back(note);
-    rows.push_back(json::object{
-        {"label", row.label}, {"overrides", std::move(overrides)},
-        {"main", row.main_directory ? json::value(row.main_directory->string()) : json::value(nullptr)},
-        {"status", row.status}, {"error", row.error.empty() ? json::value(nullptr) : json::value(row.error)},
-        {"batch", row.batch ? json::value(*row.batch) : json::value(nullptr)},
-        {"tokens_per_s", optional_number(row.tokens_per_s)},
-        {"time_per_output_token_s", optional_number(row.time_per_output_token_s)},
-        {"stage_wall_ns", optional_number(row.stage_wall_ns)},
-        {"gpu_busy_fraction", optional_number(row.stage_busy_fraction)}, {"mfu", optional_number(row.stage_mfu)},
-        {"mfu_workload", optional_number(row.stage_mfu_workload)}, {"notes", std::move(notes)}});
+    rows.push_back(
+        json::object{{"label", row.label},
+                     {"overrides", std::move(overrides)},
+                     {"main", row.main_directory ? json::value(row.main_directory->string()) : json::value(nullptr)},
+                     {"status", row.status},
+                     {"error", row.error.empty() ? json::value(nullptr) : json::value(row.error)},
+                     {"batch", row.batch ? json::value(*row.batch) : json::value(nullptr)},
+                     {"tokens_per_s", optional_number(row.tokens_per_s)},
+                     {"time_per_output_token_s", optional_number(row.time_per_output_token_s)},
+                     {"stage_wall_ns", optional_number(row.stage_wall_ns)},
+                     {"gpu_busy_fraction", optional_number(row.stage_busy_fraction)},
+                     {"mfu", optional_number(row.stage_mfu)},
+                     {"mfu_workload", optional_number(row.stage_mfu_workload)},
+                     {"notes", std::move(notes)}});
   }
-  return detail::pretty_json(json::object{{"schema", "llmprof.sweep_index/2"}, {"stage", index.stage}, {"points", std::move(rows)}});
+  return detail::pretty_json(
+      json::object{{"schema", "llmprof.sweep_index/2"}, {"stage", index.stage}, {"points", std::move(rows)}});
 }
 
 Result<void> write_sweep_index(const SweepIndex& index, const std::filesystem::path& sweep_directory) {
   std::error_code error;
   std::filesystem::create_directories(sweep_directory, error);
   if (error) {
-    return make_error(ErrorCode::io_error, "cannot create sweep directory " + sweep_directory.string() + ": " + error.message(),
+    return make_error(ErrorCode::io_error,
+                      "cannot create sweep directory " + sweep_directory.string() + ": " + error.message(),
                       "choose a writable location", sweep_directory.string());
   }
-  if (auto written = detail::write_file_atomically(sweep_directory / "index.md", render_sweep_index_markdown(index)); !written) return written;
-  if (auto written = detail::write_file_atomically(sweep_directory / "index.html", render_sweep_index_html(index)); !written) return written;
+  if (auto written = detail::write_file_atomically(sweep_directory / "index.md", render_sweep_index_markdown(index));
+      !written)
+    return written;
+  if (auto written = detail::write_file_atomically(sweep_directory / "index.html", render_sweep_index_html(index));
+      !written)
+    return written;
   return detail::write_file_atomically(sweep_directory / "index.json", sweep_index_to_json(index));
 }
 

@@ -3,9 +3,9 @@
 #include <set>
 #include <sstream>
 
-#include "llmprof/sweep.hpp"
 #include "core/text.hpp"
 #include "core/toml_flatten.hpp"
+#include "llmprof/sweep.hpp"
 
 namespace llmprof {
 namespace {
@@ -14,7 +14,8 @@ namespace {
 std::string sanitize_label(const std::string& text) {
   std::string label;
   for (char c : text) {
-    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    const bool safe =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     label += safe ? c : '-';
   }
   // Collapse runs of '-' and trim them, so "a=[\"--batch\", \"4\"]" reads "a-batch-4".
@@ -33,7 +34,8 @@ std::string default_label(const std::vector<SweepOverride>& overrides) {
   std::string text;
   for (const auto& entry : overrides) {
     const auto dot = entry.key.rfind('.');
-    text += (text.empty() ? "" : "_") + (dot == std::string::npos ? entry.key : entry.key.substr(dot + 1)) + "-" + entry.value;
+    text += (text.empty() ? "" : "_") + (dot == std::string::npos ? entry.key : entry.key.substr(dot + 1)) + "-" +
+            entry.value;
   }
   return sanitize_label(text);
 }
@@ -97,7 +99,6 @@ std::vector<std::string> split_top_level(const std::string& text) {
   return parts;
 }
 
-
 }  // namespace
 
 std::vector<std::string> SweepPoint::override_strings() const {
@@ -138,7 +139,8 @@ Result<SweepPlan> parse_sweep_plan_toml(std::string_view toml_text, const std::s
       SweepPoint point;
       if (const auto* name = table.get("name")) {
         if (!name->is_string()) {
-          return make_error(ErrorCode::invalid_argument, source_name + ": point " + std::to_string(number) + ": name must be a string",
+          return make_error(ErrorCode::invalid_argument,
+                            source_name + ": point " + std::to_string(number) + ": name must be a string",
                             "write name = \"batch-4\"", "name");
         }
         point.label = sanitize_label(name->as_string()->get());
@@ -178,7 +180,8 @@ Result<SweepPlan> parse_sweep_points(const std::vector<std::string>& point_argum
                           "--point argument " + std::to_string(i + 1) + ": '" + item + "' is not key=value",
                           "write --point 'section.key=value,section.other=value'", point_arguments[i]);
       }
-      point.overrides.push_back({std::string(detail::trim(item.substr(0, equals))), std::string(detail::trim(item.substr(equals + 1)))});
+      point.overrides.push_back(
+          {std::string(detail::trim(item.substr(0, equals))), std::string(detail::trim(item.substr(equals + 1)))});
     }
     plan.points.push_back(std::move(point));
   }

@@ -20,7 +20,8 @@ SweepPointOutcome point_outcome(const SweepPoint& point, const fs::path& sweep_d
   SweepPointOutcome outcome{point, std::nullopt, std::nullopt};
   const fs::path main = sweep_point_directory(sweep_directory, index);
   const std::string rerun = "see " + task_log(sweep_directory, index).string() +
-                            "; run the point again with `deep-profile sweep --plan PLAN --point-index " + std::to_string(index) + "`";
+                            "; run the point again with `deep-profile sweep --plan PLAN --point-index " +
+                            std::to_string(index) + "`";
   std::ifstream in(RunLayout(main).resolve(RunLayout::manifest()));
   if (!in) {
     outcome.error = make_error(ErrorCode::not_found,
@@ -34,8 +35,9 @@ SweepPointOutcome point_outcome(const SweepPoint& point, const fs::path& sweep_d
   text << in.rdbuf();
   auto manifest = manifest_from_json(text.str());
   if (!manifest) {
-    outcome.error = make_error(ErrorCode::parse_error, "point " + std::to_string(index) + ": " + manifest.error().message, rerun,
-                               main.string());
+    outcome.error =
+        make_error(ErrorCode::parse_error, "point " + std::to_string(index) + ": " + manifest.error().message, rerun,
+                   main.string());
     return outcome;
   }
   if (manifest->status != RunStatus::running) return outcome;
@@ -43,10 +45,12 @@ SweepPointOutcome point_outcome(const SweepPoint& point, const fs::path& sweep_d
   // flock tells the two apart (the kernel drops it when its holder dies, even on SIGKILL).
   detail::RunLock lock;
   if (detail::try_lock_finished_run(main, lock) == detail::RunLockState::held_elsewhere) return outcome;
-  outcome.error = make_error(ErrorCode::interrupted,
-                             "point " + std::to_string(index) + " stopped without finishing: run.json still says running and "
-                                 "no process holds its run.lock (the task was killed: time limit, scancel or a node failure)",
-                             rerun, main.string());
+  outcome.error =
+      make_error(ErrorCode::interrupted,
+                 "point " + std::to_string(index) +
+                     " stopped without finishing: run.json still says running and "
+                     "no process holds its run.lock (the task was killed: time limit, scancel or a node failure)",
+                 rerun, main.string());
   return outcome;
 }
 
@@ -60,7 +64,8 @@ fs::path default_sweep_directory(const fs::path& runs_root, const fs::path& plan
   return runs_root / ("sweep-" + plan_file.stem().string());
 }
 
-Result<SweepIndex> merge_sweep_points(const SweepPlan& plan, const fs::path& sweep_directory, const std::string& stage) {
+Result<SweepIndex> merge_sweep_points(const SweepPlan& plan, const fs::path& sweep_directory,
+                                      const std::string& stage) {
   std::vector<SweepPointOutcome> outcomes;
   for (std::size_t index = 0; index < plan.points.size(); ++index) {
     outcomes.push_back(point_outcome(plan.points[index], sweep_directory, index));

@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 
@@ -29,7 +29,6 @@ std::string position(const std::string& source_name, const toml::source_region& 
   if (region.begin.line == 0) return source_name;
   return source_name + ":" + std::to_string(region.begin.line) + ":" + std::to_string(region.begin.column);
 }
-
 
 // "string \"ten\"", "integer 3", "array": what the user wrote, for wrong-type messages.
 std::string describe_node(const toml::node& node) {
@@ -226,7 +225,8 @@ class ConfigLayers {
   Result<void> apply_override(const std::string& text);
   Result<DeepProfileConfig> finish() {
     for (const auto& field : detail::config_fields()) {
-      if (auto rejected = rejected_choices_.find(field.info.key); rejected != rejected_choices_.end()) return rejected->second;
+      if (auto rejected = rejected_choices_.find(field.info.key); rejected != rejected_choices_.end())
+        return rejected->second;
     }
     if (auto checked = detail::validate_config_values(config_, origins_); !checked) return checked.error();
     return std::move(config_);
@@ -254,9 +254,9 @@ class ConfigLayers {
 
 Result<toml::table> parse_toml(const std::string& text, const std::string& source_name) {
   if (const auto unsafe = detail::find_unsafe_toml_text(text)) {
-    return make_error(ErrorCode::parse_error, source_name + ": byte " + std::to_string(unsafe->first) + " " + unsafe->second,
-                      "save the file as UTF-8 text; keys and bare values are ASCII, other text belongs in quotes",
-                      source_name);
+    return make_error(
+        ErrorCode::parse_error, source_name + ": byte " + std::to_string(unsafe->first) + " " + unsafe->second,
+        "save the file as UTF-8 text; keys and bare values are ASCII, other text belongs in quotes", source_name);
   }
 #if TOML_EXCEPTIONS
   try {

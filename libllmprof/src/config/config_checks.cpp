@@ -23,7 +23,6 @@ Error invalid_value(const std::string& key, const std::string& problem, const st
                     hint, key);
 }
 
-
 std::optional<Error> check_bound(const ConfigField& field, double value, const ConfigOrigins& origins) {
   if (!std::isfinite(value)) {
     return invalid_value(field.info.key, "must be a finite number", "write a number such as 600", origins);
@@ -104,12 +103,11 @@ std::optional<Error> check_across_fields(const DeepProfileConfig& config, const 
                       "set nsys.nvtx_capture=decode or nsys.capture_range=none", "nsys.nvtx_capture");
   }
   if (config.run.kernel_coverage > 1) {
-    return make_error(ErrorCode::invalid_argument,
-                      "run.kernel_coverage is " + format_number(config.run.kernel_coverage) +
-                          ", but it is a fraction of the stage's kernel time (at most 1)" +
-                          where_set(origins, "run.kernel_coverage"),
-                      "write e.g. run.kernel_coverage=0.9 for 90%, or 0 to select run.top_n_kernels",
-                      "run.kernel_coverage");
+    return make_error(
+        ErrorCode::invalid_argument,
+        "run.kernel_coverage is " + format_number(config.run.kernel_coverage) +
+            ", but it is a fraction of the stage's kernel time (at most 1)" + where_set(origins, "run.kernel_coverage"),
+        "write e.g. run.kernel_coverage=0.9 for 90%, or 0 to select run.top_n_kernels", "run.kernel_coverage");
   }
   if (config.ncu.launches_per_kernel > config.ncu.max_launches) {
     return make_error(ErrorCode::invalid_argument,
@@ -147,11 +145,12 @@ Error unknown_choice(const std::string& key, std::string_view value, std::span<c
                      const std::string& where) {
   const std::vector<std::string> allowed(names.begin(), names.end());
   const std::string nearest = nearest_candidate(value, allowed);
-  return make_error(ErrorCode::invalid_argument,
-                    "configuration key " + key + " is '" + std::string(value) + "', which is not one of: " +
-                        detail::join(allowed, ", ") + " (set at " + where + ")",
-                    nearest.empty() ? "use one of: " + detail::join(allowed, ", ") : "did you mean " + key + "=" + nearest + "?",
-                    key);
+  return make_error(
+      ErrorCode::invalid_argument,
+      "configuration key " + key + " is '" + std::string(value) +
+          "', which is not one of: " + detail::join(allowed, ", ") + " (set at " + where + ")",
+      nearest.empty() ? "use one of: " + detail::join(allowed, ", ") : "did you mean " + key + "=" + nearest + "?",
+      key);
 }
 
 Result<void> validate_config_values(const DeepProfileConfig& config, const ConfigOrigins& origins) {

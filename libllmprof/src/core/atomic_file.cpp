@@ -53,16 +53,29 @@ Result<void> write_all(int fd, const std::string& content, const std::filesystem
 Error io_error_from_errno(int error_number, const std::string& what, const std::filesystem::path& path) {
   std::string hint;
   switch (error_number) {
-    case EACCES: case EPERM: hint = "make the directory writable for this user, or choose another location"; break;
-    case ENOSPC: case EDQUOT: hint = "free disk space (or raise the quota) and run again"; break;
-    case EROFS: hint = "the file system is read-only; choose a writable location"; break;
-    case ENOTDIR: hint = "a component of the path is a file, not a directory"; break;
-    case ENOENT: hint = "create the parent directory first"; break;
-    default: break;
+    case EACCES:
+    case EPERM:
+      hint = "make the directory writable for this user, or choose another location";
+      break;
+    case ENOSPC:
+    case EDQUOT:
+      hint = "free disk space (or raise the quota) and run again";
+      break;
+    case EROFS:
+      hint = "the file system is read-only; choose a writable location";
+      break;
+    case ENOTDIR:
+      hint = "a component of the path is a file, not a directory";
+      break;
+    case ENOENT:
+      hint = "create the parent directory first";
+      break;
+    default:
+      break;
   }
   const bool full = error_number == ENOSPC || error_number == EDQUOT;
-  return make_error(full ? ErrorCode::no_space : ErrorCode::io_error, what + " " + path.string() + ": " + std::strerror(error_number),
-                    hint, path.string());
+  return make_error(full ? ErrorCode::no_space : ErrorCode::io_error,
+                    what + " " + path.string() + ": " + std::strerror(error_number), hint, path.string());
 }
 
 Result<void> write_file_atomically(const std::filesystem::path& path, const std::string& content) {

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <vector>
 
-
 namespace llmprof::detail {
 namespace {
 
@@ -35,12 +34,23 @@ std::string html_escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -50,12 +60,24 @@ std::string markdown_cell(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '|': out += "\\|"; break;
-      case '\n': case '\r': out += ' '; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      default: out += c;
+      case '|':
+        out += "\\|";
+        break;
+      case '\n':
+      case '\r':
+        out += ' ';
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -64,10 +86,14 @@ std::string markdown_cell(std::string_view text) {
 std::string markdown_code(std::string_view text) {
   std::string out = "`";
   for (char c : text) {
-    if (c == '`') out += '\'';
-    else if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
+    if (c == '`')
+      out += '\'';
+    else if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
   }
   return out + "`";
 }
@@ -101,11 +127,14 @@ std::string format_fraction_percent(const std::optional<double>& fraction) {
 
 std::string format_si(const std::optional<double>& value, std::string_view unit) {
   if (!value) return kNotComputed;
-  static const struct { double scale; const char* prefix; } kPrefixes[] = {
-      {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  static const struct {
+    double scale;
+    const char* prefix;
+  } kPrefixes[] = {{1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
   const double magnitude = std::fabs(*value);
   for (const auto& prefix : kPrefixes) {
-    if (magnitude >= prefix.scale) return significant(*value / prefix.scale, 3) + " " + prefix.prefix + std::string(unit);
+    if (magnitude >= prefix.scale)
+      return significant(*value / prefix.scale, 3) + " " + prefix.prefix + std::string(unit);
   }
   return significant(*value, 3) + " " + std::string(unit);
 }
@@ -133,19 +162,41 @@ std::string kernel_display_name(std::string_view name, std::size_t max_length) {
   std::string flat;
   int angle = 0, paren = 0, square = 0;
   for (char c : name) {
-    if (c == '<') { ++angle; continue; }
-    if (c == '>' && angle > 0) { --angle; continue; }
-    if (c == '(') { ++paren; continue; }
-    if (c == ')' && paren > 0) { --paren; continue; }
-    if (c == '[') { ++square; continue; }
-    if (c == ']' && square > 0) { --square; continue; }
+    if (c == '<') {
+      ++angle;
+      continue;
+    }
+    if (c == '>' && angle > 0) {
+      --angle;
+      continue;
+    }
+    if (c == '(') {
+      ++paren;
+      continue;
+    }
+    if (c == ')' && paren > 0) {
+      --paren;
+      continue;
+    }
+    if (c == '[') {
+      ++square;
+      continue;
+    }
+    if (c == ']' && square > 0) {
+      --square;
+      continue;
+    }
     if (angle == 0 && paren == 0 && square == 0) flat += c;
   }
   // The return type ("void ") is everything before the last space.
   if (const auto space = flat.find_last_of(' '); space != std::string::npos) flat = flat.substr(space + 1);
   std::string collapsed;
   for (std::size_t i = 0; i < flat.size(); ++i) {
-    if (flat.compare(i, 4, "::::") == 0) { collapsed += "::"; i += 3; continue; }
+    if (flat.compare(i, 4, "::::") == 0) {
+      collapsed += "::";
+      i += 3;
+      continue;
+    }
     collapsed += flat[i];
   }
   while (collapsed.rfind("::", 0) == 0) collapsed.erase(0, 2);

@@ -36,14 +36,21 @@ std::optional<std::int64_t> json_to_int64(const json::value& value) {
 
 std::string describe_json_value(const json::value& value) {
   switch (value.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "a boolean";
+    case json::kind::null:
+      return "null";
+    case json::kind::bool_:
+      return "a boolean";
     case json::kind::int64:
-    case json::kind::uint64: return "the integer " + json::serialize(value);
-    case json::kind::double_: return "the number " + json::serialize(value);
-    case json::kind::string: return "the string " + json::serialize(value);
-    case json::kind::array: return "an array";
-    case json::kind::object: return "an object";
+    case json::kind::uint64:
+      return "the integer " + json::serialize(value);
+    case json::kind::double_:
+      return "the number " + json::serialize(value);
+    case json::kind::string:
+      return "the string " + json::serialize(value);
+    case json::kind::array:
+      return "an array";
+    case json::kind::object:
+      return "an object";
   }
   return "an unknown value";
 }
@@ -116,7 +123,8 @@ Result<json::object> parse_json_object(std::string_view text, const std::filesys
                       "re-create it with the step that writes it (deep-profile analyze for analysis/report.json)",
                       path.string());
   }
-  if (!root.is_object()) return make_error(ErrorCode::parse_error, path.string() + " is not a JSON object", "", path.string());
+  if (!root.is_object())
+    return make_error(ErrorCode::parse_error, path.string() + " is not a JSON object", "", path.string());
   return std::move(root.get_object());
 }
 
@@ -141,7 +149,8 @@ std::vector<std::pair<std::string, std::string>> tool_versions_from_environment(
       if (const auto* text = object.if_contains("text"); text != nullptr && text->is_string()) {
         versions.emplace_back(name, std::string(text->get_string()));
       }
-    } else if (const auto* found = tool.if_contains("found"); found != nullptr && found->is_bool() && !found->get_bool()) {
+    } else if (const auto* found = tool.if_contains("found");
+               found != nullptr && found->is_bool() && !found->get_bool()) {
       versions.emplace_back(name, "not found");
     }
   }

@@ -32,15 +32,19 @@ struct JsonFieldError {
   std::string field;
 };
 
-std::optional<std::string> json_string(const boost::json::object& object, std::string_view key, const std::string& field);
+std::optional<std::string> json_string(const boost::json::object& object, std::string_view key,
+                                       const std::string& field);
 std::optional<double> json_number(const boost::json::object& object, std::string_view key, const std::string& field);
 // Integers by json_to_int64's policy.
-std::optional<std::int64_t> json_integer(const boost::json::object& object, std::string_view key, const std::string& field);
+std::optional<std::int64_t> json_integer(const boost::json::object& object, std::string_view key,
+                                         const std::string& field);
 // A JSON object of strings ({"NAME": "value"}).
 std::map<std::string, std::string> json_string_map(const boost::json::object& object, std::string_view key,
                                                    const std::string& field);
-std::vector<std::string> json_strings(const boost::json::object& object, std::string_view key, const std::string& field);
-std::vector<boost::json::object> json_objects(const boost::json::object& object, std::string_view key, const std::string& field);
+std::vector<std::string> json_strings(const boost::json::object& object, std::string_view key,
+                                      const std::string& field);
+std::vector<boost::json::object> json_objects(const boost::json::object& object, std::string_view key,
+                                              const std::string& field);
 
 // The value of a field that must be present: throws JsonFieldError{field} when it is not.
 template <typename T>

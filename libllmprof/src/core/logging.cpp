@@ -2,8 +2,8 @@
 #include "llmprof/logging.hpp"
 
 #include <boost/core/null_deleter.hpp>
-#include <boost/date_time/posix_time/time_formatters.hpp>
 #include <boost/date_time/posix_time/posix_time_types.hpp>
+#include <boost/date_time/posix_time/time_formatters.hpp>
 #include <boost/log/attributes/clock.hpp>
 #include <boost/log/core.hpp>
 #include <boost/log/expressions.hpp>
@@ -11,8 +11,8 @@
 #include <boost/log/sinks/text_ostream_backend.hpp>
 #include <boost/log/sources/record_ostream.hpp>
 #include <boost/log/sources/severity_channel_logger.hpp>
-#include <boost/shared_ptr.hpp>
 #include <boost/make_shared.hpp>
+#include <boost/shared_ptr.hpp>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -88,11 +88,16 @@ Logger& logger() {
 
 const char* to_string(LogLevel level) noexcept {
   switch (level) {
-    case LogLevel::trace: return "trace";
-    case LogLevel::debug: return "debug";
-    case LogLevel::info: return "info";
-    case LogLevel::warning: return "warning";
-    case LogLevel::error: return "error";
+    case LogLevel::trace:
+      return "trace";
+    case LogLevel::debug:
+      return "debug";
+    case LogLevel::info:
+      return "info";
+    case LogLevel::warning:
+      return "warning";
+    case LogLevel::error:
+      return "error";
   }
   return "info";
 }

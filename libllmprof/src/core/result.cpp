@@ -5,17 +5,28 @@ namespace llmprof {
 
 const char* to_string(ErrorCode code) noexcept {
   switch (code) {
-    case ErrorCode::invalid_argument: return "invalid_argument";
-    case ErrorCode::not_found: return "not_found";
-    case ErrorCode::io_error: return "io_error";
-    case ErrorCode::no_space: return "no_space";
-    case ErrorCode::parse_error: return "parse_error";
-    case ErrorCode::process_failed: return "process_failed";
-    case ErrorCode::timeout: return "timeout";
-    case ErrorCode::interrupted: return "interrupted";
-    case ErrorCode::no_report: return "no_report";
-    case ErrorCode::unsupported: return "unsupported";
-    case ErrorCode::already_exists: return "already_exists";
+    case ErrorCode::invalid_argument:
+      return "invalid_argument";
+    case ErrorCode::not_found:
+      return "not_found";
+    case ErrorCode::io_error:
+      return "io_error";
+    case ErrorCode::no_space:
+      return "no_space";
+    case ErrorCode::parse_error:
+      return "parse_error";
+    case ErrorCode::process_failed:
+      return "process_failed";
+    case ErrorCode::timeout:
+      return "timeout";
+    case ErrorCode::interrupted:
+      return "interrupted";
+    case ErrorCode::no_report:
+      return "no_report";
+    case ErrorCode::unsupported:
+      return "unsupported";
+    case ErrorCode::already_exists:
+      return "already_exists";
   }
   return "unknown";
 }

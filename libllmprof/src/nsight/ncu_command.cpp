@@ -76,19 +76,23 @@ std::optional<Error> check_kernel_name(const NcuProfileOptions& options) {
 
 std::optional<Error> check_filters(const NcuProfileOptions& options) {
   for (const auto& expression : options.nvtx_include) {
-    if (expression.empty() || std::all_of(expression.begin(), expression.end(), [](unsigned char c) { return std::isspace(c) != 0; })) {
-      return invalid("an NVTX include expression is empty", "name the range, e.g. \"decode/\" for push/pop range decode",
-                     "--nvtx-include");
+    if (expression.empty() ||
+        std::all_of(expression.begin(), expression.end(), [](unsigned char c) { return std::isspace(c) != 0; })) {
+      return invalid("an NVTX include expression is empty",
+                     "name the range, e.g. \"decode/\" for push/pop range decode", "--nvtx-include");
     }
   }
   for (const auto& expression : options.nvtx_exclude) {
-    if (expression.empty()) return invalid("an NVTX exclude expression is empty", "remove it or name the range", "--nvtx-exclude");
+    if (expression.empty())
+      return invalid("an NVTX exclude expression is empty", "remove it or name the range", "--nvtx-exclude");
   }
   if (options.launch_skip && *options.launch_skip < 0) {
-    return invalid("--launch-skip must not be negative", "use 0 or more", "--launch-skip " + std::to_string(*options.launch_skip));
+    return invalid("--launch-skip must not be negative", "use 0 or more",
+                   "--launch-skip " + std::to_string(*options.launch_skip));
   }
   if (options.launch_count && *options.launch_count < 0) {
-    return invalid("--launch-count must not be negative", "use 1 or more", "--launch-count " + std::to_string(*options.launch_count));
+    return invalid("--launch-count must not be negative", "use 1 or more",
+                   "--launch-count " + std::to_string(*options.launch_count));
   }
   for (const auto& metric : options.metrics) {
     if (metric.empty() || metric.find(',') != std::string::npos) {
@@ -103,15 +107,18 @@ std::optional<Error> check_profile(const NcuProfileOptions& options, const NcuIn
   if (options.application.empty() || options.application.front().empty()) {
     return invalid("ncu has no application to profile", "set the workload argv (application)");
   }
-  if (options.output.empty()) return invalid("ncu has no output report (-o)", "set output, e.g. MAIN/ncu/profile (ncu appends .ncu-rep)");
+  if (options.output.empty())
+    return invalid("ncu has no output report (-o)", "set output, e.g. MAIN/ncu/profile (ncu appends .ncu-rep)");
   if (auto error = check_filters(options)) return error;
   if (options.filter_mode && *options.filter_mode != NcuFilterMode::global) {
     const std::string mode(choice_name(*options.filter_mode));
     if (!tool.filter_modes.empty() && !tool.has_filter_mode(mode)) {
-      return invalid("this ncu has no --filter-mode " + mode + " (its --help lists: " + join(tool.filter_modes, ", ") + ")",
-                     "use Nsight Compute 2025.3 or newer, or set ncu.plan = \"bounded\"", "--filter-mode " + mode);
+      return invalid(
+          "this ncu has no --filter-mode " + mode + " (its --help lists: " + join(tool.filter_modes, ", ") + ")",
+          "use Nsight Compute 2025.3 or newer, or set ncu.plan = \"bounded\"", "--filter-mode " + mode);
     }
-    if (tool.filter_modes.empty()) add_warning(warnings, "the probe could not read ncu --help, so --filter-mode " + mode + " was not checked");
+    if (tool.filter_modes.empty())
+      add_warning(warnings, "the probe could not read ncu --help, so --filter-mode " + mode + " was not checked");
   }
   if (!options.set.empty() && !tool.sets.empty() && !probed_set(tool, options.set)) {
     std::vector<std::string> names;
@@ -124,8 +131,9 @@ std::optional<Error> check_profile(const NcuProfileOptions& options, const NcuIn
   }
   for (const auto& section : options.sections) {
     if (auto problem = section_problem(tool, section)) {
-      return invalid(*problem, tool.sections.empty() ? "use an exact identifier from ncu --list-sections"
-                                                     : "use one of: " + section_identifiers(tool),
+      return invalid(*problem,
+                     tool.sections.empty() ? "use an exact identifier from ncu --list-sections"
+                                           : "use one of: " + section_identifiers(tool),
                      "--section " + section);
     }
   }
@@ -197,13 +205,19 @@ std::vector<std::string> NcuCommand::drop_unknown_sections(const NcuInfo& tool) 
 std::vector<std::string> NcuCommand::argv() const {
   std::vector<std::string> args = {profile_.ncu.string()};
   switch (kind_) {
-    case Kind::list_sections: args.push_back("--list-sections"); return args;
-    case Kind::list_sets: args.push_back("--list-sets"); return args;
+    case Kind::list_sections:
+      args.push_back("--list-sections");
+      return args;
+    case Kind::list_sets:
+      args.push_back("--list-sets");
+      return args;
     case Kind::import_csv:
-      args.insert(args.end(), {"--import", report_.string(), "--page", page_ == NcuPage::raw ? "raw" : "details", "--csv"});
+      args.insert(args.end(),
+                  {"--import", report_.string(), "--page", page_ == NcuPage::raw ? "raw" : "details", "--csv"});
       if (base_units_) args.insert(args.end(), {"--print-units", "base"});
       return args;
-    case Kind::profile: break;
+    case Kind::profile:
+      break;
   }
   const auto& o = profile_;
   args.insert(args.end(), {"--target-processes", o.target_all_processes ? "all" : "application-only"});
@@ -213,7 +227,8 @@ std::vector<std::string> NcuCommand::argv() const {
   if (!o.set.empty()) args.insert(args.end(), {"--set", o.set});
   for (const auto& section : o.sections) args.insert(args.end(), {"--section", section});
   if (!o.metrics.empty()) args.insert(args.end(), {"--metrics", join(o.metrics, ",")});
-  if (o.kernel_name_base) args.insert(args.end(), {"--kernel-name-base", std::string(choice_name(*o.kernel_name_base))});
+  if (o.kernel_name_base)
+    args.insert(args.end(), {"--kernel-name-base", std::string(choice_name(*o.kernel_name_base))});
   if (!o.kernel_name.empty()) args.insert(args.end(), {"--kernel-name", o.kernel_name});
   if (o.launch_skip) args.insert(args.end(), {"--launch-skip", std::to_string(*o.launch_skip)});
   if (o.launch_count) args.insert(args.end(), {"--launch-count", std::to_string(*o.launch_count)});

@@ -45,7 +45,8 @@ NcuOutputDiagnosis diagnose_ncu_output(std::string_view output) {
     } else if (line.starts_with("==ERROR== ")) {
       in_kernel_list = false;
       diagnosis.errors.emplace_back(trim(line.substr(10)));
-      if (diagnosis.errors.back().find("failed to connect to the CUDA driver") != std::string::npos) diagnosis.no_cuda_driver = true;
+      if (diagnosis.errors.back().find("failed to connect to the CUDA driver") != std::string::npos)
+        diagnosis.no_cuda_driver = true;
     } else if (line.starts_with("==WARNING== ")) {
       in_kernel_list = false;
       const std::string warning(trim(line.substr(12)));
@@ -96,8 +97,9 @@ std::optional<Error> ncu_output_error(const NcuOutputDiagnosis& diagnosis, std::
       hint = "the application launched these kernels: " + join(diagnosis.available_kernels, ", ", 10) +
              "; adjust --kernel-name (regex:<expression>) or the launch skip/count to match them";
     } else if (diagnosis.nvtx_filter_note) {
-      hint = "NVTX include expressions match only push/pop ranges and need a trailing '/' (e.g. decode/); "
-             "check the range names the workload emits, and the NVTX domain";
+      hint =
+          "NVTX include expressions match only push/pop ranges and need a trailing '/' (e.g. decode/); "
+          "check the range names the workload emits, and the NVTX domain";
     } else {
       hint = "check the kernel and NVTX filters against what the workload launches";
     }

@@ -57,8 +57,9 @@ std::vector<fs::path> wrapper_targets(const fs::path& script) {
     const auto start = static_cast<std::size_t>(it->position(0));
     const char before = start > 0 ? text[start - 1] : '\n';
     const bool after_substitution = before == ')' || before == '}' ||
-                                    (before == '"' && start > 1 && (std::isalnum(static_cast<unsigned char>(text[start - 2])) ||
-                                                                    text[start - 2] == '_' || text[start - 2] == '}'));
+                                    (before == '"' && start > 1 &&
+                                     (std::isalnum(static_cast<unsigned char>(text[start - 2])) ||
+                                      text[start - 2] == '_' || text[start - 2] == '}'));
     fs::path folder;
     if (!prefix.empty() && prefix.front() == '/' && !after_substitution) {
       folder = prefix;
@@ -134,7 +135,8 @@ void choose_sections_directory(NcuInfo& info, const SectionSearch& search) {
       return;
     }
     const std::string text = candidate.string();
-    if (std::find(other_versions.begin(), other_versions.end(), text) == other_versions.end()) other_versions.push_back(text);
+    if (std::find(other_versions.begin(), other_versions.end(), text) == other_versions.end())
+      other_versions.push_back(text);
   }
   if (other_versions.empty()) return;
   info.sections_note = (info.version ? "no sections folder of ncu " + info.version->to_string() + "; found only "

@@ -54,10 +54,30 @@ std::optional<Error> check_trace(const NsysProfileOptions& options, std::vector<
     return invalid("nsys profile needs at least one --trace API", "set trace to e.g. {\"cuda\", \"nvtx\"}");
   }
   // From `nsys profile --help` (2025.3.1); newer versions may add APIs, so unknown ones only warn.
-  static const std::vector<std::string> known = {
-      "cuda", "cuda-hw", "nvtx", "cublas", "cublas-verbose", "cusolver", "cusolver-verbose", "cusparse",
-      "cusparse-verbose", "mpi", "oshmem", "ucx", "osrt", "cudnn", "opengl", "opengl-annotations", "openacc",
-      "openmp", "nvvideo", "vulkan", "vulkan-annotations", "python-gil", "gds", "none"};
+  static const std::vector<std::string> known = {"cuda",
+                                                 "cuda-hw",
+                                                 "nvtx",
+                                                 "cublas",
+                                                 "cublas-verbose",
+                                                 "cusolver",
+                                                 "cusolver-verbose",
+                                                 "cusparse",
+                                                 "cusparse-verbose",
+                                                 "mpi",
+                                                 "oshmem",
+                                                 "ucx",
+                                                 "osrt",
+                                                 "cudnn",
+                                                 "opengl",
+                                                 "opengl-annotations",
+                                                 "openacc",
+                                                 "openmp",
+                                                 "nvvideo",
+                                                 "vulkan",
+                                                 "vulkan-annotations",
+                                                 "python-gil",
+                                                 "gds",
+                                                 "none"};
   for (const auto& api : options.trace) {
     if (api.empty() || api.find_first_of(", ") != std::string::npos) {
       return invalid("--trace value '" + api + "' is not one API name", "give one API per list entry",
@@ -82,8 +102,8 @@ std::optional<Error> check_capture(const NsysProfileOptions& options, std::vecto
                      "--nvtx-capture=" + options.nvtx_capture);
     }
     if (!traces_nvtx) {
-      return invalid("--capture-range=nvtx needs NVTX tracing, but --trace lacks nvtx",
-                     "add \"nvtx\" to trace", "--trace=" + join(options.trace, ","));
+      return invalid("--capture-range=nvtx needs NVTX tracing, but --trace lacks nvtx", "add \"nvtx\" to trace",
+                     "--trace=" + join(options.trace, ","));
     }
     const auto variable = options.env_vars.find(kRegisterOnlyVariable);
     if (variable != options.env_vars.end() && variable->second != "0") {
@@ -202,8 +222,9 @@ Result<void> NsysCommand::validate(const NsysInfo& tool, std::vector<std::string
     return {};
   }
   if (report_.empty()) return invalid("no nsys report to read was given", "pass the .nsys-rep path");
-  if (output_.empty()) return invalid("no output path was given for nsys " + std::string(kind_ == Kind::stats ? "stats" : "export"),
-                                      "pass an output prefix or file");
+  if (output_.empty())
+    return invalid("no output path was given for nsys " + std::string(kind_ == Kind::stats ? "stats" : "export"),
+                   "pass an output prefix or file");
   if (!tool.report_extension.empty() && report_.extension() != tool.report_extension) {
     add_warning(warnings, "report " + report_.string() + " does not end in " + tool.report_extension +
                               ", the extension this nsys writes");
@@ -220,11 +241,10 @@ Result<void> NsysCommand::validate(const NsysInfo& tool, std::vector<std::string
   // Export: this builder always writes `--type sqlite`; refuse a probed nsys that takes another form.
   const std::vector<std::string> form = {"--type", "sqlite"};
   if (!tool.export_sqlite_arguments.empty() && tool.export_sqlite_arguments != form) {
-    return make_error(ErrorCode::unsupported,
-                      "this nsys exports SQLite with '" + join(tool.export_sqlite_arguments, " ") +
-                          "', not '--type sqlite'",
-                      "use an Nsight Systems version that takes `nsys export --type sqlite`",
-                      tool.path.string());
+    return make_error(
+        ErrorCode::unsupported,
+        "this nsys exports SQLite with '" + join(tool.export_sqlite_arguments, " ") + "', not '--type sqlite'",
+        "use an Nsight Systems version that takes `nsys export --type sqlite`", tool.path.string());
   }
   return {};
 }
@@ -233,8 +253,8 @@ std::vector<std::string> NsysCommand::argv() const {
   std::vector<std::string> args = {profile_.nsys.string()};
   if (kind_ == Kind::stats) {
     // --force-export: re-create the SQLite file; a stale one from an overwritten report would be read.
-    args.insert(args.end(), {"stats", "--report", join(reports_, ","), "--format", "csv", "--output",
-                             output_.string(), "--force-export=true", "--force-overwrite=true"});
+    args.insert(args.end(), {"stats", "--report", join(reports_, ","), "--format", "csv", "--output", output_.string(),
+                             "--force-export=true", "--force-overwrite=true"});
     args.insert(args.end(), stats_extra_args_.begin(), stats_extra_args_.end());
     args.push_back(report_.string());
     return args;

@@ -65,10 +65,10 @@ Result<ResolvedReport> import_qdstrm(ProcessRunner& runner, const NsysInfo& nsys
   const bool importer_complained = request.profiler_output.find("Importer error status") != std::string::npos ||
                                    request.profiler_output.find("skipping importation") != std::string::npos;
   if (importer.path.empty()) {
-    return no_report("nsys profile left only " + qdstrm.string() + " and no QdstrmImporter was found next to " +
-                         nsys.path.string() + " to turn it into a report",
-                     importer.fix.empty() ? "reinstall Nsight Systems so that its QdstrmImporter is present" : importer.fix,
-                     base);
+    return no_report(
+        "nsys profile left only " + qdstrm.string() + " and no QdstrmImporter was found next to " + nsys.path.string() +
+            " to turn it into a report",
+        importer.fix.empty() ? "reinstall Nsight Systems so that its QdstrmImporter is present" : importer.fix, base);
   }
   if (!importer.loads) {
     std::string why = importer.missing_libraries.empty() ? "does not run (" + importer.detail + ")"
@@ -87,8 +87,8 @@ Result<ResolvedReport> import_qdstrm(ProcessRunner& runner, const NsysInfo& nsys
   if (request.on_import) request.on_import(argv);
   auto run = detail::run_and_capture(runner, argv, request.import_timeout);
   if (!run) {
-    return no_report("nsys profile left only " + qdstrm.string() + " and its QdstrmImporter could not be started: " +
-                         run.error().describe(),
+    return no_report("nsys profile left only " + qdstrm.string() +
+                         " and its QdstrmImporter could not be started: " + run.error().describe(),
                      run.error().hint, base);
   }
   if (!run->outcome.succeeded() || !exists_nonempty(report)) {
@@ -100,7 +100,8 @@ Result<ResolvedReport> import_qdstrm(ProcessRunner& runner, const NsysInfo& nsys
     if (run->combined().find("File is corrupted") != std::string::npos) {
       std::error_code size_error;
       const auto bytes = fs::file_size(qdstrm, size_error);
-      return no_report("nsys profile left only " + qdstrm.string() + (size_error ? "" : " (" + std::to_string(bytes) + " bytes)") +
+      return no_report("nsys profile left only " + qdstrm.string() +
+                           (size_error ? "" : " (" + std::to_string(bytes) + " bytes)") +
                            " and it is truncated or corrupted: the importer said \"File is corrupted.\"",
                        "nsys was probably killed while writing it, or the disk filled up; profile again (check free "
                        "space and the nsys stage timeout)",
@@ -151,7 +152,8 @@ std::string nvtx_capture_expression(const std::vector<std::string>& profile_argv
   return {};
 }
 
-Result<ResolvedReport> resolve_report(ProcessRunner& runner, const NsysInfo& nsys, const ReportResolveRequest& request) {
+Result<ResolvedReport> resolve_report(ProcessRunner& runner, const NsysInfo& nsys,
+                                      const ReportResolveRequest& request) {
   const fs::path base = strip_report_extension(request.output_base);
   const std::string& output = request.profiler_output;
   const auto& outcome = request.profile_outcome;
@@ -170,8 +172,9 @@ Result<ResolvedReport> resolve_report(ProcessRunner& runner, const NsysInfo& nsy
     ResolvedReport resolved;
     resolved.report = report;
     // Recorded: an application exiting non-zero still gets its report, and nsys exits 1.
-    if (failed) resolved.notes.push_back("nsys profile " + detail::describe_outcome(*outcome) + " but wrote " + report.string() +
-                                         " (the application probably exited with an error)");
+    if (failed)
+      resolved.notes.push_back("nsys profile " + detail::describe_outcome(*outcome) + " but wrote " + report.string() +
+                               " (the application probably exited with an error)");
     return resolved;
   }
 
@@ -202,16 +205,17 @@ Result<ResolvedReport> resolve_report(ProcessRunner& runner, const NsysInfo& nsy
       (empty_generated && !nvtx_capture_expression(request.profile_argv).empty())) {
     const std::string gate = nvtx_capture_expression(request.profile_argv);
     const std::string named = gate.empty() ? "the NVTX capture range" : "the NVTX capture range '" + gate + "'";
-    return no_report("nsys profile generated no report: " + named +
-                         " never opened, so nothing was captured (" +
-                         (empty_generated && output.find("No reports were generated") == std::string::npos
-                              ? std::string("nsys printed \"Generated:\" with no file under it")
-                              : std::string("\"No reports were generated\"")) + ")",
-                     "check that the workload emits a push/pop range named exactly " +
-                         (gate.empty() ? std::string("as the --nvtx-capture expression") : "'" + gate + "'") +
-                         " (name@domain for a non-default domain) and that NSYS_NVTX_PROFILER_REGISTER_ONLY=0 is passed; "
-                         "or set capture_range = \"none\" to profile the whole run",
-                     base);
+    return no_report(
+        "nsys profile generated no report: " + named + " never opened, so nothing was captured (" +
+            (empty_generated && output.find("No reports were generated") == std::string::npos
+                 ? std::string("nsys printed \"Generated:\" with no file under it")
+                 : std::string("\"No reports were generated\"")) +
+            ")",
+        "check that the workload emits a push/pop range named exactly " +
+            (gate.empty() ? std::string("as the --nvtx-capture expression") : "'" + gate + "'") +
+            " (name@domain for a non-default domain) and that NSYS_NVTX_PROFILER_REGISTER_ONLY=0 is passed; "
+            "or set capture_range = \"none\" to profile the whole run",
+        base);
   }
   return no_report("nsys profile " + (outcome ? detail::describe_outcome(*outcome) : std::string("finished")) +
                        " but wrote no " + with_suffix(base, ".nsys-rep").filename().string() + ", " +

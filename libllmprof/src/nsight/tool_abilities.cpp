@@ -19,7 +19,8 @@ ToolAbility nsys_reports_ability(const NsysInfo& nsys) {
   const NsysStatsReportChoice choice = choose_nsys_stats_reports(nsys.stats_reports);
   if (nsys.stats_reports.empty()) return {"nsys stats tables", false, "`nsys stats --help-reports` listed nothing"};
   if (!choice.missing.empty()) {
-    return {"nsys stats tables", false, "this nsys has no report " + detail::join(choice.missing, ", ") + " (under either spelling)"};
+    return {"nsys stats tables", false,
+            "this nsys has no report " + detail::join(choice.missing, ", ") + " (under either spelling)"};
   }
   return {"nsys stats tables", true,
           detail::join(choice.names, ", ") + (choice.legacy ? " (the 2022.4 names; read into the same tables)" : "")};
@@ -28,11 +29,13 @@ ToolAbility nsys_reports_ability(const NsysInfo& nsys) {
 ToolAbility importer_ability(const NsysInfo& nsys) {
   const ImporterHealth& importer = nsys.importer;
   if (importer.path.empty()) return {"import a .qdstrm into a report", false, importer.detail};
-  if (!importer.loads) return {"import a .qdstrm into a report", false, importer.path.string() + " does not load: " + importer.fix};
+  if (!importer.loads)
+    return {"import a .qdstrm into a report", false, importer.path.string() + " does not load: " + importer.fix};
   if (!importer.found_by_nsys) {
     return {"import a .qdstrm into a report", true,
-            "nsys will not find " + importer.path.string() + " (split install) and will leave a .qdstrm; "
-            "deep-profile imports it with that importer and records the command in nsys/cmd.txt"};
+            "nsys will not find " + importer.path.string() +
+                " (split install) and will leave a .qdstrm; "
+                "deep-profile imports it with that importer and records the command in nsys/cmd.txt"};
   }
   return {"import a .qdstrm into a report", true, "nsys finds " + importer.path.string() + " itself"};
 }
@@ -57,18 +60,21 @@ std::vector<ToolAbility> describe_abilities(const NsysInfo& nsys, const NcuInfo&
   }
   const bool roofline_set = ncu.has_set("roofline");
   abilities.push_back({"ncu set \"roofline\" (the default ncu.set)", roofline_set,
-                       roofline_set ? "listed by ncu --list-sets" : "ncu --list-sets has no roofline set; set ncu.set to one it lists"});
+                       roofline_set ? "listed by ncu --list-sets"
+                                    : "ncu --list-sets has no roofline set; set ncu.set to one it lists"});
   if (ncu.section_metrics.empty()) {
     abilities.push_back({"roofline metrics in the sections", false,
-                         ncu.sections_note.empty() ? "no section files were read" : "no section files were read: " + ncu.sections_note});
+                         ncu.sections_note.empty() ? "no section files were read"
+                                                   : "no section files were read: " + ncu.sections_note});
     return abilities;
   }
   const bool memory = has_metric_with_prefix(ncu, "dram__bytes");
   const bool scalar_flop = has_metric_with_prefix(ncu, "sm__sass_thread_inst_executed_op_") ||
                            has_metric_with_prefix(ncu, "smsp__sass_thread_inst_executed_op_");
   abilities.push_back({"roofline: DRAM bytes and FP16/FP32/FP64 FLOP per kernel", memory && scalar_flop,
-                       std::string(memory ? "" : "no dram__bytes metric; ") + (scalar_flop ? "" : "no sm__sass_thread_inst_executed_op_* metric; ") +
-                           "from " + ncu.sections_directory.string()});
+                       std::string(memory ? "" : "no dram__bytes metric; ") +
+                           (scalar_flop ? "" : "no sm__sass_thread_inst_executed_op_* metric; ") + "from " +
+                           ncu.sections_directory.string()});
   const bool tensor = has_metric_with_prefix(ncu, "sm__ops_path_tensor_");
   abilities.push_back({"tensor-core FLOP per kernel (profiled MFU)", tensor,
                        tensor ? "sm__ops_path_tensor_* metrics are collected"

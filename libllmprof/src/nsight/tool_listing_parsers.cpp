@@ -19,7 +19,8 @@ using detail::split_lines;
 using detail::trim;
 
 std::string lowercase(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
 }
 
@@ -45,9 +46,9 @@ Result<ToolVersion> parse_version_line(std::string_view output, const char* tool
     const std::string digits = match[i + 2].str();
     const auto [end, status] = std::from_chars(digits.data(), digits.data() + digits.size(), parts[i]);
     if (status != std::errc{} || end != digits.data() + digits.size()) {
-      return make_error(ErrorCode::parse_error,
-                        std::string("the version printed by `") + command + "` has an out-of-range number",
-                        std::string("check that this is ") + tool + " and that its installation is intact", match[1].str());
+      return make_error(
+          ErrorCode::parse_error, std::string("the version printed by `") + command + "` has an out-of-range number",
+          std::string("check that this is ") + tool + " and that its installation is intact", match[1].str());
     }
   }
   ToolVersion version;
@@ -166,8 +167,8 @@ std::vector<EnvironmentCheck> parse_nsys_status_environment(std::string_view out
     check.name = trim(line.substr(0, separator));
     check.value = trim(line.substr(value_start));
     const std::string value = lowercase(check.value);
-    static const std::vector<std::string> bad_words = {"not available", "fail", "disabled", "not supported",
-                                                       "unavailable", "error", "not ok"};
+    static const std::vector<std::string> bad_words = {"not available", "fail",  "disabled", "not supported",
+                                                       "unavailable",   "error", "not ok"};
     check.ok = value != "no" && std::none_of(bad_words.begin(), bad_words.end(), [&](const std::string& word) {
                  return value.find(word) != std::string::npos;
                });

@@ -51,7 +51,8 @@ std::vector<fs::path> versioned_directories(const fs::path& parent, const std::s
     const std::string name = it->path().filename().string();
     if (name.rfind(prefix, 0) == 0 && it->is_directory(error)) found.push_back(it->path());
   }
-  std::sort(found.begin(), found.end(), [](const fs::path& a, const fs::path& b) { return a.filename() > b.filename(); });
+  std::sort(found.begin(), found.end(),
+            [](const fs::path& a, const fs::path& b) { return a.filename() > b.filename(); });
   return found;
 }
 
@@ -64,7 +65,9 @@ std::vector<fs::path> installs_matching(const fs::path& parent, const std::strin
   return candidates;
 }
 
-void append(std::vector<fs::path>& to, const std::vector<fs::path>& from) { to.insert(to.end(), from.begin(), from.end()); }
+void append(std::vector<fs::path>& to, const std::vector<fs::path>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
 
 struct Located {
   fs::path path;
@@ -109,8 +112,8 @@ Located locate_explicit(const fs::path& explicit_path, const std::string& tool, 
 // install, a cache root for the unpacked packages of scripts/install-nsight.sh).
 std::vector<fs::path> debian_layout(const fs::path& root, const std::string& tool) {
   if (tool == "ncu") return {root / "usr/lib/nsight-compute/ncu", root / "usr/bin/ncu"};
-  return {root / "usr/lib/nsight-systems/bin/nsys", root / "usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nsys",
-          root / "usr/bin/nsys"};
+  return {root / "usr/lib/nsight-systems/bin/nsys",
+          root / "usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nsys", root / "usr/bin/nsys"};
 }
 
 // After the NVIDIA install places: Debian's own, then the install-nsight.sh cache.
@@ -212,7 +215,8 @@ bool importer_found_by_nsys(const fs::path& importer, const fs::path& nsys_path)
   const fs::path real_importer = fs::canonical(importer, error);
   if (error) return false;
   const fs::path directory = real_nsys.parent_path();
-  for (const fs::path& beside : {directory / ".." / "linux-desktop-glibc_2_11_3-x64", directory / ".." / "host-linux-x64", directory}) {
+  for (const fs::path& beside :
+       {directory / ".." / "linux-desktop-glibc_2_11_3-x64", directory / ".." / "host-linux-x64", directory}) {
     const fs::path real_beside = fs::weakly_canonical(beside, error);
     if (!error && real_importer.parent_path() == real_beside) return true;
   }
@@ -275,7 +279,8 @@ ImporterHealth check_importer(ProcessRunner& runner, const fs::path& nsys_path) 
   }
   if (health.path.empty()) {
     health.detail = "no QdstrmImporter next to " + nsys_path.string();
-    health.fix = "reinstall Nsight Systems (the importer ships beside nsys); without it nsys can leave only a .qdstrm file";
+    health.fix =
+        "reinstall Nsight Systems (the importer ships beside nsys); without it nsys can leave only a .qdstrm file";
     return health;
   }
   auto run = detail::run_and_capture(runner, {health.path.string(), "--version"}, version_timeout);
@@ -301,12 +306,13 @@ ImporterHealth check_importer(ProcessRunner& runner, const fs::path& nsys_path) 
     // Debian's importer finds libssh through host-linux-x64/libssh.so -> ../../x86_64-linux-gnu/libssh.so.4.
     const bool libssh = std::find(health.missing_libraries.begin(), health.missing_libraries.end(), "libssh.so") !=
                         health.missing_libraries.end();
-    health.fix = libdw    ? "apt-get install libdw1 libelf1, or unpack them with dpkg -x and put their "
-                            "usr/lib/x86_64-linux-gnu on LD_LIBRARY_PATH"
-                 : libssh ? "apt-get install libssh-4 (the importer's libssh.so link points at "
-                            "../../x86_64-linux-gnu/libssh.so.4; scripts/install-nsight.sh links it for an unpacked install)"
-                          : "install the packages that provide " + names +
-                             " (apt-file search <name>), or put a directory holding them on LD_LIBRARY_PATH";
+    health.fix = libdw ? "apt-get install libdw1 libelf1, or unpack them with dpkg -x and put their "
+                         "usr/lib/x86_64-linux-gnu on LD_LIBRARY_PATH"
+                 : libssh
+                     ? "apt-get install libssh-4 (the importer's libssh.so link points at "
+                       "../../x86_64-linux-gnu/libssh.so.4; scripts/install-nsight.sh links it for an unpacked install)"
+                     : "install the packages that provide " + names +
+                           " (apt-file search <name>), or put a directory holding them on LD_LIBRARY_PATH";
   } else {
     health.fix = "run `" + health.path.string() + " --version` by hand to see why it fails";
   }
@@ -369,7 +375,8 @@ NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options) {
     if (info.sets.empty()) info.problems.push_back("`ncu --list-sets` printed no set table");
   }
   // ncu --help exits 0 in 2022.3 and 2025.3.1; an unreadable help only means no optional filter modes.
-  if (auto help = detail::run_and_capture(runner, {info.path.string(), "--help"}, listing_timeout); help && help->outcome.succeeded())
+  if (auto help = detail::run_and_capture(runner, {info.path.string(), "--help"}, listing_timeout);
+      help && help->outcome.succeeded())
     info.filter_modes = parse_ncu_filter_modes(help->combined());
   // A probe confined to the caller's roots (tests' fake trees) does not read this machine's installs.
   detail::SectionSearch search;

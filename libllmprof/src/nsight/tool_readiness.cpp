@@ -26,7 +26,8 @@ std::string searched_summary(const std::vector<std::filesystem::path>& searched)
 bool check_stats_reports(const NsysInfo& nsys, ProbeVerdict& verdict) {
   const std::string version = nsys.version->to_string();
   if (nsys.stats_reports.empty()) {
-    verdict.reasons.push_back("nsys " + version + " listed no stats reports (`nsys stats --help-reports`), so the "
+    verdict.reasons.push_back("nsys " + version +
+                              " listed no stats reports (`nsys stats --help-reports`), so the "
                               "reports the pipeline reads cannot be checked");
     verdict.fixes.push_back("run `" + nsys.path.string() + " stats --help-reports` by hand to see why");
     return false;
@@ -39,8 +40,9 @@ bool check_stats_reports(const NsysInfo& nsys, ProbeVerdict& verdict) {
     }
     verdict.reasons.push_back("nsys " + version + " has no report " + missing + " (nor its older name " + legacy +
                               "); need Nsight Systems 2022.4 or newer");
-    verdict.fixes.push_back("install Nsight Systems 2022.4 or newer (scripts/install-nsight.sh unpacks Debian's 2022.4.2), "
-                            "or point nsys.path at one");
+    verdict.fixes.push_back(
+        "install Nsight Systems 2022.4 or newer (scripts/install-nsight.sh unpacks Debian's 2022.4.2), "
+        "or point nsys.path at one");
   }
   return choice.missing.empty();
 }
@@ -48,24 +50,28 @@ bool check_stats_reports(const NsysInfo& nsys, ProbeVerdict& verdict) {
 // Adds reasons for nsys; returns whether nsys can produce a report on this machine.
 bool assess_nsys(const NsysInfo& nsys, ProbeVerdict& verdict) {
   if (!nsys.found) {
-    const std::string why = nsys.problems.empty() ? "nsys (Nsight Systems) was not found; looked in " + searched_summary(nsys.searched)
-                                                   : nsys.problems.front();
+    const std::string why = nsys.problems.empty()
+                                ? "nsys (Nsight Systems) was not found; looked in " + searched_summary(nsys.searched)
+                                : nsys.problems.front();
     verdict.reasons.push_back(why);
-    verdict.fixes.push_back("install Nsight Systems (or Nsight Compute, which bundles nsys) and put nsys on PATH, "
-                            "or pass --nsys /path/to/nsys");
+    verdict.fixes.push_back(
+        "install Nsight Systems (or Nsight Compute, which bundles nsys) and put nsys on PATH, "
+        "or pass --nsys /path/to/nsys");
     return false;
   }
   bool usable = true;
   if (!nsys.version) {
     verdict.reasons.push_back("the version of " + nsys.path.string() + " could not be read" +
                               (nsys.problems.empty() ? "" : ": " + nsys.problems.front()));
-    verdict.fixes.push_back("run `" + nsys.path.string() + " --version` by hand; the tool may not start on this machine");
+    verdict.fixes.push_back("run `" + nsys.path.string() +
+                            " --version` by hand; the tool may not start on this machine");
     usable = false;
   }
   if (!nsys.importer.loads) {
     std::string why = "the QdstrmImporter next to nsys does not work";
     if (!nsys.importer.missing_libraries.empty()) {
-      why = "the QdstrmImporter " + nsys.importer.path.string() + " cannot load " + join(nsys.importer.missing_libraries, ", ");
+      why = "the QdstrmImporter " + nsys.importer.path.string() + " cannot load " +
+            join(nsys.importer.missing_libraries, ", ");
     } else if (!nsys.importer.detail.empty()) {
       why += " (" + nsys.importer.detail + ")";
     }
@@ -86,17 +92,20 @@ bool assess_nsys(const NsysInfo& nsys, ProbeVerdict& verdict) {
 
 bool assess_ncu(const NcuInfo& ncu, ProbeVerdict& verdict) {
   if (!ncu.found) {
-    const std::string why = ncu.problems.empty() ? "ncu (Nsight Compute) was not found; looked in " + searched_summary(ncu.searched)
-                                                 : ncu.problems.front();
+    const std::string why = ncu.problems.empty()
+                                ? "ncu (Nsight Compute) was not found; looked in " + searched_summary(ncu.searched)
+                                : ncu.problems.front();
     verdict.reasons.push_back(why);
-    verdict.fixes.push_back("install Nsight Compute (the CUDA toolkit ships it as /usr/local/cuda/bin/ncu) "
-                            "or pass --ncu /path/to/ncu");
+    verdict.fixes.push_back(
+        "install Nsight Compute (the CUDA toolkit ships it as /usr/local/cuda/bin/ncu) "
+        "or pass --ncu /path/to/ncu");
     return false;
   }
   if (!ncu.version) {
     verdict.reasons.push_back("the version of " + ncu.path.string() + " could not be read" +
                               (ncu.problems.empty() ? "" : ": " + ncu.problems.front()));
-    verdict.fixes.push_back("run `" + ncu.path.string() + " --version` by hand; the tool may not start on this machine");
+    verdict.fixes.push_back("run `" + ncu.path.string() +
+                            " --version` by hand; the tool may not start on this machine");
     return false;
   }
   if (ncu.sections.empty()) {
@@ -174,9 +183,12 @@ json::object ncu_json(const NcuInfo& ncu) {
 
 const char* to_string(Readiness readiness) noexcept {
   switch (readiness) {
-    case Readiness::ready: return "ready";
-    case Readiness::degraded: return "degraded";
-    case Readiness::not_ready: return "not ready";
+    case Readiness::ready:
+      return "ready";
+    case Readiness::degraded:
+      return "degraded";
+    case Readiness::not_ready:
+      return "not ready";
   }
   return "unknown";
 }

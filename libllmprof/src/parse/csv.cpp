@@ -154,8 +154,10 @@ void CsvReader::split_fields(char* begin, char* end) {
           out += quote - read;
         }
         if (quote + 1 < end && quote[1] == '"') {
-          if (!out) out = quote + 1;  // keep the first quote as the literal character
-          else *out++ = '"';
+          if (!out)
+            out = quote + 1;  // keep the first quote as the literal character
+          else
+            *out++ = '"';
           read = quote + 2;
           continue;
         }

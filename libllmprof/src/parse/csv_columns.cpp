@@ -23,10 +23,10 @@ Result<std::vector<std::size_t>> require_columns(const CsvReader& reader, const 
     const auto index = reader.column(name);
     if (!index) {
       const std::string columns = detail::join(reader.header(), ", ");
-      return make_error(ErrorCode::parse_error,
-                        reader.source_name() + ": required column '" + name + "' is missing from the header (" +
-                            columns + ")",
-                        "the file was written by a different tool version or report than expected", name);
+      return make_error(
+          ErrorCode::parse_error,
+          reader.source_name() + ": required column '" + name + "' is missing from the header (" + columns + ")",
+          "the file was written by a different tool version or report than expected", name);
     }
     indices.push_back(*index);
   }
@@ -37,9 +37,8 @@ bool CsvRow::check_width(std::size_t needed) {
   const auto width = reader_.fields().size();
   if (width >= needed) return true;
   if (!error_)
-    error_ = reader_.error_here("truncated row: " + std::to_string(width) + " fields where " +
-                                    std::to_string(needed) + " are needed (the header has " +
-                                    std::to_string(reader_.header().size()) + ")",
+    error_ = reader_.error_here("truncated row: " + std::to_string(width) + " fields where " + std::to_string(needed) +
+                                    " are needed (the header has " + std::to_string(reader_.header().size()) + ")",
                                 "the file was probably cut off while being written; re-export it");
   return false;
 }
@@ -59,9 +58,14 @@ void CsvRow::fail(std::size_t column, const std::string& what) {
 std::int64_t CsvRow::integer(std::size_t column) {
   std::int64_t value = 0;
   switch (parse_integer(text(column), value)) {
-    case NumberParse::ok: return value;
-    case NumberParse::missing: fail(column, "missing value where an integer is required"); break;
-    case NumberParse::invalid: fail(column, "not an integer"); break;
+    case NumberParse::ok:
+      return value;
+    case NumberParse::missing:
+      fail(column, "missing value where an integer is required");
+      break;
+    case NumberParse::invalid:
+      fail(column, "not an integer");
+      break;
   }
   return 0;
 }
@@ -69,9 +73,14 @@ std::int64_t CsvRow::integer(std::size_t column) {
 double CsvRow::number(std::size_t column) {
   double value = 0;
   switch (parse_number(text(column), value)) {
-    case NumberParse::ok: return value;
-    case NumberParse::missing: fail(column, "missing value where a number is required"); break;
-    case NumberParse::invalid: fail(column, "not a number"); break;
+    case NumberParse::ok:
+      return value;
+    case NumberParse::missing:
+      fail(column, "missing value where a number is required");
+      break;
+    case NumberParse::invalid:
+      fail(column, "not a number");
+      break;
   }
   return 0;
 }
@@ -79,9 +88,13 @@ double CsvRow::number(std::size_t column) {
 std::optional<double> CsvRow::optional_number(std::size_t column) {
   double value = 0;
   switch (parse_number(text(column), value)) {
-    case NumberParse::ok: return value;
-    case NumberParse::missing: return std::nullopt;
-    case NumberParse::invalid: fail(column, "not a number"); break;
+    case NumberParse::ok:
+      return value;
+    case NumberParse::missing:
+      return std::nullopt;
+    case NumberParse::invalid:
+      fail(column, "not a number");
+      break;
   }
   return std::nullopt;
 }

@@ -27,8 +27,8 @@ class CsvRow {
   // Error when the current record has fewer fields than `needed` (a truncated row).
   bool check_width(std::size_t needed);
   std::string_view text(std::size_t column) const;
-  std::int64_t integer(std::size_t column);  // 0 and error() set when not an integer or missing
-  double number(std::size_t column);         // 0 and error() set when not a number or missing
+  std::int64_t integer(std::size_t column);                   // 0 and error() set when not an integer or missing
+  double number(std::size_t column);                          // 0 and error() set when not a number or missing
   std::optional<double> optional_number(std::size_t column);  // nullopt for "", "n/a"
 
   const std::optional<Error>& error() const { return error_; }

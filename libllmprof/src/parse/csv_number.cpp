@@ -166,20 +166,25 @@ NumberParse parse_integer(std::string_view text, std::int64_t& value) {
 Result<std::optional<double>> parse_csv_number(std::string_view text) {
   double value = 0;
   switch (detail::parse_number(text, value)) {
-    case detail::NumberParse::ok: return std::optional<double>(value);
-    case detail::NumberParse::missing: return std::optional<double>();
-    case detail::NumberParse::invalid: break;
+    case detail::NumberParse::ok:
+      return std::optional<double>(value);
+    case detail::NumberParse::missing:
+      return std::optional<double>();
+    case detail::NumberParse::invalid:
+      break;
   }
-  return make_error(ErrorCode::parse_error, "'" + printable_excerpt(text) + "' is not a number", {},
-                    std::string(text));
+  return make_error(ErrorCode::parse_error, "'" + printable_excerpt(text) + "' is not a number", {}, std::string(text));
 }
 
 Result<std::optional<std::int64_t>> parse_csv_integer(std::string_view text) {
   std::int64_t value = 0;
   switch (detail::parse_integer(text, value)) {
-    case detail::NumberParse::ok: return std::optional<std::int64_t>(value);
-    case detail::NumberParse::missing: return std::optional<std::int64_t>();
-    case detail::NumberParse::invalid: break;
+    case detail::NumberParse::ok:
+      return std::optional<std::int64_t>(value);
+    case detail::NumberParse::missing:
+      return std::optional<std::int64_t>();
+    case detail::NumberParse::invalid:
+      break;
   }
   return make_error(ErrorCode::parse_error, "'" + printable_excerpt(text) + "' is not an integer", {},
                     std::string(text));

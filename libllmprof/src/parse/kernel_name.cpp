@@ -18,12 +18,12 @@ std::size_t literal_cast_length(std::string_view text, std::size_t at) {
   const auto close = text.find(')', at);
   if (close == std::string_view::npos || close + 1 >= text.size()) return 0;
   const char next = text[close + 1];
-  if (!(std::isdigit(static_cast<unsigned char>(next)) || (next == '-' && close + 2 < text.size() &&
-                                                           std::isdigit(static_cast<unsigned char>(text[close + 2]))))) {
+  if (!(std::isdigit(static_cast<unsigned char>(next)) ||
+        (next == '-' && close + 2 < text.size() && std::isdigit(static_cast<unsigned char>(text[close + 2]))))) {
     return 0;
   }
-  static const std::set<std::string_view> integral_words = {"unsigned", "signed", "char", "short", "int",
-                                                            "long", "bool", "__int128"};
+  static const std::set<std::string_view> integral_words = {"unsigned", "signed", "char", "short",
+                                                            "int",      "long",   "bool", "__int128"};
   std::string_view inner = text.substr(at + 1, close - at - 1);
   if (inner.empty()) return 0;
   std::size_t start = 0;
@@ -127,14 +127,31 @@ std::string escape_regex(std::string_view text) {
   escaped.reserve(text.size() + text.size() / 4);
   for (char c : text) {
     switch (c) {
-      case '<': escaped += "[<]"; break;
-      case '>': escaped += "[>]"; break;
-      case '(': case ')': case '[': case ']': case '{': case '}': case '*': case '+':
-      case '?': case '.': case '|': case '^': case '$': case '\\':
+      case '<':
+        escaped += "[<]";
+        break;
+      case '>':
+        escaped += "[>]";
+        break;
+      case '(':
+      case ')':
+      case '[':
+      case ']':
+      case '{':
+      case '}':
+      case '*':
+      case '+':
+      case '?':
+      case '.':
+      case '|':
+      case '^':
+      case '$':
+      case '\\':
         escaped += '\\';
         escaped += c;
         break;
-      default: escaped += c;
+      default:
+        escaped += c;
     }
   }
   return escaped;
@@ -143,9 +160,7 @@ std::string escape_regex(std::string_view text) {
 std::string demangled_name_pattern(std::string_view demangled) {
   std::string pattern;
   std::size_t literal_start = 0;
-  auto flush = [&](std::size_t end) {
-    pattern += escape_regex(demangled.substr(literal_start, end - literal_start));
-  };
+  auto flush = [&](std::size_t end) { pattern += escape_regex(demangled.substr(literal_start, end - literal_start)); };
   for (std::size_t i = 0; i < demangled.size();) {
     std::size_t optional = literal_cast_length(demangled, i);
     if (!optional) optional = qualifier_length(demangled, i);
@@ -165,8 +180,8 @@ std::string demangled_name_pattern(std::string_view demangled) {
 std::string kernel_name_regex(const std::vector<std::string>& demangled_names, KernelNameBase base) {
   std::vector<std::string> alternatives;
   for (const auto& name : demangled_names) {
-    std::string alternative = base == KernelNameBase::function ? escape_regex(kernel_function_name(name))
-                                                               : demangled_name_pattern(name);
+    std::string alternative =
+        base == KernelNameBase::function ? escape_regex(kernel_function_name(name)) : demangled_name_pattern(name);
     if (std::find(alternatives.begin(), alternatives.end(), alternative) == alternatives.end()) {
       alternatives.push_back(std::move(alternative));
     }
@@ -188,9 +203,9 @@ bool is_collective_kernel(std::string_view demangled) {
   // Collectives outside NCCL: NVSHMEM, vLLM's cross_device_reduce_*, TensorRT-LLM's one/twoShotAllReduce,
   // PyTorch symmetric memory (multimem_*, one_shot_all_reduce), TransformerEngine userbuffers. Matching
   // too much only leaves a kernel unprofiled, and the selection lists it; matching too little hangs ncu.
-  static constexpr std::string_view markers[] = {"nccl", "nvshmem",    "cross_device_reduce", "multimem",  "userbuffers",
-                                                 "allreduce",  "all_reduce",          "allgather", "all_gather",
-                                                 "reducescatter", "reduce_scatter",   "alltoall",  "all_to_all"};
+  static constexpr std::string_view markers[] = {
+      "nccl",      "nvshmem",    "cross_device_reduce", "multimem",       "userbuffers", "allreduce", "all_reduce",
+      "allgather", "all_gather", "reducescatter",       "reduce_scatter", "alltoall",    "all_to_all"};
   return std::any_of(std::begin(markers), std::end(markers),
                      [&](std::string_view marker) { return function.find(marker) != std::string::npos; });
 }

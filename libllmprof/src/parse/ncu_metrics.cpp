@@ -7,8 +7,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "parse/csv_columns.hpp"
 #include "llmprof/csv.hpp"
+#include "parse/csv_columns.hpp"
 #include "parse/ncu_units.hpp"
 
 namespace llmprof {
@@ -21,10 +21,28 @@ constexpr std::string_view kNvtxPushPopColumn =
 constexpr std::string_view kNvtxStartEndColumn =
     "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg";
 // Columns describing the launch rather than a metric (raw page) or the metric row (long form).
-constexpr std::array<std::string_view, 22> kNonMetricColumns{
-    "ID", "Process ID", "Process Name", "Host Name", kNvtxPushPopColumn, kNvtxStartEndColumn, "Kernel Name",
-    "Context", "Stream", "Block Size", "Grid Size", "Device", "CC", "Section Name", "Metric Name", "Metric Unit",
-    "Metric Value", "Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup"};
+constexpr std::array<std::string_view, 22> kNonMetricColumns{"ID",
+                                                             "Process ID",
+                                                             "Process Name",
+                                                             "Host Name",
+                                                             kNvtxPushPopColumn,
+                                                             kNvtxStartEndColumn,
+                                                             "Kernel Name",
+                                                             "Context",
+                                                             "Stream",
+                                                             "Block Size",
+                                                             "Grid Size",
+                                                             "Device",
+                                                             "CC",
+                                                             "Section Name",
+                                                             "Metric Name",
+                                                             "Metric Unit",
+                                                             "Metric Value",
+                                                             "Rule Name",
+                                                             "Rule Type",
+                                                             "Rule Description",
+                                                             "Estimated Speedup Type",
+                                                             "Estimated Speedup"};
 
 // The details page prints Speed Of Light metrics by display name; these are the raw metrics
 // behind them (checked value for value on nc1_details.csv against nc1_raw.csv, same report), stored
@@ -48,8 +66,8 @@ const std::unordered_map<std::string_view, std::string_view>& display_name_alias
 struct IdentityColumns {
   std::size_t id = 0;
   std::size_t kernel_name = 0;
-  std::optional<std::size_t> process_id, process_name, host_name, nvtx, context, stream, block_size, grid_size,
-      device, compute_capability;
+  std::optional<std::size_t> process_id, process_name, host_name, nvtx, context, stream, block_size, grid_size, device,
+      compute_capability;
 };
 
 Result<IdentityColumns> find_identity_columns(const CsvReader& reader) {
@@ -166,9 +184,15 @@ class RawLayoutParser {
   void read_metrics(const CsvRow& row) {
     for (std::size_t k = 0; k < columns_.size(); ++k) {
       switch (detail::parse_number(row.text(columns_[k].index), values_[k])) {
-        case detail::NumberParse::ok: kinds_[k] = Kind::number; break;
-        case detail::NumberParse::missing: kinds_[k] = Kind::missing; break;
-        case detail::NumberParse::invalid: kinds_[k] = Kind::text; break;
+        case detail::NumberParse::ok:
+          kinds_[k] = Kind::number;
+          break;
+        case detail::NumberParse::missing:
+          kinds_[k] = Kind::missing;
+          break;
+        case detail::NumberParse::invalid:
+          kinds_[k] = Kind::text;
+          break;
       }
     }
     if (kinds_ != slot_kinds_) {
@@ -176,8 +200,10 @@ class RawLayoutParser {
       return;
     }
     for (std::size_t k = 0; k < columns_.size(); ++k) {
-      if (kinds_[k] == Kind::number) number_slots_[k]->value = values_[k] * columns_[k].factor;
-      else if (kinds_[k] == Kind::text) text_slots_[k]->assign(row.text(columns_[k].index));
+      if (kinds_[k] == Kind::number)
+        number_slots_[k]->value = values_[k] * columns_[k].factor;
+      else if (kinds_[k] == Kind::text)
+        text_slots_[k]->assign(row.text(columns_[k].index));
     }
   }
 
@@ -215,8 +241,12 @@ class LongLayoutParser {
  public:
   LongLayoutParser(CsvReader& reader, const NcuParseOptions& options, IdentityColumns identity,
                    std::vector<std::size_t> metric_columns)
-      : reader_(reader), options_(options), identity_(identity), name_(metric_columns[0]),
-        unit_(metric_columns[1]), value_(metric_columns[2]) {
+      : reader_(reader),
+        options_(options),
+        identity_(identity),
+        name_(metric_columns[0]),
+        unit_(metric_columns[1]),
+        value_(metric_columns[2]) {
     width_ = std::max({identity.id, identity.kernel_name, name_, unit_, value_}) + 1;
   }
 
@@ -275,7 +305,8 @@ class LongLayoutParser {
     }
     const auto unit = row.text(unit_);
     auto scale_it = unit_cache_.find(std::string(unit));
-    if (scale_it == unit_cache_.end()) scale_it = unit_cache_.emplace(std::string(unit), detail::unit_scale(unit)).first;
+    if (scale_it == unit_cache_.end())
+      scale_it = unit_cache_.emplace(std::string(unit), detail::unit_scale(unit)).first;
     const NormalizedValue normalized{value * scale_it->second.factor, scale_it->second.unit};
     // The first row wins when a section repeats a name, except that a metric printed under its
     // identifier (nc2_log.csv prints both "Duration" and gpu__time_duration.sum) replaces the
@@ -361,7 +392,8 @@ std::optional<std::string_view> NcuKernelLaunch::text_metric(std::string_view na
 
 std::function<bool(std::string_view)> keep_metrics_with_prefixes(std::vector<std::string> prefixes) {
   return [prefixes = std::move(prefixes)](std::string_view name) {
-    return std::any_of(prefixes.begin(), prefixes.end(), [&](const std::string& prefix) { return name.starts_with(prefix); });
+    return std::any_of(prefixes.begin(), prefixes.end(),
+                       [&](const std::string& prefix) { return name.starts_with(prefix); });
   };
 }
 
@@ -372,8 +404,8 @@ Result<NcuCsvInfo> for_each_ncu_launch(const std::filesystem::path& csv_file, co
   return stream_launches(*reader, options, visit);
 }
 
-Result<NcuCsvInfo> for_each_ncu_launch(std::istream& in, const std::string& source_name,
-                                       const NcuParseOptions& options, const NcuLaunchVisitor& visit) {
+Result<NcuCsvInfo> for_each_ncu_launch(std::istream& in, const std::string& source_name, const NcuParseOptions& options,
+                                       const NcuLaunchVisitor& visit) {
   CsvReader reader(in, source_name, ncu_reader_options());
   return stream_launches(reader, options, visit);
 }

@@ -18,7 +18,8 @@ struct Prefix {
   std::string_view text;
   double factor;
 };
-constexpr std::array<Prefix, 6> kDecimalPrefixes{{{"K", 1e3}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}}};
+constexpr std::array<Prefix, 6> kDecimalPrefixes{
+    {{"K", 1e3}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}}};
 
 // Seconds per unit of time, or 0 when `unit` is not a time unit.
 double seconds_per(std::string_view unit) {
@@ -31,7 +32,7 @@ double seconds_per(std::string_view unit) {
 
 // Counted quantities ncu may print with a decimal prefix.
 bool is_countable(std::string_view word) {
-  static constexpr std::array<std::string_view, 9> words{"byte", "inst", "cycle", "sector", "warp",
+  static constexpr std::array<std::string_view, 9> words{"byte",   "inst",  "cycle",   "sector", "warp",
                                                          "thread", "block", "request", "flop"};
   for (auto candidate : words)
     if (word == candidate) return true;

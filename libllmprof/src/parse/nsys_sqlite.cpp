@@ -43,16 +43,21 @@ std::optional<Error> check_interval(const std::filesystem::path& file, std::stri
   if (start_ns >= 0 && start_ns <= end_ns && end_ns <= kLatestTimeNs) return std::nullopt;
   return make_error(ErrorCode::parse_error,
                     file.string() + ": a row of " + std::string(table) + " runs from " + std::to_string(start_ns) +
-                        " ns to " + std::to_string(end_ns) + " ns, which no nsys capture records (the export is damaged)",
+                        " ns to " + std::to_string(end_ns) +
+                        " ns, which no nsys capture records (the export is damaged)",
                     "re-export the report with `nsys export --type sqlite`", file.string());
 }
 
 std::string_view activity_table(GpuActivityKind kind) {
   switch (kind) {
-    case GpuActivityKind::kernel: return kKernelTable;
-    case GpuActivityKind::memory_copy: return kMemcpyTable;
-    case GpuActivityKind::memory_set: return kMemsetTable;
-    case GpuActivityKind::graph_execution: return kGraphTraceTable;
+    case GpuActivityKind::kernel:
+      return kKernelTable;
+    case GpuActivityKind::memory_copy:
+      return kMemcpyTable;
+    case GpuActivityKind::memory_set:
+      return kMemsetTable;
+    case GpuActivityKind::graph_execution:
+      return kGraphTraceTable;
   }
   return "a GPU activity table";
 }
@@ -64,7 +69,8 @@ Result<bool> check_table(const SqliteDatabase& database, std::string_view table,
   const auto present = database.columns(table);
   for (auto column : required) {
     if (!present.contains(std::string(column)))
-      return schema_error(database.file(), "table " + std::string(table) + " has no column '" + std::string(column) + "'");
+      return schema_error(database.file(),
+                          "table " + std::string(table) + " has no column '" + std::string(column) + "'");
   }
   return true;
 }
@@ -144,8 +150,9 @@ Result<NsysSqliteReader> NsysSqliteReader::open(const std::filesystem::path& fil
 Result<void> NsysSqliteReader::load_api_kinds() {
   if (!schema_.has_runtime_api) return {};
   // Only the names API rows use: StringIds also holds kernel names and NVTX strings.
-  auto statement = database_.prepare("SELECT id, value FROM StringIds WHERE id IN "
-                                     "(SELECT DISTINCT nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME)");
+  auto statement = database_.prepare(
+      "SELECT id, value FROM StringIds WHERE id IN "
+      "(SELECT DISTINCT nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME)");
   if (!statement) return statement.error();
   for (;;) {
     auto row = statement->step();
@@ -163,7 +170,8 @@ Result<std::vector<NvtxRangeRow>> NsysSqliteReader::read_nvtx_ranges(std::int64_
   std::map<std::pair<std::int64_t, std::int64_t>, std::string> domains;
   auto domain_rows = database_.prepare(
       "SELECT n.globalTid >> 24, n.domainId, coalesce(n.text, s.value) FROM NVTX_EVENTS n "
-      "LEFT JOIN StringIds s ON s.id = n.textId WHERE n.eventType = " + std::to_string(kNvtxDomainCreate));
+      "LEFT JOIN StringIds s ON s.id = n.textId WHERE n.eventType = " +
+      std::to_string(kNvtxDomainCreate));
   if (!domain_rows) return domain_rows.error();
   for (auto row = domain_rows->step(); row && *row; row = domain_rows->step())
     domains[{domain_rows->integer(0), domain_rows->integer(1)}] = std::string(domain_rows->text(2));
@@ -171,7 +179,8 @@ Result<std::vector<NvtxRangeRow>> NsysSqliteReader::read_nvtx_ranges(std::int64_
       "SELECT n.start, n.end, n.eventType, coalesce(n.text, s.value, ''), n.globalTid, coalesce(n.domainId, 0) "
       "FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId WHERE n.eventType IN (" +
       std::to_string(kNvtxPushPopRange) + "," + std::to_string(kNvtxStartEndRange) + "," +
-      std::to_string(kNvtxtPushPopRange) + "," + std::to_string(kNvtxtStartEndRange) + ") ORDER BY n.start, n.end DESC");
+      std::to_string(kNvtxtPushPopRange) + "," + std::to_string(kNvtxtStartEndRange) +
+      ") ORDER BY n.start, n.end DESC");
   if (!statement) return statement.error();
   for (;;) {
     auto row = statement->step();
@@ -217,10 +226,14 @@ Result<void> NsysSqliteReader::for_each_api_call(const std::function<void(const 
   const std::string sql =
       recorded.empty()
           ? "SELECT r.start, r.end, r.globalTid, r.correlationId, r.nameId, 0 FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
-            "WHERE r.nameId IN (" + ids + ") ORDER BY r.start"
+            "WHERE r.nameId IN (" +
+                ids + ") ORDER BY r.start"
           : "SELECT r.start, r.end, r.globalTid, r.correlationId, r.nameId, g.correlationId IS NOT NULL "
-            "FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN (" + recorded + ") g ON g.correlationId = r.correlationId "
-            "AND g.pid = " + std::string(kCallProcess) + " WHERE r.nameId IN (" + ids + ") ORDER BY r.start";
+            "FROM CUPTI_ACTIVITY_KIND_RUNTIME r LEFT JOIN (" +
+                recorded +
+                ") g ON g.correlationId = r.correlationId "
+                "AND g.pid = " +
+                std::string(kCallProcess) + " WHERE r.nameId IN (" + ids + ") ORDER BY r.start";
   auto statement = database_.prepare(sql);
   if (!statement) return statement.error();
   ApiCallRow call;
@@ -244,13 +257,14 @@ std::string NsysSqliteReader::gpu_activity_sql() const {
   const auto add = [&](bool present, std::string_view table, int kind, std::string_view name, std::string_view graph) {
     if (!present) return;
     activities += std::string(activities.empty() ? "" : " UNION ALL ") + "SELECT start, end, correlationId, " +
-                  std::string(kActivityProcess) + " AS pid, " + std::to_string(kind) + " AS kind, " + std::string(name) + " AS nameId, " + std::string(graph) +
-                  " AS graph FROM " + std::string(table);
+                  std::string(kActivityProcess) + " AS pid, " + std::to_string(kind) + " AS kind, " +
+                  std::string(name) + " AS nameId, " + std::string(graph) + " AS graph FROM " + std::string(table);
   };
   const auto node = [&](std::string_view table) {
     return database_.columns(table).contains("graphNodeId") ? "graphNodeId IS NOT NULL" : "0";
   };
-  add(schema_.has_kernels, kKernelTable, static_cast<int>(GpuActivityKind::kernel), "demangledName", node(kKernelTable));
+  add(schema_.has_kernels, kKernelTable, static_cast<int>(GpuActivityKind::kernel), "demangledName",
+      node(kKernelTable));
   add(schema_.has_memcpy, kMemcpyTable, static_cast<int>(GpuActivityKind::memory_copy), "-1", node(kMemcpyTable));
   add(schema_.has_memset, kMemsetTable, static_cast<int>(GpuActivityKind::memory_set), "-1", node(kMemsetTable));
   add(schema_.has_graph_trace, kGraphTraceTable, static_cast<int>(GpuActivityKind::graph_execution), "-1", "1");
@@ -265,7 +279,8 @@ std::string NsysSqliteReader::gpu_activity_sql() const {
     if (kind != ApiCallKind::synchronize) ids += (ids.empty() ? "" : ",") + std::to_string(id);
   if (ids.empty()) ids = "-1";
   // Joined on (process, correlation id): ranks of one capture reuse correlation ids.
-  return "SELECT a.start, a.end, a.kind, a.nameId, a.graph, r.globalTid, r.start, r.end, a.correlationId, a.pid FROM (" +
+  return "SELECT a.start, a.end, a.kind, a.nameId, a.graph, r.globalTid, r.start, r.end, a.correlationId, a.pid FROM "
+         "(" +
          activities + ") a LEFT JOIN (SELECT start, end, globalTid, " + std::string(kCallProcess) +
          " AS pid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE nameId IN (" + ids +
          ")) r ON r.correlationId = a.correlationId AND r.pid = a.pid "
@@ -312,11 +327,13 @@ Result<void> NsysSqliteReader::for_each_gpu_activity(const std::function<void(co
 Result<bool> NsysSqliteReader::for_each_kernel_launch(const std::function<void(const KernelLaunchRow&)>& visit) const {
   if (!schema_.has_kernels) return false;
   const auto present = database_.columns(kKernelTable);
-  for (const char* column : {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "staticSharedMemory", "dynamicSharedMemory"})
+  for (const char* column :
+       {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "staticSharedMemory", "dynamicSharedMemory"})
     if (!present.contains(column)) return false;
   auto statement = database_.prepare(
       "SELECT start, end, demangledName, gridX, gridY, gridZ, blockX, blockY, blockZ, "
-      "staticSharedMemory + dynamicSharedMemory FROM " + std::string(kKernelTable) + " ORDER BY start");
+      "staticSharedMemory + dynamicSharedMemory FROM " +
+      std::string(kKernelTable) + " ORDER BY start");
   if (!statement) return statement.error();
   KernelLaunchRow launch;
   for (;;) {

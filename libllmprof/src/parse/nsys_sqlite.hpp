@@ -33,7 +33,7 @@ struct NsysSqliteSchema {
   bool has_kernels = false;
   bool has_memcpy = false;
   bool has_memset = false;
-  bool has_graph_trace = false;  // graph executions as one row each (--cuda-graph-trace=graph)
+  bool has_graph_trace = false;          // graph executions as one row each (--cuda-graph-trace=graph)
   bool kernels_have_graph_node = false;  // graphNodeId column: graph kernels when traced per node
 };
 
@@ -65,8 +65,8 @@ struct GpuActivityRow {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
   GpuActivityKind kind = GpuActivityKind::kernel;
-  bool in_graph = false;          // a graph execution, or a node of one (kernel/memcpy with graphNodeId)
-  std::int64_t name_id = -1;      // StringIds id of the kernel name; -1 for copies, sets, graphs
+  bool in_graph = false;                      // a graph execution, or a node of one (kernel/memcpy with graphNodeId)
+  std::int64_t name_id = -1;                  // StringIds id of the kernel name; -1 for copies, sets, graphs
   std::optional<std::int64_t> launch_thread;  // absent when no API call carries the correlation id
   std::int64_t launch_start_ns = 0;
   std::int64_t launch_end_ns = 0;

@@ -8,8 +8,8 @@
 #include <map>
 #include <tuple>
 
-#include "parse/csv_columns.hpp"
 #include "llmprof/csv.hpp"
+#include "parse/csv_columns.hpp"
 
 namespace llmprof {
 namespace {
@@ -65,7 +65,8 @@ Result<void> stream_table(Result<CsvReader> opened, const std::vector<std::strin
 template <typename Row, typename Fill>
 Result<std::vector<Row>> parse_table(Result<CsvReader> opened, const std::vector<std::string>& columns, Fill fill) {
   std::vector<Row> rows;
-  auto read = stream_table<Row>(std::move(opened), columns, fill, [&rows](Row&& row) { rows.push_back(std::move(row)); });
+  auto read =
+      stream_table<Row>(std::move(opened), columns, fill, [&rows](Row&& row) { rows.push_back(std::move(row)); });
   if (!read) return read.error();
   return rows;
 }
@@ -93,17 +94,18 @@ void fill_named_statistics(CsvRow& row, const std::vector<std::size_t>& at, Row&
 
 const std::vector<std::string> kKernelColumns = concat(concat({"Time (%)"}, statistics_columns("Instances")), {"Name"});
 const std::vector<std::string> kApiColumns = concat(concat({"Time (%)"}, statistics_columns("Num Calls")), {"Name"});
-const std::vector<std::string> kMemoryColumns = concat(concat({"Time (%)"}, statistics_columns("Count")), {"Operation"});
+const std::vector<std::string> kMemoryColumns =
+    concat(concat({"Time (%)"}, statistics_columns("Count")), {"Operation"});
 const std::vector<std::string> kNvtxColumns =
     concat(concat({"Time (%)"}, statistics_columns("Instances")), {"Style", "Range"});
 const std::vector<std::string> kNvtxKernelColumns = {
-    "NVTX Range", "Style", "PID", "TID", "NVTX Inst", "Kern Inst", "Total Time (ns)", "Avg (ns)",
-    "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Kernel Name"};
+    "NVTX Range", "Style",    "PID",      "TID",      "NVTX Inst",   "Kern Inst",  "Total Time (ns)",
+    "Avg (ns)",   "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)", "Kernel Name"};
 const std::vector<std::string> kProjectionTraceColumns = {
     "Name", "Projected Duration (ns)", "Orig Duration (ns)", "Style", "NumGPUOps", "Lvl", "NumChild"};
 const std::vector<std::string> kProjectionColumns = {
-    "Range", "Style", "Total Proj Time (ns)", "Total Range Time (ns)", "Range Instances", "Total GPU Ops",
-    "Avg Range Lvl", "Avg Num Child"};
+    "Range",           "Style",         "Total Proj Time (ns)", "Total Range Time (ns)",
+    "Range Instances", "Total GPU Ops", "Avg Range Lvl",        "Avg Num Child"};
 
 void fill_kernel(CsvRow& row, const std::vector<std::size_t>& at, KernelSummaryRow& out) {
   fill_named_statistics(row, at, out, &KernelSummaryRow::name);
@@ -126,8 +128,9 @@ bool merge_statistics(NsysTimeStatistics& into, const NsysTimeStatistics& more) 
   const double mean = (into.average_ns * n1 + more.average_ns * n2) / n;
   // nsys prints the sample standard deviation (n - 1); the squared deviations of both groups around the
   // common mean add up exactly.
-  const double squares = (n1 - 1) * into.stddev_ns * into.stddev_ns + n1 * (into.average_ns - mean) * (into.average_ns - mean) +
-                         (n2 - 1) * more.stddev_ns * more.stddev_ns + n2 * (more.average_ns - mean) * (more.average_ns - mean);
+  const double squares =
+      (n1 - 1) * into.stddev_ns * into.stddev_ns + n1 * (into.average_ns - mean) * (into.average_ns - mean) +
+      (n2 - 1) * more.stddev_ns * more.stddev_ns + n2 * (more.average_ns - mean) * (more.average_ns - mean);
   if (more.count > into.count) into.median_ns = more.median_ns;
   into.time_percent += more.time_percent;
   if (!add_checked(into.total_time_ns, more.total_time_ns) || !add_checked(into.count, more.count)) return false;
@@ -138,7 +141,8 @@ bool merge_statistics(NsysTimeStatistics& into, const NsysTimeStatistics& more) 
   return true;
 }
 
-Result<std::vector<KernelSummaryRow>> merge_kernel_shapes(std::vector<KernelSummaryRow> rows, const std::string& source) {
+Result<std::vector<KernelSummaryRow>> merge_kernel_shapes(std::vector<KernelSummaryRow> rows,
+                                                          const std::string& source) {
   std::vector<KernelSummaryRow> merged;
   std::map<std::string, std::size_t> index;
   for (auto& row : rows) {
@@ -219,8 +223,9 @@ Result<std::vector<NvtxGpuProjectionRow>> sum_projection_instances(const std::ve
     auto& [levels, children] = level_child_sums[it->second];
     if (!add_checked(into.total_projection_ns, instance.row.total_projection_ns) ||
         !add_checked(into.total_range_ns, instance.row.total_range_ns) ||
-        !add_checked(into.total_gpu_operations, instance.row.total_gpu_operations) || !add_checked(into.range_instances, 1) ||
-        !add_checked(levels, instance.level) || !add_checked(children, instance.children)) {
+        !add_checked(into.total_gpu_operations, instance.row.total_gpu_operations) ||
+        !add_checked(into.range_instances, 1) || !add_checked(levels, instance.level) ||
+        !add_checked(children, instance.children)) {
       return sum_too_large(source, "times, operations or levels of range '" + instance.row.range.name + "'");
     }
   }
@@ -242,29 +247,30 @@ NvtxRangeName parse_nsys_range_name(std::string_view text) {
   return {std::string(text.substr(0, colon)), std::string(text.substr(colon + 1))};
 }
 
-#define LLMPROF_NSYS_PARSER(function, Row, columns, fill)                                                \
-  Result<std::vector<Row>> function(const std::filesystem::path& csv_file) {                             \
-    return parse_table<Row>(open_reader(csv_file, columns), columns, fill);                              \
-  }                                                                                                      \
-  Result<std::vector<Row>> function(std::istream& in, const std::string& source_name) {                  \
-    return parse_table<Row>(open_reader(in, source_name, columns), columns, fill);                       \
+#define LLMPROF_NSYS_PARSER(function, Row, columns, fill)                               \
+  Result<std::vector<Row>> function(const std::filesystem::path& csv_file) {            \
+    return parse_table<Row>(open_reader(csv_file, columns), columns, fill);             \
+  }                                                                                     \
+  Result<std::vector<Row>> function(std::istream& in, const std::string& source_name) { \
+    return parse_table<Row>(open_reader(in, source_name, columns), columns, fill);      \
   }
 
 Result<void> for_each_nsys_nvtx_kernel_row(const std::filesystem::path& csv_file,
                                            const std::function<void(NvtxKernelRow&&)>& on_row) {
-  return stream_table<NvtxKernelRow>(open_reader(csv_file, kNvtxKernelColumns), kNvtxKernelColumns, fill_nvtx_kernel, on_row);
+  return stream_table<NvtxKernelRow>(open_reader(csv_file, kNvtxKernelColumns), kNvtxKernelColumns, fill_nvtx_kernel,
+                                     on_row);
 }
 
-#define LLMPROF_NSYS_MERGING_PARSER(function, Row, columns, fill, Instance, merge)                       \
-  Result<std::vector<Row>> function(const std::filesystem::path& csv_file) {                             \
-    auto rows = parse_table<Instance>(open_reader(csv_file, columns), columns, fill);                    \
-    if (!rows) return rows.error();                                                                      \
-    return merge(std::move(*rows), csv_file.string());                                                   \
-  }                                                                                                      \
-  Result<std::vector<Row>> function(std::istream& in, const std::string& source_name) {                  \
-    auto rows = parse_table<Instance>(open_reader(in, source_name, columns), columns, fill);             \
-    if (!rows) return rows.error();                                                                      \
-    return merge(std::move(*rows), source_name);                                                         \
+#define LLMPROF_NSYS_MERGING_PARSER(function, Row, columns, fill, Instance, merge)           \
+  Result<std::vector<Row>> function(const std::filesystem::path& csv_file) {                 \
+    auto rows = parse_table<Instance>(open_reader(csv_file, columns), columns, fill);        \
+    if (!rows) return rows.error();                                                          \
+    return merge(std::move(*rows), csv_file.string());                                       \
+  }                                                                                          \
+  Result<std::vector<Row>> function(std::istream& in, const std::string& source_name) {      \
+    auto rows = parse_table<Instance>(open_reader(in, source_name, columns), columns, fill); \
+    if (!rows) return rows.error();                                                          \
+    return merge(std::move(*rows), source_name);                                             \
   }
 
 LLMPROF_NSYS_MERGING_PARSER(parse_nsys_kernel_summary, KernelSummaryRow, kKernelColumns, fill_kernel, KernelSummaryRow,

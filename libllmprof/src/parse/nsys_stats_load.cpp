@@ -18,7 +18,8 @@ namespace {
 class NvtxKernelMerger {
  public:
   void add(NvtxKernelRow&& row) {
-    std::string key = (row.range ? row.range->qualified() : std::string("\x01")) + '\x00' + row.style + '\x00' + row.kernel_name;
+    std::string key =
+        (row.range ? row.range->qualified() : std::string("\x01")) + '\x00' + row.style + '\x00' + row.kernel_name;
     const auto [found, inserted] = index_.try_emplace(std::move(key), rows_.size());
     if (inserted) {
       rows_.push_back(std::move(row));
@@ -90,20 +91,22 @@ Result<void> load_report(const std::filesystem::path& prefix, std::string_view r
 Result<NsysStats> load_nsys_stats(const std::filesystem::path& output_prefix) {
   NsysStats stats;
   int found = 0;
-  for (auto loaded : {load_report(output_prefix, "cuda_gpu_kern_sum", &parse_nsys_kernel_summary, stats.kernels, found),
-                      load_report(output_prefix, "nvtx_sum", &parse_nsys_nvtx_summary, stats.ranges, found),
-                      load_report(output_prefix, "nvtx_kern_sum", &parse_merged_nvtx_kernel_summary, stats.range_kernels, found),
-                      load_report(output_prefix, "nvtx_gpu_proj_sum", &parse_nsys_nvtx_gpu_projection,
-                                  stats.range_projections, found),
-                      load_report(output_prefix, "cuda_api_sum", &parse_nsys_cuda_api_summary, stats.cuda_api, found),
-                      load_report(output_prefix, "cuda_gpu_mem_time_sum", &parse_nsys_gpu_memory_time,
-                                  stats.memory_operations, found)}) {
+  for (auto loaded :
+       {load_report(output_prefix, "cuda_gpu_kern_sum", &parse_nsys_kernel_summary, stats.kernels, found),
+        load_report(output_prefix, "nvtx_sum", &parse_nsys_nvtx_summary, stats.ranges, found),
+        load_report(output_prefix, "nvtx_kern_sum", &parse_merged_nvtx_kernel_summary, stats.range_kernels, found),
+        load_report(output_prefix, "nvtx_gpu_proj_sum", &parse_nsys_nvtx_gpu_projection, stats.range_projections,
+                    found),
+        load_report(output_prefix, "cuda_api_sum", &parse_nsys_cuda_api_summary, stats.cuda_api, found),
+        load_report(output_prefix, "cuda_gpu_mem_time_sum", &parse_nsys_gpu_memory_time, stats.memory_operations,
+                    found)}) {
     if (!loaded) return loaded.error();
   }
   if (found == 0)
     return make_error(ErrorCode::not_found,
                       "no nsys stats report found under prefix " + output_prefix.string() + " (looked for " +
-                          nsys_stats_report_path(output_prefix, "cuda_gpu_kern_sum").filename().string() + " and the other reports)",
+                          nsys_stats_report_path(output_prefix, "cuda_gpu_kern_sum").filename().string() +
+                          " and the other reports)",
                       "run `nsys stats --format csv -o PREFIX --report cuda_gpu_kern_sum,... REPORT.nsys-rep` first",
                       output_prefix.string());
   return stats;

@@ -29,7 +29,9 @@ const std::vector<std::string>& nsys_stats_report_names() {
 }
 
 NsysStatsReportChoice choose_nsys_stats_reports(const std::vector<std::string>& available) {
-  const auto listed = [&](const std::string& name) { return std::find(available.begin(), available.end(), name) != available.end(); };
+  const auto listed = [&](const std::string& name) {
+    return std::find(available.begin(), available.end(), name) != available.end();
+  };
   NsysStatsReportChoice choice;
   for (const auto& spelling : nsys_stats_report_spellings()) {
     if (listed(spelling.current)) {

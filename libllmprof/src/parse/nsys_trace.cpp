@@ -19,7 +19,8 @@ Result<Columns> find_columns(CsvReader& reader, const char* second) {
   auto other = reader.column(second);
   auto name = reader.column("Name");
   if (!start || !other || !name) {
-    return make_error(ErrorCode::parse_error, reader.source_name() + ": the header lacks \"Start (ns)\", \"" + second + "\" or \"Name\"",
+    return make_error(ErrorCode::parse_error,
+                      reader.source_name() + ": the header lacks \"Start (ns)\", \"" + second + "\" or \"Name\"",
                       "give the CSV of `nsys stats --format csv` for this report", reader.source_name());
   }
   return Columns{*start, *other, *name, reader.column("Strm")};
@@ -54,13 +55,15 @@ Result<std::vector<Row>> read_rows(std::istream& in, const std::string& source, 
     if (columns->stream) {
       if (auto parsed = integer_at(reader, *columns->stream); parsed) stream = parsed.value();
     }
-    if (auto row = fill(std::string(reader.fields()[columns->name]), *start, *other, stream)) rows.push_back(std::move(*row));
+    if (auto row = fill(std::string(reader.fields()[columns->name]), *start, *other, stream))
+      rows.push_back(std::move(*row));
   }
   return rows;
 }
 
 template <typename Parse>
-auto from_file(const std::filesystem::path& file, Parse parse) -> decltype(parse(std::declval<std::istream&>(), std::string())) {
+auto from_file(const std::filesystem::path& file, Parse parse)
+    -> decltype(parse(std::declval<std::istream&>(), std::string())) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return make_error(ErrorCode::not_found, "cannot read " + file.string(), "", file.string());
   return parse(in, file.string());
@@ -69,27 +72,32 @@ auto from_file(const std::filesystem::path& file, Parse parse) -> decltype(parse
 }  // namespace
 
 Result<std::vector<NvtxRangeInstance>> parse_nsys_nvtx_trace(std::istream& in, const std::string& source_name) {
-  return read_rows<NvtxRangeInstance>(in, source_name, "End (ns)",
-                                      [](std::string name, std::int64_t start, std::int64_t end, std::optional<std::int64_t>) {
-                                        return std::optional<NvtxRangeInstance>(NvtxRangeInstance{std::move(name), start, end});
-                                      });
+  return read_rows<NvtxRangeInstance>(
+      in, source_name, "End (ns)",
+      [](std::string name, std::int64_t start, std::int64_t end, std::optional<std::int64_t>) {
+        return std::optional<NvtxRangeInstance>(NvtxRangeInstance{std::move(name), start, end});
+      });
 }
 
 Result<std::vector<GpuKernelInterval>> parse_nsys_gpu_trace(std::istream& in, const std::string& source_name) {
   return read_rows<GpuKernelInterval>(
-      in, source_name, "Duration (ns)", [](std::string name, std::int64_t start, std::int64_t duration, std::optional<std::int64_t> stream) {
+      in, source_name, "Duration (ns)",
+      [](std::string name, std::int64_t start, std::int64_t duration, std::optional<std::int64_t> stream) {
         // Memory operations are bracketed: "[CUDA memcpy Host-to-Device]", "[CUDA memset]".
         if (!name.empty() && name.front() == '[') return std::optional<GpuKernelInterval>();
-        return std::optional<GpuKernelInterval>(GpuKernelInterval{std::move(name), start, start + duration, stream.value_or(-1)});
+        return std::optional<GpuKernelInterval>(
+            GpuKernelInterval{std::move(name), start, start + duration, stream.value_or(-1)});
       });
 }
 
 Result<std::vector<NvtxRangeInstance>> parse_nsys_nvtx_trace(const std::filesystem::path& csv_file) {
-  return from_file(csv_file, [](std::istream& in, const std::string& source) { return parse_nsys_nvtx_trace(in, source); });
+  return from_file(csv_file,
+                   [](std::istream& in, const std::string& source) { return parse_nsys_nvtx_trace(in, source); });
 }
 
 Result<std::vector<GpuKernelInterval>> parse_nsys_gpu_trace(const std::filesystem::path& csv_file) {
-  return from_file(csv_file, [](std::istream& in, const std::string& source) { return parse_nsys_gpu_trace(in, source); });
+  return from_file(csv_file,
+                   [](std::istream& in, const std::string& source) { return parse_nsys_gpu_trace(in, source); });
 }
 
 }  // namespace llmprof

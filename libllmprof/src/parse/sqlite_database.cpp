@@ -46,9 +46,7 @@ void SqliteStatement::bind_text(int index, std::string_view value) {
   sqlite3_bind_text(statement_.get(), index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
 }
 
-bool SqliteStatement::is_null(int column) const {
-  return sqlite3_column_type(statement_.get(), column) == SQLITE_NULL;
-}
+bool SqliteStatement::is_null(int column) const { return sqlite3_column_type(statement_.get(), column) == SQLITE_NULL; }
 
 std::int64_t SqliteStatement::integer(int column) const { return sqlite3_column_int64(statement_.get(), column); }
 
@@ -62,7 +60,8 @@ double SqliteStatement::real(int column) const { return sqlite3_column_double(st
 std::string_view SqliteStatement::text(int column) const {
   const auto* bytes = sqlite3_column_text(statement_.get(), column);
   if (bytes == nullptr) return {};
-  return {reinterpret_cast<const char*>(bytes), static_cast<std::size_t>(sqlite3_column_bytes(statement_.get(), column))};
+  return {reinterpret_cast<const char*>(bytes),
+          static_cast<std::size_t>(sqlite3_column_bytes(statement_.get(), column))};
 }
 
 Result<SqliteDatabase> SqliteDatabase::open(const std::filesystem::path& file, int flags) {

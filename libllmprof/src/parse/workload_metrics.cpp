@@ -61,7 +61,6 @@ class FieldReader {
   }
   const std::optional<Error>& error() const { return error_; }
 
-
  private:
   void fail(const char* key, const std::string& what) {
     if (error_) return;
@@ -78,9 +77,7 @@ double WorkloadMetrics::decode_model_flop_per_s() const {
   return decode_s > 0 ? flop_per_token * static_cast<double>(generated_tokens) / decode_s : 0.0;
 }
 
-double WorkloadMetrics::prefill_model_flop_per_s() const {
-  return prefill_s > 0 ? flop_per_prefill / prefill_s : 0.0;
-}
+double WorkloadMetrics::prefill_model_flop_per_s() const { return prefill_s > 0 ? flop_per_prefill / prefill_s : 0.0; }
 
 Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const std::string& source_name) {
   if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
@@ -90,22 +87,22 @@ Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const
   boost::system::error_code parse_error;
   const boost::json::value document = detail::parse_json_text(json_text, parse_error);
   if (parse_error) {
-    return make_error(ErrorCode::parse_error,
-                      source_name + ": not valid JSON (" + parse_error.message() + ")", schema_hint, source_name);
+    return make_error(ErrorCode::parse_error, source_name + ": not valid JSON (" + parse_error.message() + ")",
+                      schema_hint, source_name);
   }
   if (!document.is_object()) {
     return make_error(ErrorCode::parse_error,
-                      source_name + ": expected a JSON object, found " + detail::describe_json_value(document), schema_hint,
-                      source_name);
+                      source_name + ": expected a JSON object, found " + detail::describe_json_value(document),
+                      schema_hint, source_name);
   }
   const auto& object = document.get_object();
   const auto* schema = object.if_contains("schema");
   if (!schema || !schema->is_string() || schema->get_string() != workload_metrics_schema) {
     const std::string found = schema ? detail::describe_json_value(*schema) : std::string("no \"schema\" key");
-    return make_error(ErrorCode::parse_error,
-                      source_name + ": expected schema \"" + std::string(workload_metrics_schema) + "\", found " +
-                          found,
-                      schema_hint, "schema");
+    return make_error(
+        ErrorCode::parse_error,
+        source_name + ": expected schema \"" + std::string(workload_metrics_schema) + "\", found " + found, schema_hint,
+        "schema");
   }
 
   WorkloadMetrics metrics;
@@ -137,10 +134,10 @@ Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const
   if (read.error()) return *read.error();
 
   if (metrics.dtype != "bf16" && metrics.dtype != "fp16" && metrics.dtype != "fp32") {
-    return make_error(ErrorCode::parse_error,
-                      source_name + ": key \"dtype\" must be \"bf16\", \"fp16\" or \"fp32\", not \"" + metrics.dtype +
-                          "\"",
-                      schema_hint, "dtype");
+    return make_error(
+        ErrorCode::parse_error,
+        source_name + ": key \"dtype\" must be \"bf16\", \"fp16\" or \"fp32\", not \"" + metrics.dtype + "\"",
+        schema_hint, "dtype");
   }
   return metrics;
 }
@@ -149,8 +146,7 @@ Result<WorkloadMetrics> load_workload_metrics(const std::filesystem::path& path)
   std::error_code status_error;
   if (!std::filesystem::is_regular_file(path, status_error)) {
     return make_error(ErrorCode::not_found, "workload metrics file " + path.string() + " does not exist",
-                      "run the workload with --metrics-out FILE (or LLMPROF_METRICS_FILE) to write it",
-                      path.string());
+                      "run the workload with --metrics-out FILE (or LLMPROF_METRICS_FILE) to write it", path.string());
   }
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;

@@ -5,9 +5,9 @@
 #include <set>
 #include <sstream>
 
+#include "llmprof/logging.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline/disk_space.hpp"
-#include "llmprof/logging.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;
@@ -50,7 +50,8 @@ const std::vector<StageEntry>& stage_table() {
        [](PipelineRun& run, StageOutputs& out) { return keep(run_probe_stage(run), out.probe); }},
       {"stage1", "running the workload bare",
        [](PipelineRun& run, StageOutputs& out) {
-         return keep(run.environment.rank_launch ? run_ranked_workload_stage(run) : run_workload_stage(run), out.workload);
+         return keep(run.environment.rank_launch ? run_ranked_workload_stage(run) : run_workload_stage(run),
+                     out.workload);
        }},
       {"nsys", "Nsight Systems timeline",
        [](PipelineRun& run, StageOutputs& out) {
@@ -67,8 +68,9 @@ const std::vector<StageEntry>& stage_table() {
        }},
       {"analyze", "roofline and MFU analysis",
        [](PipelineRun& run, StageOutputs& out) {
-         return keep(run.environment.rank_launch ? run_ranked_analyze_stage(run, out.nsys) : run_analyze_stage(run, out.nsys),
-                     out.analysis);
+         return keep(
+             run.environment.rank_launch ? run_ranked_analyze_stage(run, out.nsys) : run_analyze_stage(run, out.nsys),
+             out.analysis);
        }},
       {"report", "writing report.md and report.html",
        [](PipelineRun& run, StageOutputs& out) { return run_report_stage(run, out.analysis); }},
@@ -78,22 +80,32 @@ const std::vector<StageEntry>& stage_table() {
 
 int severity(StageProblemKind kind) {
   switch (kind) {
-    case StageProblemKind::none: return 0;
-    case StageProblemKind::environment: return 1;
-    case StageProblemKind::failure: return 2;
-    case StageProblemKind::timeout: return 3;
-    case StageProblemKind::interrupted: return 4;
+    case StageProblemKind::none:
+      return 0;
+    case StageProblemKind::environment:
+      return 1;
+    case StageProblemKind::failure:
+      return 2;
+    case StageProblemKind::timeout:
+      return 3;
+    case StageProblemKind::interrupted:
+      return 4;
   }
   return 0;
 }
 
 RunOutcome outcome_for(StageProblemKind kind) {
   switch (kind) {
-    case StageProblemKind::none: return RunOutcome::ok;
-    case StageProblemKind::environment: return RunOutcome::environment;
-    case StageProblemKind::failure: return RunOutcome::incomplete;
-    case StageProblemKind::timeout: return RunOutcome::timeout;
-    case StageProblemKind::interrupted: return RunOutcome::interrupted;
+    case StageProblemKind::none:
+      return RunOutcome::ok;
+    case StageProblemKind::environment:
+      return RunOutcome::environment;
+    case StageProblemKind::failure:
+      return RunOutcome::incomplete;
+    case StageProblemKind::timeout:
+      return RunOutcome::timeout;
+    case StageProblemKind::interrupted:
+      return RunOutcome::interrupted;
   }
   return RunOutcome::incomplete;
 }
@@ -123,7 +135,8 @@ StageResult name_full_disk(PipelineRun& run, StageOutputs& outputs, StageResult 
   run.disk_full = why;
   if (result.status == StageStatus::failed || result.status == StageStatus::ok) {
     result.status = StageStatus::failed;
-    result.reason = why + (result.reason.empty() ? "" : "; " + result.reason) + "; free disk space or choose another run.runs_root";
+    result.reason =
+        why + (result.reason.empty() ? "" : "; " + result.reason) + "; free disk space or choose another run.runs_root";
     result.problem = StageProblemKind::environment;
   }
   return result;
@@ -183,9 +196,12 @@ void finish_stage(PipelineRun& run, const std::string& name, const StageResult& 
   event.status = result.status;
   event.message = result.reason;
   run.emit(event);
-  const std::string line = std::string("stage ") + to_string(result.status) + (result.reason.empty() ? "" : ": " + result.reason);
-  if (result.status == StageStatus::ok || result.status == StageStatus::skipped) log_info(name, line);
-  else log_warning(name, line);
+  const std::string line =
+      std::string("stage ") + to_string(result.status) + (result.reason.empty() ? "" : ": " + result.reason);
+  if (result.status == StageStatus::ok || result.status == StageStatus::skipped)
+    log_info(name, line);
+  else
+    log_warning(name, line);
 }
 
 RunStatus run_status_for(RunOutcome outcome, const std::map<std::string, StageProblemKind>& problems) {
@@ -209,14 +225,16 @@ StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblem
       result = StageResult::skipped("not run: the run was interrupted before this stage");
     } else {
       // The report renders run.json's status: give it the outcome of the stages before it.
-      if (std::string(entry.name) == "report") run.directory.manifest().status = run_status_for(outcome_for(worst), problems);
+      if (std::string(entry.name) == "report")
+        run.directory.manifest().status = run_status_for(outcome_for(worst), problems);
       start_stage(run, entry);
       detail::record_gpu_state(run, entry.name, "before");
       result = entry.run(run, outputs);
       if (result.status != StageStatus::skipped) detail::record_gpu_state(run, entry.name, "after");
       // A stop that arrived while this stage ran interrupts it, whatever its child made of the signal.
       if (run.stopping() && (result.status == StageStatus::ok || result.status == StageStatus::failed)) {
-        result = StageResult::interrupted("stopped by SIGINT/SIGTERM" + (result.reason.empty() ? "" : " (" + result.reason + ")"));
+        result = StageResult::interrupted("stopped by SIGINT/SIGTERM" +
+                                          (result.reason.empty() ? "" : " (" + result.reason + ")"));
       }
       result = name_full_disk(run, outputs, result);
       record_unlisted_files(run, entry.name);
@@ -230,7 +248,8 @@ StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblem
 
 Result<void> write_provenance(RunDirectory& directory, const DeepProfileConfig& config,
                               const detail::ResolvedWorkload& workload) {
-  if (auto written = directory.write_text(RunLayout::resolved_config(), config_to_toml(config)); !written) return written.error();
+  if (auto written = directory.write_text(RunLayout::resolved_config(), config_to_toml(config)); !written)
+    return written.error();
   WorkloadRecord record;
   record.argv = workload.argv;
   record.working_directory = workload.working_directory;
@@ -246,7 +265,8 @@ void report_retention(PipelineRun& run) {
     run.note("run", "retention did not complete: " + retention->error().describe());
     return;
   }
-  for (const auto& removed : retention->value().removed) run.note("run", "retention removed the old run " + removed.string());
+  for (const auto& removed : retention->value().removed)
+    run.note("run", "retention removed the old run " + removed.string());
   for (const auto& kept : retention->value().kept_unfinished) {
     run.note("run", "retention kept " + kept.string() + ": that run is not finished (its run.lock is held)");
   }
@@ -266,22 +286,32 @@ const std::vector<std::string>& deep_profile_stage_names() {
 
 const char* to_string(RunOutcome outcome) noexcept {
   switch (outcome) {
-    case RunOutcome::ok: return "ok";
-    case RunOutcome::incomplete: return "incomplete";
-    case RunOutcome::environment: return "environment";
-    case RunOutcome::timeout: return "timeout";
-    case RunOutcome::interrupted: return "interrupted";
+    case RunOutcome::ok:
+      return "ok";
+    case RunOutcome::incomplete:
+      return "incomplete";
+    case RunOutcome::environment:
+      return "environment";
+    case RunOutcome::timeout:
+      return "timeout";
+    case RunOutcome::interrupted:
+      return "interrupted";
   }
   return "unknown";
 }
 
 ExitCode exit_code_for(RunOutcome outcome) noexcept {
   switch (outcome) {
-    case RunOutcome::ok: return exit_ok;
-    case RunOutcome::incomplete: return exit_incomplete;
-    case RunOutcome::environment: return exit_not_ready;
-    case RunOutcome::timeout: return exit_timeout;
-    case RunOutcome::interrupted: return exit_interrupted;
+    case RunOutcome::ok:
+      return exit_ok;
+    case RunOutcome::incomplete:
+      return exit_incomplete;
+    case RunOutcome::environment:
+      return exit_not_ready;
+    case RunOutcome::timeout:
+      return exit_timeout;
+    case RunOutcome::interrupted:
+      return exit_interrupted;
   }
   return exit_incomplete;
 }
@@ -322,7 +352,8 @@ Result<RunSummary> DeepProfiler::run() {
   std::map<std::string, StageProblemKind> problems;
   StageProblemKind worst = run_stages(run, problems);
   // A full disk explains whatever else failed: exit 3 (machine not ready), as the README says.
-  if (run.disk_full && (worst == StageProblemKind::none || worst == StageProblemKind::failure)) worst = StageProblemKind::environment;
+  if (run.disk_full && (worst == StageProblemKind::none || worst == StageProblemKind::failure))
+    worst = StageProblemKind::environment;
 
   RunSummary summary;
   summary.main_directory = directory->path();

@@ -22,12 +22,12 @@
 #include "llmprof/gpu_state.hpp"
 #include "llmprof/kernel_name.hpp"
 #include "llmprof/ncu_command.hpp"
-#include "llmprof/ncu_plan.hpp"
 #include "llmprof/ncu_diagnosis.hpp"
+#include "llmprof/ncu_plan.hpp"
 #include "llmprof/nsys_command.hpp"
-#include "pipeline/workload.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "pipeline/workload.hpp"
 
 namespace llmprof::detail {
 
@@ -54,8 +54,8 @@ struct StageResult {
 
 // What the stage-1 metrics JSON says about NVTX (only the fields the pipeline needs).
 struct EmittedRanges {
-  std::string domain;               // "" = default domain
-  std::vector<std::string> names;   // e.g. prefill, decode
+  std::string domain;              // "" = default domain
+  std::vector<std::string> names;  // e.g. prefill, decode
 };
 
 // A stage's status with what it hands to the later stages (default-constructed when it had nothing
@@ -71,12 +71,12 @@ struct Staged {
 struct ProbeOutput {
   NsysInfo nsys;
   NcuInfo ncu;
-  NvidiaDriver nvidia_driver;  // without one there are no CUDA kernels to select or profile
+  NvidiaDriver nvidia_driver;                 // without one there are no CUDA kernels to select or profile
   std::optional<std::string> low_disk_space;  // why profiling is refused, when it is
 };
 
 struct WorkloadOutput {
-  std::optional<std::string> failure;          // profiling the same workload again is pointless
+  std::optional<std::string> failure;           // profiling the same workload again is pointless
   std::optional<EmittedRanges> emitted_ranges;  // from stage-1 metrics
 };
 
@@ -90,10 +90,10 @@ struct NsysOutput {
 };
 
 struct SelectOutput {
-  std::optional<std::string> kernel_regex;         // ncu --kernel-name, when there is a filter
-  std::optional<std::int64_t> launch_bound;        // ncu --launch-count for that filter
-  std::vector<std::string> selected_kernels;       // demangled names (empty for a user regex)
-  std::optional<NcuPlan> plan;                     // ncu.plan = per-kernel: the launches to profile
+  std::optional<std::string> kernel_regex;    // ncu --kernel-name, when there is a filter
+  std::optional<std::int64_t> launch_bound;   // ncu --launch-count for that filter
+  std::vector<std::string> selected_kernels;  // demangled names (empty for a user regex)
+  std::optional<NcuPlan> plan;                // ncu.plan = per-kernel: the launches to profile
 };
 
 struct AnalyzeOutput {
@@ -115,8 +115,14 @@ struct PipelineRun {
               const ProgressCallback& progress_, const DeepProfilerEnvironment& environment_,
               const std::atomic<bool>& stop_requested_, RunDirectory& directory_,
               std::chrono::steady_clock::time_point started_)
-      : config(config_), runner(runner_), clock(clock_), progress(progress_), environment(environment_),
-        stop_requested(stop_requested_), directory(directory_), started(started_) {}
+      : config(config_),
+        runner(runner_),
+        clock(clock_),
+        progress(progress_),
+        environment(environment_),
+        stop_requested(stop_requested_),
+        directory(directory_),
+        started(started_) {}
 
   const DeepProfileConfig& config;
   ProcessRunner& runner;
@@ -127,11 +133,11 @@ struct PipelineRun {
   RunDirectory& directory;
   std::chrono::steady_clock::time_point started;
 
-  ResolvedWorkload workload;      // resolved before the first stage; the same for every stage
+  ResolvedWorkload workload;                    // resolved before the first stage; the same for every stage
   std::vector<GpuStateSnapshot> gpu_snapshots;  // MAIN/gpu_state.json, in capture order
   bool gpu_state_unavailable = false;           // nvidia-smi missing or failing: said once, not asked again
   std::vector<std::string> notes;               // end up in RunSummary::notes
-  std::optional<std::string> disk_full;          // a write of the run failed for want of space (its reason)
+  std::optional<std::string> disk_full;         // a write of the run failed for want of space (its reason)
 
   bool stopping() const { return stop_requested.load(); }
   std::chrono::nanoseconds elapsed() const { return clock.now() - started; }
@@ -149,7 +155,8 @@ struct PipelineRun {
 // Samples of the bare stage-1 runs, by quantity: "wall_s" (the process), and from the workload's
 // metrics file when it wrote one, "prefill_s" and "decode_s".
 using RepeatSamples = std::map<std::string, std::vector<double>>;
-void add_repeat_sample(RepeatSamples& samples, const ProcessOutcome& outcome, const std::filesystem::path& metrics_file);
+void add_repeat_sample(RepeatSamples& samples, const ProcessOutcome& outcome,
+                       const std::filesystem::path& metrics_file);
 // Summaries into stage1/repeats.json (schema llmprof.repeats/1) and the stage's messages.
 void record_repeats(PipelineRun& run, const RepeatSamples& samples);
 
@@ -175,14 +182,17 @@ StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs);
 Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutput& nsys);
 
 // Pieces of the nsys, ncu and analyze stages that the ranked stages share. Directories are relative to MAIN.
-std::optional<StageResult> nsys_stage_precondition(const PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload);
+std::optional<StageResult> nsys_stage_precondition(const PipelineRun& run, const ProbeOutput& probe,
+                                                   const WorkloadOutput& workload);
 std::optional<StageResult> ncu_stage_precondition(const PipelineRun& run, const NcuInputs& inputs);
-NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated, const std::filesystem::path& output_base);
+NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated,
+                                 const std::filesystem::path& output_base);
 // `nsys stats` of `report` into <directory>/summary_*.csv, parsed into `stats`.
 StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const std::filesystem::path& report,
                               const std::filesystem::path& directory, NsysStats& stats);
-NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu, const std::optional<std::string>& kernel_regex,
-                               std::optional<std::int64_t> launch_count, const std::filesystem::path& output,
+NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
+                               const std::optional<std::string>& kernel_regex, std::optional<std::int64_t> launch_count,
+                               const std::filesystem::path& output,
                                std::optional<std::int64_t> launch_skip = std::nullopt,
                                std::optional<NcuFilterMode> filter_mode = std::nullopt);
 
@@ -223,7 +233,8 @@ void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOu
 // ncu.plan = per-kernel with a plan and an ncu that has --filter-mode per-launch-config: the whole stage
 // by the plan; nullopt (after saying why) when the bounded plan has to run instead, with the planned
 // pass in `profiled_nothing` when ncu profiled no kernels (the bounded plan then retries unfiltered).
-std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs, std::optional<NcuAttempt>& profiled_nothing);
+std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs,
+                                           std::optional<NcuAttempt>& profiled_nothing);
 // The plan's options from the configuration, the bare run's wall time and a measured per-launch cost.
 NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base);
 StageResult export_ncu_raw_csv(PipelineRun& run, const NcuInfo& ncu, const std::filesystem::path& report,
@@ -241,10 +252,10 @@ struct ToolCall {
       : stage(std::move(stage_)), argv(std::move(argv_)), shell_command(std::move(shell_command_)) {}
   std::string stage;
   std::vector<std::string> argv;
-  std::string shell_command;                    // for cmd.txt and run.json
+  std::string shell_command;  // for cmd.txt and run.json
   std::map<std::string, std::string> environment;
-  std::filesystem::path log_file;               // relative to MAIN; stdout+stderr
-  std::filesystem::path stdout_file;            // relative to MAIN; when set, stdout goes here instead
+  std::filesystem::path log_file;     // relative to MAIN; stdout+stderr
+  std::filesystem::path stdout_file;  // relative to MAIN; when set, stdout goes here instead
   std::chrono::milliseconds timeout{0};
   std::function<void(const std::string&)> on_line;  // every output line (stdout and stderr)
 };
@@ -256,8 +267,9 @@ ToolCall profiler_call(const PipelineRun& run, const std::string& stage, std::ve
 // Records the call in run.json and appends it to `cmd_file`, then runs it. The stage's result when the
 // tool could not start, was interrupted or timed out (`what` names it: "nsys profile"); else nullopt,
 // with `outcome` set.
-std::optional<StageResult> run_profiler_call(PipelineRun& run, const ToolCall& call, const std::filesystem::path& cmd_file,
-                                             const std::string& what, std::optional<ProcessOutcome>& outcome);
+std::optional<StageResult> run_profiler_call(PipelineRun& run, const ToolCall& call,
+                                             const std::filesystem::path& cmd_file, const std::string& what,
+                                             std::optional<ProcessOutcome>& outcome);
 // Appends a command line to a cmd.txt (creating it); cmd.txt holds every command the stage ran.
 void append_command(PipelineRun& run, const std::filesystem::path& cmd_file, const std::string& command);
 

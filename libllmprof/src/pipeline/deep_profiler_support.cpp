@@ -6,10 +6,10 @@
 
 #include "core/duration.hpp"
 #include "core/text.hpp"
-#include "pipeline/deep_profiler_internal.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "llmprof/workload_metrics.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
@@ -26,8 +26,10 @@ void PipelineRun::say(const std::string& stage, const std::string& message, bool
   event.message = message;
   event.warning = warning;
   emit(event);
-  if (warning) log_warning(stage, message);
-  else log_info(stage, message);
+  if (warning)
+    log_warning(stage, message);
+  else
+    log_info(stage, message);
 }
 
 void PipelineRun::tool_progress(const std::string& stage, const std::string& message) {
@@ -103,10 +105,12 @@ Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call) {
 }
 
 StageResult outcome_problem(const ProcessOutcome& outcome, const std::string& what, const std::string& log_file) {
-  if (outcome.interrupted) return StageResult::interrupted(what + " was stopped by SIGINT/SIGTERM (" + outcome.describe() + ")");
+  if (outcome.interrupted)
+    return StageResult::interrupted(what + " was stopped by SIGINT/SIGTERM (" + outcome.describe() + ")");
   if (outcome.timed_out) {
-    return StageResult::failed(what + " ran past its timeout and its process tree was killed (" + outcome.describe() + ")",
-                               StageProblemKind::timeout);
+    return StageResult::failed(
+        what + " ran past its timeout and its process tree was killed (" + outcome.describe() + ")",
+        StageProblemKind::timeout);
   }
   std::string reason = what + " failed: " + outcome.describe();
   if (!log_file.empty()) reason += "; see " + log_file;
@@ -140,8 +144,9 @@ void check_report_size(PipelineRun& run, const std::string& stage, const fs::pat
   if (cap_bytes > 0 && static_cast<double>(bytes) > cap_bytes) {
     std::ostringstream message;
     message.precision(3);
-    message << report.filename().string() << " is " << static_cast<double>(bytes) / 1e9 << " GB, above run.report_size_cap_gb="
-            << run.config.run.report_size_cap_gb << "; narrow the capture (nsys.nvtx_capture, fewer iterations) to keep runs small";
+    message << report.filename().string() << " is " << static_cast<double>(bytes) / 1e9
+            << " GB, above run.report_size_cap_gb=" << run.config.run.report_size_cap_gb
+            << "; narrow the capture (nsys.nvtx_capture, fewer iterations) to keep runs small";
     run.warn(stage, message.str());
   }
 }

@@ -19,7 +19,7 @@ std::vector<fs::path> example_candidates(const fs::path& executable, const std::
   std::vector<fs::path> candidates;
   if (!executable.empty()) {
     const fs::path directory = executable.parent_path();
-    candidates.push_back(directory / kExampleName);                       // installed side by side
+    candidates.push_back(directory / kExampleName);                        // installed side by side
     candidates.push_back(directory.parent_path() / "bin" / kExampleName);  // <prefix>/bin
     // Build tree: <build>/apps/deep-profile/deep-profile next to <build>/examples/decode-workload/.
     candidates.push_back(directory.parent_path().parent_path() / "examples" / "decode-workload" / kExampleName);
@@ -37,13 +37,14 @@ Result<fs::path> find_example_workload(const fs::path& executable, const std::ve
     if (is_executable_file(candidate)) return candidate.lexically_normal();
     searched += (searched.empty() ? "" : ", ") + candidate.lexically_normal().string();
   }
-  return make_error(ErrorCode::not_found,
-                    "the bundled example workload llmprof-decode was not found (searched: " +
-                        (searched.empty() ? std::string("nowhere: the deep-profile executable path is unknown") : searched) + ")",
-                    "build it (it needs LibTorch: `apt-get install libtorch-dev`, then configure with "
-                    "-DLLMPROF_BUILD_EXAMPLES=ON and build the llmprof-decode target), or profile your own "
-                    "program with `deep-profile run -- CMD ARGS...` (workload.argv in the config)",
-                    kExampleName);
+  return make_error(
+      ErrorCode::not_found,
+      "the bundled example workload llmprof-decode was not found (searched: " +
+          (searched.empty() ? std::string("nowhere: the deep-profile executable path is unknown") : searched) + ")",
+      "build it (it needs LibTorch: `apt-get install libtorch-dev`, then configure with "
+      "-DLLMPROF_BUILD_EXAMPLES=ON and build the llmprof-decode target), or profile your own "
+      "program with `deep-profile run -- CMD ARGS...` (workload.argv in the config)",
+      kExampleName);
 }
 
 Result<ResolvedWorkload> resolve_workload(const DeepProfileConfig& config, const DeepProfilerEnvironment& environment) {

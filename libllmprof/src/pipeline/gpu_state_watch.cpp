@@ -31,7 +31,8 @@ std::vector<int> watched_gpus(const PipelineRun& run) {
 }  // namespace
 
 void record_gpu_state(PipelineRun& run, const std::string& stage, const std::string& moment) {
-  if (!run.config.run.record_gpu_state || run.gpu_state_unavailable || !runs_on_gpu(run, stage) || run.stopping()) return;
+  if (!run.config.run.record_gpu_state || run.gpu_state_unavailable || !runs_on_gpu(run, stage) || run.stopping())
+    return;
   auto snapshot = capture_gpu_state(run.runner, stage, moment, format_utc_iso8601(run.clock.wall_now()));
   if (!snapshot.problem.empty() && snapshot.gpus.empty()) {
     run.gpu_state_unavailable = true;

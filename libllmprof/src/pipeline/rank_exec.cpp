@@ -49,13 +49,14 @@ int record_outcome(RankStatus& status, const ProcessOutcome& outcome, const Rank
   if (outcome.exited) status.exit_code = outcome.exit_code;
   if (outcome.timed_out) {
     status.outcome = "timeout";
-    status.reason = "rank " + std::to_string(status.rank) + " ran past " + plan.timeout_key + "=" + seconds_text(plan.timeout_s) +
-                    "; its process tree was killed (see " + log + ")";
+    status.reason = "rank " + std::to_string(status.rank) + " ran past " + plan.timeout_key + "=" +
+                    seconds_text(plan.timeout_s) + "; its process tree was killed (see " + log + ")";
     return kExitTimeout;
   }
   if (outcome.interrupted) {
     status.outcome = "interrupted";
-    status.reason = "rank " + std::to_string(status.rank) + " was stopped (SIGINT/SIGTERM, e.g. the launcher ending the job after another rank failed)";
+    status.reason = "rank " + std::to_string(status.rank) +
+                    " was stopped (SIGINT/SIGTERM, e.g. the launcher ending the job after another rank failed)";
     return kExitInterrupted;
   }
   if (outcome.succeeded()) {
@@ -63,14 +64,15 @@ int record_outcome(RankStatus& status, const ProcessOutcome& outcome, const Rank
     return 0;
   }
   status.outcome = "failed";
-  status.reason = "rank " + std::to_string(status.rank) + " " + (status.role == "bare" ? "workload" : status.role) + " " +
-                  outcome.describe() + " (see " + log + ")";
+  status.reason = "rank " + std::to_string(status.rank) + " " + (status.role == "bare" ? "workload" : status.role) +
+                  " " + outcome.describe() + " (see " + log + ")";
   return outcome.exited && outcome.exit_code != 0 ? outcome.exit_code : 1;
 }
 
 }  // namespace
 
-Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankIdentity& identity, ProcessRunner& runner) {
+Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankIdentity& identity,
+                                     ProcessRunner& runner) {
   auto plan = detail::read_rank_plan(detail::rank_plan_path(request.main_directory, request.stage));
   if (!plan) return plan.error();
   const fs::path relative = detail::rank_stage_directory(identity.rank, request.stage);
@@ -93,9 +95,10 @@ Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankI
 
   if (request.ranks && !request.ranks->empty() && request.ranks->back() >= identity.world_size) {
     status.outcome = "refused";
-    status.reason = "--ranks " + format_rank_list(*request.ranks) + " names rank " + std::to_string(request.ranks->back()) +
-                    ", outside the world size " + std::to_string(identity.world_size) + " (ranks 0-" +
-                    std::to_string(identity.world_size - 1) + "); nothing was run";
+    status.reason = "--ranks " + format_rank_list(*request.ranks) + " names rank " +
+                    std::to_string(request.ranks->back()) + ", outside the world size " +
+                    std::to_string(identity.world_size) + " (ranks 0-" + std::to_string(identity.world_size - 1) +
+                    "); nothing was run";
     if (auto written = write_status(directory, status); !written) return written.error();
     return RankExecResult{kExitBadRequest, status.reason};
   }
@@ -105,27 +108,32 @@ Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankI
     for (const auto& word : plan->profiler_argv) spec.argv.push_back(detail::substitute_rank(word, identity.rank));
   }
   spec.argv.insert(spec.argv.end(), request.workload.begin(), request.workload.end());
-  for (const auto& [name, value] : plan->environment) spec.environment[name] = detail::substitute_rank(value, identity.rank);
+  for (const auto& [name, value] : plan->environment)
+    spec.environment[name] = detail::substitute_rank(value, identity.rank);
   spec.working_directory = plan->working_directory;
   spec.stdout_file = directory / "output.log";
   spec.stderr_file = spec.stdout_file;
-  if (plan->timeout_s > 0) spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(plan->timeout_s * 1000)));
+  if (plan->timeout_s > 0)
+    spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(plan->timeout_s * 1000)));
   status.command = join_shell_command(spec.argv);
-  if (auto written = detail::write_file_atomically(directory / "cmd.txt", status.command + "\n"); !written) return written.error();
+  if (auto written = detail::write_file_atomically(directory / "cmd.txt", status.command + "\n"); !written)
+    return written.error();
   if (auto written = write_status(directory, status); !written) return written.error();
 
   auto outcome = runner.run(spec);
   int exit_code = 0;
   if (!outcome) {
     status.outcome = "failed";
-    status.reason = "rank " + std::to_string(identity.rank) + " could not start " + spec.argv.front() + ": " + outcome.error().describe();
+    status.reason = "rank " + std::to_string(identity.rank) + " could not start " + spec.argv.front() + ": " +
+                    outcome.error().describe();
     exit_code = 127;
   } else {
     exit_code = record_outcome(status, outcome.value(), plan.value(), (relative / "output.log").string());
   }
   if (auto written = write_status(directory, status); !written) return written.error();
-  const std::string summary = "rank " + std::to_string(identity.rank) + "/" + std::to_string(identity.world_size) + " (" + status.role + "): " +
-                              status.outcome + (status.reason.empty() ? "" : ": " + status.reason);
+  const std::string summary = "rank " + std::to_string(identity.rank) + "/" + std::to_string(identity.world_size) +
+                              " (" + status.role + "): " + status.outcome +
+                              (status.reason.empty() ? "" : ": " + status.reason);
   return RankExecResult{exit_code, summary};
 }
 

@@ -17,11 +17,13 @@ Result<json::object> read_object(const fs::path& file, const char* schema, const
   const std::string text = read_text(file);
   if (text.empty()) {
     return make_error(ErrorCode::not_found, std::string("no ") + what + " at " + file.string(),
-                      "rank-exec is started by `deep-profile run --launcher ...`, which writes it first", file.string());
+                      "rank-exec is started by `deep-profile run --launcher ...`, which writes it first",
+                      file.string());
   }
   boost::system::error_code error;
   json::value value = json::parse(text, error);
-  if (error || !value.is_object() || !value.as_object().contains("schema") || value.as_object().at("schema") != schema) {
+  if (error || !value.is_object() || !value.as_object().contains("schema") ||
+      value.as_object().at("schema") != schema) {
     return make_error(ErrorCode::parse_error, std::string("the ") + what + " is not a " + schema + " JSON object",
                       "it is written by deep-profile; re-run the stage", file.string());
   }
@@ -58,7 +60,8 @@ Result<RankPlan> read_rank_plan(const fs::path& file) {
   plan.role = string_at(*object, "role");
   plan.working_directory = string_at(*object, "working_directory");
   plan.timeout_key = string_at(*object, "timeout_key");
-  if (const auto* timeout = object->if_contains("timeout_s"); timeout && timeout->is_number()) plan.timeout_s = timeout->to_number<double>();
+  if (const auto* timeout = object->if_contains("timeout_s"); timeout && timeout->is_number())
+    plan.timeout_s = timeout->to_number<double>();
   if (const auto* argv = object->if_contains("profiler_argv"); argv && argv->is_array()) {
     for (const auto& word : argv->as_array()) {
       if (word.is_string()) plan.profiler_argv.emplace_back(word.as_string());
@@ -66,27 +69,29 @@ Result<RankPlan> read_rank_plan(const fs::path& file) {
   }
   if (const auto* environment = object->if_contains("environment"); environment && environment->is_object()) {
     for (const auto& entry : environment->as_object()) {
-      if (entry.value().is_string()) plan.environment[std::string(entry.key())] = std::string(entry.value().as_string());
+      if (entry.value().is_string())
+        plan.environment[std::string(entry.key())] = std::string(entry.value().as_string());
     }
   }
   return plan;
 }
 
 std::string rank_status_to_json(const RankStatus& status) {
-  return json::serialize(json::object{{"schema", kStatusSchema},
-                                      {"rank", status.rank},
-                                      {"local_rank", status.local_rank},
-                                      {"world_size", status.world_size},
-                                      {"source", status.source},
-                                      {"evidence", status.evidence},
-                                      {"host", status.host},
-                                      {"role", status.role},
-                                      {"command", status.command},
-                                      {"started_utc", status.started_utc},
-                                      {"outcome", status.outcome},
-                                      {"reason", status.reason},
-                                      {"exit_code", status.exit_code ? json::value(*status.exit_code) : json::value(nullptr)},
-                                      {"duration_s", status.duration_s}});
+  return json::serialize(
+      json::object{{"schema", kStatusSchema},
+                   {"rank", status.rank},
+                   {"local_rank", status.local_rank},
+                   {"world_size", status.world_size},
+                   {"source", status.source},
+                   {"evidence", status.evidence},
+                   {"host", status.host},
+                   {"role", status.role},
+                   {"command", status.command},
+                   {"started_utc", status.started_utc},
+                   {"outcome", status.outcome},
+                   {"reason", status.reason},
+                   {"exit_code", status.exit_code ? json::value(*status.exit_code) : json::value(nullptr)},
+                   {"duration_s", status.duration_s}});
 }
 
 Result<RankStatus> read_rank_status(const fs::path& file) {
@@ -111,7 +116,8 @@ Result<RankStatus> read_rank_status(const fs::path& file) {
   status.started_utc = string_at(*object, "started_utc");
   status.outcome = string_at(*object, "outcome");
   status.reason = string_at(*object, "reason");
-  if (const auto* code = object->if_contains("exit_code"); code && code->is_int64()) status.exit_code = static_cast<int>(code->as_int64());
+  if (const auto* code = object->if_contains("exit_code"); code && code->is_int64())
+    status.exit_code = static_cast<int>(code->as_int64());
   if (const auto* duration = object->if_contains("duration_s"); duration && duration->is_number()) {
     status.duration_s = duration->to_number<double>();
   }

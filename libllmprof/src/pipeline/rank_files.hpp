@@ -17,13 +17,13 @@ namespace llmprof::detail {
 inline constexpr const char* kRankToken = "@RANK@";
 
 struct RankPlan {
-  std::string stage;                           // stage1 | nsys | ncu
-  std::string role = "bare";                   // what a selected rank runs: nsys | ncu | bare
-  std::vector<std::string> profiler_argv;      // the profiler, up to (not including) CMD; empty for bare
+  std::string stage;                       // stage1 | nsys | ncu
+  std::string role = "bare";               // what a selected rank runs: nsys | ncu | bare
+  std::vector<std::string> profiler_argv;  // the profiler, up to (not including) CMD; empty for bare
   std::map<std::string, std::string> environment;
   std::filesystem::path working_directory;
-  double timeout_s = 0;                        // per rank; 0: none
-  std::string timeout_key;                     // the config key it came from, for messages
+  double timeout_s = 0;     // per rank; 0: none
+  std::string timeout_key;  // the config key it came from, for messages
 };
 
 std::string rank_plan_to_json(const RankPlan& plan);
@@ -36,8 +36,8 @@ struct RankStatus {
   std::string source;    // launcher family the variables came from
   std::string evidence;  // the variables read
   std::string host;
-  std::string role;      // nsys | ncu | bare
-  std::string command;   // shell-quoted
+  std::string role;     // nsys | ncu | bare
+  std::string command;  // shell-quoted
   std::string started_utc;
   // running | ok | failed | timeout | interrupted | refused (a bad request: nothing was run)
   std::string outcome = "running";

@@ -33,7 +33,8 @@ std::optional<int> option_value(const std::vector<std::string>& words, const std
       if (words[i] == name && i + 1 < words.size()) return parse_positive(words[i + 1]);
       const bool long_option = name.rfind("--", 0) == 0;
       const std::string joined = long_option ? name + "=" : name;
-      if (words[i].size() > joined.size() && words[i].rfind(joined, 0) == 0) return parse_positive(std::string_view(words[i]).substr(joined.size()));
+      if (words[i].size() > joined.size() && words[i].rfind(joined, 0) == 0)
+        return parse_positive(std::string_view(words[i]).substr(joined.size()));
     }
   }
   return std::nullopt;
@@ -59,8 +60,9 @@ Result<Launcher> parse_launcher(std::string_view text) {
   auto words = split_shell_words(text);
   if (!words) return words.error();
   if (words->empty()) {
-    return make_error(ErrorCode::invalid_argument, "--launcher is empty",
-                      std::string("give the launcher and its options, e.g. --launcher 'srun -n 2' (known: ") + kKnownLaunchers + ")");
+    return make_error(
+        ErrorCode::invalid_argument, "--launcher is empty",
+        std::string("give the launcher and its options, e.g. --launcher 'srun -n 2' (known: ") + kKnownLaunchers + ")");
   }
   auto family = family_of(words->front());
   if (!family) {
@@ -73,7 +75,8 @@ Result<Launcher> parse_launcher(std::string_view text) {
   launcher.family = *family;
   launcher.words = std::move(words.value());
   // torchrun runs Python scripts unless told otherwise; rank-exec is a program.
-  if (launcher.family == "torchrun" && std::find(launcher.words.begin(), launcher.words.end(), "--no-python") == launcher.words.end() &&
+  if (launcher.family == "torchrun" &&
+      std::find(launcher.words.begin(), launcher.words.end(), "--no-python") == launcher.words.end() &&
       std::find(launcher.words.begin(), launcher.words.end(), "--no_python") == launcher.words.end()) {
     launcher.words.insert(launcher.words.begin() + 1, "--no-python");
   }
@@ -85,7 +88,8 @@ Result<std::vector<int>> parse_rank_list(std::string_view text) {
   std::set<int> ranks;
   auto refuse = [&text](const std::string& why) {
     return make_error(ErrorCode::invalid_argument, "--ranks '" + std::string(text) + "': " + why,
-                      "give rank numbers and ranges separated by commas, e.g. --ranks 0,3 or --ranks 0-3", std::string(text));
+                      "give rank numbers and ranges separated by commas, e.g. --ranks 0,3 or --ranks 0-3",
+                      std::string(text));
   };
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -99,7 +103,8 @@ Result<std::vector<int>> parse_rank_list(std::string_view text) {
       auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
       return !digits.empty() && error == std::errc() && end == digits.data() + digits.size() && value >= 0;
     };
-    if (!parse(low, first) || !parse(high, last)) return refuse("'" + std::string(piece) + "' is not a rank number or a range A-B");
+    if (!parse(low, first) || !parse(high, last))
+      return refuse("'" + std::string(piece) + "' is not a rank number or a range A-B");
     if (last < first) return refuse("the range '" + std::string(piece) + "' runs backwards");
     for (int rank = first; rank <= last; ++rank) ranks.insert(rank);
     start = comma + 1;

@@ -14,11 +14,12 @@ namespace {
 // first and the stage can say which rank hung.
 constexpr double kLauncherGraceS = 60;
 
-std::vector<std::string> launcher_argv(const PipelineRun& run, const std::string& stage, const std::optional<std::vector<int>>& ranks) {
+std::vector<std::string> launcher_argv(const PipelineRun& run, const std::string& stage,
+                                       const std::optional<std::vector<int>>& ranks) {
   const RankLaunch& launch = *run.environment.rank_launch;
   std::vector<std::string> argv = launch.launcher.words;
-  argv.insert(argv.end(), {run.environment.executable.string(), "rank-exec", "--run", fs::absolute(run.directory.path()).string(),
-                           "--stage", stage});
+  argv.insert(argv.end(), {run.environment.executable.string(), "rank-exec", "--run",
+                           fs::absolute(run.directory.path()).string(), "--stage", stage});
   if (ranks) argv.insert(argv.end(), {"--ranks", format_rank_list(*ranks)});
   argv.push_back("--");
   argv.insert(argv.end(), run.workload.argv.begin(), run.workload.argv.end());
@@ -62,14 +63,16 @@ void collect_statuses(PipelineRun& run, const std::string& stage, LaunchedRanks&
     }
     launched.statuses.push_back(status.value());
   }
-  std::sort(launched.statuses.begin(), launched.statuses.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  std::sort(launched.statuses.begin(), launched.statuses.end(),
+            [](const auto& a, const auto& b) { return a.rank < b.rank; });
   for (const auto& status : launched.statuses) launched.world_size = std::max(launched.world_size, status.world_size);
 }
 
 // The stage's reason: the first rank that timed out, else failed or was refused, else a rank that
 // left no status or never finished, else one that was stopped (usually by the launcher, after
 // another rank's failure).
-std::optional<StageResult> worst_rank(const LaunchedRanks& launched, const ProcessOutcome& launcher, const std::string& log) {
+std::optional<StageResult> worst_rank(const LaunchedRanks& launched, const ProcessOutcome& launcher,
+                                      const std::string& log) {
   for (const auto& status : launched.statuses) {
     if (status.outcome == "timeout") return StageResult::failed(status.reason, StageProblemKind::timeout);
   }
@@ -77,22 +80,25 @@ std::optional<StageResult> worst_rank(const LaunchedRanks& launched, const Proce
     if (status.outcome == "failed" || status.outcome == "refused") return StageResult::failed(status.reason);
   }
   for (int rank = 0; rank < launched.world_size; ++rank) {
-    auto found = std::find_if(launched.statuses.begin(), launched.statuses.end(), [rank](const auto& s) { return s.rank == rank; });
+    auto found = std::find_if(launched.statuses.begin(), launched.statuses.end(),
+                              [rank](const auto& s) { return s.rank == rank; });
     if (found == launched.statuses.end()) {
-      return StageResult::failed("rank " + std::to_string(rank) + " of " + std::to_string(launched.world_size) +
-                                 " left no status (it never started, or was killed before it could write); the launcher ended with " +
-                                 launcher.describe() + "; see " + log);
+      return StageResult::failed(
+          "rank " + std::to_string(rank) + " of " + std::to_string(launched.world_size) +
+          " left no status (it never started, or was killed before it could write); the launcher ended with " +
+          launcher.describe() + "; see " + log);
     }
     if (found->outcome == "running") {
-      return StageResult::failed("rank " + std::to_string(rank) + " did not finish: the launcher ended with " + launcher.describe() +
-                                 " while it was running; see " + log);
+      return StageResult::failed("rank " + std::to_string(rank) + " did not finish: the launcher ended with " +
+                                 launcher.describe() + " while it was running; see " + log);
     }
   }
   for (const auto& status : launched.statuses) {
     if (status.outcome == "interrupted") return StageResult::interrupted(status.reason);
   }
   if (!launcher.succeeded()) {
-    return StageResult::failed("the launcher ended with " + launcher.describe() + " although every rank finished; see " + log);
+    return StageResult::failed("the launcher ended with " + launcher.describe() +
+                               " although every rank finished; see " + log);
   }
   return std::nullopt;
 }
@@ -117,7 +123,8 @@ LaunchedRanks launch_ranks(PipelineRun& run, const RankPlan& plan, const std::op
   append_command(run, fs::path(stage) / "cmd.txt", call.shell_command);
   auto outcome = run_tool(run, call);
   if (!outcome) {
-    launched.problem = StageResult::failed("could not start the launcher: " + outcome.error().describe(), StageProblemKind::environment);
+    launched.problem = StageResult::failed("could not start the launcher: " + outcome.error().describe(),
+                                           StageProblemKind::environment);
     return launched;
   }
   collect_statuses(run, stage, launched);
@@ -128,17 +135,19 @@ LaunchedRanks launch_ranks(PipelineRun& run, const RankPlan& plan, const std::op
   }
   if (launched.statuses.empty()) {
     const std::string tail = tail_lines(run.directory.path() / call.log_file, 5);
-    launched.problem = StageResult::failed("the launcher (" + run.environment.rank_launch->launcher.words.front() + ") ended with " +
-                                               outcome->describe() + " before any rank started" +
-                                               (tail.empty() ? std::string("; it printed nothing") : "; its last lines: " + tail),
-                                           outcome->timed_out ? StageProblemKind::timeout : StageProblemKind::failure);
+    launched.problem =
+        StageResult::failed("the launcher (" + run.environment.rank_launch->launcher.words.front() + ") ended with " +
+                                outcome->describe() + " before any rank started" +
+                                (tail.empty() ? std::string("; it printed nothing") : "; its last lines: " + tail),
+                            outcome->timed_out ? StageProblemKind::timeout : StageProblemKind::failure);
     return launched;
   }
   launched.problem = worst_rank(launched, outcome.value(), call.log_file.string());
   if (!launched.problem && outcome->timed_out) {
     launched.problem = StageResult::failed("the launcher ran past its timeout", StageProblemKind::timeout);
   }
-  log_info(stage, std::to_string(launched.statuses.size()) + " of " + std::to_string(launched.world_size) + " ranks reported");
+  log_info(stage,
+           std::to_string(launched.statuses.size()) + " of " + std::to_string(launched.world_size) + " ranks reported");
   return launched;
 }
 

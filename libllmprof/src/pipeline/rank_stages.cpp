@@ -6,11 +6,11 @@
 
 #include "llmprof/analysis.hpp"
 #include "llmprof/cross_rank.hpp"
-#include "llmprof/nsys_trace.hpp"
 #include "llmprof/kernel_name.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/ncu_diagnosis.hpp"
 #include "llmprof/nsys_report_file.hpp"
+#include "llmprof/nsys_trace.hpp"
 #include "pipeline/rank_stage_launch.hpp"
 
 namespace llmprof::detail {
@@ -32,7 +32,8 @@ RankPlan base_plan(const PipelineRun& run, const std::string& stage, double time
   plan.stage = stage;
   plan.environment = run.workload.environment;
   plan.environment["LLMPROF_METRICS_FILE"] =
-      (fs::absolute(run.directory.path()) / "ranks" / (std::string("r") + kRankToken) / stage / "metrics.json").string();
+      (fs::absolute(run.directory.path()) / "ranks" / (std::string("r") + kRankToken) / stage / "metrics.json")
+          .string();
   plan.working_directory = run.workload.working_directory;
   plan.timeout_s = timeout_s;
   plan.timeout_key = timeout_key;
@@ -40,7 +41,8 @@ RankPlan base_plan(const PipelineRun& run, const std::string& stage, double time
 }
 
 // The profiler's argv up to the workload: the builders append the workload, which rank-exec gets as `-- CMD`.
-std::vector<std::string> profiler_prefix(const std::vector<std::string>& argv, const std::vector<std::string>& workload) {
+std::vector<std::string> profiler_prefix(const std::vector<std::string>& argv,
+                                         const std::vector<std::string>& workload) {
   if (argv.size() < workload.size() || !std::equal(workload.rbegin(), workload.rend(), argv.rbegin())) {
     throw std::logic_error("a profiler command does not end with the workload argv");
   }
@@ -80,7 +82,8 @@ int primary_rank_of(const PipelineRun& run) { return ncu_ranks(run).front(); }
 // The nsys tables select works on: collective kernels removed, so the ncu filter can never name one.
 NsysStats without_collectives(NsysStats stats) {
   if (stats.kernels) std::erase_if(*stats.kernels, [](const auto& row) { return is_collective_kernel(row.name); });
-  if (stats.range_kernels) std::erase_if(*stats.range_kernels, [](const auto& row) { return is_collective_kernel(row.kernel_name); });
+  if (stats.range_kernels)
+    std::erase_if(*stats.range_kernels, [](const auto& row) { return is_collective_kernel(row.kernel_name); });
   return stats;
 }
 
@@ -88,7 +91,8 @@ NsysStats without_collectives(NsysStats stats) {
 // without them (before 2023.1 they had other names) costs only those figures, never the stage.
 void export_traces(PipelineRun& run, const NsysInfo& nsys, const fs::path& report, const fs::path& directory) {
   const fs::path prefix = fs::absolute(run.directory.path() / directory / "summary");
-  const NsysCommand command = NsysCommand::stats(nsys.path, report, {kNsysNvtxTraceReport, kNsysGpuTraceReport}, prefix);
+  const NsysCommand command =
+      NsysCommand::stats(nsys.path, report, {kNsysNvtxTraceReport, kNsysGpuTraceReport}, prefix);
   ToolCall call{"nsys", command.argv(), command.to_shell_string()};
   call.log_file = directory / "traces.log";
   call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
@@ -114,10 +118,13 @@ std::optional<StageResult> post_process_nsys_rank(PipelineRun& run, const NsysIn
   request.import_timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
   for (const auto& word : profile_argv) request.profile_argv.push_back(substitute_rank(word, status.rank));
   auto report = resolve_report(run.runner, nsys, request);
-  if (!report) return StageResult::failed("rank " + std::to_string(status.rank) + " left no nsys report: " + report.error().describe());
+  if (!report)
+    return StageResult::failed("rank " + std::to_string(status.rank) +
+                               " left no nsys report: " + report.error().describe());
   run.record("nsys").artifacts.push_back(fs::relative(report->report, fs::absolute(run.directory.path())).string());
   NsysStats stats;
-  if (auto exported = export_nsys_stats(run, nsys, report->report, directory, stats); exported.status != StageStatus::ok) {
+  if (auto exported = export_nsys_stats(run, nsys, report->report, directory, stats);
+      exported.status != StageStatus::ok) {
     exported.reason = "rank " + std::to_string(status.rank) + ": " + exported.reason;
     return exported;
   }
@@ -169,7 +176,8 @@ void write_cross_rank(PipelineRun& run) {
   }
   if (analysis.straggler) {
     run.say("analyze", "straggler: rank " + std::to_string(*analysis.straggler) + " (steps start " +
-                           std::to_string(*analysis.straggler_lag_ms) + " ms after the earliest rank's, after alignment)");
+                           std::to_string(*analysis.straggler_lag_ms) +
+                           " ms after the earliest rank's, after alignment)");
   }
 }
 
@@ -198,7 +206,8 @@ Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& pr
   if (auto skip = nsys_stage_precondition(run, probe, workload)) return *skip;
   const NsysCommand command = nsys_profile_command(run, probe.nsys, true, absolute_rank_path(run, "nsys", "profile"));
   std::vector<std::string> warnings;
-  if (auto valid = command.validate(probe.nsys, &warnings); !valid) return StageResult::failed("invalid nsys options: " + valid.error().describe());
+  if (auto valid = command.validate(probe.nsys, &warnings); !valid)
+    return StageResult::failed("invalid nsys options: " + valid.error().describe());
   for (const auto& warning : warnings) run.warn("nsys", warning);
   RankPlan plan = base_plan(run, "nsys", run.config.nsys.timeout_s, "nsys.timeout_s");
   plan.role = "nsys";
@@ -215,7 +224,8 @@ Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& pr
       return {*problem, std::move(output)};
     }
   }
-  run.say("nsys", std::to_string(profiled_ranks(launched).size()) + " of " + std::to_string(launched.world_size) + " ranks profiled");
+  run.say("nsys", std::to_string(profiled_ranks(launched).size()) + " of " + std::to_string(launched.world_size) +
+                      " ranks profiled");
   return {StageResult::ok(), std::move(output)};
 }
 
@@ -224,20 +234,27 @@ StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   const int world = world_size_of(run);
   const std::optional<std::string>& kernel_regex = inputs.select.kernel_regex;
   if (!kernel_regex && world > 1) {
-    return StageResult::skipped("no kernel selection (see the select stage): an unfiltered ncu would replay NCCL collectives, which "
-                                "wait for their peers and hang; fix the nsys stage or set ncu.kernel_regex");
+    return StageResult::skipped(
+        "no kernel selection (see the select stage): an unfiltered ncu would replay NCCL collectives, which "
+        "wait for their peers and hang; fix the nsys stage or set ncu.kernel_regex");
   }
   if (world > 1) {
     const std::vector<int> profiled = ncu_ranks(run);
     run.warn("ncu", std::string(profiled.size() == 1 ? "rank " : "ranks ") + format_rank_list(profiled) +
-                        (profiled.size() == 1 ? " takes" : " take") + " part in collectives with " + std::to_string(world) +
-                        " ranks: ncu replays one kernel at a time, so collective (NCCL) kernels are kept out of the kernel filter and "
-                        "each rank's ncu is bounded by ncu.timeout_s=" + std::to_string(static_cast<int>(run.config.ncu.timeout_s)) + "s");
-    if (!run.config.ncu.kernel_regex.empty()) run.warn("ncu", "ncu.kernel_regex is used as given: make sure it matches no NCCL kernel");
+                        (profiled.size() == 1 ? " takes" : " take") + " part in collectives with " +
+                        std::to_string(world) +
+                        " ranks: ncu replays one kernel at a time, so collective (NCCL) kernels are kept out of the "
+                        "kernel filter and "
+                        "each rank's ncu is bounded by ncu.timeout_s=" +
+                        std::to_string(static_cast<int>(run.config.ncu.timeout_s)) + "s");
+    if (!run.config.ncu.kernel_regex.empty())
+      run.warn("ncu", "ncu.kernel_regex is used as given: make sure it matches no NCCL kernel");
   }
   const NcuInfo& ncu = inputs.probe.ncu;
-  const NcuCommand command = ncu_profile_command(run, ncu, kernel_regex, inputs.select.launch_bound, absolute_rank_path(run, "ncu", "profile"));
-  if (auto valid = command.validate(ncu); !valid) return StageResult::failed("invalid ncu options: " + valid.error().describe());
+  const NcuCommand command = ncu_profile_command(run, ncu, kernel_regex, inputs.select.launch_bound,
+                                                 absolute_rank_path(run, "ncu", "profile"));
+  if (auto valid = command.validate(ncu); !valid)
+    return StageResult::failed("invalid ncu options: " + valid.error().describe());
   RankPlan plan = base_plan(run, "ncu", run.config.ncu.timeout_s, "ncu.timeout_s");
   plan.role = "ncu";
   plan.profiler_argv = profiler_prefix(command.argv(), run.workload.argv);
@@ -245,17 +262,20 @@ StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   if (launched.problem) return *launched.problem;
   for (int rank : profiled_ranks(launched)) {
     const fs::path directory = rank_stage_directory(rank, "ncu");
-    const NcuOutputDiagnosis diagnosis = diagnose_ncu_output(read_text(run.directory.path() / directory / "output.log"));
+    const NcuOutputDiagnosis diagnosis =
+        diagnose_ncu_output(read_text(run.directory.path() / directory / "output.log"));
     if (auto error = ncu_output_error(diagnosis, kernel_regex.value_or(""))) {
       return StageResult::failed("rank " + std::to_string(rank) + ": " + error->describe());
     }
     const fs::path report = run.directory.path() / directory / "profile.ncu-rep";
     if (!fs::exists(report)) {
-      return StageResult::failed("rank " + std::to_string(rank) + " left no ncu report (" + (directory / "profile.ncu-rep").string() +
-                                 "); see " + (directory / "output.log").string());
+      return StageResult::failed("rank " + std::to_string(rank) + " left no ncu report (" +
+                                 (directory / "profile.ncu-rep").string() + "); see " +
+                                 (directory / "output.log").string());
     }
     run.record("ncu").artifacts.push_back((directory / "profile.ncu-rep").string());
-    if (auto exported = export_ncu_raw_csv(run, ncu, fs::absolute(report), directory, "raw.csv"); exported.status != StageStatus::ok) {
+    if (auto exported = export_ncu_raw_csv(run, ncu, fs::absolute(report), directory, "raw.csv");
+        exported.status != StageStatus::ok) {
       exported.reason = "rank " + std::to_string(rank) + ": " + exported.reason;
       return exported;
     }
@@ -267,13 +287,17 @@ Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutpu
   if (!run.config.run.enable_analyze) return StageResult::skipped("disabled (run.enable_analyze = false)");
   write_cross_rank(run);
   const int primary = primary_rank_of(run);
-  auto report = analyze_run_directory(run.directory.path() / "ranks" / ("r" + std::to_string(primary)), analysis_options(run, nsys));
-  if (!report) return StageResult::skipped("nothing to analyze on rank " + std::to_string(primary) + ": " + report.error().describe());
+  auto report = analyze_run_directory(run.directory.path() / "ranks" / ("r" + std::to_string(primary)),
+                                      analysis_options(run, nsys));
+  if (!report)
+    return StageResult::skipped("nothing to analyze on rank " + std::to_string(primary) + ": " +
+                                report.error().describe());
   if (auto written = write_analysis(report.value(), run.directory.analysis_dir()); !written) {
     return StageResult::failed("could not write the analysis: " + written.error().describe());
   }
   StageRecord& record = run.record("analyze");
-  for (const char* file : {"analysis/kernels.csv", "analysis/stages.csv", "analysis/report.json"}) record.artifacts.push_back(file);
+  for (const char* file : {"analysis/kernels.csv", "analysis/stages.csv", "analysis/report.json"})
+    record.artifacts.push_back(file);
   record.warnings.push_back("single-rank figures are rank " + std::to_string(primary) + "'s");
   for (const auto& warning : report->warnings) record.warnings.push_back(warning);
   return {StageResult::ok(), AnalyzeOutput{true}};

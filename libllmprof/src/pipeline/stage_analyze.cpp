@@ -1,6 +1,6 @@
 // Stage "analyze": the analysis of MAIN (nsys tables, ncu raw CSV, stage-1 metrics) into MAIN/analysis/.
-#include "pipeline/deep_profiler_internal.hpp"
 #include "llmprof/analysis.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;

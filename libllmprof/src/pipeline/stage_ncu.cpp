@@ -1,14 +1,15 @@
 // Stage "ncu": Nsight Compute on the selected kernels only, by the per-kernel plan (stage_ncu_plan.cpp)
-// or bounded launches, then the raw page as CSV (MAIN/ncu/raw.csv). "No kernels were profiled" gets one bounded re-run without the kernel
-// filter; without a selection (nsys skipped or failed) ncu runs unfiltered and bounded from the start.
-#include "pipeline/deep_profiler_internal.hpp"
-#include "llmprof/logging.hpp"
-#include "llmprof/shell_quote.hpp"
-#include "llmprof/ncu_command.hpp"
+// or bounded launches, then the raw page as CSV (MAIN/ncu/raw.csv). "No kernels were profiled" gets one bounded re-run
+// without the kernel filter; without a selection (nsys skipped or failed) ncu runs unfiltered and bounded from the
+// start.
 #include "llmprof/kernel_name.hpp"
+#include "llmprof/logging.hpp"
+#include "llmprof/ncu_command.hpp"
 #include "llmprof/ncu_diagnosis.hpp"
 #include "llmprof/ncu_metrics.hpp"
 #include "llmprof/ncu_progress.hpp"
+#include "llmprof/shell_quote.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -30,16 +31,18 @@ NcuPassFilter selection_filter(const SelectOutput& select, bool filtered) {
 }
 
 NcuCommand profile_command(const PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter) {
-  return ncu_profile_command(run, ncu, filter.kernel_regex, filter.launch_count,
-                             fs::absolute(run.directory.layout().resolve(RunLayout::ncu_output_base(filter.output_name))),
-                             filter.launch_skip, filter.filter_mode);
+  return ncu_profile_command(
+      run, ncu, filter.kernel_regex, filter.launch_count,
+      fs::absolute(run.directory.layout().resolve(RunLayout::ncu_output_base(filter.output_name))), filter.launch_skip,
+      filter.filter_mode);
 }
 
 }  // namespace
 
-NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu, const std::optional<std::string>& kernel_regex,
-                               std::optional<std::int64_t> launch_count, const fs::path& output,
-                               std::optional<std::int64_t> launch_skip, std::optional<NcuFilterMode> filter_mode) {
+NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
+                               const std::optional<std::string>& kernel_regex, std::optional<std::int64_t> launch_count,
+                               const fs::path& output, std::optional<std::int64_t> launch_skip,
+                               std::optional<NcuFilterMode> filter_mode) {
   const NcuConfig& config = run.config.ncu;
   NcuProfileOptions options;
   options.ncu = ncu.path;
@@ -53,11 +56,15 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu, const
     options.kernel_name = *kernel_regex;
     options.kernel_name_base = config.kernel_name_base;
   }
-  if (launch_skip) options.launch_skip = *launch_skip;
-  else if (config.launch_skip > 0) options.launch_skip = config.launch_skip;
+  if (launch_skip)
+    options.launch_skip = *launch_skip;
+  else if (config.launch_skip > 0)
+    options.launch_skip = config.launch_skip;
   options.filter_mode = filter_mode;
-  if (launch_count) options.launch_count = *launch_count;
-  else if (config.max_launches > 0) options.launch_count = config.max_launches;
+  if (launch_count)
+    options.launch_count = *launch_count;
+  else if (config.max_launches > 0)
+    options.launch_count = config.max_launches;
   options.replay_mode = config.replay_mode;
   options.clock_control = config.clock_control;
   options.cache_control = config.cache_control;
@@ -88,7 +95,7 @@ void report_line(PipelineRun& run, const std::string& line, NcuPlanProgress* pla
 }  // namespace
 
 NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter, const std::string& log_name,
-                     NcuPlanProgress* plan) {
+                        NcuPlanProgress* plan) {
   NcuAttempt attempt;
   NcuCommand command = profile_command(run, ncu, filter);
   for (const auto& warning : command.drop_unknown_sections(ncu)) run.warn(kStage, warning);
@@ -145,7 +152,9 @@ StageResult export_ncu_raw_csv(PipelineRun& run, const NcuInfo& ncu, const fs::p
     return StageResult::failed("ncu --import wrote no CSV; see " + call.log_file.string());
   }
   fs::rename(partial, run.directory.layout().resolve(csv), error);
-  if (error) return StageResult::failed("could not rename " + call.stdout_file.string() + " to " + csv.string() + ": " + error.message());
+  if (error)
+    return StageResult::failed("could not rename " + call.stdout_file.string() + " to " + csv.string() + ": " +
+                               error.message());
   run.record(kStage).artifacts.push_back(csv.string());
   return StageResult::ok();
 }
@@ -153,7 +162,7 @@ StageResult export_ncu_raw_csv(PipelineRun& run, const NcuInfo& ncu, const fs::p
 namespace {
 
 StageResult export_raw_csv_of(PipelineRun& run, const NcuInfo& ncu, const fs::path& report,
-                           const fs::path& csv = RunLayout::ncu_raw_csv()) {
+                              const fs::path& csv = RunLayout::ncu_raw_csv()) {
   return export_ncu_raw_csv(run, ncu, report, csv.parent_path(), csv.filename().string());
 }
 
@@ -162,18 +171,19 @@ StageResult export_raw_csv_of(PipelineRun& run, const NcuInfo& ncu, const fs::pa
 std::optional<StageResult> ncu_stage_precondition(const PipelineRun& run, const NcuInputs& inputs) {
   if (!run.config.run.enable_ncu) return StageResult::skipped("disabled (run.enable_ncu = false)");
   if (inputs.workload.failure) return StageResult::skipped("not run: " + *inputs.workload.failure);
-  if (inputs.nsys.halt_profiling) return StageResult::skipped("not run: " + *inputs.nsys.halt_profiling, StageProblemKind::failure);
+  if (inputs.nsys.halt_profiling)
+    return StageResult::skipped("not run: " + *inputs.nsys.halt_profiling, StageProblemKind::failure);
   const NcuInfo& ncu = inputs.probe.ncu;
   if (!ncu.found) {
     const std::string why = ncu.problems.empty() ? "ncu (Nsight Compute) was not found" : ncu.problems.front();
     return StageResult::skipped(why + "; install Nsight Compute or set ncu.path", StageProblemKind::environment);
   }
-  if (inputs.probe.low_disk_space) return StageResult::skipped(*inputs.probe.low_disk_space, StageProblemKind::environment);
+  if (inputs.probe.low_disk_space)
+    return StageResult::skipped(*inputs.probe.low_disk_space, StageProblemKind::environment);
   return std::nullopt;
 }
 
 namespace {
-
 
 // Names of the kernels in an ncu raw CSV (metrics are not converted: only the names are needed).
 std::vector<std::string> profiled_kernel_names(const fs::path& csv) {
@@ -191,15 +201,16 @@ std::vector<std::string> profiled_kernel_names(const fs::path& csv) {
 // Selected kernels that no row of raw.csv matches. The bounded first pass profiles the first
 // launches that match the selection, so a kernel that only appears late (e.g. an attention GEMM
 // chosen for longer contexts) can be missed.
-std::vector<std::string> missed_kernels(const std::vector<std::string>& selected, const std::vector<std::string>& profiled,
-                                        KernelNameBase base) {
+std::vector<std::string> missed_kernels(const std::vector<std::string>& selected,
+                                        const std::vector<std::string>& profiled, KernelNameBase base) {
   std::vector<std::string> missed;
   for (const auto& name : selected) {
     std::string pattern = kernel_name_regex({name}, base);
     if (pattern.rfind("regex:", 0) == 0) pattern.erase(0, 6);
     const std::regex matcher(pattern);
     const bool seen = std::any_of(profiled.begin(), profiled.end(), [&](const std::string& profiled_name) {
-      return std::regex_search(base == KernelNameBase::function ? kernel_function_name(profiled_name) : profiled_name, matcher);
+      return std::regex_search(base == KernelNameBase::function ? kernel_function_name(profiled_name) : profiled_name,
+                               matcher);
     });
     if (!seen) missed.push_back(name);
   }
@@ -231,8 +242,9 @@ void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOu
   const KernelNameBase base = *selection_base;
   const std::vector<std::string> missed = missed_kernels(select.selected_kernels, profiled_kernel_names(raw), base);
   if (missed.empty()) return;
-  run.note(kStage, std::to_string(missed.size()) + " selected kernel(s) did not occur within the first --launch-count " +
-                       std::to_string(select.launch_bound.value_or(0)) + " launches; profiling each in its own bounded pass");
+  run.note(kStage,
+           std::to_string(missed.size()) + " selected kernel(s) did not occur within the first --launch-count " +
+               std::to_string(select.launch_bound.value_or(0)) + " launches; profiling each in its own bounded pass");
   // The stage record keeps naming the main pass; follow-up commands are in ncu/cmd.txt.
   const StageRecord saved = run.record(kStage);
   std::size_t index = 0;
@@ -279,18 +291,20 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   const NcuInfo& ncu = inputs.probe.ncu;
   const bool filtered = inputs.select.kernel_regex.has_value();
   bool complete_selection = !inputs.select.selected_kernels.empty();
-  if (!filtered) run.say(kStage, "no kernel selection (see the select stage): profiling unfiltered, bounded to ncu.max_launches");
+  if (!filtered)
+    run.say(kStage, "no kernel selection (see the select stage): profiling unfiltered, bounded to ncu.max_launches");
   std::optional<NcuAttempt> planned_nothing;
   if (filtered) {
     if (auto planned = run_planned_ncu(run, inputs, planned_nothing)) return *planned;
   }
-  NcuAttempt attempt = planned_nothing ? std::move(*planned_nothing)
-                                       : run_ncu_pass(run, ncu, selection_filter(inputs.select, filtered), "profile.log");
+  NcuAttempt attempt = planned_nothing
+                           ? std::move(*planned_nothing)
+                           : run_ncu_pass(run, ncu, selection_filter(inputs.select, filtered), "profile.log");
   if (attempt.problem) return *attempt.problem;
   if (auto skip = ncu_driver_skip(attempt, inputs)) return *skip;
   if (attempt.diagnosis.no_kernels_profiled && filtered && run.config.ncu.retry_without_filter) {
-    run.note(kStage, "ncu profiled no kernels with " + attempt.filters + " (ncu listed: " +
-                         kernel_list(attempt.diagnosis.available_kernels) +
+    run.note(kStage, "ncu profiled no kernels with " + attempt.filters +
+                         " (ncu listed: " + kernel_list(attempt.diagnosis.available_kernels) +
                          "); re-running once without the kernel filter, bounded to --launch-count " +
                          std::to_string(run.config.ncu.max_launches));
     run.record(kStage).warnings.push_back("the kernel filter matched nothing; " + RunLayout::ncu_report().string() +
@@ -300,7 +314,8 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
     if (attempt.problem) return *attempt.problem;
   }
   if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
-  if (!attempt.outcome->succeeded()) return outcome_problem(*attempt.outcome, "ncu", run.record(kStage).log_file.value_or(""));
+  if (!attempt.outcome->succeeded())
+    return outcome_problem(*attempt.outcome, "ncu", run.record(kStage).log_file.value_or(""));
   const fs::path report = run.directory.layout().resolve(RunLayout::ncu_report());
   if (!fs::exists(report)) {
     return StageResult::failed("ncu finished but wrote no " + RunLayout::ncu_report().string() + "; see " +

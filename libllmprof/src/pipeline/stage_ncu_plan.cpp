@@ -32,10 +32,12 @@ std::optional<std::pair<double, std::string>> measured_launch_cost(const Pipelin
   const auto* set = object->if_contains("set");
   const auto* seconds = object->if_contains("seconds_per_launch");
   const auto* from = object->if_contains("run");
-  if (!set || !set->is_string() || set->as_string() != run.config.ncu.set || !seconds || !seconds->is_number()) return std::nullopt;
+  if (!set || !set->is_string() || set->as_string() != run.config.ncu.set || !seconds || !seconds->is_number())
+    return std::nullopt;
   const double value = seconds->to_number<double>();
   if (!std::isfinite(value) || value <= 0) return std::nullopt;
-  return std::pair{value, "measured by run " + std::string(from && from->is_string() ? from->as_string().c_str() : "?")};
+  return std::pair{value,
+                   "measured by run " + std::string(from && from->is_string() ? from->as_string().c_str() : "?")};
 }
 
 std::string format_seconds(double seconds) {
@@ -60,14 +62,14 @@ std::vector<ProfiledLaunch> profiled_launches(const fs::path& csv) {
 std::string check_text(const NcuPlanCheck& check) {
   std::ostringstream text;
   text.precision(3);
-  text << check.profiled_planned_launches << " of " << check.planned_launches << " planned launches profiled (" << check.rows
-       << " rows), coverage reached " << check.coverage_reached * 100 << "% of the stage's kernel time";
+  text << check.profiled_planned_launches << " of " << check.planned_launches << " planned launches profiled ("
+       << check.rows << " rows), coverage reached " << check.coverage_reached * 100 << "% of the stage's kernel time";
   if (!check.not_profiled.empty()) {
     text << "; not profiled:";
     for (std::size_t i = 0; i < check.not_profiled.size() && i < 6; ++i) {
       const auto& miss = check.not_profiled[i];
-      text << (i ? "," : "") << " " << kernel_function_name(miss.kernel) << " " << miss.config << " (" << miss.profiled << "/"
-           << miss.planned << ")";
+      text << (i ? "," : "") << " " << kernel_function_name(miss.kernel) << " " << miss.config << " (" << miss.profiled
+           << "/" << miss.planned << ")";
     }
     if (check.not_profiled.size() > 6) text << " and " << check.not_profiled.size() - 6 << " more";
   }
@@ -80,12 +82,14 @@ void run_later_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& f
   const std::string label = "plan " + filter.output_name;
   NcuAttempt attempt = run_ncu_pass(run, ncu, filter, filter.output_name + ".log", &progress);
   const fs::path report = layout.resolve(RunLayout::ncu_report(filter.output_name));
-  if (attempt.problem || !attempt.outcome || !attempt.outcome->succeeded() || attempt.diagnosis.no_kernels_profiled || !fs::exists(report)) {
+  if (attempt.problem || !attempt.outcome || !attempt.outcome->succeeded() || attempt.diagnosis.no_kernels_profiled ||
+      !fs::exists(report)) {
     run.warn(kStage, label + " profiled nothing; see " + RunLayout::ncu_log(filter.output_name + ".log").string());
     return;
   }
   const fs::path csv = RunLayout::ncu_csv(filter.output_name);
-  if (export_ncu_raw_csv(run, ncu, fs::absolute(report), csv.parent_path(), csv.filename().string()).status != StageStatus::ok ||
+  if (export_ncu_raw_csv(run, ncu, fs::absolute(report), csv.parent_path(), csv.filename().string()).status !=
+          StageStatus::ok ||
       !append_ncu_raw_rows(layout.resolve(RunLayout::ncu_raw_csv()), layout.resolve(csv))) {
     run.warn(kStage, label + ": its CSV could not be merged into raw.csv; it stays in " + csv.string());
     return;
@@ -105,8 +109,8 @@ NcuPassFilter pass_filter(const NcuPlanPass& pass, std::size_t index) {
 
 // The first pass decides the stage: its failures are the stage's, its CSV is raw.csv. `profiled_nothing`:
 // ncu said "No kernels were profiled", for the bounded plan's unfiltered retry to take over.
-std::optional<StageResult> run_first_pass(PipelineRun& run, const NcuInputs& inputs, const NcuPlanPass& pass, NcuPlanProgress& progress,
-                                          std::optional<NcuAttempt>& profiled_nothing) {
+std::optional<StageResult> run_first_pass(PipelineRun& run, const NcuInputs& inputs, const NcuPlanPass& pass,
+                                          NcuPlanProgress& progress, std::optional<NcuAttempt>& profiled_nothing) {
   const NcuInfo& ncu = inputs.probe.ncu;
   NcuAttempt attempt = run_ncu_pass(run, ncu, pass_filter(pass, 0), "profile.log", &progress);
   if (attempt.problem) return *attempt.problem;
@@ -116,14 +120,17 @@ std::optional<StageResult> run_first_pass(PipelineRun& run, const NcuInputs& inp
     return std::nullopt;
   }
   if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
-  if (!attempt.outcome->succeeded()) return outcome_problem(*attempt.outcome, "ncu", run.record(kStage).log_file.value_or(""));
+  if (!attempt.outcome->succeeded())
+    return outcome_problem(*attempt.outcome, "ncu", run.record(kStage).log_file.value_or(""));
   const fs::path report = run.directory.layout().resolve(RunLayout::ncu_report());
   if (!fs::exists(report))
-    return StageResult::failed("ncu finished but wrote no " + RunLayout::ncu_report().string() + "; see " + run.record(kStage).log_file.value_or(""));
+    return StageResult::failed("ncu finished but wrote no " + RunLayout::ncu_report().string() + "; see " +
+                               run.record(kStage).log_file.value_or(""));
   run.record(kStage).artifacts.push_back(RunLayout::ncu_report().string());
   check_report_size(run, kStage, report);
   if (run.stopping()) return StageResult::interrupted("interrupted after ncu profiled");
-  StageResult exported = export_ncu_raw_csv(run, ncu, fs::absolute(report), RunLayout::ncu_directory(), RunLayout::ncu_raw_csv().filename().string());
+  StageResult exported = export_ncu_raw_csv(run, ncu, fs::absolute(report), RunLayout::ncu_directory(),
+                                            RunLayout::ncu_raw_csv().filename().string());
   if (exported.status != StageStatus::ok) return exported;
   return std::nullopt;
 }
@@ -134,12 +141,15 @@ void record_measurement(PipelineRun& run, const NcuPlan& plan, const NcuPlanChec
   std::optional<double> measured;
   if (check.rows > 0 && stage_s > workload_s) measured = (stage_s - workload_s) / double(check.rows);
   const std::string json = ncu_plan_json(plan, &check, measured ? &*measured : nullptr);
-  if (auto written = run.directory.write_json(RunLayout::ncu_plan(), json); !written) run.warn(kStage, written.error().describe());
+  if (auto written = run.directory.write_json(RunLayout::ncu_plan(), json); !written)
+    run.warn(kStage, written.error().describe());
   run.say(kStage, check_text(check) + (measured ? "; measured " + format_seconds(*measured) + " per launch" : ""),
           !check.not_profiled.empty());
   if (!measured) return;
-  const boost::json::object cost{{"schema", "llmprof.ncu_launch_cost/1"}, {"seconds_per_launch", *measured},
-                                 {"set", run.config.ncu.set}, {"run", run.directory.path().filename().string()}};
+  const boost::json::object cost{{"schema", "llmprof.ncu_launch_cost/1"},
+                                 {"seconds_per_launch", *measured},
+                                 {"set", run.config.ncu.set},
+                                 {"run", run.directory.path().filename().string()}};
   // Best effort: a runs root that cannot take the file only loses the next estimate's precision.
   (void)write_file_atomically(launch_cost_file(run), boost::json::serialize(cost) + "\n");
 }
@@ -151,7 +161,8 @@ std::string NcuPlanProgress::finished_launch(std::chrono::steady_clock::time_poi
   const double elapsed_s = std::chrono::duration<double>(now - started).count();
   const double per_launch = finished > 0 && elapsed_s > 0 ? elapsed_s / double(finished) : seconds_per_launch;
   const double eta_s = double(std::max<std::int64_t>(planned - finished, 0)) * per_launch;
-  return "launch " + std::to_string(finished) + " of " + std::to_string(planned) + " planned, ETA " + format_seconds(eta_s);
+  return "launch " + std::to_string(finished) + " of " + std::to_string(planned) + " planned, ETA " +
+         format_seconds(eta_s);
 }
 
 NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base) {
@@ -163,27 +174,34 @@ NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base) {
   options.max_launch_count = config.plan_max_launch_count;
   options.seconds_per_launch = config.seconds_per_launch;
   options.seconds_per_launch_source = "ncu.seconds_per_launch";
-  if (auto measured = measured_launch_cost(run)) std::tie(options.seconds_per_launch, options.seconds_per_launch_source) = *measured;
+  if (auto measured = measured_launch_cost(run))
+    std::tie(options.seconds_per_launch, options.seconds_per_launch_source) = *measured;
   // One replay of the workload per pass: the bare run's wall time is its floor.
   options.seconds_per_pass = std::max(config.seconds_per_pass, run.directory.stage("stage1").duration_s);
   return options;
 }
 
-std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs, std::optional<NcuAttempt>& profiled_nothing) {
+std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs,
+                                           std::optional<NcuAttempt>& profiled_nothing) {
   if (run.config.ncu.plan != NcuPlanMode::per_kernel || !inputs.select.plan) return std::nullopt;
   const NcuPlan& plan = *inputs.select.plan;
   const NcuInfo& ncu = inputs.probe.ncu;
   if (!ncu.has_filter_mode("per-launch-config")) {
-    const std::string listed = ncu.filter_modes.empty() ? "its --help could not be read" : "its --help lists " + join(ncu.filter_modes, ", ");
-    const std::string why = "this ncu has no --filter-mode per-launch-config (" + listed +
-                            "; Nsight Compute 2025.3 has it): profiling by the bounded plan instead (ncu.plan = bounded)";
+    const std::string listed =
+        ncu.filter_modes.empty() ? "its --help could not be read" : "its --help lists " + join(ncu.filter_modes, ", ");
+    const std::string why =
+        "this ncu has no --filter-mode per-launch-config (" + listed +
+        "; Nsight Compute 2025.3 has it): profiling by the bounded plan instead (ncu.plan = bounded)";
     // An ncu that is too old is worth a note in the summary; an unreadable --help only a line.
-    if (ncu.filter_modes.empty()) run.say(kStage, why);
-    else run.note(kStage, why);
+    if (ncu.filter_modes.empty())
+      run.say(kStage, why);
+    else
+      run.note(kStage, why);
     return std::nullopt;
   }
   if (plan.passes.empty()) {
-    run.note(kStage, "the per-kernel plan has no launch to profile (see ncu/plan.log): profiling by the bounded plan instead");
+    run.note(kStage,
+             "the per-kernel plan has no launch to profile (see ncu/plan.log): profiling by the bounded plan instead");
     return std::nullopt;
   }
   const std::string text = ncu_plan_text(plan);
@@ -195,10 +213,12 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
   NcuPlanProgress progress{plan.planned_launches, 0, plan.seconds_per_launch, started};
   if (auto problem = run_first_pass(run, inputs, plan.passes.front(), progress, profiled_nothing)) return problem;
   if (profiled_nothing) return std::nullopt;  // the same kernels under a bounded count would profile nothing either
-  for (std::size_t i = 1; i < plan.passes.size() && !run.stopping(); ++i) run_later_pass(run, ncu, pass_filter(plan.passes[i], i), progress);
+  for (std::size_t i = 1; i < plan.passes.size() && !run.stopping(); ++i)
+    run_later_pass(run, ncu, pass_filter(plan.passes[i], i), progress);
   if (run.stopping()) return StageResult::interrupted("interrupted between ncu plan passes");
-  const NcuPlanCheck check = check_ncu_plan(plan, profiled_launches(run.directory.layout().resolve(RunLayout::ncu_raw_csv())),
-                                            selection_name_base(run.config.ncu.kernel_name_base).value_or(KernelNameBase::demangled));
+  const NcuPlanCheck check =
+      check_ncu_plan(plan, profiled_launches(run.directory.layout().resolve(RunLayout::ncu_raw_csv())),
+                     selection_name_base(run.config.ncu.kernel_name_base).value_or(KernelNameBase::demangled));
   record_measurement(run, plan, check, std::chrono::duration<double>(run.clock.now() - started).count());
   // A kernel with no row at all (ncu's order differed from nsys's, a configuration the plan did not
   // know) still gets the bounded follow-up pass.

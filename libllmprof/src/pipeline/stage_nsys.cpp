@@ -2,12 +2,12 @@
 // resolved (a .qdstrm imported when needed), `nsys stats` CSVs, and the optional SQLite export.
 #include <algorithm>
 
-#include "pipeline/deep_profiler_internal.hpp"
 #include "llmprof/logging.hpp"
-#include "llmprof/nsys_stats.hpp"
-#include "llmprof/shell_quote.hpp"
 #include "llmprof/nsys_command.hpp"
 #include "llmprof/nsys_report_file.hpp"
+#include "llmprof/nsys_stats.hpp"
+#include "llmprof/shell_quote.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
@@ -17,7 +17,8 @@ constexpr const char* kStage = "nsys";
 
 }  // namespace
 
-NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated, const fs::path& output_base) {
+NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated,
+                                 const fs::path& output_base) {
   const NsysConfig& config = run.config.nsys;
   NsysProfileOptions options;
   options.nsys = nsys.path;
@@ -42,7 +43,8 @@ namespace {
 
 // Lines of nsys's own progress worth showing (not the workload's output).
 bool is_nsys_progress(const std::string& line) {
-  for (const char* prefix : {"Collecting data", "Generating", "Processing", "Capture range", "Importer", "[1/", "Generated"}) {
+  for (const char* prefix :
+       {"Collecting data", "Generating", "Processing", "Capture range", "Importer", "[1/", "Generated"}) {
     if (line.rfind(prefix, 0) == 0) return true;
   }
   return false;
@@ -58,7 +60,8 @@ struct Capture {
 Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const std::string& log_name) {
   Capture result;
   result.gated = gated;
-  const NsysCommand command = nsys_profile_command(run, nsys, gated, fs::absolute(run.directory.layout().resolve(RunLayout::nsys_report_base())));
+  const NsysCommand command = nsys_profile_command(
+      run, nsys, gated, fs::absolute(run.directory.layout().resolve(RunLayout::nsys_report_base())));
   std::vector<std::string> warnings;
   if (auto valid = command.validate(nsys, &warnings); !valid) {
     result.problem = StageResult::failed("invalid nsys options: " + valid.error().describe());
@@ -67,7 +70,8 @@ Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const std::s
   for (const auto& warning : warnings) run.warn(kStage, warning);
   ToolCall call = profiler_call(run, kStage, command.argv(), command.to_shell_string(), RunLayout::nsys_log(log_name),
                                 run.config.nsys.timeout_s);
-  call.environment["LLMPROF_METRICS_FILE"] = fs::absolute(run.directory.layout().resolve(RunLayout::nsys_metrics())).string();
+  call.environment["LLMPROF_METRICS_FILE"] =
+      fs::absolute(run.directory.layout().resolve(RunLayout::nsys_metrics())).string();
   call.on_line = [&run](const std::string& line) {
     if (is_nsys_progress(line)) run.tool_progress(kStage, line);
   };
@@ -79,8 +83,9 @@ Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const std::s
   request.profiler_output = read_text(run.directory.path() / call.log_file);
   request.profile_outcome = *result.outcome;
   if (ended_by_capture_range(run, *result.outcome)) {
-    run.note(kStage, "nsys ended the workload when the NVTX capture range closed (--capture-range-end=stop-shutdown) "
-                     "and exited 143; that is how this setting works, not a workload failure");
+    run.note(kStage,
+             "nsys ended the workload when the NVTX capture range closed (--capture-range-end=stop-shutdown) "
+             "and exited 143; that is how this setting works, not a workload failure");
     request.profile_outcome->exit_code = 0;
   }
   request.import_timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
@@ -111,7 +116,7 @@ std::optional<EmittedRanges> emitted_ranges(const PipelineRun& run, const Worklo
 
 // Diagnoses the empty gate, then follows run.on_empty_gate; returns the capture to continue with.
 std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& nsys, const WorkloadOutput& workload,
-                                            Capture& attempt, NsysOutput& output) {
+                                             Capture& attempt, NsysOutput& output) {
   const std::string diagnosis =
       diagnose_empty_gate(run.config.nsys.nvtx_capture, emitted_ranges(run, workload), run.config.run.stage);
   const OnEmptyGate policy = run.config.run.on_empty_gate;
@@ -149,16 +154,18 @@ Result<std::vector<std::string>> stats_report_names(const PipelineRun& run, cons
   if (listed.empty()) return nsys_stats_report_names();  // the probe could not list them: ask for the current names
   const NsysStatsReportChoice choice = choose_nsys_stats_reports(listed);
   if (!choice.missing.empty()) {
-    return make_error(ErrorCode::unsupported, "nsys " + version + " has no report " + choice.missing.front() +
-                                                  "; need Nsight Systems 2022.4 or newer",
-                      "install a newer Nsight Systems (scripts/install-nsight.sh) or point nsys.path at one", choice.missing.front());
+    return make_error(
+        ErrorCode::unsupported,
+        "nsys " + version + " has no report " + choice.missing.front() + "; need Nsight Systems 2022.4 or newer",
+        "install a newer Nsight Systems (scripts/install-nsight.sh) or point nsys.path at one", choice.missing.front());
   }
   return choice.names;
 }
 
 }  // namespace
 
-StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& report, const fs::path& directory, NsysStats& stats) {
+StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& report, const fs::path& directory,
+                              NsysStats& stats) {
   auto names = stats_report_names(run, nsys);
   if (!names) return StageResult::failed(names.error().describe(), StageProblemKind::environment);
   const std::vector<std::string>& reports = names.value();
@@ -179,7 +186,8 @@ StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const fs::
   stats = std::move(loaded.value());
   for (const auto& name : reports) {
     const fs::path file = nsys_stats_report_path(prefix, name);
-    if (fs::exists(file)) run.record(kStage).artifacts.push_back(fs::relative(file, fs::absolute(run.directory.path())).string());
+    if (fs::exists(file))
+      run.record(kStage).artifacts.push_back(fs::relative(file, fs::absolute(run.directory.path())).string());
   }
   return StageResult::ok();
 }
@@ -194,25 +202,29 @@ StageResult run_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& re
 }
 
 StageResult run_export(PipelineRun& run, const NsysInfo& nsys, const fs::path& report) {
-  const NsysCommand command = NsysCommand::export_sqlite(nsys.path, report, fs::absolute(run.directory.layout().resolve(RunLayout::nsys_sqlite())));
+  const NsysCommand command = NsysCommand::export_sqlite(
+      nsys.path, report, fs::absolute(run.directory.layout().resolve(RunLayout::nsys_sqlite())));
   ToolCall call{kStage, command.argv(), command.to_shell_string()};
   call.log_file = RunLayout::nsys_export_log();
   call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
   append_command(run, RunLayout::nsys_commands(), call.shell_command);
   auto outcome = run_tool(run, call);
   if (!outcome) return StageResult::failed("could not start nsys export: " + outcome.error().describe());
-  if (!outcome->succeeded()) return outcome_problem(outcome.value(), "nsys export --type sqlite", RunLayout::nsys_export_log().string());
+  if (!outcome->succeeded())
+    return outcome_problem(outcome.value(), "nsys export --type sqlite", RunLayout::nsys_export_log().string());
   run.record(kStage).artifacts.push_back(RunLayout::nsys_sqlite().string());
   return StageResult::ok();
 }
 
 }  // namespace
 
-std::optional<StageResult> nsys_stage_precondition(const PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload) {
+std::optional<StageResult> nsys_stage_precondition(const PipelineRun& run, const ProbeOutput& probe,
+                                                   const WorkloadOutput& workload) {
   if (!run.config.run.enable_nsys) return StageResult::skipped("disabled (run.enable_nsys = false)");
   if (workload.failure) return StageResult::skipped("not run: " + *workload.failure);
   if (!probe.nsys.found) {
-    const std::string why = probe.nsys.problems.empty() ? "nsys (Nsight Systems) was not found" : probe.nsys.problems.front();
+    const std::string why =
+        probe.nsys.problems.empty() ? "nsys (Nsight Systems) was not found" : probe.nsys.problems.front();
     return StageResult::skipped(why + "; install Nsight Systems or set nsys.path", StageProblemKind::environment);
   }
   // A tool too old for a report the pipeline reads is refused before it profiles anything.
@@ -245,8 +257,10 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
   if (run.stopping()) return StageResult::interrupted("interrupted after nsys profile");
   if (auto stats = run_stats(run, nsys, report.report, output); stats.status != StageStatus::ok) return stats;
   if ((!output.stats->kernels || output.stats->kernels->empty()) && !probe.nvidia_driver.present) {
-    output.no_kernels_without_gpu = "the timeline holds no CUDA kernel to select: kernel-level stages need an NVIDIA GPU, "
-                                    "and this machine has none (" + probe.nvidia_driver.evidence + ")";
+    output.no_kernels_without_gpu =
+        "the timeline holds no CUDA kernel to select: kernel-level stages need an NVIDIA GPU, "
+        "and this machine has none (" +
+        probe.nvidia_driver.evidence + ")";
   }
   if (run.config.nsys.export_sqlite) return run_export(run, nsys, report.report);
   return StageResult::ok();

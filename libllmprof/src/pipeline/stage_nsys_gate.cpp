@@ -32,11 +32,14 @@ std::string diagnose_empty_gate(const std::string& gate, const std::optional<Emi
   const std::string gate_domain = at == std::string::npos ? "" : gate.substr(at + 1);
   std::string text = "the NVTX gate nsys.nvtx_capture=\"" + gate + "\" never opened, so nsys wrote no report. ";
   if (!emitted || emitted->names.empty()) {
-    return text + "The range names the workload emits are unknown (it wrote no llmprof metrics with nvtx_ranges). Fix: run once "
-                  "with --set nsys.capture_range=none and read the range names in nsys/summary_nvtx_sum.csv, then set "
-                  "nsys.nvtx_capture to one of them.";
+    return text +
+           "The range names the workload emits are unknown (it wrote no llmprof metrics with nvtx_ranges). Fix: run "
+           "once "
+           "with --set nsys.capture_range=none and read the range names in nsys/summary_nvtx_sum.csv, then set "
+           "nsys.nvtx_capture to one of them.";
   }
-  const std::string emitted_domain = emitted->domain.empty() ? "the default domain" : "domain \"" + emitted->domain + "\"";
+  const std::string emitted_domain =
+      emitted->domain.empty() ? "the default domain" : "domain \"" + emitted->domain + "\"";
   text += "The workload emitted the ranges " + join_names(emitted->names) + " in " + emitted_domain + ". ";
   const bool name_emitted = std::find(emitted->names.begin(), emitted->names.end(), gate_name) != emitted->names.end();
   if (name_emitted && gate_domain != emitted->domain) {
@@ -44,9 +47,10 @@ std::string diagnose_empty_gate(const std::string& gate, const std::optional<Emi
     return text + "The name matches but the domain does not. Fix: --set nsys.nvtx_capture=" + fixed;
   }
   if (name_emitted) {
-    return text + "The name and domain match, so nsys did not see the range: keep NSYS_NVTX_PROFILER_REGISTER_ONLY=0 "
-                  "(the pipeline passes it with --env-var) and check that the range is pushed on a thread nsys traces "
-                  "(--trace includes nvtx).";
+    return text +
+           "The name and domain match, so nsys did not see the range: keep NSYS_NVTX_PROFILER_REGISTER_ONLY=0 "
+           "(the pipeline passes it with --env-var) and check that the range is pushed on a thread nsys traces "
+           "(--trace includes nvtx).";
   }
   const std::string suggestion = suggested_range(gate_name, emitted.value(), preferred_stage);
   const std::string fixed = emitted->domain.empty() ? suggestion : suggestion + "@" + emitted->domain;

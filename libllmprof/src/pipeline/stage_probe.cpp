@@ -2,10 +2,10 @@
 // and checks the free space on the runs root before anything is profiled.
 #include <sstream>
 
-#include "pipeline/deep_profiler_internal.hpp"
-#include "pipeline/disk_space.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/disk_space.hpp"
 
 namespace llmprof::detail {
 namespace {
@@ -34,7 +34,8 @@ std::string verdict_text(const ProbeVerdict& verdict, const NsysInfo& nsys, cons
   for (const auto& skipped : verdict.skipped) text << "will skip: " << skipped << "\n";
   for (const auto& note : verdict.notes) text << "note: " << note << "\n";
   for (const auto& ability : describe_abilities(nsys, ncu)) {
-    text << (ability.able ? "can: " : "cannot: ") << ability.what << (ability.detail.empty() ? "" : " (" + ability.detail + ")") << "\n";
+    text << (ability.able ? "can: " : "cannot: ") << ability.what
+         << (ability.detail.empty() ? "" : " (" + ability.detail + ")") << "\n";
   }
   return text.str();
 }
@@ -87,7 +88,8 @@ Staged<ProbeOutput> run_probe_stage(PipelineRun& run) {
   record.artifacts.push_back(RunLayout::environment().string());
   const ProbeVerdict verdict = assess_readiness(probe.nsys, probe.ncu);
   const std::string text = verdict_text(verdict, probe.nsys, probe.ncu);
-  if (auto written = run.directory.write_text(RunLayout::probe_log(), text); written) record.log_file = RunLayout::probe_log().string();
+  if (auto written = run.directory.write_text(RunLayout::probe_log(), text); written)
+    record.log_file = RunLayout::probe_log().string();
   run.say("probe", std::string("readiness: ") + to_string(verdict.readiness) +
                        (verdict.reasons.empty() ? "" : " (" + verdict.reasons.front() + ")"));
   for (const auto& reason : verdict.reasons) record.warnings.push_back(reason);

@@ -41,14 +41,16 @@ std::string describe(const std::string& quantity, const SampleSummary& summary) 
        << " runs";
   if (summary.relative_spread) {
     text.precision(3);
-    text << ", 95% CI +-" << *summary.relative_spread * 100 << "% (" << (summary.stable ? "stable" : "not stable") << ")";
+    text << ", 95% CI +-" << *summary.relative_spread * 100 << "% (" << (summary.stable ? "stable" : "not stable")
+         << ")";
   }
   return text.str();
 }
 
 }  // namespace
 
-void add_repeat_sample(RepeatSamples& samples, const ProcessOutcome& outcome, const std::filesystem::path& metrics_file) {
+void add_repeat_sample(RepeatSamples& samples, const ProcessOutcome& outcome,
+                       const std::filesystem::path& metrics_file) {
   samples["wall_s"].push_back(std::chrono::duration<double>(outcome.wall_time).count());
   // The workload's own timings exclude process start and model loading, so they are the quieter measure.
   auto metrics = load_workload_metrics(metrics_file);
@@ -63,8 +65,8 @@ void record_repeats(PipelineRun& run, const RepeatSamples& samples) {
   for (const auto& [quantity, values] : samples) {
     // A quantity some runs lacked (a metrics file missing once) would mix populations: leave it out.
     if (values.size() != runs) {
-      run.warn("stage1", quantity + " was measured in " + std::to_string(values.size()) + " of " + std::to_string(runs) +
-                             " runs, so it is left out of the repeat statistics");
+      run.warn("stage1", quantity + " was measured in " + std::to_string(values.size()) + " of " +
+                             std::to_string(runs) + " runs, so it is left out of the repeat statistics");
       continue;
     }
     auto summary = summarize_samples(values);

@@ -1,6 +1,6 @@
 // Stage "report": MAIN/report.md and MAIN/report.html from the analysis and the manifest.
-#include "pipeline/deep_profiler_internal.hpp"
 #include "llmprof/report.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
 

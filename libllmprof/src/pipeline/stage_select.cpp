@@ -4,10 +4,10 @@
 #include <boost/json.hpp>
 #include <sstream>
 
-#include "pipeline/deep_profiler_internal.hpp"
 #include "analysis/kernel_selection_json.hpp"
 #include "llmprof/kernel_selection.hpp"
 #include "llmprof/ncu_plan.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
@@ -38,8 +38,9 @@ std::string more_coverage_text(const KernelSelection& selection) {
       text += percent(step.target) + " is out of reach (collectives hold " + percent(selection.collective_share) + ")";
       continue;
     }
-    text += std::to_string(step.more_kernels) + (text.empty() ? (step.more_kernels == 1 ? " more kernel" : " more kernels") : " more") +
-            " for " + percent(step.target);
+    text += std::to_string(step.more_kernels) +
+            (text.empty() ? (step.more_kernels == 1 ? " more kernel" : " more kernels") : " more") + " for " +
+            percent(step.target);
   }
   return text;
 }
@@ -55,7 +56,8 @@ std::string rule_text(const KernelSelection& selection) {
 std::string collectives_text(const KernelSelection& selection) {
   if (selection.collectives_left_out.empty()) return "";
   return std::to_string(selection.collectives_left_out.size()) + " collective kernel(s) left out (" +
-         percent(selection.collective_share) + " of the stage's kernel time): ncu replays kernels serially and a "
+         percent(selection.collective_share) +
+         " of the stage's kernel time): ncu replays kernels serially and a "
          "collective waits for peers, so profiling one hangs the workload";
 }
 
@@ -82,7 +84,8 @@ std::string selection_log(const KernelSelection& selection) {
 Result<KernelNameBase> name_base(NcuKernelNameBase configured) {
   if (auto base = selection_name_base(configured)) return *base;
   const std::string name(choice_name(configured));
-  return make_error(ErrorCode::unsupported, "top-N selection cannot build a kernel regex for ncu.kernel_name_base=" + name,
+  return make_error(ErrorCode::unsupported,
+                    "top-N selection cannot build a kernel regex for ncu.kernel_name_base=" + name,
                     "use ncu.kernel_name_base=demangled or function, or give ncu.kernel_regex yourself", name);
 }
 
@@ -91,8 +94,9 @@ std::int64_t launch_bound(PipelineRun& run, const KernelSelection& selection) {
   const auto& ncu = run.config.ncu;
   std::int64_t wanted = selection.launch_count + std::max<std::int64_t>(ncu.launches_per_kernel, 1) - 1;
   if (ncu.max_launches > 0 && wanted > ncu.max_launches) {
-    run.warn(kStage, "the selection needs --launch-count " + std::to_string(wanted) + " to reach every kernel; capped at ncu.max_launches=" +
-                         std::to_string(ncu.max_launches) + ", so the rarest kernels may not be profiled");
+    run.warn(kStage, "the selection needs --launch-count " + std::to_string(wanted) +
+                         " to reach every kernel; capped at ncu.max_launches=" + std::to_string(ncu.max_launches) +
+                         ", so the rarest kernels may not be profiled");
     wanted = ncu.max_launches;
   }
   return wanted;
@@ -104,8 +108,9 @@ NcuPlan ncu_plan(PipelineRun& run, const KernelSelection& selection, KernelNameB
   std::vector<StageKernelLaunch> launches;
   const fs::path sqlite = run.directory.layout().resolve(RunLayout::nsys_sqlite());
   if (!fs::exists(sqlite)) {
-    run.say(kStage, "no nsys SQLite export (nsys.export_sqlite): the ncu plan cannot tell launch configurations "
-                     "apart and plans from the kernels' counts alone");
+    run.say(kStage,
+            "no nsys SQLite export (nsys.export_sqlite): the ncu plan cannot tell launch configurations "
+            "apart and plans from the kernels' counts alone");
   } else if (auto read = read_stage_kernel_launches(sqlite, selection.stage); read) {
     launches = std::move(read.value());
   } else {
@@ -118,9 +123,12 @@ NcuPlan ncu_plan(PipelineRun& run, const KernelSelection& selection, KernelNameB
 
 std::optional<KernelNameBase> selection_name_base(NcuKernelNameBase base) {
   switch (base) {
-    case NcuKernelNameBase::demangled: return KernelNameBase::demangled;
-    case NcuKernelNameBase::function: return KernelNameBase::function;
-    case NcuKernelNameBase::mangled: return std::nullopt;
+    case NcuKernelNameBase::demangled:
+      return KernelNameBase::demangled;
+    case NcuKernelNameBase::function:
+      return KernelNameBase::function;
+    case NcuKernelNameBase::mangled:
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -131,7 +139,8 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
     output.kernel_regex = run.config.ncu.kernel_regex;
     return {StageResult::skipped("ncu.kernel_regex is set, so ncu uses it as given"), std::move(output)};
   }
-  if (!run.config.run.enable_ncu) return StageResult::skipped("ncu is disabled (run.enable_ncu = false), nothing to select for");
+  if (!run.config.run.enable_ncu)
+    return StageResult::skipped("ncu is disabled (run.enable_ncu = false), nothing to select for");
   if (!nsys.stats) return StageResult::skipped("no nsys tables to select from (see the nsys stage)");
   // Not a failure: a machine without a GPU runs no kernel, so there is nothing to select.
   if (nsys.no_kernels_without_gpu) return StageResult::skipped(*nsys.no_kernels_without_gpu);
@@ -152,7 +161,9 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
   for (const auto& kernel : selection->kernels) output.selected_kernels.push_back(kernel.name);
   if (run.config.ncu.plan == NcuPlanMode::per_kernel) output.plan = ncu_plan(run, selection.value(), base.value());
   StageRecord& record = run.record(kStage);
-  if (auto written = run.directory.write_json(RunLayout::kernel_selection(), selection_json(selection.value(), launches)); written) {
+  if (auto written =
+          run.directory.write_json(RunLayout::kernel_selection(), selection_json(selection.value(), launches));
+      written) {
     record.artifacts.push_back(RunLayout::kernel_selection().string());
   } else {
     run.warn(kStage, written.error().describe());
@@ -161,14 +172,15 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
     record.log_file = RunLayout::select_log().string();
   }
   std::string message = std::to_string(selection->kernels.size()) + " kernels of " + selection->stage + " (" +
-                        rule_text(selection.value()) + ") cover " + percent(selection->coverage) + " of its kernel time";
+                        rule_text(selection.value()) + ") cover " + percent(selection->coverage) +
+                        " of its kernel time";
   if (const auto more = more_coverage_text(selection.value()); !more.empty()) message += "; " + more;
   run.say(kStage, message);
   if (const auto collectives = collectives_text(selection.value()); !collectives.empty()) run.warn(kStage, collectives);
   if (selection->capped) {
     run.warn(kStage, "run.max_kernels=" + std::to_string(selection->max_kernels) + " stopped the selection at " +
-                         percent(selection->coverage) + ", short of run.kernel_coverage=" +
-                         percent(*selection->coverage_target));
+                         percent(selection->coverage) +
+                         ", short of run.kernel_coverage=" + percent(*selection->coverage_target));
   }
   return {StageResult::ok(), std::move(output)};
 }

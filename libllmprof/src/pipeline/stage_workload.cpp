@@ -1,8 +1,8 @@
 // Stage "stage1": the workload bare (no profiler), run.repeats times: its output, wall time and metrics
 // JSON, and the repeats' statistics (stage1/repeats.json).
-#include "pipeline/deep_profiler_internal.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/shell_quote.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
@@ -11,9 +11,11 @@ namespace {
 constexpr std::size_t kStderrLinesInReason = 5;
 
 // "cd DIR && env K=V ... argv" so that cmd.txt reproduces the run exactly.
-std::string workload_shell_command(const ResolvedWorkload& workload, const std::map<std::string, std::string>& environment) {
+std::string workload_shell_command(const ResolvedWorkload& workload,
+                                   const std::map<std::string, std::string>& environment) {
   std::string command;
-  if (!workload.working_directory.empty()) command += "cd " + quote_shell_argument(workload.working_directory.string()) + " && ";
+  if (!workload.working_directory.empty())
+    command += "cd " + quote_shell_argument(workload.working_directory.string()) + " && ";
   if (!environment.empty()) {
     command += "env";
     for (const auto& [name, value] : environment) command += " " + quote_shell_argument(name + "=" + value);
@@ -27,14 +29,16 @@ StageResult workload_problem(PipelineRun& run, const ProcessOutcome& outcome, co
   if (outcome.interrupted) return StageResult::interrupted("the workload was stopped by SIGINT/SIGTERM");
   if (outcome.timed_out) {
     output.failure = "the workload ran past workload.timeout_s in stage1";
-    return StageResult::failed("the workload ran past workload.timeout_s=" + std::to_string(run.config.workload.timeout_s) +
-                                   "s and its process tree was killed (" + outcome.describe() + ")",
-                               StageProblemKind::timeout);
+    return StageResult::failed(
+        "the workload ran past workload.timeout_s=" + std::to_string(run.config.workload.timeout_s) +
+            "s and its process tree was killed (" + outcome.describe() + ")",
+        StageProblemKind::timeout);
   }
   const std::string stderr_tail = tail_lines(stderr_file, kStderrLinesInReason);
   output.failure = "the workload failed in stage1 (" + outcome.describe() + ")";
-  return StageResult::failed("the workload failed: " + outcome.describe() +
-                             (stderr_tail.empty() ? std::string("; it wrote nothing to stderr") : "; last stderr lines: " + stderr_tail));
+  return StageResult::failed(
+      "the workload failed: " + outcome.describe() +
+      (stderr_tail.empty() ? std::string("; it wrote nothing to stderr") : "; last stderr lines: " + stderr_tail));
 }
 
 void read_metrics(PipelineRun& run, const fs::path& metrics_file, WorkloadOutput& output) {
@@ -45,10 +49,11 @@ void read_metrics(PipelineRun& run, const fs::path& metrics_file, WorkloadOutput
     return;
   }
   const std::string why = ranges.error().message;  // names the file
-  if (run.workload.is_bundled_example) run.warn("stage1", why);
-  else log_info("stage1", why + "; fine for a workload that does not write llmprof metrics");
+  if (run.workload.is_bundled_example)
+    run.warn("stage1", why);
+  else
+    log_info("stage1", why + "; fine for a workload that does not write llmprof metrics");
 }
-
 
 // One bare run of the workload into `directory` (relative to MAIN): its logs and metrics file.
 struct WorkloadRun {
@@ -95,7 +100,8 @@ StageResult workload_stage(PipelineRun& run, WorkloadOutput& output) {
   const int repeats = std::max(run.config.run.repeats, 1);
   RepeatSamples samples;
   for (int index = 1; index <= repeats; ++index) {
-    if (run.stopping()) return StageResult::interrupted("stopped by SIGINT/SIGTERM before repeat " + std::to_string(index));
+    if (run.stopping())
+      return StageResult::interrupted("stopped by SIGINT/SIGTERM before repeat " + std::to_string(index));
     const fs::path directory = index == 1 ? RunLayout::stage1_directory() : RunLayout::stage1_repeat_directory(index);
     auto ran = run_workload_once(run, directory, index == 1);
     if (!ran) {
@@ -104,17 +110,20 @@ StageResult workload_stage(PipelineRun& run, WorkloadOutput& output) {
     }
     const ProcessOutcome& outcome = ran->outcome;
     if (index == 1 && outcome.exited) run.record("stage1").exit_code = outcome.exit_code;
-    run.say("stage1", (repeats > 1 ? "repeat " + std::to_string(index) + "/" + std::to_string(repeats) + ": " : std::string()) +
-                          "workload " + outcome.describe());
+    run.say("stage1",
+            (repeats > 1 ? "repeat " + std::to_string(index) + "/" + std::to_string(repeats) + ": " : std::string()) +
+                "workload " + outcome.describe());
     if (!outcome.surviving_descendants.empty()) {
       std::string list;
       for (const auto& process : outcome.surviving_descendants) list += (list.empty() ? "" : ", ") + process;
       run.warn("stage1", "the workload exited but left " + std::to_string(outcome.surviving_descendants.size()) +
-                             " process(es) running: " + list + "; they may skew the profiled runs (kill them, or make the "
+                             " process(es) running: " + list +
+                             "; they may skew the profiled runs (kill them, or make the "
                              "workload wait for its children)");
     }
     if (!outcome.succeeded()) {
-      if (index > 1) run.warn("stage1", "repeat " + std::to_string(index) + " failed; its logs are in " + directory.string());
+      if (index > 1)
+        run.warn("stage1", "repeat " + std::to_string(index) + " failed; its logs are in " + directory.string());
       return workload_problem(run, outcome, ran->stderr_file, output);
     }
     if (index == 1) read_metrics(run, ran->metrics_file, output);

@@ -33,14 +33,17 @@ Result<std::optional<RunManifest>> finished_run_or_clear(const fs::path& main, s
   // the same point), and its directory must not be touched.
   detail::RunLock lock;
   if (detail::try_lock_finished_run(main, lock) == detail::RunLockState::held_elsewhere) {
-    return make_error(ErrorCode::already_exists, "point " + std::to_string(index) + " is being run by another process in " + main.string(),
-                      "wait for it to end (squeue lists its task), or stop it (scancel) and run this point again", main.string());
+    return make_error(ErrorCode::already_exists,
+                      "point " + std::to_string(index) + " is being run by another process in " + main.string(),
+                      "wait for it to end (squeue lists its task), or stop it (scancel) and run this point again",
+                      main.string());
   }
   if (auto manifest = read_manifest(main); manifest && finished(manifest->status)) return manifest;
   fs::remove_all(main, error);
   if (error) {
-    return make_error(ErrorCode::io_error, "could not remove the unfinished attempt of point " + std::to_string(index) + " in " +
-                                               main.string() + ": " + error.message(),
+    return make_error(ErrorCode::io_error,
+                      "could not remove the unfinished attempt of point " + std::to_string(index) + " in " +
+                          main.string() + ": " + error.message(),
                       "remove the directory by hand and run the point again", main.string());
   }
   return std::optional<RunManifest>();
@@ -53,8 +56,9 @@ ExitCode SweepPointResult::exit_code() const noexcept {
   return status == RunStatus::ok ? exit_ok : exit_incomplete;
 }
 
-SweepPointJob::SweepPointJob(DeepProfileConfig config, fs::path sweep_directory, std::size_t index, ProcessRunner& runner,
-                             const Clock& clock, ProgressCallback progress, DeepProfilerEnvironment environment)
+SweepPointJob::SweepPointJob(DeepProfileConfig config, fs::path sweep_directory, std::size_t index,
+                             ProcessRunner& runner, const Clock& clock, ProgressCallback progress,
+                             DeepProfilerEnvironment environment)
     : config_(std::move(config)),
       sweep_directory_(std::move(sweep_directory)),
       index_(index),
@@ -75,8 +79,10 @@ Result<SweepPointResult> SweepPointJob::run() {
   std::error_code error;
   fs::create_directories(sweep_directory_, error);
   if (error) {
-    return make_error(ErrorCode::io_error, "could not create the sweep directory " + sweep_directory_.string() + ": " + error.message(),
-                      "choose a writable --sweep-dir (on a cluster: a file system every node shares)", sweep_directory_.string());
+    return make_error(ErrorCode::io_error,
+                      "could not create the sweep directory " + sweep_directory_.string() + ": " + error.message(),
+                      "choose a writable --sweep-dir (on a cluster: a file system every node shares)",
+                      sweep_directory_.string());
   }
   auto existing = finished_run_or_clear(result.main_directory, index_);
   if (!existing) return existing.error();
@@ -85,7 +91,8 @@ Result<SweepPointResult> SweepPointJob::run() {
     result.status = (*existing)->status;
     return result;
   }
-  if (stop_requested_.load()) return make_error(ErrorCode::interrupted, "point " + std::to_string(index_) + " not run: stopped");
+  if (stop_requested_.load())
+    return make_error(ErrorCode::interrupted, "point " + std::to_string(index_) + " not run: stopped");
   config_.run.runs_root = sweep_directory_;
   config_.run.run_id = result.main_directory.filename().string();
   config_.run.keep_newest_runs = 0;

@@ -13,7 +13,9 @@ void warn_about_cupti_conflict(PipelineRun& run, const std::string& stage, const
                       ": it printed CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39) (see " + log_file.string() +
                       "), so its own trace is missing CUDA activity while " + stage +
                       "'s data is complete. Fix: turn the workload's profiler off under deep-profile; deep-profile "
-                      "sets LLMPROF_PROFILER=" + stage + " in its environment (none for the bare stage-1 run), "
+                      "sets LLMPROF_PROFILER=" +
+                      stage +
+                      " in its environment (none for the bare stage-1 run), "
                       "so a harness can check that itself");
 }
 
@@ -22,7 +24,8 @@ void warn_about_cupti_conflict(PipelineRun& run, const std::string& stage, const
 // not fail.
 bool ended_by_capture_range(const PipelineRun& run, const ProcessOutcome& outcome) {
   const auto& nsys = run.config.nsys;
-  if (nsys.capture_range != NsysCaptureRange::nvtx || nsys.capture_range_end != NsysCaptureRangeEnd::stop_shutdown) return false;
+  if (nsys.capture_range != NsysCaptureRange::nvtx || nsys.capture_range_end != NsysCaptureRangeEnd::stop_shutdown)
+    return false;
   return outcome.exited && outcome.exit_code == 143;
 }
 

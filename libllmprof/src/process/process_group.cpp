@@ -172,7 +172,8 @@ void DescendantTracker::refresh() {
     // An orphan itself (frontier entry that is our child) is a descendant too.
     if (parent != root_) {
       if (auto stat = read_stat(parent); stat && stat->parent == ::getpid() && stat->state != 'Z') {
-        const bool known = std::any_of(tracked_.begin(), tracked_.end(), [&](const Tracked& t) { return t.pid == parent; });
+        const bool known =
+            std::any_of(tracked_.begin(), tracked_.end(), [&](const Tracked& t) { return t.pid == parent; });
         if (!known) tracked_.push_back({parent, stat->start_time, stat->name});
       }
     }
@@ -202,7 +203,8 @@ bool DescendantTracker::any_alive() const { return !survivors().empty(); }
 void DescendantTracker::reap_orphans() const {
   for (const auto& tracked : tracked_) {
     const auto stat = read_stat(tracked.pid);
-    if (stat && stat->start_time == tracked.start_time && stat->parent == ::getpid()) ::waitpid(tracked.pid, nullptr, WNOHANG);
+    if (stat && stat->start_time == tracked.start_time && stat->parent == ::getpid())
+      ::waitpid(tracked.pid, nullptr, WNOHANG);
   }
 }
 

@@ -44,7 +44,8 @@ using detail::join;
 Result<fs::path> check_explicit_executable(const std::string& name) {
   std::error_code error;
   const fs::path path = fs::absolute(name, error);
-  const std::string where = path.string() == name ? "" : " (resolved from the current directory to " + path.string() + ")";
+  const std::string where =
+      path.string() == name ? "" : " (resolved from the current directory to " + path.string() + ")";
   const auto status = fs::status(path, error);
   if (!fs::exists(status)) {
     return make_error(ErrorCode::not_found, "executable '" + name + "' does not exist" + where,
@@ -118,8 +119,8 @@ Result<fs::path> resolve_executable(const ProcessSpec& spec) {
   std::string message = "executable '" + name + "' was not found on " + which_path;
   message += directories.empty() ? " (it is empty)" : " (searched " + join(directories, ", ") + ")";
   if (!not_executable.empty()) message += "; found but not executable: " + join(not_executable, ", ");
-  return make_error(ErrorCode::not_found, message,
-                    "install it, add its directory to PATH, or give its full path", name);
+  return make_error(ErrorCode::not_found, message, "install it, add its directory to PATH, or give its full path",
+                    name);
 }
 
 Result<void> check_working_directory(const ProcessSpec& spec) {
@@ -133,10 +134,10 @@ Result<void> check_working_directory(const ProcessSpec& spec) {
                       "create it first or fix the configured working directory", spec.working_directory.string());
   }
   if (!fs::is_directory(status)) {
-    return make_error(ErrorCode::not_found,
-                      "working directory '" + spec.working_directory.string() + "' for " + program +
-                          " is not a directory",
-                      "point the working directory at a directory", spec.working_directory.string());
+    return make_error(
+        ErrorCode::not_found,
+        "working directory '" + spec.working_directory.string() + "' for " + program + " is not a directory",
+        "point the working directory at a directory", spec.working_directory.string());
   }
   return {};
 }
@@ -161,10 +162,10 @@ Result<UniqueFd> open_output_file(const fs::path& path, const char* stream, cons
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!fd.valid()) {
     const std::string reason = std::strerror(errno);
-    return make_error(ErrorCode::io_error,
-                      "cannot open '" + path.string() + "' for the " + stream + " of '" + spec.argv.front() +
-                          "': " + reason,
-                      "check that its directory exists and is writable", path.string());
+    return make_error(
+        ErrorCode::io_error,
+        "cannot open '" + path.string() + "' for the " + stream + " of '" + spec.argv.front() + "': " + reason,
+        "check that its directory exists and is writable", path.string());
   }
   return fd;
 }

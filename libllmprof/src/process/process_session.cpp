@@ -56,8 +56,8 @@ struct OutputPump {
   OutputPump(asio::io_context& io, const char* stream_name) : pipe(io), name(stream_name) {}
   asio::readable_pipe pipe;
   const char* name;
-  int file_fd = -1;                    // copy of the bytes goes here when >= 0 (not owned)
-  std::optional<LineSplitter> lines;   // set when the spec has a callback for this stream
+  int file_fd = -1;                   // copy of the bytes goes here when >= 0 (not owned)
+  std::optional<LineSplitter> lines;  // set when the spec has a callback for this stream
   std::array<char, 64 * 1024> buffer{};
   bool open = false;
 };
@@ -65,7 +65,10 @@ struct OutputPump {
 class ChildSession {
  public:
   ChildSession(const ProcessSpec& spec, const std::atomic<bool>& stop_requested)
-      : spec_(spec), stop_requested_(stop_requested), timer_(io_), stdout_pump_(io_, "stdout"),
+      : spec_(spec),
+        stop_requested_(stop_requested),
+        timer_(io_),
+        stdout_pump_(io_, "stdout"),
         stderr_pump_(io_, "stderr") {}
 
   Result<ProcessOutcome> run();
@@ -110,8 +113,7 @@ class ChildSession {
 };
 
 Result<void> ChildSession::prepare_pump(OutputPump& pump, int file_fd,
-                                        const std::function<void(const std::string&)>& on_line,
-                                        UniqueFd& child_end) {
+                                        const std::function<void(const std::string&)>& on_line, UniqueFd& child_end) {
   if (!on_line) return {};  // no callback: the child writes straight into the file (or inherits)
   int ends[2];
   if (::pipe2(ends, O_CLOEXEC) != 0) {
@@ -174,15 +176,16 @@ Result<void> ChildSession::launch(const std::filesystem::path& executable, int c
 }
 
 void ChildSession::start_reading(OutputPump& pump) {
-  pump.pipe.async_read_some(asio::buffer(pump.buffer), [this, &pump](boost::system::error_code error, std::size_t size) {
-    if (!pump.open) return;
-    if (size > 0) deliver(pump, size);
-    if (error) {
-      close_pump(pump);  // end of file (every writer closed it) or a read error
-    } else if (pump.open) {
-      start_reading(pump);
-    }
-  });
+  pump.pipe.async_read_some(asio::buffer(pump.buffer),
+                            [this, &pump](boost::system::error_code error, std::size_t size) {
+                              if (!pump.open) return;
+                              if (size > 0) deliver(pump, size);
+                              if (error) {
+                                close_pump(pump);  // end of file (every writer closed it) or a read error
+                              } else if (pump.open) {
+                                start_reading(pump);
+                              }
+                            });
 }
 
 void ChildSession::deliver(OutputPump& pump, std::size_t size) {
@@ -325,17 +328,21 @@ Result<ProcessOutcome> ChildSession::run() {
 
   UniqueFd stdout_child_end;
   UniqueFd stderr_child_end;
-  if (auto prepared = prepare_pump(stdout_pump_, files->stdout_fd(), spec_.on_stdout_line, stdout_child_end); !prepared) {
+  if (auto prepared = prepare_pump(stdout_pump_, files->stdout_fd(), spec_.on_stdout_line, stdout_child_end);
+      !prepared) {
     return prepared.error();
   }
-  if (auto prepared = prepare_pump(stderr_pump_, files->stderr_fd(), spec_.on_stderr_line, stderr_child_end); !prepared) {
+  if (auto prepared = prepare_pump(stderr_pump_, files->stderr_fd(), spec_.on_stderr_line, stderr_child_end);
+      !prepared) {
     return prepared.error();
   }
   // Per stream: the pipe when there is a callback, else the file, else the parent's own stream.
-  const int child_stdout = stdout_child_end.valid() ? stdout_child_end.get()
-                           : files->stdout_fd() >= 0 ? files->stdout_fd() : STDOUT_FILENO;
-  const int child_stderr = stderr_child_end.valid() ? stderr_child_end.get()
-                           : files->stderr_fd() >= 0 ? files->stderr_fd() : STDERR_FILENO;
+  const int child_stdout = stdout_child_end.valid()  ? stdout_child_end.get()
+                           : files->stdout_fd() >= 0 ? files->stdout_fd()
+                                                     : STDOUT_FILENO;
+  const int child_stderr = stderr_child_end.valid()  ? stderr_child_end.get()
+                           : files->stderr_fd() >= 0 ? files->stderr_fd()
+                                                     : STDERR_FILENO;
   if (auto launched = launch(*executable, child_stdout, child_stderr); !launched) return launched.error();
   // Only the child may hold the write ends now, so the pipes reach end-of-file when it is done.
   stdout_child_end.reset();

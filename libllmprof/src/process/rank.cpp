@@ -21,13 +21,26 @@ struct RankVariables {
 
 const std::vector<RankVariables>& families() {
   static const std::vector<RankVariables> table = {
-      {RankSource::torchrun, "RANK", {"LOCAL_RANK"}, {"WORLD_SIZE"}, "launch with torchrun, which sets RANK, LOCAL_RANK and WORLD_SIZE together"},
-      {RankSource::open_mpi, "OMPI_COMM_WORLD_RANK", {"OMPI_COMM_WORLD_LOCAL_RANK"}, {"OMPI_COMM_WORLD_SIZE"},
+      {RankSource::torchrun,
+       "RANK",
+       {"LOCAL_RANK"},
+       {"WORLD_SIZE"},
+       "launch with torchrun, which sets RANK, LOCAL_RANK and WORLD_SIZE together"},
+      {RankSource::open_mpi,
+       "OMPI_COMM_WORLD_RANK",
+       {"OMPI_COMM_WORLD_LOCAL_RANK"},
+       {"OMPI_COMM_WORLD_SIZE"},
        "launch with Open MPI's mpirun, which sets OMPI_COMM_WORLD_RANK, _LOCAL_RANK and _SIZE together"},
       // PMIx exports no size variable of its own; under `srun --mpi=pmix` Slurm's describe the job step.
-      {RankSource::pmix, "PMIX_RANK", {"SLURM_LOCALID"}, {"SLURM_NTASKS", "SLURM_NPROCS"},
+      {RankSource::pmix,
+       "PMIX_RANK",
+       {"SLURM_LOCALID"},
+       {"SLURM_NTASKS", "SLURM_NPROCS"},
        "launch with `srun --mpi=pmix`, which sets PMIX_RANK with SLURM_LOCALID and SLURM_NTASKS"},
-      {RankSource::slurm, "SLURM_PROCID", {"SLURM_LOCALID"}, {"SLURM_NTASKS", "SLURM_NPROCS"},
+      {RankSource::slurm,
+       "SLURM_PROCID",
+       {"SLURM_LOCALID"},
+       {"SLURM_NTASKS", "SLURM_NPROCS"},
        "launch each rank with srun, which sets SLURM_PROCID, SLURM_LOCALID and SLURM_NTASKS together"},
   };
   return table;
@@ -45,8 +58,8 @@ Result<int> parse_count(const std::string& name, const std::string& value, const
   auto [pointer, error] = std::from_chars(value.data(), end, parsed);
   if (error != std::errc() || pointer != end || parsed < 0) {
     return make_error(ErrorCode::invalid_argument,
-                      name + "='" + value + "' is not a non-negative integer, so the rank cannot be resolved", family.fix,
-                      name + "=" + value);
+                      name + "='" + value + "' is not a non-negative integer, so the rank cannot be resolved",
+                      family.fix, name + "=" + value);
   }
   return parsed;
 }
@@ -77,8 +90,8 @@ Result<RankIdentity> resolve_family(const std::map<std::string, std::string>& en
   if (!size || !local) {
     const std::string missing = !size ? names_of(family.world_size) : names_of(family.local_rank);
     return make_error(ErrorCode::invalid_argument,
-                      std::string(family.rank) + " is set but " + missing + " is not, so the " + to_string(family.source) +
-                          " rank variables are incomplete",
+                      std::string(family.rank) + " is set but " + missing + " is not, so the " +
+                          to_string(family.source) + " rank variables are incomplete",
                       family.fix, std::string(family.rank) + "=" + rank_value);
   }
   auto rank = parse_count(family.rank, rank_value, family);
@@ -87,11 +100,12 @@ Result<RankIdentity> resolve_family(const std::map<std::string, std::string>& en
   if (!world) return world.error();
   auto local_rank = parse_count(local->name, local->value, family);
   if (!local_rank) return local_rank.error();
-  const std::string evidence = std::string(family.rank) + "=" + rank_value + " " + local->name + "=" + local->value + " " +
-                               size->name + "=" + size->value;
+  const std::string evidence = std::string(family.rank) + "=" + rank_value + " " + local->name + "=" + local->value +
+                               " " + size->name + "=" + size->value;
   if (world.value() == 0 || rank.value() >= world.value() || local_rank.value() >= world.value()) {
     return make_error(ErrorCode::invalid_argument,
-                      "inconsistent " + std::string(to_string(family.source)) + " rank variables: the rank and local rank must be below the world size",
+                      "inconsistent " + std::string(to_string(family.source)) +
+                          " rank variables: the rank and local rank must be below the world size",
                       family.fix, evidence);
   }
   return RankIdentity{rank.value(), local_rank.value(), world.value(), family.source, evidence};
@@ -101,10 +115,14 @@ Result<RankIdentity> resolve_family(const std::map<std::string, std::string>& en
 
 const char* to_string(RankSource source) noexcept {
   switch (source) {
-    case RankSource::torchrun: return "torchrun";
-    case RankSource::open_mpi: return "mpirun";
-    case RankSource::pmix: return "pmix";
-    case RankSource::slurm: return "srun";
+    case RankSource::torchrun:
+      return "torchrun";
+    case RankSource::open_mpi:
+      return "mpirun";
+    case RankSource::pmix:
+      return "pmix";
+    case RankSource::slurm:
+      return "srun";
   }
   return "unknown";
 }
@@ -113,10 +131,11 @@ Result<RankIdentity> resolve_rank(const std::map<std::string, std::string>& envi
   for (const auto& family : families()) {
     if (auto rank = lookup(environment, family.rank)) return resolve_family(environment, family, *rank);
   }
-  return make_error(ErrorCode::not_found,
-                    "no launcher rank variables are set (looked for RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID)",
-                    "run this under a launcher: `srun -n N`, `mpirun -np N` or `torchrun --nproc-per-node N --no-python`; "
-                    "deep-profile run --launcher '<launcher words>' does that for every stage");
+  return make_error(
+      ErrorCode::not_found,
+      "no launcher rank variables are set (looked for RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID)",
+      "run this under a launcher: `srun -n N`, `mpirun -np N` or `torchrun --nproc-per-node N --no-python`; "
+      "deep-profile run --launcher '<launcher words>' does that for every stage");
 }
 
 Result<RankIdentity> resolve_rank_from_process_environment() {

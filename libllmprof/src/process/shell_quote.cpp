@@ -13,7 +13,16 @@ namespace {
 bool is_shell_safe(char c) {
   if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
   switch (c) {
-    case '_': case '-': case '.': case '/': case ',': case ':': case '=': case '+': case '@': case '%':
+    case '_':
+    case '-':
+    case '.':
+    case '/':
+    case ',':
+    case ':':
+    case '=':
+    case '+':
+    case '@':
+    case '%':
       return true;
     default:
       return false;
@@ -26,7 +35,8 @@ bool looks_like_assignment(const std::string& word) {
   if (equals == std::string::npos || equals == 0) return false;
   for (std::size_t i = 0; i < equals; ++i) {
     const char c = word[i];
-    const bool name_char = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9');
+    const bool name_char =
+        c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9');
     if (!name_char) return false;
   }
   return true;
@@ -114,7 +124,9 @@ Result<std::vector<std::string>> split_shell_words(std::string_view line) {
       for (++i;; ++i) {
         if (i >= line.size()) return unterminated(line, "an unterminated double quote");
         if (line[i] == '"') break;
-        if (line[i] == '\\' && i + 1 < line.size() && std::string_view("\\\"$`").find(line[i + 1]) != std::string_view::npos) ++i;
+        if (line[i] == '\\' && i + 1 < line.size() &&
+            std::string_view("\\\"$`").find(line[i + 1]) != std::string_view::npos)
+          ++i;
         splitter.word += line[i];
       }
     } else {

@@ -45,10 +45,9 @@ Result<StopSignalWatcher> StopSignalWatcher::start(std::function<void(int)> on_s
   int descriptors[2];
   if (::pipe2(descriptors, O_CLOEXEC) != 0) {
     const int error = errno;
-    return make_error(ErrorCode::io_error,
-                      std::string("cannot watch for SIGINT/SIGTERM: pipe2 failed: ") + std::strerror(error),
-                      error == EMFILE || error == ENFILE ? "close file descriptors or raise the limit (ulimit -n)" : "",
-                      "pipe2");
+    return make_error(
+        ErrorCode::io_error, std::string("cannot watch for SIGINT/SIGTERM: pipe2 failed: ") + std::strerror(error),
+        error == EMFILE || error == ENFILE ? "close file descriptors or raise the limit (ulimit -n)" : "", "pipe2");
   }
   auto state = std::make_unique<State>();
   state->pipe_read = descriptors[0];

@@ -10,7 +10,9 @@
 namespace llmprof::detail {
 namespace {
 
-std::string qualified(const ReportStage& stage) { return stage.domain.empty() ? stage.name : stage.domain + ":" + stage.name; }
+std::string qualified(const ReportStage& stage) {
+  return stage.domain.empty() ? stage.name : stage.domain + ":" + stage.name;
+}
 
 bool measured(const ReportTimelineStage& stage) { return stage.gpu_time_ns.value_or(0) > 0 || stage.partial; }
 
@@ -85,14 +87,16 @@ std::string kernel_table_scope(const RunReportModel& model) {
     }
     if (stage->graph_launches_without_record > 0) {
       text += "; " + std::to_string(stage->graph_launches_without_record) + " more of its " +
-              std::to_string(stage->graph_launches) + " graph launches have no GPU record at all (see Measurement validity)";
+              std::to_string(stage->graph_launches) +
+              " graph launches have no GPU record at all (see Measurement validity)";
     }
     return text + ". Re-run with " + kNodeTraceSetting +
            " to list the graph kernels (node tracing slows the host side, so keep this capture for CPU times).";
   }
   if (model.timeline->graph_trace == "node" && stage->graph_time_ns.value_or(0) > 0 && outside) {
     return "Kernel figures come from a node-traced capture (--cuda-graph-trace=node): kernels inside CUDA graphs are "
-           "listed, and " + share_text(1 - *outside) + " of " + name +
+           "listed, and " +
+           share_text(1 - *outside) + " of " + name +
            "'s recorded GPU time ran as graph nodes. Node tracing slows the host side: CPU times of this capture "
            "are longer than under the default graph trace.";
   }
@@ -124,9 +128,13 @@ std::string stages_caption(const RunReportModel& model) {
     text += ", which do not see kernels inside CUDA graphs traced whole (the graph executions are counted beside them)";
   text += ".";
   if (from_timeline)
-    text += " GPU busy (timeline) = union of the GPU work the stage launched, graph executions included, over the time "
-            "it was active, from the nsys SQLite export (the Stage instances section); the verdicts use it.";
-  if (from_stats) text += " GPU busy (stats) = kernel busy time / the time the stage took (the larger of its wall time and GPU projection).";
+    text +=
+        " GPU busy (timeline) = union of the GPU work the stage launched, graph executions included, over the time "
+        "it was active, from the nsys SQLite export (the Stage instances section); the verdicts use it.";
+  if (from_stats)
+    text +=
+        " GPU busy (stats) = kernel busy time / the time the stage took (the larger of its wall time and GPU "
+        "projection).";
   // A null kernel time is a stage nsys never saw (analysis: outside the capture); its verdict says why.
   for (const auto& stage : model.stages) {
     if (stage.kernel_time_ns) continue;

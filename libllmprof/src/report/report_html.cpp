@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <sstream>
 
-#include "report/report_repeats.hpp"
-#include "llmprof/report.hpp"
 #include "core/format.hpp"
+#include "llmprof/report.hpp"
+#include "llmprof/shell_quote.hpp"
 #include "report/report_capture_scope.hpp"
 #include "report/report_html_page.hpp"
-#include "llmprof/shell_quote.hpp"
-#include "report/report_timeline.hpp"
 #include "report/report_ranges.hpp"
+#include "report/report_repeats.hpp"
+#include "report/report_timeline.hpp"
 #include "report/report_view.hpp"
 #include "report/svg_chart.hpp"
 
@@ -28,10 +28,12 @@ constexpr std::size_t kKernelsInBar = 8;
 constexpr std::size_t kKernelTableRows = 50;
 
 void write_header(const RunReportModel& model, std::ostringstream& out) {
-  out << "<header class=\"top\"><div class=\"brand\">deep-profile report</div><h1>" << html_escape(model.run_id) << "</h1>"
+  out << "<header class=\"top\"><div class=\"brand\">deep-profile report</div><h1>" << html_escape(model.run_id)
+      << "</h1>"
       << "<dl class=\"meta\">"
       << "<div><dt>Workload</dt><dd><code>"
-      << html_escape(model.workload_argv.empty() ? "not recorded" : join_shell_command(model.workload_argv)) << "</code></dd></div>"
+      << html_escape(model.workload_argv.empty() ? "not recorded" : join_shell_command(model.workload_argv))
+      << "</code></dd></div>"
       << "<div><dt>Device</dt><dd>" << html_escape(detail::device_line(model)) << "</dd></div>"
       << "<div><dt>Peaks at profiled clocks</dt><dd>" << html_escape(detail::peaks_line(model.device)) << "</dd></div>"
       << "<div><dt>Tools</dt><dd>" << html_escape(detail::tools_line(model)) << "</dd></div>"
@@ -49,8 +51,9 @@ void write_verdicts(const RunReportModel& model, std::ostringstream& out) {
   out << "<section class=\"card\" id=\"verdict\"><h2>Verdict</h2><div class=\"tiles\">";
   for (const auto* stage : detail::leaf_stages(model)) {
     const bool starved = stage->gpu_busy_fraction && *stage->gpu_busy_fraction < 0.5;
-    out << "<div class=\"tile" << (starved ? " warn" : "") << "\"><div class=\"tile-stage\">" << html_escape(stage->name)
-        << "</div><div class=\"tile-value\">" << format_fraction_percent(stage->gpu_busy_fraction)
+    out << "<div class=\"tile" << (starved ? " warn" : "") << "\"><div class=\"tile-stage\">"
+        << html_escape(stage->name) << "</div><div class=\"tile-value\">"
+        << format_fraction_percent(stage->gpu_busy_fraction)
         << "</div><div class=\"tile-caption\">GPU busy</div><div class=\"tile-sub\">MFU "
         << format_fraction_percent(stage->mfu) << " profiled · " << format_fraction_percent(stage->mfu_workload)
         << " workload</div></div>";
@@ -93,12 +96,14 @@ void write_timeline(const RunReportModel& model, std::ostringstream& out) {
     row.projection_ns = static_cast<double>(stage.gpu_projection_ns.value_or(0));
     row.busy_ns = static_cast<double>(stage.kernel_time_ns.value_or(0));
     row.annotation = "stats: wall " + format_duration_ns(stage.wall_ns) + " · GPU " +
-                     format_duration_ns(stage.gpu_projection_ns) + " · busy " + format_duration_ns(stage.kernel_time_ns) +
-                     " (" + format_fraction_percent(stage.gpu_busy_fraction) + ")";
+                     format_duration_ns(stage.gpu_projection_ns) + " · busy " +
+                     format_duration_ns(stage.kernel_time_ns) + " (" +
+                     format_fraction_percent(stage.gpu_busy_fraction) + ")";
     rows.push_back(row);
   }
   out << "<section class=\"card\" id=\"timeline\"><h2>Stage timeline</h2><p class=\"lead\">Each stage's time, the "
-         "time the GPU had its work in flight (projection, nsys stats rows only) and its GPU busy time. A short dark bar "
+         "time the GPU had its work in flight (projection, nsys stats rows only) and its GPU busy time. A short dark "
+         "bar "
          "inside a long grey one is a GPU waiting on the host. Rows marked <em>stats</em> use the nsys stats tables "
          "(wall time, summed kernel time)"
       << (any_timeline ? "; rows marked <em>timeline</em> use the nsys SQLite timeline (the time the stage was active, "
@@ -118,11 +123,13 @@ void write_time_breakdown(const RunReportModel& model, std::ostringstream& out) 
     for (const auto* stage : detail::leaf_stages(model)) {
       const double value = static_cast<double>(stage->kernel_time_ns.value_or(0));
       staged += value;
-      by_stage.segments.push_back({stage->name, value, stage->name + ": " + format_duration_ns(value) + " of kernel time", ""});
+      by_stage.segments.push_back(
+          {stage->name, value, stage->name + ": " + format_duration_ns(value) + " of kernel time", ""});
     }
     if (kernel_total > staged * 1.001) {
       by_stage.segments.push_back({"outside NVTX stages", kernel_total - staged,
-                                   "kernels outside every stage: " + format_duration_ns(kernel_total - staged), "#bab0ac"});
+                                   "kernels outside every stage: " + format_duration_ns(kernel_total - staged),
+                                   "#bab0ac"});
     }
     bars.push_back(std::move(by_stage));
   }
@@ -137,7 +144,8 @@ void write_time_breakdown(const RunReportModel& model, std::ostringstream& out) 
                                     kernel.name + ": " + format_duration_ns(value), detail::palette_color(i + 3)});
     }
     if (kernel_total > shown) {
-      by_kernel.segments.push_back({"other kernels", kernel_total - shown, "all other kernels: " + format_duration_ns(kernel_total - shown), "#d5d9e0"});
+      by_kernel.segments.push_back({"other kernels", kernel_total - shown,
+                                    "all other kernels: " + format_duration_ns(kernel_total - shown), "#d5d9e0"});
     }
     bars.push_back(std::move(by_kernel));
   }
@@ -151,7 +159,8 @@ std::string point_tooltip(std::size_t rank, const ReportKernel& kernel) {
          detail::format_number(kernel.arithmetic_intensity.value_or(0)) + " FLOP/byte, " +
          format_si(kernel.achieved_flop_per_s, "FLOP/s") + ", " + format_percent(kernel.pct_peak_compute) +
          " of peak compute, " + format_percent(kernel.pct_peak_dram) + " of peak DRAM, " +
-         format_fraction_percent(kernel.share_of_total) + " of GPU time, bound: " + kernel.bound.value_or("not computed");
+         format_fraction_percent(kernel.share_of_total) +
+         " of GPU time, bound: " + kernel.bound.value_or("not computed");
 }
 
 void write_rooflines(const RunReportModel& model, std::ostringstream& out) {
@@ -162,20 +171,22 @@ void write_rooflines(const RunReportModel& model, std::ostringstream& out) {
            "not run or profiled nothing).</p></section>\n";
     return;
   }
-  out << "<p class=\"lead\">Each profiled kernel at its arithmetic intensity and achieved FLOP/s; marker area follows its "
+  out << "<p class=\"lead\">Each profiled kernel at its arithmetic intensity and achieved FLOP/s; marker area follows "
+         "its "
          "share of GPU time. Roofs are the device peaks at the clocks ncu profiled at.</p>";
   std::size_t plotted = 0;
   for (const auto& group : groups) {
     detail::RooflineChart chart;
-    chart.title = "Roofline: " + (group.precision.empty() ? std::string("precision not identified") : group.precision) + " (" +
-                  std::to_string(group.kernel_indices.size()) + " kernels)";
+    chart.title = "Roofline: " + (group.precision.empty() ? std::string("precision not identified") : group.precision) +
+                  " (" + std::to_string(group.kernel_indices.size()) + " kernels)";
     for (const auto& [precision, peak] : model.device.peak_flop_per_s) {
       chart.compute_roofs.push_back({precision + " " + format_si(peak, "FLOP/s"), peak, precision == group.precision});
     }
     chart.dram_bytes_per_s = model.device.peak_dram_bytes_per_s;
     for (std::size_t index : group.kernel_indices) {
       const auto& kernel = model.kernels[index];
-      chart.points.push_back({*kernel.arithmetic_intensity, *kernel.achieved_flop_per_s, kernel.share_of_total.value_or(0),
+      chart.points.push_back({*kernel.arithmetic_intensity, *kernel.achieved_flop_per_s,
+                              kernel.share_of_total.value_or(0),
                               "#" + std::to_string(index + 1) + " " + short_kernel_name(kernel.name, 26),
                               point_tooltip(index + 1, kernel)});
     }
@@ -184,7 +195,8 @@ void write_rooflines(const RunReportModel& model, std::ostringstream& out) {
   }
   if (plotted < model.kernels.size()) {
     out << "<p class=\"note\">" << model.kernels.size() - plotted
-        << " kernels are not plotted: they have no ncu figures or do no floating-point work (copies, index selects).</p>";
+        << " kernels are not plotted: they have no ncu figures or do no floating-point work (copies, index "
+           "selects).</p>";
   }
   out << "</section>\n";
 }
@@ -256,7 +268,8 @@ std::string render_html(const RunReportModel& model) {
   detail::write_reproduce_html(model, out);
   return detail::html_document({"deep-profile report: " + model.run_id, header.str(), out.str(),
                                 "Rendered by deep-profile from analysis/report.json, run.json and env.json of this run "
-                                "directory. " + std::string(detail::kNotComputed) + " = not computed."});
+                                "directory. " +
+                                    std::string(detail::kNotComputed) + " = not computed."});
 }
 
 }  // namespace llmprof

@@ -160,8 +160,10 @@ void write_kernel_table_html(const RunReportModel& model, std::size_t max_rows, 
   for (const auto& kernel : model.kernels) max_share = std::max(max_share, kernel.share_of_total.value_or(0));
   out << "<div class=\"table-wrap\"><table class=\"sortable\" id=\"kernel-table\"><thead><tr><th class=\"num\">#</th>"
          "<th>Kernel</th><th>Stages</th><th class=\"num\">"
-      << (kernel_table_misses_graph_kernels(model) ? "Share of listed kernel time" : "Share") << "</th><th class=\"num\">Total</th><th class=\"num\">Instances</th>"
-         "<th class=\"num\">Avg</th><th class=\"num\" title=\"percent of peak compute\">% FLOP peak</th><th class=\"num\" title=\"percent of peak DRAM bandwidth\">% DRAM peak</th>"
+      << (kernel_table_misses_graph_kernels(model) ? "Share of listed kernel time" : "Share")
+      << "</th><th class=\"num\">Total</th><th class=\"num\">Instances</th>"
+         "<th class=\"num\">Avg</th><th class=\"num\" title=\"percent of peak compute\">% FLOP peak</th><th "
+         "class=\"num\" title=\"percent of peak DRAM bandwidth\">% DRAM peak</th>"
          "<th class=\"num\">FLOP/byte</th><th>Bound</th></tr></thead><tbody>";
   const std::size_t rows = std::min(max_rows, model.kernels.size());
   for (std::size_t i = 0; i < rows; ++i) {
@@ -172,8 +174,9 @@ void write_kernel_table_html(const RunReportModel& model, std::size_t max_rows, 
     std::snprintf(bar_width, sizeof bar_width, "%.0f", bar);
     out << "<tr><td class=\"num\" data-sort=\"" << i + 1 << "\">" << i + 1 << "</td><td class=\"kernel\" title=\""
         << html_escape(kernel.name) << "\">" << html_escape(kernel_display_name(kernel.name, 80)) << "</td><td>"
-        << html_escape(stages) << "</td><td class=\"num\"" << sort_key(kernel.share_of_total) << "><span class=\"share\" style=\"width:"
-        << bar_width << "px\"></span>" << format_fraction_percent(kernel.share_of_total) << "</td>"
+        << html_escape(stages) << "</td><td class=\"num\"" << sort_key(kernel.share_of_total)
+        << "><span class=\"share\" style=\"width:" << bar_width << "px\"></span>"
+        << format_fraction_percent(kernel.share_of_total) << "</td>"
         << num_cell(as_double(kernel.total_time_ns), format_duration_ns(kernel.total_time_ns))
         << num_cell(as_double(kernel.instances), format_count(kernel.instances))
         << num_cell(kernel.avg_time_ns, kernel.avg_time_ns ? format_duration_ns(*kernel.avg_time_ns) : kNotComputed)
@@ -182,8 +185,10 @@ void write_kernel_table_html(const RunReportModel& model, std::size_t max_rows, 
         << num_cell(kernel.arithmetic_intensity,
                     kernel.arithmetic_intensity ? format_number(*kernel.arithmetic_intensity) : kNotComputed)
         << "<td>";
-    if (kernel.bound) out << "<span class=\"badge " << html_escape(*kernel.bound) << "\">" << html_escape(*kernel.bound) << "</span>";
-    else out << kNotComputed;
+    if (kernel.bound)
+      out << "<span class=\"badge " << html_escape(*kernel.bound) << "\">" << html_escape(*kernel.bound) << "</span>";
+    else
+      out << kNotComputed;
     out << "</td></tr>";
   }
   out << "</tbody></table></div>";
@@ -196,13 +201,15 @@ void write_kernel_table_html(const RunReportModel& model, std::size_t max_rows, 
 void write_problems_html(const RunReportModel& model, std::ostringstream& out) {
   out << "<section class=\"card\" id=\"problems\"><h2>Skipped or failed steps</h2>";
   if (model.stage_problems.empty()) {
-    out << "<p class=\"lead\">" << (model.run_status.empty() ? "Unknown: run.json is absent." : "None: every recorded step completed.")
+    out << "<p class=\"lead\">"
+        << (model.run_status.empty() ? "Unknown: run.json is absent." : "None: every recorded step completed.")
         << "</p>";
   } else {
     out << "<table><thead><tr><th>Step</th><th>Status</th><th>Reason</th></tr></thead><tbody>";
     for (const auto& problem : model.stage_problems) {
-      out << "<tr><td>" << html_escape(problem.stage) << "</td><td><span class=\"badge\">" << html_escape(problem.status)
-          << "</span></td><td>" << html_escape(problem.reason.empty() ? "no reason recorded" : problem.reason) << "</td></tr>";
+      out << "<tr><td>" << html_escape(problem.stage) << "</td><td><span class=\"badge\">"
+          << html_escape(problem.status) << "</span></td><td>"
+          << html_escape(problem.reason.empty() ? "no reason recorded" : problem.reason) << "</td></tr>";
     }
     out << "</tbody></table>";
   }
@@ -223,14 +230,15 @@ void write_reproduce_html(const RunReportModel& model, std::ostringstream& out) 
   out << "<section class=\"card\" id=\"reproduce\"><h2>How to reproduce</h2>";
   if (model.reproduce.empty()) out << "<p class=\"lead\">No commands were recorded in run.json.</p>";
   for (const auto& step : model.reproduce) {
-    out << "<p><strong>" << html_escape(step.stage) << "</strong> <span class=\"note\">(from " << html_escape(step.source)
-        << ")</span></p><pre><code>" << html_escape(step.command) << "</code></pre>";
+    out << "<p><strong>" << html_escape(step.stage) << "</strong> <span class=\"note\">(from "
+        << html_escape(step.source) << ")</span></p><pre><code>" << html_escape(step.command) << "</code></pre>";
   }
   if (!model.config.empty()) {
     out << "<details><summary>Resolved configuration (config.toml, " << model.config.size()
         << " keys)</summary><table><thead><tr><th>Key</th><th>Value</th></tr></thead><tbody>";
     for (const auto& [key, value] : model.config) {
-      out << "<tr><td><code>" << html_escape(key) << "</code></td><td><code>" << html_escape(value) << "</code></td></tr>";
+      out << "<tr><td><code>" << html_escape(key) << "</code></td><td><code>" << html_escape(value)
+          << "</code></td></tr>";
     }
     out << "</tbody></table></details>";
   }

@@ -1,13 +1,13 @@
 // MAIN/report.md: GitHub-flavoured Markdown a stakeholder reads in a minute.
 #include <sstream>
 
-#include "report/report_repeats.hpp"
-#include "llmprof/report.hpp"
 #include "core/format.hpp"
+#include "llmprof/report.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "report/report_capture_scope.hpp"
-#include "report/report_timeline.hpp"
 #include "report/report_ranges.hpp"
+#include "report/report_repeats.hpp"
+#include "report/report_timeline.hpp"
 #include "report/report_view.hpp"
 
 namespace llmprof {
@@ -26,7 +26,8 @@ constexpr std::size_t kTopKernelRows = 15;
 void write_headline(const RunReportModel& model, std::ostringstream& out) {
   out << "# deep-profile report: " << markdown_cell(model.run_id) << "\n\n";
   out << "| | |\n|---|---|\n";
-  out << "| **Workload** | " << (model.workload_argv.empty() ? "not recorded" : markdown_code(join_shell_command(model.workload_argv)))
+  out << "| **Workload** | "
+      << (model.workload_argv.empty() ? "not recorded" : markdown_code(join_shell_command(model.workload_argv)))
       << " |\n";
   out << "| **Device** | " << markdown_cell(detail::device_line(model)) << " |\n";
   out << "| **Peaks (profiled clocks)** | " << markdown_cell(detail::peaks_line(model.device)) << " |\n";
@@ -54,7 +55,8 @@ void write_stage_table(const RunReportModel& model, std::ostringstream& out) {
     out << "No NVTX stages in report.json (no nsys tables were analysed).\n\n";
     return;
   }
-  out << "| Stage | Wall | GPU projection | Kernel busy | GPU busy | Kernels | Achieved FLOP/s | MFU (profiled) | MFU (workload) |\n";
+  out << "| Stage | Wall | GPU projection | Kernel busy | GPU busy | Kernels | Achieved FLOP/s | MFU (profiled) | MFU "
+         "(workload) |\n";
   out << "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const auto& stage : model.stages) {
     out << "| " << markdown_cell(detail::stage_label(stage)) << " | " << format_duration_ns(stage.wall_ns) << " | "
@@ -63,7 +65,9 @@ void write_stage_table(const RunReportModel& model, std::ostringstream& out) {
         << format_si(stage.achieved_flop_per_s, "FLOP/s") << " | " << format_fraction_percent(stage.mfu) << " | "
         << format_fraction_percent(stage.mfu_workload) << " |\n";
   }
-  out << "\n" << markdown_cell(detail::stages_caption(model)) << " MFU (profiled) uses the FLOP that ncu "
+  out << "\n"
+      << markdown_cell(detail::stages_caption(model))
+      << " MFU (profiled) uses the FLOP that ncu "
          "counted; MFU (workload) uses the model's own FLOP per token and tokens/s. "
       << detail::kNotComputed << " = not computed.\n\n";
 }
@@ -78,7 +82,8 @@ void write_kernel_table(const RunReportModel& model, std::ostringstream& out) {
   }
   // A graph-traced capture lists only the kernels launched outside CUDA graphs: shares are of those.
   out << "| # | Kernel | "
-      << (detail::kernel_table_misses_graph_kernels(model) ? "Share of listed kernel time" : "Share of GPU time") << " | Total time | Instances | Avg | % peak compute | % peak DRAM | FLOP/byte | Bound |\n";
+      << (detail::kernel_table_misses_graph_kernels(model) ? "Share of listed kernel time" : "Share of GPU time")
+      << " | Total time | Instances | Avg | % peak compute | % peak DRAM | FLOP/byte | Bound |\n";
   out << "|--:|---|--:|--:|--:|--:|--:|--:|--:|---|\n";
   const std::size_t rows = std::min(kTopKernelRows, model.kernels.size());
   for (std::size_t i = 0; i < rows; ++i) {
@@ -131,13 +136,16 @@ void write_reproduce(const RunReportModel& model, std::ostringstream& out) {
   } else {
     out << "The exact command of each step, as recorded:\n\n";
     for (const auto& step : model.reproduce) {
-      out << "**" << markdown_cell(step.stage) << "** (from `" << step.source << "`):\n\n```sh\n" << step.command << "\n```\n\n";
+      out << "**" << markdown_cell(step.stage) << "** (from `" << step.source << "`):\n\n```sh\n"
+          << step.command << "\n```\n\n";
     }
   }
   if (!model.config.empty()) {
-    out << "The resolved configuration is `config.toml` in this run directory (" << model.config.size() << " keys).\n\n";
+    out << "The resolved configuration is `config.toml` in this run directory (" << model.config.size()
+        << " keys).\n\n";
   }
-  out << "Re-render this report from the run directory alone: `deep-profile report " << markdown_cell(model.run_id) << "`.\n";
+  out << "Re-render this report from the run directory alone: `deep-profile report " << markdown_cell(model.run_id)
+      << "`.\n";
   if (!model.notes.empty()) {
     out << "\n## Notes\n\n";
     for (const auto& note : model.notes) out << "- " << markdown_cell(note) << "\n";

@@ -7,15 +7,15 @@
 
 #include "core/atomic_file.hpp"
 #include "core/figure_checks.hpp"
-#include "llmprof/report.hpp"
-#include "llmprof/run_layout.hpp"
 #include "core/json_fields.hpp"
 #include "core/text.hpp"
-#include "report/report_ranges.hpp"
 #include "core/toml_flatten.hpp"
+#include "llmprof/report.hpp"
+#include "llmprof/run_layout.hpp"
 #include "report/report_capture_scope.hpp"
-#include "report/report_timeline.hpp"
+#include "report/report_ranges.hpp"
 #include "report/report_repeats.hpp"
+#include "report/report_timeline.hpp"
 
 namespace llmprof {
 namespace json = boost::json;
@@ -62,7 +62,8 @@ ReportStage stage_from(const json::object& object, std::size_t index, bool versi
   stage.mfu = detail::json_number(object, "mfu", where + "mfu");
   stage.mfu_workload = detail::json_number(object, "mfu_workload", where + "mfu_workload");
   // /1 files written by other tools (and the recorded fixtures) spell the second-opinion MFU differently.
-  if (version1 && !stage.mfu_workload) stage.mfu_workload = detail::json_number(object, "workload_mfu", where + "workload_mfu");
+  if (version1 && !stage.mfu_workload)
+    stage.mfu_workload = detail::json_number(object, "workload_mfu", where + "workload_mfu");
   stage.verdict = detail::json_string(object, "verdict", where + "verdict").value_or("");
   return stage;
 }
@@ -143,13 +144,17 @@ void read_selection_extras(const json::object& object, ReportTopKernelSelection&
     entry.target = detail::json_number(step, "target", "top_kernel_selection.more_coverage.target").value_or(0);
     const auto* reachable = step.if_contains("reachable");
     entry.reachable = reachable == nullptr || !reachable->is_bool() || reachable->as_bool();
-    entry.more_kernels = detail::json_integer(step, "more_kernels", "top_kernel_selection.more_coverage.more_kernels").value_or(0);
+    entry.more_kernels =
+        detail::json_integer(step, "more_kernels", "top_kernel_selection.more_coverage.more_kernels").value_or(0);
     top.more_coverage.push_back(entry);
   }
-  if (const auto* collectives = object.if_contains("collectives_left_out"); collectives != nullptr && collectives->is_object()) {
+  if (const auto* collectives = object.if_contains("collectives_left_out");
+      collectives != nullptr && collectives->is_object()) {
     const auto& collective_object = collectives->get_object();
-    top.collectives_left_out = detail::json_integer(collective_object, "count", "top_kernel_selection.collectives_left_out.count").value_or(0);
-    top.collective_share = detail::json_number(collective_object, "share", "top_kernel_selection.collectives_left_out.share");
+    top.collectives_left_out =
+        detail::json_integer(collective_object, "count", "top_kernel_selection.collectives_left_out.count").value_or(0);
+    top.collective_share =
+        detail::json_number(collective_object, "share", "top_kernel_selection.collectives_left_out.share");
   }
 }
 
@@ -159,9 +164,11 @@ void read_analysis(const json::object& root, RunReportModel& model) {
   const bool version1 = model.schema == kReportSchemaV1;
   model.device = device_from(root);
   std::size_t index = 0;
-  for (const auto& stage : detail::json_objects(root, "stages", "stages")) model.stages.push_back(stage_from(stage, index++, version1));
+  for (const auto& stage : detail::json_objects(root, "stages", "stages"))
+    model.stages.push_back(stage_from(stage, index++, version1));
   index = 0;
-  for (const auto& kernel : detail::json_objects(root, "kernels", "kernels")) model.kernels.push_back(kernel_from(kernel, index++, version1));
+  for (const auto& kernel : detail::json_objects(root, "kernels", "kernels"))
+    model.kernels.push_back(kernel_from(kernel, index++, version1));
   std::stable_sort(model.kernels.begin(), model.kernels.end(), [](const ReportKernel& a, const ReportKernel& b) {
     return a.total_time_ns.value_or(0) > b.total_time_ns.value_or(0);
   });
@@ -222,7 +229,8 @@ void read_manifest_parts(const RunManifest& manifest, const std::filesystem::pat
   for (const auto& stage : manifest.stages) {
     // The report step itself is "running" while it renders; that is not a problem to report.
     const bool rendering_now = stage.name == "report" && stage.status == StageStatus::running;
-    if (stage.status != StageStatus::ok && !rendering_now) model.stage_problems.push_back({stage.name, to_string(stage.status), stage.reason});
+    if (stage.status != StageStatus::ok && !rendering_now)
+      model.stage_problems.push_back({stage.name, to_string(stage.status), stage.reason});
     // The profiling stages' own warnings (e.g. a CUPTI conflict); the analysis lists its gaps itself.
     if (stage.name != "analyze" && stage.name != "report") {
       for (const auto& warning : stage.warnings) model.stage_warnings.emplace_back(stage.name, warning);
@@ -230,7 +238,8 @@ void read_manifest_parts(const RunManifest& manifest, const std::filesystem::pat
     if (stage.command && !stage.command->empty()) {
       model.reproduce.push_back({stage.name, *stage.command, RunLayout::manifest().string()});
     } else if (stage.cmd_file) {
-      if (auto text = read_text(main / *stage.cmd_file)) model.reproduce.push_back({stage.name, std::string(detail::trim(*text)), *stage.cmd_file});
+      if (auto text = read_text(main / *stage.cmd_file))
+        model.reproduce.push_back({stage.name, std::string(detail::trim(*text)), *stage.cmd_file});
     }
   }
 }
@@ -241,15 +250,17 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
   RunReportModel model;
   model.main_directory = main_directory;
   model.run_id = main_directory.filename().string();
-  if (model.run_id.empty() || model.run_id == ".") model.run_id = std::filesystem::absolute(main_directory).parent_path().filename().string();
+  if (model.run_id.empty() || model.run_id == ".")
+    model.run_id = std::filesystem::absolute(main_directory).parent_path().filename().string();
 
   const RunLayout layout(main_directory);
   const auto report_path = layout.resolve(RunLayout::analysis_report());
   const auto report_text = read_text(report_path);
   if (!report_text) {
-    return make_error(ErrorCode::not_found, "no analysis/report.json in " + main_directory.string(),
-                      "run `deep-profile analyze " + main_directory.string() + "` first (it writes analysis/report.json)",
-                      report_path.string());
+    return make_error(
+        ErrorCode::not_found, "no analysis/report.json in " + main_directory.string(),
+        "run `deep-profile analyze " + main_directory.string() + "` first (it writes analysis/report.json)",
+        report_path.string());
   }
   auto report = detail::parse_json_object(*report_text, report_path);
   if (!report) return report.error();
@@ -259,7 +270,8 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
     return file_field_error(report_path, field, std::string(kReportSchema) + " (or " + kReportSchemaV1 + ")");
   }
 
-  if (auto ranks = read_text(layout.resolve(RunLayout::analysis_directory() / "ranks.md"))) model.cross_rank_markdown = *ranks;
+  if (auto ranks = read_text(layout.resolve(RunLayout::analysis_directory() / "ranks.md")))
+    model.cross_rank_markdown = *ranks;
 
   const auto run_path = layout.resolve(RunLayout::manifest());
   if (auto run_text = read_text(run_path)) {
@@ -319,7 +331,9 @@ Result<void> write_reports(const std::filesystem::path& main_directory) {
   auto model = load_run_report(main_directory);
   if (!model) return model.error();
   const RunLayout layout(main_directory);
-  if (auto written = detail::write_file_atomically(layout.resolve(RunLayout::report_markdown()), render_markdown(*model)); !written) {
+  if (auto written =
+          detail::write_file_atomically(layout.resolve(RunLayout::report_markdown()), render_markdown(*model));
+      !written) {
     return written;
   }
   return detail::write_file_atomically(layout.resolve(RunLayout::report_html()), render_html(*model));

@@ -19,27 +19,34 @@ const char* const kNoGpuText =
 std::string range_note(const RunReportModel& model) {
   const bool any_p99 = std::any_of(model.nvtx_ranges.begin(), model.nvtx_ranges.end(),
                                    [](const ReportRangeTiming& range) { return range.p99_ns.has_value(); });
-  return std::string("Per instance of each NVTX range on the CPU timeline (nsys nvtx_sum; only ranges inside the capture). ") +
-         (any_p99 ? "p99 from every instance's duration in the SQLite export, where it saw the same instances."
-                  : "p99 needs every instance's duration, which nsys stats does not print and no SQLite export supplied.");
+  return std::string(
+             "Per instance of each NVTX range on the CPU timeline (nsys nvtx_sum; only ranges inside the capture). ") +
+         (any_p99
+              ? "p99 from every instance's duration in the SQLite export, where it saw the same instances."
+              : "p99 needs every instance's duration, which nsys stats does not print and no SQLite export supplied.");
 }
 
 std::string seconds_text(const std::optional<double>& seconds) {
   return seconds ? format_duration_ns(*seconds * 1e9) : std::string(kNotComputed);
 }
 
-std::string range_label(const ReportRangeTiming& range) { return range.domain.empty() ? range.name : range.domain + ":" + range.name; }
+std::string range_label(const ReportRangeTiming& range) {
+  return range.domain.empty() ? range.name : range.domain + ":" + range.name;
+}
 
 // (label, value) rows of the bare-run table; only figures that are present and positive.
 std::vector<std::pair<std::string, std::string>> bare_run_rows(const ReportBareRun& run) {
   std::vector<std::pair<std::string, std::string>> rows;
   const auto positive = [](const std::optional<double>& value) { return value && *value > 0; };
-  if (positive(run.tokens_per_s)) rows.emplace_back("Decode throughput", format_number(*run.tokens_per_s) + " tokens/s");
-  if (positive(run.time_per_output_token_s)) rows.emplace_back("Time per output token", seconds_text(run.time_per_output_token_s));
+  if (positive(run.tokens_per_s))
+    rows.emplace_back("Decode throughput", format_number(*run.tokens_per_s) + " tokens/s");
+  if (positive(run.time_per_output_token_s))
+    rows.emplace_back("Time per output token", seconds_text(run.time_per_output_token_s));
   if (positive(run.prefill_s)) rows.emplace_back("Prefill time", seconds_text(run.prefill_s));
   if (positive(run.decode_s)) rows.emplace_back("Decode time", seconds_text(run.decode_s));
   if (positive(run.flop_per_token)) rows.emplace_back("Model FLOP per token", format_si(run.flop_per_token, "FLOP"));
-  if (run.parameters && *run.parameters > 0) rows.emplace_back("Parameters", format_si(static_cast<double>(*run.parameters), ""));
+  if (run.parameters && *run.parameters > 0)
+    rows.emplace_back("Parameters", format_si(static_cast<double>(*run.parameters), ""));
   std::string shape;
   if (run.batch) shape += "batch " + std::to_string(*run.batch);
   if (run.prompt_tokens) shape += (shape.empty() ? "" : ", ") + std::to_string(*run.prompt_tokens) + " prompt tokens";
@@ -112,55 +119,70 @@ void read_nvidia_driver(const boost::json::object& environment, RunReportModel& 
 void write_ranges_markdown(const RunReportModel& model, std::ostringstream& out) {
   if (model.bare_run) {
     out << "## Bare run (stage 1, no profiler)\n\n| Figure | Value |\n|---|--:|\n";
-    for (const auto& [label, value] : bare_run_rows(*model.bare_run)) out << "| " << label << " | " << markdown_cell(value) << " |\n";
+    for (const auto& [label, value] : bare_run_rows(*model.bare_run))
+      out << "| " << label << " | " << markdown_cell(value) << " |\n";
     out << "\nThe workload's own measurements (`stage1/metrics.json`).\n\n";
   }
   if (!model.nvtx_ranges.empty()) {
-    out << "## NVTX stages (CPU timeline)\n\n| Range | Count | Total | Mean | p50 | p99 | Min | Max |\n|---|--:|--:|--:|--:|--:|--:|--:|\n";
+    out << "## NVTX stages (CPU timeline)\n\n| Range | Count | Total | Mean | p50 | p99 | Min | Max "
+           "|\n|---|--:|--:|--:|--:|--:|--:|--:|\n";
     for (const auto& range : model.nvtx_ranges) {
       out << "| " << markdown_cell(range_label(range)) << " | " << format_count(range.instances) << " | "
-          << format_duration_ns(range.total_ns) << " | " << duration_text(range.mean_ns) << " | " << duration_text(range.p50_ns)
-          << " | " << duration_text(range.p99_ns) << " | " << format_duration_ns(range.min_ns) << " | "
-          << format_duration_ns(range.max_ns) << " |\n";
+          << format_duration_ns(range.total_ns) << " | " << duration_text(range.mean_ns) << " | "
+          << duration_text(range.p50_ns) << " | " << duration_text(range.p99_ns) << " | "
+          << format_duration_ns(range.min_ns) << " | " << format_duration_ns(range.max_ns) << " |\n";
     }
     out << "\n" << range_note(model) << " " << kNotComputed << " = not computed.\n\n";
   }
   if (!model.stage_warnings.empty()) {
     out << "## Warnings from the profiling stages\n\n";
-    for (const auto& [stage, warning] : model.stage_warnings) out << "- **" << markdown_cell(stage) << "**: " << markdown_cell(warning) << "\n";
+    for (const auto& [stage, warning] : model.stage_warnings)
+      out << "- **" << markdown_cell(stage) << "**: " << markdown_cell(warning) << "\n";
     out << "\n";
   }
 }
 
 void write_ranges_html(const RunReportModel& model, std::ostringstream& out) {
   if (model.bare_run) {
-    out << "<section class=\"card\" id=\"bare-run\"><h2>Bare run (stage 1, no profiler)</h2><div class=\"table-wrap\"><table>"
+    out << "<section class=\"card\" id=\"bare-run\"><h2>Bare run (stage 1, no profiler)</h2><div "
+           "class=\"table-wrap\"><table>"
            "<thead><tr><th>Figure</th><th class=\"num\">Value</th></tr></thead><tbody>";
     for (const auto& [label, value] : bare_run_rows(*model.bare_run)) {
       out << "<tr><td>" << html_escape(label) << "</td><td class=\"num\">" << html_escape(value) << "</td></tr>";
     }
-    out << "</tbody></table></div><p class=\"lead\">The workload's own measurements (stage1/metrics.json).</p></section>\n";
+    out << "</tbody></table></div><p class=\"lead\">The workload's own measurements "
+           "(stage1/metrics.json).</p></section>\n";
   }
   if (!model.nvtx_ranges.empty()) {
-    out << "<section class=\"card\" id=\"nvtx-ranges\"><h2>NVTX stages (CPU timeline)</h2><div class=\"table-wrap\"><table class=\"sortable\">"
-           "<thead><tr><th>Range</th><th class=\"num\">Count</th><th class=\"num\">Total</th><th class=\"num\">Mean</th>"
-           "<th class=\"num\">p50</th><th class=\"num\">p99</th><th class=\"num\">Min</th><th class=\"num\">Max</th></tr></thead><tbody>";
+    out << "<section class=\"card\" id=\"nvtx-ranges\"><h2>NVTX stages (CPU timeline)</h2><div "
+           "class=\"table-wrap\"><table class=\"sortable\">"
+           "<thead><tr><th>Range</th><th class=\"num\">Count</th><th class=\"num\">Total</th><th "
+           "class=\"num\">Mean</th>"
+           "<th class=\"num\">p50</th><th class=\"num\">p99</th><th class=\"num\">Min</th><th "
+           "class=\"num\">Max</th></tr></thead><tbody>";
     for (const auto& range : model.nvtx_ranges) {
       out << "<tr><td>" << html_escape(range_label(range)) << "</td>"
-          << "<td class=\"num\"" << sort_key(as_double(range.instances)) << ">" << html_escape(format_count(range.instances)) << "</td>"
-          << "<td class=\"num\"" << sort_key(as_double(range.total_ns)) << ">" << html_escape(format_duration_ns(range.total_ns)) << "</td>"
-          << "<td class=\"num\"" << sort_key(range.mean_ns) << ">" << html_escape(duration_text(range.mean_ns)) << "</td>"
+          << "<td class=\"num\"" << sort_key(as_double(range.instances)) << ">"
+          << html_escape(format_count(range.instances)) << "</td>"
+          << "<td class=\"num\"" << sort_key(as_double(range.total_ns)) << ">"
+          << html_escape(format_duration_ns(range.total_ns)) << "</td>"
+          << "<td class=\"num\"" << sort_key(range.mean_ns) << ">" << html_escape(duration_text(range.mean_ns))
+          << "</td>"
           << "<td class=\"num\"" << sort_key(range.p50_ns) << ">" << html_escape(duration_text(range.p50_ns)) << "</td>"
           << "<td class=\"num\"" << sort_key(range.p99_ns) << ">" << html_escape(duration_text(range.p99_ns)) << "</td>"
-          << "<td class=\"num\"" << sort_key(as_double(range.min_ns)) << ">" << html_escape(format_duration_ns(range.min_ns)) << "</td>"
-          << "<td class=\"num\"" << sort_key(as_double(range.max_ns)) << ">" << html_escape(format_duration_ns(range.max_ns)) << "</td></tr>";
+          << "<td class=\"num\"" << sort_key(as_double(range.min_ns)) << ">"
+          << html_escape(format_duration_ns(range.min_ns)) << "</td>"
+          << "<td class=\"num\"" << sort_key(as_double(range.max_ns)) << ">"
+          << html_escape(format_duration_ns(range.max_ns)) << "</td></tr>";
     }
     out << "</tbody></table></div><p class=\"lead\">" << html_escape(range_note(model)) << "</p></section>\n";
   }
   if (!model.stage_warnings.empty()) {
-    out << "<section class=\"card\" id=\"stage-warnings\"><h2>Warnings from the profiling stages</h2><ul class=\"verdicts\">";
+    out << "<section class=\"card\" id=\"stage-warnings\"><h2>Warnings from the profiling stages</h2><ul "
+           "class=\"verdicts\">";
     for (const auto& [stage, warning] : model.stage_warnings) {
-      out << "<li class=\"verdict warn\"><strong>" << html_escape(stage) << "</strong> " << html_escape(warning) << "</li>";
+      out << "<li class=\"verdict warn\"><strong>" << html_escape(stage) << "</strong> " << html_escape(warning)
+          << "</li>";
     }
     out << "</ul></section>\n";
   }

@@ -74,7 +74,8 @@ Result<void> read_repeats_and_gpu_state(const std::filesystem::path& main_direct
       if (quantities == nullptr || !quantities->is_object()) throw JsonFieldError{"quantities"};
       for (const auto& [name, value] : quantities->as_object()) {
         if (!value.is_object()) throw JsonFieldError{"quantities." + std::string(name)};
-        model.repeats.push_back({std::string(name), json_numbers(value.as_object(), "quantities." + std::string(name) + ".samples")});
+        model.repeats.push_back(
+            {std::string(name), json_numbers(value.as_object(), "quantities." + std::string(name) + ".samples")});
       }
     } catch (const JsonFieldError& error) {
       return field_error(repeats_path, error.field);
@@ -86,8 +87,10 @@ Result<void> read_repeats_and_gpu_state(const std::filesystem::path& main_direct
     if (!root) return root.error();
     try {
       for (const auto& snapshot : json_objects(*root, "snapshots", "snapshots")) {
-        for (auto& warning : json_strings(snapshot, "warnings", "snapshots.warnings")) model.gpu_state_warnings.push_back(warning);
-        if (const auto* problem = snapshot.if_contains("problem"); problem && problem->is_string() && model.gpu_state_problem.empty()) {
+        for (auto& warning : json_strings(snapshot, "warnings", "snapshots.warnings"))
+          model.gpu_state_warnings.push_back(warning);
+        if (const auto* problem = snapshot.if_contains("problem");
+            problem && problem->is_string() && model.gpu_state_problem.empty()) {
           model.gpu_state_problem = std::string(problem->as_string());
         }
       }
@@ -103,14 +106,16 @@ void write_repeats_markdown(const RunReportModel& model, std::ostringstream& out
   if (rows.empty() && model.gpu_state_warnings.empty() && model.gpu_state_problem.empty()) return;
   out << "## Repeats and noise\n\n";
   if (!rows.empty()) {
-    out << "Stage 1 (the workload bare), " << rows.front().summary.count << (rows.front().summary.count == 1 ? " run" : " runs")
-        << "; 95% confidence interval from Student's t.\n\n"
+    out << "Stage 1 (the workload bare), " << rows.front().summary.count
+        << (rows.front().summary.count == 1 ? " run" : " runs") << "; 95% confidence interval from Student's t.\n\n"
         << "| Quantity | Runs | Mean | Std dev | 95% CI | Spread |\n|---|--:|--:|--:|--:|--:|\n";
     for (const auto& row : rows) {
-      out << "| " << markdown_cell(row.name) << " | " << row.summary.count << " | " << seconds(row.summary.mean) << " | "
-          << seconds(row.summary.standard_deviation) << " | " << interval(row.summary) << " | " << spread(row.summary) << " |\n";
+      out << "| " << markdown_cell(row.name) << " | " << row.summary.count << " | " << seconds(row.summary.mean)
+          << " | " << seconds(row.summary.standard_deviation) << " | " << interval(row.summary) << " | "
+          << spread(row.summary) << " |\n";
     }
-    if (rows.front().summary.count < 2) out << "\nOne run cannot tell noise from change: set `run.repeats` to 5 or more.\n";
+    if (rows.front().summary.count < 2)
+      out << "\nOne run cannot tell noise from change: set `run.repeats` to 5 or more.\n";
     out << "\n";
   }
   if (!model.gpu_state_problem.empty()) out << "GPU state: " << markdown_cell(model.gpu_state_problem) << ".\n\n";
@@ -123,19 +128,24 @@ void write_repeats_html(const RunReportModel& model, std::ostringstream& out) {
   if (rows.empty() && model.gpu_state_warnings.empty() && model.gpu_state_problem.empty()) return;
   out << "<section class=\"card\" id=\"repeats\"><h2>Repeats and noise</h2>";
   if (!rows.empty()) {
-    out << "<div class=\"table-wrap\"><table><thead><tr><th>Quantity</th><th class=\"num\">Runs</th><th class=\"num\">Mean</th>"
-           "<th class=\"num\">Std dev</th><th class=\"num\">95% CI</th><th class=\"num\">Spread</th></tr></thead><tbody>";
+    out << "<div class=\"table-wrap\"><table><thead><tr><th>Quantity</th><th class=\"num\">Runs</th><th "
+           "class=\"num\">Mean</th>"
+           "<th class=\"num\">Std dev</th><th class=\"num\">95% CI</th><th "
+           "class=\"num\">Spread</th></tr></thead><tbody>";
     for (const auto& row : rows) {
-      out << "<tr><td>" << html_escape(row.name) << "</td><td class=\"num\">" << row.summary.count << "</td><td class=\"num\">"
-          << html_escape(seconds(row.summary.mean)) << "</td><td class=\"num\">" << html_escape(seconds(row.summary.standard_deviation))
-          << "</td><td class=\"num\">" << html_escape(interval(row.summary)) << "</td><td class=\"num\">"
-          << html_escape(spread(row.summary)) << "</td></tr>";
+      out << "<tr><td>" << html_escape(row.name) << "</td><td class=\"num\">" << row.summary.count
+          << "</td><td class=\"num\">" << html_escape(seconds(row.summary.mean)) << "</td><td class=\"num\">"
+          << html_escape(seconds(row.summary.standard_deviation)) << "</td><td class=\"num\">"
+          << html_escape(interval(row.summary)) << "</td><td class=\"num\">" << html_escape(spread(row.summary))
+          << "</td></tr>";
     }
     out << "</tbody></table></div>";
-    if (rows.front().summary.count < 2) out << "<p>One run cannot tell noise from change: set <code>run.repeats</code> to 5 or more.</p>";
+    if (rows.front().summary.count < 2)
+      out << "<p>One run cannot tell noise from change: set <code>run.repeats</code> to 5 or more.</p>";
   }
   if (!model.gpu_state_problem.empty()) out << "<p>GPU state: " << html_escape(model.gpu_state_problem) << ".</p>";
-  for (const auto& warning : model.gpu_state_warnings) out << "<p class=\"verdict warn\">" << html_escape(warning) << "</p>";
+  for (const auto& warning : model.gpu_state_warnings)
+    out << "<p class=\"verdict warn\">" << html_escape(warning) << "</p>";
   out << "</section>\n";
 }
 

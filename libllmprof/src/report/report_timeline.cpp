@@ -47,13 +47,14 @@ ReportTimelineStage stage_from(const boost::json::object& object, const std::str
     const auto& figures = headroom->get_object();
     stage.predicted_step_ns = json_number(figures, "predicted_step_ns", where + "headroom.predicted_step_ns");
     stage.current_step_ns = json_number(figures, "current_step_ns", where + "headroom.current_step_ns");
-    stage.predicted_steps_per_s = json_number(figures, "predicted_steps_per_s", where + "headroom.predicted_steps_per_s");
+    stage.predicted_steps_per_s =
+        json_number(figures, "predicted_steps_per_s", where + "headroom.predicted_steps_per_s");
   }
   for (const auto& instance : json_objects(object, "instances", where + "instances")) {
     const double start = json_number(instance, "cpu_start_ns", where + "instances.cpu_start_ns").value_or(0);
     const double end = json_number(instance, "cpu_end_ns", where + "instances.cpu_end_ns").value_or(0);
-    stage.instance_cpu_and_busy_ns.emplace_back(end - start,
-                                                json_number(instance, "gpu_busy_ns", where + "instances.gpu_busy_ns").value_or(0));
+    stage.instance_cpu_and_busy_ns.emplace_back(
+        end - start, json_number(instance, "gpu_busy_ns", where + "instances.gpu_busy_ns").value_or(0));
   }
   return stage;
 }
@@ -120,8 +121,10 @@ void write_timeline_markdown(const RunReportModel& model, std::ostringstream& ou
   const auto& timeline = *model.timeline;
   out << "## Stage instances (nsys SQLite timeline)\n\n";
   out << "CPU time per instance; GPU busy = union of the GPU work the stage launched over the time it was active "
-         "(graph executions included). Graph trace: " << markdown_cell(timeline.graph_trace) << ".\n\n";
-  out << "| Stage | Instances | Mean | p50 | p90 | p99 | Max | GPU busy | Steady state | Without launch overhead | Verdict |\n";
+         "(graph executions included). Graph trace: "
+      << markdown_cell(timeline.graph_trace) << ".\n\n";
+  out << "| Stage | Instances | Mean | p50 | p90 | p99 | Max | GPU busy | Steady state | Without launch overhead | "
+         "Verdict |\n";
   out << "|---|--:|--:|--:|--:|--:|--:|--:|---|---|---|\n";
   const auto duration = [](const std::optional<double>& value) {
     return value ? format_duration_ns(*value) : std::string(kNotComputed);
@@ -175,7 +178,8 @@ InstanceChart step_chart(const ReportTimelineStage& stage) {
     bars.push_back(std::move(bar));
   };
   for (std::size_t i = 0; i < alone; ++i) add_bar(i, i);
-  for (std::size_t first = alone; first < count; first += group_size) add_bar(first, std::min(first + group_size, count) - 1);
+  for (std::size_t first = alone; first < count; first += group_size)
+    add_bar(first, std::min(first + group_size, count) - 1);
   InstanceChart chart;
   chart.svg = render_stacked_bars_svg(bars, "time per instance (CPU range; GPU busy inside it)");
   chart.caption = grouped ? "Instances 1–" + std::to_string(alone) + " one bar each; instances " +
@@ -201,11 +205,13 @@ std::string step_histogram(const ReportTimelineStage& stage) {
   std::vector<StackedBar> bars;
   for (int bin = 0; bin < kBins; ++bin) {
     const std::string range = format_duration_ns(low + bin * width) + "–" + format_duration_ns(low + (bin + 1) * width);
-    bars.push_back({range, {{"instances", counts[bin], format_number(counts[bin]) + " instances in " + range, palette_color(0)}}});
+    bars.push_back(
+        {range, {{"instances", counts[bin], format_number(counts[bin]) + " instances in " + range, palette_color(0)}}});
   }
   // Bars are counts of instances (labels are the CPU-time bins), so totals are counts, not durations.
-  return render_stacked_bars_svg(bars, "number of instances per CPU-time bin",
-                                 [](double count) { return format_number(count) + (count == 1 ? " instance" : " instances"); });
+  return render_stacked_bars_svg(bars, "number of instances per CPU-time bin", [](double count) {
+    return format_number(count) + (count == 1 ? " instance" : " instances");
+  });
 }
 
 }  // namespace
@@ -213,12 +219,15 @@ std::string step_histogram(const ReportTimelineStage& stage) {
 void write_timeline_html(const RunReportModel& model, std::ostringstream& out) {
   if (!model.timeline) return;
   const auto& timeline = *model.timeline;
-  out << "<section class=\"card\" id=\"stage-instances\"><h2>Stage instances</h2><p class=\"lead\">From the nsys SQLite "
+  out << "<section class=\"card\" id=\"stage-instances\"><h2>Stage instances</h2><p class=\"lead\">From the nsys "
+         "SQLite "
          "export: CPU time per instance, GPU busy as the union of the GPU work each stage launched (graph executions "
-         "included) over the time it was active. Graph trace: " << html_escape(timeline.graph_trace) << ".</p>";
+         "included) over the time it was active. Graph trace: "
+      << html_escape(timeline.graph_trace) << ".</p>";
   out << "<div class=\"table-wrap\"><table class=\"sortable\"><thead><tr><th>Stage</th><th class=\"num\">Instances</th>"
          "<th class=\"num\">Mean</th><th class=\"num\">p50</th><th class=\"num\">p90</th><th class=\"num\">p99</th>"
-         "<th class=\"num\">Max</th><th class=\"num\">GPU busy</th><th>Steady state</th><th>Without launch overhead</th>"
+         "<th class=\"num\">Max</th><th class=\"num\">GPU busy</th><th>Steady state</th><th>Without launch "
+         "overhead</th>"
          "<th>Verdict</th></tr></thead><tbody>";
   const auto duration = [](const std::optional<double>& value) {
     return value ? format_duration_ns(*value) : std::string(kNotComputed);

@@ -39,7 +39,8 @@ std::string peaks_line(const ReportDevice& device) {
     line += (first ? "" : " · ") + precision + " " + format_si(peak, "FLOP/s");
     first = false;
   }
-  if (device.peak_dram_bytes_per_s) line += std::string(first ? "" : " · ") + "DRAM " + format_si(device.peak_dram_bytes_per_s, "B/s");
+  if (device.peak_dram_bytes_per_s)
+    line += std::string(first ? "" : " · ") + "DRAM " + format_si(device.peak_dram_bytes_per_s, "B/s");
   if (device.peak_flop_per_s.empty() && !device.peak_dram_bytes_per_s) line += "not computed (no ncu data)";
   return line;
 }
@@ -81,7 +82,8 @@ std::vector<RooflineGroup> roofline_groups(const RunReportModel& model) {
       continue;
     }
     const std::string precision = kernel_precision(kernel, model.device);
-    auto found = std::find_if(groups.begin(), groups.end(), [&](const auto& group) { return group.precision == precision; });
+    auto found =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& group) { return group.precision == precision; });
     if (found == groups.end()) {
       groups.push_back({precision, {}});
       found = groups.end() - 1;
@@ -95,7 +97,8 @@ std::vector<RooflineGroup> roofline_groups(const RunReportModel& model) {
     }
     return model.device.peak_flop_per_s.size();
   };
-  std::stable_sort(groups.begin(), groups.end(), [&](const auto& a, const auto& b) { return rank(a.precision) < rank(b.precision); });
+  std::stable_sort(groups.begin(), groups.end(),
+                   [&](const auto& a, const auto& b) { return rank(a.precision) < rank(b.precision); });
   return groups;
 }
 
@@ -119,16 +122,16 @@ std::string describe_kernel_selection(const ReportTopKernelSelection& selection)
   std::string text = "Kernels profiled with ncu: ";
   if (selection.coverage_target) {
     text += std::to_string(selection.n) + " of stage " + selection.stage + " (target " +
-            format_fraction_percent(selection.coverage_target) + (selection.capped ? ", stopped by the kernel cap" : "") +
-            "), covering " + format_fraction_percent(selection.coverage) + " of its kernel time";
+            format_fraction_percent(selection.coverage_target) +
+            (selection.capped ? ", stopped by the kernel cap" : "") + "), covering " +
+            format_fraction_percent(selection.coverage) + " of its kernel time";
   } else {
     text += "the top " + std::to_string(selection.n) + " of stage " + selection.stage + ", covering " +
             format_fraction_percent(selection.coverage) + " of its kernel time";
   }
   if (selection.listed_share_of_gpu_time) {
     // A graph-traced capture lists only kernels launched outside CUDA graphs: the coverage is of those.
-    text += " (the kernels the capture lists, which are " +
-            detail::share_text(*selection.listed_share_of_gpu_time) +
+    text += " (the kernels the capture lists, which are " + detail::share_text(*selection.listed_share_of_gpu_time) +
             " of its recorded GPU time: the rest ran inside CUDA graph executions whose kernels are not listed)";
   }
   std::string more;
@@ -137,8 +140,9 @@ std::string describe_kernel_selection(const ReportTopKernelSelection& selection)
     if (!step.reachable) {
       more += format_fraction_percent(step.target) + " out of reach";
     } else {
-      more += std::to_string(step.more_kernels) + (more.empty() ? (step.more_kernels == 1 ? " more kernel" : " more kernels") : " more") +
-              " for " + format_fraction_percent(step.target);
+      more += std::to_string(step.more_kernels) +
+              (more.empty() ? (step.more_kernels == 1 ? " more kernel" : " more kernels") : " more") + " for " +
+              format_fraction_percent(step.target);
     }
   }
   if (!more.empty()) text += "; " + more;
@@ -147,7 +151,8 @@ std::string describe_kernel_selection(const ReportTopKernelSelection& selection)
     text += " " + std::to_string(selection.collectives_left_out) +
             (selection.collectives_left_out == 1 ? " collective kernel" : " collective kernels") + " (" +
             format_fraction_percent(selection.collective_share) +
-            " of the stage's kernel time) left out: ncu replays kernels serially and a collective would wait for its peers.";
+            " of the stage's kernel time) left out: ncu replays kernels serially and a collective would wait for its "
+            "peers.";
   }
   return text;
 }

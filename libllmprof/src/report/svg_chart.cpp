@@ -43,7 +43,6 @@ std::string svg_open(double width, double height, const std::string& label, cons
          html_escape(label) + "\" " + kFont + ">";
 }
 
-
 // "1", "10", "0.01", "1k", "10T": decade labels with SI prefixes for large values.
 std::string decade_label(double value) {
   const int exponent = static_cast<int>(std::lround(std::log10(value)));
@@ -104,7 +103,11 @@ std::string render_roofline_svg(const RooflineChart& chart) {
     y_max = std::max(y_max, point.flop_per_s);
   }
   const double bandwidth = chart.dram_bytes_per_s.value_or(0);
-  if (x_max == 0) { x_min = 1; x_max = 100; y_min = y_max / 1e3; }
+  if (x_max == 0) {
+    x_min = 1;
+    x_max = 100;
+    y_min = y_max / 1e3;
+  }
   // Bounds hug the data and the ridge point (not whole decades), so the kernels get the space.
   x_min /= 2;
   x_max *= 2;
@@ -128,8 +131,9 @@ std::string render_roofline_svg(const RooflineChart& chart) {
     const double x = x_axis.map(tick);
     svg += "<line class=\"grid\" x1=\"" + num(x) + "\" y1=\"" + num(top) + "\" x2=\"" + num(x) + "\" y2=\"" +
            num(height - bottom) + "\" stroke=\"" + kGridColor + "\"/>";
-    svg += text_element(x, height - bottom + 16, decade_label(tick),
-                        "class=\"tick\" font-size=\"11\" text-anchor=\"middle\" fill=\"" + std::string(kAxisColor) + "\"");
+    svg +=
+        text_element(x, height - bottom + 16, decade_label(tick),
+                     "class=\"tick\" font-size=\"11\" text-anchor=\"middle\" fill=\"" + std::string(kAxisColor) + "\"");
   }
   for (double tick : decade_ticks(y_min, y_max)) {
     const double y = y_axis.map(tick);
@@ -165,8 +169,9 @@ std::string render_roofline_svg(const RooflineChart& chart) {
     svg += "<line class=\"roof-compute\" x1=\"" + num(x_axis.map(ridge)) + "\" y1=\"" + num(y) + "\" x2=\"" +
            num(width - right) + "\" y2=\"" + num(y) + "\" stroke=\"" + kRoofColor + "\" stroke-width=\"" +
            (roof.primary ? "2.2\"" : "1.2\" stroke-dasharray=\"5 4\" opacity=\"0.7\"") + "/>";
-    svg += text_element(width - right + 6, y + 4, roof.label,
-                        "font-size=\"11\" fill=\"" + std::string(kRoofColor) + "\"" + (roof.primary ? "" : " opacity=\"0.8\""));
+    svg += text_element(
+        width - right + 6, y + 4, roof.label,
+        "font-size=\"11\" fill=\"" + std::string(kRoofColor) + "\"" + (roof.primary ? "" : " opacity=\"0.8\""));
   }
 
   // Kernels: big markers first so small ones stay clickable on top.
@@ -192,7 +197,8 @@ std::string render_roofline_svg(const RooflineChart& chart) {
     for (double nudge : kNudges) {
       PlacedLabel candidate = label;
       candidate.y += nudge;
-      if (std::none_of(placed.begin(), placed.end(), [&](const PlacedLabel& other) { return overlaps(candidate, other); })) {
+      if (std::none_of(placed.begin(), placed.end(),
+                       [&](const PlacedLabel& other) { return overlaps(candidate, other); })) {
         label = candidate;
         break;
       }
@@ -219,7 +225,8 @@ std::string render_stacked_bars_svg(const std::vector<StackedBar>& bars, const s
   std::vector<std::vector<std::string>> colors(bars.size());
   for (std::size_t b = 0; b < bars.size(); ++b) {
     for (const auto& segment : bars[b].segments) {
-      auto found = std::find_if(legend.begin(), legend.end(), [&](const auto& item) { return item.first == segment.label; });
+      auto found =
+          std::find_if(legend.begin(), legend.end(), [&](const auto& item) { return item.first == segment.label; });
       std::string color = segment.color;
       if (found != legend.end()) {
         color = found->second;
@@ -240,8 +247,9 @@ std::string render_stacked_bars_svg(const std::vector<StackedBar>& bars, const s
       legend_x = label_width;
       legend_y += 18;
     }
-    legend_svg += "<rect x=\"" + num(legend_x) + "\" y=\"" + num(legend_y - 9) + "\" width=\"11\" height=\"11\" rx=\"2\" fill=\"" +
-                  color + "\"/>" + text_element(legend_x + 16, legend_y, label, "font-size=\"11\" fill=\"#1d2330\"");
+    legend_svg += "<rect x=\"" + num(legend_x) + "\" y=\"" + num(legend_y - 9) +
+                  "\" width=\"11\" height=\"11\" rx=\"2\" fill=\"" + color + "\"/>" +
+                  text_element(legend_x + 16, legend_y, label, "font-size=\"11\" fill=\"#1d2330\"");
     legend_x += item_width;
   }
   const double height = legend_y + 14;
@@ -255,18 +263,22 @@ std::string render_stacked_bars_svg(const std::vector<StackedBar>& bars, const s
     for (std::size_t s = 0; s < bars[b].segments.size(); ++s) {
       const auto& segment = bars[b].segments[s];
       const double w = total_max > 0 ? std::max(0.0, segment.value) / total_max * plot_width : 0;
-      svg += "<g class=\"bar-segment\"><title>" + html_escape(segment.tooltip.empty() ? segment.label : segment.tooltip) +
-             "</title><rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(std::max(w, 0.0)) + "\" height=\"" +
-             num(bar_height) + "\" fill=\"" + colors[b][s] + "\" stroke=\"#ffffff\" stroke-width=\"1\"/></g>";
+      svg += "<g class=\"bar-segment\"><title>" +
+             html_escape(segment.tooltip.empty() ? segment.label : segment.tooltip) + "</title><rect x=\"" + num(x) +
+             "\" y=\"" + num(y) + "\" width=\"" + num(std::max(w, 0.0)) + "\" height=\"" + num(bar_height) +
+             "\" fill=\"" + colors[b][s] + "\" stroke=\"#ffffff\" stroke-width=\"1\"/></g>";
       const std::string share = total > 0 ? format_percent(segment.value / total * 100) : "";
       if (w > text_width(share, 11) + 8) {
-        svg += text_element(x + w / 2, y + bar_height / 2 + 4, share, "font-size=\"11\" text-anchor=\"middle\" fill=\"#ffffff\"");
+        svg += text_element(x + w / 2, y + bar_height / 2 + 4, share,
+                            "font-size=\"11\" text-anchor=\"middle\" fill=\"#ffffff\"");
       }
       x += w;
     }
-    svg += text_element(x + 6, y + bar_height / 2 + 4, format_total ? format_total(total) : format_duration_ns(total), "font-size=\"11\" fill=\"" + std::string(kAxisColor) + "\"");
+    svg += text_element(x + 6, y + bar_height / 2 + 4, format_total ? format_total(total) : format_duration_ns(total),
+                        "font-size=\"11\" fill=\"" + std::string(kAxisColor) + "\"");
   }
-  svg += text_element(label_width, bars_bottom + 4, unit_caption, "font-size=\"11\" fill=\"" + std::string(kAxisColor) + "\"");
+  svg += text_element(label_width, bars_bottom + 4, unit_caption,
+                      "font-size=\"11\" fill=\"" + std::string(kAxisColor) + "\"");
   svg += legend_svg + "</svg>";
   return svg;
 }
@@ -277,10 +289,14 @@ std::string render_timeline_svg(const std::vector<TimelineRow>& rows) {
   for (const auto& row : rows) wall_max = std::max({wall_max, row.wall_ns, row.projection_ns});
   const double plot_width = width - label_width - right;
   const double height = top + static_cast<double>(rows.size()) * row_height + 10;
-  std::string svg = svg_open(width, height, "Stage timeline: stage time, GPU projection and GPU busy time", "chart timeline");
-  const struct { const char* label; const char* color; } kKeys[] = {
-      {"stage time (stats: wall; timeline: active)", "#d9dee6"}, {"GPU projection (stats)", "#9dbbe0"},
-      {"GPU busy (stats: kernel sum; timeline: union)", "#1f5fa8"}};
+  std::string svg =
+      svg_open(width, height, "Stage timeline: stage time, GPU projection and GPU busy time", "chart timeline");
+  const struct {
+    const char* label;
+    const char* color;
+  } kKeys[] = {{"stage time (stats: wall; timeline: active)", "#d9dee6"},
+               {"GPU projection (stats)", "#9dbbe0"},
+               {"GPU busy (stats: kernel sum; timeline: union)", "#1f5fa8"}};
   double key_x = label_width;
   for (const auto& key : kKeys) {
     svg += "<rect x=\"" + num(key_x) + "\" y=\"8\" width=\"11\" height=\"11\" rx=\"2\" fill=\"" + key.color + "\"/>" +
@@ -292,14 +308,17 @@ std::string render_timeline_svg(const std::vector<TimelineRow>& rows) {
     const auto& row = rows[r];
     const double y = top + static_cast<double>(r) * row_height;
     svg += "<g class=\"timeline-row\"><title>" + html_escape(row.label + ": " + row.annotation) + "</title>";
-    svg += text_element(label_width - 10, y + 17, row.label, "font-size=\"12\" font-weight=\"600\" text-anchor=\"end\" fill=\"#1d2330\"");
-    svg += "<rect x=\"" + num(label_width) + "\" y=\"" + num(y + 4) + "\" width=\"" + num(std::max(1.0, scale(row.wall_ns))) +
-           "\" height=\"20\" rx=\"3\" fill=\"#d9dee6\"/>";
+    svg += text_element(label_width - 10, y + 17, row.label,
+                        "font-size=\"12\" font-weight=\"600\" text-anchor=\"end\" fill=\"#1d2330\"");
+    svg += "<rect x=\"" + num(label_width) + "\" y=\"" + num(y + 4) + "\" width=\"" +
+           num(std::max(1.0, scale(row.wall_ns))) + "\" height=\"20\" rx=\"3\" fill=\"#d9dee6\"/>";
     svg += "<rect x=\"" + num(label_width) + "\" y=\"" + num(y + 8) + "\" width=\"" +
-           num(row.projection_ns > 0 ? std::max(1.0, scale(row.projection_ns)) : 0) + "\" height=\"12\" rx=\"2\" fill=\"#9dbbe0\"/>";
+           num(row.projection_ns > 0 ? std::max(1.0, scale(row.projection_ns)) : 0) +
+           "\" height=\"12\" rx=\"2\" fill=\"#9dbbe0\"/>";
     svg += "<rect class=\"busy\" x=\"" + num(label_width) + "\" y=\"" + num(y + 10) + "\" width=\"" +
            num(row.busy_ns > 0 ? std::max(1.5, scale(row.busy_ns)) : 0) + "\" height=\"8\" rx=\"1\" fill=\"#1f5fa8\"/>";
-    svg += text_element(width - right + 10, y + 17, row.annotation, "font-size=\"11\" fill=\"" + std::string(kAxisColor) + "\"");
+    svg += text_element(width - right + 10, y + 17, row.annotation,
+                        "font-size=\"11\" fill=\"" + std::string(kAxisColor) + "\"");
     svg += "</g>";
   }
   svg += "</svg>";

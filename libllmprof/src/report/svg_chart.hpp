@@ -12,17 +12,17 @@
 namespace llmprof::detail {
 
 struct RooflineRoof {
-  std::string label;   // "fp16 tensor 856 TFLOP/s"
+  std::string label;  // "fp16 tensor 856 TFLOP/s"
   double flop_per_s = 0;
-  bool primary = true; // the roof of the chart's precision; others are drawn faint and dashed
+  bool primary = true;  // the roof of the chart's precision; others are drawn faint and dashed
 };
 
 struct RooflinePoint {
   double arithmetic_intensity = 0;  // FLOP per DRAM byte
   double flop_per_s = 0;
-  double share = 0;                 // of GPU time, sizes the marker
-  std::string label;                // short kernel name
-  std::string tooltip;              // full name and figures (SVG <title>)
+  double share = 0;     // of GPU time, sizes the marker
+  std::string label;    // short kernel name
+  std::string tooltip;  // full name and figures (SVG <title>)
 };
 
 struct RooflineChart {

@@ -10,8 +10,8 @@
 
 #include "core/json_pretty.hpp"
 #include "core/text.hpp"
-#include "rundir/nvidia_smi_csv.hpp"
 #include "llmprof/run_directory.hpp"
+#include "rundir/nvidia_smi_csv.hpp"
 
 namespace llmprof {
 namespace json = boost::json;
@@ -79,7 +79,8 @@ EnvironmentRecord collect_environment(ProcessRunner& runner, std::string tools_j
   EnvironmentRecord record;
   record.host = host_name();
   record.os = describe_os(record.problems);
-  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr) record.cuda_visible_devices = visible;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr)
+    record.cuda_visible_devices = visible;
   record.tools_json = std::move(tools_json);
 
   std::string output;
@@ -92,8 +93,8 @@ EnvironmentRecord collect_environment(ProcessRunner& runner, std::string tools_j
     record.problems.push_back("no GPU list: " + outcome.error().describe());
   } else if (!outcome->succeeded()) {
     const std::string how = outcome->timed_out ? "timed out"
-                            : outcome->signal ? "was killed by signal " + std::to_string(*outcome->signal)
-                                              : "exited with code " + std::to_string(outcome->exit_code);
+                            : outcome->signal  ? "was killed by signal " + std::to_string(*outcome->signal)
+                                               : "exited with code " + std::to_string(outcome->exit_code);
     record.problems.push_back("no GPU list: nvidia-smi " + how);
   } else {
     record.gpus = parse_nvidia_smi_gpus(output);
@@ -105,8 +106,8 @@ EnvironmentRecord collect_environment(ProcessRunner& runner, std::string tools_j
 std::string environment_to_json(const EnvironmentRecord& environment) {
   json::array gpus;
   for (const auto& gpu : environment.gpus) {
-    gpus.emplace_back(json::object{
-        {"index", gpu.index}, {"name", gpu.name}, {"driver", gpu.driver}, {"memory_mib", gpu.memory_mib}});
+    gpus.emplace_back(
+        json::object{{"index", gpu.index}, {"name", gpu.name}, {"driver", gpu.driver}, {"memory_mib", gpu.memory_mib}});
   }
   boost::system::error_code error;
   json::value tools = detail::parse_json_text(environment.tools_json, error);

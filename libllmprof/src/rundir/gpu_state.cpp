@@ -191,25 +191,31 @@ std::string gpu_state_to_json(const std::vector<GpuStateSnapshot>& snapshots) {
       if (gpu.throttle_reasons) {
         for (const auto& name : slowing_throttle_reasons(*gpu.throttle_reasons)) reasons.emplace_back(name);
       }
-      gpus.emplace_back(boost::json::object{{"index", gpu.index}, {"uuid", gpu.uuid},
+      gpus.emplace_back(boost::json::object{{"index", gpu.index},
+                                            {"uuid", gpu.uuid},
                                             {"sm_clock_mhz", optional_json(gpu.sm_clock_mhz)},
                                             {"memory_clock_mhz", optional_json(gpu.memory_clock_mhz)},
                                             {"temperature_c", optional_json(gpu.temperature_c)},
                                             {"power_w", optional_json(gpu.power_w)},
                                             {"utilization_pct", optional_json(gpu.utilization_pct)},
-                                            {"throttle_reasons", mask}, {"slowing_throttle_reasons", reasons}});
+                                            {"throttle_reasons", mask},
+                                            {"slowing_throttle_reasons", reasons}});
     }
     boost::json::array processes;
     for (const auto& process : snapshot.processes) {
-      processes.emplace_back(boost::json::object{{"gpu_uuid", process.gpu_uuid}, {"pid", process.pid},
+      processes.emplace_back(boost::json::object{{"gpu_uuid", process.gpu_uuid},
+                                                 {"pid", process.pid},
                                                  {"name", process.name},
                                                  {"used_memory_mib", optional_json(process.used_memory_mib)}});
     }
-    array.emplace_back(boost::json::object{{"stage", snapshot.stage}, {"moment", snapshot.moment}, {"utc", snapshot.utc},
-                                           {"problem", snapshot.problem.empty() ? boost::json::value(nullptr)
-                                                                                 : boost::json::value(snapshot.problem)},
-                                           {"gpus", std::move(gpus)}, {"processes", std::move(processes)},
-                                           {"warnings", boost::json::array(snapshot.warnings.begin(), snapshot.warnings.end())}});
+    array.emplace_back(boost::json::object{
+        {"stage", snapshot.stage},
+        {"moment", snapshot.moment},
+        {"utc", snapshot.utc},
+        {"problem", snapshot.problem.empty() ? boost::json::value(nullptr) : boost::json::value(snapshot.problem)},
+        {"gpus", std::move(gpus)},
+        {"processes", std::move(processes)},
+        {"warnings", boost::json::array(snapshot.warnings.begin(), snapshot.warnings.end())}});
   }
   return detail::pretty_json(boost::json::object{{"schema", "llmprof.gpu_state/1"}, {"snapshots", std::move(array)}});
 }

@@ -26,7 +26,7 @@ std::optional<Enum> parse_enum(std::string_view text, const Enum (&values)[N]) {
 }
 
 constexpr StageStatus kStageStatuses[] = {StageStatus::pending, StageStatus::running, StageStatus::ok,
-                                          StageStatus::skipped, StageStatus::failed, StageStatus::interrupted};
+                                          StageStatus::skipped, StageStatus::failed,  StageStatus::interrupted};
 constexpr RunStatus kRunStatuses[] = {RunStatus::running, RunStatus::ok, RunStatus::incomplete, RunStatus::failed,
                                       RunStatus::interrupted};
 
@@ -34,7 +34,8 @@ constexpr RunStatus kRunStatuses[] = {RunStatus::running, RunStatus::ok, RunStat
 // them): a field with bytes that are not UTF-8 also gets "<field>_base64" with the original bytes,
 // and the reader prefers that.
 bool any_invalid_utf8(const std::vector<std::string>& values) {
-  return std::any_of(values.begin(), values.end(), [](const std::string& value) { return !detail::is_valid_utf8(value); });
+  return std::any_of(values.begin(), values.end(),
+                     [](const std::string& value) { return !detail::is_valid_utf8(value); });
 }
 
 json::object workload_to_object(const WorkloadRecord& workload) {
@@ -80,7 +81,8 @@ json::object stage_to_object(const StageRecord& stage) {
                          {"log_file", detail::json_or_null(stage.log_file)},
                          {"artifacts", detail::json_array(stage.artifacts)},
                          {"warnings", detail::json_array(stage.warnings)}};
-  if (stage.command && !detail::is_valid_utf8(*stage.command)) object["command_base64"] = detail::encode_base64(*stage.command);
+  if (stage.command && !detail::is_valid_utf8(*stage.command))
+    object["command_base64"] = detail::encode_base64(*stage.command);
   if (!stage.ranks.empty()) {
     json::array ranks;
     for (const auto& rank : stage.ranks) ranks.emplace_back(rank_to_object(rank));
@@ -112,7 +114,8 @@ WorkloadRecord workload_from_object(const json::object& object) {
     for (std::size_t i = 0; i < encoded.size(); ++i) workload.argv[i] = decoded(encoded[i], "workload.argv_base64");
   }
   workload.working_directory = json_string(object, "cwd", "workload.cwd").value_or("");
-  if (auto cwd = json_string(object, "cwd_base64", "workload.cwd_base64")) workload.working_directory = decoded(*cwd, "workload.cwd_base64");
+  if (auto cwd = json_string(object, "cwd_base64", "workload.cwd_base64"))
+    workload.working_directory = decoded(*cwd, "workload.cwd_base64");
   workload.environment = detail::json_string_map(object, "env", "workload.env");
   for (const auto& [name, value] : detail::json_string_map(object, "env_base64", "workload.env_base64")) {
     workload.environment[name] = decoded(value, "workload.env_base64");
@@ -124,7 +127,8 @@ WorkloadRecord workload_from_object(const json::object& object) {
 RankRecord rank_from_object(const json::object& object) {
   auto integer = [&object](const char* key, const char* field) {
     const auto value = json_integer(object, key, field);
-    if (!value || *value < std::numeric_limits<int>::min() || *value > std::numeric_limits<int>::max()) throw JsonFieldError{field};
+    if (!value || *value < std::numeric_limits<int>::min() || *value > std::numeric_limits<int>::max())
+      throw JsonFieldError{field};
     return static_cast<int>(*value);
   };
   RankRecord rank;
@@ -132,12 +136,13 @@ RankRecord rank_from_object(const json::object& object) {
   rank.local_rank = integer("local_rank", "stages.ranks.local_rank");
   rank.host = json_string(object, "host", "stages.ranks.host").value_or("");
   rank.role = json_string(object, "role", "stages.ranks.role").value_or("");
-  const auto status = parse_enum(required_field(json_string(object, "status", "stages.ranks.status"), "stages.ranks.status"),
-                                 kStageStatuses);
+  const auto status = parse_enum(
+      required_field(json_string(object, "status", "stages.ranks.status"), "stages.ranks.status"), kStageStatuses);
   if (!status) throw JsonFieldError{"stages.ranks.status"};
   rank.status = *status;
   rank.reason = json_string(object, "reason", "stages.ranks.reason").value_or("");
-  if (object.if_contains("exit_code") && !object.at("exit_code").is_null()) rank.exit_code = integer("exit_code", "stages.ranks.exit_code");
+  if (object.if_contains("exit_code") && !object.at("exit_code").is_null())
+    rank.exit_code = integer("exit_code", "stages.ranks.exit_code");
   rank.duration_s = detail::json_number(object, "duration_s", "stages.ranks.duration_s").value_or(0.0);
   rank.directory = json_string(object, "directory", "stages.ranks.directory").value_or("");
   return rank;
@@ -146,8 +151,8 @@ RankRecord rank_from_object(const json::object& object) {
 StageRecord stage_from_object(const json::object& object) {
   StageRecord stage;
   stage.name = required_field(json_string(object, "name", "stages.name"), "stages.name");
-  const auto status = parse_enum(required_field(json_string(object, "status", "stages.status"), "stages.status"),
-                                 kStageStatuses);
+  const auto status =
+      parse_enum(required_field(json_string(object, "status", "stages.status"), "stages.status"), kStageStatuses);
   if (!status) throw JsonFieldError{"stages.status"};
   stage.status = *status;
   stage.reason = json_string(object, "reason", "stages.reason").value_or("");
@@ -160,12 +165,14 @@ StageRecord stage_from_object(const json::object& object) {
     stage.exit_code = static_cast<int>(*code);
   }
   stage.command = json_string(object, "command", "stages.command");
-  if (auto bytes = json_string(object, "command_base64", "stages.command_base64")) stage.command = decoded(*bytes, "stages.command_base64");
+  if (auto bytes = json_string(object, "command_base64", "stages.command_base64"))
+    stage.command = decoded(*bytes, "stages.command_base64");
   stage.cmd_file = json_string(object, "cmd_file", "stages.cmd_file");
   stage.log_file = json_string(object, "log_file", "stages.log_file");
   stage.artifacts = detail::json_strings(object, "artifacts", "stages.artifacts");
   stage.warnings = detail::json_strings(object, "warnings", "stages.warnings");
-  for (const auto& rank : detail::json_objects(object, "ranks", "stages.ranks")) stage.ranks.push_back(rank_from_object(rank));
+  for (const auto& rank : detail::json_objects(object, "ranks", "stages.ranks"))
+    stage.ranks.push_back(rank_from_object(rank));
   return stage;
 }
 
@@ -198,23 +205,34 @@ RunManifest manifest_from_object(const json::object& root) {
 
 const char* to_string(StageStatus status) noexcept {
   switch (status) {
-    case StageStatus::pending: return "pending";
-    case StageStatus::running: return "running";
-    case StageStatus::ok: return "ok";
-    case StageStatus::skipped: return "skipped";
-    case StageStatus::failed: return "failed";
-    case StageStatus::interrupted: return "interrupted";
+    case StageStatus::pending:
+      return "pending";
+    case StageStatus::running:
+      return "running";
+    case StageStatus::ok:
+      return "ok";
+    case StageStatus::skipped:
+      return "skipped";
+    case StageStatus::failed:
+      return "failed";
+    case StageStatus::interrupted:
+      return "interrupted";
   }
   return "pending";
 }
 
 const char* to_string(RunStatus status) noexcept {
   switch (status) {
-    case RunStatus::running: return "running";
-    case RunStatus::ok: return "ok";
-    case RunStatus::incomplete: return "incomplete";
-    case RunStatus::failed: return "failed";
-    case RunStatus::interrupted: return "interrupted";
+    case RunStatus::running:
+      return "running";
+    case RunStatus::ok:
+      return "ok";
+    case RunStatus::incomplete:
+      return "incomplete";
+    case RunStatus::failed:
+      return "failed";
+    case RunStatus::interrupted:
+      return "interrupted";
   }
   return "running";
 }
@@ -245,8 +263,7 @@ Result<RunManifest> manifest_from_json(const std::string& json_text) {
   try {
     return manifest_from_object(root.get_object());
   } catch (const JsonFieldError& field) {
-    return make_error(ErrorCode::parse_error,
-                      "run.json field '" + field.field + "' is missing or has the wrong type",
+    return make_error(ErrorCode::parse_error, "run.json field '" + field.field + "' is missing or has the wrong type",
                       std::string("the file must follow schema ") + kRunSchema, field.field);
   }
 }

@@ -8,9 +8,9 @@
 #include <boost/json.hpp>
 #include <cerrno>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iterator>
-#include <ctime>
 #include <random>
 #include <system_error>
 
@@ -50,7 +50,8 @@ Error io_error(const std::error_code& error, const std::string& what, const fs::
 
 Result<void> check_run_id(const std::string& run_id) {
   const bool valid_chars = std::all_of(run_id.begin(), run_id.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.';
   });
   if (run_id.empty() || run_id.size() > 128 || !valid_chars || run_id.front() == '.') {
     return make_error(ErrorCode::invalid_argument, "run id '" + run_id + "' is not a valid directory name",
@@ -149,7 +150,8 @@ Result<RunDirectory> RunDirectory::create(const RunDirectoryOptions& options, co
   fs::create_directories(options.runs_root, error);
   if (error) {
     Error failure = io_error(error, "could not create the runs root", options.runs_root);
-    failure.hint = "choose a writable runs root (" + (failure.hint.empty() ? std::string("check the path") : failure.hint) + ")";
+    failure.hint =
+        "choose a writable runs root (" + (failure.hint.empty() ? std::string("check the path") : failure.hint) + ")";
     return failure;
   }
   auto path = make_unique_run_directory(options, clock);
@@ -171,7 +173,8 @@ Result<RunDirectory> RunDirectory::create(const RunDirectoryOptions& options, co
   run.manifest_.created_utc = format_utc_iso8601(clock.wall_now());
   if (auto written = run.write_manifest(clock); !written) return written.error();
 
-  if (options.keep_newest_runs) run.retention_ = apply_retention(options.runs_root, *options.keep_newest_runs, run.path_);
+  if (options.keep_newest_runs)
+    run.retention_ = apply_retention(options.runs_root, *options.keep_newest_runs, run.path_);
   return run;
 }
 
@@ -257,7 +260,8 @@ Result<void> RunDirectory::write_json(const fs::path& relative, const std::strin
   boost::system::error_code error;
   const boost::json::value value = detail::parse_json_text(json_text, error);
   if (error) {
-    return make_error(ErrorCode::invalid_argument, "refusing to write invalid JSON to " + relative.string() + ": " + error.message(),
+    return make_error(ErrorCode::invalid_argument,
+                      "refusing to write invalid JSON to " + relative.string() + ": " + error.message(),
                       "this is a bug in the caller that produced the JSON", relative.string());
   }
   return write_text(relative, detail::pretty_json(value));
@@ -280,7 +284,8 @@ std::uint64_t RunDirectory::total_bytes() const {
 
 // `protect` (the run being created) is never removed, even when a skewed clock makes it look oldest.
 Result<RetentionOutcome> apply_retention(const fs::path& runs_root, int keep, const fs::path& protect) {
-  if (keep < 1) return make_error(ErrorCode::invalid_argument, "retention must keep at least one run", "pass keep >= 1");
+  if (keep < 1)
+    return make_error(ErrorCode::invalid_argument, "retention must keep at least one run", "pass keep >= 1");
   std::vector<fs::path> runs;
   std::error_code error;
   for (fs::directory_iterator it(runs_root, error), end; !error && it != end; it.increment(error)) {

@@ -1,2 +1,2 @@
-#include "llmprof/result.hpp"
 #include "core/text.hpp"
+#include "llmprof/result.hpp"
