@@ -42,8 +42,9 @@ std::string resolve_placement(RankPlacement& placement) {
   placement.evidence = identity->evidence;
 #else
   (void)placement;
-  return "--tensor-parallel: this llmprof-decode was built without llmprof's rank resolver (the llmprof core "
-         "library was not found at build time); rebuild it with find_package(llmprof COMPONENTS nvtx core)";
+  return "--tensor-parallel: this llmprof-decode was built without llmprof's rank resolver (the llmprof::rank "
+         "target was not found at build time); rebuild it against an llmprof install that has the rank component "
+         "(find_package(llmprof COMPONENTS nvtx rank))";
 #endif
   placement.master_address = environment("MASTER_ADDR");
   const std::string port = environment("MASTER_PORT");

@@ -1,5 +1,5 @@
 # Script mode (-P): install BINARY_DIR into WORK_DIR/prefix, then configure, build and run
-# tests/package/consumer twice (full package; nvtx component only). Any failure stops with the tool's output.
+# tests/package/consumer twice (full package; the workload components nvtx and rank only). Any failure stops with the tool's output.
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
@@ -30,13 +30,16 @@ if(NOT step_output MATCHES "--nvtx-capture=decode" OR NOT step_output MATCHES "1
   message(FATAL_ERROR "the consumer printed an unexpected answer:\n${step_output}")
 endif()
 
-# nvtx only: must configure without looking for Boost (checked inside the consumer project).
-run_step("configure nvtx-only consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/package/consumer" -B "${WORK_DIR}/nvtx"
-         -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" -DCONSUMER_NVTX_ONLY=ON
+# nvtx and rank only: must configure without looking for Boost (checked inside the consumer project),
+# and resolve an Open MPI rank as rank-exec would (OMPI_* wins over a stale SLURM_PROCID).
+run_step("configure workload consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/package/consumer"
+         -B "${WORK_DIR}/workload" -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" -DCONSUMER_WORKLOAD_ONLY=ON
          "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}")
-run_step("build nvtx-only consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/nvtx")
-run_step("run nvtx-only consumer" "${WORK_DIR}/nvtx/nvtx_consumer")
-if(NOT step_output MATCHES "nvtx enabled=")
-  message(FATAL_ERROR "the nvtx consumer printed an unexpected answer:\n${step_output}")
+run_step("build workload consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/workload")
+run_step("run workload consumer" ${CMAKE_COMMAND} -E env --unset=RANK --unset=WORLD_SIZE --unset=PMIX_RANK
+         OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_SIZE=2 SLURM_PROCID=0
+         "${WORK_DIR}/workload/workload_consumer")
+if(NOT step_output MATCHES "nvtx enabled=" OR NOT step_output MATCHES "rank 1 of 2, local 1, from mpirun")
+  message(FATAL_ERROR "the workload consumer printed an unexpected answer:\n${step_output}")
 endif()
 message(STATUS "install + consume OK: ${prefix}")
