@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #if LLMPROF_DECODE_CUDART
@@ -152,8 +153,11 @@ struct Generation {
 
 // One prefill + greedy decode. Synchronises the device at the end of each stage, inside its range, so the
 // range and the measured time both cover the stage's device work.
+// `step_delay` (a --straggler-ms rank) is slept before each decode step's range opens, so the step starts
+// late on this rank the way a rank slowed by its host would, and its peers wait in the step's all-reduces.
 Generation generate(const dw::DecoderModel& model, const torch::Tensor& prompt, std::int64_t new_tokens,
-                    dw::StageTracer& tracer, bool cuda_graphs) {
+                    dw::StageTracer& tracer, bool cuda_graphs,
+                    std::chrono::milliseconds step_delay = std::chrono::milliseconds(0)) {
   torch::NoGradGuard no_grad;
   const torch::Device device = model.device();
   dw::KvCache cache = model.make_cache(prompt.size(0), prompt.size(1) + new_tokens);
@@ -184,6 +188,7 @@ Generation generate(const dw::DecoderModel& model, const torch::Tensor& prompt, 
   {
     auto range = tracer.range("decode");
     for (std::int64_t step = 0; step < new_tokens; ++step) {
+      if (step_delay.count() > 0) std::this_thread::sleep_for(step_delay);
       auto step_range = tracer.range("decode_step");
 #if LLMPROF_DECODE_CUDA_GRAPHS
       if (graph) {
@@ -223,6 +228,7 @@ constexpr std::chrono::seconds kTensorParallelTimeout{120};
 int run(dw::RunOptions options, const torch::Device& device, const std::optional<dw::RankPlacement>& placement) {
   if (options.threads > 0) torch::set_num_threads(static_cast<int>(options.threads));
   dw::TensorParallelShard shard;
+  std::chrono::milliseconds step_delay(0);
   if (placement) {
     const dw::TensorParallelGroup group = dw::connect_tensor_parallel(*placement, device, kTensorParallelTimeout);
     shard = {placement->rank, placement->world_size, group.all_reduce};
@@ -234,6 +240,12 @@ int run(dw::RunOptions options, const torch::Device& device, const std::optional
     if (placement->rank != 0) {
       options.metrics_out.clear();
       options.tokens_out.clear();
+    }
+    const std::int64_t straggler = options.straggler_rank < 0 ? placement->world_size - 1 : options.straggler_rank;
+    if (options.straggler_ms > 0 && placement->rank == straggler) {
+      step_delay = std::chrono::milliseconds(options.straggler_ms);
+      std::cout << "llmprof-decode: rank " << placement->rank << " is the straggler: it sleeps " << options.straggler_ms
+                << " ms before each decode step\n";
     }
   }
   torch::manual_seed(options.seed);
@@ -250,7 +262,7 @@ int run(dw::RunOptions options, const torch::Device& device, const std::optional
   tracer.set_active(true);
 
   if (options.torch_nvtx) start_torch_nvtx();  // checked before, so it starts
-  const Generation measured = generate(model, prompt, shape.new_tokens, tracer, options.cuda_graphs);
+  const Generation measured = generate(model, prompt, shape.new_tokens, tracer, options.cuda_graphs, step_delay);
   if (options.torch_nvtx) stop_torch_nvtx();
 
   dw::MeasuredRun metrics{device.is_cuda() ? "cuda:" + std::to_string(device.index()) : "cpu",

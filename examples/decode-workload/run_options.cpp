@@ -51,6 +51,10 @@ const std::map<std::string, Setter>& value_flags() {
       {"new-tokens", integer_flag("new-tokens", [](RunOptions& o) -> std::int64_t& { return o.run.new_tokens; })},
       {"warmup", integer_flag("warmup", [](RunOptions& o) -> std::int64_t& { return o.warmup; })},
       {"threads", integer_flag("threads", [](RunOptions& o) -> std::int64_t& { return o.threads; })},
+      {"straggler-ms",
+       integer_flag("straggler-ms", [](RunOptions& o) -> std::int64_t& { return o.straggler_ms; })},
+      {"straggler-rank",
+       integer_flag("straggler-rank", [](RunOptions& o) -> std::int64_t& { return o.straggler_rank; })},
       {"seed",
        [](RunOptions& o, const std::string& text) -> std::string {
          std::int64_t value = 0;
@@ -177,6 +181,14 @@ std::string check_run_options(const RunOptions& options) {
   }
   if (options.warmup < 0) return "--warmup must be 0 or more, got " + std::to_string(options.warmup);
   if (options.threads < 0) return "--threads must be 0 or more, got " + std::to_string(options.threads);
+  if (options.straggler_ms < 0 || options.straggler_ms > 10000)
+    return "--straggler-ms must be between 0 and 10000, got " + std::to_string(options.straggler_ms);
+  if (options.straggler_rank < -1)
+    return "--straggler-rank must be a rank (0 or more), or -1 for the last rank; got " +
+           std::to_string(options.straggler_rank);
+  if (options.straggler_ms > 0 && !options.tensor_parallel)
+    return "--straggler-ms delays one rank of a --tensor-parallel run; add --tensor-parallel (and a launcher), "
+           "or drop --straggler-ms";
   if (model.hidden % model.heads != 0) {
     return "--hidden " + std::to_string(model.hidden) + " is not divisible by --heads " + std::to_string(model.heads) +
            " (each head gets hidden/heads dimensions)";
@@ -213,6 +225,10 @@ std::string check_run_options(const RunOptions& options) {
 
 std::string check_tensor_parallel(const RunOptions& options, std::int64_t world_size) {
   const ModelConfig& model = options.model;
+  if (options.straggler_rank >= world_size) {
+    return "--straggler-rank " + std::to_string(options.straggler_rank) + " is not a rank of this launch (world size " +
+           std::to_string(world_size) + "); choose 0 to " + std::to_string(world_size - 1) + ", or -1 for the last";
+  }
   const std::pair<const char*, std::int64_t> split[] = {
       {"--heads", model.heads}, {"--kv-heads", model.kv_heads}, {"--intermediate", model.intermediate}};
   for (const auto& [flag, value] : split) {
@@ -262,7 +278,10 @@ std::string help_text() {
           "  --device D            cpu | cuda | cuda:N\n"
           "  --seed N              seed for weights and prompt (default 1234)\n"
           "  --warmup N            untimed, un-instrumented warm-up runs before the measured one (default 1)\n"
-          "  --threads N           CPU threads for LibTorch (default 0: LibTorch's choice)\n\n"
+          "  --threads N           CPU threads for LibTorch (default 0: LibTorch's choice)\n"
+          "  --straggler-ms MS     with --tensor-parallel: one rank sleeps MS before each decode step, a known\n"
+          "                        straggler for checking a profiler's cross-rank view (default 0: none)\n"
+          "  --straggler-rank R    the rank that sleeps (default -1: the last rank)\n\n"
           "Output:\n"
           "  --metrics-out FILE    write the llmprof.workload_metrics/1 JSON here (default: $LLMPROF_METRICS_FILE\n"
           "                        when set; the flag wins)\n"

@@ -32,6 +32,10 @@ struct RunOptions {
   bool torch_nvtx = false;
   bool cuda_graphs = false;      // decode steps replayed from one captured CUDA graph (needs --device cuda)
   bool tensor_parallel = false;  // one shard per rank of the launcher's processes (see tensor_parallel.hpp)
+  // A deliberate straggler for checking the cross-rank view: with --tensor-parallel, rank straggler_rank
+  // (-1: the last rank) sleeps straggler_ms before each decode step.
+  std::int64_t straggler_ms = 0;
+  std::int64_t straggler_rank = -1;
   bool show_help = false;
 };
 

@@ -3,8 +3,7 @@
 // The workload is the bundled example (CPU LibTorch build, tiny preset); PATH holds no tool, so the probe
 // must find them in the install-nsight.sh cache by itself.
 //
-// Where the tools are absent the tests print "LLMPROF-SKIPPED: ..." (ctest reports them as skipped); with
-// LLMPROF_REQUIRE_REAL_TOOLS=1 (set by scripts/test.sh, hence CI) an absent tool fails the test instead.
+// Where the tools are absent the tests skip (tests/support/real_tools.hpp), unless CI requires them.
 #include <sys/wait.h>
 
 #include <boost/json.hpp>
@@ -16,6 +15,7 @@
 #include "llmprof/run_directory.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "real_tools.hpp"
 #include "run_manifest_reading.hpp"
 #include "test_support.hpp"
 
@@ -24,49 +24,6 @@ using namespace llmprof::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-// The unpacked packages: nsys and ncu under the first cache root that has both.
-std::optional<fs::path> real_tools_root() {
-  for (const auto& root : nsight_cache_roots()) {
-    if (fs::exists(root / "usr/lib/nsight-systems/bin/nsys") && fs::exists(root / "usr/lib/nsight-compute/ncu"))
-      return root;
-  }
-  return std::nullopt;
-}
-
-// True when the test may go on; otherwise skips visibly, or fails when the tools are required.
-bool have_real_tools() {
-  if (real_tools_root()) return true;
-  std::string places;
-  for (const auto& root : nsight_cache_roots()) places += (places.empty() ? "" : ", ") + root.string();
-  const char* required = std::getenv("LLMPROF_REQUIRE_REAL_TOOLS");
-  if (required != nullptr && std::string(required) == "1") {
-    FAIL("LLMPROF_REQUIRE_REAL_TOOLS=1 but the real Nsight tools are not unpacked in "
-         << places << "; run scripts/install-nsight.sh");
-  }
-  std::cout << "LLMPROF-SKIPPED: the real Nsight tools are not unpacked in " << places
-            << " (scripts/install-nsight.sh installs them)\n";
-  return false;
-}
-
-struct Finished {
-  int exit_code = -1;
-  std::string out;
-};
-
-// deep-profile with PATH=/usr/bin:/bin (no Nsight tool on it) and a run directory under `temp`.
-Finished deep_profile(const TempDir& temp, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"env", "PATH=/usr/bin:/bin", LLMPROF_DEEP_PROFILE_EXE};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const fs::path output = temp / "output.txt";
-  const std::string command = join_shell_command(argv) + " > " + output.string() + " 2>&1 < /dev/null";
-  const int status = std::system(command.c_str());
-  Finished finished;
-  finished.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  finished.out = read_file(output);
-  UNSCOPED_INFO("$ " << command << "\nexit " << finished.exit_code << "\n" << finished.out);
-  return finished;
-}
 
 // Only the tests that run the bundled example use these (a build without LibTorch, e.g. the werror preset,
 // compiles them out).

@@ -1,8 +1,8 @@
 // The bundled example's --tensor-parallel mode on CPUs: two ranks under mpirun give exactly the tokens of
 // one process, bad splits are refused before any work, and `deep-profile run --launcher 'mpirun -np 2'`
-// profiles it rank by rank (fake nsys/ncu, as in ranks_test.cpp). Needs the example (LibTorch) and
-// Open MPI (registered only where the example is built); where mpirun is missing the tests skip, unless
-// LLMPROF_REQUIRE_CLUSTER=1 (CI) forbids it.
+// profiles it rank by rank (fake nsys/ncu, as in ranks_test.cpp; the real nsys 2022.4 for the straggler). Needs the
+// example (LibTorch) and Open MPI (registered only where the example is built); where mpirun is missing the tests skip,
+// unless LLMPROF_REQUIRE_CLUSTER=1 (CI) forbids it.
 #include <catch2/catch.hpp>
 
 #include <netinet/in.h>
@@ -14,8 +14,10 @@
 #include <cstdlib>
 
 #include "end_to_end.hpp"
+#include "llmprof/cross_rank.hpp"
 #include "llmprof/process.hpp"
 #include "llmprof/shell_quote.hpp"
+#include "real_tools.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -154,4 +156,58 @@ TEST_CASE(
   const std::string ranks_csv = read_file(e2e.main() / "analysis/ranks.csv");
   CHECK(std::count(ranks_csv.begin(), ranks_csv.end(), '\n') == 3);
   CHECK_THAT(read_file(e2e.main() / "report.md"), Catch::Contains("## Across ranks"));
+}
+
+TEST_CASE(
+    "tensor parallel, real nsys: a rank that sleeps before each step is named the straggler, its delay recovered") {
+  if (!have_mpirun() || !have_real_tools()) return;
+  TempDir temp;
+  constexpr double delay_ms = 60;  // large against the ~4 ms by which rank 1's steps also end later on 2 cores
+  std::vector<std::string> args = {"run",
+                                   "--set",
+                                   "run.runs_root=" + (temp / "runs").string(),
+                                   "--set",
+                                   "run.run_id=straggler",
+                                   "--set",
+                                   "run.min_free_space_gb=0",
+                                   "--set",
+                                   "run.enable_ncu=false",
+                                   "--launcher",
+                                   mpirun + " -x MASTER_ADDR -x MASTER_PORT",
+                                   "--",
+                                   LLMPROF_EXAMPLE_EXE,
+                                   "--tensor-parallel",
+                                   "--straggler-ms",
+                                   "60"};
+  args.insert(args.end(), workload_args.begin(), workload_args.end());
+  const Finished finished =
+      deep_profile(temp, args, {"MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(free_port())});
+  REQUIRE(finished.exit_code == 0);
+  const fs::path main = temp / "runs/straggler";
+  CHECK_THAT(read_file(main / "ranks/r1/stage1/output.log"), Catch::Contains("rank 1 is the straggler"));
+  for (int rank = 0; rank < 2; ++rank)
+    CHECK(fs::exists(main / ("ranks/r" + std::to_string(rank) + "/nsys/profile.sqlite")));
+  // The view read back from the two SQLite exports, as the pipeline read them: rank 1 is the straggler
+  // by about the injected delay, on the CPU starts (no GPU), aligned on the gate range (no prefill in it).
+  std::vector<RankTimeline> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    auto timeline = rank_timeline_from_sqlite(rank, main / ("ranks/r" + std::to_string(rank) + "/nsys/profile.sqlite"));
+    REQUIRE(timeline);
+    ranks.push_back(timeline.value());
+  }
+  CrossRankOptions options;
+  options.fallback_align_range = "decode";
+  const CrossRankAnalysis analysis = analyze_ranks(ranks, options);
+  REQUIRE(analysis.straggler);
+  CHECK(*analysis.straggler == 1);
+  CHECK(analysis.compared_steps == 24);
+  CHECK(analysis.step_basis == "CPU");
+  CHECK(analysis.alignment == "start of the first 'decode' range");
+  CHECK_THAT(*analysis.straggler_lag_ms, Catch::Matchers::WithinRel(delay_ms, 0.2));
+  // The pipeline's own files say the same.
+  const std::string ranks_csv = read_file(main / "analysis/ranks.csv");
+  CHECK_THAT(ranks_csv, Catch::Contains("\n1,") && Catch::Contains(",24,") && Catch::EndsWith(",CPU\n"));
+  const std::string report = read_file(main / "report.md");
+  CHECK_THAT(report, Catch::Contains("- **Straggler**: rank 1, whose steps start"));
+  CHECK_THAT(report, Catch::Contains("aligned on the start of the first 'decode' range"));
 }

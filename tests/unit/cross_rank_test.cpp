@@ -1,5 +1,7 @@
-// The cross-rank view on two ranks whose clocks differ by 7 s (tests/data/cross-rank, written with
-// the figures it must give by tests/tools/cross_rank_fixture.py).
+// The cross-rank view on two ranks whose clocks differ by 7 s: from `nsys stats` tables
+// (tests/data/cross-rank, tests/tools/cross_rank_fixture.py) and from SQLite exports whose CPU and GPU
+// tell different stories (tests/data/cross-rank/sqlite, tests/tools/cross_rank_sqlite_fixture.py); both
+// scripts write the figures the code must give, computed independently.
 #include <catch2/catch.hpp>
 
 #include <boost/json.hpp>
@@ -65,14 +67,14 @@ TEST_CASE("ranks.csv has one row per rank and the section names the straggler an
   CHECK_FALSE(std::getline(csv, extra));
   CHECK(header ==
         "rank,stage1_wall_s,nsys_wall_s,kernel_time_s,collective_kernel_time_s,collective_share,comm_compute_overlap,"
-        "steps,"
-        "mean_step_start_lag_ms");
+        "steps,mean_step_start_lag_ms,step_start_basis");
   CHECK(first.rfind("0,,,0.036,0.008,", 0) == 0);
   CHECK(second.rfind("1,,,0.04,0.008,0.2,0.5,4,3.5", 0) == 0);
   const std::string markdown = llmprof::cross_rank_markdown(analysis);
-  CHECK_THAT(markdown,
-             Catch::Contains("**Straggler**: rank 1, whose steps start 3.5 ms after the earliest rank's on average "
-                             "(4 steps, aligned on the end of the first 'prefill' range)"));
+  CHECK_THAT(
+      markdown,
+      Catch::Contains("**Straggler**: rank 1, whose steps start 3.5 ms after the earliest rank's on average "
+                      "(4 steps, CPU start of each step's range, aligned on the end of the first 'prefill' range)"));
   CHECK_THAT(markdown, Catch::Contains("median 3.5 ms, max 5 ms"));
 }
 
@@ -86,7 +88,8 @@ TEST_CASE("without traces the per-rank sums remain and the missing figures are n
   const auto analysis = llmprof::analyze_ranks(ranks);
   CHECK_FALSE(analysis.straggler);
   REQUIRE(analysis.not_computed.size() == 2);
-  CHECK(analysis.not_computed[0] == "straggler and skew: rank 0 has no NVTX range trace (nvtx_pushpop_trace)");
+  CHECK(analysis.not_computed[0] ==
+        "straggler and skew: rank 0 has no NVTX range trace (nvtx_pushpop_trace or SQLite export)");
   CHECK_THAT(analysis.not_computed[1], Catch::StartsWith("communication/computation overlap"));
   REQUIRE(analysis.imbalance.size() == 2);
   CHECK(analysis.imbalance[0].figure == "stage1_wall_s");
@@ -100,4 +103,74 @@ TEST_CASE("a rank without the alignment range leaves the skew uncomputed instead
   CHECK_FALSE(analysis.skew_max_ms);
   REQUIRE_FALSE(analysis.not_computed.empty());
   CHECK(analysis.not_computed[0] == "straggler and skew: rank 1 emitted no 'prefill' range to align on");
+}
+
+namespace {
+
+std::vector<llmprof::RankTimeline> sqlite_ranks() {
+  std::vector<llmprof::RankTimeline> ranks;
+  for (int rank : {0, 1}) {
+    auto timeline =
+        llmprof::rank_timeline_from_sqlite(rank, fixture / "sqlite" / ("r" + std::to_string(rank) + ".sqlite"));
+    REQUIRE(timeline);
+    ranks.push_back(timeline.value());
+  }
+  return ranks;
+}
+
+void check_steps(const llmprof::CrossRankAnalysis& analysis, const boost::json::object& want) {
+  REQUIRE(analysis.straggler);
+  CHECK(*analysis.straggler == want.at("straggler").as_int64());
+  CHECK_THAT(*analysis.straggler_lag_ms, WithinRel(number(want.at("straggler_lag_ms")), 1e-9));
+  CHECK_THAT(*analysis.skew_median_ms, WithinRel(number(want.at("skew_median_ms")), 1e-9));
+  CHECK_THAT(*analysis.skew_max_ms, WithinRel(number(want.at("skew_max_ms")), 1e-9));
+  CHECK(analysis.compared_steps == static_cast<std::size_t>(want.at("steps").as_int64()));
+}
+
+}  // namespace
+
+TEST_CASE("from SQLite exports a rank whose CPU runs ahead is judged by when its steps start on the GPU") {
+  const auto expected = boost::json::parse(read_file(fixture / "sqlite/expected.json")).as_object();
+  const auto analysis = llmprof::analyze_ranks(sqlite_ranks());
+  CHECK(analysis.step_basis == "GPU");
+  check_steps(analysis, expected.at("gpu").as_object());
+  for (const auto& rank : analysis.ranks) {
+    const auto& want = expected.at("ranks").at(std::to_string(rank.rank)).as_object();
+    CAPTURE(rank.rank);
+    CHECK_THAT(*rank.kernel_time_s, WithinRel(number(want.at("kernel_time_s")), 1e-9));
+    CHECK_THAT(*rank.collective_share, WithinRel(number(want.at("collective_share")), 1e-9));
+    CHECK_THAT(*rank.comm_compute_overlap, WithinRel(number(want.at("comm_compute_overlap")), 1e-9));
+  }
+  CHECK_THAT(llmprof::cross_rank_markdown(analysis),
+             Catch::Contains("GPU start of each step's first GPU work, aligned on the end of the first 'prefill'"));
+}
+
+TEST_CASE("without the GPU side of every rank's steps the CPU starts are compared, and the report says so") {
+  const auto expected = boost::json::parse(read_file(fixture / "sqlite/expected.json")).as_object();
+  std::vector<llmprof::RankTimeline> ranks = sqlite_ranks();
+  ranks[1].gpu_ranges.reset();  // e.g. a CPU-only rank
+  const auto analysis = llmprof::analyze_ranks(ranks);
+  CHECK(analysis.step_basis == "CPU");
+  check_steps(analysis, expected.at("cpu").as_object());
+  CHECK_THAT(llmprof::cross_rank_markdown(analysis), Catch::Contains("CPU start of each step's range"));
+}
+
+TEST_CASE("a SQLite file that is not an nsys export is an error naming it") {
+  const fs::path not_export = fixture / "expected.json";
+  const auto timeline = llmprof::rank_timeline_from_sqlite(0, not_export);
+  REQUIRE_FALSE(timeline);
+  CHECK_THAT(timeline.error().describe(), Catch::Contains("expected.json"));
+}
+
+TEST_CASE("a capture gated on decode is aligned on the start of the gate range, and the report names it") {
+  const auto expected = boost::json::parse(read_file(fixture / "sqlite/expected.json")).as_object();
+  std::vector<llmprof::RankTimeline> ranks = sqlite_ranks();
+  for (auto& rank : ranks) std::erase_if(*rank.ranges, [](const auto& range) { return range.name == "prefill"; });
+  CHECK_FALSE(llmprof::analyze_ranks(ranks).straggler);  // no prefill, no fallback: not computed
+  llmprof::CrossRankOptions options;
+  options.fallback_align_range = "decode";
+  const auto analysis = llmprof::analyze_ranks(ranks, options);
+  // The fixture opens `decode` where prefill ends, so the figures are those aligned on prefill.
+  check_steps(analysis, expected.at("gpu").as_object());
+  CHECK(analysis.alignment == "start of the first 'decode' range");
 }

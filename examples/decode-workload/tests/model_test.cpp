@@ -343,6 +343,9 @@ TEST_CASE("Invalid flags and configurations are rejected with a message that nam
       {{"--cuda-graphs", "--device", "cpu"},
        "--cuda-graphs replays decode steps from a captured CUDA graph, which needs a GPU"},
       {{"stray"}, "unexpected argument 'stray'"},
+      {{"--straggler-ms", "20"}, "--straggler-ms delays one rank of a --tensor-parallel run; add --tensor-parallel"},
+      {{"--tensor-parallel", "--straggler-ms", "-5"}, "--straggler-ms must be between 0 and 10000, got -5"},
+      {{"--tensor-parallel", "--straggler-rank", "-2"}, "--straggler-rank must be a rank (0 or more), or -1"},
   };
   for (const Case& c : cases) {
     const dw::ParseOutcome parsed = dw::parse_run_options(c.arguments);

@@ -4,14 +4,21 @@
 //
 // Clocks of different hosts differ, so step starts are never compared as raw timestamps: each rank's
 // times are first made relative to a common event, the end of the first instance of an NVTX range
-// every rank emits (default "prefill"), and the skew left after that alignment is what is reported.
+// every rank emits (default "prefill"; under a capture gated on `decode`, the start of the first
+// `decode`), and the skew left after that alignment is what is reported. The event is read from the
+// CPU ranges whichever start of a step is compared: one rank's CPU and GPU times share its clock.
 // The straggler is the rank whose steps start latest after alignment (HTA's definition), measured as
 // its mean lag behind the earliest rank's start of the same step (so an injected per-step delay d on
 // one rank reads as d).
 //
-// Per-rank inputs (RankTimeline) are filled from the `nsys stats` tables today
-// (rank_timeline_from_nsys_stats); any other source of the same figures (a SQLite timeline) can fill
-// the same struct.
+// A step starts, on the GPU, when the first GPU work launched inside its range starts; on the CPU, when
+// its range opens. The GPU start is used whenever every rank has it: a decode loop that does not wait
+// for its GPU launches ahead, so its CPU ranges time the host's launch pace, not the step (measured on
+// a CPU-only rank the two are the same thing).
+//
+// Per-rank inputs (RankTimeline) come from the rank's SQLite export through the timeline engine
+// (rank_timeline_from_sqlite, any nsys version) or, without one, from the `nsys stats` tables of
+// nsys 2023.1 and later (rank_timeline_from_nsys_stats, CPU starts only).
 #pragma once
 
 #include <cstdint>
@@ -34,11 +41,17 @@ struct RankTimeline {
   std::optional<std::int64_t> collective_kernel_time_ns;
   std::optional<std::vector<NvtxRangeInstance>> ranges;   // nvtx_pushpop_trace
   std::optional<std::vector<GpuKernelInterval>> kernels;  // cuda_gpu_trace
+  // The GPU side of each range that launched GPU work: the first start and last end of that work
+  // (the timeline engine's projection); unset when the source cannot tell (the stats tables).
+  std::optional<std::vector<NvtxRangeInstance>> gpu_ranges;
 };
 
 struct CrossRankOptions {
   std::string align_range = "prefill";     // its first instance's end is each rank's time zero
   std::string step_range = "decode_step";  // one instance per step
+  // When some rank has no `align_range` (a capture gated on a later range never sees it), the start of
+  // this range's first instance instead: the gate range, which every rank opens after the same point.
+  std::string fallback_align_range;
 };
 
 struct RankFigures {
@@ -67,6 +80,7 @@ struct CrossRankAnalysis {
   std::optional<double> skew_median_ms, skew_max_ms;  // per step: latest aligned start - earliest
   std::size_t compared_steps = 0;
   std::string alignment;                  // e.g. "end of the first 'prefill' range"
+  std::string step_basis;                 // which start of a step was compared: "GPU" or "CPU" (see above)
   std::vector<std::string> not_computed;  // each figure left out, and why
 };
 
@@ -76,6 +90,10 @@ CrossRankAnalysis analyze_ranks(const std::vector<RankTimeline>& ranks, const Cr
 // writes them): cuda_gpu_kern_sum, nvtx_pushpop_trace, cuda_gpu_trace. A missing table leaves its
 // figures unset; a table that does not parse is an Error naming it.
 Result<RankTimeline> rank_timeline_from_nsys_stats(int rank, const std::filesystem::path& nsys_directory);
+
+// Reads one rank's figures from its `nsys export --type sqlite` file through the timeline engine:
+// ranges with their GPU projection, and every kernel. Errors name the file (as analyze_timeline's).
+Result<RankTimeline> rank_timeline_from_sqlite(int rank, const std::filesystem::path& sqlite_export);
 
 // analysis/ranks.csv: one row per rank (rank, the RankFigures columns, empty where unknown).
 std::string cross_rank_csv(const CrossRankAnalysis& analysis);

@@ -6,6 +6,8 @@
 
 #include "llmprof/kernel_name.hpp"
 #include "llmprof/nsys_stats.hpp"
+#include "llmprof/timeline.hpp"
+#include "parse/nsys_sqlite.hpp"
 
 namespace llmprof {
 namespace {
@@ -91,32 +93,71 @@ void add_imbalance(CrossRankAnalysis& analysis, const char* figure, std::optiona
   }
 }
 
-// Step starts relative to each rank's alignment event; empty (with a reason) when a rank lacks either.
-std::vector<std::vector<double>> aligned_step_starts(const std::vector<RankTimeline>& ranks,
-                                                     const CrossRankOptions& options, std::string& why_not) {
-  std::vector<std::vector<double>> starts;
+using RangeList = std::optional<std::vector<NvtxRangeInstance>> RankTimeline::*;
+
+// Each rank's time zero on its own clock: the end of the first `align_range`, or, when some rank lacks
+// it, the start of the first `fallback_align_range`; empty (with a reason) when neither is on every rank.
+std::vector<std::int64_t> alignment_anchors(const std::vector<RankTimeline>& ranks, const CrossRankOptions& options,
+                                            std::string& alignment, std::string& why_not) {
+  const auto first = [](const RankTimeline& rank, const std::string& name) -> const NvtxRangeInstance* {
+    const NvtxRangeInstance* found = nullptr;
+    for (const auto& range : *rank.ranges) {
+      if (named(range, name) && (found == nullptr || range.start_ns < found->start_ns)) found = &range;
+    }
+    return found;
+  };
   for (const auto& rank : ranks) {
     if (!rank.ranges) {
-      why_not = "rank " + std::to_string(rank.rank) + " has no NVTX range trace (nvtx_pushpop_trace)";
+      why_not = "rank " + std::to_string(rank.rank) + " has no NVTX range trace (nvtx_pushpop_trace or SQLite export)";
       return {};
     }
-    std::vector<NvtxRangeInstance> sorted = *rank.ranges;
-    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
-    auto anchor = std::find_if(sorted.begin(), sorted.end(),
-                               [&](const auto& range) { return named(range, options.align_range); });
-    if (anchor == sorted.end()) {
-      why_not = "rank " + std::to_string(rank.rank) + " emitted no '" + options.align_range + "' range to align on";
+  }
+  for (const bool fallback : {false, true}) {
+    const std::string& name = fallback ? options.fallback_align_range : options.align_range;
+    if (name.empty()) continue;
+    std::vector<std::int64_t> anchors;
+    for (const auto& rank : ranks) {
+      const NvtxRangeInstance* anchor = first(rank, name);
+      if (anchor == nullptr) {
+        if (!fallback)
+          why_not = "rank " + std::to_string(rank.rank) + " emitted no '" + name + "' range to align on";
+        else
+          why_not += ", nor a '" + name + "' range";
+        break;
+      }
+      anchors.push_back(fallback ? anchor->start_ns : anchor->end_ns);
+    }
+    if (anchors.size() == ranks.size()) {
+      alignment = (fallback ? "start of the first '" : "end of the first '") + name + "' range";
+      why_not.clear();
+      return anchors;
+    }
+  }
+  return {};
+}
+
+// Step starts (from `list`: CPU ranges or their GPU side) relative to each rank's anchor; empty (with
+// a reason) when a rank has no step after its anchor.
+std::vector<std::vector<double>> aligned_step_starts(const std::vector<RankTimeline>& ranks,
+                                                     const std::vector<std::int64_t>& anchors,
+                                                     const CrossRankOptions& options, RangeList list,
+                                                     std::string& why_not) {
+  std::vector<std::vector<double>> starts;
+  for (std::size_t index = 0; index < ranks.size(); ++index) {
+    const RankTimeline& rank = ranks[index];
+    if (!(rank.*list)) {
+      why_not = "rank " + std::to_string(rank.rank) + " has no such ranges";
       return {};
     }
     std::vector<double> rank_starts;
-    for (const auto& range : sorted) {
-      if (named(range, options.step_range) && range.start_ns >= anchor->end_ns) {
-        rank_starts.push_back(static_cast<double>(range.start_ns - anchor->end_ns) * 1e-6);
-      }
+    for (const auto& range : *(rank.*list)) {
+      if (named(range, options.step_range) && range.start_ns >= anchors[index])
+        rank_starts.push_back(static_cast<double>(range.start_ns - anchors[index]) * 1e-6);
     }
+    std::sort(rank_starts.begin(), rank_starts.end());
     if (rank_starts.empty()) {
-      why_not = "rank " + std::to_string(rank.rank) + " emitted no '" + options.step_range + "' range after '" +
-                options.align_range + "'";
+      why_not = "rank " + std::to_string(rank.rank) + " emitted no '" + options.step_range + "' range after its " +
+                "alignment event";
       return {};
     }
     starts.push_back(std::move(rank_starts));
@@ -127,8 +168,20 @@ std::vector<std::vector<double>> aligned_step_starts(const std::vector<RankTimel
 void add_step_figures(CrossRankAnalysis& analysis, const std::vector<RankTimeline>& ranks,
                       const CrossRankOptions& options) {
   std::string why_not;
-  const auto starts = aligned_step_starts(ranks, options, why_not);
+  const std::vector<std::int64_t> anchors = alignment_anchors(ranks, options, analysis.alignment, why_not);
+  std::vector<std::vector<double>> starts;
+  if (!anchors.empty()) {
+    // GPU starts when every rank has them for its steps; otherwise the CPU starts of the same ranges.
+    starts = aligned_step_starts(ranks, anchors, options, &RankTimeline::gpu_ranges, why_not);
+    analysis.step_basis = "GPU";
+    if (starts.empty()) {
+      why_not.clear();
+      starts = aligned_step_starts(ranks, anchors, options, &RankTimeline::ranges, why_not);
+      analysis.step_basis = "CPU";
+    }
+  }
   if (starts.empty()) {
+    analysis.step_basis.clear();
     analysis.not_computed.push_back("straggler and skew: " + why_not);
     return;
   }
@@ -159,7 +212,6 @@ void add_step_figures(CrossRankAnalysis& analysis, const std::vector<RankTimelin
 
 CrossRankAnalysis analyze_ranks(const std::vector<RankTimeline>& ranks, const CrossRankOptions& options) {
   CrossRankAnalysis analysis;
-  analysis.alignment = "end of the first '" + options.align_range + "' range";
   for (const auto& rank : ranks) analysis.ranks.push_back(figures_of(rank));
   add_imbalance(analysis, "stage1_wall_s", &RankFigures::stage1_wall_s);
   add_imbalance(analysis, "nsys_wall_s", &RankFigures::nsys_wall_s);
@@ -204,6 +256,46 @@ Result<RankTimeline> rank_timeline_from_nsys_stats(int rank, const std::filesyst
     auto kernels = parse_nsys_gpu_trace(trace_file);
     if (!kernels) return kernels.error();
     timeline.kernels = std::move(kernels.value());
+  }
+  return timeline;
+}
+
+Result<RankTimeline> rank_timeline_from_sqlite(int rank, const std::filesystem::path& sqlite_export) {
+  auto report = analyze_timeline(sqlite_export);
+  if (!report) return report.error();
+  RankTimeline timeline;
+  timeline.rank = rank;
+  std::vector<NvtxRangeInstance> ranges, gpu_ranges;
+  for (const TimelineStage& stage : report->stages) {
+    for (const TimelineInstance& instance : stage.instances) {
+      ranges.push_back({stage.name, instance.cpu_start_ns, instance.cpu_end_ns});
+      if (instance.gpu_start_ns && instance.gpu_end_ns)
+        gpu_ranges.push_back({stage.name, *instance.gpu_start_ns, *instance.gpu_end_ns});
+    }
+  }
+  timeline.ranges = std::move(ranges);
+  if (!gpu_ranges.empty()) timeline.gpu_ranges = std::move(gpu_ranges);
+
+  auto reader = detail::NsysSqliteReader::open(sqlite_export);
+  if (!reader) return reader.error();
+  if (reader->schema().has_kernels) {
+    std::vector<GpuKernelInterval> kernels;
+    std::map<std::int64_t, std::string> names;  // StringIds lookups, once per distinct kernel
+    auto visited = reader->for_each_gpu_activity([&](const detail::GpuActivityRow& row) {
+      if (row.kind != detail::GpuActivityKind::kernel) return;
+      auto [name, inserted] = names.try_emplace(row.name_id);
+      if (inserted) name->second = reader->string_value(row.name_id);
+      kernels.push_back({name->second, row.start_ns, row.end_ns});
+    });
+    if (!visited) return visited.error();
+    std::int64_t total = 0, collective = 0;
+    for (const auto& kernel : kernels) {
+      total += kernel.end_ns - kernel.start_ns;
+      if (is_collective_kernel(kernel.name)) collective += kernel.end_ns - kernel.start_ns;
+    }
+    timeline.kernel_time_ns = total;
+    timeline.collective_kernel_time_ns = collective;
+    timeline.kernels = std::move(kernels);
   }
   return timeline;
 }

@@ -28,13 +28,12 @@ std::string milliseconds(const std::optional<double>& value) {
 std::string cross_rank_csv(const CrossRankAnalysis& analysis) {
   std::ostringstream csv;
   csv << "rank,stage1_wall_s,nsys_wall_s,kernel_time_s,collective_kernel_time_s,collective_share,comm_compute_overlap,"
-         "steps,"
-         "mean_step_start_lag_ms\n";
+         "steps,mean_step_start_lag_ms,step_start_basis\n";
   for (const auto& rank : analysis.ranks) {
     csv << rank.rank << "," << csv_number(rank.stage1_wall_s) << "," << csv_number(rank.nsys_wall_s) << ","
         << csv_number(rank.kernel_time_s) << "," << csv_number(rank.collective_kernel_time_s) << ","
         << csv_number(rank.collective_share) << "," << csv_number(rank.comm_compute_overlap) << "," << rank.steps << ","
-        << csv_number(rank.mean_step_start_lag_ms) << "\n";
+        << csv_number(rank.mean_step_start_lag_ms) << "," << analysis.step_basis << "\n";
   }
   return csv.str();
 }
@@ -60,7 +59,9 @@ std::string cross_rank_markdown(const CrossRankAnalysis& analysis) {
   if (analysis.straggler) {
     md << "- **Straggler**: rank " << *analysis.straggler << ", whose steps start "
        << milliseconds(analysis.straggler_lag_ms) << " after the earliest rank's on average ("
-       << analysis.compared_steps << " steps, aligned on the " << analysis.alignment << ")\n";
+       << analysis.compared_steps << " steps, " << analysis.step_basis
+       << (analysis.step_basis == "GPU" ? " start of each step's first GPU work" : " start of each step's range")
+       << ", aligned on the " << analysis.alignment << ")\n";
     md << "- **Skew after alignment**: median " << milliseconds(analysis.skew_median_ms) << ", max "
        << milliseconds(analysis.skew_max_ms) << " between the earliest and the latest step start\n";
   }

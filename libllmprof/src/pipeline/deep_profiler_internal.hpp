@@ -190,6 +190,9 @@ NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, b
 // `nsys stats` of `report` into <directory>/summary_*.csv, parsed into `stats`.
 StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const std::filesystem::path& report,
                               const std::filesystem::path& directory, NsysStats& stats);
+// `nsys export --type sqlite` of `report` into <directory>/profile.sqlite (the timeline engine's input).
+StageResult export_nsys_sqlite(PipelineRun& run, const NsysInfo& nsys, const std::filesystem::path& report,
+                               const std::filesystem::path& directory);
 NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
                                const std::optional<std::string>& kernel_regex, std::optional<std::int64_t> launch_count,
                                const std::filesystem::path& output,

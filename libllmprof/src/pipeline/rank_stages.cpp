@@ -130,6 +130,13 @@ std::optional<StageResult> post_process_nsys_rank(PipelineRun& run, const NsysIn
   }
   if (status.rank == primary_rank_of(run)) output.stats = without_collectives(std::move(stats));
   export_traces(run, nsys, report->report, directory);
+  // The timeline engine's input: the cross-rank view reads each rank's steps from it with any nsys
+  // version, and measures them on the GPU (the `nsys stats` trace tables exist only from 2023.1).
+  if (run.config.nsys.export_sqlite) {
+    if (auto exported = export_nsys_sqlite(run, nsys, report->report, directory); exported.status != StageStatus::ok)
+      run.warn("nsys", "rank " + std::to_string(status.rank) + ": " + exported.reason +
+                           "; the cross-rank view falls back to the nsys stats tables");
+  }
   return std::nullopt;
 }
 
@@ -151,19 +158,26 @@ void write_cross_rank(PipelineRun& run) {
     const fs::path nsys = run.directory.path() / rank_stage_directory(rank, "nsys");
     RankTimeline timeline;
     timeline.rank = rank;
-    if (fs::exists(nsys / "summary_cuda_gpu_kern_sum.csv")) {
-      auto read = rank_timeline_from_nsys_stats(rank, nsys);
-      if (!read) {
-        run.warn("analyze", "cross-rank view: " + read.error().describe());
-      } else {
-        timeline = std::move(read.value());
-      }
+    const fs::path sqlite = nsys / RunLayout::nsys_sqlite().filename();
+    Result<RankTimeline> read = timeline;
+    if (fs::exists(sqlite)) {
+      read = rank_timeline_from_sqlite(rank, sqlite);
+    } else if (fs::exists(nsys / "summary_cuda_gpu_kern_sum.csv")) {
+      read = rank_timeline_from_nsys_stats(rank, nsys);
+    }
+    if (!read) {
+      run.warn("analyze", "cross-rank view: " + read.error().describe());
+    } else {
+      timeline = std::move(read.value());
     }
     timeline.stage1_wall_s = rank_wall_s(run, "stage1", rank);
     timeline.nsys_wall_s = rank_wall_s(run, "nsys", rank);
     timelines.push_back(std::move(timeline));
   }
   CrossRankOptions options;
+  // A capture gated on `decode` holds no `prefill` to align on; the gate range's start is the next common point.
+  if (run.config.nsys.capture_range == NsysCaptureRange::nvtx)
+    options.fallback_align_range = run.config.nsys.nvtx_capture.substr(0, run.config.nsys.nvtx_capture.find('@'));
   const CrossRankAnalysis analysis = analyze_ranks(timelines, options);
   StageRecord& record = run.record("analyze");
   if (auto written = run.directory.write_text("analysis/ranks.csv", cross_rank_csv(analysis)); written) {

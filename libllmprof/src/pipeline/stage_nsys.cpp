@@ -192,6 +192,23 @@ StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const fs::
   return StageResult::ok();
 }
 
+StageResult export_nsys_sqlite(PipelineRun& run, const NsysInfo& nsys, const fs::path& report,
+                               const fs::path& directory) {
+  const fs::path sqlite = directory / RunLayout::nsys_sqlite().filename();
+  const NsysCommand command =
+      NsysCommand::export_sqlite(nsys.path, report, fs::absolute(run.directory.path() / sqlite));
+  ToolCall call{kStage, command.argv(), command.to_shell_string()};
+  call.log_file = directory / RunLayout::nsys_export_log().filename();
+  call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
+  append_command(run, directory / RunLayout::nsys_commands().filename(), call.shell_command);
+  auto outcome = run_tool(run, call);
+  if (!outcome) return StageResult::failed("could not start nsys export: " + outcome.error().describe());
+  if (!outcome->succeeded())
+    return outcome_problem(outcome.value(), "nsys export --type sqlite", call.log_file.string());
+  run.record(kStage).artifacts.push_back(sqlite.string());
+  return StageResult::ok();
+}
+
 namespace {
 
 StageResult run_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& report, NsysOutput& output) {
@@ -199,21 +216,6 @@ StageResult run_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& re
   StageResult result = export_nsys_stats(run, nsys, report, RunLayout::nsys_directory(), stats);
   if (result.status == StageStatus::ok) output.stats = std::move(stats);
   return result;
-}
-
-StageResult run_export(PipelineRun& run, const NsysInfo& nsys, const fs::path& report) {
-  const NsysCommand command = NsysCommand::export_sqlite(
-      nsys.path, report, fs::absolute(run.directory.layout().resolve(RunLayout::nsys_sqlite())));
-  ToolCall call{kStage, command.argv(), command.to_shell_string()};
-  call.log_file = RunLayout::nsys_export_log();
-  call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
-  append_command(run, RunLayout::nsys_commands(), call.shell_command);
-  auto outcome = run_tool(run, call);
-  if (!outcome) return StageResult::failed("could not start nsys export: " + outcome.error().describe());
-  if (!outcome->succeeded())
-    return outcome_problem(outcome.value(), "nsys export --type sqlite", RunLayout::nsys_export_log().string());
-  run.record(kStage).artifacts.push_back(RunLayout::nsys_sqlite().string());
-  return StageResult::ok();
 }
 
 }  // namespace
@@ -262,7 +264,7 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
         "and this machine has none (" +
         probe.nvidia_driver.evidence + ")";
   }
-  if (run.config.nsys.export_sqlite) return run_export(run, nsys, report.report);
+  if (run.config.nsys.export_sqlite) return export_nsys_sqlite(run, nsys, report.report, RunLayout::nsys_directory());
   return StageResult::ok();
 }
 
