@@ -14,6 +14,9 @@
 #   graphs   bare 1b decode, eager vs --cuda-graphs (batch 1 and 8, 3 interleaved runs each), same tokens
 #   repeats  issue 14's noise gate: two identical bare runs with run.repeats=5 (compare: no regression, exit 0)
 #            and a deliberately slowed one (25% more decode steps; compare: regression, exit 5), gpu_state.json around stages
+#   multigpu issue 16, on two GPUs: the example with NCCL; 1 vs 2 GPU bare tokens/s and tokens (batch 1, 8);
+#            deep-profile run --launcher torchrun gated on decode (nsys on both ranks, ncu on rank 0);
+#            the same with rank 1 sleeping MULTIGPU_STRAGGLER_MS (default 5) before each step, nsys only
 #   ncuplan  deep-profile run gated on decode at 90% kernel coverage with the per-kernel ncu plan (1b example
 #            twice, then the HF-style Python decode), NCUPLAN_BOUNDED=1 adds the bounded plan (the before
 #            figure): ncu stage seconds, total seconds, coverage
@@ -30,11 +33,13 @@ export LLMPROF_CONFIG_DIR=$repo/config PYTHONUNBUFFERED=1
 torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
 step() { echo; echo "=== $* ($(date -u +%T))"; }
 
-build_example() {  # $1 build dir, $2 NVTX ON/OFF
-  cmake -S "$repo" -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLMPROF_CORE=OFF -DLLMPROF_BUILD_TESTS=OFF \
-    -DLLMPROF_EXAMPLE_NVTX="$2" -DCMAKE_PREFIX_PATH="$torch_prefix" > "$1.configure.log" 2>&1 &&
-  cmake --build "$1" --target llmprof-decode -j16 > "$1.build.log" 2>&1 ||
-  { tail -30 "$1.configure.log" "$1.build.log"; return 1; }
+build_example() {  # $1 build dir, $2 NVTX ON/OFF, then extra CMake arguments
+  local dir=$1 nvtx=$2
+  shift 2
+  cmake -S "$repo" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLMPROF_CORE=OFF -DLLMPROF_BUILD_TESTS=OFF \
+    -DLLMPROF_EXAMPLE_NVTX="$nvtx" -DCMAKE_PREFIX_PATH="$torch_prefix" "$@" > "$dir.configure.log" 2>&1 &&
+  cmake --build "$dir" --target llmprof-decode -j16 > "$dir.build.log" 2>&1 ||
+  { tail -30 "$dir.configure.log" "$dir.build.log"; return 1; }
 }
 
 use_carried_libdw() {  # makes the bundled QdstrmImporter loadable (the machine lacks libdw.so.1)
@@ -255,6 +260,76 @@ phase_ncuplan() {
   cp /tmp/runs-ncuplan/ncuplan-per-kernel/ncu/plan.log "$OUT/plan.log" 2>/dev/null
   (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
      -czf "$OUT/ncuplan-runs.tar.gz" .)
+}
+
+phase_multigpu() {
+  # NVLink multicast stays off (KINDS.md: it can put the host's shared GPUs out of service); every rank and
+  # every tool inherits these.
+  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+  python3 -c 'import torch; print("torch", torch.__version__, "GPUs", torch.cuda.device_count())'
+  nvidia-smi topo -m
+  step "build the example with NCCL (pip's nccl.h)"
+  local nccl_include
+  nccl_include=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "include"))')
+  echo "nccl.h from $nccl_include"
+  local start=$SECONDS
+  build_example /tmp/extp ON -DLLMPROF_NCCL_INCLUDE_DIR="$nccl_include" || return 1
+  echo "example build: $((SECONDS - start)) s"
+  grep -o 'LLMPROF_DECODE_NCCL=1' /tmp/extp/build.ninja | head -1 || { echo "built without NCCL"; return 1; }
+  local ex=/tmp/extp/examples/decode-workload/llmprof-decode
+  use_carried_libdw
+  printf 'gpus\tbatch\tdecode_tokens_per_s\tprefill_ms\tdecode_ms\n' > "$OUT/tp-bare.tsv"
+  local tp="torchrun --nproc-per-node 2 --no-python"
+  for batch in 1 8; do
+    step "bare 1b bf16 batch $batch: one GPU, then two (tensor parallel)"
+    "$ex" --preset 1b --batch "$batch" --warmup 2 --tokens-out "$OUT/tokens-1gpu-b$batch.txt" \
+      --metrics-out "$OUT/bare-1gpu-b$batch.json" || return 1
+    $tp "$ex" --tensor-parallel --preset 1b --batch "$batch" --warmup 2 --tokens-out "$OUT/tokens-2gpu-b$batch.txt" \
+      --metrics-out "$OUT/bare-2gpu-b$batch.json" || return 1
+    if cmp -s "$OUT/tokens-1gpu-b$batch.txt" "$OUT/tokens-2gpu-b$batch.txt"; then
+      echo "batch $batch: tokens identical"
+    else
+      echo "batch $batch: TOKENS DIFFER"; diff "$OUT/tokens-1gpu-b$batch.txt" "$OUT/tokens-2gpu-b$batch.txt" | head -5
+    fi
+    for gpus in 1 2; do
+      python3 - "$OUT/bare-${gpus}gpu-b$batch.json" "$gpus" "$batch" >> "$OUT/tp-bare.tsv" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+def find(obj, key):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k == key: return v
+            r = find(v, key)
+            if r is not None: return r
+    return None
+print("\t".join([sys.argv[2], sys.argv[3], str(find(m, "decode_tokens_per_s") or find(m, "tokens_per_s")),
+                 str(find(m, "prefill_s")), str(find(m, "decode_s"))]))
+PY
+    done
+  done
+  column -t -s $'\t' "$OUT/tp-bare.tsv"
+  rm -rf /tmp/runs-tp
+  step "deep-profile run --launcher torchrun: 1b, gated on decode, nsys on both ranks, ncu on rank 0 (top 5)"
+  /usr/bin/time -f "deep-profile wall %e s" "$dp" run --set run.runs_root=/tmp/runs-tp --set run.run_id=h200x2-tp-1b \
+    --set run.top_n_kernels=5 --launcher "$tp" -- "$ex" --tensor-parallel --preset 1b --warmup 1
+  echo "exit=$?"
+  local delay=${MULTIGPU_STRAGGLER_MS:-5}
+  step "deep-profile run --launcher torchrun with rank 1 sleeping $delay ms before each decode step (nsys only)"
+  /usr/bin/time -f "deep-profile wall %e s" "$dp" run --set run.runs_root=/tmp/runs-tp \
+    --set run.run_id=h200x2-tp-straggler --set run.enable_ncu=false --launcher "$tp" -- \
+    "$ex" --tensor-parallel --preset 1b --warmup 1 --straggler-ms "$delay"
+  echo "exit=$?"
+  for run in h200x2-tp-1b h200x2-tp-straggler; do
+    echo "--- $run: analysis/ranks.md"; cat "/tmp/runs-tp/$run/analysis/ranks.md" 2>/dev/null
+  done
+  (cd /tmp/runs-tp && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.qdstrm' \
+     --exclude='*.sqlite' -czf "$OUT/tp-runs.tar.gz" .)
+  # The SQLite exports are the cross-rank view's input: keep the straggler run's (small) for the fixtures.
+  mkdir -p "$OUT/straggler-sqlite"
+  for rank in 0 1; do
+    cp "/tmp/runs-tp/h200x2-tp-straggler/ranks/r$rank/nsys/profile.sqlite" "$OUT/straggler-sqlite/r$rank.sqlite" 2>/dev/null
+  done
+  ls -la "$OUT/straggler-sqlite"
 }
 
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
