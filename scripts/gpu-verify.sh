@@ -262,6 +262,36 @@ phase_ncuplan() {
      -czf "$OUT/ncuplan-runs.tar.gz" .)
 }
 
+multigpu_bare() {  # $1 the example, $2 the launcher words
+  local ex=$1 tp=$2
+  printf 'gpus\tbatch\tdtype\tdecode_tokens_per_s\tprefill_s\tdecode_s\n' > "$OUT/tp-bare.tsv"
+  # Tokens are compared in fp32: in bf16 the two partial sums and their all-reduce round differently from one
+  # GEMM, and greedy decoding of random weights then parts early (2026-11-23: batch 1 at step 10).
+  for dtype in fp32 bf16; do
+    for batch in 1 8; do
+      step "bare 1b $dtype batch $batch: one GPU, then two (tensor parallel)"
+      local tag="$dtype-b$batch"
+      "$ex" --preset 1b --dtype "$dtype" --batch "$batch" --warmup 2 --tokens-out "$OUT/tokens-1gpu-$tag.txt" \
+        --metrics-out "$OUT/bare-1gpu-$tag.json" > "$OUT/bare-1gpu-$tag.log" 2>&1 || { tail "$OUT/bare-1gpu-$tag.log"; return 1; }
+      $tp "$ex" --tensor-parallel --preset 1b --dtype "$dtype" --batch "$batch" --warmup 2 \
+        --tokens-out "$OUT/tokens-2gpu-$tag.txt" --metrics-out "$OUT/bare-2gpu-$tag.json" > "$OUT/bare-2gpu-$tag.log" 2>&1 ||
+        { tail "$OUT/bare-2gpu-$tag.log"; return 1; }
+      python3 - "$OUT/tokens-1gpu-$tag.txt" "$OUT/tokens-2gpu-$tag.txt" <<'PY'
+import sys
+one, two = (open(f).read().split("\n") for f in sys.argv[1:3])
+parted = [next((i for i, (a, b) in enumerate(zip(x.split(), y.split())) if a != b), None) for x, y in zip(one, two) if x]
+same = all(p is None for p in parted)
+print(sys.argv[1].split("tokens-1gpu-")[1], "tokens identical" if same else f"TOKENS DIFFER: first differing position per sequence {parted}")
+PY
+      for gpus in 1 2; do
+        python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print("\t".join([sys.argv[2], str(m["batch"]), m["dtype"], str(m["tokens_per_s"]), str(m["prefill_s"]), str(m["decode_s"])]))' \
+          "$OUT/bare-${gpus}gpu-$tag.json" "$gpus" >> "$OUT/tp-bare.tsv"
+      done
+    done
+  done
+  cat "$OUT/tp-bare.tsv"
+}
+
 phase_multigpu() {
   # NVLink multicast stays off (KINDS.md: it can put the host's shared GPUs out of service); every rank and
   # every tool inherits these.
@@ -278,58 +308,40 @@ phase_multigpu() {
   grep -o 'LLMPROF_DECODE_NCCL=1' /tmp/extp/build.ninja | head -1 || { echo "built without NCCL"; return 1; }
   local ex=/tmp/extp/examples/decode-workload/llmprof-decode
   use_carried_libdw
-  printf 'gpus\tbatch\tdecode_tokens_per_s\tprefill_ms\tdecode_ms\n' > "$OUT/tp-bare.tsv"
+  torchrun --help > "$OUT/torchrun-help.txt" 2>&1
   local tp="torchrun --nproc-per-node 2 --no-python"
-  for batch in 1 8; do
-    step "bare 1b bf16 batch $batch: one GPU, then two (tensor parallel)"
-    "$ex" --preset 1b --batch "$batch" --warmup 2 --tokens-out "$OUT/tokens-1gpu-b$batch.txt" \
-      --metrics-out "$OUT/bare-1gpu-b$batch.json" || return 1
-    $tp "$ex" --tensor-parallel --preset 1b --batch "$batch" --warmup 2 --tokens-out "$OUT/tokens-2gpu-b$batch.txt" \
-      --metrics-out "$OUT/bare-2gpu-b$batch.json" || return 1
-    if cmp -s "$OUT/tokens-1gpu-b$batch.txt" "$OUT/tokens-2gpu-b$batch.txt"; then
-      echo "batch $batch: tokens identical"
-    else
-      echo "batch $batch: TOKENS DIFFER"; diff "$OUT/tokens-1gpu-b$batch.txt" "$OUT/tokens-2gpu-b$batch.txt" | head -5
-    fi
-    for gpus in 1 2; do
-      python3 - "$OUT/bare-${gpus}gpu-b$batch.json" "$gpus" "$batch" >> "$OUT/tp-bare.tsv" <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))
-def find(obj, key):
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if k == key: return v
-            r = find(v, key)
-            if r is not None: return r
-    return None
-print("\t".join([sys.argv[2], sys.argv[3], str(find(m, "decode_tokens_per_s") or find(m, "tokens_per_s")),
-                 str(find(m, "prefill_s")), str(find(m, "decode_s"))]))
-PY
-    done
-  done
-  column -t -s $'\t' "$OUT/tp-bare.tsv"
+  [ "${MULTIGPU_BARE:-1}" = 1 ] && multigpu_bare "$ex" "$tp"
   rm -rf /tmp/runs-tp
   step "deep-profile run --launcher torchrun: 1b, gated on decode, nsys on both ranks, ncu on rank 0 (top 5)"
   /usr/bin/time -f "deep-profile wall %e s" "$dp" run --set run.runs_root=/tmp/runs-tp --set run.run_id=h200x2-tp-1b \
     --set run.top_n_kernels=5 --launcher "$tp" -- "$ex" --tensor-parallel --preset 1b --warmup 1
   echo "exit=$?"
+  # Two short nsys-only runs (48 decode steps, so that their trimmed SQLite exports are test fixtures):
+  # rank 1 sleeping MULTIGPU_STRAGGLER_MS before each step, and no straggler.
   local delay=${MULTIGPU_STRAGGLER_MS:-5}
-  step "deep-profile run --launcher torchrun with rank 1 sleeping $delay ms before each decode step (nsys only)"
-  /usr/bin/time -f "deep-profile wall %e s" "$dp" run --set run.runs_root=/tmp/runs-tp \
-    --set run.run_id=h200x2-tp-straggler --set run.enable_ncu=false --launcher "$tp" -- \
-    "$ex" --tensor-parallel --preset 1b --warmup 1 --straggler-ms "$delay"
-  echo "exit=$?"
-  for run in h200x2-tp-1b h200x2-tp-straggler; do
-    echo "--- $run: analysis/ranks.md"; cat "/tmp/runs-tp/$run/analysis/ranks.md" 2>/dev/null
+  for run in straggler-${delay}ms no-straggler; do
+    local extra=()
+    [ "$run" = no-straggler ] || extra=(--straggler-ms "$delay")
+    step "deep-profile run --launcher torchrun, $run (48 steps, nsys only)"
+    /usr/bin/time -f "deep-profile wall %e s" "$dp" run --set run.runs_root=/tmp/runs-tp --set "run.run_id=h200x2-tp-$run" \
+      --set run.enable_ncu=false --launcher "$tp" -- "$ex" --tensor-parallel --preset 1b --warmup 1 --new-tokens 48 \
+      "${extra[@]}"
+    echo "exit=$?"
+    mkdir -p "$OUT/pack/sqlite-$run"
+    for rank in 0 1; do
+      python3 "$repo/tests/tools/trim_nsys_sqlite.py" "/tmp/runs-tp/h200x2-tp-$run/ranks/r$rank/nsys/profile.sqlite" \
+        "$OUT/pack/sqlite-$run/r$rank.sqlite"
+    done
+  done
+  for run in /tmp/runs-tp/*/; do
+    echo "--- $run: analysis/ranks.md"; cat "$run/analysis/ranks.md" 2>/dev/null
   done
   (cd /tmp/runs-tp && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.qdstrm' \
-     --exclude='*.sqlite' -czf "$OUT/tp-runs.tar.gz" .)
-  # The SQLite exports are the cross-rank view's input: keep the straggler run's (small) for the fixtures.
-  mkdir -p "$OUT/straggler-sqlite"
-  for rank in 0 1; do
-    cp "/tmp/runs-tp/h200x2-tp-straggler/ranks/r$rank/nsys/profile.sqlite" "$OUT/straggler-sqlite/r$rank.sqlite" 2>/dev/null
-  done
-  ls -la "$OUT/straggler-sqlite"
+     --exclude='*.sqlite' -czf "$OUT/pack/tp-runs.tar.gz" .)
+  # One archive: the machine returns a few files per call.
+  mv "$OUT"/*.txt "$OUT"/*.tsv "$OUT"/*.json "$OUT"/bare-*.log "$OUT/pack/" 2>/dev/null
+  (cd "$OUT/pack" && tar -czf "$OUT/multigpu.tar.gz" .) && rm -rf "$OUT/pack"
+  ls -la "$OUT"
 }
 
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader

@@ -1,5 +1,5 @@
 // deep-profile rank-exec: one rank's share of a stage, started by `deep-profile run --launcher`
-// (or by hand under a launcher) as `LAUNCHER deep-profile rank-exec --run MAIN --stage S -- CMD`.
+// (or by hand under a launcher) as `LAUNCHER deep-profile rank-exec --run-directory MAIN --stage S -- CMD`.
 #include <boost/program_options.hpp>
 #include <iostream>
 
@@ -13,7 +13,7 @@ namespace po = boost::program_options;
 namespace {
 
 const char* usage_text =
-    "usage: deep-profile rank-exec --run MAIN --stage stage1|nsys|ncu [--ranks LIST] -- CMD ARGS...\n\n"
+    "usage: deep-profile rank-exec --run-directory MAIN --stage stage1|nsys|ncu [--ranks LIST] -- CMD ARGS...\n\n"
     "Runs this rank's share of a stage that `deep-profile run --launcher` planned: resolves the rank from the\n"
     "launcher's variables (RANK/LOCAL_RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, PMIX_RANK, SLURM_PROCID/LOCALID/NTASKS),\n"
     "runs the stage's profiler when the rank is in --ranks (all ranks when absent) and CMD bare otherwise, and\n"
@@ -28,7 +28,7 @@ int rank_exec_command(const std::vector<std::string>& args) {
   if (separator != args.end()) request.workload.assign(separator + 1, args.end());
   std::string main_directory, ranks;
   po::options_description description("options");
-  description.add_options()("help,h", "this help")("run", po::value(&main_directory)->required(),
+  description.add_options()("help,h", "this help")("run-directory", po::value(&main_directory)->required(),
                                                    "the run directory (MAIN)")(
       "stage", po::value(&request.stage)->required(), "stage1, nsys or ncu")("ranks", po::value(&ranks),
                                                                              "ranks that run the profiler");

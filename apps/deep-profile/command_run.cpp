@@ -40,7 +40,7 @@ const char* usage_text =
     "Runs the workload (the bundled llmprof-decode example, or CMD) bare, under nsys, and under ncu on its top\n"
     "kernels, and leaves one run directory (MAIN) with run.json, the raw reports, the analysis and the reports.\n"
     "With --launcher (srun, mpirun, torchrun) every workload stage runs as\n"
-    "`LAUNCHER deep-profile rank-exec --run MAIN --stage S -- CMD`; each rank writes MAIN/ranks/r<k>/. nsys\n"
+    "`LAUNCHER deep-profile rank-exec --run-directory MAIN --stage S -- CMD`; each rank writes MAIN/ranks/r<k>/. nsys\n"
     "profiles every rank and ncu rank 0 unless --ranks (e.g. 0,3 or 0-3) names the ranks to profile.\n\n"
     "exit codes: 0 everything asked for succeeded; 1 a stage failed or was skipped; 2 bad command line or\n"
     "config; 3 the machine is not ready (tool missing, no space, unwritable runs root); 4 the workload program\n"

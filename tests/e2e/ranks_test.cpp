@@ -92,7 +92,7 @@ TEST_CASE("mpirun -np 2: two rank directories with their own reports and per-ran
   CHECK(ncu.ranks[1].role == "bare");
   CHECK(fs::exists(e2e.main() / "ranks/r0/ncu/raw.csv"));
   CHECK_FALSE(fs::exists(e2e.main() / "ranks/r1/ncu/profile.ncu-rep"));
-  CHECK(read_file(e2e.main() / "nsys/cmd.txt").find("rank-exec --run") != std::string::npos);
+  CHECK(read_file(e2e.main() / "nsys/cmd.txt").find("rank-exec --run-directory") != std::string::npos);
   CHECK(fs::exists(e2e.main() / "analysis/report.json"));
   // The cross-rank view: one row per rank; the fake nsys has no trace tables, so the straggler and
   // skew are named as not computed rather than guessed.

@@ -5,7 +5,8 @@ tests/data/cross-rank/r<k>/summary_{nvtx_pushpop_trace,cuda_gpu_trace,cuda_gpu_k
 column layout of `nsys stats --format csv` (2025.3), and expected.json, computed here independently
 of the C++ code. Rank 1's clock is 7 s ahead of rank 0's (different hosts), so raw timestamps are
 useless; rank 1 starts each decode step 2, 3, 4, 5 ms after rank 0 once both are aligned on the end
-of their first 'prefill' range. Re-run after changing it: python3 tests/tools/cross_rank_fixture.py
+of their first 'prefill' range; each all-reduce ends on both ranks when the later one joins, so the
+end of the first is their common time zero. Re-run after changing it: python3 tests/tools/cross_rank_fixture.py
 """
 import json
 import os
@@ -36,7 +37,9 @@ def kernels(rank):
     for step in range(4):
         t = base + PREFILL_END + 2 * MS + step * STEP_PERIOD + STEP_LAG[rank][step]
         rows.append((t, 4 * MS, "ampere_sgemm_128x64_tn", 7))
-        rows.append((t + 4 * MS, 2 * MS, "ncclDevKernel_AllReduce_Sum_f16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 13))
+        # The all-reduce ends when the later rank joins it: at the same moment (real time) on both ranks.
+        last = base + PREFILL_END + 2 * MS + step * STEP_PERIOD + max(STEP_LAG[r][step] for r in STEP_LAG) + 6 * MS
+        rows.append((t + 4 * MS, last - (t + 4 * MS), "ncclDevKernel_AllReduce_Sum_f16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 13))
         rows.append((t + 5 * MS, (3 + rank) * MS, "ampere_sgemm_64x64_nn", 7))
     rows.append((base + 11 * MS, MS // 2, "[CUDA memcpy Host-to-Device]", 7))
     return rows
@@ -62,7 +65,9 @@ def expected():
         compute = merged([(k[0], k[0] + k[1]) for k in ks if "nccl" not in k[2].lower()])
         comm = merged([(k[0], k[0] + k[1]) for k in ks if "nccl" in k[2].lower()])
         overlapped = sum(max(0, min(e, ce) - max(s, cs)) for s, e in comm for cs, ce in compute)
-        anchor = min((r for r in ranges(rank) if r[2] == ":prefill"), key=lambda r: r[0])[1]
+        # Time zero: the end of the rank's first collective kernel, the same moment on every rank.
+        anchor = min((k for k in ks if "nccl" in k[2].lower()), key=lambda k: k[0])
+        anchor = anchor[0] + anchor[1]
         aligned[rank] = sorted((r[0] - anchor) / MS for r in ranges(rank) if r[2] == ":decode_step" and r[0] >= anchor)
         figures[rank] = {"kernel_time_s": total * 1e-9, "collective_share": nccl / total,
                          "comm_compute_overlap": overlapped / sum(e - s for s, e in comm)}
@@ -78,6 +83,7 @@ def expected():
     straggler = max(lags, key=lambda r: lags[r])
     return {"ranks": figures, "straggler": straggler, "straggler_lag_ms": lags[straggler] / steps,
             "skew_median_ms": statistics.median(skews), "skew_max_ms": max(skews), "steps": steps,
+            "kernel_time_max_rank": max(figures, key=lambda r: figures[r]["kernel_time_s"]),
             "kernel_time_imbalance": max(f["kernel_time_s"] for f in figures.values()) /
             statistics.median([f["kernel_time_s"] for f in figures.values()])}
 

@@ -7,7 +7,9 @@ The two ranks disagree on the CPU and the GPU, as a decode loop that does not wa
 - rank 0 waits for its GPU each step, so its step ranges open 20 ms apart, on time;
 - rank 1 launches every step within a few hundred microseconds (its CPU runs ahead of its GPU), but its
   GPU work starts 2, 3, 4, 5 ms after rank 0's (it is the straggler).
-Compared on the CPU, rank 0 would be called the straggler; on the GPU, rank 1 with a lag of 3.5 ms.
+Each all-reduce ends on both ranks when the later one joins it, so the end of the first is the ranks'
+common time zero. Compared on the CPU, rank 0 would be called the straggler; on the GPU, rank 1 with
+the mean of its lags over the steps after that all-reduce (4 ms).
 Rank 1's clock is 7 s ahead (another host). Re-run after changing it:
     python3 tests/tools/cross_rank_sqlite_fixture.py
 """
@@ -38,6 +40,8 @@ def layout(rank):
     launches = [(base + 11 * MS, base + 12 * MS, base + 49 * MS, 20, 7)]  # prefill ends after its GPU work
     for step in range(STEPS):
         gpu = base + 51 * MS + step * 20 * MS + GPU_LAG[rank][step] + 500 * US
+        # The all-reduce ends when the later rank's joins it, on both ranks at once (in real time).
+        reduce_end = base + 51 * MS + step * 20 * MS + max(GPU_LAG[r][step] for r in GPU_LAG) + 500 * US + 6 * MS
         if rank == 0:
             cpu = base + 51 * MS + step * 20 * MS           # waits for the GPU: on time
             end = cpu + 19 * MS
@@ -47,7 +51,7 @@ def layout(rank):
         ranges.append((cpu, end, "decode_step"))
         call = cpu + 20 * US
         launches.append((call, gpu, gpu + 4 * MS, 20, 7))                       # GEMM
-        launches.append((call + 10 * US, gpu + 4 * MS, gpu + 6 * MS, 21, 13))   # all-reduce
+        launches.append((call + 10 * US, gpu + 4 * MS, reduce_end, 21, 13))    # all-reduce
         launches.append((call + 20 * US, gpu + 5 * MS, gpu + (8 + rank) * MS, 22, 7))  # overlaps the all-reduce
     ranges.append((base + 50 * MS, base + 140 * MS, "decode"))
     return ranges, launches
@@ -107,8 +111,12 @@ def expected():
 
         prefill = next(r for r in ranges if r[2] == "prefill")
         steps = sorted(r for r in ranges if r[2] == "decode_step")
-        anchor = prefill[1]  # the CPU end of prefill, on the rank's own clock, for both comparisons
-        gpu_starts[rank] = [(min(l[1] for l in launched_in(s)) - anchor) / MS for s in steps]
+        # Time zero: the end of the rank's first collective kernel (the same moment on every rank).
+        anchor = min((l for l in launches if STRINGS[l[3]].startswith("nccl")), key=lambda l: l[1])[2]
+        gpu_starts[rank] = [(min(l[1] for l in launched_in(s)) - anchor) / MS for s in steps
+                            if min(l[1] for l in launched_in(s)) >= anchor]
+        # A rank without kernels (CPU only) has no collective to align on: the CPU starts, aligned on the
+        # end of prefill.
         cpu_starts[rank] = [(s[0] - prefill[1]) / MS for s in steps]
         total = sum(l[2] - l[1] for l in launches)
         nccl = sum(l[2] - l[1] for l in launches if STRINGS[l[3]].startswith("nccl"))

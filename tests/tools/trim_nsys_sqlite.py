@@ -6,7 +6,10 @@ environment variables, absolute paths). The trimmed copy keeps every row of NVTX
 GPU activity tables and of the CUDA API calls that launch or wait for GPU work, so figures computed
 from it (by the engine and by timeline_expected.py) are those of the original capture.
 
-Usage: trim_nsys_sqlite.py SOURCE.sqlite DEST.sqlite
+Usage: trim_nsys_sqlite.py SOURCE.sqlite DEST.sqlite [--until RANGE:N]
+  --until RANGE:N  also cut the capture where the (N+1)-th NVTX range named RANGE starts: ranges and API
+                   calls from then on go, and so do GPU rows launched by a call that went (a prefix of
+                   the capture, e.g. the first 12 decode steps, when the whole is too big for a fixture).
 """
 import os
 import shutil
@@ -30,7 +33,23 @@ KEPT_COLUMNS = {  # activity tables: the columns the engine reads (others only c
 API_KEPT = ("%Launch%", "%Memcpy%", "%Memset%", "%Synchronize%", "%StreamWaitEvent%", "%Graph%")
 
 
-def main(source, dest):
+def cut_after(db, tables, range_name, count):
+    starts = [r[0] for r in db.execute(
+        "SELECT e.start FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId "
+        "WHERE coalesce(e.text, s.value) = ? ORDER BY e.start", (range_name,))]
+    if len(starts) <= count:
+        return
+    cut = starts[count]
+    db.execute("DELETE FROM NVTX_EVENTS WHERE start >= ?", (cut,))
+    db.execute("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start >= ?", (cut,))
+    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                  "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
+        if table in tables:  # correlation ids are per process: one process per export here
+            db.execute(f"DELETE FROM {table} WHERE correlationId NOT IN "
+                       "(SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME)")
+
+
+def main(source, dest, until=None):
     if os.path.exists(dest):
         os.remove(dest)
     shutil.copyfile(source, dest)
@@ -48,6 +67,9 @@ def main(source, dest):
         condition = " OR ".join("s.value LIKE ?" for _ in API_KEPT)
         db.execute("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE nameId NOT IN "
                    f"(SELECT s.id FROM StringIds s WHERE {condition})", API_KEPT)
+    if until:
+        range_name, count = until.rsplit(":", 1)
+        cut_after(db, tables, range_name, int(count))
     # Strings still referenced; everything else (environment, process and thread names) goes.
     referenced = set()
     for table, column in [("NVTX_EVENTS", "textId"), ("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId"),
@@ -68,6 +90,9 @@ def main(source, dest):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) == 5 and sys.argv[3] == "--until":
+        main(sys.argv[1], sys.argv[2], sys.argv[4])
+    elif len(sys.argv) == 3:
+        main(sys.argv[1], sys.argv[2])
+    else:
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "llmprof/cross_rank.hpp"
+#include "llmprof/timeline.hpp"
 #include "test_support.hpp"
 
 using Catch::Matchers::WithinRel;
@@ -42,18 +43,19 @@ TEST_CASE("cross-rank figures match the independently computed ones") {
     CHECK_THAT(*rank.kernel_time_s, WithinRel(number(want.at("kernel_time_s")), 1e-9));
     CHECK_THAT(*rank.collective_share, WithinRel(number(want.at("collective_share")), 1e-9));
     CHECK_THAT(*rank.comm_compute_overlap, WithinRel(number(want.at("comm_compute_overlap")), 1e-9));
-    CHECK(rank.steps == 4);
+    CHECK(rank.steps == static_cast<std::size_t>(expected.at("steps").as_int64()));
   }
   REQUIRE(analysis.straggler);
   CHECK(*analysis.straggler == expected.at("straggler").as_int64());
   CHECK_THAT(*analysis.straggler_lag_ms, WithinRel(number(expected.at("straggler_lag_ms")), 1e-9));
   CHECK_THAT(*analysis.skew_median_ms, WithinRel(number(expected.at("skew_median_ms")), 1e-9));
   CHECK_THAT(*analysis.skew_max_ms, WithinRel(number(expected.at("skew_max_ms")), 1e-9));
-  CHECK(analysis.compared_steps == 4);
+  CHECK(analysis.compared_steps == static_cast<std::size_t>(expected.at("steps").as_int64()));
+  CHECK(analysis.alignment == "end of the first collective (NCCL) kernel");
   REQUIRE(analysis.imbalance.size() == 1);
   CHECK(analysis.imbalance[0].figure == "kernel_time_s");
   CHECK_THAT(analysis.imbalance[0].ratio, WithinRel(number(expected.at("kernel_time_imbalance")), 1e-9));
-  CHECK(analysis.imbalance[0].max_rank == 1);
+  CHECK(analysis.imbalance[0].max_rank == expected.at("kernel_time_max_rank").as_int64());
   CHECK(analysis.not_computed.empty());
 }
 
@@ -68,14 +70,17 @@ TEST_CASE("ranks.csv has one row per rank and the section names the straggler an
   CHECK(header ==
         "rank,stage1_wall_s,nsys_wall_s,kernel_time_s,collective_kernel_time_s,collective_share,comm_compute_overlap,"
         "steps,mean_step_start_lag_ms,step_start_basis");
-  CHECK(first.rfind("0,,,0.036,0.008,", 0) == 0);
-  CHECK(second.rfind("1,,,0.04,0.008,0.2,0.5,4,3.5", 0) == 0);
+  CHECK(first.rfind("0,,,0.05,0.022,0.44,", 0) == 0);
+  CHECK(second.rfind("1,,,0.04,0.008,0.2,0.5,3,4,CPU", 0) == 0);
   const std::string markdown = llmprof::cross_rank_markdown(analysis);
   CHECK_THAT(
       markdown,
-      Catch::Contains("**Straggler**: rank 1, whose steps start 3.5 ms after the earliest rank's on average "
-                      "(4 steps, CPU start of each step's range, aligned on the end of the first 'prefill' range)"));
-  CHECK_THAT(markdown, Catch::Contains("median 3.5 ms, max 5 ms"));
+      Catch::Contains(
+          "**Straggler**: rank 1, whose steps start 4 ms after the earliest rank's on average, 20% of the median "
+          "step (20 ms) "
+          "(3 steps, CPU start of each step's range, aligned on the end of the first collective (NCCL) "
+          "kernel)"));
+  CHECK_THAT(markdown, Catch::Contains("median 4 ms, max 5 ms"));
 }
 
 TEST_CASE("without traces the per-rank sums remain and the missing figures are named") {
@@ -99,6 +104,7 @@ TEST_CASE("without traces the per-rank sums remain and the missing figures are n
 TEST_CASE("a rank without the alignment range leaves the skew uncomputed instead of comparing raw clocks") {
   std::vector<llmprof::RankTimeline> ranks = fixture_ranks();
   std::erase_if(*ranks[1].ranges, [](const auto& range) { return range.name == ":prefill"; });
+  ranks[1].kernels.reset();  // and no collective kernel to align on
   const auto analysis = llmprof::analyze_ranks(ranks);
   CHECK_FALSE(analysis.skew_max_ms);
   REQUIRE_FALSE(analysis.not_computed.empty());
@@ -133,6 +139,7 @@ TEST_CASE("from SQLite exports a rank whose CPU runs ahead is judged by when its
   const auto expected = boost::json::parse(read_file(fixture / "sqlite/expected.json")).as_object();
   const auto analysis = llmprof::analyze_ranks(sqlite_ranks());
   CHECK(analysis.step_basis == "GPU");
+  CHECK(analysis.alignment == "end of the first collective (NCCL) kernel");
   check_steps(analysis, expected.at("gpu").as_object());
   for (const auto& rank : analysis.ranks) {
     const auto& want = expected.at("ranks").at(std::to_string(rank.rank)).as_object();
@@ -142,17 +149,19 @@ TEST_CASE("from SQLite exports a rank whose CPU runs ahead is judged by when its
     CHECK_THAT(*rank.comm_compute_overlap, WithinRel(number(want.at("comm_compute_overlap")), 1e-9));
   }
   CHECK_THAT(llmprof::cross_rank_markdown(analysis),
-             Catch::Contains("GPU start of each step's first GPU work, aligned on the end of the first 'prefill'"));
+             Catch::Contains("GPU start of each step's first GPU work, aligned on the end of the first collective"));
 }
 
 TEST_CASE("without the GPU side of every rank's steps the CPU starts are compared, and the report says so") {
   const auto expected = boost::json::parse(read_file(fixture / "sqlite/expected.json")).as_object();
   std::vector<llmprof::RankTimeline> ranks = sqlite_ranks();
-  ranks[1].gpu_ranges.reset();  // e.g. a CPU-only rank
+  ranks[1].gpu_ranges.reset();  // e.g. a CPU-only rank: no GPU side and no collective kernel to align on
+  ranks[1].kernels.reset();
   const auto analysis = llmprof::analyze_ranks(ranks);
   CHECK(analysis.step_basis == "CPU");
   check_steps(analysis, expected.at("cpu").as_object());
   CHECK_THAT(llmprof::cross_rank_markdown(analysis), Catch::Contains("CPU start of each step's range"));
+  CHECK(analysis.alignment == "end of the first 'prefill' range");
 }
 
 TEST_CASE("a SQLite file that is not an nsys export is an error naming it") {
@@ -165,12 +174,86 @@ TEST_CASE("a SQLite file that is not an nsys export is an error naming it") {
 TEST_CASE("a capture gated on decode is aligned on the start of the gate range, and the report names it") {
   const auto expected = boost::json::parse(read_file(fixture / "sqlite/expected.json")).as_object();
   std::vector<llmprof::RankTimeline> ranks = sqlite_ranks();
-  for (auto& rank : ranks) std::erase_if(*rank.ranges, [](const auto& range) { return range.name == "prefill"; });
+  for (auto& rank : ranks) {
+    std::erase_if(*rank.ranges, [](const auto& range) { return range.name == "prefill"; });
+    rank.kernels.reset();  // no collective kernel either (CPU-only ranks)
+    rank.gpu_ranges.reset();
+  }
   CHECK_FALSE(llmprof::analyze_ranks(ranks).straggler);  // no prefill, no fallback: not computed
   llmprof::CrossRankOptions options;
   options.fallback_align_range = "decode";
   const auto analysis = llmprof::analyze_ranks(ranks, options);
   // The fixture opens `decode` where prefill ends, so the figures are those aligned on prefill.
-  check_steps(analysis, expected.at("gpu").as_object());
+  check_steps(analysis, expected.at("cpu").as_object());
   CHECK(analysis.alignment == "start of the first 'decode' range");
+}
+
+namespace {
+
+llmprof::CrossRankAnalysis h200_run(const std::string& run) {
+  std::vector<llmprof::RankTimeline> ranks;
+  for (int rank : {0, 1}) {
+    auto timeline =
+        llmprof::rank_timeline_from_sqlite(rank, fixture / "h200x2" / run / ("r" + std::to_string(rank) + ".sqlite"));
+    REQUIRE(timeline);
+    ranks.push_back(timeline.value());
+  }
+  llmprof::CrossRankOptions options;
+  options.fallback_align_range = "decode";  // as the pipeline sets it for a capture gated on decode
+  return llmprof::analyze_ranks(ranks, options);
+}
+
+void check_h200_figures(const llmprof::CrossRankAnalysis& analysis, const boost::json::object& want) {
+  CHECK(analysis.step_basis == "GPU");
+  CHECK(analysis.alignment == "end of the first collective (NCCL) kernel");
+  CHECK(analysis.compared_steps == static_cast<std::size_t>(want.at("steps").as_int64()));
+  REQUIRE(analysis.latest_rank);
+  CHECK(*analysis.latest_rank == want.at("straggler").as_int64());
+  CHECK_THAT(*analysis.latest_lag_ms, WithinRel(number(want.at("straggler_lag_ms")), 1e-9));
+  CHECK_THAT(*analysis.step_period_ms, WithinRel(number(want.at("step_period_ms")), 1e-9));
+  CHECK_THAT(*analysis.skew_median_ms, WithinRel(number(want.at("skew_median_ms")), 1e-9));
+  CHECK_THAT(*analysis.skew_max_ms, WithinRel(number(want.at("skew_max_ms")), 1e-9));
+  for (const auto& rank : analysis.ranks) {
+    const auto& figures = want.at("ranks").at(std::to_string(rank.rank)).as_object();
+    CAPTURE(rank.rank);
+    CHECK_THAT(*rank.kernel_time_s, WithinRel(number(figures.at("kernel_time_s")), 1e-9));
+    CHECK_THAT(*rank.collective_share, WithinRel(number(figures.at("collective_share")), 1e-9));
+  }
+}
+
+}  // namespace
+
+// Real captures of tensor-parallel decode on two H200s with NCCL (tests/data/cross-rank/h200x2, figures from
+// tests/tools/cross_rank_h200_expected.py).
+TEST_CASE("two H200s: a rank that sleeps 5 ms before each step is named the straggler, the delay recovered") {
+  const auto expected = boost::json::parse(read_file(fixture / "h200x2/expected.json")).as_object();
+  const auto analysis = h200_run("straggler-5ms");
+  check_h200_figures(analysis, expected.at("straggler-5ms").as_object());
+  REQUIRE(analysis.straggler);
+  CHECK(*analysis.straggler == 1);
+  CHECK_THAT(*analysis.straggler_lag_ms, WithinRel(5.0, 0.2));
+  CHECK_THAT(llmprof::cross_rank_markdown(analysis), Catch::Contains("- **Straggler**: rank 1, whose steps start"));
+}
+
+TEST_CASE("two H200s: without an injected delay no rank is named the straggler") {
+  const auto expected = boost::json::parse(read_file(fixture / "h200x2/expected.json")).as_object();
+  const auto analysis = h200_run("no-straggler");
+  check_h200_figures(analysis, expected.at("no-straggler").as_object());
+  CHECK_FALSE(analysis.straggler);
+  CHECK(*analysis.latest_lag_ms < llmprof::kStragglerStepShare * *analysis.step_period_ms);
+  CHECK_THAT(llmprof::cross_rank_markdown(analysis), Catch::Contains("- **No straggler**: the latest rank, rank "));
+}
+
+TEST_CASE("two H200s: a decode step busy mostly in NCCL kernels is 'waiting on collectives', not GPU-bound") {
+  const auto expected = boost::json::parse(read_file(fixture / "h200x2/expected.json")).as_object();
+  // Rank 0 of the straggler capture waits for rank 1 in every all-reduce.
+  const auto timeline = llmprof::analyze_timeline(fixture / "h200x2/straggler-5ms/r0.sqlite");
+  REQUIRE(timeline);
+  const llmprof::TimelineStage* step = timeline->find_stage("decode_step");
+  REQUIRE(step != nullptr);
+  CHECK(step->collective_time_ns ==
+        expected.at("straggler-5ms").at("ranks").at("0").at("decode_step_collective_ns").as_int64());
+  CHECK(2 * step->collective_time_ns >= step->gpu_busy_ns);
+  CHECK_THAT(step->verdict, Catch::StartsWith("waiting on collectives: GPU busy "));
+  CHECK_THAT(step->verdict, Catch::Contains("of it in collective (NCCL) kernels"));
 }

@@ -177,3 +177,47 @@ TEST_CASE("run.json keeps per-rank records of a stage and has none for a single 
   CHECK(record.directory == "ranks/r1/nsys");
   CHECK(boost::json::parse(text).at("stages").at(1).as_object().if_contains("ranks") == nullptr);
 }
+
+namespace {
+
+// Every long option a launcher's --help names (recorded on the GPU machine, tests/data/launchers/).
+std::vector<std::string> long_options_in(const std::string& help) {
+  std::vector<std::string> options;
+  for (std::size_t at = help.find("--"); at != std::string::npos; at = help.find("--", at + 2)) {
+    std::size_t end = at + 2;
+    while (end < help.size() &&
+           (std::isalnum(static_cast<unsigned char>(help[end])) || help[end] == '-' || help[end] == '_'))
+      ++end;
+    if (end > at + 2) options.push_back(help.substr(at, end - at));
+  }
+  return options;
+}
+
+// What Python's argparse does with an option-like word after torchrun's program: an exact name or a
+// prefix of one of its options is taken (or refused as ambiguous) instead of passed on.
+bool taken_by(const std::string& word, const std::vector<std::string>& launcher_options) {
+  return std::any_of(launcher_options.begin(), launcher_options.end(),
+                     [&](const std::string& option) { return option.rfind(word, 0) == 0; });
+}
+
+}  // namespace
+
+TEST_CASE("rank-exec's own options pass through torchrun's parser untouched") {
+  const std::string help = read_file(fs::path(LLMPROF_TEST_DATA_DIR) / "launchers/torchrun-2.11-help.txt");
+  const std::vector<std::string> torchrun = long_options_in(help);
+  REQUIRE(std::find(torchrun.begin(), torchrun.end(), "--run-path") != torchrun.end());
+  CHECK(taken_by("--run", torchrun));  // what torchrun 2.11 refused on the H200 machine
+  llmprof::RankExecRequest request;
+  request.main_directory = "/runs/main";
+  request.stage = "nsys";
+  request.ranks = std::vector<int>{0, 1};
+  const std::vector<std::string> words = llmprof::rank_exec_arguments(request);
+  REQUIRE(words.back() == "--");
+  CHECK(words == std::vector<std::string>{"rank-exec", "--run-directory", "/runs/main", "--stage", "nsys", "--ranks",
+                                          "0,1", "--"});
+  for (const std::string& word : words) {
+    if (word.rfind("--", 0) != 0 || word == "--") continue;
+    INFO(word);
+    CHECK_FALSE(taken_by(word, torchrun));
+  }
+}

@@ -1,7 +1,7 @@
 // Profiling under a launcher: `deep-profile run --launcher 'srun -n 2' [--ranks 0,1] -- CMD`.
 //
 // For each stage that runs the workload (stage1, nsys, ncu) the pipeline runs
-// `<launcher> deep-profile rank-exec --run MAIN --stage S [--ranks LIST] -- CMD` once. Every
+// `<launcher> deep-profile rank-exec --run-directory MAIN --stage S [--ranks LIST] -- CMD` once. Every
 // rank-exec resolves its rank from the launcher's variables (rank.hpp), runs the profiler on the
 // ranks selected for the stage and the workload bare on the others, and writes only under
 // MAIN/ranks/r<rank>/<stage>/ (output.log, status.json): nothing is shared between ranks. The
@@ -43,6 +43,17 @@ struct RankLaunch {
 };
 
 // One rank's share of a stage, as `deep-profile rank-exec` runs it.
+struct RankExecRequest;
+
+// The words after the deep-profile executable that start `request` under a launcher, up to and
+// including the "--" before CMD: {"rank-exec", "--run-directory", MAIN, "--stage", S, ["--ranks", L,] "--"}.
+// They must pass through every launcher's own parser untouched. torchrun's (Python argparse) reads
+// every option-like word, even after its program, as an abbreviation of its own options: a word
+// that is a prefix of one is taken or refused (torchrun 2.11 refused `--run`, a prefix of
+// `--run-path` and `--run_path`, on 2026-11-23), so none of these option names may be a prefix of a
+// launcher option (tests/unit/rank_launch_test.cpp checks them against recorded `--help` output).
+std::vector<std::string> rank_exec_arguments(const RankExecRequest& request);
+
 struct RankExecRequest {
   std::filesystem::path main_directory;
   std::string stage;                      // stage1 | nsys | ncu

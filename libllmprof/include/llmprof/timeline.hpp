@@ -119,6 +119,9 @@ struct TimelineStage {
   std::int64_t gpu_span_ns = 0;  // first GPU start -> last GPU end (0 without GPU work)
   std::int64_t gpu_time_ns = 0;
   std::int64_t graph_time_ns = 0;
+  // Summed duration of the collective (NCCL) kernels launched inside it: time that includes waiting
+  // for other ranks, so a stage busy mostly with them is not GPU-bound in the sense of its own kernels.
+  std::int64_t collective_time_ns = 0;
   std::int64_t graph_executions = 0;
   std::int64_t launch_api_ns = 0;
   std::int64_t sync_api_ns = 0;

@@ -95,8 +95,28 @@ void add_imbalance(CrossRankAnalysis& analysis, const char* figure, std::optiona
 
 using RangeList = std::optional<std::vector<NvtxRangeInstance>> RankTimeline::*;
 
-// Each rank's time zero on its own clock: the end of the first `align_range`, or, when some rank lacks
-// it, the start of the first `fallback_align_range`; empty (with a reason) when neither is on every rank.
+// The end of each rank's first collective kernel, when every rank has one: a collective ends at the same
+// moment on every rank (none can finish before the last one joins), whatever each rank's CPU did before.
+// Measured on two H200s (2026-11-23): under a capture gated on `decode`, the ranks' `decode` ranges
+// open ~30 ms apart relative to their GPU work (each rank's nsys starts its capture there), which
+// aligned on that range made a rank that waited look 28 ms late.
+std::vector<std::int64_t> first_collective_ends(const std::vector<RankTimeline>& ranks) {
+  std::vector<std::int64_t> anchors;
+  for (const auto& rank : ranks) {
+    if (!rank.kernels) return {};
+    const GpuKernelInterval* first = nullptr;
+    for (const auto& kernel : *rank.kernels) {
+      if (is_collective_kernel(kernel.name) && (first == nullptr || kernel.start_ns < first->start_ns)) first = &kernel;
+    }
+    if (first == nullptr) return {};
+    anchors.push_back(first->end_ns);
+  }
+  return anchors;
+}
+
+// Each rank's time zero on its own clock: the end of its first collective kernel; otherwise the end of
+// the first `align_range`, or, when some rank lacks it, the start of the first `fallback_align_range`;
+// empty (with a reason) when none is on every rank.
 std::vector<std::int64_t> alignment_anchors(const std::vector<RankTimeline>& ranks, const CrossRankOptions& options,
                                             std::string& alignment, std::string& why_not) {
   const auto first = [](const RankTimeline& rank, const std::string& name) -> const NvtxRangeInstance* {
@@ -111,6 +131,10 @@ std::vector<std::int64_t> alignment_anchors(const std::vector<RankTimeline>& ran
       why_not = "rank " + std::to_string(rank.rank) + " has no NVTX range trace (nvtx_pushpop_trace or SQLite export)";
       return {};
     }
+  }
+  if (auto anchors = first_collective_ends(ranks); !anchors.empty()) {
+    alignment = "end of the first collective (NCCL) kernel";
+    return anchors;
   }
   for (const bool fallback : {false, true}) {
     const std::string& name = fallback ? options.fallback_align_range : options.align_range;
@@ -204,8 +228,18 @@ void add_step_figures(CrossRankAnalysis& analysis, const std::vector<RankTimelin
   analysis.skew_median_ms = median_of(skews);
   analysis.skew_max_ms = *std::max_element(skews.begin(), skews.end());
   const auto latest = std::max_element(lag_sum.begin(), lag_sum.end());
-  analysis.straggler = analysis.ranks[static_cast<std::size_t>(latest - lag_sum.begin())].rank;
-  analysis.straggler_lag_ms = *latest / static_cast<double>(steps);
+  analysis.latest_rank = analysis.ranks[static_cast<std::size_t>(latest - lag_sum.begin())].rank;
+  analysis.latest_lag_ms = *latest / static_cast<double>(steps);
+  const auto& earliest =
+      starts[static_cast<std::size_t>(std::min_element(lag_sum.begin(), lag_sum.end()) - lag_sum.begin())];
+  std::vector<double> intervals;
+  for (std::size_t step = 1; step < steps; ++step) intervals.push_back(earliest[step] - earliest[step - 1]);
+  if (!intervals.empty()) analysis.step_period_ms = median_of(intervals);
+  // With one compared step there is no period to weigh the lag against: name the latest rank then.
+  if (!analysis.step_period_ms || *analysis.latest_lag_ms >= kStragglerStepShare * *analysis.step_period_ms) {
+    analysis.straggler = analysis.latest_rank;
+    analysis.straggler_lag_ms = analysis.latest_lag_ms;
+  }
 }
 
 }  // namespace

@@ -64,6 +64,7 @@ boost::json::object json_stage(const TimelineStage& stage) {
   object["gpu_span_ns"] = stage.gpu_span_ns;
   object["gpu_time_ns"] = stage.gpu_time_ns;
   object["graph_time_ns"] = stage.graph_time_ns;
+  object["collective_time_ns"] = stage.collective_time_ns;
   object["graph_executions"] = stage.graph_executions;
   object["launch_api_ns"] = stage.launch_api_ns;
   object["sync_api_ns"] = stage.sync_api_ns;

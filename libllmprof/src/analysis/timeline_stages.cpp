@@ -6,6 +6,7 @@
 
 #include "analysis/timeline_model.hpp"
 #include "core/format.hpp"
+#include "llmprof/kernel_name.hpp"
 
 namespace llmprof::detail {
 
@@ -141,6 +142,19 @@ void set_verdict(TimelineStage& stage, const TimelineOptions& options) {
                     "; cut launch overhead (CUDA graphs, fused kernels) or host work between launches";
     return;
   }
+  // Measured on two H200s (2026-11-23, tensor-parallel decode): 84% of decode's GPU time was NCCL kernels
+  // spinning until the other rank's launches arrived; "GPU-bound" would have sent people to its GEMMs.
+  const double collective =
+      stage.gpu_busy_ns > 0
+          ? std::min(1.0, static_cast<double>(stage.collective_time_ns) / static_cast<double>(stage.gpu_busy_ns))
+          : 0;
+  if (collective >= 0.5) {
+    stage.verdict = "waiting on collectives: GPU busy " + percent(busy) + " of the stage, " + percent(collective) +
+                    " of it in collective (NCCL) kernels, which include waiting for the other ranks; compare the "
+                    "ranks (Across ranks) before tuning this rank's kernels";
+    stage.headroom.reset();
+    return;
+  }
   stage.verdict = "GPU-bound: GPU busy " + percent(busy) + " of the stage";
   stage.headroom.reset();
 }
@@ -256,6 +270,10 @@ void build_stages(TimelineGathered& gathered, const TimelineOptions& options, Ti
     if (gpu_end[id] > std::numeric_limits<std::int64_t>::min())
       stage.gpu_span_ns = gpu_end[id] - gathered.stage_gpu_start[id];
     stage.kernels = stage_kernel_table(gathered.stage_kernels[id], gathered.names, options.kernels_per_stage);
+    for (const auto& [name_id, totals] : gathered.stage_kernels[id]) {
+      if (name_id >= 0 && is_collective_kernel(activity_name(name_id, gathered.names)))
+        stage.collective_time_ns += totals.total_ns;
+    }
     summarize_stage(stage, options);
     set_verdict(stage, options);
   }

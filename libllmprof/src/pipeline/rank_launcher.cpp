@@ -118,4 +118,12 @@ std::string format_rank_list(const std::vector<int>& ranks) {
   return text;
 }
 
+std::vector<std::string> rank_exec_arguments(const RankExecRequest& request) {
+  std::vector<std::string> words = {"rank-exec", "--run-directory", request.main_directory.string(), "--stage",
+                                    request.stage};
+  if (request.ranks) words.insert(words.end(), {"--ranks", format_rank_list(*request.ranks)});
+  words.push_back("--");
+  return words;
+}
+
 }  // namespace llmprof

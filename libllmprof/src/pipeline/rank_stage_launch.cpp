@@ -18,10 +18,13 @@ std::vector<std::string> launcher_argv(const PipelineRun& run, const std::string
                                        const std::optional<std::vector<int>>& ranks) {
   const RankLaunch& launch = *run.environment.rank_launch;
   std::vector<std::string> argv = launch.launcher.words;
-  argv.insert(argv.end(), {run.environment.executable.string(), "rank-exec", "--run",
-                           fs::absolute(run.directory.path()).string(), "--stage", stage});
-  if (ranks) argv.insert(argv.end(), {"--ranks", format_rank_list(*ranks)});
-  argv.push_back("--");
+  argv.push_back(run.environment.executable.string());
+  RankExecRequest request;
+  request.main_directory = fs::absolute(run.directory.path());
+  request.stage = stage;
+  request.ranks = ranks;
+  const std::vector<std::string> rank_exec = rank_exec_arguments(request);
+  argv.insert(argv.end(), rank_exec.begin(), rank_exec.end());
   argv.insert(argv.end(), run.workload.argv.begin(), run.workload.argv.end());
   return argv;
 }

@@ -4,6 +4,7 @@
 // feeds select and the single-rank analysis; every rank feeds the cross-rank view.
 #include <algorithm>
 
+#include "core/format.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/cross_rank.hpp"
 #include "llmprof/kernel_name.hpp"
@@ -190,8 +191,12 @@ void write_cross_rank(PipelineRun& run) {
   }
   if (analysis.straggler) {
     run.say("analyze", "straggler: rank " + std::to_string(*analysis.straggler) + " (steps start " +
-                           std::to_string(*analysis.straggler_lag_ms) +
+                           detail::format_number(*analysis.straggler_lag_ms) +
                            " ms after the earliest rank's, after alignment)");
+  } else if (analysis.latest_rank) {
+    run.say("analyze", "no straggler: the latest rank's steps start " + detail::format_number(*analysis.latest_lag_ms) +
+                           " ms after the earliest's, under " + detail::format_fraction_percent(kStragglerStepShare) +
+                           " of a step");
   }
 }
 
