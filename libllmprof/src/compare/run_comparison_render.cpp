@@ -194,16 +194,18 @@ std::string render_comparison_markdown(const RunComparison& comparison) {
   return out.str();
 }
 
-std::string render_comparison_html(const RunComparison& comparison) {
-  std::ostringstream body;
-  auto delta_cell = [](const ValueDelta& delta) {
-    const std::string css = !delta.delta_pct           ? ""
-                            : *delta.delta_pct > 0.05  ? " delta-bad"
-                            : *delta.delta_pct < -0.05 ? " delta-good"
-                                                       : "";
-    return "<td class=\"num" + css + "\"" + detail::sort_key(delta.delta_pct) + ">" + html_escape(delta_text(delta)) +
-           "</td>";
-  };
+namespace {
+
+std::string delta_cell(const ValueDelta& delta) {
+  const std::string css = !delta.delta_pct           ? ""
+                          : *delta.delta_pct > 0.05  ? " delta-bad"
+                          : *delta.delta_pct < -0.05 ? " delta-good"
+                                                     : "";
+  return "<td class=\"num" + css + "\"" + detail::sort_key(delta.delta_pct) + ">" + html_escape(delta_text(delta)) +
+         "</td>";
+}
+
+void write_verdict_html(std::ostringstream& body, const RunComparison& comparison) {
   body << "<section class=\"card\" id=\"verdict\"><h2>Verdict</h2>";
   if (comparison.options.fail_if_slower_pct) {
     body << "<ul class=\"verdicts\">";
@@ -227,6 +229,9 @@ std::string render_comparison_html(const RunComparison& comparison) {
     body << "</ul>";
   }
   body << "<p class=\"lead\">Kernels: " << html_escape(summary_line(comparison)) << ".</p></section>\n";
+}
+
+void write_stages_html(std::ostringstream& body, const RunComparison& comparison) {
   body << "<section class=\"card\" id=\"stages\"><h2>Stages</h2><div class=\"table-wrap\"><table "
           "class=\"sortable\"><thead><tr>"
           "<th>Stage</th><th class=\"num\">Wall A</th><th class=\"num\">Wall B</th><th class=\"num\">Δ wall</th>"
@@ -243,8 +248,12 @@ std::string render_comparison_html(const RunComparison& comparison) {
          << format_fraction_percent(stage.mfu.a) << "</td><td class=\"num\">" << format_fraction_percent(stage.mfu.b)
          << "</td></tr>";
   }
+  body << "</tbody></table></div></section>\n";
+}
+
+void write_kernels_html(std::ostringstream& body, const RunComparison& comparison) {
   body
-      << "</tbody></table></div></section>\n<section class=\"card\" id=\"kernels\"><h2>Kernels</h2><div "
+      << "<section class=\"card\" id=\"kernels\"><h2>Kernels</h2><div "
          "class=\"table-wrap\">"
          "<table class=\"sortable\"><thead><tr><th>Change</th><th>Kernel</th><th class=\"num\">Avg A</th><th "
          "class=\"num\">Avg B</th>"
@@ -259,21 +268,32 @@ std::string render_comparison_html(const RunComparison& comparison) {
          << "</td></tr>";
   }
   body << "</tbody></table></div></section>\n";
-  auto differences = [&](const char* id, const char* title, const std::vector<SettingDifference>& list) {
-    body << "<section class=\"card\" id=\"" << id << "\"><h2>" << title << "</h2>";
-    if (list.empty()) {
-      body << "<p class=\"lead\">No differences.</p></section>\n";
-      return;
-    }
-    body << "<table><thead><tr><th>Key</th><th>A</th><th>B</th></tr></thead><tbody>";
-    for (const auto& difference : list) {
-      body << "<tr><td><code>" << html_escape(difference.key) << "</code></td><td><code>" << html_escape(difference.a)
-           << "</code></td><td><code>" << html_escape(difference.b) << "</code></td></tr>";
-    }
-    body << "</tbody></table></section>\n";
-  };
-  differences("environment", "Environment differences", comparison.environment);
-  differences("config", "Configuration differences", comparison.config);
+}
+
+void write_differences_html(std::ostringstream& body, const char* id, const char* title,
+                            const std::vector<SettingDifference>& list) {
+  body << "<section class=\"card\" id=\"" << id << "\"><h2>" << title << "</h2>";
+  if (list.empty()) {
+    body << "<p class=\"lead\">No differences.</p></section>\n";
+    return;
+  }
+  body << "<table><thead><tr><th>Key</th><th>A</th><th>B</th></tr></thead><tbody>";
+  for (const auto& difference : list) {
+    body << "<tr><td><code>" << html_escape(difference.key) << "</code></td><td><code>" << html_escape(difference.a)
+         << "</code></td><td><code>" << html_escape(difference.b) << "</code></td></tr>";
+  }
+  body << "</tbody></table></section>\n";
+}
+
+}  // namespace
+
+std::string render_comparison_html(const RunComparison& comparison) {
+  std::ostringstream body;
+  write_verdict_html(body, comparison);
+  write_stages_html(body, comparison);
+  write_kernels_html(body, comparison);
+  write_differences_html(body, "environment", "Environment differences", comparison.environment);
+  write_differences_html(body, "config", "Configuration differences", comparison.config);
   return detail::html_page("Comparison: " + comparison.run_a + " → " + comparison.run_b, "B relative to A", body.str());
 }
 

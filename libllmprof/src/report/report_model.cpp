@@ -244,35 +244,10 @@ void read_manifest_parts(const RunManifest& manifest, const std::filesystem::pat
   }
 }
 
-}  // namespace
-
-Result<RunReportModel> load_run_report(const std::filesystem::path& main_directory) {
-  RunReportModel model;
-  model.main_directory = main_directory;
-  model.run_id = main_directory.filename().string();
-  if (model.run_id.empty() || model.run_id == ".")
-    model.run_id = std::filesystem::absolute(main_directory).parent_path().filename().string();
-
-  const RunLayout layout(main_directory);
-  const auto report_path = layout.resolve(RunLayout::analysis_report());
-  const auto report_text = read_text(report_path);
-  if (!report_text) {
-    return make_error(
-        ErrorCode::not_found, "no analysis/report.json in " + main_directory.string(),
-        "run `deep-profile analyze " + main_directory.string() + "` first (it writes analysis/report.json)",
-        report_path.string());
-  }
-  auto report = detail::parse_json_object(*report_text, report_path);
-  if (!report) return report.error();
-  try {
-    read_analysis(*report, model);
-  } catch (const JsonFieldError& field) {
-    return file_field_error(report_path, field, std::string(kReportSchema) + " (or " + kReportSchemaV1 + ")");
-  }
-
-  if (auto ranks = read_text(layout.resolve(RunLayout::analysis_directory() / "ranks.md")))
-    model.cross_rank_markdown = *ranks;
-
+// run.json, env.json and inputs.json: each optional (a note says what is unknown without it), each
+// an error when present but unreadable.
+Result<void> read_run_files(const RunLayout& layout, const std::filesystem::path& main_directory,
+                            RunReportModel& model) {
   const auto run_path = layout.resolve(RunLayout::manifest());
   if (auto run_text = read_text(run_path)) {
     auto manifest = manifest_from_json(*run_text);
@@ -314,6 +289,39 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
     }
   }
 
+  return {};
+}
+
+}  // namespace
+
+Result<RunReportModel> load_run_report(const std::filesystem::path& main_directory) {
+  RunReportModel model;
+  model.main_directory = main_directory;
+  model.run_id = main_directory.filename().string();
+  if (model.run_id.empty() || model.run_id == ".")
+    model.run_id = std::filesystem::absolute(main_directory).parent_path().filename().string();
+
+  const RunLayout layout(main_directory);
+  const auto report_path = layout.resolve(RunLayout::analysis_report());
+  const auto report_text = read_text(report_path);
+  if (!report_text) {
+    return make_error(
+        ErrorCode::not_found, "no analysis/report.json in " + main_directory.string(),
+        "run `deep-profile analyze " + main_directory.string() + "` first (it writes analysis/report.json)",
+        report_path.string());
+  }
+  auto report = detail::parse_json_object(*report_text, report_path);
+  if (!report) return report.error();
+  try {
+    read_analysis(*report, model);
+  } catch (const JsonFieldError& field) {
+    return file_field_error(report_path, field, std::string(kReportSchema) + " (or " + kReportSchemaV1 + ")");
+  }
+
+  if (auto ranks = read_text(layout.resolve(RunLayout::analysis_directory() / "ranks.md")))
+    model.cross_rank_markdown = *ranks;
+
+  if (auto read = read_run_files(layout, main_directory, model); !read) return read.error();
   if (auto read = detail::read_repeats_and_gpu_state(main_directory, model); !read) return read.error();
 
   const auto config_path = layout.resolve(RunLayout::resolved_config());

@@ -87,74 +87,89 @@ std::vector<double> decade_ticks(double low, double high) {
   return ticks;
 }
 
-std::string render_roofline_svg(const RooflineChart& chart) {
-  const double width = 1080, height = 500, left = 78, right = 170, top = 34, bottom = 56;
-  double roof_max = 0, primary_roof = 0;
-  for (const auto& roof : chart.compute_roofs) {
-    roof_max = std::max(roof_max, roof.flop_per_s);
-    if (roof.primary) primary_roof = std::max(primary_roof, roof.flop_per_s);
-  }
-  if (primary_roof == 0) primary_roof = roof_max;
-  double x_min = 1e300, x_max = 0, y_min = 1e300, y_max = roof_max;
+namespace {
+
+// The roofline's plot area and its two log axes, fitted to the points and the roofs.
+struct RooflineFrame {
+  double width = 1080, height = 500, left = 78, right = 170, top = 34, bottom = 56;
+  double roof_max = 0, bandwidth = 0;
+  double x_min = 1e300, x_max = 0, y_min = 1e300, y_max = 0;
+  LogAxis x_axis{}, y_axis{};
+};
+
+RooflineFrame fit_roofline_frame(const RooflineChart& chart) {
+  RooflineFrame frame;
+  for (const auto& roof : chart.compute_roofs) frame.roof_max = std::max(frame.roof_max, roof.flop_per_s);
+  frame.y_max = frame.roof_max;
   for (const auto& point : chart.points) {
-    x_min = std::min(x_min, point.arithmetic_intensity);
-    x_max = std::max(x_max, point.arithmetic_intensity);
-    y_min = std::min(y_min, point.flop_per_s);
-    y_max = std::max(y_max, point.flop_per_s);
+    frame.x_min = std::min(frame.x_min, point.arithmetic_intensity);
+    frame.x_max = std::max(frame.x_max, point.arithmetic_intensity);
+    frame.y_min = std::min(frame.y_min, point.flop_per_s);
+    frame.y_max = std::max(frame.y_max, point.flop_per_s);
   }
-  const double bandwidth = chart.dram_bytes_per_s.value_or(0);
-  if (x_max == 0) {
-    x_min = 1;
-    x_max = 100;
-    y_min = y_max / 1e3;
+  frame.bandwidth = chart.dram_bytes_per_s.value_or(0);
+  if (frame.x_max == 0) {
+    frame.x_min = 1;
+    frame.x_max = 100;
+    frame.y_min = frame.y_max / 1e3;
   }
   // Bounds hug the data and the ridge point (not whole decades), so the kernels get the space.
-  x_min /= 2;
-  x_max *= 2;
-  if (bandwidth > 0 && roof_max > 0) {
-    const double ridge = roof_max / bandwidth;
-    x_min = std::min(x_min, ridge / 30);
-    x_max = std::max(x_max, ridge * 5);
+  frame.x_min /= 2;
+  frame.x_max *= 2;
+  if (frame.bandwidth > 0 && frame.roof_max > 0) {
+    const double ridge = frame.roof_max / frame.bandwidth;
+    frame.x_min = std::min(frame.x_min, ridge / 30);
+    frame.x_max = std::max(frame.x_max, ridge * 5);
   }
-  y_min /= 3;
-  if (bandwidth > 0) y_min = std::min(y_min, bandwidth * x_min);
-  y_max *= 2.5;
-  y_min = std::max(y_min, y_max / 1e8);
-  const LogAxis x_axis{x_min, x_max, left, width - right};
-  const LogAxis y_axis{y_min, y_max, height - bottom, top};
+  frame.y_min /= 3;
+  if (frame.bandwidth > 0) frame.y_min = std::min(frame.y_min, frame.bandwidth * frame.x_min);
+  frame.y_max *= 2.5;
+  frame.y_min = std::max(frame.y_min, frame.y_max / 1e8);
+  frame.x_axis = LogAxis{frame.x_min, frame.x_max, frame.left, frame.width - frame.right};
+  frame.y_axis = LogAxis{frame.y_min, frame.y_max, frame.height - frame.bottom, frame.top};
+  return frame;
+}
 
-  std::string svg = svg_open(width, height, chart.title, "chart roofline");
-  svg += "<rect x=\"" + num(left) + "\" y=\"" + num(top) + "\" width=\"" + num(width - right - left) + "\" height=\"" +
-         num(height - bottom - top) + "\" fill=\"#fbfcfe\" stroke=\"" + kGridColor + "\"/>";
-  svg += text_element(left, 20, chart.title, "font-size=\"14\" font-weight=\"600\" fill=\"#1d2330\"");
-  for (double tick : decade_ticks(x_min, x_max)) {
-    const double x = x_axis.map(tick);
-    svg += "<line class=\"grid\" x1=\"" + num(x) + "\" y1=\"" + num(top) + "\" x2=\"" + num(x) + "\" y2=\"" +
-           num(height - bottom) + "\" stroke=\"" + kGridColor + "\"/>";
+// Plot area, title, decade grid lines with their labels, and the axis titles.
+std::string roofline_axes_svg(const RooflineFrame& f, const std::string& title) {
+  std::string svg = "<rect x=\"" + num(f.left) + "\" y=\"" + num(f.top) + "\" width=\"" +
+                    num(f.width - f.right - f.left) + "\" height=\"" + num(f.height - f.bottom - f.top) +
+                    "\" fill=\"#fbfcfe\" stroke=\"" + kGridColor + "\"/>";
+  svg += text_element(f.left, 20, title, "font-size=\"14\" font-weight=\"600\" fill=\"#1d2330\"");
+  for (double tick : decade_ticks(f.x_min, f.x_max)) {
+    const double x = f.x_axis.map(tick);
+    svg += "<line class=\"grid\" x1=\"" + num(x) + "\" y1=\"" + num(f.top) + "\" x2=\"" + num(x) + "\" y2=\"" +
+           num(f.height - f.bottom) + "\" stroke=\"" + kGridColor + "\"/>";
     svg +=
-        text_element(x, height - bottom + 16, decade_label(tick),
+        text_element(x, f.height - f.bottom + 16, decade_label(tick),
                      "class=\"tick\" font-size=\"11\" text-anchor=\"middle\" fill=\"" + std::string(kAxisColor) + "\"");
   }
-  for (double tick : decade_ticks(y_min, y_max)) {
-    const double y = y_axis.map(tick);
-    svg += "<line class=\"grid\" x1=\"" + num(left) + "\" y1=\"" + num(y) + "\" x2=\"" + num(width - right) +
+  for (double tick : decade_ticks(f.y_min, f.y_max)) {
+    const double y = f.y_axis.map(tick);
+    svg += "<line class=\"grid\" x1=\"" + num(f.left) + "\" y1=\"" + num(y) + "\" x2=\"" + num(f.width - f.right) +
            "\" y2=\"" + num(y) + "\" stroke=\"" + kGridColor + "\"/>";
-    svg += text_element(left - 6, y + 4, decade_label(tick),
+    svg += text_element(f.left - 6, y + 4, decade_label(tick),
                         "class=\"tick\" font-size=\"11\" text-anchor=\"end\" fill=\"" + std::string(kAxisColor) + "\"");
   }
-  svg += text_element((left + width - right) / 2, height - 14, "Arithmetic intensity (FLOP per DRAM byte, log scale)",
+  svg += text_element((f.left + f.width - f.right) / 2, f.height - 14,
+                      "Arithmetic intensity (FLOP per DRAM byte, log scale)",
                       "font-size=\"12\" text-anchor=\"middle\" fill=\"" + std::string(kAxisColor) + "\"");
-  svg += "<text transform=\"translate(16 " + num((top + height - bottom) / 2) +
+  svg += "<text transform=\"translate(16 " + num((f.top + f.height - f.bottom) / 2) +
          ") rotate(-90)\" font-size=\"12\" text-anchor=\"middle\" fill=\"" + kAxisColor +
          "\">Achieved FLOP/s (log scale)</text>";
+  return svg;
+}
 
-  // Roofs: the DRAM slope up to each compute roof, then the flat compute roof to the right edge.
+// Roofs: the DRAM slope up to each compute roof, then the flat compute roof to the right edge.
+std::string roofs_svg(const RooflineChart& chart, const RooflineFrame& f) {
+  std::string svg;
+  const double bandwidth = f.bandwidth;
   if (bandwidth > 0) {
-    double start_x = x_min;
-    if (bandwidth * start_x < y_min) start_x = y_min / bandwidth;
-    const double end_x = std::min(x_max, roof_max / bandwidth);
-    const double px1 = x_axis.map(start_x), py1 = y_axis.map(bandwidth * start_x);
-    const double px2 = x_axis.map(end_x), py2 = y_axis.map(bandwidth * end_x);
+    double start_x = f.x_min;
+    if (bandwidth * start_x < f.y_min) start_x = f.y_min / bandwidth;
+    const double end_x = std::min(f.x_max, f.roof_max / bandwidth);
+    const double px1 = f.x_axis.map(start_x), py1 = f.y_axis.map(bandwidth * start_x);
+    const double px2 = f.x_axis.map(end_x), py2 = f.y_axis.map(bandwidth * end_x);
     svg += "<line class=\"roof-dram\" x1=\"" + num(px1) + "\" y1=\"" + num(py1) + "\" x2=\"" + num(px2) + "\" y2=\"" +
            num(py2) + "\" stroke=\"" + kDramColor + "\" stroke-width=\"2.2\"/>";
     const double angle = std::atan2(py2 - py1, px2 - px1) * 180 / 3.14159265358979;
@@ -164,17 +179,20 @@ std::string render_roofline_svg(const RooflineChart& chart) {
            "</text>";
   }
   for (const auto& roof : chart.compute_roofs) {
-    const double ridge = bandwidth > 0 ? std::max(x_min, roof.flop_per_s / bandwidth) : x_min;
-    const double y = y_axis.map(roof.flop_per_s);
-    svg += "<line class=\"roof-compute\" x1=\"" + num(x_axis.map(ridge)) + "\" y1=\"" + num(y) + "\" x2=\"" +
-           num(width - right) + "\" y2=\"" + num(y) + "\" stroke=\"" + kRoofColor + "\" stroke-width=\"" +
+    const double ridge = bandwidth > 0 ? std::max(f.x_min, roof.flop_per_s / bandwidth) : f.x_min;
+    const double y = f.y_axis.map(roof.flop_per_s);
+    svg += "<line class=\"roof-compute\" x1=\"" + num(f.x_axis.map(ridge)) + "\" y1=\"" + num(y) + "\" x2=\"" +
+           num(f.width - f.right) + "\" y2=\"" + num(y) + "\" stroke=\"" + kRoofColor + "\" stroke-width=\"" +
            (roof.primary ? "2.2\"" : "1.2\" stroke-dasharray=\"5 4\" opacity=\"0.7\"") + "/>";
     svg += text_element(
-        width - right + 6, y + 4, roof.label,
+        f.width - f.right + 6, y + 4, roof.label,
         "font-size=\"11\" fill=\"" + std::string(kRoofColor) + "\"" + (roof.primary ? "" : " opacity=\"0.8\""));
   }
+  return svg;
+}
 
-  // Kernels: big markers first so small ones stay clickable on top.
+// Kernels: big markers first so small ones stay clickable on top; labels nudged off each other.
+std::string kernel_points_svg(const RooflineChart& chart, const RooflineFrame& f) {
   std::vector<std::size_t> order(chart.points.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
@@ -186,13 +204,13 @@ std::string render_roofline_svg(const RooflineChart& chart) {
   for (std::size_t rank = 0; rank < order.size(); ++rank) {
     const std::size_t i = order[rank];
     const auto& point = chart.points[i];
-    const double x = x_axis.map(point.arithmetic_intensity), y = y_axis.map(point.flop_per_s);
+    const double x = f.x_axis.map(point.arithmetic_intensity), y = f.y_axis.map(point.flop_per_s);
     const double radius = 3.5 + 13 * (max_share > 0 ? std::sqrt(point.share / max_share) : 0);
     markers += "<g class=\"kernel-point\"><title>" + html_escape(point.tooltip) + "</title><circle cx=\"" + num(x) +
                "\" cy=\"" + num(y) + "\" r=\"" + num(radius) + "\" fill=\"" + palette_color(i) +
                "\" fill-opacity=\"0.75\" stroke=\"#ffffff\" stroke-width=\"1.2\"/></g>";
     PlacedLabel label{x + radius + 4, y + 4, text_width(point.label, 11)};
-    if (label.x + label.width > width - 4) label.x = x - radius - 4 - label.width;
+    if (label.x + label.width > f.width - 4) label.x = x - radius - 4 - label.width;
     static const double kNudges[] = {0, -13, 13, -26, 26, -39, 39};
     for (double nudge : kNudges) {
       PlacedLabel candidate = label;
@@ -206,8 +224,15 @@ std::string render_roofline_svg(const RooflineChart& chart) {
     placed.push_back(label);
     labels += text_element(label.x, label.y, point.label, "class=\"point-label\" font-size=\"11\" fill=\"#1d2330\"");
   }
-  svg += markers + labels + "</svg>";
-  return svg;
+  return markers + labels;
+}
+
+}  // namespace
+
+std::string render_roofline_svg(const RooflineChart& chart) {
+  const RooflineFrame frame = fit_roofline_frame(chart);
+  return svg_open(frame.width, frame.height, chart.title, "chart roofline") + roofline_axes_svg(frame, chart.title) +
+         roofs_svg(chart, frame) + kernel_points_svg(chart, frame) + "</svg>";
 }
 
 std::string render_stacked_bars_svg(const std::vector<StackedBar>& bars, const std::string& unit_caption,
