@@ -6,6 +6,8 @@
 #include "command.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/deep_profiler.hpp"
+#include "llmprof/rank_analysis.hpp"
+#include "llmprof/run_directory.hpp"
 #include "llmprof/run_layout.hpp"
 
 namespace deep_profile {
@@ -17,7 +19,9 @@ const char* usage_text =
     "Re-analyses MAIN as it was profiled (its config.toml and nsys capture); an option given here overrides\n"
     "that, and the report says so. Reads MAIN/nsys/summary_<report>.csv, MAIN/ncu/raw.csv and\n"
     "MAIN/stage1/metrics.json (any of them may be missing) and writes MAIN/analysis/{kernels.csv,stages.csv,\n"
-    "report.json}. --json prints report.json instead of the summary.\n\n"
+    "report.json}. --json prints report.json instead of the summary. A run made under a launcher (MAIN/ranks/)\n"
+    "also gets MAIN/analysis/ranks.{csv,md} from every rank's files, and the single-rank figures come from\n"
+    "the rank ncu profiled (MAIN/ranks/r<k>/).\n\n"
     "exit codes: 0 written; 2 bad command line; 4 MAIN missing, empty or holding an unparsable input;\n"
     "3 the analysis directory cannot be written.\n";
 
@@ -135,7 +139,28 @@ int run_analyze(const std::vector<std::string>& args) {
     return exit_code_for(options.error());
   }
 
-  auto report = llmprof::analyze_run_directory(main, options.value());
+  // A run made under a launcher: the cross-rank view from every rank's files, then the single-rank
+  // analysis of the primary rank (the one ncu profiled), as the pipeline's analyze stage does.
+  std::filesystem::path inputs = main;
+  if (llmprof::is_ranked_run(main)) {
+    auto run = llmprof::RunDirectory::open(main);
+    if (!run) {
+      std::cerr << "deep-profile analyze: " << run.error().describe() << "\n";
+      return exit_code_for(run.error());
+    }
+    std::vector<std::string> warnings;
+    const auto ranks = llmprof::analyze_ranks_of_run(main, run->manifest(), warnings);
+    if (auto written = llmprof::write_cross_rank_files(ranks, main); !written) {
+      std::cerr << "deep-profile analyze: " << written.error().describe() << "\n";
+      return exit_code_for(written.error());
+    }
+    const int primary = llmprof::primary_rank_of_run(run->manifest());
+    inputs = std::filesystem::path(main) / "ranks" / ("r" + std::to_string(primary));
+    notes.push_back("single-rank figures are rank " + std::to_string(primary) +
+                    "'s; the cross-rank view is in analysis/ranks.md");
+    notes.insert(notes.end(), warnings.begin(), warnings.end());
+  }
+  auto report = llmprof::analyze_run_directory(inputs, options.value());
   if (report) report->warnings.insert(report->warnings.begin(), notes.begin(), notes.end());
   if (!report) {
     std::cerr << "deep-profile analyze: " << report.error().describe() << "\n";

@@ -12,6 +12,7 @@
 #include "llmprof/ncu_diagnosis.hpp"
 #include "llmprof/nsys_report_file.hpp"
 #include "llmprof/nsys_trace.hpp"
+#include "llmprof/rank_analysis.hpp"
 #include "pipeline/rank_stage_launch.hpp"
 
 namespace llmprof::detail {
@@ -68,13 +69,6 @@ std::vector<int> profiled_ranks(const LaunchedRanks& launched) {
     if (status.role != "bare") ranks.push_back(status.rank);
   }
   return ranks;
-}
-
-// Ranks that took part in a stage (the world size the ranks themselves reported), from run.json.
-int world_size_of(PipelineRun& run) {
-  std::size_t world = 0;
-  for (const char* stage : {"stage1", "nsys", "ncu"}) world = std::max(world, run.record(stage).ranks.size());
-  return static_cast<int>(world);
 }
 
 // The rank whose reports feed select and the single-rank analysis: the lowest one ncu profiles.
@@ -141,54 +135,19 @@ std::optional<StageResult> post_process_nsys_rank(PipelineRun& run, const NsysIn
   return std::nullopt;
 }
 
-// Wall time of each rank in a stage, from run.json's rank records.
-std::optional<double> rank_wall_s(PipelineRun& run, const std::string& stage, int rank) {
-  for (const auto& record : run.record(stage).ranks) {
-    if (record.rank == rank && record.status == StageStatus::ok) return record.duration_s;
-  }
-  return std::nullopt;
-}
-
-// analysis/ranks.csv and ranks.md from every rank's nsys tables; warnings only, the single-rank
-// analysis stands on its own.
+// analysis/ranks.csv and ranks.md from every rank's files; warnings only, the single-rank analysis
+// stands on its own.
 void write_cross_rank(PipelineRun& run) {
-  const int world = world_size_of(run);
-  if (world < 1) return;
-  std::vector<RankTimeline> timelines;
-  for (int rank = 0; rank < world; ++rank) {
-    const fs::path nsys = run.directory.path() / rank_stage_directory(rank, "nsys");
-    RankTimeline timeline;
-    timeline.rank = rank;
-    const fs::path sqlite = nsys / RunLayout::nsys_sqlite().filename();
-    Result<RankTimeline> read = timeline;
-    if (fs::exists(sqlite)) {
-      read = rank_timeline_from_sqlite(rank, sqlite);
-    } else if (fs::exists(nsys / "summary_cuda_gpu_kern_sum.csv")) {
-      read = rank_timeline_from_nsys_stats(rank, nsys);
-    }
-    if (!read) {
-      run.warn("analyze", "cross-rank view: " + read.error().describe());
-    } else {
-      timeline = std::move(read.value());
-    }
-    timeline.stage1_wall_s = rank_wall_s(run, "stage1", rank);
-    timeline.nsys_wall_s = rank_wall_s(run, "nsys", rank);
-    timelines.push_back(std::move(timeline));
-  }
-  CrossRankOptions options;
-  // A capture gated on `decode` holds no `prefill` to align on; the gate range's start is the next common point.
-  if (run.config.nsys.capture_range == NsysCaptureRange::nvtx)
-    options.fallback_align_range = run.config.nsys.nvtx_capture.substr(0, run.config.nsys.nvtx_capture.find('@'));
-  const CrossRankAnalysis analysis = analyze_ranks(timelines, options);
-  StageRecord& record = run.record("analyze");
-  if (auto written = run.directory.write_text("analysis/ranks.csv", cross_rank_csv(analysis)); written) {
-    record.artifacts.push_back("analysis/ranks.csv");
-  } else {
+  std::vector<std::string> warnings;
+  const CrossRankAnalysis analysis = analyze_ranks_of_run(run.directory.path(), run.directory.manifest(), warnings);
+  for (const auto& warning : warnings) run.warn("analyze", warning);
+  if (auto written = write_cross_rank_files(analysis, run.directory.path()); !written) {
     run.warn("analyze", written.error().describe());
+    return;
   }
-  if (auto written = run.directory.write_text("analysis/ranks.md", cross_rank_markdown(analysis)); written) {
-    record.artifacts.push_back("analysis/ranks.md");
-  }
+  StageRecord& record = run.record("analyze");
+  record.artifacts.push_back("analysis/ranks.csv");
+  record.artifacts.push_back("analysis/ranks.md");
   if (analysis.straggler) {
     run.say("analyze", "straggler: rank " + std::to_string(*analysis.straggler) + " (steps start " +
                            detail::format_number(*analysis.straggler_lag_ms) +
@@ -250,7 +209,7 @@ Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& pr
 
 StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   if (auto skip = ncu_stage_precondition(run, inputs)) return *skip;
-  const int world = world_size_of(run);
+  const int world = world_size_of_run(run.directory.manifest());
   const std::optional<std::string>& kernel_regex = inputs.select.kernel_regex;
   if (!kernel_regex && world > 1) {
     return StageResult::skipped(

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "llmprof/deep_profiler.hpp"
+#include "llmprof/rank_analysis.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof {
@@ -14,8 +15,14 @@ namespace {
 
 // The last `nsys profile` line of nsys/cmd.txt is the capture whose tables the analysis reads
 // (an ungated re-run after an empty gate comes after the gated one).
+// Under a launcher MAIN/nsys/cmd.txt holds the launcher's line and the primary rank's its nsys profile.
 std::string last_profile_command(const fs::path& main) {
-  std::ifstream in(main / "nsys" / "cmd.txt");
+  fs::path commands = main / "nsys" / "cmd.txt";
+  if (is_ranked_run(main)) {
+    if (auto run = RunDirectory::open(main))
+      commands = main / "ranks" / ("r" + std::to_string(primary_rank_of_run(run->manifest()))) / "nsys" / "cmd.txt";
+  }
+  std::ifstream in(commands);
   std::string last;
   for (std::string line; std::getline(in, line);) {
     if (line.find(" profile ") != std::string::npos) last = line;

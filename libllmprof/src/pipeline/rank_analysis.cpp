@@ -1,0 +1,109 @@
+// The cross-rank view read back from a run directory (see rank_analysis.hpp).
+#include "llmprof/rank_analysis.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include "core/atomic_file.hpp"
+#include "llmprof/run_layout.hpp"
+
+namespace llmprof {
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path rank_directory(const fs::path& main, int rank) { return main / "ranks" / ("r" + std::to_string(rank)); }
+
+std::optional<double> rank_wall_s(const RunManifest& manifest, const std::string& stage, int rank) {
+  for (const auto& record : manifest.stages) {
+    if (record.name != stage) continue;
+    for (const auto& rank_record : record.ranks) {
+      if (rank_record.rank == rank && rank_record.status == StageStatus::ok) return rank_record.duration_s;
+    }
+  }
+  return std::nullopt;
+}
+
+// The range a capture was gated on, from the last `--nvtx-capture=NAME[@DOMAIN]` of a rank's nsys/cmd.txt.
+std::string capture_gate_of(const fs::path& nsys_directory) {
+  std::ifstream in(nsys_directory / "cmd.txt");
+  std::string gate;
+  const std::string flag = "--nvtx-capture=";
+  for (std::string line; std::getline(in, line);) {
+    const auto at = line.rfind(flag);
+    if (at == std::string::npos) continue;
+    const auto end = line.find_first_of(" @'\"", at + flag.size());
+    gate = line.substr(at + flag.size(), end == std::string::npos ? std::string::npos : end - at - flag.size());
+  }
+  return gate;
+}
+
+}  // namespace
+
+int world_size_of_run(const RunManifest& manifest) {
+  std::size_t world = 0;
+  for (const auto& stage : manifest.stages) world = std::max(world, stage.ranks.size());
+  return static_cast<int>(world);
+}
+
+bool is_ranked_run(const fs::path& main_directory) {
+  std::error_code error;
+  return fs::is_directory(main_directory / "ranks", error);
+}
+
+int primary_rank_of_run(const RunManifest& manifest) {
+  for (const char* stage : {"ncu", "nsys"}) {
+    for (const auto& record : manifest.stages) {
+      if (record.name != stage) continue;
+      std::optional<int> lowest;
+      for (const auto& rank : record.ranks) {
+        if (rank.role == stage && (!lowest || rank.rank < *lowest)) lowest = rank.rank;
+      }
+      if (lowest) return *lowest;
+    }
+  }
+  return 0;
+}
+
+CrossRankAnalysis analyze_ranks_of_run(const fs::path& main_directory, const RunManifest& manifest,
+                                       std::vector<std::string>& warnings) {
+  std::vector<RankTimeline> timelines;
+  const int world = world_size_of_run(manifest);
+  for (int rank = 0; rank < world; ++rank) {
+    const fs::path nsys = rank_directory(main_directory, rank) / RunLayout::nsys_directory();
+    RankTimeline timeline;
+    timeline.rank = rank;
+    const fs::path sqlite = nsys / RunLayout::nsys_sqlite().filename();
+    Result<RankTimeline> read = timeline;
+    if (fs::exists(sqlite)) {
+      read = rank_timeline_from_sqlite(rank, sqlite);
+    } else if (fs::exists(nsys / "summary_cuda_gpu_kern_sum.csv")) {
+      read = rank_timeline_from_nsys_stats(rank, nsys);
+    }
+    if (!read) {
+      warnings.push_back("cross-rank view: " + read.error().describe());
+    } else {
+      timeline = std::move(read.value());
+    }
+    timeline.stage1_wall_s = rank_wall_s(manifest, "stage1", rank);
+    timeline.nsys_wall_s = rank_wall_s(manifest, "nsys", rank);
+    timelines.push_back(std::move(timeline));
+  }
+  CrossRankOptions options;
+  // A capture gated on `decode` holds no `prefill` to align on; the gate range's start is the next
+  // common point (used only where the ranks have no collective kernel to align on).
+  options.fallback_align_range =
+      capture_gate_of(rank_directory(main_directory, primary_rank_of_run(manifest)) / RunLayout::nsys_directory());
+  return analyze_ranks(timelines, options);
+}
+
+Result<void> write_cross_rank_files(const CrossRankAnalysis& analysis, const fs::path& main_directory) {
+  const fs::path directory = main_directory / RunLayout::analysis_directory();
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (auto written = detail::write_file_atomically(directory / "ranks.csv", cross_rank_csv(analysis)); !written)
+    return written;
+  return detail::write_file_atomically(directory / "ranks.md", cross_rank_markdown(analysis));
+}
+
+}  // namespace llmprof
