@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -379,4 +380,37 @@ TEST_CASE("timeline: the analysis of a run directory takes the timeline's verdic
   CHECK(html.find("id=\"stage-instances\"") != std::string::npos);
   CHECK(html.find("id=\"measurement-validity\"") != std::string::npos);
   CHECK(html.find("Instance time histogram of <code>decode_step</code>") != std::string::npos);
+}
+
+TEST_CASE("timeline: 70,000 kernels of 39 hours each saturate the sums instead of overflowing them",
+          "[timeline][errors]") {
+  // Each row is within what the reader admits (2^47 ns); their sum is not within int64 (2^63 ns).
+  llmprof::testing::TempDir directory;
+  const auto copy = copy_fixture(directory, "twoproc2025");
+  constexpr std::int64_t longest = std::int64_t{1} << 47;
+  const std::string pid = "16793993216", thread = "16793993223";  // rank 0's process (1001 << 24) and thread
+  run_sql(copy,
+          "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL; DELETE FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE; "
+          "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME; DELETE FROM NVTX_EVENTS; "
+          "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (0, " +
+              std::to_string(longest) + ", 59, 'huge', " + thread +
+              ", 0); "
+              "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (10, 20, 1, " +
+              thread +
+              ", 1, 1, 0, NULL); "
+              "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 70000) "
+              "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, "
+              "globalPid, demangledName, shortName, graphNodeId) SELECT 20, " +
+              std::to_string(longest) + ", 0, 1, 7, 1, " + pid + ", 10, 11, NULL FROM n;");
+  auto report = analyze_timeline(copy);
+  REQUIRE(report);
+  const llmprof::TimelineStage* huge = report->find_stage("huge");
+  REQUIRE(huge != nullptr);
+  CHECK(huge->gpu_time_ns == std::numeric_limits<std::int64_t>::max());
+  CHECK(huge->gpu_busy_ns == longest - 20);
+  REQUIRE(huge->gpu_busy_fraction);
+  CHECK(*huge->gpu_busy_fraction <= 1.0);
+  REQUIRE_FALSE(huge->kernels.empty());
+  CHECK(huge->kernels.front().count == 70000);
+  CHECK(huge->kernels.front().total_ns == std::numeric_limits<std::int64_t>::max());
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "analysis/timeline_model.hpp"
+#include "core/saturating.hpp"
 #include "parse/nsys_sqlite.hpp"
 
 namespace llmprof {
@@ -50,7 +51,7 @@ std::int64_t SyncIntervals::overlap_ns(std::int64_t start_ns, std::int64_t end_n
                              [](std::int64_t time, const auto& interval) { return time < interval.second; });
   std::int64_t total = 0;
   for (; it != intervals_.end() && it->first < end_ns; ++it)
-    total += std::max<std::int64_t>(0, std::min(end_ns, it->second) - std::max(start_ns, it->first));
+    add_saturating(total, std::max<std::int64_t>(0, std::min(end_ns, it->second) - std::max(start_ns, it->first)));
   return total;
 }
 
@@ -58,7 +59,7 @@ std::pair<std::int64_t, std::int64_t> BusyAccumulator::add(std::int64_t start_ns
   std::pair<std::int64_t, std::int64_t> gap{start_ns, start_ns};
   if (start_ns > merged_end_ns) gap.first = merged_end_ns;
   if (end_ns > merged_end_ns) {
-    busy_ns += end_ns - std::max(start_ns, merged_end_ns);
+    add_saturating(busy_ns, end_ns - std::max(start_ns, merged_end_ns));
     merged_end_ns = end_ns;
   }
   return gap;
@@ -98,10 +99,10 @@ Result<void> gather_api_calls(const NsysSqliteReader& reader, TimelineGathered& 
     gathered.index.for_each_enclosing(call.thread, call.start_ns, [&](std::size_t range) {
       auto& instance = gathered.instances[range];
       if (sync) {
-        instance.sync_api_ns += duration;
+        add_saturating(instance.sync_api_ns, duration);
         return;
       }
-      instance.launch_api_ns += duration;
+      add_saturating(instance.launch_api_ns, duration);
       ++instance.loss.launches;
       if (!call.has_gpu_record) ++instance.loss.launches_without_record;
       if (call.kind == ApiCallKind::graph_launch) {
@@ -143,10 +144,10 @@ void attribute_gap(IdleAttribution& idle, std::int64_t gap_start, std::int64_t g
                    const SyncIntervals* sync) {
   if (gap_end <= gap_start) return;
   const std::int64_t launching_from = std::clamp(launch_start, gap_start, gap_end);
-  idle.host_launching_ns += gap_end - launching_from;
+  add_saturating(idle.host_launching_ns, gap_end - launching_from);
   const std::int64_t waited = sync != nullptr ? sync->overlap_ns(gap_start, launching_from) : 0;
-  idle.host_in_sync_ns += waited;
-  idle.nothing_launched_ns += launching_from - gap_start - waited;
+  add_saturating(idle.host_in_sync_ns, waited);
+  add_saturating(idle.nothing_launched_ns, launching_from - gap_start - waited);
 }
 
 }  // namespace
@@ -186,8 +187,8 @@ Result<GpuPassTotals> gather_gpu_activities(const NsysSqliteReader& reader, Time
         if (!instance.gpu_start_ns) instance.gpu_start_ns = activity.start_ns;
         instance.gpu_end_ns = std::max(instance.gpu_end_ns.value_or(activity.end_ns), activity.end_ns);
         ++instance.gpu_activities;
-        instance.gpu_time_ns += duration;
-        if (activity.in_graph) instance.graph_time_ns += duration;
+        add_saturating(instance.gpu_time_ns, duration);
+        if (activity.in_graph) add_saturating(instance.graph_time_ns, duration);
         if (activity.kind == GpuActivityKind::graph_execution) ++instance.graph_executions;
         auto [gap_start, gap_end] = instance_busy[range].add(activity.start_ns, activity.end_ns);
         attribute_gap(instance.idle, gap_start, gap_end, activity.launch_start_ns, sync);
@@ -199,7 +200,7 @@ Result<GpuPassTotals> gather_gpu_activities(const NsysSqliteReader& reader, Time
         gathered.stage_gpu_start[stage] = std::min(gathered.stage_gpu_start[stage], activity.start_ns);
         auto& kernel = gathered.stage_kernels[stage][kernel_name_id(activity)];
         ++kernel.count;
-        kernel.total_ns += duration;
+        add_saturating(kernel.total_ns, duration);
         kernel.from_graph |= activity.in_graph;
       });
     }
@@ -220,8 +221,8 @@ void close_instances(TimelineGathered& gathered, const std::vector<BusyAccumulat
     if (tail_start >= window_end) continue;
     const auto found = sync_by_thread.find(instance.thread);
     const std::int64_t waited = found != sync_by_thread.end() ? found->second.overlap_ns(tail_start, window_end) : 0;
-    instance.idle.host_in_sync_ns += waited;
-    instance.idle.nothing_launched_ns += window_end - tail_start - waited;
+    add_saturating(instance.idle.host_in_sync_ns, waited);
+    add_saturating(instance.idle.nothing_launched_ns, window_end - tail_start - waited);
   }
 }
 

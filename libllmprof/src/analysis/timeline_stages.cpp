@@ -6,6 +6,7 @@
 
 #include "analysis/timeline_model.hpp"
 #include "core/format.hpp"
+#include "core/saturating.hpp"
 #include "llmprof/kernel_name.hpp"
 
 namespace llmprof::detail {
@@ -68,18 +69,18 @@ void summarize_stage(TimelineStage& stage, const TimelineOptions& options) {
   for (std::size_t i = 0; i < stage.instances.size(); ++i) {
     const auto& instance = stage.instances[i];
     all.push_back(instance.cpu_duration_ns());
-    stage.launch_api_ns += instance.launch_api_ns;
-    stage.sync_api_ns += instance.sync_api_ns;
-    stage.gpu_time_ns += instance.gpu_time_ns;
-    stage.graph_time_ns += instance.graph_time_ns;
-    stage.graph_executions += instance.graph_executions;
-    stage.idle.host_launching_ns += instance.idle.host_launching_ns;
-    stage.idle.host_in_sync_ns += instance.idle.host_in_sync_ns;
-    stage.idle.nothing_launched_ns += instance.idle.nothing_launched_ns;
-    stage.loss.launches += instance.loss.launches;
-    stage.loss.launches_without_record += instance.loss.launches_without_record;
-    stage.loss.graph_launches += instance.loss.graph_launches;
-    stage.loss.graph_launches_without_record += instance.loss.graph_launches_without_record;
+    add_saturating(stage.launch_api_ns, instance.launch_api_ns);
+    add_saturating(stage.sync_api_ns, instance.sync_api_ns);
+    add_saturating(stage.gpu_time_ns, instance.gpu_time_ns);
+    add_saturating(stage.graph_time_ns, instance.graph_time_ns);
+    add_saturating(stage.graph_executions, instance.graph_executions);
+    add_saturating(stage.idle.host_launching_ns, instance.idle.host_launching_ns);
+    add_saturating(stage.idle.host_in_sync_ns, instance.idle.host_in_sync_ns);
+    add_saturating(stage.idle.nothing_launched_ns, instance.idle.nothing_launched_ns);
+    add_saturating(stage.loss.launches, instance.loss.launches);
+    add_saturating(stage.loss.launches_without_record, instance.loss.launches_without_record);
+    add_saturating(stage.loss.graph_launches, instance.loss.graph_launches);
+    add_saturating(stage.loss.graph_launches_without_record, instance.loss.graph_launches_without_record);
     if (i < stage.warmup_instances.size()) continue;
     steady.push_back(instance.cpu_duration_ns());
     if (!instance.partial()) {
@@ -202,7 +203,7 @@ std::int64_t active_time_ns(const std::vector<TimelineInstance>& instances) {
   for (const auto& instance : instances) {
     const std::int64_t end = instance.cpu_start_ns + instance.window_ns();
     if (end <= merged_end) continue;
-    total += end - std::max(instance.cpu_start_ns, merged_end);
+    add_saturating(total, end - std::max(instance.cpu_start_ns, merged_end));
     merged_end = end;
   }
   return total;
@@ -220,7 +221,7 @@ void fill_validity(TimelineReport& report) {
   if (report.graph_trace == "graph") {
     std::int64_t executions = 0;
     for (const auto& stage : report.stages)
-      if (stage.level == 0) executions += stage.graph_executions;
+      if (stage.level == 0) add_saturating(executions, stage.graph_executions);
     validity.graph_hidden = std::to_string(executions) +
                             " CUDA graph executions were recorded whole (--cuda-graph-trace=graph, the default): "
                             "they count as GPU work here, but their kernels are not listed; capture with "
@@ -272,7 +273,7 @@ void build_stages(TimelineGathered& gathered, const TimelineOptions& options, Ti
     stage.kernels = stage_kernel_table(gathered.stage_kernels[id], gathered.names, options.kernels_per_stage);
     for (const auto& [name_id, totals] : gathered.stage_kernels[id]) {
       if (name_id >= 0 && is_collective_kernel(activity_name(name_id, gathered.names)))
-        stage.collective_time_ns += totals.total_ns;
+        add_saturating(stage.collective_time_ns, totals.total_ns);
     }
     summarize_stage(stage, options);
     set_verdict(stage, options);
