@@ -11,6 +11,7 @@
 #include <set>
 #include <system_error>
 
+#include "core/file_text.hpp"
 #include "core/text.hpp"
 
 namespace llmprof::detail {
@@ -47,8 +48,7 @@ std::vector<fs::path> wrapper_targets(const fs::path& script) {
   std::error_code error;
   const auto size = fs::file_size(script, error);
   if (error || size > 64 * 1024 || !fs::is_regular_file(script, error)) return {};
-  std::ifstream in(script, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = detail::read_file_text(script).value_or(std::string());
   if (text.rfind("#!", 0) != 0) return {};
   static const std::regex ncu_path(R"rx(([^\s"'=;|&()`]*)/ncu(?=$|[\s"';|&)`]))rx");
   std::vector<fs::path> folders;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/duration.hpp"
+#include "core/file_text.hpp"
 #include "core/text.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/shell_quote.hpp"
@@ -117,11 +118,7 @@ StageResult outcome_problem(const ProcessOutcome& outcome, const std::string& wh
   return StageResult::failed(reason);
 }
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return {};
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+std::string read_text(const fs::path& file) { return read_file_text(file).value_or(std::string()); }
 
 std::string tail_lines(const fs::path& file, std::size_t count) {
   std::istringstream text(read_text(file));

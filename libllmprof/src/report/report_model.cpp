@@ -7,6 +7,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/figure_checks.hpp"
+#include "core/file_text.hpp"
 #include "core/json_fields.hpp"
 #include "core/text.hpp"
 #include "core/toml_flatten.hpp"
@@ -207,13 +208,7 @@ void read_environment(const json::object& root, RunEnvironmentSummary& environme
   environment.tool_versions = detail::tool_versions_from_environment(root);
 }
 
-std::optional<std::string> read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::optional<std::string> read_text(const std::filesystem::path& path) { return detail::read_file_text(path); }
 
 Error file_field_error(const std::filesystem::path& path, const JsonFieldError& field, const std::string& schema) {
   return make_error(ErrorCode::parse_error,

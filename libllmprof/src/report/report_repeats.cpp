@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "core/file_text.hpp"
 #include "core/format.hpp"
 #include "core/json_fields.hpp"
 #include "llmprof/run_layout.hpp"
@@ -11,14 +12,6 @@
 
 namespace llmprof::detail {
 namespace {
-
-std::optional<std::string> read_file_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 Error field_error(const std::filesystem::path& path, const std::string& field) {
   return make_error(ErrorCode::parse_error, path.string() + ": field '" + field + "' is missing or has the wrong type",

@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "core/atomic_file.hpp"
+#include "core/file_text.hpp"
 #include "core/json_pretty.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/run_layout.hpp"
@@ -191,10 +192,9 @@ Result<RunDirectory> RunDirectory::open(const fs::path& main_directory) {
     run.manifest_.run_id = main_directory.filename().string();
     return run;
   }
-  std::ifstream in(manifest_path, std::ios::binary);
-  if (!in) return detail::io_error_from_errno(errno, "could not read", manifest_path);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto manifest = manifest_from_json(text);
+  const std::optional<std::string> text = detail::read_file_text(manifest_path);
+  if (!text) return detail::io_error_from_errno(errno, "could not read", manifest_path);
+  auto manifest = manifest_from_json(*text);
   if (!manifest) {
     Error failure = manifest.error();
     failure.subject = manifest_path.string();
