@@ -398,7 +398,7 @@ std::vector<std::string> parse_ncu_filter_modes(std::string_view help) {
   for (std::size_t at = block.find('\n'); at != std::string_view::npos; at = block.find('\n', at + 1)) {
     const std::string_view rest = block.substr(at + 1);
     const auto first = rest.find_first_not_of(' ');
-    if (first != std::string_view::npos && first < 4 && rest[first] == '-') {
+    if (first < 4 && rest[first] == '-') {  // npos is never < 4
       block = block.substr(0, at);
       break;
     }
