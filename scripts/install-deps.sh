@@ -25,7 +25,7 @@ packages=(
   libboost-filesystem1.81-dev
   libtomlplusplus-dev catch2
   libsqlite3-dev sqlite3
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-tidy
   # A single-node Slurm and Open MPI for the multi-rank end-to-end tests (scripts/cluster.sh).
   slurmctld slurmd slurm-client munge openmpi-bin
 )
