@@ -146,23 +146,11 @@ struct SweepState {
   std::atomic<bool> stopped{false};
 };
 
-int sweep_command(const std::vector<std::string>& args) {
-  int exit = exit_ok;
-  auto options = parse_sweep_options(args, exit);
-  if (!options) return exit;
-  auto plan = load_plan(options.value());
-  if (!plan) return report_config_error("sweep", plan.error(), std::cerr);  // the plan is configuration
-  auto base_config = load_selected_config(options->base);
-  if (!base_config) return report_config_error("sweep", base_config.error(), std::cerr);
-  if (options->point_index || options->merge || options->executor == "slurm") {
-    llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
-    return run_sweep_executor(*options, plan.value(), base_config.value(), own_executable());
-  }
-  // Every point is loaded and checked before any runs: a typo in point 2 must not surface after
-  // point 1 has spent hours on a GPU.
-  auto point_configs = load_point_configs(plan.value(), *options);
-  if (!point_configs) return exit_usage;
-  llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
+// Every point in turn on this machine, each a whole pipeline run; Ctrl-C stops the point that runs and
+// leaves the rest unrun (the index says so).
+int run_sweep_locally(const SweepOptions& options, const llmprof::SweepPlan& plan,
+                      const llmprof::DeepProfileConfig& base_config,
+                      const std::vector<llmprof::DeepProfileConfig>& point_configs) {
   auto runner = llmprof::make_system_process_runner();
   llmprof::SystemClock clock;
   const std::string sweep_id = llmprof::generate_run_id(clock);
@@ -181,11 +169,11 @@ int sweep_command(const std::vector<std::string>& args) {
   }
   llmprof::DeepProfilerEnvironment environment;
   environment.executable = own_executable();
-  const bool quiet = options->quiet;
+  const bool quiet = options.quiet;
   auto run_point = [&](const llmprof::SweepPoint& point, std::size_t index) -> llmprof::Result<fs::path> {
     if (state.stopped.load())
       return llmprof::make_error(llmprof::ErrorCode::interrupted, "not run: the sweep was interrupted");
-    llmprof::DeepProfileConfig config = (*point_configs)[index];
+    llmprof::DeepProfileConfig config = point_configs[index];
     config.run.run_id = sweep_id + "-" + point.label;
     if (!quiet) std::cerr << "== sweep point " << point.label << "\n";
     llmprof::DeepProfiler profiler(
@@ -209,9 +197,9 @@ int sweep_command(const std::vector<std::string>& args) {
     return summary->main_directory;
   };
   llmprof::SweepRunOptions run_options;
-  run_options.sweep_directory = base_config->run.runs_root / ("sweep-" + sweep_id);
-  run_options.stage = base_config->run.stage;
-  auto index = llmprof::run_sweep(plan.value(), run_point, run_options);
+  run_options.sweep_directory = base_config.run.runs_root / ("sweep-" + sweep_id);
+  run_options.stage = base_config.run.stage;
+  auto index = llmprof::run_sweep(plan, run_point, run_options);
   if (!index) {
     std::cerr << "deep-profile sweep: " << index.error().describe() << "\n";
     return exit_code_for(index.error());
@@ -222,6 +210,26 @@ int sweep_command(const std::vector<std::string>& args) {
   const bool all_ok =
       std::all_of(index->rows.begin(), index->rows.end(), [](const auto& row) { return row.status == "ok"; });
   return all_ok ? exit_ok : exit_incomplete;
+}
+
+int sweep_command(const std::vector<std::string>& args) {
+  int exit = exit_ok;
+  auto options = parse_sweep_options(args, exit);
+  if (!options) return exit;
+  auto plan = load_plan(options.value());
+  if (!plan) return report_config_error("sweep", plan.error(), std::cerr);  // the plan is configuration
+  auto base_config = load_selected_config(options->base);
+  if (!base_config) return report_config_error("sweep", base_config.error(), std::cerr);
+  if (options->point_index || options->merge || options->executor == "slurm") {
+    llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
+    return run_sweep_executor(*options, plan.value(), base_config.value(), own_executable());
+  }
+  // Every point is loaded and checked before any runs: a typo in point 2 must not surface after
+  // point 1 has spent hours on a GPU.
+  auto point_configs = load_point_configs(plan.value(), *options);
+  if (!point_configs) return exit_usage;
+  llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
+  return run_sweep_locally(*options, plan.value(), base_config.value(), point_configs.value());
 }
 
 const CommandRegistrar registrar({"sweep", "run the pipeline once per configuration point and index the runs",

@@ -215,18 +215,12 @@ Result<std::vector<StageKernel>> stage_kernels_for(const NsysStats& stats, const
 
 }  // namespace
 
-Result<KernelSelection> select_top_kernels(const NsysStats& stats, const TopKernelRequest& request) {
-  if (auto checked = check_rule(request); !checked) return checked.error();
-  KernelSelection selection;
-  selection.stage = request.stage;
-  selection.name_base = request.name_base;
-  auto stage_kernels = stage_kernels_for(stats, request, selection);
-  if (!stage_kernels) return stage_kernels.error();
-  auto kernels = std::move(stage_kernels).value();
+namespace {
 
-  std::sort(kernels.begin(), kernels.end(), [](const StageKernel& a, const StageKernel& b) {
-    return a.total_time_ns != b.total_time_ns ? a.total_time_ns > b.total_time_ns : a.name < b.name;
-  });
+// The stage's totals, and its collectives set aside (ncu's serial replay would hang them); returns the
+// kernels ncu may profile, by total time.
+std::vector<StageKernel> set_collectives_aside(const std::vector<StageKernel>& kernels, const TopKernelRequest& request,
+                                               KernelSelection& selection) {
   std::vector<StageKernel> profilable;
   for (const auto& kernel : kernels) {
     selection.stage_kernel_time_ns += kernel.total_time_ns;
@@ -243,6 +237,40 @@ Result<KernelSelection> select_top_kernels(const NsysStats& stats, const TopKern
     selection.collective_share =
         static_cast<double>(selection.collective_time_ns) / static_cast<double>(selection.stage_kernel_time_ns);
   }
+  return profilable;
+}
+
+// The ncu --launch-count that reaches the rarest selected kernel: every launch the regex lets through
+// counts, so unselected kernels with the same match form (function base) count too.
+std::int64_t launches_to_reach_all(const std::vector<StageKernel>& kernels, const TopKernelRequest& request,
+                                   const std::set<std::string>& selected_names, std::int64_t rarest_selected,
+                                   KernelSelection& selection) {
+  std::set<std::string> selected_forms;
+  for (const auto& name : selected_names) selected_forms.insert(match_form(name, request.name_base));
+  std::int64_t matching_launches = 0;
+  for (const auto& kernel : kernels) {
+    const bool selected = selected_names.count(kernel.name) > 0;
+    if (!selected && !selected_forms.count(match_form(kernel.name, request.name_base))) continue;
+    if (!selected) selection.also_matched.push_back(kernel.name);
+    matching_launches += kernel.instances;
+  }
+  return matching_launches - rarest_selected + 1;
+}
+
+}  // namespace
+
+Result<KernelSelection> select_top_kernels(const NsysStats& stats, const TopKernelRequest& request) {
+  if (auto checked = check_rule(request); !checked) return checked.error();
+  KernelSelection selection;
+  selection.stage = request.stage;
+  selection.name_base = request.name_base;
+  auto stage_kernels = stage_kernels_for(stats, request, selection);
+  if (!stage_kernels) return stage_kernels.error();
+  auto kernels = std::move(stage_kernels).value();
+  std::sort(kernels.begin(), kernels.end(), [](const StageKernel& a, const StageKernel& b) {
+    return a.total_time_ns != b.total_time_ns ? a.total_time_ns > b.total_time_ns : a.name < b.name;
+  });
+  const std::vector<StageKernel> profilable = set_collectives_aside(kernels, request, selection);
   if (profilable.empty()) {
     return make_error(ErrorCode::not_found,
                       "every kernel of stage '" + request.stage +
@@ -250,18 +278,15 @@ Result<KernelSelection> select_top_kernels(const NsysStats& stats, const TopKern
                           "cannot profile collectives: its serial replay hangs them",
                       "select a stage with compute kernels, or profile collectives with nsys only", request.stage);
   }
-
   const std::size_t count = selected_count(profilable, request, selection);
   std::vector<std::string> names;
   std::int64_t selected_time_ns = 0;
   std::int64_t rarest_selected = INT64_MAX;
-  std::set<std::string> selected_forms;
   std::set<std::string> selected_names;
   for (std::size_t i = 0; i < count; ++i) {
     const auto& kernel = profilable[i];
     selected_time_ns += kernel.total_time_ns;
     rarest_selected = std::min(rarest_selected, kernel.instances);
-    selected_forms.insert(match_form(kernel.name, request.name_base));
     selected_names.insert(kernel.name);
     names.push_back(kernel.name);
     selection.kernels.push_back(make_selected(kernel, request, selection.stage_kernel_time_ns));
@@ -271,17 +296,8 @@ Result<KernelSelection> select_top_kernels(const NsysStats& stats, const TopKern
                            : 0.0;
   selection.more_coverage = coverage_steps(profilable, selection);
   selection.kernel_regex = kernel_name_regex(names, request.name_base);
-
-  // Every launch the regex lets through counts toward --launch-count, so unselected kernels with
-  // the same match form (function base) count too.
-  std::int64_t matching_launches = 0;
-  for (const auto& kernel : kernels) {
-    const bool selected = selected_names.count(kernel.name) > 0;
-    if (!selected && !selected_forms.count(match_form(kernel.name, request.name_base))) continue;
-    if (!selected) selection.also_matched.push_back(kernel.name);
-    matching_launches += kernel.instances;
-  }
-  selection.launch_count = count > 0 ? matching_launches - rarest_selected + 1 : 0;
+  selection.launch_count =
+      count > 0 ? launches_to_reach_all(kernels, request, selected_names, rarest_selected, selection) : 0;
   return selection;
 }
 
