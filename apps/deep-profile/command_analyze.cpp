@@ -106,6 +106,23 @@ llmprof::Result<llmprof::AnalysisOptions> resolve_options(const std::string& mai
   return options;
 }
 
+// The directory whose files the single-rank analysis reads: MAIN itself, or, for a run made under a
+// launcher, the rank ncu profiled, after the cross-rank view is rewritten from every rank's files (as
+// the pipeline's analyze stage does).
+llmprof::Result<std::filesystem::path> single_rank_inputs(const std::string& main, std::vector<std::string>& notes) {
+  if (!llmprof::is_ranked_run(main)) return std::filesystem::path(main);
+  auto run = llmprof::RunDirectory::open(main);
+  if (!run) return run.error();
+  std::vector<std::string> warnings;
+  const auto ranks = llmprof::analyze_ranks_of_run(main, run->manifest(), warnings);
+  if (auto written = llmprof::write_cross_rank_files(ranks, main); !written) return written.error();
+  const int primary = llmprof::primary_rank_of_run(run->manifest());
+  notes.push_back("single-rank figures are rank " + std::to_string(primary) +
+                  "'s; the cross-rank view is in analysis/ranks.md");
+  notes.insert(notes.end(), warnings.begin(), warnings.end());
+  return std::filesystem::path(main) / "ranks" / ("r" + std::to_string(primary));
+}
+
 int run_analyze(const std::vector<std::string>& args) {
   std::string main;
   AnalyzeOverrides given;
@@ -139,28 +156,12 @@ int run_analyze(const std::vector<std::string>& args) {
     return exit_code_for(options.error());
   }
 
-  // A run made under a launcher: the cross-rank view from every rank's files, then the single-rank
-  // analysis of the primary rank (the one ncu profiled), as the pipeline's analyze stage does.
-  std::filesystem::path inputs = main;
-  if (llmprof::is_ranked_run(main)) {
-    auto run = llmprof::RunDirectory::open(main);
-    if (!run) {
-      std::cerr << "deep-profile analyze: " << run.error().describe() << "\n";
-      return exit_code_for(run.error());
-    }
-    std::vector<std::string> warnings;
-    const auto ranks = llmprof::analyze_ranks_of_run(main, run->manifest(), warnings);
-    if (auto written = llmprof::write_cross_rank_files(ranks, main); !written) {
-      std::cerr << "deep-profile analyze: " << written.error().describe() << "\n";
-      return exit_code_for(written.error());
-    }
-    const int primary = llmprof::primary_rank_of_run(run->manifest());
-    inputs = std::filesystem::path(main) / "ranks" / ("r" + std::to_string(primary));
-    notes.push_back("single-rank figures are rank " + std::to_string(primary) +
-                    "'s; the cross-rank view is in analysis/ranks.md");
-    notes.insert(notes.end(), warnings.begin(), warnings.end());
+  auto inputs = single_rank_inputs(main, notes);
+  if (!inputs) {
+    std::cerr << "deep-profile analyze: " << inputs.error().describe() << "\n";
+    return exit_code_for(inputs.error());
   }
-  auto report = llmprof::analyze_run_directory(inputs, options.value());
+  auto report = llmprof::analyze_run_directory(inputs.value(), options.value());
   if (report) report->warnings.insert(report->warnings.begin(), notes.begin(), notes.end());
   if (!report) {
     std::cerr << "deep-profile analyze: " << report.error().describe() << "\n";

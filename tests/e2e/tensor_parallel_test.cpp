@@ -162,14 +162,16 @@ TEST_CASE(
     "tensor parallel, real nsys: a rank that sleeps before each step is named the straggler, its delay recovered") {
   if (!have_mpirun() || !have_real_tools()) return;
   TempDir temp;
-  constexpr double delay_ms = 60;
+  // The waiting rank resumes a scheduler wake-up after the straggler's all-reduce arrives, so the lag reads
+  // short by that much: ~6 ms per step with an ASan build loading both cores. 150 ms keeps it well inside 20%.
+  constexpr double delay_ms = 150;
   std::vector<std::string> args = {"run", "--set", "run.runs_root=" + (temp / "runs").string(), "--set",
                                    "run.run_id=straggler", "--set", "run.min_free_space_gb=0", "--set",
                                    "run.enable_ncu=false", "--launcher", mpirun + " -x MASTER_ADDR -x MASTER_PORT",
-                                   "--", LLMPROF_EXAMPLE_EXE, "--tensor-parallel", "--straggler-ms", "60",
+                                   "--", LLMPROF_EXAMPLE_EXE, "--tensor-parallel", "--straggler-ms", "150",
                                    // One block, one sequence: a step computes in a few ms, so the time a
                                    // loaded 2-core machine takes from it barely moves the measured lag.
-                                   "--layers", "1", "--batch", "1", "--new-tokens", "16", "--threads", "1"};
+                                   "--layers", "1", "--batch", "1", "--new-tokens", "12", "--threads", "1"};
   const Finished finished =
       deep_profile(temp, args, {"MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(free_port())});
   REQUIRE(finished.exit_code == 0);
@@ -190,13 +192,13 @@ TEST_CASE(
   const CrossRankAnalysis analysis = analyze_ranks(ranks, options);
   REQUIRE(analysis.straggler);
   CHECK(*analysis.straggler == 1);
-  CHECK(analysis.compared_steps == 16);
+  CHECK(analysis.compared_steps == 12);
   CHECK(analysis.step_basis == "CPU");
   CHECK(analysis.alignment == "start of the first 'decode' range");
   CHECK_THAT(*analysis.straggler_lag_ms, Catch::Matchers::WithinRel(delay_ms, 0.2));
   // The pipeline's own files say the same.
   const std::string ranks_csv = read_file(main / "analysis/ranks.csv");
-  CHECK_THAT(ranks_csv, Catch::Contains("\n1,") && Catch::Contains(",16,") && Catch::EndsWith(",CPU\n"));
+  CHECK_THAT(ranks_csv, Catch::Contains("\n1,") && Catch::Contains(",12,") && Catch::EndsWith(",CPU\n"));
   const std::string report = read_file(main / "report.md");
   CHECK_THAT(report, Catch::Contains("- **Straggler**: rank 1, whose steps start"));
   CHECK_THAT(report, Catch::Contains("aligned on the start of the first 'decode' range"));
