@@ -17,7 +17,10 @@ rank's consecutive aligned step starts. Re-run after re-recording:
 import json
 import pathlib
 import sqlite3
-import statistics
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from cross_rank_sqlite_fixture import step_figures  # noqa: E402  (lags, skew and period: one definition)
 
 HERE = pathlib.Path(__file__).resolve().parents[1] / "data" / "cross-rank" / "h200x2"
 
@@ -68,19 +71,9 @@ def figures(run):
         per_rank[rank] = {"kernel_time_s": total * 1e-9,
                           "collective_share": sum(k[1] - k[0] for k in collective) / total,
                           "decode_step_collective_ns": stage_collective_ns(ranges, launches, kernels)}
-    steps = min(len(a) for a in aligned.values())
-    lags, skews = {0: 0.0, 1: 0.0}, []
-    for i in range(steps):
-        at = {r: aligned[r][i] for r in aligned}
-        for r in at:
-            lags[r] += at[r] - min(at.values())
-        skews.append(max(at.values()) - min(at.values()))
-    straggler = max(lags, key=lambda r: lags[r])
-    earliest = min(aligned, key=lambda r: lags[r])
-    period = statistics.median(b - a for a, b in zip(aligned[earliest][:steps], aligned[earliest][1:steps]))
-    return {"ranks": per_rank, "straggler": straggler, "straggler_lag_ms": lags[straggler] / steps, "steps": steps,
-            "skew_median_ms": statistics.median(skews), "skew_max_ms": max(skews), "step_period_ms": period}
-
+    figures = step_figures(aligned)
+    figures["ranks"] = per_rank
+    return figures
 
 if __name__ == "__main__":
     expected = {run: figures(run) for run in ("straggler-5ms", "no-straggler")}

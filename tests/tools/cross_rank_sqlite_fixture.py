@@ -21,6 +21,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from make_two_process_sqlite import create  # noqa: E402  (the export's tables, one definition)
+from cross_rank_fixture import merged  # noqa: E402  (interval union, one definition)
 
 HERE = pathlib.Path(__file__).resolve().parents[1] / "data" / "cross-rank" / "sqlite"
 MS = 1_000_000
@@ -77,17 +78,8 @@ def write(rank):
     db.close()
 
 
-def merged(intervals):
-    out = []
-    for s, e in sorted(intervals):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return out
-
-
 def step_figures(starts):
+    """Lags, skew, straggler and step period from each rank's aligned step starts (ms)."""
     steps = min(len(s) for s in starts.values())
     lags = {r: 0.0 for r in starts}
     skews = []
@@ -97,8 +89,11 @@ def step_figures(starts):
             lags[r] += at[r] - min(at.values())
         skews.append(max(at.values()) - min(at.values()))
     straggler = max(lags, key=lambda r: lags[r])
+    earliest = min(starts, key=lambda r: lags[r])
+    period = statistics.median(b - a for a, b in zip(starts[earliest][:steps], starts[earliest][1:steps]))
     return {"straggler": straggler, "straggler_lag_ms": lags[straggler] / steps,
-            "skew_median_ms": statistics.median(skews), "skew_max_ms": max(skews), "steps": steps}
+            "skew_median_ms": statistics.median(skews), "skew_max_ms": max(skews), "steps": steps,
+            "step_period_ms": period}
 
 
 def expected():
