@@ -66,19 +66,9 @@ Result<std::vector<StageKernelLaunch>> read_stage_kernel_launches(const std::fil
   return launches;
 }
 
-std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check, const double* measured_seconds_per_launch) {
-  boost::json::object document;
-  document["schema"] = "llmprof.ncu_plan/1";
-  document["stage"] = plan.stage;
-  document["configs_known"] = plan.configs_known;
-  document["planned_launches"] = plan.planned_launches;
-  document["stage_kernel_time_ns"] = plan.stage_kernel_time_ns;
-  document["selection_coverage"] = plan.selection_coverage;
-  document["expected_coverage"] = plan.expected_coverage;
-  document["seconds_per_launch"] = plan.seconds_per_launch;
-  document["seconds_per_launch_source"] = plan.seconds_per_launch_source;
-  document["seconds_per_pass"] = plan.seconds_per_pass;
-  document["estimated_seconds"] = plan.estimated_seconds;
+namespace {
+
+boost::json::array passes_json(const NcuPlan& plan) {
   boost::json::array passes;
   for (const auto& pass : plan.passes) {
     boost::json::array kernels;
@@ -89,7 +79,10 @@ std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check, const 
                                             {"profiled_launches", pass.profiled_launches},
                                             {"kernels", std::move(kernels)}});
   }
-  document["passes"] = std::move(passes);
+  return passes;
+}
+
+boost::json::array configs_json(const NcuPlan& plan) {
   boost::json::array configs;
   for (const auto& config : plan.configs) {
     boost::json::array ordinals;
@@ -103,7 +96,26 @@ std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check, const 
                                              {"ordinals", std::move(ordinals)},
                                              {"pass", config.pass}});
   }
-  document["configs"] = std::move(configs);
+  return configs;
+}
+
+}  // namespace
+
+std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check, const double* measured_seconds_per_launch) {
+  boost::json::object document;
+  document["schema"] = "llmprof.ncu_plan/1";
+  document["stage"] = plan.stage;
+  document["configs_known"] = plan.configs_known;
+  document["planned_launches"] = plan.planned_launches;
+  document["stage_kernel_time_ns"] = plan.stage_kernel_time_ns;
+  document["selection_coverage"] = plan.selection_coverage;
+  document["expected_coverage"] = plan.expected_coverage;
+  document["seconds_per_launch"] = plan.seconds_per_launch;
+  document["seconds_per_launch_source"] = plan.seconds_per_launch_source;
+  document["seconds_per_pass"] = plan.seconds_per_pass;
+  document["estimated_seconds"] = plan.estimated_seconds;
+  document["passes"] = passes_json(plan);
+  document["configs"] = configs_json(plan);
   const auto strings = [](const std::vector<std::string>& values) {
     boost::json::array array;
     for (const auto& value : values) array.emplace_back(value);

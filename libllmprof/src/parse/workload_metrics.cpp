@@ -79,13 +79,16 @@ double WorkloadMetrics::decode_model_flop_per_s() const {
 
 double WorkloadMetrics::prefill_model_flop_per_s() const { return prefill_s > 0 ? flop_per_prefill / prefill_s : 0.0; }
 
-Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const std::string& source_name) {
+namespace {
+
+// The document's top level: JSON, an object, and this schema; an Error says which it is not.
+Result<boost::json::object> metrics_object(std::string_view json_text, const std::string& source_name) {
   if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return make_error(ErrorCode::parse_error, source_name + ": the workload metrics file is empty", schema_hint,
                       source_name);
   }
   boost::system::error_code parse_error;
-  const boost::json::value document = detail::parse_json_text(json_text, parse_error);
+  boost::json::value document = detail::parse_json_text(json_text, parse_error);
   if (parse_error) {
     return make_error(ErrorCode::parse_error, source_name + ": not valid JSON (" + parse_error.message() + ")",
                       schema_hint, source_name);
@@ -95,8 +98,7 @@ Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const
                       source_name + ": expected a JSON object, found " + detail::describe_json_value(document),
                       schema_hint, source_name);
   }
-  const auto& object = document.get_object();
-  const auto* schema = object.if_contains("schema");
+  const auto* schema = document.get_object().if_contains("schema");
   if (!schema || !schema->is_string() || schema->get_string() != workload_metrics_schema) {
     const std::string found = schema ? detail::describe_json_value(*schema) : std::string("no \"schema\" key");
     return make_error(
@@ -104,7 +106,15 @@ Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const
         source_name + ": expected schema \"" + std::string(workload_metrics_schema) + "\", found " + found, schema_hint,
         "schema");
   }
+  return std::move(document.get_object());
+}
 
+}  // namespace
+
+Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const std::string& source_name) {
+  auto document = metrics_object(json_text, source_name);
+  if (!document) return document.error();
+  const boost::json::object& object = document.value();
   WorkloadMetrics metrics;
   FieldReader read(object, source_name);
   read.text("model", metrics.model);
