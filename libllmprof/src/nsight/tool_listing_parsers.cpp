@@ -1,5 +1,6 @@
 // Parsers for what the Nsight tools print about themselves: `--version`, `nsys status --environment`,
-// `nsys stats --help-reports`, `ncu --list-sections`, `ncu --list-sets`, and the dynamic loader's
+// `nsys stats --help-reports`, `ncu --list-sections`, `ncu --list-sets`, the `--filter-mode` values of
+// `ncu --help`, and the dynamic loader's
 // "cannot open shared object" lines.
 //
 // Recorded outputs: tests/data/h100-nsight-2025.3/cli/ (Nsight Systems / Compute 2025.3.1).
@@ -263,6 +264,40 @@ std::vector<std::string> parse_nsys_report_list(std::string_view help_reports_ou
     }
   }
   return names;
+}
+
+bool NcuInfo::has_filter_mode(std::string_view mode) const {
+  return std::find(filter_modes.begin(), filter_modes.end(), mode) != filter_modes.end();
+}
+
+std::vector<std::string> parse_ncu_filter_modes(std::string_view help) {
+  std::vector<std::string> modes;
+  const auto start = help.find("--filter-mode");
+  if (start == std::string_view::npos) return modes;
+  // The option's block runs to the next option line ("  --kernel-id ..." / "  -k [ ...").
+  std::string_view block = help.substr(start + 13);
+  for (std::size_t at = block.find('\n'); at != std::string_view::npos; at = block.find('\n', at + 1)) {
+    const std::string_view rest = block.substr(at + 1);
+    const auto first = rest.find_first_not_of(' ');
+    if (first < 4 && rest[first] == '-') {  // npos is never < 4
+      block = block.substr(0, at);
+      break;
+    }
+  }
+  for (const char* mode : {"global", "per-gpu", "per-launch-config"}) {
+    const std::string spelled = std::string(mode);
+    for (auto at = block.find(spelled); at != std::string_view::npos; at = block.find(spelled, at + 1)) {
+      // "per-gpu" must not be read inside another word; the mode names stand after spaces in the list.
+      const bool word_start = at > 0 && block[at - 1] == ' ';
+      const bool word_end = at + spelled.size() >= block.size() || block[at + spelled.size()] == ' ' ||
+                            block[at + spelled.size()] == ':' || block[at + spelled.size()] == ')';
+      if (word_start && word_end) {
+        modes.push_back(spelled);
+        break;
+      }
+    }
+  }
+  return modes;
 }
 
 }  // namespace llmprof

@@ -9,59 +9,14 @@
 
 #include "llmprof/csv.hpp"
 #include "parse/csv_columns.hpp"
+#include "parse/ncu_columns.hpp"
 #include "parse/ncu_units.hpp"
 
 namespace llmprof {
 namespace {
 
 using detail::CsvRow;
-
-constexpr std::string_view kNvtxPushPopColumn =
-    "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg";
-constexpr std::string_view kNvtxStartEndColumn =
-    "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg";
-// Columns describing the launch rather than a metric (raw page) or the metric row (long form).
-constexpr std::array<std::string_view, 22> kNonMetricColumns{"ID",
-                                                             "Process ID",
-                                                             "Process Name",
-                                                             "Host Name",
-                                                             kNvtxPushPopColumn,
-                                                             kNvtxStartEndColumn,
-                                                             "Kernel Name",
-                                                             "Context",
-                                                             "Stream",
-                                                             "Block Size",
-                                                             "Grid Size",
-                                                             "Device",
-                                                             "CC",
-                                                             "Section Name",
-                                                             "Metric Name",
-                                                             "Metric Unit",
-                                                             "Metric Value",
-                                                             "Rule Name",
-                                                             "Rule Type",
-                                                             "Rule Description",
-                                                             "Estimated Speedup Type",
-                                                             "Estimated Speedup"};
-
-// The details page prints Speed Of Light metrics by display name; these are the raw metrics
-// behind them (checked value for value on nc1_details.csv against nc1_raw.csv, same report), stored
-// under both names so analysis finds e.g. the duration whatever page it was given.
-const std::unordered_map<std::string_view, std::string_view>& display_name_aliases() {
-  static const std::unordered_map<std::string_view, std::string_view> aliases{
-      {"Duration", "gpu__time_duration.sum"},
-      {"Elapsed Cycles", "gpc__cycles_elapsed.max"},
-      {"SM Active Cycles", "sm__cycles_active.avg"},
-      {"SM Frequency", "gpc__cycles_elapsed.avg.per_second"},
-      {"DRAM Frequency", "dram__cycles_elapsed.avg.per_second"},
-      {"Memory Throughput", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"},
-      {"DRAM Throughput", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"},
-      {"Compute (SM) Throughput", "sm__throughput.avg.pct_of_peak_sustained_elapsed"},
-      {"L1/TEX Cache Throughput", "l1tex__throughput.avg.pct_of_peak_sustained_active"},
-      {"L2 Cache Throughput", "lts__throughput.avg.pct_of_peak_sustained_elapsed"},
-  };
-  return aliases;
-}
+using detail::kNvtxPushPopColumn;
 
 struct IdentityColumns {
   std::size_t id = 0;
@@ -127,7 +82,7 @@ class RawLayoutParser {
     const auto& header = reader.header();
     for (std::size_t i = 0; i < header.size(); ++i) {
       const auto& name = header[i];
-      if (std::find(kNonMetricColumns.begin(), kNonMetricColumns.end(), name) != kNonMetricColumns.end()) continue;
+      if (detail::is_ncu_non_metric_column(name)) continue;
       if (options.keep_metric && !options.keep_metric(name)) continue;
       columns_.push_back({i, name, 1, ""});
     }
@@ -290,8 +245,9 @@ class LongLayoutParser {
  private:
   void add_metric(const CsvRow& row) {
     const auto name = row.text(name_);
-    const auto alias_it = display_name_aliases().find(name);
-    const std::string_view alias = alias_it == display_name_aliases().end() ? std::string_view() : alias_it->second;
+    const auto alias_it = detail::ncu_display_name_aliases().find(name);
+    const std::string_view alias =
+        alias_it == detail::ncu_display_name_aliases().end() ? std::string_view() : alias_it->second;
     const bool keep_name = !options_.keep_metric || options_.keep_metric(name);
     const bool keep_alias = !alias.empty() && (!options_.keep_metric || options_.keep_metric(alias));
     if (!keep_name && !keep_alias) return;
