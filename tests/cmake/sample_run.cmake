@@ -43,3 +43,16 @@ if(TARGET deep-profile)
     "sample: graphs-h100 Python graph decode reports its capture loss"
     "sample: graphs-h100 eager decode is launch-bound with its headroom" PROPERTIES LABELS cli)
 endif()
+
+# The recorded two-H200 tensor-parallel run (examples/tp-run-h200x2): its per-instance chart shows the
+# decode steps, not the 4,096 all_reduce ranges, and the cross-rank section it recorded re-renders.
+if(TARGET deep-profile)
+  add_test(NAME "sample: tp-run-h200x2 charts its decode steps and keeps its cross-rank section"
+    COMMAND ${CMAKE_COMMAND} -DDEEP_PROFILE=$<TARGET_FILE:deep-profile> -DRUN=${PROJECT_SOURCE_DIR}/examples/tp-run-h200x2
+      -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/tp_run_h200x2
+      "-DEXPECTED=## Across ranks|**No straggler**: the latest rank, rank 0|waiting on collectives"
+      "-DEXPECTED_HTML=Per instance of <code>decode_step</code>|Instance time histogram of <code>decode_step</code>"
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/tools/recorded_report.cmake)
+  set_tests_properties("sample: tp-run-h200x2 charts its decode steps and keeps its cross-rank section" PROPERTIES
+    LABELS cli)
+endif()

@@ -2,6 +2,7 @@
 # analysis/report.json + run.json alone, and check report.md says what was found on the machine.
 # -DDEEP_PROFILE -DRUN -DWORK_DIR -DEXPECTED="a|b|..." (| separates: add_test would split a ";" list)
 # -DPYTHON -DORACLE: also every line that ORACLE (a Python script over RUN's report.json) prints.
+# -DEXPECTED_HTML="a|b|...": texts report.html must hold.
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(COPY "${RUN}/" DESTINATION "${WORK_DIR}")
 file(REMOVE "${WORK_DIR}/report.md" "${WORK_DIR}/report.html")
@@ -27,3 +28,13 @@ foreach(expected IN LISTS expected_texts)
     message(FATAL_ERROR "report.md re-rendered from ${RUN} lacks '${expected}'")
   endif()
 endforeach()
+if(EXPECTED_HTML)
+  file(READ "${WORK_DIR}/report.html" html)
+  string(REPLACE "|" ";" expected_html "${EXPECTED_HTML}")
+  foreach(expected IN LISTS expected_html)
+    string(FIND "${html}" "${expected}" found)
+    if(found EQUAL -1)
+      message(FATAL_ERROR "report.html re-rendered from ${RUN} lacks '${expected}'")
+    endif()
+  endforeach()
+endif()

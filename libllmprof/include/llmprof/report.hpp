@@ -132,6 +132,7 @@ struct RunEnvironmentSummary {
 struct ReportTimelineStage {
   std::string name;  // qualified "domain:name" or "name"
   int level = 0;
+  std::string parent;  // qualified name of the enclosing stage; empty at the top
   std::int64_t instances = 0;
   std::optional<double> mean_ns, p50_ns, p90_ns, p99_ns, max_ns;  // CPU time per instance
   std::optional<double> gpu_busy_fraction;                        // null: no GPU work, or a partial capture

@@ -17,6 +17,7 @@ ReportTimelineStage stage_from(const boost::json::object& object, const std::str
   stage.name = json_string(object, "name", where + "name").value_or("");
   if (!domain.empty()) stage.name = domain + ":" + stage.name;
   stage.level = static_cast<int>(json_integer(object, "level", where + "level").value_or(0));
+  stage.parent = json_string(object, "parent", where + "parent").value_or("");
   if (const auto* duration = object.if_contains("cpu_duration"); duration != nullptr && duration->is_object()) {
     const auto& summary = duration->get_object();
     stage.instances = json_integer(summary, "count", where + "cpu_duration.count").value_or(0);
@@ -79,15 +80,23 @@ std::vector<std::string> validity_lines(const ReportTimeline& timeline) {
   return lines;
 }
 
-// The stage whose instances are steps: the one with the most instances among those with GPU work.
-const ReportTimelineStage* step_stage(const ReportTimeline& timeline) {
-  const ReportTimelineStage* best = nullptr;
-  for (const auto& stage : timeline.stages) {
-    const bool has_gpu = std::any_of(stage.instance_cpu_and_busy_ns.begin(), stage.instance_cpu_and_busy_ns.end(),
-                                     [](const auto& figures) { return figures.second > 0; });
-    if (has_gpu && stage.instances >= 2 && (best == nullptr || stage.instances > best->instances)) best = &stage;
-  }
-  return best;
+// The stage whose instances are steps: among the stages with GPU work and two or more instances, the one
+// with the most instances directly inside `loop_stage` (the selection stage, e.g. decode_step inside
+// decode), else the one with the most instances anywhere. Without the first rule a tensor-parallel run
+// charted its 4,096 all_reduce ranges instead of its 128 decode steps (two H200s, 2026-11-23).
+const ReportTimelineStage* step_stage(const ReportTimeline& timeline, const std::string& loop_stage) {
+  const auto most_instances = [&](bool inside_loop) {
+    const ReportTimelineStage* best = nullptr;
+    for (const auto& stage : timeline.stages) {
+      if (inside_loop && (loop_stage.empty() || stage.parent != loop_stage)) continue;
+      const bool has_gpu = std::any_of(stage.instance_cpu_and_busy_ns.begin(), stage.instance_cpu_and_busy_ns.end(),
+                                       [](const auto& figures) { return figures.second > 0; });
+      if (has_gpu && stage.instances >= 2 && (best == nullptr || stage.instances > best->instances)) best = &stage;
+    }
+    return best;
+  };
+  const ReportTimelineStage* inside = most_instances(true);
+  return inside != nullptr ? inside : most_instances(false);
 }
 
 }  // namespace
@@ -241,7 +250,8 @@ void write_timeline_html(const RunReportModel& model, std::ostringstream& out) {
         << "</td><td>" << html_escape(stage.verdict) << "</td></tr>";
   }
   out << "</tbody></table></div>";
-  if (const auto* steps = step_stage(timeline)) {
+  const std::string loop_stage = model.top_kernel_selection ? model.top_kernel_selection->stage : std::string();
+  if (const auto* steps = step_stage(timeline, loop_stage)) {
     const auto chart = step_chart(*steps);
     out << "<h3>Per instance of <code>" << html_escape(steps->name) << "</code>: CPU range and GPU busy</h3><figure>"
         << chart.svg << "<figcaption>" << html_escape(chart.caption) << "</figcaption></figure>"
