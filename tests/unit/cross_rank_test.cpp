@@ -31,6 +31,16 @@ std::vector<llmprof::RankTimeline> fixture_ranks() {
 
 double number(const boost::json::value& value) { return value.to_number<double>(); }
 
+// Straggler, lag, skew and step count against the oracle's figures for one comparison.
+void check_steps(const llmprof::CrossRankAnalysis& analysis, const boost::json::object& want) {
+  REQUIRE(analysis.straggler);
+  CHECK(*analysis.straggler == want.at("straggler").as_int64());
+  CHECK_THAT(*analysis.straggler_lag_ms, WithinRel(number(want.at("straggler_lag_ms")), 1e-9));
+  CHECK_THAT(*analysis.skew_median_ms, WithinRel(number(want.at("skew_median_ms")), 1e-9));
+  CHECK_THAT(*analysis.skew_max_ms, WithinRel(number(want.at("skew_max_ms")), 1e-9));
+  CHECK(analysis.compared_steps == static_cast<std::size_t>(want.at("steps").as_int64()));
+}
+
 }  // namespace
 
 TEST_CASE("cross-rank figures match the independently computed ones") {
@@ -45,12 +55,7 @@ TEST_CASE("cross-rank figures match the independently computed ones") {
     CHECK_THAT(*rank.comm_compute_overlap, WithinRel(number(want.at("comm_compute_overlap")), 1e-9));
     CHECK(rank.steps == static_cast<std::size_t>(expected.at("steps").as_int64()));
   }
-  REQUIRE(analysis.straggler);
-  CHECK(*analysis.straggler == expected.at("straggler").as_int64());
-  CHECK_THAT(*analysis.straggler_lag_ms, WithinRel(number(expected.at("straggler_lag_ms")), 1e-9));
-  CHECK_THAT(*analysis.skew_median_ms, WithinRel(number(expected.at("skew_median_ms")), 1e-9));
-  CHECK_THAT(*analysis.skew_max_ms, WithinRel(number(expected.at("skew_max_ms")), 1e-9));
-  CHECK(analysis.compared_steps == static_cast<std::size_t>(expected.at("steps").as_int64()));
+  check_steps(analysis, expected);
   CHECK(analysis.alignment == "end of the first collective (NCCL) kernel");
   REQUIRE(analysis.imbalance.size() == 1);
   CHECK(analysis.imbalance[0].figure == "kernel_time_s");
@@ -122,15 +127,6 @@ std::vector<llmprof::RankTimeline> sqlite_ranks() {
     ranks.push_back(timeline.value());
   }
   return ranks;
-}
-
-void check_steps(const llmprof::CrossRankAnalysis& analysis, const boost::json::object& want) {
-  REQUIRE(analysis.straggler);
-  CHECK(*analysis.straggler == want.at("straggler").as_int64());
-  CHECK_THAT(*analysis.straggler_lag_ms, WithinRel(number(want.at("straggler_lag_ms")), 1e-9));
-  CHECK_THAT(*analysis.skew_median_ms, WithinRel(number(want.at("skew_median_ms")), 1e-9));
-  CHECK_THAT(*analysis.skew_max_ms, WithinRel(number(want.at("skew_max_ms")), 1e-9));
-  CHECK(analysis.compared_steps == static_cast<std::size_t>(want.at("steps").as_int64()));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Formatting helpers for the human-readable outputs (see format.hpp).
 #include "core/format.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -160,33 +162,20 @@ std::string kernel_display_name(std::string_view name, std::size_t max_length) {
   // Keep only characters outside every <...> and (...) so templates and parameter lists vanish,
   // which also removes "<unnamed>" and "(anonymous namespace)" scope names.
   std::string flat;
-  int angle = 0, paren = 0, square = 0;
+  struct Bracket {
+    char open, close;
+    int depth;
+  };
+  std::array<Bracket, 3> brackets{{{'<', '>', 0}, {'(', ')', 0}, {'[', ']', 0}}};
   for (char c : name) {
-    if (c == '<') {
-      ++angle;
+    // A closer without its opener (operator>, a stray ')') stays in the name.
+    const auto bracket = std::find_if(brackets.begin(), brackets.end(),
+                                      [c](const Bracket& b) { return c == b.open || (c == b.close && b.depth > 0); });
+    if (bracket != brackets.end()) {
+      bracket->depth += c == bracket->open ? 1 : -1;
       continue;
     }
-    if (c == '>' && angle > 0) {
-      --angle;
-      continue;
-    }
-    if (c == '(') {
-      ++paren;
-      continue;
-    }
-    if (c == ')' && paren > 0) {
-      --paren;
-      continue;
-    }
-    if (c == '[') {
-      ++square;
-      continue;
-    }
-    if (c == ']' && square > 0) {
-      --square;
-      continue;
-    }
-    if (angle == 0 && paren == 0 && square == 0) flat += c;
+    if (std::all_of(brackets.begin(), brackets.end(), [](const Bracket& b) { return b.depth == 0; })) flat += c;
   }
   // The return type ("void ") is everything before the last space.
   if (const auto space = flat.find_last_of(' '); space != std::string::npos) flat = flat.substr(space + 1);
