@@ -31,6 +31,17 @@ std::vector<llmprof::RankTimeline> fixture_ranks() {
 
 double number(const boost::json::value& value) { return value.to_number<double>(); }
 
+// Kernel time, NCCL share and overlap of every rank against the oracle's.
+void check_rank_figures(const llmprof::CrossRankAnalysis& analysis, const boost::json::object& expected) {
+  for (const auto& rank : analysis.ranks) {
+    const auto& want = expected.at("ranks").at(std::to_string(rank.rank)).as_object();
+    CAPTURE(rank.rank);
+    CHECK_THAT(*rank.kernel_time_s, WithinRel(number(want.at("kernel_time_s")), 1e-9));
+    CHECK_THAT(*rank.collective_share, WithinRel(number(want.at("collective_share")), 1e-9));
+    CHECK_THAT(*rank.comm_compute_overlap, WithinRel(number(want.at("comm_compute_overlap")), 1e-9));
+  }
+}
+
 // Straggler, lag, skew and step count against the oracle's figures for one comparison.
 void check_steps(const llmprof::CrossRankAnalysis& analysis, const boost::json::object& want) {
   REQUIRE(analysis.straggler);
@@ -47,14 +58,9 @@ TEST_CASE("cross-rank figures match the independently computed ones") {
   const auto expected = boost::json::parse(read_file(fixture / "expected.json")).as_object();
   const auto analysis = llmprof::analyze_ranks(fixture_ranks());
   REQUIRE(analysis.ranks.size() == 2);
-  for (const auto& rank : analysis.ranks) {
-    const auto& want = expected.at("ranks").at(std::to_string(rank.rank)).as_object();
-    CAPTURE(rank.rank);
-    CHECK_THAT(*rank.kernel_time_s, WithinRel(number(want.at("kernel_time_s")), 1e-9));
-    CHECK_THAT(*rank.collective_share, WithinRel(number(want.at("collective_share")), 1e-9));
-    CHECK_THAT(*rank.comm_compute_overlap, WithinRel(number(want.at("comm_compute_overlap")), 1e-9));
+  check_rank_figures(analysis, expected);
+  for (const auto& rank : analysis.ranks)
     CHECK(rank.steps == static_cast<std::size_t>(expected.at("steps").as_int64()));
-  }
   check_steps(analysis, expected);
   CHECK(analysis.alignment == "end of the first collective (NCCL) kernel");
   REQUIRE(analysis.imbalance.size() == 1);
@@ -137,13 +143,7 @@ TEST_CASE("from SQLite exports a rank whose CPU runs ahead is judged by when its
   CHECK(analysis.step_basis == "GPU");
   CHECK(analysis.alignment == "end of the first collective (NCCL) kernel");
   check_steps(analysis, expected.at("gpu").as_object());
-  for (const auto& rank : analysis.ranks) {
-    const auto& want = expected.at("ranks").at(std::to_string(rank.rank)).as_object();
-    CAPTURE(rank.rank);
-    CHECK_THAT(*rank.kernel_time_s, WithinRel(number(want.at("kernel_time_s")), 1e-9));
-    CHECK_THAT(*rank.collective_share, WithinRel(number(want.at("collective_share")), 1e-9));
-    CHECK_THAT(*rank.comm_compute_overlap, WithinRel(number(want.at("comm_compute_overlap")), 1e-9));
-  }
+  check_rank_figures(analysis, expected);
   CHECK_THAT(llmprof::cross_rank_markdown(analysis),
              Catch::Contains("GPU start of each step's first GPU work, aligned on the end of the first collective"));
 }

@@ -61,26 +61,14 @@ std::string html_escape(std::string_view text) {
 std::string markdown_cell(std::string_view text) {
   std::string out;
   for (char c : text) {
-    switch (c) {
-      case '|':
-        out += "\\|";
-        break;
-      case '\n':
-      case '\r':
-        out += ' ';
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      default:
-        out += c;
-    }
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else if (c == '<' || c == '>' || c == '&')  // Markdown renderers pass HTML through: escape it as HTML does
+      out += html_escape(std::string_view(&c, 1));
+    else
+      out += c;
   }
   return out;
 }
