@@ -17,6 +17,9 @@
 #   multigpu issue 16, on two GPUs: the example with NCCL; 1 vs 2 GPU bare tokens/s and tokens (batch 1, 8);
 #            deep-profile run --launcher torchrun gated on decode (nsys on both ranks, ncu on rank 0);
 #            the same with rank 1 sleeping MULTIGPU_STRAGGLER_MS (default 5) before each step, nsys only
+#   nodepass issue 12: deep-profile run with default settings on the CUDA-graph decodes (Python fixture workload,
+#            llmprof-decode --cuda-graphs): the automatic node-traced second capture feeds selection and ncu;
+#            the eager Python decode takes none; runs packed into $OUT/nodepass-runs.tar.gz
 #   ncuplan  deep-profile run gated on decode at 90% kernel coverage with the per-kernel ncu plan (1b example
 #            twice, then the HF-style Python decode), NCUPLAN_BOUNDED=1 adds the bounded plan (the before
 #            figure): ncu stage seconds, total seconds, coverage
@@ -194,6 +197,25 @@ phase_timeline() {
   fi
   (cd "$runs" && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
      -czf "$OUT/timeline-runs.tar.gz" .)
+}
+
+phase_nodepass() {
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode py=examples/python-graph-decode/workload_graph_decode.py
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  use_carried_libdw
+  local runs=/tmp/node-runs pack
+  pack() { (cd "$runs" && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
+     -czf "$OUT/nodepass-runs.tar.gz" .); }
+  step "Python decode as CUDA graphs, 64 steps: default settings (the node-traced second capture is automatic), ncu top-5"
+  /usr/bin/time -f "wall %e s" "$dp" run --set run.runs_root=$runs --set run.run_id=py-graph --set run.top_n_kernels=5 \
+    -- python3 "$py" graph 64; echo "exit=$?"; pack
+  step "llmprof-decode 1b --cuda-graphs: default settings, ncu top-5"
+  /usr/bin/time -f "wall %e s" "$dp" run --set run.runs_root=$runs --set run.run_id=cpp-graphs --set run.top_n_kernels=5 \
+    -- "$ex" --preset 1b --warmup 1 --cuda-graphs; echo "exit=$?"; pack
+  step "Python decode eager, 64 steps: no graph launch, so no second capture (nsys only)"
+  "$dp" run --set run.runs_root=$runs --set run.run_id=py-eager --set run.enable_ncu=false \
+    -- python3 "$py" eager 64; echo "exit=$?"; pack
+  ls "$runs"/*/nsys/node 2>&1 | head -20
 }
 
 phase_repeats() {

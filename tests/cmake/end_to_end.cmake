@@ -7,3 +7,7 @@ if(TARGET deep-profile)
     add_dependencies(test_end_to_end llmprof-decode)
   endif()
 endif()
+if(TARGET deep-profile)
+  # A CUDA-graph decode replayed from the H100 recordings: the node-traced second nsys capture.
+  llmprof_add_catch_test(${CMAKE_CURRENT_SOURCE_DIR}/e2e/graph_capture_test.cpp LABELS e2e-slow TIMEOUT 180)
+endif()

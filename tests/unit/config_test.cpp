@@ -336,6 +336,7 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
                  {"cuda_gpu_kern_sum"},
                  {"--timeunit=nsec"},
                  false,  // export_sqlite (default true)
+                 false,  // graph_node_pass (default true)
                  0.1,
                  2.5e3,
                  {"--delay=2"}};

@@ -238,3 +238,14 @@ TEST_CASE("to_shell_string round-trips tricky arguments through /bin/sh") {
   const auto command = NsysCommand::profile(options);
   CHECK(llmprof::testing::words_seen_by_shell(command.to_shell_string()) == command.argv());
 }
+
+TEST_CASE("requested_graph_trace reads --cuda-graph-trace from arguments given verbatim") {
+  using llmprof::requested_graph_trace;
+  CHECK_FALSE(requested_graph_trace({}).has_value());
+  CHECK_FALSE(requested_graph_trace({"--delay=2", "--cuda-memory-usage=true"}).has_value());
+  CHECK(requested_graph_trace({"--cuda-graph-trace=node"}) == "node");
+  CHECK(requested_graph_trace({"--cuda-graph-trace", "node"}) == "node");
+  CHECK(requested_graph_trace({"--cuda-graph-trace=node:host-and-device"}) == "node");  // 2025.3.1 launch origin
+  CHECK(requested_graph_trace({"--cuda-graph-trace=node", "--cuda-graph-trace=graph"}) == "graph");  // last wins
+  CHECK_FALSE(requested_graph_trace({"--cuda-graph-trace"}).has_value());  // no value: nsys itself refuses it
+}

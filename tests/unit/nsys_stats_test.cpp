@@ -208,3 +208,28 @@ TEST_CASE("nsys bad input gives errors naming file and problem") {
     CHECK_THAT(rows.error().message, Catch::Contains("ns1_st_cuda_api_sum.csv"));
   }
 }
+
+TEST_CASE("graph launches counted from the CUDA API summary; kernel tables taken from a node-traced capture", ) {
+  // tests/tools/graph_node_pass_expected.py: 64 cudaGraphLaunch_v10000 calls; 2 kernels traced whole, 25 per node.
+  auto graph = load_nsys_stats(data_path("nsys-sqlite/graphtrace_summaries/summary"));
+  auto node = load_nsys_stats(data_path("nsys-sqlite/nodetrace_summaries/summary"));
+  REQUIRE(graph);
+  REQUIRE(node);
+  CHECK(count_graph_launches(graph.value()) == 64);
+  CHECK(count_graph_launches(node.value()) == 64);  // node tracing still records the launch calls
+  auto eager = load_nsys_stats(nsys_file("ns1_st"));
+  REQUIRE(eager);
+  CHECK(count_graph_launches(eager.value()) == 0);
+  CHECK_FALSE(count_graph_launches(NsysStats{}).has_value());
+
+  const NsysStats merged = with_kernel_tables_of(graph.value(), node.value());
+  REQUIRE(merged.kernels);
+  CHECK(merged.kernels->size() == 25);
+  CHECK(merged.range_kernels->size() == node->range_kernels->size());
+  // CPU ranges and API calls stay those of the first capture: decode 13,791,565 ns, not node tracing's 40,523,135.
+  std::int64_t decode = 0;
+  for (const auto& row : *merged.ranges)
+    if (row.range.name == "decode") decode += row.time.total_time_ns;
+  CHECK(decode == 13791565);
+  CHECK(merged.cuda_api->size() == graph->cuda_api->size());
+}

@@ -124,6 +124,20 @@ struct RangeTiming {
   std::string source = "nsys nvtx_sum";
 };
 
+// The second capture traced per CUDA graph node (MAIN/nsys/node/), taken when the first one recorded graph
+// launches whole: the analysis reads its kernel tables (cuda_gpu_kern_sum, nvtx_kern_sum) in place of the
+// first capture's, and everything else from the first capture.
+struct NodeTracedCapture {
+  std::string kernel_tables;  // where they were read, relative to MAIN ("nsys/node/summary_*.csv")
+  // One NVTX range's total CPU time in both captures: what node tracing cost the host side.
+  struct RangeWall {
+    std::string range;  // "decode" or "domain:decode"
+    std::int64_t first_capture_ns = 0;
+    std::int64_t node_capture_ns = 0;
+  };
+  std::vector<RangeWall> range_walls;  // ranges present in both, in the first capture's order
+};
+
 struct AnalysisReport {
   DevicePeaks device;
   std::optional<DevicePeaks> datasheet;  // the known-GPU table's figures, for comparison
@@ -139,6 +153,7 @@ struct AnalysisReport {
   // From MAIN/nsys/profile.sqlite: per-instance figures; its verdicts replace the nsys-summary ones of
   // the stages it knows (it sees CUDA graph executions and capture losses, the summaries do not).
   std::optional<TimelineReport> timeline;
+  std::optional<NodeTracedCapture> node_capture;  // the kernel tables came from it
 };
 
 // What the analysis reads, already parsed; any part may be absent (but not all).
@@ -147,15 +162,16 @@ struct AnalysisInputs {
   std::optional<std::vector<LaunchRoofline>> ncu_launches;
   std::optional<WorkloadMetrics> workload;
   std::optional<TimelineReport> timeline;
+  std::optional<NodeTracedCapture> node_capture;  // set when `nsys` holds its kernel tables
   std::map<std::string, std::string> sources;
   std::vector<std::string> warnings;  // about the inputs themselves; copied into AnalysisReport::warnings
 };
 
 Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptions& options);
 
-// Reads MAIN/nsys/summary_*.csv, MAIN/nsys/profile.sqlite, MAIN/ncu/raw.csv, MAIN/stage1/metrics.json (each optional)
-// and analyses them. Error(not_found) when none exists; a file that exists but does not parse is an Error naming the
-// file.
+// Reads MAIN/nsys/summary_*.csv (with the kernel tables of MAIN/nsys/node/summary_*.csv when that capture exists),
+// MAIN/nsys/profile.sqlite, MAIN/ncu/raw.csv, MAIN/stage1/metrics.json (each optional) and analyses them.
+// Error(not_found) when none exists; a file that exists but does not parse is an Error naming the file.
 Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_directory,
                                              const AnalysisOptions& options);
 

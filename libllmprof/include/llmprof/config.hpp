@@ -102,8 +102,11 @@ struct NsysConfig {
   std::vector<std::string> stats_reports;     // empty: all that libllmprof parses
   std::vector<std::string> stats_extra_args;  // appended to `nsys stats` before the report
   bool export_sqlite = true;                  // the timeline engine reads MAIN/nsys/profile.sqlite
-  double timeout_s = 900;                     // nsys profile (the workload under nsys)
-  double postprocess_timeout_s = 1800;        // each of: .qdstrm import, nsys stats, nsys export
+  // When the capture recorded CUDA graph launches whole (--cuda-graph-trace=graph, nsys's default), whose
+  // kernels its stats do not list: capture again traced per node (MAIN/nsys/node/) for the kernel figures.
+  bool graph_node_pass = true;
+  double timeout_s = 900;               // nsys profile (the workload under nsys)
+  double postprocess_timeout_s = 1800;  // each of: .qdstrm import, nsys stats, nsys export
   std::vector<std::string> extra_args;
 
   bool operator==(const NsysConfig&) const = default;

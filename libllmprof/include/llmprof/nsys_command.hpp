@@ -56,6 +56,11 @@ struct NsysProfileOptions {
   std::vector<std::string> application;          // the workload argv
 };
 
+// The --cuda-graph-trace granularity that arguments given verbatim (nsys.extra_args) ask for: "graph" or
+// "node" (a ":<launch origin>" suffix dropped; both nsys 2022.4 and 2025.3.1 take either), nullopt when they
+// do not set it (nsys then traces graphs whole). The last occurrence wins, as in nsys's own parser.
+std::optional<std::string> requested_graph_trace(const std::vector<std::string>& extra_args);
+
 class NsysCommand {
  public:
   // nsys profile ...; with capture_range nvtx also --env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0,

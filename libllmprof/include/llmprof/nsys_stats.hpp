@@ -164,6 +164,14 @@ std::optional<std::filesystem::path> find_nsys_stats_report(const std::filesyste
 // Reads either spelling of each report (2022.4 and 2025.3 layouts; see the parsers' notes).
 Result<NsysStats> load_nsys_stats(const std::filesystem::path& output_prefix);
 
+// Calls of cudaGraphLaunch / cuGraphLaunch (any _v<N> suffix) in the CUDA API summary; nullopt without one.
+std::optional<std::int64_t> count_graph_launches(const NsysStats& stats);
+
+// `primary` with the kernel tables (cuda_gpu_kern_sum, nvtx_kern_sum) of `node_traced`, a capture of the same
+// workload with --cuda-graph-trace=node: its kernels include those inside CUDA graphs, while the primary
+// capture's CPU ranges, API calls and GPU projections are kept (node tracing slows the host side).
+NsysStats with_kernel_tables_of(NsysStats primary, const NsysStats& node_traced);
+
 // nsys 2022.4 `nvtxgpuproj` is a per-instance trace (Name, Projected Duration, Orig Duration, NumGPUOps,
 // Lvl, NumChild, ...), not the per-range summary of 2025.3's `nvtx_gpu_proj_sum`: its rows are summed
 // per (range, style) into the same NvtxGpuProjectionRow.

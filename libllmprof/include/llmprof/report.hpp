@@ -163,6 +163,17 @@ struct ReportTimeline {
   std::vector<ReportTimelineStage> stages;
 };
 
+// analysis/report.json "node_capture": the kernel tables came from a second capture traced per CUDA graph node.
+struct ReportNodeCapture {
+  std::string kernel_tables;
+  struct RangeWall {
+    std::string range;
+    double first_capture_ns = 0;
+    double node_capture_ns = 0;
+  };
+  std::vector<RangeWall> range_walls;
+};
+
 // One quantity of stage 1's repeated bare runs (stage1/repeats.json): "wall_s", "prefill_s", "decode_s".
 struct ReportRepeatQuantity {
   std::string name;
@@ -183,6 +194,7 @@ struct RunReportModel {
   std::optional<ReportTopKernelSelection> top_kernel_selection;
   std::vector<std::string> warnings;
   std::optional<ReportTimeline> timeline;  // report.json "timeline", when the run has an SQLite export
+  std::optional<ReportNodeCapture> node_capture;
   std::optional<ReportBareRun> bare_run;
   std::vector<ReportRangeTiming> nvtx_ranges;
   // env.json "tools.nvidia_driver.present": false on a machine without an NVIDIA driver, where the

@@ -9,7 +9,8 @@
 //   gpu_state.json
 //   stage1/{cmd.txt, stdout.log, stderr.log, metrics.json, repeats.json, repeats/<i>/}
 //   nsys/{cmd.txt, profile.log, profile.nsys-rep, metrics.json, summary_<report>.csv, stats.log,
-//         profile.sqlite, export.log, selection.json}
+//         profile.sqlite, export.log, selection.json,
+//         node/{profile.log, profile.nsys-rep, metrics.json, summary_<report>.csv, stats.log, profile.sqlite, ...}}
 //   ncu/{cmd.txt, plan.json, plan.log, profile.log, profile.ncu-rep, import.log, raw.csv, plan_<n>.*, followup_<n>.*}
 //   analysis/{kernels.csv, stages.csv, report.json}
 //   report.md report.html
@@ -72,6 +73,13 @@ class RunLayout {
   static path nsys_sqlite() { return "nsys/profile.sqlite"; }
   static path nsys_export_log() { return "nsys/export.log"; }
   static path kernel_selection() { return "nsys/selection.json"; }  // llmprof.kernel_selection/1
+  // nsys/node/: the second capture, traced per CUDA graph node (--cuda-graph-trace=node), taken when the first
+  // one recorded graph launches whole; the same file names as nsys/ (its commands go to nsys/cmd.txt).
+  static path nsys_node_directory() { return "nsys/node"; }
+  static path nsys_node_report_base() { return "nsys/node/profile"; }
+  static path nsys_node_metrics() { return "nsys/node/metrics.json"; }
+  static path nsys_node_stats_prefix() { return "nsys/node/summary"; }
+  static path nsys_node_sqlite() { return "nsys/node/profile.sqlite"; }
 
   // ncu/: the kernels. `name` is "profile" for the main pass, "followup_<n>" for follow-up passes.
   static path ncu_commands() { return "ncu/cmd.txt"; }

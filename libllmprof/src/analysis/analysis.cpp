@@ -93,6 +93,7 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   }
   AnalysisReport report;
   report.sources = inputs.sources;
+  report.node_capture = inputs.node_capture;
   report.warnings = inputs.warnings;
   report.workload = inputs.workload;
   if (inputs.ncu_launches) report.launches = *inputs.ncu_launches;

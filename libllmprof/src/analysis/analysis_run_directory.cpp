@@ -1,6 +1,7 @@
 // analyze_run_directory: the analysis inputs read from a run directory by their RunLayout names
 // (nsys stats tables, the SQLite export's timeline, ncu's raw CSV, stage-1 metrics), then analyze().
 #include <algorithm>
+#include <map>
 
 #include "llmprof/analysis.hpp"
 #include "llmprof/run_layout.hpp"
@@ -46,6 +47,41 @@ Result<void> load_nsys_tables(const std::filesystem::path& nsys_prefix, Analysis
   if (!stats) return stats.error();
   inputs.nsys = std::move(stats).value();
   inputs.sources["nsys"] = nsys_prefix.string() + "_<report>.csv";
+  return {};
+}
+
+std::string qualified_range(const NvtxRangeName& range) {
+  return range.domain.empty() ? range.name : range.domain + ":" + range.name;
+}
+
+// The same ranges' total CPU time in both captures (each name once, summed over styles).
+std::vector<NodeTracedCapture::RangeWall> range_walls(const NsysStats& first, const NsysStats& node) {
+  std::vector<NodeTracedCapture::RangeWall> walls;
+  if (!first.ranges || !node.ranges) return walls;
+  std::map<std::string, std::int64_t> node_totals;
+  for (const auto& row : *node.ranges) node_totals[qualified_range(row.range)] += row.time.total_time_ns;
+  for (const auto& row : *first.ranges) {
+    const std::string name = qualified_range(row.range);
+    const auto found = node_totals.find(name);
+    if (found == node_totals.end()) continue;
+    auto same = std::find_if(walls.begin(), walls.end(), [&](const auto& wall) { return wall.range == name; });
+    if (same == walls.end()) same = walls.insert(walls.end(), {name, 0, found->second});
+    same->first_capture_ns += row.time.total_time_ns;
+  }
+  return walls;
+}
+
+// The node-traced capture's kernel tables in place of the first capture's, when nsys/node/ holds them.
+Result<void> load_node_kernel_tables(const std::filesystem::path& node_prefix, AnalysisInputs& inputs) {
+  if (!inputs.nsys || !find_nsys_stats_report(node_prefix, "cuda_gpu_kern_sum")) return {};
+  auto node = load_nsys_stats(node_prefix);
+  if (!node) return node.error();
+  NodeTracedCapture capture;
+  capture.kernel_tables = RunLayout::nsys_node_stats_prefix().string() + "_*.csv";  // relative: the report shows it
+  capture.range_walls = range_walls(*inputs.nsys, node.value());
+  inputs.nsys = with_kernel_tables_of(std::move(*inputs.nsys), node.value());
+  inputs.node_capture = std::move(capture);
+  inputs.sources["nsys_kernels"] = node_prefix.string() + "_<report>.csv";
   return {};
 }
 
@@ -114,6 +150,8 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
   const RunLayout layout(main_directory);
   const auto nsys_prefix = layout.resolve(RunLayout::nsys_stats_prefix());
   if (auto loaded = load_nsys_tables(nsys_prefix, inputs); !loaded) return loaded.error();
+  if (auto loaded = load_node_kernel_tables(layout.resolve(RunLayout::nsys_node_stats_prefix()), inputs); !loaded)
+    return loaded.error();
   const auto sqlite_export = layout.resolve(RunLayout::nsys_sqlite());
   const std::optional<std::string> timeline_problem = load_timeline(sqlite_export, inputs);
   const auto ncu_csv = layout.resolve(RunLayout::ncu_raw_csv());

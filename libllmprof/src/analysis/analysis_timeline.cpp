@@ -21,7 +21,20 @@ void apply_timeline(const TimelineReport& timeline, AnalysisReport& report) {
     range.source = "nsys nvtx_sum; p99 from the SQLite export's instances";
   }
   for (const auto& loss : timeline.validity.capture_losses) report.warnings.push_back(loss);
-  if (timeline.validity.graph_hidden) report.warnings.push_back(*timeline.validity.graph_hidden);
+  if (timeline.validity.graph_hidden && report.node_capture) {
+    // The kernels are no longer hidden: the node-traced capture lists them, so this is a note, not a warning.
+    std::int64_t executions = 0;
+    for (const auto& stage : timeline.stages)
+      if (stage.level == 0) executions += stage.graph_executions;
+    report.timeline->validity.graph_hidden.reset();
+    report.timeline->validity.notes.push_back(
+        std::to_string(executions) +
+        " CUDA graph executions were recorded whole in this capture (--cuda-graph-trace=graph) and count as GPU "
+        "work in its busy figures; their kernels are listed from the node-traced capture (" +
+        report.node_capture->kernel_tables + ")");
+  } else if (timeline.validity.graph_hidden) {
+    report.warnings.push_back(*timeline.validity.graph_hidden);
+  }
   // Profiler slowdown: the profiled decode range against the bare stage-1 decode of the same workload.
   if (report.workload && report.workload->decode_s > 0) {
     if (const TimelineStage* decode = timeline.find_stage("decode")) {

@@ -150,6 +150,17 @@ boost::json::value json_workload_mfu(const AnalysisReport& report) {
   return object;
 }
 
+// "node_capture": null, or where the kernel tables came from and each range's CPU time in both captures.
+boost::json::value json_node_capture(const std::optional<NodeTracedCapture>& capture) {
+  if (!capture) return nullptr;
+  boost::json::array walls;
+  for (const auto& wall : capture->range_walls) {
+    walls.emplace_back(boost::json::object{
+        {"range", wall.range}, {"first_capture_ns", wall.first_capture_ns}, {"node_capture_ns", wall.node_capture_ns}});
+  }
+  return boost::json::object{{"kernel_tables", capture->kernel_tables}, {"range_walls", std::move(walls)}};
+}
+
 // "nvtx_ranges": per-instance wall times of each range on the CPU timeline. p99 is null unless the
 // SQLite timeline supplied it: nsys nvtx_sum has no percentile past the median.
 boost::json::array json_range_timings(const AnalysisReport& report) {
@@ -250,6 +261,7 @@ std::string analysis_report_json(const AnalysisReport& report) {
   root["ncu_launches"] = std::move(launches);
   root["timeline"] = report.timeline ? boost::json::value(detail::timeline_json_object(*report.timeline))
                                      : boost::json::value(nullptr);
+  root["node_capture"] = json_node_capture(report.node_capture);
   root["warnings"] = json_array(report.warnings);
   root["skipped"] = json_array(report.skipped);
   boost::json::object sources;

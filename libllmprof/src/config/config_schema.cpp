@@ -116,6 +116,9 @@ std::vector<ConfigField> build_nsys_fields() {
       make_field(LLMPROF_CONFIG_KEY(nsys, stats_reports), "nsys stats --report list; empty: all libllmprof parses"),
       make_field(LLMPROF_CONFIG_KEY(nsys, stats_extra_args), "extra arguments for nsys stats, before the report"),
       make_field(LLMPROF_CONFIG_KEY(nsys, export_sqlite), "also nsys export --type sqlite (MAIN/nsys/profile.sqlite)"),
+      make_field(LLMPROF_CONFIG_KEY(nsys, graph_node_pass),
+                 "when the capture recorded CUDA graph launches whole, capture again with --cuda-graph-trace=node "
+                 "(MAIN/nsys/node/) so that the kernel figures list the graphs' kernels"),
       make_field(LLMPROF_CONFIG_KEY(nsys, timeout_s), "time limit of nsys profile with the workload (seconds)",
                  above(0)),
       make_field(LLMPROF_CONFIG_KEY(nsys, postprocess_timeout_s),

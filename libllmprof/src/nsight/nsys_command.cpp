@@ -291,4 +291,21 @@ std::vector<std::string> NsysCommand::argv() const {
 
 std::string NsysCommand::to_shell_string() const { return join_shell_command(argv()); }
 
+std::optional<std::string> requested_graph_trace(const std::vector<std::string>& extra_args) {
+  constexpr std::string_view option = "--cuda-graph-trace";
+  std::optional<std::string> granularity;
+  for (std::size_t i = 0; i < extra_args.size(); ++i) {
+    const std::string& argument = extra_args[i];
+    if (argument == option && i + 1 < extra_args.size()) {
+      granularity = extra_args[++i];
+    } else if (argument.rfind(std::string(option) + "=", 0) == 0) {
+      granularity = argument.substr(option.size() + 1);
+    } else {
+      continue;
+    }
+    granularity = granularity->substr(0, granularity->find(':'));
+  }
+  return granularity;
+}
+
 }  // namespace llmprof

@@ -112,4 +112,21 @@ Result<NsysStats> load_nsys_stats(const std::filesystem::path& output_prefix) {
   return stats;
 }
 
+std::optional<std::int64_t> count_graph_launches(const NsysStats& stats) {
+  if (!stats.cuda_api) return std::nullopt;
+  std::int64_t launches = 0;
+  for (const auto& row : *stats.cuda_api) {
+    // nsys 2025.3 names the runtime call cudaGraphLaunch_v10000 (the H100 fixtures); the driver's is cuGraphLaunch.
+    const std::string_view name = row.name;
+    if (name.rfind("cudaGraphLaunch", 0) == 0 || name.rfind("cuGraphLaunch", 0) == 0) launches += row.time.count;
+  }
+  return launches;
+}
+
+NsysStats with_kernel_tables_of(NsysStats primary, const NsysStats& node_traced) {
+  primary.kernels = node_traced.kernels;
+  primary.range_kernels = node_traced.range_kernels;
+  return primary;
+}
+
 }  // namespace llmprof

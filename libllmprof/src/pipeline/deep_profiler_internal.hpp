@@ -87,6 +87,8 @@ struct NsysOutput {
   // Set when the timeline holds no CUDA kernel and the machine has no NVIDIA driver: why there is nothing
   // to select (kernel-level stages need a GPU), for the select stage to say.
   std::optional<std::string> no_kernels_without_gpu;
+  // The kernel tables of `stats` come from the second, node-traced capture (MAIN/nsys/node/).
+  bool kernels_from_node_capture = false;
 };
 
 struct SelectOutput {
@@ -185,8 +187,10 @@ Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutpu
 std::optional<StageResult> nsys_stage_precondition(const PipelineRun& run, const ProbeOutput& probe,
                                                    const WorkloadOutput& workload);
 std::optional<StageResult> ncu_stage_precondition(const PipelineRun& run, const NcuInputs& inputs);
+// `added_arguments` go after nsys.extra_args (the node-traced capture's --cuda-graph-trace=node).
 NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated,
-                                 const std::filesystem::path& output_base);
+                                 const std::filesystem::path& output_base,
+                                 const std::vector<std::string>& added_arguments = {});
 // `nsys stats` of `report` into <directory>/summary_*.csv, parsed into `stats`.
 StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const std::filesystem::path& report,
                               const std::filesystem::path& directory, NsysStats& stats);

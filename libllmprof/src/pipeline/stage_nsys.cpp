@@ -17,8 +17,8 @@ constexpr const char* kStage = "nsys";
 
 }  // namespace
 
-NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated,
-                                 const fs::path& output_base) {
+NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated, const fs::path& output_base,
+                                 const std::vector<std::string>& added_arguments) {
   const NsysConfig& config = run.config.nsys;
   NsysProfileOptions options;
   options.nsys = nsys.path;
@@ -35,6 +35,7 @@ NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, b
   options.force_overwrite = true;
   options.stats = config.profile_stats;
   options.extra_args = config.extra_args;
+  options.extra_args.insert(options.extra_args.end(), added_arguments.begin(), added_arguments.end());
   options.application = run.workload.argv;
   return NsysCommand::profile(std::move(options));
 }
@@ -50,6 +51,18 @@ bool is_nsys_progress(const std::string& line) {
   return false;
 }
 
+// Where one capture writes: the first into nsys/, the node-traced second one into nsys/node/.
+struct CaptureTarget {
+  fs::path report_base;  // relative to MAIN
+  fs::path metrics;      // the workload's metrics file while under nsys
+  fs::path log;          // nsys's output
+  std::vector<std::string> added_arguments;
+};
+
+CaptureTarget first_capture(const std::string& log_name) {
+  return {RunLayout::nsys_report_base(), RunLayout::nsys_metrics(), RunLayout::nsys_log(log_name), {}};
+}
+
 struct Capture {
   bool gated = false;
   std::optional<ProcessOutcome> outcome;
@@ -57,21 +70,20 @@ struct Capture {
   std::optional<StageResult> problem;  // the profile could not run, was interrupted or timed out
 };
 
-Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const std::string& log_name) {
+Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const CaptureTarget& target) {
   Capture result;
   result.gated = gated;
-  const NsysCommand command = nsys_profile_command(
-      run, nsys, gated, fs::absolute(run.directory.layout().resolve(RunLayout::nsys_report_base())));
+  const fs::path report_base = fs::absolute(run.directory.layout().resolve(target.report_base));
+  const NsysCommand command = nsys_profile_command(run, nsys, gated, report_base, target.added_arguments);
   std::vector<std::string> warnings;
   if (auto valid = command.validate(nsys, &warnings); !valid) {
     result.problem = StageResult::failed("invalid nsys options: " + valid.error().describe());
     return result;
   }
   for (const auto& warning : warnings) run.warn(kStage, warning);
-  ToolCall call = profiler_call(run, kStage, command.argv(), command.to_shell_string(), RunLayout::nsys_log(log_name),
-                                run.config.nsys.timeout_s);
-  call.environment["LLMPROF_METRICS_FILE"] =
-      fs::absolute(run.directory.layout().resolve(RunLayout::nsys_metrics())).string();
+  ToolCall call =
+      profiler_call(run, kStage, command.argv(), command.to_shell_string(), target.log, run.config.nsys.timeout_s);
+  call.environment["LLMPROF_METRICS_FILE"] = fs::absolute(run.directory.layout().resolve(target.metrics)).string();
   call.on_line = [&run](const std::string& line) {
     if (is_nsys_progress(line)) run.tool_progress(kStage, line);
   };
@@ -79,7 +91,7 @@ Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const std::s
   if (result.problem) return result;
   warn_about_cupti_conflict(run, kStage, call.log_file);
   ReportResolveRequest request;
-  request.output_base = fs::absolute(run.directory.layout().resolve(RunLayout::nsys_report_base()));
+  request.output_base = report_base;
   request.profiler_output = read_text(run.directory.path() / call.log_file);
   request.profile_outcome = *result.outcome;
   if (ended_by_capture_range(run, *result.outcome)) {
@@ -122,7 +134,7 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& n
   const OnEmptyGate policy = run.config.run.on_empty_gate;
   if (policy == OnEmptyGate::rerun_ungated) {
     run.note(kStage, diagnosis + " Re-running nsys without the gate (run.on_empty_gate = rerun_ungated).");
-    attempt = capture(run, nsys, false, "profile_ungated.log");
+    attempt = capture(run, nsys, false, first_capture("profile_ungated.log"));
     if (attempt.problem) return attempt.problem;
     if (attempt.report) {
       run.record(kStage).warnings.push_back("the NVTX gate never opened; this timeline is an ungated capture");
@@ -239,10 +251,72 @@ std::optional<StageResult> nsys_stage_precondition(const PipelineRun& run, const
 
 namespace {
 
+// Why the capture needs no node-traced second one; nullopt when it does (it recorded graph launches whole).
+std::optional<std::string> node_pass_not_needed(const PipelineRun& run, const NsysOutput& output) {
+  if (!run.config.nsys.graph_node_pass) return "nsys.graph_node_pass = false";
+  if (requested_graph_trace(run.config.nsys.extra_args) == "node") return "the capture already traced graph nodes";
+  const auto launches = count_graph_launches(*output.stats);
+  if (!launches) return "no CUDA API summary to count graph launches in";
+  if (*launches == 0) return "no CUDA graph launch recorded";
+  return std::nullopt;
+}
+
+// The node-traced second capture: its kernel tables replace the first capture's, which list no kernel that ran
+// inside a CUDA graph. A failure here costs only the graph kernels, so it warns and the stage stays ok; being
+// interrupted or timing out stops the stage as anywhere else.
+StageResult run_graph_node_pass(PipelineRun& run, const NsysInfo& nsys, bool gated, NsysOutput& output) {
+  const std::int64_t launches = count_graph_launches(*output.stats).value_or(0);
+  run.say(kStage, std::to_string(launches) +
+                      " CUDA graph launches were traced whole, so their kernels are not listed; capturing again "
+                      "with --cuda-graph-trace=node into " +
+                      RunLayout::nsys_node_directory().string() + " for the kernel figures");
+  const std::string fallback = "; the kernel figures list only kernels launched outside CUDA graphs";
+  std::error_code error;
+  fs::create_directories(run.directory.layout().resolve(RunLayout::nsys_node_directory()), error);
+  const CaptureTarget target{RunLayout::nsys_node_report_base(),
+                             RunLayout::nsys_node_metrics(),
+                             RunLayout::nsys_node_directory() / "profile.log",
+                             {"--cuda-graph-trace=node"}};
+  Capture node = capture(run, nsys, gated, target);
+  if (node.problem) {
+    if (node.problem->status == StageStatus::interrupted || node.problem->problem == StageProblemKind::timeout)
+      return *node.problem;
+    run.warn(kStage, "the node-traced capture failed: " + node.problem->reason + fallback);
+    return StageResult::ok();
+  }
+  if (!node.report) {
+    run.warn(kStage, "the node-traced capture left no report: " + node.report.error().describe() + fallback);
+    return StageResult::ok();
+  }
+  const fs::path report = node.report->report;
+  run.record(kStage).artifacts.push_back(fs::relative(report, fs::absolute(run.directory.path())).string());
+  check_report_size(run, kStage, report);
+  NsysStats node_stats;
+  if (auto stats = export_nsys_stats(run, nsys, report, RunLayout::nsys_node_directory(), node_stats);
+      stats.status != StageStatus::ok) {
+    if (stats.status == StageStatus::interrupted) return stats;
+    run.warn(kStage, "nsys stats of the node-traced capture failed: " + stats.reason + fallback);
+    return StageResult::ok();
+  }
+  output.stats = with_kernel_tables_of(std::move(*output.stats), node_stats);
+  output.kernels_from_node_capture = true;
+  run.note(kStage, "kernel figures (kernel table, selection, ncu) come from the node-traced capture in " +
+                       RunLayout::nsys_node_directory().string() +
+                       "; stage times, GPU busy and the step chart from the first capture (node tracing slows "
+                       "the host side)");
+  if (!run.config.nsys.export_sqlite) return StageResult::ok();
+  if (auto exported = export_nsys_sqlite(run, nsys, report, RunLayout::nsys_node_directory());
+      exported.status != StageStatus::ok) {
+    if (exported.status == StageStatus::interrupted) return exported;
+    run.warn(kStage, "the SQLite export of the node-traced capture failed: " + exported.reason);
+  }
+  return StageResult::ok();
+}
+
 StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload, NsysOutput& output) {
   if (auto skip = nsys_stage_precondition(run, probe, workload)) return *skip;
   const NsysInfo& nsys = probe.nsys;
-  Capture attempt = capture(run, nsys, true, "profile.log");
+  Capture attempt = capture(run, nsys, true, first_capture("profile.log"));
   if (attempt.problem) return *attempt.problem;
   if (gate_never_opened(run, attempt)) {
     if (auto stop = handle_empty_gate(run, nsys, workload, attempt, output)) return *stop;
@@ -264,8 +338,16 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
         "and this machine has none (" +
         probe.nvidia_driver.evidence + ")";
   }
-  if (run.config.nsys.export_sqlite) return export_nsys_sqlite(run, nsys, report.report, RunLayout::nsys_directory());
-  return StageResult::ok();
+  if (run.config.nsys.export_sqlite) {
+    StageResult exported = export_nsys_sqlite(run, nsys, report.report, RunLayout::nsys_directory());
+    if (exported.status != StageStatus::ok) return exported;
+  }
+  if (auto why_not = node_pass_not_needed(run, output)) {
+    log_info(kStage, "no node-traced capture: " + *why_not);
+    return StageResult::ok();
+  }
+  if (run.stopping()) return StageResult::interrupted("interrupted before the node-traced capture");
+  return run_graph_node_pass(run, nsys, attempt.gated, output);
 }
 
 }  // namespace

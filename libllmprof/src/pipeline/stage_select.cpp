@@ -104,9 +104,11 @@ std::int64_t launch_bound(PipelineRun& run, const KernelSelection& selection) {
 
 // ncu.plan = per-kernel: the launches of each selected kernel and launch configuration to profile, from
 // the stage's launch table in the nsys SQLite export (without one, from the selection's counts alone).
-NcuPlan ncu_plan(PipelineRun& run, const KernelSelection& selection, KernelNameBase base) {
+// The node-traced capture's export when the selection came from it: the first one has no graph kernel rows.
+NcuPlan ncu_plan(PipelineRun& run, const KernelSelection& selection, KernelNameBase base, bool node_capture) {
   std::vector<StageKernelLaunch> launches;
-  const fs::path sqlite = run.directory.layout().resolve(RunLayout::nsys_sqlite());
+  const fs::path sqlite =
+      run.directory.layout().resolve(node_capture ? RunLayout::nsys_node_sqlite() : RunLayout::nsys_sqlite());
   if (!fs::exists(sqlite)) {
     run.say(kStage,
             "no nsys SQLite export (nsys.export_sqlite): the ncu plan cannot tell launch configurations "
@@ -159,7 +161,8 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
   output.kernel_regex = selection->kernel_regex;
   output.launch_bound = launches;
   for (const auto& kernel : selection->kernels) output.selected_kernels.push_back(kernel.name);
-  if (run.config.ncu.plan == NcuPlanMode::per_kernel) output.plan = ncu_plan(run, selection.value(), base.value());
+  if (run.config.ncu.plan == NcuPlanMode::per_kernel)
+    output.plan = ncu_plan(run, selection.value(), base.value(), nsys.kernels_from_node_capture);
   StageRecord& record = run.record(kStage);
   if (auto written =
           run.directory.write_json(RunLayout::kernel_selection(), selection_json(selection.value(), launches));
@@ -174,6 +177,7 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
   std::string message = std::to_string(selection->kernels.size()) + " kernels of " + selection->stage + " (" +
                         rule_text(selection.value()) + ") cover " + percent(selection->coverage) +
                         " of its kernel time";
+  if (nsys.kernels_from_node_capture) message += " (kernels of the node-traced capture, CUDA graphs' included)";
   if (const auto more = more_coverage_text(selection.value()); !more.empty()) message += "; " + more;
   run.say(kStage, message);
   if (const auto collectives = collectives_text(selection.value()); !collectives.empty()) run.warn(kStage, collectives);

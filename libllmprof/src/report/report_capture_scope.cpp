@@ -26,6 +26,45 @@ std::optional<double> outside_graphs_share(const ReportTimelineStage& stage) {
 // The nsys option that lists graph kernels, as this tool's configuration spells it.
 constexpr const char* kNodeTraceSetting = "--set 'nsys.extra_args=[\"--cuda-graph-trace=node\"]'";
 
+const ReportStage* report_stage_named(const RunReportModel& model, const std::string& name) {
+  for (const auto& stage : model.stages)
+    if (qualified(stage) == name) return &stage;
+  return nullptr;
+}
+
+// The kernel table read from the node-traced second capture: which capture each figure comes from, whether its
+// kernel time agrees with the GPU time the first capture recorded, and what node tracing cost the host.
+std::string node_capture_scope(const RunReportModel& model, const ReportTimelineStage* stage) {
+  std::string text =
+      "Kernel figures (this table, the kernel selection and ncu's) come from a second capture traced per CUDA graph "
+      "node (--cuda-graph-trace=node, " +
+      model.node_capture->kernel_tables +
+      "), taken because the first one recorded CUDA graph launches whole; stage times, GPU busy and the step chart "
+      "come from the first capture.";
+  if (stage == nullptr) return text;
+  const std::string name = "`" + stage->name + "`";
+  const ReportStage* tabled = report_stage_named(model, stage->name);
+  if (tabled != nullptr && tabled->kernel_time_ns && stage->gpu_time_ns.value_or(0) > 0) {
+    const double kernels = static_cast<double>(*tabled->kernel_time_ns);
+    text += " In " + name + " the node-traced capture lists " + format_duration_ns(kernels) +
+            " of kernel time against the " + format_duration_ns(*stage->gpu_time_ns) +
+            " of GPU work the first capture recorded there, graph executions included (" +
+            format_fraction_percent(kernels / *stage->gpu_time_ns) + ")";
+    // The two captures see the same work only when neither lost any: a loss explains a ratio far from 100%.
+    if (stage->graph_launches_without_record > 0) {
+      text += "; the first capture has no GPU record of " + std::to_string(stage->graph_launches_without_record) +
+              " of its " + std::to_string(stage->graph_launches) + " graph launches (see Measurement validity)";
+    }
+    text += ".";
+  }
+  for (const auto& wall : model.node_capture->range_walls) {
+    if (wall.range != stage->name || wall.first_capture_ns <= 0) continue;
+    text += " Node tracing slowed the host side: " + name + " took " + format_duration_ns(wall.node_capture_ns) +
+            " of CPU time instead of " + format_duration_ns(wall.first_capture_ns) + ".";
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string share_text(double fraction) {
@@ -66,12 +105,13 @@ const ReportTimelineStage* kernel_table_stage(const RunReportModel& model) {
 
 bool kernel_table_misses_graph_kernels(const RunReportModel& model) {
   const auto* stage = kernel_table_stage(model);
-  return stage != nullptr && model.timeline->graph_trace == "graph" &&
+  return stage != nullptr && !model.node_capture && model.timeline->graph_trace == "graph" &&
          (stage->graph_time_ns.value_or(0) > 0 || stage->graph_launches > 0);
 }
 
 std::string kernel_table_scope(const RunReportModel& model) {
   const auto* stage = kernel_table_stage(model);
+  if (model.node_capture) return node_capture_scope(model, stage);
   if (stage == nullptr) return {};
   const std::string name = "`" + stage->name + "`";
   const auto outside = outside_graphs_share(*stage);
@@ -112,7 +152,8 @@ std::string stage_busy_cell(const RunReportModel& model, const ReportStage& stag
 std::string stage_kernels_cell(const RunReportModel& model, const ReportStage& stage) {
   std::string text = format_count(stage.kernel_instances);
   const auto* timed = timeline_stage_of(model, stage);
-  if (timed != nullptr && model.timeline->graph_trace == "graph" && timed->graph_executions > 0)
+  // Beside kernels that exclude the graphs' own; the node-traced capture's kernel counts include them.
+  if (timed != nullptr && model.timeline->graph_trace == "graph" && timed->graph_executions > 0 && !model.node_capture)
     text += " + " + format_count(timed->graph_executions) + " graph executions";
   return text;
 }
@@ -124,7 +165,9 @@ std::string stages_caption(const RunReportModel& model) {
     (timeline_stage_of(model, stage) != nullptr ? from_timeline : from_stats) = true;
   }
   std::string text = "Wall, GPU projection, Kernel busy and Kernels come from the nsys stats tables";
-  if (model.timeline && model.timeline->graph_trace == "graph")
+  if (model.node_capture)
+    text += " (Kernel busy and Kernels from the node-traced capture's, which list the kernels inside CUDA graphs)";
+  else if (model.timeline && model.timeline->graph_trace == "graph")
     text += ", which do not see kernels inside CUDA graphs traced whole (the graph executions are counted beside them)";
   text += ".";
   if (from_timeline)

@@ -159,6 +159,24 @@ void read_selection_extras(const json::object& object, ReportTopKernelSelection&
   }
 }
 
+void read_node_capture(const json::object& root, RunReportModel& model) {
+  const auto* value = root.if_contains("node_capture");
+  if (value == nullptr || value->is_null()) return;
+  if (!value->is_object()) throw JsonFieldError{"node_capture"};
+  const auto& object = value->get_object();
+  ReportNodeCapture capture;
+  capture.kernel_tables = detail::json_string(object, "kernel_tables", "node_capture.kernel_tables").value_or("");
+  std::size_t index = 0;
+  for (const auto& wall : detail::json_objects(object, "range_walls", "node_capture.range_walls")) {
+    const std::string where = "node_capture.range_walls[" + std::to_string(index++) + "].";
+    capture.range_walls.push_back(
+        {detail::json_string(wall, "range", where + "range").value_or(""),
+         detail::json_number(wall, "first_capture_ns", where + "first_capture_ns").value_or(0),
+         detail::json_number(wall, "node_capture_ns", where + "node_capture_ns").value_or(0)});
+  }
+  model.node_capture = std::move(capture);
+}
+
 void read_analysis(const json::object& root, RunReportModel& model) {
   model.schema = detail::json_string(root, "schema", "schema").value_or("");
   if (model.schema != kReportSchema && model.schema != kReportSchemaV1) throw JsonFieldError{"schema"};
@@ -185,6 +203,7 @@ void read_analysis(const json::object& root, RunReportModel& model) {
     model.top_kernel_selection = top;
   }
   model.warnings = detail::json_strings(root, "warnings", "warnings");
+  read_node_capture(root, model);
   detail::read_timeline(root, model);
   detail::annotate_selection_scope(model);
   detail::read_bare_run_and_ranges(root, model);

@@ -1,0 +1,122 @@
+// End to end: a workload that runs decode as CUDA graphs. The fake nsys replays the H100 recordings of the same
+// graph decode traced whole (--cuda-graph-trace=graph) and per node (=node): stats CSVs and SQLite exports
+// (tests/data/nsys-sqlite/). Expected figures: tests/tools/graph_node_pass_expected.py over the same CSVs.
+#include <catch2/catch.hpp>
+
+#include "end_to_end.hpp"
+#include "llmprof/run_directory.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using namespace llmprof::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path data = fs::path(LLMPROF_TEST_DATA_DIR) / "nsys-sqlite";
+
+Invocation graph_workload(std::vector<std::string> settings = {}, std::map<std::string, std::string> env = {}) {
+  env["FAKE_NSYS_STATS_DIR"] = (data / "graphtrace_summaries").string();
+  env["FAKE_NSYS_STATS_PREFIX"] = "summary_";
+  env["FAKE_NSYS_SQLITE"] = (data / "graphtrace.sqlite").string();
+  env["FAKE_NSYS_NODE_STATS_DIR"] = (data / "nodetrace_summaries").string();
+  env["FAKE_NSYS_NODE_STATS_PREFIX"] = "summary_";
+  env["FAKE_NSYS_NODE_SQLITE"] = (data / "nodetrace.sqlite").string();
+  settings.insert(settings.end(), {"--", (fs::path(LLMPROF_SOURCE_DIR) / "tests/e2e/workload.sh").string()});
+  return {settings, env};
+}
+
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t count = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++count;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("graph launches traced whole: a node-traced second capture supplies the kernel figures", "[e2e][slow]") {
+  EndToEnd e2e;
+  const CliResult finished = e2e.run(graph_workload());
+  INFO(finished.out << finished.err);
+  CHECK(finished.exit_code == 0);
+  const RunManifest manifest = e2e.manifest();
+  CHECK(stage_of(manifest, "nsys").status == StageStatus::ok);
+
+  // Two captures, the second with node tracing into nsys/node/; its stats and export beside it.
+  const std::string commands = read_file(e2e.main() / "nsys/cmd.txt");
+  CHECK(count_of(commands, " profile ") == 2);
+  CHECK(count_of(commands, "--cuda-graph-trace=node") == 1);
+  CHECK(commands.find("nsys/node/profile") != std::string::npos);
+  for (const char* file :
+       {"nsys/node/profile.nsys-rep", "nsys/node/summary_cuda_gpu_kern_sum.csv", "nsys/node/summary_nvtx_kern_sum.csv",
+        "nsys/node/profile.sqlite", "nsys/node/profile.log"}) {
+    INFO(file);
+    CHECK(fs::exists(e2e.main() / file));
+  }
+  CHECK(read_file(e2e.main() / "deep-profile.log").find("64 CUDA graph launches were traced whole") !=
+        std::string::npos);
+
+  // The selection sees the graphs' kernels: the first capture lists only 2 copy kernels, none of them nvjet.
+  const std::string selection = read_file(e2e.main() / "nsys/selection.json");
+  CHECK(selection.find("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT") != std::string::npos);
+  const std::string kernels = read_file(e2e.main() / "analysis/kernels.csv");
+  CHECK(kernels.find("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT") != std::string::npos);
+
+  // report.json says where the kernel tables came from, and the decode range's CPU time in both captures.
+  const std::string report_json = read_file(e2e.main() / "analysis/report.json");
+  CHECK(report_json.find("\"kernel_tables\"") != std::string::npos);
+  CHECK(report_json.find("\"first_capture_ns\": 13791565") != std::string::npos);
+  CHECK(report_json.find("\"node_capture_ns\": 40523135") != std::string::npos);
+
+  // The report names each figure's capture, and gives no advice to do what was done.
+  const std::string report = read_file(e2e.main() / "report.md");
+  CHECK(report.find("come from a second capture traced per CUDA graph node") != std::string::npos);
+  // 31,878,378 ns of decode kernels (node) against 12,646,111 ns recorded by the graph-traced capture, which has
+  // no GPU record of 49 of 64 graph launches (tests/data/nsys-sqlite/expected.tsv).
+  CHECK(report.find("lists 31.9 ms of kernel time against the 12.6 ms of GPU work") != std::string::npos);
+  CHECK(report.find("no GPU record of 49 of its 64 graph launches") != std::string::npos);
+  CHECK(report.find("`decode` took 40.5 ms of CPU time instead of 13.8 ms") != std::string::npos);
+  CHECK(report.find("are listed from the node-traced capture") != std::string::npos);
+  CHECK(report.find("Re-run with") == std::string::npos);
+  CHECK(report.find("capture with --cuda-graph-trace=node to list them") == std::string::npos);
+  // Stage verdicts still come from the first capture's timeline: graph executions keep decode busy.
+  CHECK(report.find("host/launch-bound") == std::string::npos);
+}
+
+TEST_CASE("node-traced second capture: not taken when switched off or already node-traced", "[e2e][slow]") {
+  SECTION("nsys.graph_node_pass = false: one capture, and the report says how to list the graph kernels") {
+    EndToEnd e2e;
+    const CliResult finished = e2e.run(graph_workload({"--set", "nsys.graph_node_pass=false"}));
+    CHECK(finished.exit_code == 0);
+    CHECK(count_of(read_file(e2e.main() / "nsys/cmd.txt"), " profile ") == 1);
+    CHECK_FALSE(fs::exists(e2e.main() / "nsys/node"));
+    const std::string report = read_file(e2e.main() / "report.md");
+    CHECK(report.find("Re-run with --set 'nsys.extra_args=[\"--cuda-graph-trace=node\"]'") != std::string::npos);
+  }
+  SECTION("nsys.extra_args already trace nodes: the first capture is the node-traced one") {
+    EndToEnd e2e;
+    const CliResult finished = e2e.run(graph_workload({"--set", "nsys.extra_args=[\"--cuda-graph-trace=node\"]"}));
+    CHECK(finished.exit_code == 0);
+    const std::string commands = read_file(e2e.main() / "nsys/cmd.txt");
+    CHECK(count_of(commands, " profile ") == 1);
+    CHECK(count_of(commands, "--cuda-graph-trace=node") == 1);
+    CHECK_FALSE(fs::exists(e2e.main() / "nsys/node"));
+  }
+}
+
+TEST_CASE("a failed node-traced capture costs only the graph kernels: a warning, the first capture stands",
+          "[e2e][slow]") {
+  EndToEnd e2e;
+  const CliResult finished = e2e.run(graph_workload({}, {{"FAKE_NSYS_NODE_MODE", "fails"}}));
+  CHECK(finished.exit_code == 0);
+  const RunManifest manifest = e2e.manifest();
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  CHECK(nsys.status == StageStatus::ok);
+  bool warned = false;
+  for (const auto& warning : nsys.warnings)
+    warned = warned || warning.find("the node-traced capture left no report") != std::string::npos;
+  CHECK(warned);
+  CHECK(fs::exists(e2e.main() / "nsys/node/profile.log"));  // its log is kept
+  CHECK(read_file(e2e.main() / "analysis/report.json").find("\"node_capture\": null") != std::string::npos);
+  CHECK(read_file(e2e.main() / "report.md").find("Re-run with") != std::string::npos);
+}
