@@ -20,6 +20,8 @@
 #   nodepass issue 12: deep-profile run with default settings on the CUDA-graph decodes (Python fixture workload,
 #            llmprof-decode --cuda-graphs): the automatic node-traced second capture feeds selection and ncu;
 #            the eager Python decode takes none; runs packed into $OUT/nodepass-runs.tar.gz
+#   ncukey   what ncu's --filter-mode per-launch-config counts as one configuration: nsys's nvjet launch configs of
+#            the eager 1b decode beside what ncu profiled at --launch-count 1 (LaunchStats only), $OUT/ncukey.tar.gz
 #   ncuplan  deep-profile run gated on decode at 90% kernel coverage with the per-kernel ncu plan (1b example
 #            twice, then the HF-style Python decode), NCUPLAN_BOUNDED=1 adds the bounded plan (the before
 #            figure): ncu stage seconds, total seconds, coverage
@@ -206,8 +208,8 @@ phase_nodepass() {
   local runs=/tmp/node-runs pack
   pack() { (cd "$runs" && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
      -czf "$OUT/nodepass-runs.tar.gz" .); }
-  step "Python decode as CUDA graphs, 64 steps: default settings (the node-traced second capture is automatic), ncu top-5"
-  /usr/bin/time -f "wall %e s" "$dp" run --set run.runs_root=$runs --set run.run_id=py-graph --set run.top_n_kernels=5 \
+  step "Python decode as CUDA graphs, 64 steps: default settings (the node-traced second capture is automatic), nsys only"
+  /usr/bin/time -f "wall %e s" "$dp" run --set run.runs_root=$runs --set run.run_id=py-graph --set run.enable_ncu=false \
     -- python3 "$py" graph 64; echo "exit=$?"; pack
   step "llmprof-decode 1b --cuda-graphs: default settings, ncu top-5"
   /usr/bin/time -f "wall %e s" "$dp" run --set run.runs_root=$runs --set run.run_id=cpp-graphs --set run.top_n_kernels=5 \
@@ -216,6 +218,45 @@ phase_nodepass() {
   "$dp" run --set run.runs_root=$runs --set run.run_id=py-eager --set run.enable_ncu=false \
     -- python3 "$py" eager 64; echo "exit=$?"; pack
   ls "$runs"/*/nsys/node 2>&1 | head -20
+}
+
+phase_ncukey() {
+  # What ncu 2025.3.1's --filter-mode per-launch-config counts as one launch configuration: every nvjet launch
+  # configuration of the eager 1b decode from nsys's launch table (grid, block, static and dynamic shared memory,
+  # in first-occurrence order) beside the launches ncu profiled with --launch-count 1 per configuration.
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  use_carried_libdw
+  local runs=/tmp/key-runs ncu_bin; ncu_bin=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  step "nsys of the eager 1b decode (launch table)"
+  "$dp" run --set run.runs_root=$runs --set run.run_id=eager --set run.enable_ncu=false -- "$ex" --preset 1b --warmup 1
+  python3 - "$runs/eager/nsys/profile.sqlite" > "$OUT/ncukey-nsys.tsv" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+cols = {r[1] for r in db.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_KERNEL)")}
+extra = [c for c in ("clusterX", "clusterY", "clusterZ", "sharedMemoryExecuted", "registersPerThread") if c in cols]
+decode = db.execute("SELECT n.start, n.end FROM NVTX_EVENTS n LEFT JOIN StringIds s ON n.textId = s.id "
+                    "WHERE coalesce(n.text, s.value) = 'decode'").fetchall()
+lo, hi = min(d[0] for d in decode), max(d[1] for d in decode)
+query = ("SELECT s.value, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ, k.staticSharedMemory, "
+         "k.dynamicSharedMemory" + "".join(", k." + c for c in extra) + " FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+         "JOIN StringIds s ON k.demangledName = s.id WHERE k.start >= ? AND k.start < ? ORDER BY k.start")
+seen = {}
+for row in db.execute(query, (lo, hi)):
+    seen.setdefault(row, 0)
+    seen[row] += 1
+print("order\tcount\tkernel\tgrid\tblock\tstatic_smem\tdynamic_smem\t" + "\t".join(extra))
+for order, (row, count) in enumerate(seen.items(), 1):
+    if "nvjet" in row[0] or order <= 400:
+        print(order, count, row[0][:90], row[1:4], row[4:7], *row[7:], sep="\t")
+PY
+  step "ncu: nvjet kernels in decode, per-launch-config, --launch-count 1, LaunchStats only"
+  /usr/bin/time -f "ncu wall %e s" "$ncu_bin" --nvtx --nvtx-include decode/ --kernel-name regex:nvjet \
+    --filter-mode per-launch-config --launch-count 1 --section LaunchStats -f -o /tmp/key \
+    "$ex" --preset 1b --warmup 1 > "$OUT/ncukey-ncu.log" 2>&1; echo "exit=$?"
+  "$ncu_bin" --import /tmp/key.ncu-rep --page raw --csv > "$OUT/ncukey-raw.csv" 2>&1
+  grep -c "==PROF== Profiling" "$OUT/ncukey-ncu.log"
+  (cd "$OUT" && tar -czf "$OUT/ncukey.tar.gz" ncukey-*) 
 }
 
 phase_repeats() {

@@ -300,10 +300,10 @@ StageResult run_graph_node_pass(PipelineRun& run, const NsysInfo& nsys, bool gat
   }
   output.stats = with_kernel_tables_of(std::move(*output.stats), node_stats);
   output.kernels_from_node_capture = true;
-  run.note(kStage, "kernel figures (kernel table, selection, ncu) come from the node-traced capture in " +
-                       RunLayout::nsys_node_directory().string() +
-                       "; stage times, GPU busy and the step chart from the first capture (node tracing slows "
-                       "the host side)");
+  run.say(kStage, "kernel figures (kernel table, selection, ncu) come from the node-traced capture in " +
+                      RunLayout::nsys_node_directory().string() +
+                      "; stage times, GPU busy and the step chart from the first capture (node tracing slows "
+                      "the host side)");
   if (!run.config.nsys.export_sqlite) return StageResult::ok();
   if (auto exported = export_nsys_sqlite(run, nsys, report, RunLayout::nsys_node_directory());
       exported.status != StageStatus::ok) {

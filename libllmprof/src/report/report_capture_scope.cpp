@@ -51,6 +51,9 @@ std::string node_capture_scope(const RunReportModel& model, const ReportTimeline
             " of GPU work the first capture recorded there, graph executions included (" +
             format_fraction_percent(kernels / *stage->gpu_time_ns) + ")";
     // The two captures see the same work only when neither lost any: a loss explains a ratio far from 100%.
+    if (kernels < *stage->gpu_time_ns && stage->graph_time_ns.value_or(0) > 0) {
+      text += "; a graph execution's time includes the gaps between its kernels";
+    }
     if (stage->graph_launches_without_record > 0) {
       text += "; the first capture has no GPU record of " + std::to_string(stage->graph_launches_without_record) +
               " of its " + std::to_string(stage->graph_launches) + " graph launches (see Measurement validity)";
