@@ -22,6 +22,8 @@
 #            the eager Python decode takes none; runs packed into $OUT/nodepass-runs.tar.gz
 #   ncukey   what ncu's --filter-mode per-launch-config counts as one configuration: nsys's nvjet launch configs of
 #            the eager 1b decode beside what ncu profiled at --launch-count 1 (LaunchStats only), $OUT/ncukey.tar.gz
+#   ncucost  ncu's cost per launch: duration only vs --set roofline vs only the metrics the analysis reads, on 12
+#            nvjet launches; then the per-kernel plan at 90% coverage with those metrics ($OUT/ncucost.tar.gz)
 #   ncuplan  deep-profile run gated on decode at 90% kernel coverage with the per-kernel ncu plan (1b example
 #            twice, then the HF-style Python decode), NCUPLAN_BOUNDED=1 adds the bounded plan (the before
 #            figure): ncu stage seconds, total seconds, coverage
@@ -287,7 +289,7 @@ ncuplan_run() {
   [ ${#workload[@]} -gt 0 ] || workload=(/tmp/ex/examples/decode-workload/llmprof-decode --preset 1b --warmup 1)
   step "deep-profile run: ${workload[*]}, gated on decode, kernel_coverage 0.9, ncu.plan=$plan"
   "$dp" run --set run.runs_root=$runs --set run.run_id="$id" --set run.kernel_coverage=0.9 --set ncu.plan="$plan" \
-    -- "${workload[@]}"
+    "${ncuplan_settings[@]}" -- "${workload[@]}"
   local rc=$? total=$((SECONDS - start))
   echo "exit=$rc"
   python3 - "$runs/$id" "$plan" "$total" "$rc" >> "$OUT/ncuplan.tsv" <<'PY'
@@ -304,6 +306,52 @@ row = [main.name, plan_mode, rc, total, round(stages.get("ncu", {}).get("duratio
        plan.get("measured_seconds_per_launch", "")]
 print("\t".join(str(v) for v in row))
 PY
+}
+
+ncuplan_settings=()
+
+phase_ncucost() {
+  # ncu's cost per profiled launch by what it collects, on the same 12 nvjet launches of the eager 1b decode:
+  # duration only (the baseline: the workload under ncu), --set roofline, and only the metrics the analysis
+  # reads (the columns of the roofline export that roofline_metric_prefixes() keeps); then the per-kernel plan
+  # at 90% coverage with those metrics. Everything is packed into $OUT/ncucost.tar.gz.
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  use_carried_libdw
+  local ncu_bin; ncu_bin=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  local pack=$OUT/ncucost; mkdir -p "$pack"
+  local common=(--nvtx --nvtx-include decode/ --kernel-name regex:nvjet --launch-count 12 --replay-mode kernel
+                --clock-control base --cache-control all -f)
+  cost_run() {  # $1 name, then what to collect
+    local name=$1; shift
+    step "ncu, 12 nvjet launches: $name"
+    local start=$SECONDS
+    "$ncu_bin" "${common[@]}" "$@" -o "/tmp/cost-$name" "$ex" --preset 1b --warmup 1 > "$pack/$name.log" 2>&1
+    echo "$name exit=$? wall=$((SECONDS - start)) s" | tee -a "$pack/times.txt"
+    "$ncu_bin" --import "/tmp/cost-$name.ncu-rep" --page raw --csv --print-units base > "$pack/$name.csv" 2>&1
+  }
+  cost_run base --metrics gpu__time_duration.sum
+  cost_run roofline --set roofline
+  python3 - "$pack/roofline.csv" > "$pack/lean-metrics.txt" <<'PY'
+import csv, sys
+header = next(csv.reader(open(sys.argv[1])))
+prefixes = ("gpu__time_duration", "sm__ops_path_tensor_", "sm__sass_thread_inst_executed_op_",
+            "smsp__sass_thread_inst_executed_op_", "smsp__cycles_elapsed", "sm__cycles_elapsed", "dram__",
+            "gpu__dram_throughput", "device__attribute_display_name")
+print(",".join(sorted({h for h in header if h.startswith(prefixes)})))
+PY
+  cost_run lean --metrics "$(cat "$pack/lean-metrics.txt")"
+  cp "$pack/times.txt" "$OUT/ncucost-times.txt"
+  (cd "$OUT" && tar -czf "$OUT/ncucost.tar.gz" ncucost)
+  local toml_list; toml_list=$(python3 -c 'import sys; print("[" + ",".join(chr(34) + m + chr(34) for m in sys.argv[1].split(",")) + "]")' \
+    "$(cat "$pack/lean-metrics.txt")")
+  printf 'run\tplan\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\texpected_coverage\tcoverage_reached\tplanned\tprofiled_planned\trows\tpasses\testimated_s\tmeasured_s_per_launch\n' \
+    > "$OUT/ncuplan.tsv"
+  ncuplan_settings=(--set 'ncu.set=""' --set "ncu.metrics=$toml_list")
+  ncuplan_run ncuplan-lean per-kernel
+  column -t -s $'\t' "$OUT/ncuplan.tsv"
+  (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
+     -czf "$OUT/ncuplan-runs.tar.gz" .)
 }
 
 phase_ncuplan() {

@@ -125,6 +125,13 @@ class FakeProcessRunner final : public ProcessRunner {
     return *this;
   }
 
+  // Adds a rule that is tried before every earlier one (a test's exception to a fixture's general rule).
+  FakeProcessRunner& on_first(FakeMatcher matcher, FakeAnswer answer, int uses = unlimited) {
+    std::lock_guard lock(mutex_);
+    rules_.insert(rules_.begin(), Rule{std::move(matcher), std::move(answer), uses});
+    return *this;
+  }
+
   Result<ProcessOutcome> run(const ProcessSpec& spec) override {
     FakeAnswer answer;
     {

@@ -672,6 +672,54 @@ TEST_CASE("ncu.plan = per-kernel: an ncu with --filter-mode per-launch-config pr
   CHECK(summary.outcome == RunOutcome::ok);
 }
 
+TEST_CASE("ncu.plan = per-kernel: planned kernels without a row get one recovery pass, not one pass each") {
+  Bench bench;
+  bench.config.ncu.plan = NcuPlanMode::per_kernel;
+  bench.runner.on(command_is("ncu", {"--help"}),
+                  FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_help.txt")));
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.script_ncu_report();
+  // The recorded ncu sample (nc1) has no launch of the selected nvjet_..._2x1_... kernel; the recovery pass's
+  // export has one (a recorded row under that name).
+  const std::string missing = "nvjet_sm90_hsh_64x8_64x16_2x1_v_bz_bias_TNT";
+  const std::string present = "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_relubias_TNT";
+  const std::vector<std::string> recorded = fixture_lines("h100-nsight-2025.3/ncu/nc1_raw_base.csv");
+  std::vector<std::string> recovery_csv(recorded.begin(), recorded.begin() + 2);  // header and units
+  for (auto line = recorded.begin() + 2; line != recorded.end(); ++line) {
+    if (line->find(present) == std::string::npos) continue;
+    recovery_csv.push_back(*line);
+    recovery_csv.back().replace(recovery_csv.back().find(present), present.size(), missing);
+    break;
+  }
+  REQUIRE(recovery_csv.size() == 3);
+  bench.runner.on_first(
+      [](const ProcessSpec& spec) {
+        return command_is("ncu", {"--import"})(spec) &&
+               std::any_of(spec.argv.begin(), spec.argv.end(), [](const std::string& argument) {
+                 return argument.find("recovery.ncu-rep") != std::string::npos;
+               });
+      },
+      FakeAnswer::printing(recovery_csv));
+  const RunSummary summary = bench.run();
+  CHECK(summary.outcome == RunOutcome::ok);
+  const auto ncu_runs = bench.runs_of(ncu_profile(true));
+  REQUIRE(ncu_runs.size() == 2);  // the planned pass and the recovery pass; no bounded follow-up
+  CHECK(has_argument(ncu_runs[1], (bench.main() / "ncu/recovery").string()));
+  const std::string regex = *(std::find(ncu_runs[1].begin(), ncu_runs[1].end(), "--kernel-name") + 1);
+  CHECK(regex.find(missing) != std::string::npos);
+  CHECK(regex.find(present) == std::string::npos);  // it had its row: not profiled again
+  CHECK(*(std::find(ncu_runs[1].begin(), ncu_runs[1].end(), "--filter-mode") + 1) == "per-launch-config");
+  CHECK(read_file(bench.main() / "ncu/raw.csv").find(missing) != std::string::npos);
+  bool recovered = false;
+  for (const auto& event : bench.events) {
+    const std::string text = format_progress_event(event);
+    recovered = recovered ||
+                (text.find("after the recovery pass") != std::string::npos && text.find(missing) == std::string::npos);
+  }
+  CHECK(recovered);
+}
+
 TEST_CASE("ncu.plan = per-kernel falls back to the bounded plan where ncu --help lists no per-launch-config") {
   Bench bench;
   bench.config.ncu.plan = NcuPlanMode::per_kernel;
