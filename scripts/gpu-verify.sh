@@ -24,6 +24,7 @@
 #            the eager 1b decode beside what ncu profiled at --launch-count 1 (LaunchStats only), $OUT/ncukey.tar.gz
 #   ncucost  ncu's cost per launch: duration only vs --set roofline vs only the metrics the analysis reads, on 12
 #            nvjet launches; then the per-kernel plan at 90% coverage with those metrics ($OUT/ncucost.tar.gz)
+#   ncurecovery  the per-kernel plan at 90% coverage (1b example) with the recovery pass, $OUT/ncurecovery-runs.tar.gz
 #   ncuplan  deep-profile run gated on decode at 90% kernel coverage with the per-kernel ncu plan (1b example
 #            twice, then the HF-style Python decode), NCUPLAN_BOUNDED=1 adds the bounded plan (the before
 #            figure): ncu stage seconds, total seconds, coverage
@@ -352,6 +353,20 @@ PY
   column -t -s $'\t' "$OUT/ncuplan.tsv"
   (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
      -czf "$OUT/ncuplan-runs.tar.gz" .)
+}
+
+phase_ncurecovery() {
+  # The per-kernel plan at 90% coverage with the recovery pass (one pass over the planned groups without a row).
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  use_carried_libdw
+  rm -rf /tmp/runs-ncuplan
+  printf 'run\tplan\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\texpected_coverage\tcoverage_reached\tplanned\tprofiled_planned\trows\tpasses\testimated_s\tmeasured_s_per_launch\n' \
+    > "$OUT/ncuplan.tsv"
+  ncuplan_run ncuplan-recovery per-kernel
+  column -t -s $'\t' "$OUT/ncuplan.tsv"
+  (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
+     --exclude='*.csv' -czf "$OUT/ncurecovery-runs.tar.gz" .)
 }
 
 phase_ncuplan() {
