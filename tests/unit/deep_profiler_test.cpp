@@ -711,6 +711,10 @@ TEST_CASE("ncu.plan = per-kernel: planned kernels without a row get one recovery
   CHECK(regex.find(present) == std::string::npos);  // it had its row: not profiled again
   CHECK(*(std::find(ncu_runs[1].begin(), ncu_runs[1].end(), "--filter-mode") + 1) == "per-launch-config");
   CHECK(read_file(bench.main() / "ncu/raw.csv").find(missing) != std::string::npos);
+  // plan.json's check is the one after the recovery pass.
+  const auto plan = boost::json::parse(read_file(bench.main() / "ncu/plan.json")).as_object();
+  for (const auto& shortfall : plan.at("check").at("not_profiled").as_array())
+    CHECK(shortfall.at("kernel").as_string() != missing);
   bool recovered = false;
   for (const auto& event : bench.events) {
     const std::string text = format_progress_event(event);

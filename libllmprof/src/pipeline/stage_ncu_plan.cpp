@@ -136,7 +136,9 @@ std::optional<StageResult> run_first_pass(PipelineRun& run, const NcuInputs& inp
   return std::nullopt;
 }
 
-void record_measurement(PipelineRun& run, const NcuPlan& plan, const NcuPlanCheck& check, double stage_s) {
+// Returns the measured cost per launch, when there is one.
+std::optional<double> record_measurement(PipelineRun& run, const NcuPlan& plan, const NcuPlanCheck& check,
+                                         double stage_s) {
   // What ncu spent beyond replaying the workload once per pass, per profiled row.
   const double workload_s = double(plan.passes.size()) * plan.seconds_per_pass;
   std::optional<double> measured;
@@ -146,13 +148,14 @@ void record_measurement(PipelineRun& run, const NcuPlan& plan, const NcuPlanChec
     run.warn(kStage, written.error().describe());
   run.say(kStage, check_text(check) + (measured ? "; measured " + format_seconds(*measured) + " per launch" : ""),
           !check.not_profiled.empty());
-  if (!measured) return;
+  if (!measured) return measured;
   const boost::json::object cost{{"schema", "llmprof.ncu_launch_cost/1"},
                                  {"seconds_per_launch", *measured},
                                  {"set", run.config.ncu.set},
                                  {"run", run.directory.path().filename().string()}};
   // Best effort: a runs root that cannot take the file only loses the next estimate's precision.
   (void)write_file_atomically(launch_cost_file(run), boost::json::serialize(cost) + "\n");
+  return measured;
 }
 
 // One pass over every kernel with a planned (kernel, configuration) that got no row: on the H100 (issue 14,
@@ -248,9 +251,15 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
   const NcuPlanCheck check =
       check_ncu_plan(plan, profiled_launches(run.directory.layout().resolve(RunLayout::ncu_raw_csv())),
                      selection_name_base(run.config.ncu.kernel_name_base).value_or(KernelNameBase::demangled));
-  record_measurement(run, plan, check, std::chrono::duration<double>(run.clock.now() - started).count());
+  const auto measured =
+      record_measurement(run, plan, check, std::chrono::duration<double>(run.clock.now() - started).count());
   if (check.not_profiled.empty() || run.stopping()) return StageResult::ok();
   const NcuPlanCheck recovered = recover_shortfalls(run, plan, ncu, check, progress);
+  // plan.json's check is the final one: what the stage's rows hold after the recovery pass.
+  if (auto written = run.directory.write_json(RunLayout::ncu_plan(),
+                                              ncu_plan_json(plan, &recovered, measured ? &*measured : nullptr));
+      !written)
+    run.warn(kStage, written.error().describe());
   // A kernel still without any row (ncu's order differed from nsys's, a configuration the plan did not
   // know) gets the bounded follow-up pass.
   if (!recovered.kernels_without_rows.empty() && !run.stopping()) profile_missed_kernels(run, ncu, inputs.select);
