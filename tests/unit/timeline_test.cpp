@@ -12,6 +12,7 @@
 #include "llmprof/analysis.hpp"
 #include "llmprof/report.hpp"
 #include "llmprof/timeline.hpp"
+#include "analysis/timeline_json.hpp"
 #include "parse/sqlite_database.hpp"
 #include "test_support.hpp"
 
@@ -413,4 +414,36 @@ TEST_CASE("timeline: 70,000 kernels of 39 hours each saturate the sums instead o
   REQUIRE_FALSE(huge->kernels.empty());
   CHECK(huge->kernels.front().count == 70000);
   CHECK(huge->kernels.front().total_ns == std::numeric_limits<std::int64_t>::max());
+}
+
+TEST_CASE("report.json keeps every instance of the charted loop and the first ones of other stages; instances.csv all") {
+  // expected.tsv (timeline_expected.py): eager has decode 1, decode_step 64, attention 512, mlp 512 instances.
+  const TimelineReport& timeline = report_of("eager");
+  const auto capped = llmprof::detail::timeline_json_object(timeline, llmprof::detail::InstanceCap{"decode", 100});
+  std::map<std::string, std::pair<std::size_t, std::int64_t>> kept;  // stage -> (instances written, omitted)
+  for (const auto& value : capped.at("stages").as_array()) {
+    const auto& stage = value.as_object();
+    const auto* omitted = stage.if_contains("instances_omitted");
+    kept[std::string(stage.at("name").as_string())] = {stage.at("instances").as_array().size(),
+                                                       omitted ? omitted->to_number<std::int64_t>() : 0};
+  }
+  CHECK(kept["decode"] == std::pair<std::size_t, std::int64_t>{1, 0});
+  CHECK(kept["decode_step"] == std::pair<std::size_t, std::int64_t>{64, 0});  // inside the loop stage: all
+  CHECK(kept["attention"] == std::pair<std::size_t, std::int64_t>{100, 412});
+  CHECK(kept["mlp"] == std::pair<std::size_t, std::int64_t>{100, 412});
+  // Without a cap (timeline_json()) every instance is written.
+  const auto full = llmprof::detail::timeline_json_object(timeline);
+  for (const auto& value : full.at("stages").as_array()) CHECK_FALSE(value.as_object().contains("instances_omitted"));
+
+  llmprof::testing::TempDir directory;
+  llmprof::AnalysisReport report;
+  report.timeline = timeline;
+  REQUIRE(llmprof::write_analysis(report, directory.path()));
+  std::ifstream csv(directory.path() / "instances.csv");
+  std::string line;
+  std::map<std::string, int> rows;
+  std::getline(csv, line);
+  CHECK(line.rfind("stage,instance,cpu_start_ns,", 0) == 0);
+  while (std::getline(csv, line)) ++rows[line.substr(0, line.find(','))];  // these names need no quoting
+  CHECK(rows == std::map<std::string, int>{{"attention", 512}, {"decode", 1}, {"decode_step", 64}, {"mlp", 512}});
 }

@@ -150,6 +150,7 @@ struct ReportTimelineStage {
   std::optional<double> current_step_ns;
   std::optional<double> predicted_steps_per_s;
   std::vector<std::pair<double, double>> instance_cpu_and_busy_ns;  // per instance, in order
+  std::int64_t instances_omitted = 0;  // the last ones, left out of report.json (analysis/instances.csv has them)
 };
 
 struct ReportTimeline {

@@ -12,7 +12,7 @@
 //         profile.sqlite, export.log, selection.json,
 //         node/{profile.log, profile.nsys-rep, metrics.json, summary_<report>.csv, stats.log, profile.sqlite, ...}}
 //   ncu/{cmd.txt, plan.json, plan.log, profile.log, profile.ncu-rep, import.log, raw.csv, plan_<n>.*, followup_<n>.*}
-//   analysis/{kernels.csv, stages.csv, report.json}
+//   analysis/{kernels.csv, stages.csv, instances.csv, report.json}
 //   report.md report.html
 #pragma once
 
@@ -97,6 +97,7 @@ class RunLayout {
   // analysis/: written by the analysis, read by report, compare and sweep.
   static path analysis_kernels() { return "analysis/kernels.csv"; }
   static path analysis_stages() { return "analysis/stages.csv"; }
+  static path analysis_instances() { return "analysis/instances.csv"; }  // every timeline stage instance
   static path analysis_report() { return "analysis/report.json"; }  // llmprof.report/2
 
  private:

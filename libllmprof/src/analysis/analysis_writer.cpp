@@ -1,6 +1,7 @@
 // Writes the analysis: kernels.csv, stages.csv and report.json (schema llmprof.report/2).
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -259,7 +260,9 @@ std::string analysis_report_json(const AnalysisReport& report) {
   boost::json::array launches;
   for (const auto& launch : report.launches) launches.emplace_back(json_launch(launch));
   root["ncu_launches"] = std::move(launches);
-  root["timeline"] = report.timeline ? boost::json::value(detail::timeline_json_object(*report.timeline))
+  detail::InstanceCap cap;
+  if (report.top_kernel_selection) cap.loop_stage = report.top_kernel_selection->stage;
+  root["timeline"] = report.timeline ? boost::json::value(detail::timeline_json_object(*report.timeline, cap))
                                      : boost::json::value(nullptr);
   root["node_capture"] = json_node_capture(report.node_capture);
   root["warnings"] = json_array(report.warnings);
@@ -268,6 +271,26 @@ std::string analysis_report_json(const AnalysisReport& report) {
   for (const auto& [key, value] : report.sources) sources[key] = value;
   root["sources"] = std::move(sources);
   return detail::pretty_json(root);
+}
+
+// Every instance of every timeline stage, one row each (report.json keeps only some of them).
+std::string instances_csv(const TimelineReport& timeline) {
+  std::ostringstream out;
+  out << "stage,instance,cpu_start_ns,cpu_end_ns,gpu_start_ns,gpu_end_ns,gpu_busy_ns,gpu_activities,"
+         "graph_executions,launch_api_ns,sync_api_ns,partial\n";
+  const auto optional = [](const std::optional<std::int64_t>& value) {
+    return value ? std::to_string(*value) : std::string();
+  };
+  for (const auto& stage : timeline.stages) {
+    for (std::size_t i = 0; i < stage.instances.size(); ++i) {
+      const TimelineInstance& instance = stage.instances[i];
+      out << csv_field(stage.name) << ',' << i + 1 << ',' << instance.cpu_start_ns << ',' << instance.cpu_end_ns << ','
+          << optional(instance.gpu_start_ns) << ',' << optional(instance.gpu_end_ns) << ',' << instance.gpu_busy_ns
+          << ',' << instance.gpu_activities << ',' << instance.graph_executions << ',' << instance.launch_api_ns << ','
+          << instance.sync_api_ns << ',' << (instance.partial() ? "true" : "false") << '\n';
+    }
+  }
+  return out.str();
 }
 
 Result<void> write_analysis(const AnalysisReport& report, const std::filesystem::path& analysis_directory) {
@@ -284,6 +307,9 @@ Result<void> write_analysis(const AnalysisReport& report, const std::filesystem:
     auto written = detail::write_file_atomically(analysis_directory / name.filename(), content);
     if (!written) return written;
   }
+  if (report.timeline)
+    return detail::write_file_atomically(analysis_directory / RunLayout::analysis_instances().filename(),
+                                         instances_csv(*report.timeline));
   return {};
 }
 

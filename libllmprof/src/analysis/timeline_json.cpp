@@ -1,8 +1,11 @@
 // The timeline report as JSON: the "timeline" object of analysis/report.json. Per-instance rows are
-// kept (the report draws the per-step chart and histogram from them); times are integer ns.
+// kept (the report draws the per-step chart and histogram from them), capped per InstanceCap in report.json;
+// times are integer ns.
 #include "analysis/timeline_json.hpp"
 
 #include <boost/json.hpp>
+
+#include <algorithm>
 
 #include "core/json_pretty.hpp"
 #include "core/json_values.hpp"
@@ -12,6 +15,7 @@ namespace {
 
 using detail::json_array;
 using detail::json_or_null;
+using detail::InstanceCap;
 
 boost::json::object json_summary(const DurationSummary& summary) {
   return {{"count", summary.count},   {"total_ns", summary.total_ns}, {"mean_ns", summary.mean_ns},
@@ -45,7 +49,13 @@ boost::json::object json_instance(const TimelineInstance& instance) {
           {"partial", instance.partial()}};
 }
 
-boost::json::object json_stage(const TimelineStage& stage) {
+std::size_t instances_kept(const TimelineStage& stage, const std::optional<InstanceCap>& cap) {
+  if (!cap) return stage.instances.size();
+  const bool charted = !cap->loop_stage.empty() && (stage.name == cap->loop_stage || stage.parent == cap->loop_stage);
+  return charted ? stage.instances.size() : std::min(stage.instances.size(), cap->kept);
+}
+
+boost::json::object json_stage(const TimelineStage& stage, const std::optional<InstanceCap>& cap) {
   boost::json::object object;
   object["name"] = stage.name;
   object["domain"] = stage.domain;
@@ -89,8 +99,12 @@ boost::json::object json_stage(const TimelineStage& stage) {
   object["kernels"] = std::move(kernels);
   object["verdict"] = stage.verdict;
   boost::json::array instances;
-  for (const auto& instance : stage.instances) instances.emplace_back(json_instance(instance));
+  const std::size_t kept = instances_kept(stage, cap);
+  for (std::size_t i = 0; i < kept; ++i) instances.emplace_back(json_instance(stage.instances[i]));
   object["instances"] = std::move(instances);
+  if (kept < stage.instances.size()) {
+    object["instances_omitted"] = stage.instances.size() - kept;  // the last ones; all are in instances.csv
+  }
   return object;
 }
 
@@ -98,7 +112,7 @@ boost::json::object json_stage(const TimelineStage& stage) {
 
 namespace detail {
 
-boost::json::object timeline_json_object(const TimelineReport& report) {
+boost::json::object timeline_json_object(const TimelineReport& report, const std::optional<InstanceCap>& cap) {
   boost::json::object object;
   object["source"] = report.source;
   object["nsys_version"] = report.nsys_version;
@@ -115,7 +129,7 @@ boost::json::object timeline_json_object(const TimelineReport& report) {
   validity["notes"] = json_array(report.validity.notes);
   object["validity"] = std::move(validity);
   boost::json::array stages;
-  for (const auto& stage : report.stages) stages.emplace_back(json_stage(stage));
+  for (const auto& stage : report.stages) stages.emplace_back(json_stage(stage, cap));
   object["stages"] = std::move(stages);
   object["warnings"] = json_array(report.warnings);
   return object;

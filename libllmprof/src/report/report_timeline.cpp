@@ -51,6 +51,7 @@ ReportTimelineStage stage_from(const boost::json::object& object, const std::str
     stage.predicted_steps_per_s =
         json_number(figures, "predicted_steps_per_s", where + "headroom.predicted_steps_per_s");
   }
+  stage.instances_omitted = json_integer(object, "instances_omitted", where + "instances_omitted").value_or(0);
   for (const auto& instance : json_objects(object, "instances", where + "instances")) {
     const double start = json_number(instance, "cpu_start_ns", where + "instances.cpu_start_ns").value_or(0);
     const double end = json_number(instance, "cpu_end_ns", where + "instances.cpu_end_ns").value_or(0);
@@ -253,11 +254,18 @@ void write_timeline_html(const RunReportModel& model, std::ostringstream& out) {
   const std::string loop_stage = model.top_kernel_selection ? model.top_kernel_selection->stage : std::string();
   if (const auto* steps = step_stage(timeline, loop_stage)) {
     const auto chart = step_chart(*steps);
+    // A stage outside the selection's loop keeps only its first instances in report.json.
+    const std::string omitted =
+        steps->instances_omitted > 0
+            ? " These are its first " + std::to_string(steps->instance_cpu_and_busy_ns.size()) + " of " +
+                  std::to_string(steps->instance_cpu_and_busy_ns.size() + steps->instances_omitted) +
+                  " instances; analysis/instances.csv has every one."
+            : std::string();
     out << "<h3>Per instance of <code>" << html_escape(steps->name) << "</code>: CPU range and GPU busy</h3><figure>"
-        << chart.svg << "<figcaption>" << html_escape(chart.caption) << "</figcaption></figure>"
+        << chart.svg << "<figcaption>" << html_escape(chart.caption + omitted) << "</figcaption></figure>"
         << "<h3>Instance time histogram of <code>" << html_escape(steps->name) << "</code></h3><figure>"
         << step_histogram(*steps) << "<figcaption>Instances counted by their CPU time, in 10 equal bins from the "
-        << "shortest to the longest.</figcaption></figure>";
+        << "shortest to the longest." << html_escape(omitted) << "</figcaption></figure>";
   }
   out << "</section>\n<section class=\"card\" id=\"measurement-validity\"><h2>Measurement validity</h2><ul>";
   for (const auto& line : validity_lines(timeline)) out << "<li>" << html_escape(line) << "</li>";
