@@ -26,6 +26,7 @@ struct RunOptions {
   std::string launcher;               // --launcher words, empty: one process
   std::string ranks;                  // --ranks list
   std::vector<std::string> workload;  // after "--"
+  std::string resume;                 // --resume MAIN
 };
 
 fs::path own_executable() {
@@ -36,12 +37,15 @@ fs::path own_executable() {
 
 const char* usage_text =
     "usage: deep-profile run [--config FILE]... [--preset NAME] [--set KEY=VALUE]... [KEY=VALUE]... [--quiet]\n"
-    "                        [--launcher 'LAUNCHER WORDS' [--ranks LIST]] [-- CMD ARGS...]\n\n"
+    "                        [--launcher 'LAUNCHER WORDS' [--ranks LIST]] [-- CMD ARGS...]\n"
+    "       deep-profile run --resume MAIN [--quiet]\n\n"
     "Runs the workload (the bundled llmprof-decode example, or CMD) bare, under nsys, and under ncu on its top\n"
     "kernels, and leaves one run directory (MAIN) with run.json, the raw reports, the analysis and the reports.\n"
     "With --launcher (srun, mpirun, torchrun) every workload stage runs as\n"
     "`LAUNCHER deep-profile rank-exec --run-directory MAIN --stage S -- CMD`; each rank writes MAIN/ranks/r<k>/. nsys\n"
-    "profiles every rank and ncu rank 0 unless --ranks (e.g. 0,3 or 0-3) names the ranks to profile.\n\n"
+    "profiles every rank and ncu rank 0 unless --ranks (e.g. 0,3 or 0-3) names the ranks to profile.\n"
+    "--resume MAIN continues a run that did not finish from its first stage that is not ok, with the configuration\n"
+    "and workload MAIN recorded; it refuses (exit 2) when the workload or the tools changed since.\n\n"
     "exit codes: 0 everything asked for succeeded; 1 a stage failed or was skipped; 2 bad command line or\n"
     "config; 3 the machine is not ready (tool missing, no space, unwritable runs root); 4 the workload program\n"
     "is missing (e.g. the bundled example was not built); 124 a stage timed out; 130 interrupted (SIGINT/SIGTERM),\n"
@@ -54,7 +58,8 @@ std::optional<RunOptions> parse_options(const std::vector<std::string>& args, in
   syntax.options.add_options()("quiet,q", po::bool_switch(&options.quiet),
                                "no progress lines; only errors and the final table")(
       "launcher", po::value(&options.launcher), "run every workload stage under this launcher, e.g. 'srun -n 2'")(
-      "ranks", po::value(&options.ranks), "ranks nsys and ncu profile (default: nsys every rank, ncu rank 0)");
+      "ranks", po::value(&options.ranks), "ranks nsys and ncu profile (default: nsys every rank, ncu rank 0)")(
+      "resume", po::value(&options.resume), "continue the run in this MAIN directory from its first stage not ok");
   auto line = parse_profiling_command_line(syntax, args, exit);
   if (!line) return std::nullopt;
   options.selection = std::move(line->selection);
@@ -157,13 +162,27 @@ std::optional<llmprof::RankLaunch> rank_launch_from(const RunOptions& options, i
   return launch;
 }
 
+// --resume takes everything from MAIN: anything that would change the configuration or the workload is refused.
+bool resume_alone(const RunOptions& options) {
+  const auto& selection = options.selection;
+  if (!selection.preset.empty() || !selection.config_files.empty() || !selection.overrides.empty() ||
+      !options.workload.empty() || !options.launcher.empty() || !options.ranks.empty()) {
+    std::cerr << "deep-profile run: --resume continues with the configuration and workload MAIN recorded "
+                 "(MAIN/config.toml, MAIN/inputs.json); drop --config, --preset, --set, --launcher, --ranks and "
+                 "-- CMD, or start a new run\n";
+    return false;
+  }
+  return true;
+}
+
 int run_command(const std::vector<std::string>& args) {
   int exit = exit_ok;
   auto options = parse_options(args, exit);
   if (!options) return exit;
+  if (!options->resume.empty() && !resume_alone(options.value())) return exit_usage;
   auto launch = rank_launch_from(options.value(), exit);
   if (exit != exit_ok) return exit;
-  auto config = load(options.value());
+  auto config = options->resume.empty() ? load(options.value()) : llmprof::load_recorded_config(options->resume);
   if (!config) return report_config_error("run", config.error(), std::cerr);
   llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
   auto runner = llmprof::make_system_process_runner();
@@ -179,7 +198,7 @@ int run_command(const std::vector<std::string>& args) {
     std::cerr << "deep-profile run: " << watcher.error().describe() << "\n";
     return exit_code_for(watcher.error());
   }
-  auto summary = profiler.run();
+  auto summary = options->resume.empty() ? profiler.run() : profiler.resume(options->resume);
   if (!summary) {
     std::cerr << "deep-profile run: " << summary.error().describe() << "\n";
     return exit_code_for(summary.error());

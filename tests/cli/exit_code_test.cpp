@@ -88,3 +88,13 @@ TEST_CASE("every subcommand prints its usage on --help and exits 0", "[cli]") {
   }
 }
 #endif
+
+TEST_CASE("run --resume: with a configuration change, or on a directory that is no run, a usage error (2)", "[cli]") {
+  llmprof::testing::TempDir temp;
+  const auto mixed = run_deep_profile({"run", "--resume", temp.path().string(), "--set", "run.top_n_kernels=3"});
+  CHECK(mixed.exit_code == 2);
+  CHECK(mixed.err.find("--resume continues with the configuration and workload MAIN recorded") != std::string::npos);
+  const auto missing = run_deep_profile({"run", "--resume", temp.path().string()});
+  CHECK(missing.exit_code == 2);  // no config.toml there: the command line named no run
+  CHECK(missing.err.find("config.toml") != std::string::npos);
+}

@@ -107,6 +107,16 @@ class DeepProfiler {
   // stage status inside the summary.
   Result<RunSummary> run();
 
+  // Continues the run in `main` (created by run() with this configuration: MAIN/config.toml, see
+  // load_recorded_config) from its first stage after the probe that is not ok. The probe runs again; the
+  // stages before that point keep their records and files, and their outputs are read back from MAIN; the
+  // files of the stages that run again move to MAIN/attempts/<n>/; run.json gains a "resumptions" entry.
+  // Errors (nothing changed in MAIN): another deep-profile holds MAIN/run.lock, every stage is ok already,
+  // the workload's command, environment or files (executable, scripts: sizes and modification times
+  // recorded in inputs.json) changed, nsys or ncu differ from env.json, the run predates fingerprints, or it
+  // ran under a launcher.
+  Result<RunSummary> resume(const std::filesystem::path& main);
+
   // Stops the run: the current stage's process tree is stopped and the stage marked interrupted;
   // later stages do not start. Safe from any thread (e.g. a signal-handling thread).
   void request_stop() noexcept;
@@ -119,6 +129,9 @@ class DeepProfiler {
   DeepProfilerEnvironment environment_;
   std::atomic<bool> stop_requested_{false};
 };
+
+// The configuration a run recorded (MAIN/config.toml), for DeepProfiler::resume.
+Result<DeepProfileConfig> load_recorded_config(const std::filesystem::path& main);
 
 // One human line for a progress event: "[  12.3s] ncu     kernel 4/40 reduce_kernel (17 passes)".
 std::string format_progress_event(const ProgressEvent& event);

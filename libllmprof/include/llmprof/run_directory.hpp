@@ -56,10 +56,34 @@ struct StageRecord {
 enum class RunStatus { running, ok, incomplete, failed, interrupted };
 const char* to_string(RunStatus status) noexcept;
 
+// A file the workload consists of (its executable, a script named in argv), as it was when the run started:
+// `run --resume` refuses to continue a run whose workload changed since.
+struct FileFingerprint {
+  std::string path;  // absolute
+  std::uint64_t size = 0;
+  std::int64_t modified_ns = 0;  // last modification, ns since the epoch
+  bool operator==(const FileFingerprint&) const = default;
+};
+
 struct WorkloadRecord {
   std::vector<std::string> argv;
   std::filesystem::path working_directory;
   std::map<std::string, std::string> environment;  // overrides only
+  // nullopt: recorded before fingerprints existed (such a run cannot be resumed).
+  std::optional<std::vector<FileFingerprint>> files;
+};
+
+// One `deep-profile run --resume`: where it continued and what the stages it ran again had said before.
+struct ResumptionRecord {
+  std::string resumed_utc;
+  std::string from_stage;
+  std::string attempts_directory;  // relative to MAIN: the earlier files of the stages run again
+  struct PreviousStage {
+    std::string name;
+    StageStatus status = StageStatus::pending;
+    std::string reason;
+  };
+  std::vector<PreviousStage> previous;
 };
 
 struct RunManifest {
@@ -73,6 +97,7 @@ struct RunManifest {
   // Every file under MAIN at the last write (relative paths, sorted), whichever stage made it and
   // however the run ended; llmprof's own hidden temporaries (".name") are left out.
   std::vector<std::string> files;
+  std::vector<ResumptionRecord> resumptions;  // in order; empty for a run never resumed
 };
 
 struct EnvironmentRecord;
@@ -99,6 +124,9 @@ class RunDirectory {
   static Result<RunDirectory> create(const RunDirectoryOptions& options, const Clock& clock);
   // Opens an existing run directory (for analyze/report); reads run.json when present.
   static Result<RunDirectory> open(const std::filesystem::path& main_directory);
+  // open() with MAIN/run.lock taken, to continue the run (`run --resume`); Error(busy) when another
+  // deep-profile still holds it, Error(not_found) without a run.json.
+  static Result<RunDirectory> open_to_resume(const std::filesystem::path& main_directory);
 
   const std::filesystem::path& path() const { return path_; }
   RunLayout layout() const { return RunLayout(path_); }

@@ -98,7 +98,7 @@ class RunLayout {
   static path analysis_kernels() { return "analysis/kernels.csv"; }
   static path analysis_stages() { return "analysis/stages.csv"; }
   static path analysis_instances() { return "analysis/instances.csv"; }  // every timeline stage instance
-  static path analysis_report() { return "analysis/report.json"; }  // llmprof.report/2
+  static path analysis_report() { return "analysis/report.json"; }       // llmprof.report/2
 
  private:
   path main_;

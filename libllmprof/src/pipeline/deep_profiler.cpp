@@ -17,14 +17,7 @@ using detail::StageResult;
 
 namespace {
 
-// What each stage handed on to the later ones.
-struct StageOutputs {
-  detail::ProbeOutput probe;
-  detail::WorkloadOutput workload;
-  detail::NsysOutput nsys;
-  detail::SelectOutput select;
-  detail::AnalyzeOutput analysis;
-};
+using detail::StageOutputs;
 
 template <class Output>
 StageResult keep(detail::Staged<Output> staged, Output& into) {
@@ -212,12 +205,21 @@ RunStatus run_status_for(RunOutcome outcome, const std::map<std::string, StagePr
   return RunStatus::incomplete;
 }
 
-// Runs every stage; returns the worst problem seen.
-StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblemKind>& problems) {
+}  // namespace
+
+namespace detail {
+
+// Runs every stage, except those in `kept` (a resumed run's stages before its resume point, whose outputs
+// `outputs` already holds); returns the worst problem seen.
+StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblemKind>& problems, StageOutputs& outputs,
+                            const std::set<std::string>& kept) {
   StageProblemKind worst = StageProblemKind::none;
   for (const auto& entry : stage_table()) run.record(entry.name);  // run.json lists every stage up front
-  StageOutputs outputs;
   for (const auto& entry : stage_table()) {
+    if (kept.count(entry.name)) {
+      problems[entry.name] = StageProblemKind::none;
+      continue;
+    }
     const auto began = run.clock.now();
     StageResult result;
     if (run.stopping()) {
@@ -246,6 +248,10 @@ StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblem
   return worst;
 }
 
+}  // namespace detail
+
+namespace {
+
 Result<void> write_provenance(RunDirectory& directory, const DeepProfileConfig& config,
                               const detail::ResolvedWorkload& workload) {
   if (auto written = directory.write_text(RunLayout::resolved_config(), config_to_toml(config)); !written)
@@ -254,6 +260,7 @@ Result<void> write_provenance(RunDirectory& directory, const DeepProfileConfig& 
   record.argv = workload.argv;
   record.working_directory = workload.working_directory;
   record.environment = workload.environment;
+  record.files = detail::fingerprint_workload_files(workload.argv, workload.working_directory, {});
   return directory.write_inputs(record);
 }
 
@@ -349,25 +356,35 @@ Result<RunSummary> DeepProfiler::run() {
   run.workload = std::move(workload.value());
   log_info("run", "run directory " + directory->path().string());
   report_retention(run);
+  StageOutputs outputs;
+  RunSummary summary = detail::finish_run(run, outputs, {});
+  if (log_attached) remove_log_file();
+  return summary;
+}
+
+namespace detail {
+
+RunSummary finish_run(PipelineRun& run, StageOutputs& outputs, const std::set<std::string>& kept) {
   std::map<std::string, StageProblemKind> problems;
-  StageProblemKind worst = run_stages(run, problems);
+  StageProblemKind worst = run_stages(run, problems, outputs, kept);
   // A full disk explains whatever else failed: exit 3 (machine not ready), as the README says.
   if (run.disk_full && (worst == StageProblemKind::none || worst == StageProblemKind::failure))
     worst = StageProblemKind::environment;
 
   RunSummary summary;
-  summary.main_directory = directory->path();
+  summary.main_directory = run.directory.path();
   summary.outcome = outcome_for(worst);
   summary.all_requested_succeeded = summary.outcome == RunOutcome::ok;
-  directory->manifest().status = run_status_for(summary.outcome, problems);
+  run.directory.manifest().status = run_status_for(summary.outcome, problems);
   write_manifest_or_warn(run);
-  directory->release_space_reserve();
-  summary.stages = directory->manifest().stages;
-  summary.total_bytes = directory->manifest().total_bytes;
+  run.directory.release_space_reserve();
+  summary.stages = run.directory.manifest().stages;
+  summary.total_bytes = run.directory.manifest().total_bytes;
   summary.notes = run.notes;
-  log_info("run", std::string("run finished: ") + to_string(directory->manifest().status));
-  if (log_attached) remove_log_file();
+  log_info("run", std::string("run finished: ") + to_string(run.directory.manifest().status));
   return summary;
 }
+
+}  // namespace detail
 
 }  // namespace llmprof

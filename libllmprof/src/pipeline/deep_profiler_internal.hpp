@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,15 @@ struct AnalyzeOutput {
   bool written = false;  // analysis/report.json exists for the report stage
 };
 
+// What each stage handed on to the later ones.
+struct StageOutputs {
+  ProbeOutput probe;
+  WorkloadOutput workload;
+  NsysOutput nsys;
+  SelectOutput select;
+  AnalyzeOutput analysis;
+};
+
 // What the ncu stage reads from the stages before it.
 struct NcuInputs {
   const ProbeOutput& probe;
@@ -166,6 +176,17 @@ void record_repeats(PipelineRun& run, const RepeatSamples& samples);
 // nsys, ncu), into MAIN/gpu_state.json; throttling or another process on the GPU becomes a stage warning.
 void record_gpu_state(PipelineRun& run, const std::string& stage, const std::string& moment);
 
+// Runs the stages not in `kept` (a resumed run's stages before its resume point, whose outputs `outputs`
+// holds), then settles run.json's status: the end of every run, fresh or resumed.
+RunSummary finish_run(PipelineRun& run, StageOutputs& outputs, const std::set<std::string>& kept);
+
+// The files the workload consists of, for run --resume to tell whether it changed: the executable argv[0]
+// names (found on `path_variable`, empty: PATH) and every argument that names a regular file (relative ones
+// against `working_directory`).
+std::vector<FileFingerprint> fingerprint_workload_files(const std::vector<std::string>& argv,
+                                                        const std::filesystem::path& working_directory,
+                                                        const std::string& path_variable);
+
 // Stages (one file each). They fill their StageRecord (command, exit code, artifacts, warnings) and
 // return what the later stages read; they read nothing else from one another.
 Staged<ProbeOutput> run_probe_stage(PipelineRun& run);
@@ -182,6 +203,9 @@ Staged<WorkloadOutput> run_ranked_workload_stage(PipelineRun& run);
 Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload);
 StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs);
 Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutput& nsys);
+
+// Why there is nothing to select: no CUDA kernel in the timeline on a machine without an NVIDIA driver.
+std::optional<std::string> no_kernels_to_select(const NsysStats& stats, const NvidiaDriver& driver);
 
 // Pieces of the nsys, ncu and analyze stages that the ranked stages share. Directories are relative to MAIN.
 std::optional<StageResult> nsys_stage_precondition(const PipelineRun& run, const ProbeOutput& probe,

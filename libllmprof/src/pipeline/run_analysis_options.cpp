@@ -52,14 +52,23 @@ AnalysisOptions analysis_options_for(const DeepProfileConfig& config, std::optio
   return options;
 }
 
-Result<AnalysisOptions> analysis_options_of_run(const fs::path& main) {
-  const fs::path config_file = main / "config.toml";
+Result<DeepProfileConfig> load_recorded_config(const fs::path& main) {
+  const fs::path config_file = main / RunLayout::resolved_config();
   std::error_code error;
   if (!fs::exists(config_file, error)) {
-    return make_error(ErrorCode::not_found, "the run has no config.toml, so what it measured is unknown",
-                      "pass --stage, --top and --gated to say how it was profiled", config_file.string());
+    return make_error(ErrorCode::not_found, "the run has no config.toml, so how it was profiled is unknown",
+                      "pass the MAIN directory of a deep-profile run (runs/<run-id>)", config_file.string());
   }
-  auto config = load_config({{config_file}, {}});
+  return load_config({{config_file}, {}});
+}
+
+Result<AnalysisOptions> analysis_options_of_run(const fs::path& main) {
+  auto config = load_recorded_config(main);
+  if (!config && config.error().code == ErrorCode::not_found) {
+    Error error = config.error();
+    error.hint = "pass --stage, --top and --gated to say how it was profiled";
+    return error;
+  }
   if (!config) return config.error();
   std::optional<std::string> gate;
   const std::string profile = last_profile_command(main);

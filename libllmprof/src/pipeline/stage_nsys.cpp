@@ -232,6 +232,13 @@ StageResult run_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& re
 
 }  // namespace
 
+std::optional<std::string> no_kernels_to_select(const NsysStats& stats, const NvidiaDriver& driver) {
+  if ((stats.kernels && !stats.kernels->empty()) || driver.present) return std::nullopt;
+  return "the timeline holds no CUDA kernel to select: kernel-level stages need an NVIDIA GPU, and this machine has "
+         "none (" +
+         driver.evidence + ")";
+}
+
 std::optional<StageResult> nsys_stage_precondition(const PipelineRun& run, const ProbeOutput& probe,
                                                    const WorkloadOutput& workload) {
   if (!run.config.run.enable_nsys) return StageResult::skipped("disabled (run.enable_nsys = false)");
@@ -332,12 +339,7 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
   check_report_size(run, kStage, report.report);
   if (run.stopping()) return StageResult::interrupted("interrupted after nsys profile");
   if (auto stats = run_stats(run, nsys, report.report, output); stats.status != StageStatus::ok) return stats;
-  if ((!output.stats->kernels || output.stats->kernels->empty()) && !probe.nvidia_driver.present) {
-    output.no_kernels_without_gpu =
-        "the timeline holds no CUDA kernel to select: kernel-level stages need an NVIDIA GPU, "
-        "and this machine has none (" +
-        probe.nvidia_driver.evidence + ")";
-  }
+  output.no_kernels_without_gpu = no_kernels_to_select(*output.stats, probe.nvidia_driver);
   if (run.config.nsys.export_sqlite) {
     StageResult exported = export_nsys_sqlite(run, nsys, report.report, RunLayout::nsys_directory());
     if (exported.status != StageStatus::ok) return exported;

@@ -54,7 +54,24 @@ json::object workload_to_object(const WorkloadRecord& workload) {
   }
   if (!detail::is_valid_utf8(cwd)) object["cwd_base64"] = detail::encode_base64(cwd);
   if (!env_base64.empty()) object["env_base64"] = std::move(env_base64);
+  if (workload.files) {
+    json::array files;
+    for (const auto& file : *workload.files)
+      files.emplace_back(json::object{{"path", file.path}, {"size", file.size}, {"modified_ns", file.modified_ns}});
+    object["files"] = std::move(files);
+  }
   return object;
+}
+
+json::object resumption_to_object(const ResumptionRecord& resumption) {
+  json::array previous;
+  for (const auto& stage : resumption.previous)
+    previous.emplace_back(
+        json::object{{"name", stage.name}, {"status", to_string(stage.status)}, {"reason", stage.reason}});
+  return {{"resumed_utc", resumption.resumed_utc},
+          {"from_stage", resumption.from_stage},
+          {"attempts_directory", resumption.attempts_directory},
+          {"previous", std::move(previous)}};
 }
 
 json::object rank_to_object(const RankRecord& rank) {
@@ -120,6 +137,19 @@ WorkloadRecord workload_from_object(const json::object& object) {
   for (const auto& [name, value] : detail::json_string_map(object, "env_base64", "workload.env_base64")) {
     workload.environment[name] = decoded(value, "workload.env_base64");
   }
+  if (object.contains("files")) {
+    workload.files.emplace();
+    for (const auto& file : detail::json_objects(object, "files", "workload.files")) {
+      FileFingerprint fingerprint;
+      fingerprint.path = required_field(json_string(file, "path", "workload.files.path"), "workload.files.path");
+      const auto size = required_field(json_integer(file, "size", "workload.files.size"), "workload.files.size");
+      if (size < 0) throw JsonFieldError{"workload.files.size"};
+      fingerprint.size = static_cast<std::uint64_t>(size);
+      fingerprint.modified_ns =
+          required_field(json_integer(file, "modified_ns", "workload.files.modified_ns"), "workload.files.modified_ns");
+      workload.files->push_back(std::move(fingerprint));
+    }
+  }
   return workload;
 }
 
@@ -176,6 +206,24 @@ StageRecord stage_from_object(const json::object& object) {
   return stage;
 }
 
+ResumptionRecord resumption_from_object(const json::object& object) {
+  ResumptionRecord resumption;
+  resumption.resumed_utc = json_string(object, "resumed_utc", "resumptions.resumed_utc").value_or("");
+  resumption.from_stage = json_string(object, "from_stage", "resumptions.from_stage").value_or("");
+  resumption.attempts_directory =
+      json_string(object, "attempts_directory", "resumptions.attempts_directory").value_or("");
+  for (const auto& stage : detail::json_objects(object, "previous", "resumptions.previous")) {
+    const auto previous_status = parse_enum(
+        required_field(json_string(stage, "status", "resumptions.previous.status"), "resumptions.previous.status"),
+        kStageStatuses);
+    if (!previous_status) throw JsonFieldError{"resumptions.previous.status"};
+    resumption.previous.push_back({json_string(stage, "name", "resumptions.previous.name").value_or(""),
+                                   *previous_status,
+                                   json_string(stage, "reason", "resumptions.previous.reason").value_or("")});
+  }
+  return resumption;
+}
+
 RunManifest manifest_from_object(const json::object& root) {
   if (required_field(json_string(root, "schema", "schema"), "schema") != kRunSchema) throw JsonFieldError{"schema"};
   RunManifest manifest;
@@ -198,6 +246,8 @@ RunManifest manifest_from_object(const json::object& root) {
     manifest.total_bytes = static_cast<std::uint64_t>(*bytes);
   }
   manifest.files = detail::json_strings(root, "files", "files");
+  for (const auto& object : detail::json_objects(root, "resumptions", "resumptions"))
+    manifest.resumptions.push_back(resumption_from_object(object));
   return manifest;
 }
 
@@ -249,6 +299,13 @@ std::string manifest_to_json(const RunManifest& manifest) {
                              {"stages", std::move(stages)},
                              {"total_bytes", manifest.total_bytes},
                              {"files", detail::json_array(manifest.files)}};
+  if (!manifest.resumptions.empty()) {
+    json::array resumptions;
+    for (const auto& resumption : manifest.resumptions) resumptions.emplace_back(resumption_to_object(resumption));
+    auto copy = root;
+    copy["resumptions"] = std::move(resumptions);
+    return detail::pretty_json(copy);
+  }
   return detail::pretty_json(root);
 }
 

@@ -204,6 +204,31 @@ Result<RunDirectory> RunDirectory::open(const fs::path& main_directory) {
   return run;
 }
 
+Result<RunDirectory> RunDirectory::open_to_resume(const fs::path& main_directory) {
+  std::error_code error;
+  if (!fs::is_regular_file(main_directory / RunLayout::manifest(), error)) {
+    return make_error(ErrorCode::not_found, main_directory.string() + " has no run.json, so it is not a run to resume",
+                      "pass the MAIN directory of a deep-profile run (runs/<run-id>)", main_directory.string());
+  }
+  detail::RunLock lock;
+  if (detail::try_lock_finished_run(main_directory, lock) == detail::RunLockState::held_elsewhere) {
+    return make_error(ErrorCode::invalid_argument,
+                      "another deep-profile still holds " + (main_directory / detail::kRunLockName).string() +
+                          ": that run is still going",
+                      "wait for it to finish or stop it (Ctrl-C keeps its artifacts), then resume",
+                      main_directory.string());
+  }
+  auto run = open(main_directory);
+  if (!run) return run.error();
+  if (!lock.held()) {  // a run from before run.lock existed: lock it now, as create() does
+    auto acquired = detail::RunLock::acquire(main_directory / detail::kRunLockName);
+    if (!acquired) return acquired.error();
+    lock = std::move(acquired.value());
+  }
+  run->lock_ = std::make_shared<detail::RunLock>(std::move(lock));
+  return run;
+}
+
 StageRecord& RunDirectory::stage(const std::string& name) {
   auto found = std::find_if(manifest_.stages.begin(), manifest_.stages.end(),
                             [&](const StageRecord& stage) { return stage.name == name; });

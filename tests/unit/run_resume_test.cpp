@@ -1,0 +1,140 @@
+// DeepProfiler::resume (`deep-profile run --resume MAIN`): a run that failed at ncu continues from its first
+// stage that is not ok without running the workload bare or under nsys again, and every reason to refuse
+// (workload or tools changed, nothing to resume, still running, no fingerprints) leaves MAIN as it was.
+#include <catch2/catch.hpp>
+
+#include "pipeline_bench.hpp"
+
+using namespace llmprof;
+using namespace llmprof::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A run whose ncu stage failed (ncu exits 1 the first time it profiles), everything else ok.
+void run_with_failing_ncu(Bench& bench) {
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.runner.on(ncu_profile(true), FakeAnswer::printing({"==ERROR== The application returned an error code (1)."}, 1),
+                  1);
+  bench.script_ncu_report();
+  const RunSummary first = bench.run();
+  REQUIRE(first.outcome == RunOutcome::incomplete);
+  REQUIRE(stage_of(bench.manifest(), "ncu").status == StageStatus::failed);
+}
+
+std::size_t count_runs(const Bench& bench, const FakeMatcher& matcher, std::size_t from) {
+  std::size_t count = 0;
+  for (std::size_t i = from; i < bench.runner.runs().size(); ++i) count += matcher(bench.runner.runs()[i]) ? 1 : 0;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("resume after a failed ncu runs select, ncu, analyze and report again, nothing before them") {
+  Bench bench;
+  run_with_failing_ncu(bench);
+  const RunManifest before = bench.manifest();
+  const std::size_t runs_before = bench.runner.runs().size();
+
+  auto resumed = bench.resume();
+  REQUIRE(resumed.has_value());
+  CHECK(resumed->outcome == RunOutcome::ok);
+  // Neither the bare workload nor nsys ran again; ncu did.
+  CHECK(count_runs(bench, command_is("workload"), runs_before) == 0);
+  CHECK(count_runs(bench, command_is("nsys", {"profile"}), runs_before) == 0);
+  CHECK(count_runs(bench, ncu_profile(true), runs_before) >= 1);
+
+  const RunManifest after = bench.manifest();
+  CHECK(after.status == RunStatus::ok);
+  for (const char* kept : {"stage1", "nsys"}) {
+    INFO(kept);
+    const StageRecord& old_record = stage_of(before, kept);
+    const StageRecord& new_record = stage_of(after, kept);
+    CHECK(new_record.status == StageStatus::ok);
+    CHECK(new_record.started_utc == old_record.started_utc);
+    CHECK(new_record.duration_s == old_record.duration_s);
+    CHECK(new_record.artifacts == old_record.artifacts);
+  }
+  for (const char* rerun : {"probe", "select", "ncu", "analyze", "report"}) {
+    INFO(rerun);
+    CHECK(stage_of(after, rerun).status == StageStatus::ok);
+  }
+  REQUIRE(after.resumptions.size() == 1);
+  const ResumptionRecord& resumption = after.resumptions.front();
+  CHECK(resumption.from_stage == "select");  // ncu needs the selection's plan in memory: select runs again
+  CHECK(resumption.attempts_directory == "attempts/1");
+  REQUIRE(resumption.previous.size() == 4);
+  CHECK(resumption.previous[1].name == "ncu");
+  CHECK(resumption.previous[1].status == StageStatus::failed);
+  // The failed attempt's files are kept aside, not overwritten.
+  CHECK(fs::exists(bench.main() / "attempts/1/ncu/cmd.txt"));
+  CHECK(fs::exists(bench.main() / "attempts/1/nsys/selection.json"));
+  CHECK(fs::exists(bench.main() / "ncu/raw.csv"));
+  CHECK(fs::exists(bench.main() / "nsys/profile.nsys-rep"));  // nsys's files stay where they were
+
+  SECTION("a run that finished ok has nothing to resume") {
+    auto again = bench.resume();
+    REQUIRE_FALSE(again.has_value());
+    CHECK(again.error().code == ErrorCode::invalid_argument);
+    CHECK_THAT(again.error().message, Catch::Contains("nothing to resume"));
+  }
+}
+
+TEST_CASE("resume refuses when the tools changed, naming the old and the new one, and leaves MAIN as it was") {
+  Bench bench;
+  run_with_failing_ncu(bench);
+  const std::string manifest_text = read_file(bench.main() / "run.json");
+  bench.runner.on_first(command_is("nsys", {"--version"}),
+                        FakeAnswer::printing({"NVIDIA Nsight Systems version 2024.1.1.59-241133802077v0"}));
+  auto resumed = bench.resume();
+  REQUIRE_FALSE(resumed.has_value());
+  CHECK(resumed.error().code == ErrorCode::invalid_argument);
+  CHECK_THAT(resumed.error().message, Catch::Contains("the profilers changed"));
+  CHECK_THAT(resumed.error().message,
+             Catch::Contains("2025.3.1") && Catch::Contains("-> ") && Catch::Contains("2024.1.1"));
+  CHECK(read_file(bench.main() / "run.json") == manifest_text);
+  CHECK_FALSE(fs::exists(bench.main() / "attempts"));
+}
+
+TEST_CASE("resume refuses when a file of the workload changed since the run started") {
+  Bench bench;
+  const fs::path script = bench.temp / "decode.py";
+  write_file(script, "print('decode')\n");
+  bench.config.workload.argv = {"workload", script.string()};
+  bench.runner.on(command_is("workload"), FakeAnswer::printing({"done"}));
+  run_with_failing_ncu(bench);
+  write_file(script, "print('a different decode')\n");
+  auto resumed = bench.resume();
+  REQUIRE_FALSE(resumed.has_value());
+  CHECK_THAT(resumed.error().message, Catch::Contains("the workload changed") && Catch::Contains(script.string()));
+  CHECK_FALSE(fs::exists(bench.main() / "attempts"));
+
+  SECTION("a different command is refused too") {
+    write_file(script, "print('decode')\n");
+    bench.config.workload.argv = {"workload", script.string(), "--batch", "8"};
+    auto other = bench.resume();
+    REQUIRE_FALSE(other.has_value());
+    CHECK_THAT(other.error().message, Catch::Contains("workload command differs"));
+  }
+}
+
+TEST_CASE("resume refuses a run that is still going and one recorded before fingerprints") {
+  Bench bench;
+  run_with_failing_ncu(bench);
+  SECTION("another deep-profile holds run.lock") {
+    auto holder = RunDirectory::open_to_resume(bench.main());
+    REQUIRE(holder.has_value());
+    auto resumed = bench.resume();
+    REQUIRE_FALSE(resumed.has_value());
+    CHECK_THAT(resumed.error().message, Catch::Contains("still going"));
+  }
+  SECTION("inputs recorded without file fingerprints") {
+    RunManifest manifest = bench.manifest();
+    manifest.workload.files.reset();
+    write_file(bench.main() / "run.json", manifest_to_json(manifest));
+    auto resumed = bench.resume();
+    REQUIRE_FALSE(resumed.has_value());
+    CHECK_THAT(resumed.error().message, Catch::Contains("predates run --resume"));
+  }
+}
