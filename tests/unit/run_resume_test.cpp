@@ -2,6 +2,7 @@
 // stage that is not ok without running the workload bare or under nsys again, and every reason to refuse
 // (workload or tools changed, nothing to resume, still running, no fingerprints) leaves MAIN as it was.
 #include <catch2/catch.hpp>
+#include <csignal>
 
 #include "pipeline_bench.hpp"
 
@@ -136,5 +137,37 @@ TEST_CASE("resume refuses a run that is still going and one recorded before fing
     auto resumed = bench.resume();
     REQUIRE_FALSE(resumed.has_value());
     CHECK_THAT(resumed.error().message, Catch::Contains("predates run --resume"));
+  }
+}
+
+TEST_CASE("a run whose ncu was killed by SIGTERM resumes at select; a missing nsys table moves it back to nsys") {
+  Bench bench;
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.runner.on(ncu_profile(true), FakeAnswer::killed_by(SIGTERM), 1);
+  bench.script_ncu_report();
+  const RunSummary first = bench.run();
+  REQUIRE(first.outcome != RunOutcome::ok);
+  REQUIRE(stage_of(bench.manifest(), "nsys").status == StageStatus::ok);
+  const std::size_t runs_before = bench.runner.runs().size();
+
+  SECTION("the nsys tables are there: select, ncu, analyze and report run again") {
+    auto resumed = bench.resume();
+    REQUIRE(resumed.has_value());
+    CHECK(resumed->outcome == RunOutcome::ok);
+    CHECK(count_runs(bench, command_is("workload"), runs_before) == 0);
+    CHECK(count_runs(bench, command_is("nsys", {"profile"}), runs_before) == 0);
+    CHECK(bench.manifest().resumptions.front().from_stage == "select");
+  }
+  SECTION("a missing nsys table: nsys runs again, the workload bare does not") {
+    for (const auto& entry : fs::directory_iterator(bench.main() / "nsys"))
+      if (entry.path().filename().string().rfind("summary_", 0) == 0) fs::remove(entry.path());
+    auto resumed = bench.resume();
+    REQUIRE(resumed.has_value());
+    CHECK(resumed->outcome == RunOutcome::ok);
+    CHECK(count_runs(bench, command_is("workload"), runs_before) == 0);
+    CHECK(count_runs(bench, command_is("nsys", {"profile"}), runs_before) == 1);
+    CHECK(bench.manifest().resumptions.front().from_stage == "nsys");
+    CHECK(fs::exists(bench.main() / "attempts/1/nsys/profile.nsys-rep"));
   }
 }
