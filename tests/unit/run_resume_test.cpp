@@ -37,6 +37,8 @@ TEST_CASE("resume after a failed ncu runs select, ncu, analyze and report again,
   run_with_failing_ncu(bench);
   const RunManifest before = bench.manifest();
   const std::size_t runs_before = bench.runner.runs().size();
+  // The bench has no nvidia-smi; a recorded gpu_state.json stands in for the first run's snapshots.
+  write_file(bench.main() / "gpu_state.json", "{\"schema\": \"llmprof.gpu_state/1\", \"snapshots\": []}\n");
 
   auto resumed = bench.resume();
   REQUIRE(resumed.has_value());
@@ -70,6 +72,7 @@ TEST_CASE("resume after a failed ncu runs select, ncu, analyze and report again,
   CHECK(resumption.previous[1].status == StageStatus::failed);
   // The failed attempt's files are kept aside, not overwritten.
   CHECK(fs::exists(bench.main() / "attempts/1/ncu/cmd.txt"));
+  CHECK(fs::exists(bench.main() / "attempts/1/gpu_state.json"));
   CHECK(fs::exists(bench.main() / "attempts/1/nsys/selection.json"));
   CHECK(fs::exists(bench.main() / "ncu/raw.csv"));
   CHECK(fs::exists(bench.main() / "nsys/profile.nsys-rep"));  // nsys's files stay where they were

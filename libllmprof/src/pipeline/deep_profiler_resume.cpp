@@ -192,6 +192,15 @@ fs::path set_aside_earlier_attempt(PipelineRun& run, const std::vector<std::stri
       if (error) run.warn("run", "could not set aside " + relative.string() + ": " + error.message());
     }
   }
+  // gpu_state.json is rewritten from the resumed run's snapshots alone: the earlier ones (the kept stages' too)
+  // stay readable beside the other earlier files.
+  if (fs::exists(run.directory.path() / RunLayout::gpu_state(), error)) {
+    fs::create_directories(run.directory.path() / attempts, error);
+    fs::copy_file(run.directory.path() / RunLayout::gpu_state(),
+                  run.directory.path() / attempts / RunLayout::gpu_state(), fs::copy_options::overwrite_existing,
+                  error);
+    if (error) run.warn("run", "could not keep the earlier gpu_state.json: " + error.message());
+  }
   for (const auto& folder : {RunLayout::stage1_directory(), RunLayout::nsys_directory(), RunLayout::ncu_directory(),
                              RunLayout::analysis_directory()})
     fs::create_directories(run.directory.path() / folder, error);
