@@ -187,6 +187,9 @@ std::vector<FileFingerprint> fingerprint_workload_files(const std::vector<std::s
                                                         const std::filesystem::path& working_directory,
                                                         const std::string& path_variable);
 
+// Where the probe looks for nsys and ncu: the configured paths, then PATH and the usual places.
+ProbeOptions probe_options(const PipelineRun& run);
+
 // Stages (one file each). They fill their StageRecord (command, exit code, artifacts, warnings) and
 // return what the later stages read; they read nothing else from one another.
 Staged<ProbeOutput> run_probe_stage(PipelineRun& run);

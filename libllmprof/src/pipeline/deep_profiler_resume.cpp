@@ -99,12 +99,7 @@ std::optional<Error> check_tools(PipelineRun& run, const fs::path& main) {
   auto environment = parse_json_object(*text, main / RunLayout::environment());
   const auto* tools = environment ? environment->if_contains("tools") : nullptr;
   if (tools == nullptr || !tools->is_object()) return refusal("its env.json records no tools", kStartAgain, main);
-  ProbeOptions options;
-  options.nsys_path = run.config.nsys.path;
-  options.ncu_path = run.config.ncu.path;
-  options.path_variable = run.environment.path_variable;
-  options.extra_search_roots = run.environment.extra_tool_search_roots;
-  options.use_default_locations = run.environment.use_default_tool_locations;
+  const ProbeOptions options = probe_options(run);
   const std::pair<std::string, std::string> compared[] = {
       {recorded_tool(tools->get_object(), "nsys"), probed_tool(probe_nsys(run.runner, options))},
       {recorded_tool(tools->get_object(), "ncu"), probed_tool(probe_ncu(run.runner, options))}};

@@ -8,7 +8,6 @@
 #include "pipeline/disk_space.hpp"
 
 namespace llmprof::detail {
-namespace {
 
 ProbeOptions probe_options(const PipelineRun& run) {
   ProbeOptions options;
@@ -19,6 +18,8 @@ ProbeOptions probe_options(const PipelineRun& run) {
   options.use_default_locations = run.environment.use_default_tool_locations;
   return options;
 }
+
+namespace {
 
 std::string verdict_text(const ProbeVerdict& verdict, const NsysInfo& nsys, const NcuInfo& ncu) {
   std::ostringstream text;
