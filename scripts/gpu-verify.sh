@@ -22,9 +22,14 @@
 #            the eager Python decode takes none; runs packed into $OUT/nodepass-runs.tar.gz
 #   ncukey   what ncu's --filter-mode per-launch-config counts as one configuration: nsys's nvjet launch configs of
 #            the eager 1b decode beside what ncu profiled at --launch-count 1 (LaunchStats only), $OUT/ncukey.tar.gz
+#   ncufilter why a mixed per-launch-config pass misses nvjet configurations: the plan's first pass in
+#            variants (reordered, nvjet plus one kernel, global mode, no replay controls), $OUT/ncufilter.tar.gz
+#   ncuname  the same pass's kernels as literal mangled / demangled names and no filter at all: wall and
+#            nvjet groups reached, $OUT/ncuname.tar.gz
 #   ncucost  ncu's cost per launch: duration only vs --set roofline vs only the metrics the analysis reads, on 12
 #            nvjet launches; then the per-kernel plan at 90% coverage with those metrics ($OUT/ncucost.tar.gz)
 #   ncurecovery  the per-kernel plan at 90% coverage (1b example) with the recovery pass, $OUT/ncurecovery-runs.tar.gz
+#   ncuhfbefore  the bounded plan on the HF-style Python decode at 90% coverage (before figure), $OUT/ncuplan-hf-before.tsv
 #   ncuplan  deep-profile run gated on decode at 90% kernel coverage with the per-kernel ncu plan (1b example
 #            twice, then the HF-style Python decode), NCUPLAN_BOUNDED=1 adds the bounded plan (the before
 #            figure): ncu stage seconds, total seconds, coverage
@@ -262,6 +267,101 @@ PY
   (cd "$OUT" && tar -czf "$OUT/ncukey.tar.gz" ncukey-*) 
 }
 
+phase_ncufilter() {
+  # Why a mixed per-launch-config pass misses nvjet configurations (issue 14): the first planned pass of
+  # ncu-cost-2026-11-23/plan.json (19 kernels, anchored demangled-name regex), duration only, in variants that
+  # each change one thing. Profiled kernel names per variant in $OUT/ncufilter.tar.gz.
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  local ncu_bin; ncu_bin=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  local pack=$OUT/ncufilter; mkdir -p "$pack"
+  python3 - examples/nsight-2025-h100/ncu-cost-2026-11-23/plan.json "$pack" <<'PY'
+import json, pathlib, re, sys
+plan, pack = json.loads(pathlib.Path(sys.argv[1]).read_text()), pathlib.Path(sys.argv[2])
+first = plan["passes"][0]["kernel_regex"]
+body = first[len("regex:^(?:"):-len(")$")]
+alternatives, depth, start = [], 0, 0
+for i, c in enumerate(body):  # split on top-level '|' (escaped parentheses do not count)
+    if c == "(" and body[i - 1] != "\\": depth += 1
+    elif c == ")" and body[i - 1] != "\\": depth -= 1
+    elif c == "|" and depth == 0: alternatives.append(body[start:i]); start = i + 1
+alternatives.append(body[start:])
+print(len(alternatives), "alternatives", file=sys.stderr)
+nvjet = [a for a in alternatives if a.startswith("nvjet")]
+other = [a for a in alternatives if not a.startswith("nvjet")]
+wrap = lambda parts: "regex:^(?:" + "|".join(parts) + ")$"
+(pack / "regex-first.txt").write_text(first)
+(pack / "regex-nvjet-last.txt").write_text(wrap(other + nvjet))
+(pack / "regex-nvjet-plus-one.txt").write_text(wrap(nvjet + other[:1]))
+PY
+  local base=(--target-processes all --nvtx --nvtx-include decode/ --metrics gpu__time_duration.sum
+              --kernel-name-base demangled -f)
+  local control=(--replay-mode kernel --clock-control base --cache-control all)
+  filter_run() {  # $1 name, $2 regex file, then the filter flags
+    local name=$1 regex; regex=$(cat "$pack/$2"); shift 2
+    step "ncu filter variant: $name"
+    local start=$SECONDS
+    "$ncu_bin" "${base[@]}" --kernel-name "$regex" "$@" -o "/tmp/filter-$name" "$ex" --preset 1b --warmup 1 \
+      > "$pack/$name.log" 2>&1
+    echo "$name exit=$? wall=$((SECONDS - start)) s profiled=$(grep -c '==PROF== Profiling' "$pack/$name.log")" \
+      | tee -a "$pack/summary.txt"
+    grep '==PROF== Profiling "nvjet' "$pack/$name.log" | sed 's/: 0%.*//' | sort | uniq -c | tee -a "$pack/summary.txt"
+  }
+  local per_config=(--filter-mode per-launch-config --launch-skip 0 --launch-count 1)
+  filter_run first regex-first.txt "${per_config[@]}" "${control[@]}"
+  filter_run global200 regex-first.txt --filter-mode global --launch-count 200 "${control[@]}"
+  filter_run nvjet-last regex-nvjet-last.txt "${per_config[@]}" "${control[@]}"
+  filter_run nvjet-plus-one regex-nvjet-plus-one.txt "${per_config[@]}" "${control[@]}"
+  filter_run first-no-control regex-first.txt "${per_config[@]}"
+  cp "$pack/summary.txt" "$OUT/ncufilter-summary.txt"
+  (cd "$OUT" && tar -czf "$OUT/ncufilter.tar.gz" ncufilter)
+}
+
+phase_ncuname() {
+  # What a pass's kernel filter costs and reaches (issue 14, after ncufilter): the first planned pass's 19
+  # kernels of ncu-cost-2026-11-23/plan.json as literal names (mangled, from this run's nsys export, under
+  # --kernel-name-base mangled; demangled without optional groups), against no kernel filter at all.
+  # Duration only, per-launch-config; walls and profiled nvjet names in $OUT/ncuname.tar.gz.
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  use_carried_libdw
+  local ncu_bin; ncu_bin=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  local pack=$OUT/ncuname runs=/tmp/name-runs; mkdir -p "$pack"; rm -rf "$runs"
+  step "nsys of the eager 1b decode (mangled names)"
+  "$dp" run --set run.runs_root=$runs --set run.run_id=eager --set run.enable_ncu=false -- "$ex" --preset 1b --warmup 1 \
+    > "$pack/nsys.log" 2>&1; echo "nsys exit=$?"
+  python3 - examples/nsight-2025-h100/ncu-cost-2026-11-23/plan.json "$runs/eager/nsys/profile.sqlite" "$pack" <<'PY'
+import json, pathlib, re, sqlite3, sys
+plan, db, pack = json.loads(pathlib.Path(sys.argv[1]).read_text()), sqlite3.connect(sys.argv[2]), pathlib.Path(sys.argv[3])
+kernels = plan["passes"][0]["kernels"]
+names = dict(db.execute("SELECT DISTINCT d.value, m.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds d ON "
+                        "k.demangledName = d.id JOIN StringIds m ON k.mangledName = m.id"))
+missing = [k for k in kernels if k not in names]
+print(len(kernels), "kernels,", len(missing), "without a mangled name:", missing, file=sys.stderr)
+mangled = [names[k] for k in kernels if k in names]
+(pack / "regex-mangled.txt").write_text("regex:^(?:" + "|".join(re.escape(m) for m in mangled) + ")$")
+(pack / "regex-literal.txt").write_text("regex:^(?:" + "|".join(re.escape(k) for k in kernels) + ")$")
+(pack / "mangled-names.tsv").write_text("".join(f"{k}\t{names.get(k, '')}\n" for k in kernels))
+PY
+  wc -c "$pack"/regex-*.txt
+  name_run() {  # $1 name, $2 regex file or "", then ncu flags
+    local name=$1 file=$2; shift 2
+    local filter=(); [ -n "$file" ] && filter=(--kernel-name "$(cat "$pack/$file")")
+    step "ncu kernel filter: $name"
+    local start=$SECONDS
+    "$ncu_bin" --target-processes all --nvtx --nvtx-include decode/ --metrics gpu__time_duration.sum "${filter[@]}" "$@" \
+      --filter-mode per-launch-config --launch-skip 0 -f -o "/tmp/name-$name" "$ex" --preset 1b --warmup 1 > "$pack/$name.log" 2>&1
+    echo "$name exit=$? wall=$((SECONDS - start)) s profiled=$(grep -c '==PROF== Profiling' "$pack/$name.log")" | tee -a "$pack/summary.txt"
+    grep '==PROF== Profiling "nvjet' "$pack/$name.log" | sed 's/: 0%.*//' | sort | uniq -c | tee -a "$pack/summary.txt"
+  }
+  name_run unfiltered "" --launch-count 1
+  name_run mangled regex-mangled.txt --kernel-name-base mangled --launch-count 1
+  name_run literal regex-literal.txt --kernel-name-base demangled --launch-count 1
+  name_run mangled-count5 regex-mangled.txt --kernel-name-base mangled --launch-count 5
+  cp "$pack/summary.txt" "$OUT/ncuname-summary.txt"
+  (cd "$OUT" && tar -czf "$OUT/ncuname.tar.gz" ncuname)
+}
+
 phase_repeats() {
   local ex=/tmp/ex/examples/decode-workload/llmprof-decode
   [ -x "$ex" ] || build_example /tmp/ex ON || return 1
@@ -311,6 +411,11 @@ PY
 
 ncuplan_settings=()
 
+ncuplan_header() {  # starts $OUT/ncuplan.tsv with the columns ncuplan_run appends
+  printf 'run\tplan\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\texpected_coverage\tcoverage_reached\tplanned\tprofiled_planned\trows\tpasses\testimated_s\tmeasured_s_per_launch\n' \
+    > "$OUT/ncuplan.tsv"
+}
+
 phase_ncucost() {
   # ncu's cost per profiled launch by what it collects, on the same 12 nvjet launches of the eager 1b decode:
   # duration only (the baseline: the workload under ncu), --set roofline, and only the metrics the analysis
@@ -346,8 +451,7 @@ PY
   (cd "$OUT" && tar -czf "$OUT/ncucost.tar.gz" ncucost)
   local toml_list; toml_list=$(python3 -c 'import sys; print("[" + ",".join(chr(34) + m + chr(34) for m in sys.argv[1].split(",")) + "]")' \
     "$(cat "$pack/lean-metrics.txt")")
-  printf 'run\tplan\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\texpected_coverage\tcoverage_reached\tplanned\tprofiled_planned\trows\tpasses\testimated_s\tmeasured_s_per_launch\n' \
-    > "$OUT/ncuplan.tsv"
+  ncuplan_header
   ncuplan_settings=(--set 'ncu.set=""' --set "ncu.metrics=$toml_list")
   ncuplan_run ncuplan-lean per-kernel
   column -t -s $'\t' "$OUT/ncuplan.tsv"
@@ -361,12 +465,22 @@ phase_ncurecovery() {
   [ -x "$ex" ] || build_example /tmp/ex ON || return 1
   use_carried_libdw
   rm -rf /tmp/runs-ncuplan
-  printf 'run\tplan\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\texpected_coverage\tcoverage_reached\tplanned\tprofiled_planned\trows\tpasses\testimated_s\tmeasured_s_per_launch\n' \
-    > "$OUT/ncuplan.tsv"
+  ncuplan_header
   ncuplan_run ncuplan-recovery per-kernel
   column -t -s $'\t' "$OUT/ncuplan.tsv"
   (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
      --exclude='*.csv' -czf "$OUT/ncurecovery-runs.tar.gz" .)
+}
+
+phase_ncuhfbefore() {
+  # The before figure for the HF-style Python decode: the bounded plan at the same 90% selection.
+  use_carried_libdw
+  rm -rf /tmp/runs-ncuplan
+  ncuplan_header
+  ncuplan_run ncuplan-hf-bounded bounded python3 "$repo/tests/data/h100-nsight-2025.3/workload_torch_decode.py"
+  column -t -s $'\t' "$OUT/ncuplan.tsv"
+  cp "$OUT/ncuplan.tsv" "$OUT/ncuplan-hf-before.tsv"
+  cp /tmp/runs-ncuplan/ncuplan-hf-bounded/ncu/plan.log "$OUT/hf-bounded-plan.log" 2>/dev/null
 }
 
 phase_ncuplan() {
@@ -374,8 +488,7 @@ phase_ncuplan() {
   [ -x "$ex" ] || build_example /tmp/ex ON || return 1
   use_carried_libdw
   rm -rf /tmp/runs-ncuplan
-  printf 'run\tplan\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\texpected_coverage\tcoverage_reached\tplanned\tprofiled_planned\trows\tpasses\testimated_s\tmeasured_s_per_launch\n' \
-    > "$OUT/ncuplan.tsv"
+  ncuplan_header
   ncuplan_run ncuplan-per-kernel per-kernel
   ncuplan_run ncuplan-per-kernel-2 per-kernel  # the second plan estimates from the first run's measured cost
   ncuplan_run ncuplan-hf-per-kernel per-kernel python3 "$repo/tests/data/h100-nsight-2025.3/workload_torch_decode.py"
