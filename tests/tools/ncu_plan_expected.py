@@ -105,6 +105,26 @@ def main():
     for name, config in groups:
         shared[config].add(name)
     print(f"  configs shared by several selected kernels: {sum(1 for names in shared.values() if len(names) > 1)}")
+    # The passes' --kernel-name by mangled name: every selected kernel's mangled names in the stage, escaped
+    # (mangled names are [A-Za-z0-9_], nothing to escape) and anchored, in the order the kernels were selected.
+    mangled = stage_mangled_names(DATA / "ncu-plan" / "ex1b8_configs.sqlite", "decode")
+    names = [m for kernel in kernels for m in mangled[kernel]]
+    regex = "regex:^(?:" + "|".join(dict.fromkeys(names)) + ")$"
+    print(f"  mangled names: kernels with one={sum(1 for k in kernels if len(mangled[k]) == 1)} "
+          f"with several={sum(1 for k in kernels if len(mangled[k]) > 1)} all-selected regex length={len(regex)} "
+          f"first={names[0]}")
+
+
+def stage_mangled_names(path, stage):
+    db = sqlite3.connect(path)
+    ranges = sorted(db.execute("SELECT start, end FROM NVTX_EVENTS WHERE text = ? AND end IS NOT NULL", (stage,)))
+    names = collections.defaultdict(list)
+    for start, demangled, mangled in db.execute(
+            "SELECT k.start, d.value, m.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds d ON d.id = "
+            "k.demangledName JOIN StringIds m ON m.id = k.mangledName ORDER BY k.start"):
+        if any(a <= start <= b for a, b in ranges) and mangled not in names[demangled]:
+            names[demangled].append(mangled)
+    return names
 
 
 if __name__ == "__main__":

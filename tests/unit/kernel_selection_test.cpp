@@ -274,3 +274,14 @@ TEST_CASE("the join key is a fixpoint even when removing a cast exposes a qualif
   // "at(int)5::v1": the cast goes, then "at5::" is a qualifier like any other.
   CHECK(kernel_name_join_key("void at(int)5::v1") == kernel_name_join_key("void v1"));
 }
+
+TEST_CASE("mangled names: each matches itself literally, duplicates once, the anchors keep longer names out") {
+  const auto regex = compile(mangled_name_regex({"_Z4gemmPf", "nvjet_sm90_tst_64x8", "_Z4gemmPf", "a.b$c"}));
+  CHECK(std::regex_match("_Z4gemmPf", regex));
+  CHECK(std::regex_match("nvjet_sm90_tst_64x8", regex));
+  CHECK(std::regex_match("a.b$c", regex));
+  CHECK_FALSE(std::regex_match("axb$c", regex));
+  CHECK_FALSE(std::regex_match("_Z4gemmPfi", regex));
+  CHECK_FALSE(std::regex_match("nvjet_sm90_tst_64x8_64x16", regex));
+  CHECK(mangled_name_regex({"_Z1fv", "_Z1fv"}) == "regex:^(?:_Z1fv)$");
+}

@@ -173,6 +173,37 @@ TEST_CASE("the plan for the recorded H100 decode (1b, batch 8) matches the indep
     CHECK(plan.estimated_seconds == Approx(62 * 0.6 + 2 * 30));
     CHECK_THAT(ncu_plan_json(plan), Catch::Contains("\"schema\":\"llmprof.ncu_plan/1\""));
   }
+  SECTION("the passes name their kernels by mangled name, the spelling ncu does not rename") {
+    // ncu_plan_expected.py: mangled names: kernels with one=19 with several=0 all-selected regex length=2447
+    // first=nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT
+    const NcuPlan plan = plan_ncu_launches(selection, launches.value(), free_passes());
+    for (const auto& kernel : selection.kernels) CHECK(plan.mangled_names.at(kernel.name).size() == 1);
+    for (const auto& pass : plan.passes) {
+      CHECK(pass.by_mangled_name);
+      CHECK_THAT(pass.kernel_regex, Catch::StartsWith("regex:^(?:") && !Catch::Contains("void "));
+    }
+    std::vector<std::string> names;
+    for (const auto& kernel : selection.kernels) names.push_back(kernel.name);
+    const NcuKernelFilter all = ncu_kernel_filter(plan, names, KernelNameBase::demangled);
+    CHECK(all.by_mangled_name);
+    CHECK(all.kernel_regex.size() == 2447);
+    CHECK_THAT(all.kernel_regex, Catch::StartsWith("regex:^(?:nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT|"));
+    CHECK_THAT(ncu_plan_json(plan), Catch::Contains("\"by_mangled_name\":true"));
+    CHECK_THAT(ncu_plan_text(plan), Catch::Contains("kernel(s) by mangled name"));
+    // Under the function base namesakes are meant to match: no mangled names there.
+    CHECK_FALSE(ncu_kernel_filter(plan, names, KernelNameBase::function).by_mangled_name);
+  }
+}
+
+TEST_CASE("a pass falls back on demangled patterns when one of its kernels has no mangled name") {
+  std::vector<StageKernelLaunch> launches = {launch("gemm", "(64, 1, 1)", 60), launch("copy", "(8, 1, 1)", 30)};
+  launches[0].mangled = "_Z4gemmPf";
+  const KernelSelection selection = selection_of(launches, {"gemm", "copy"});
+  const NcuPlan plan = plan_ncu_launches(selection, launches, free_passes());
+  REQUIRE(plan.passes.size() == 1);
+  CHECK_FALSE(plan.passes[0].by_mangled_name);
+  CHECK(plan.passes[0].kernel_regex == "regex:^(?:gemm|copy)$");
+  CHECK(ncu_kernel_filter(plan, {"gemm"}, KernelNameBase::demangled).kernel_regex == "regex:^(?:_Z4gemmPf)$");
 }
 
 TEST_CASE("the check finds every planned kernel's rows and names the planned launches ncu did not profile") {

@@ -53,6 +53,11 @@ std::string demangled_name_pattern(std::string_view demangled);
 // Duplicates (several kernels sharing a function name) appear once.
 std::string kernel_name_regex(const std::vector<std::string>& demangled_names, KernelNameBase base);
 
+// "regex:^(?:a|b)$" of mangled names, each escaped literally, for ncu --kernel-name-base mangled. The
+// mangled name is the one spelling nsys and ncu share: ncu 2025.3 renames demangled names (--rename-kernels)
+// but never mangled ones. Duplicates appear once.
+std::string mangled_name_regex(const std::vector<std::string>& mangled_names);
+
 // A kernel that takes part in a collective across GPUs or processes (NCCL, NVSHMEM, the custom
 // all-reduce kernels of vLLM/TensorRT-LLM, symmetric-memory multimem kernels), by its demangled name.
 // It waits for its peers, so ncu, which replays one kernel at a time, must never be pointed at it (it

@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@ struct StageKernelLaunch {
   std::string block;   // "(256, 1, 1)"
   std::int64_t shared_memory_bytes = 0;
   std::int64_t duration_ns = 0;
+  std::string mangled;  // "" when the export has no mangledName column
 };
 
 // "grid (128, 1, 1) block (256, 1, 1) smem 0": the key ncu's per-launch-config counting uses.
@@ -62,6 +64,11 @@ struct PlannedConfig {
 struct NcuPlanPass {
   std::vector<std::string> kernels;  // nsys names
   std::string kernel_regex;
+  // The regex lists mangled names (ncu --kernel-name-base mangled). On the H100 (issue 14, ncu 2025.3.1,
+  // examples/nsight-2025-h100/ncu-filter-2026-11-24) a pass over 19 kernels reached 1 of 6 planned nvjet
+  // configurations when written in demangled names, with or without optional groups, and all 6 in mangled
+  // names; the 4.8 kB demangled pattern also cost 85-93 s a pass against 57 s.
+  bool by_mangled_name = false;
   std::int64_t launch_skip = 0;
   std::int64_t launch_count = 0;
   std::int64_t profiled_launches = 0;  // every launch the pass profiles, other configurations' included
@@ -72,6 +79,8 @@ struct NcuPlan {
   bool configs_known = true;           // false: no launch configurations (no SQLite export); collisions unknown
   std::vector<PlannedConfig> configs;  // selection order, then first occurrence in the stage
   std::vector<NcuPlanPass> passes;
+  // nsys name -> its mangled names, from the launch table; empty without a mangledName column.
+  std::map<std::string, std::vector<std::string>> mangled_names;
   std::vector<std::string> kernels_without_launches;  // selected, but absent from the launch table
   std::vector<std::string> kernels_unreached;         // no launch planned even at max_launch_count
   std::int64_t planned_launches = 0;
@@ -89,6 +98,14 @@ struct NcuPlan {
 // are what ncu counts). An empty `launches` plans from the selection's instance counts alone.
 NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<StageKernelLaunch>& launches,
                           const NcuPlanOptions& options);
+
+// A --kernel-name filter for `kernels` (nsys names): their mangled names when the plan knows one for
+// every kernel (by_mangled_name), else kernel_name_regex() under `base`.
+struct NcuKernelFilter {
+  std::string kernel_regex;
+  bool by_mangled_name = false;
+};
+NcuKernelFilter ncu_kernel_filter(const NcuPlan& plan, const std::vector<std::string>& kernels, KernelNameBase base);
 
 // A row of ncu's raw CSV, as far as the check needs it.
 struct ProfiledLaunch {

@@ -243,9 +243,16 @@ NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<St
   } else {
     plan_from_launch_table(selection, launches, options, plan);
   }
+  for (const auto& launch : launches) {
+    if (launch.mangled.empty()) continue;
+    auto& names = plan.mangled_names[launch.kernel];
+    if (std::find(names.begin(), names.end(), launch.mangled) == names.end()) names.push_back(launch.mangled);
+  }
   // Each pass's regex matches exactly its kernels (and, by function name, their namesakes).
   for (auto& pass : plan.passes) {
-    pass.kernel_regex = kernel_name_regex(pass.kernels, options.name_base);
+    NcuKernelFilter filter = ncu_kernel_filter(plan, pass.kernels, options.name_base);
+    pass.kernel_regex = std::move(filter.kernel_regex);
+    pass.by_mangled_name = filter.by_mangled_name;
     plan.planned_launches += pass.profiled_launches;
   }
   std::int64_t covered_ns = 0;
@@ -255,6 +262,23 @@ NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<St
   plan.estimated_seconds =
       double(plan.planned_launches) * plan.seconds_per_launch + double(plan.passes.size()) * plan.seconds_per_pass;
   return plan;
+}
+
+NcuKernelFilter ncu_kernel_filter(const NcuPlan& plan, const std::vector<std::string>& kernels, KernelNameBase base) {
+  // Under the function base the user asked for namesakes to match too; mangled names would not.
+  if (base == KernelNameBase::demangled) {
+    std::vector<std::string> mangled;
+    for (const auto& kernel : kernels) {
+      const auto found = plan.mangled_names.find(kernel);
+      if (found == plan.mangled_names.end()) {
+        mangled.clear();
+        break;
+      }
+      mangled.insert(mangled.end(), found->second.begin(), found->second.end());
+    }
+    if (!mangled.empty()) return {mangled_name_regex(mangled), true};
+  }
+  return {kernel_name_regex(kernels, base), false};
 }
 
 NcuPlanCheck check_ncu_plan(const NcuPlan& plan, const std::vector<ProfiledLaunch>& rows, KernelNameBase name_base) {

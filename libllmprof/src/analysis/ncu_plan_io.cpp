@@ -48,16 +48,20 @@ Result<std::vector<StageKernelLaunch>> read_stage_kernel_launches(const std::fil
                       "check run.stage against the ranges the workload emits", sqlite_export.string());
   std::vector<StageKernelLaunch> launches;
   std::map<std::int64_t, std::string> names;  // StringIds cache: a decode has ~10^5 launches of ~30 names
+  const auto name_of = [&](std::int64_t id) -> const std::string& {
+    auto name = names.find(id);
+    if (name == names.end()) name = names.emplace(id, reader->string_value(id)).first;
+    return name->second;
+  };
   std::size_t next = 0;
   // A kernel belongs to the stage when its GPU execution starts inside an instance: the decode range
   // of llmprof-decode and of torch workloads closes after a synchronize, so its kernels run within it.
   auto visited = reader->for_each_kernel_launch([&](const detail::KernelLaunchRow& row) {
     while (next < intervals.size() && intervals[next].second < row.start_ns) ++next;
     if (next == intervals.size() || row.start_ns < intervals[next].first) return;
-    auto name = names.find(row.name_id);
-    if (name == names.end()) name = names.emplace(row.name_id, reader->string_value(row.name_id)).first;
-    launches.push_back(
-        {name->second, triple(row.grid), triple(row.block), row.shared_memory_bytes, row.end_ns - row.start_ns});
+    launches.push_back({name_of(row.name_id), triple(row.grid), triple(row.block), row.shared_memory_bytes,
+                        row.end_ns - row.start_ns,
+                        row.mangled_name_id >= 0 ? name_of(row.mangled_name_id) : std::string()});
   });
   if (!visited) return visited.error();
   if (!visited.value())
@@ -74,6 +78,7 @@ boost::json::array passes_json(const NcuPlan& plan) {
     boost::json::array kernels;
     for (const auto& kernel : pass.kernels) kernels.emplace_back(kernel);
     passes.emplace_back(boost::json::object{{"kernel_regex", pass.kernel_regex},
+                                            {"by_mangled_name", pass.by_mangled_name},
                                             {"launch_skip", pass.launch_skip},
                                             {"launch_count", pass.launch_count},
                                             {"profiled_launches", pass.profiled_launches},
@@ -150,8 +155,8 @@ std::string ncu_plan_text(const NcuPlan& plan) {
        << plan.expected_coverage * 100 << "% of the stage's kernel time\n";
   for (std::size_t i = 0; i < plan.passes.size(); ++i) {
     const auto& pass = plan.passes[i];
-    text << "  pass " << i + 1 << ": " << pass.kernels.size()
-         << " kernel(s), --filter-mode per-launch-config --launch-skip " << pass.launch_skip << " --launch-count "
+    text << "  pass " << i + 1 << ": " << pass.kernels.size() << " kernel(s)"
+         << (pass.by_mangled_name ? " by mangled name" : "") << ", --filter-mode per-launch-config --launch-skip " << pass.launch_skip << " --launch-count "
          << pass.launch_count << ": " << pass.profiled_launches << " launches\n";
   }
   for (const auto& config : plan.configs) {

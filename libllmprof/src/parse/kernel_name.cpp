@@ -177,21 +177,36 @@ std::string demangled_name_pattern(std::string_view demangled) {
   return pattern;
 }
 
-std::string kernel_name_regex(const std::vector<std::string>& demangled_names, KernelNameBase base) {
-  std::vector<std::string> alternatives;
-  for (const auto& name : demangled_names) {
-    std::string alternative =
-        base == KernelNameBase::function ? escape_regex(kernel_function_name(name)) : demangled_name_pattern(name);
-    if (std::find(alternatives.begin(), alternatives.end(), alternative) == alternatives.end()) {
-      alternatives.push_back(std::move(alternative));
-    }
-  }
+namespace {
+
+std::string anchored_alternation(const std::vector<std::string>& alternatives) {
   std::string regex = "regex:^(?:";
   for (std::size_t i = 0; i < alternatives.size(); ++i) {
     if (i) regex += '|';
     regex += alternatives[i];
   }
   return regex + ")$";
+}
+
+void add_alternative(std::vector<std::string>& alternatives, std::string alternative) {
+  if (std::find(alternatives.begin(), alternatives.end(), alternative) == alternatives.end())
+    alternatives.push_back(std::move(alternative));
+}
+
+}  // namespace
+
+std::string mangled_name_regex(const std::vector<std::string>& mangled_names) {
+  std::vector<std::string> alternatives;
+  for (const auto& name : mangled_names) add_alternative(alternatives, escape_regex(name));
+  return anchored_alternation(alternatives);
+}
+
+std::string kernel_name_regex(const std::vector<std::string>& demangled_names, KernelNameBase base) {
+  std::vector<std::string> alternatives;
+  for (const auto& name : demangled_names)
+    add_alternative(alternatives, base == KernelNameBase::function ? escape_regex(kernel_function_name(name))
+                                                                   : demangled_name_pattern(name));
+  return anchored_alternation(alternatives);
 }
 
 bool is_collective_kernel(std::string_view demangled) {

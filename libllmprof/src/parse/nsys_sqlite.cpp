@@ -330,10 +330,12 @@ Result<bool> NsysSqliteReader::for_each_kernel_launch(const std::function<void(c
   for (const char* column :
        {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "staticSharedMemory", "dynamicSharedMemory"})
     if (!present.contains(column)) return false;
+  // Nsight Systems 2025.3 exports mangledName; the shrunken fixtures and older exports may not.
+  const bool has_mangled = present.contains("mangledName");
   auto statement = database_.prepare(
       "SELECT start, end, demangledName, gridX, gridY, gridZ, blockX, blockY, blockZ, "
-      "staticSharedMemory + dynamicSharedMemory FROM " +
-      std::string(kKernelTable) + " ORDER BY start");
+      "staticSharedMemory + dynamicSharedMemory, " +
+      std::string(has_mangled ? "mangledName" : "NULL") + " FROM " + std::string(kKernelTable) + " ORDER BY start");
   if (!statement) return statement.error();
   KernelLaunchRow launch;
   for (;;) {
@@ -348,6 +350,7 @@ Result<bool> NsysSqliteReader::for_each_kernel_launch(const std::function<void(c
       launch.block[i] = statement->integer(6 + i);
     }
     launch.shared_memory_bytes = statement->integer(9);
+    launch.mangled_name_id = statement->is_null(10) ? -1 : statement->integer(10);
     visit(launch);
   }
 }

@@ -77,7 +77,8 @@ struct GpuActivityRow {
 struct KernelLaunchRow {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
-  std::int64_t name_id = -1;  // StringIds id of the demangled name
+  std::int64_t name_id = -1;          // StringIds id of the demangled name
+  std::int64_t mangled_name_id = -1;  // StringIds id of the mangled name; -1 when the export has none
   std::array<std::int64_t, 3> grid{};
   std::array<std::int64_t, 3> block{};
   std::int64_t shared_memory_bytes = 0;  // static + dynamic

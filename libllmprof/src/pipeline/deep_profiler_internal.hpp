@@ -228,7 +228,8 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
                                const std::optional<std::string>& kernel_regex, std::optional<std::int64_t> launch_count,
                                const std::filesystem::path& output,
                                std::optional<std::int64_t> launch_skip = std::nullopt,
-                               std::optional<NcuFilterMode> filter_mode = std::nullopt);
+                               std::optional<NcuFilterMode> filter_mode = std::nullopt,
+                               bool by_mangled_name = false);
 
 // What one ncu pass profiles: the selection's regex and bound (bounded plan), nothing (unfiltered), one
 // kernel a pass missed (follow-up passes), or one pass of the per-kernel plan (per launch configuration).
@@ -237,6 +238,7 @@ struct NcuPassFilter {
   std::optional<std::int64_t> launch_count;
   std::optional<std::int64_t> launch_skip;  // unset: ncu.launch_skip
   std::optional<NcuFilterMode> filter_mode;
+  bool by_mangled_name = false;         // --kernel-name-base mangled instead of ncu.kernel_name_base
   std::string output_name = "profile";  // ncu/<output_name>.ncu-rep
 };
 

@@ -34,7 +34,7 @@ NcuCommand profile_command(const PipelineRun& run, const NcuInfo& ncu, const Ncu
   return ncu_profile_command(
       run, ncu, filter.kernel_regex, filter.launch_count,
       fs::absolute(run.directory.layout().resolve(RunLayout::ncu_output_base(filter.output_name))), filter.launch_skip,
-      filter.filter_mode);
+      filter.filter_mode, filter.by_mangled_name);
 }
 
 }  // namespace
@@ -42,7 +42,7 @@ NcuCommand profile_command(const PipelineRun& run, const NcuInfo& ncu, const Ncu
 NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
                                const std::optional<std::string>& kernel_regex, std::optional<std::int64_t> launch_count,
                                const fs::path& output, std::optional<std::int64_t> launch_skip,
-                               std::optional<NcuFilterMode> filter_mode) {
+                               std::optional<NcuFilterMode> filter_mode, bool by_mangled_name) {
   const NcuConfig& config = run.config.ncu;
   NcuProfileOptions options;
   options.ncu = ncu.path;
@@ -54,7 +54,7 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
   options.metrics = config.metrics;
   if (kernel_regex) {
     options.kernel_name = *kernel_regex;
-    options.kernel_name_base = config.kernel_name_base;
+    options.kernel_name_base = by_mangled_name ? NcuKernelNameBase::mangled : config.kernel_name_base;
   }
   if (launch_skip)
     options.launch_skip = *launch_skip;

@@ -101,6 +101,7 @@ void run_later_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& f
 NcuPassFilter pass_filter(const NcuPlanPass& pass, std::size_t index) {
   NcuPassFilter filter;
   filter.kernel_regex = pass.kernel_regex;
+  filter.by_mangled_name = pass.by_mangled_name;
   filter.launch_skip = pass.launch_skip;
   filter.launch_count = pass.launch_count;
   filter.filter_mode = NcuFilterMode::per_launch_config;
@@ -158,10 +159,11 @@ std::optional<double> record_measurement(PipelineRun& run, const NcuPlan& plan, 
   return measured;
 }
 
-// One pass over every kernel with a planned (kernel, configuration) that got no row: on the H100 (issue 14,
-// ncu 2025.3.1, the 1b eager decode) a pass mixing nvjet GEMMs with elementwise kernels reached 1 of 6 planned
-// nvjet configurations, while a pass whose filter held only nvjet kernels reached all 7 of theirs in 31 s. One
-// such pass replaces the one-pass-per-kernel follow-ups (35 s each there) for everything it reaches.
+// One pass over every kernel with a planned (kernel, configuration) that got no row. On the H100 (issue 14,
+// ncu 2025.3.1, the 1b eager decode) a demangled-name pass mixing nvjet GEMMs with elementwise kernels reached
+// 1 of 6 planned nvjet configurations; passes by mangled name (when the nsys export has them) reached all, so
+// this is the safety net for exports without mangled names and for configurations ncu met in another order.
+// One such pass replaces the one-pass-per-kernel follow-ups (35 s each there) for everything it reaches.
 NcuPlanCheck recover_shortfalls(PipelineRun& run, const NcuPlan& plan, const NcuInfo& ncu, const NcuPlanCheck& check,
                                 NcuPlanProgress& progress) {
   std::vector<std::string> kernels;
@@ -171,8 +173,10 @@ NcuPlanCheck recover_shortfalls(PipelineRun& run, const NcuPlan& plan, const Ncu
     launch_count = std::max(launch_count, miss.planned);
   }
   const KernelNameBase base = selection_name_base(run.config.ncu.kernel_name_base).value_or(KernelNameBase::demangled);
+  NcuKernelFilter names = ncu_kernel_filter(plan, kernels, base);
   NcuPassFilter filter;
-  filter.kernel_regex = kernel_name_regex(kernels, base);
+  filter.kernel_regex = std::move(names.kernel_regex);
+  filter.by_mangled_name = names.by_mangled_name;
   filter.launch_skip = plan.passes.front().launch_skip;
   filter.launch_count = launch_count;
   filter.filter_mode = NcuFilterMode::per_launch_config;
