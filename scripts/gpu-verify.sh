@@ -26,12 +26,14 @@
 #            variants (reordered, nvjet plus one kernel, global mode, no replay controls), $OUT/ncufilter.tar.gz
 #   ncuname  the same pass's kernels as literal mangled / demangled names and no filter at all: wall and
 #            nvjet groups reached, $OUT/ncuname.tar.gz
+#   ncufloor the least an ncu pass costs: the 1b decode under ncu with a filter that matches nothing, gated on
+#            decode and not, beside the bare run ($OUT/ncufloor.txt)
 #   ncucost  ncu's cost per launch: duration only vs --set roofline vs only the metrics the analysis reads, on 12
 #            nvjet launches; then the per-kernel plan at 90% coverage with those metrics ($OUT/ncucost.tar.gz)
 #   ncurecovery  the per-kernel plan at 90% coverage (1b example) with the recovery pass, $OUT/ncurecovery-runs.tar.gz
 #   ncuhfbefore  the bounded plan on the HF-style Python decode at 90% coverage (before figure), $OUT/ncuplan-hf-before.tsv
-#   ncuplan  deep-profile run gated on decode at 90% kernel coverage with the per-kernel ncu plan (1b example
-#            twice, then the HF-style Python decode), NCUPLAN_BOUNDED=1 adds the bounded plan (the before
+#   ncuplan  deep-profile run gated on decode at 90% kernel coverage with the per-kernel ncu plan (1b example,
+#            NCUPLAN_SECOND=1 twice, then the HF-style Python decode), NCUPLAN_BOUNDED=1 adds the bounded plan (the before
 #            figure): ncu stage seconds, total seconds, coverage
 #            reached, planned vs profiled launches and the measured per-launch cost in $OUT/ncuplan.tsv
 # Inputs it expects in .carry/: deep-profile (static release build from the dev machine) and the
@@ -362,6 +364,29 @@ PY
   (cd "$OUT" && tar -czf "$OUT/ncuname.tar.gz" ncuname)
 }
 
+phase_ncufloor() {
+  # The least an ncu pass can cost on the eager 1b decode: the workload under ncu with a kernel filter that
+  # matches nothing, gated on decode (--nvtx --nvtx-include decode/) and ungated, beside the bare run.
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  local ncu_bin; ncu_bin=$(command -v ncu || echo /usr/local/cuda/bin/ncu) start
+  step "bare run"
+  start=$SECONDS; "$ex" --preset 1b --warmup 1 > /tmp/ncufloor-bare.log 2>&1
+  echo "bare exit=$? wall=$((SECONDS - start)) s" | tee -a "$OUT/ncufloor.txt"
+  step "ncu, gated on decode, no kernel matches"
+  start=$SECONDS
+  "$ncu_bin" --nvtx --nvtx-include decode/ --kernel-name-base mangled --kernel-name 'regex:^no_such_kernel$' \
+    --filter-mode per-launch-config --launch-count 1 --metrics gpu__time_duration.sum -f -o /tmp/floor-gated \
+    "$ex" --preset 1b --warmup 1 > /tmp/ncufloor-gated.log 2>&1
+  echo "gated exit=$? wall=$((SECONDS - start)) s" | tee -a "$OUT/ncufloor.txt"
+  step "ncu, ungated, no kernel matches"
+  start=$SECONDS
+  "$ncu_bin" --kernel-name-base mangled --kernel-name 'regex:^no_such_kernel$' --launch-count 1 \
+    --metrics gpu__time_duration.sum -f -o /tmp/floor-ungated "$ex" --preset 1b --warmup 1 > /tmp/ncufloor-ungated.log 2>&1
+  echo "ungated exit=$? wall=$((SECONDS - start)) s" | tee -a "$OUT/ncufloor.txt"
+  grep -h "decode .* ms" /tmp/ncufloor-*.log | tee -a "$OUT/ncufloor.txt"
+}
+
 phase_repeats() {
   local ex=/tmp/ex/examples/decode-workload/llmprof-decode
   [ -x "$ex" ] || build_example /tmp/ex ON || return 1
@@ -454,7 +479,7 @@ PY
   ncuplan_header
   ncuplan_settings=(--set 'ncu.set=""' --set "ncu.metrics=$toml_list")
   ncuplan_run ncuplan-lean per-kernel
-  column -t -s $'\t' "$OUT/ncuplan.tsv"
+  cat "$OUT/ncuplan.tsv"
   (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
      -czf "$OUT/ncuplan-runs.tar.gz" .)
 }
@@ -467,7 +492,7 @@ phase_ncurecovery() {
   rm -rf /tmp/runs-ncuplan
   ncuplan_header
   ncuplan_run ncuplan-recovery per-kernel
-  column -t -s $'\t' "$OUT/ncuplan.tsv"
+  cat "$OUT/ncuplan.tsv"
   (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
      --exclude='*.csv' -czf "$OUT/ncurecovery-runs.tar.gz" .)
 }
@@ -478,7 +503,7 @@ phase_ncuhfbefore() {
   rm -rf /tmp/runs-ncuplan
   ncuplan_header
   ncuplan_run ncuplan-hf-bounded bounded python3 "$repo/tests/data/h100-nsight-2025.3/workload_torch_decode.py"
-  column -t -s $'\t' "$OUT/ncuplan.tsv"
+  cat "$OUT/ncuplan.tsv"
   cp "$OUT/ncuplan.tsv" "$OUT/ncuplan-hf-before.tsv"
   cp /tmp/runs-ncuplan/ncuplan-hf-bounded/ncu/plan.log "$OUT/hf-bounded-plan.log" 2>/dev/null
 }
@@ -490,11 +515,12 @@ phase_ncuplan() {
   rm -rf /tmp/runs-ncuplan
   ncuplan_header
   ncuplan_run ncuplan-per-kernel per-kernel
-  ncuplan_run ncuplan-per-kernel-2 per-kernel  # the second plan estimates from the first run's measured cost
+  # NCUPLAN_SECOND=1: a second plan that estimates from the first run's measured cost
+  [ "${NCUPLAN_SECOND:-0}" = 1 ] && ncuplan_run ncuplan-per-kernel-2 per-kernel
   ncuplan_run ncuplan-hf-per-kernel per-kernel python3 "$repo/tests/data/h100-nsight-2025.3/workload_torch_decode.py"
   # The bounded plan is the before figure (232 s, 70.7% with top-10 on 2026-11-23); NCUPLAN_BOUNDED=1 re-measures it.
   [ "${NCUPLAN_BOUNDED:-0}" = 1 ] && ncuplan_run ncuplan-bounded bounded
-  column -t -s $'\t' "$OUT/ncuplan.tsv"
+  cat "$OUT/ncuplan.tsv"
   cp /tmp/runs-ncuplan/ncuplan-per-kernel/ncu/plan.json "$OUT/plan.json" 2>/dev/null
   cp /tmp/runs-ncuplan/ncuplan-per-kernel/ncu/plan.log "$OUT/plan.log" 2>/dev/null
   (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
