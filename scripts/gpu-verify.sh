@@ -369,7 +369,7 @@ phase_ncufloor() {
   # matches nothing, gated on decode (--nvtx --nvtx-include decode/) and ungated, beside the bare run.
   local ex=/tmp/ex/examples/decode-workload/llmprof-decode
   [ -x "$ex" ] || build_example /tmp/ex ON || return 1
-  local ncu_bin; ncu_bin=$(command -v ncu || echo /usr/local/cuda/bin/ncu) start
+  local ncu_bin start; ncu_bin=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
   step "bare run"
   start=$SECONDS; "$ex" --preset 1b --warmup 1 > /tmp/ncufloor-bare.log 2>&1
   echo "bare exit=$? wall=$((SECONDS - start)) s" | tee -a "$OUT/ncufloor.txt"

@@ -356,6 +356,7 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.ncu.plan_max_launch_count = 4;
   config.ncu.seconds_per_launch = 1.5;
   config.ncu.seconds_per_pass = 12;
+  config.ncu.seconds_per_intercepted_launch = 0.001;
   config.ncu.retry_without_filter = false;
   config.ncu.replay_mode = NcuReplayMode::application;
   config.ncu.clock_control = NcuClockControl::none;

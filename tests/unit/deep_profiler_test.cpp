@@ -519,6 +519,11 @@ TEST_CASE("ncu.plan = per-kernel: an ncu with --filter-mode per-launch-config pr
   const auto plan = boost::json::parse(read_file(bench.main() / "ncu/plan.json")).as_object();
   CHECK(plan.at("configs_known").as_bool() == false);
   CHECK(plan.at("passes").as_array().size() == 1);
+  // A pass's estimate: the bare run plus 0.45 ms per launch nsys recorded (ns1_st_cuda_gpu_kern_sum.csv's
+  // Instances sum to 435, Python's csv module).
+  const double bare_s = stage_of(manifest, "stage1").duration_s;
+  CHECK(plan.at("seconds_per_pass").to_number<double>() == Approx(bare_s + 435 * 0.00045));
+  CHECK_THAT(std::string(plan.at("seconds_per_pass_source").as_string()), Catch::Contains("+ 435 launches x 0.00045 s"));
   const auto selection = boost::json::parse(read_file(bench.main() / "nsys/selection.json")).as_object();
   CHECK(plan.at("planned_launches").as_int64() == static_cast<std::int64_t>(selection.at("kernels").as_array().size()));
   REQUIRE(plan.contains("check"));

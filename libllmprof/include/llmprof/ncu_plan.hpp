@@ -47,6 +47,7 @@ struct NcuPlanOptions {
   double seconds_per_launch = 0.6;       // ncu's cost per profiled launch (H100, --set roofline, issue 14)
   std::string seconds_per_launch_source = "default";
   double seconds_per_pass = 0;  // one replay of the workload under ncu, beyond the launches
+  std::string seconds_per_pass_source = "default";
 };
 
 // The planned launches of one kernel in one launch configuration.
@@ -91,6 +92,7 @@ struct NcuPlan {
   double seconds_per_launch = 0;
   std::string seconds_per_launch_source;
   double seconds_per_pass = 0;
+  std::string seconds_per_pass_source;
   double estimated_seconds = 0;  // planned_launches * seconds_per_launch + passes * seconds_per_pass
 };
 

@@ -167,6 +167,9 @@ Result<NsysStats> load_nsys_stats(const std::filesystem::path& output_prefix);
 // Calls of cudaGraphLaunch / cuGraphLaunch (any _v<N> suffix) in the CUDA API summary; nullopt without one.
 std::optional<std::int64_t> count_graph_launches(const NsysStats& stats);
 
+// Kernel executions in cuda_gpu_kern_sum (its instance counts summed); nullopt without the table.
+std::optional<std::int64_t> count_kernel_launches(const NsysStats& stats);
+
 // `primary` with the kernel tables (cuda_gpu_kern_sum, nvtx_kern_sum) of `node_traced`, a capture of the same
 // workload with --cuda-graph-trace=node: its kernels include those inside CUDA graphs, while the primary
 // capture's CPU ranges, API calls and GPU projections are kept (node tracing slows the host side).

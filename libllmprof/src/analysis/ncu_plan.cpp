@@ -237,6 +237,7 @@ NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<St
   plan.seconds_per_launch = options.seconds_per_launch;
   plan.seconds_per_launch_source = options.seconds_per_launch_source;
   plan.seconds_per_pass = options.seconds_per_pass;
+  plan.seconds_per_pass_source = options.seconds_per_pass_source;
   if (launches.empty()) {
     plan.configs_known = false;
     plan_without_launch_table(selection, options, plan);

@@ -117,6 +117,7 @@ std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check, const 
   document["expected_coverage"] = plan.expected_coverage;
   document["seconds_per_launch"] = plan.seconds_per_launch;
   document["seconds_per_launch_source"] = plan.seconds_per_launch_source;
+  document["seconds_per_pass_source"] = plan.seconds_per_pass_source;
   document["seconds_per_pass"] = plan.seconds_per_pass;
   document["estimated_seconds"] = plan.estimated_seconds;
   document["passes"] = passes_json(plan);
@@ -151,7 +152,7 @@ std::string ncu_plan_text(const NcuPlan& plan) {
   text.precision(3);
   text << "ncu plan for " << plan.stage << ": " << plan.planned_launches << " launches in " << plan.passes.size()
        << " pass(es), estimated " << plan.estimated_seconds << " s (" << plan.seconds_per_launch << " s/launch, "
-       << plan.seconds_per_launch_source << "; " << plan.seconds_per_pass << " s/pass), expected coverage "
+       << plan.seconds_per_launch_source << "; " << plan.seconds_per_pass << " s/pass, " << plan.seconds_per_pass_source << "), expected coverage "
        << plan.expected_coverage * 100 << "% of the stage's kernel time\n";
   for (std::size_t i = 0; i < plan.passes.size(); ++i) {
     const auto& pass = plan.passes[i];

@@ -155,8 +155,11 @@ std::vector<ConfigField> build_ncu_fields() {
                  above(0)),
       make_field(
           LLMPROF_CONFIG_KEY(ncu, seconds_per_pass),
-          "per-kernel plan: estimated ncu seconds per pass beyond its launches (at least the bare run's wall time)",
-          above(0)),
+          "per-kernel plan: ncu seconds per pass beyond its launches; 0: the bare run's wall time plus "
+          "ncu.seconds_per_intercepted_launch per kernel launch nsys recorded",
+          at_least(0)),
+      make_field(LLMPROF_CONFIG_KEY(ncu, seconds_per_intercepted_launch),
+                 "per-kernel plan: ncu's cost per kernel launch it intercepts without profiling it", at_least(0)),
       make_field(LLMPROF_CONFIG_KEY(ncu, retry_without_filter),
                  "after \"No kernels were profiled\", run once more without the kernel filter (bounded)"),
       make_field(LLMPROF_CONFIG_KEY(ncu, replay_mode), "ncu --replay-mode"),

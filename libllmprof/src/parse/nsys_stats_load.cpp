@@ -123,6 +123,13 @@ std::optional<std::int64_t> count_graph_launches(const NsysStats& stats) {
   return launches;
 }
 
+std::optional<std::int64_t> count_kernel_launches(const NsysStats& stats) {
+  if (!stats.kernels) return std::nullopt;
+  std::int64_t launches = 0;
+  for (const auto& row : *stats.kernels) launches += row.time.count;
+  return launches;
+}
+
 NsysStats with_kernel_tables_of(NsysStats primary, const NsysStats& node_traced) {
   primary.kernels = node_traced.kernels;
   primary.range_kernels = node_traced.range_kernels;

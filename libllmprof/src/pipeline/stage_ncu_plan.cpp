@@ -201,7 +201,8 @@ std::string NcuPlanProgress::finished_launch(std::chrono::steady_clock::time_poi
          format_seconds(eta_s);
 }
 
-NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base) {
+NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
+                                std::optional<std::int64_t> recorded_launches) {
   const NcuConfig& config = run.config.ncu;
   NcuPlanOptions options;
   options.name_base = base;
@@ -212,8 +213,21 @@ NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base) {
   options.seconds_per_launch_source = "ncu.seconds_per_launch";
   if (auto measured = measured_launch_cost(run))
     std::tie(options.seconds_per_launch, options.seconds_per_launch_source) = *measured;
-  // One replay of the workload per pass: the bare run's wall time is its floor.
-  options.seconds_per_pass = std::max(config.seconds_per_pass, run.directory.stage("stage1").duration_s);
+  // One replay of the workload per pass: the bare run's wall time, plus what ncu spends intercepting each
+  // launch it does not profile (measured on the H100, see config/deep-profile.toml).
+  const double bare_s = run.directory.stage("stage1").duration_s;
+  if (config.seconds_per_pass > 0) {
+    options.seconds_per_pass = std::max(config.seconds_per_pass, bare_s);
+    options.seconds_per_pass_source = "ncu.seconds_per_pass";
+  } else {
+    const std::int64_t launches = recorded_launches.value_or(0);
+    options.seconds_per_pass = bare_s + double(launches) * config.seconds_per_intercepted_launch;
+    std::ostringstream source;
+    source.precision(3);
+    source << "bare run " << bare_s << " s + " << launches << " launches x " << config.seconds_per_intercepted_launch
+           << " s" << (recorded_launches ? "" : " (nsys recorded no kernel table)");
+    options.seconds_per_pass_source = source.str();
+  }
   return options;
 }
 
