@@ -249,6 +249,8 @@ TEST_CASE("sweep: one run directory per point and an index comparing them", "[e2
   CHECK(finished.exit_code == 0);
   std::vector<fs::path> mains, sweeps;
   for (const auto& entry : fs::directory_iterator(e2e.temp() / "runs")) {
+    // The runs root also keeps ncu-launch-cost.json, the per-kernel plan's measured cost per launch.
+    if (!entry.is_directory()) continue;
     (entry.path().filename().string().rfind("sweep-", 0) == 0 ? sweeps : mains).push_back(entry.path());
   }
   REQUIRE(mains.size() == 2);

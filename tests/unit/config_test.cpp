@@ -351,7 +351,7 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.ncu.launch_skip = 10;
   config.ncu.launches_per_kernel = 3;
   config.ncu.max_launches = 30;
-  config.ncu.plan = NcuPlanMode::per_kernel;
+  config.ncu.plan = NcuPlanMode::bounded;
   config.ncu.launches_per_config = 2;
   config.ncu.plan_max_launch_count = 4;
   config.ncu.seconds_per_launch = 1.5;

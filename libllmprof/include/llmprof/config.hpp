@@ -124,7 +124,7 @@ struct NcuConfig {
   std::int64_t launch_skip = 0;
   std::int64_t launches_per_kernel = 1;     // each selected kernel profiled at least this often
   std::int64_t max_launches = 200;          // bound on the whole ncu run
-  NcuPlanMode plan = NcuPlanMode::bounded;  // per_kernel is opt-in until it meets its H100 targets
+  NcuPlanMode plan = NcuPlanMode::per_kernel;  // bounded where ncu lacks per-launch-config (see deep-profile.toml)
   std::int64_t launches_per_config = 1;     // per-kernel plan: launches per (kernel, launch configuration)
   std::int64_t plan_max_launch_count = 16;  // per-kernel plan: highest --launch-count to reach shared configurations
   double seconds_per_launch = 0.6;          // per-kernel plan: estimate (H100, --set roofline, issue 14)
