@@ -94,9 +94,14 @@ std::int64_t launch_bound(PipelineRun& run, const KernelSelection& selection) {
   const auto& ncu = run.config.ncu;
   std::int64_t wanted = selection.launch_count + std::max<std::int64_t>(ncu.launches_per_kernel, 1) - 1;
   if (ncu.max_launches > 0 && wanted > ncu.max_launches) {
-    run.warn(kStage, "the selection needs --launch-count " + std::to_string(wanted) +
-                         " to reach every kernel; capped at ncu.max_launches=" + std::to_string(ncu.max_launches) +
-                         ", so the rarest kernels may not be profiled");
+    const std::string text = "the selection needs --launch-count " + std::to_string(wanted) +
+                             " to reach every kernel; capped at ncu.max_launches=" + std::to_string(ncu.max_launches) +
+                             ", so the rarest kernels may not be profiled";
+    // The per-kernel plan does not use the bound; it matters only where ncu falls back to the bounded plan.
+    if (ncu.plan == NcuPlanMode::per_kernel)
+      run.say(kStage, text + " by the bounded plan, should ncu fall back to it");
+    else
+      run.warn(kStage, text);
     wanted = ncu.max_launches;
   }
   return wanted;
