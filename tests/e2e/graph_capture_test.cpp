@@ -62,6 +62,18 @@ TEST_CASE("graph launches traced whole: a node-traced second capture supplies th
   const std::string kernels = read_file(e2e.main() / "analysis/kernels.csv");
   CHECK(kernels.find("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT") != std::string::npos);
 
+  // The per-kernel ncu plan (the default) reads launch configurations and mangled names from the node capture's
+  // export, and ncu matches the kernels by mangled name (Python sqlite3 over nodetrace.sqlite: the decode's
+  // reduce_kernel is _ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_7MeanOpsIfff...).
+  const std::string plan = read_file(e2e.main() / "ncu/plan.json");
+  CHECK(plan.find("\"configs_known\": true") != std::string::npos);
+  CHECK(plan.find("\"by_mangled_name\": true") != std::string::npos);
+  const std::string ncu_commands = read_file(e2e.main() / "ncu/cmd.txt");
+  CHECK(ncu_commands.find("--kernel-name-base mangled") != std::string::npos);
+  CHECK(ncu_commands.find("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT|") != std::string::npos);
+  CHECK(ncu_commands.find("_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_7MeanOpsIfff") !=
+        std::string::npos);
+
   // report.json says where the kernel tables came from, and the decode range's CPU time in both captures.
   const std::string report_json = read_file(e2e.main() / "analysis/report.json");
   CHECK(report_json.find("\"kernel_tables\"") != std::string::npos);

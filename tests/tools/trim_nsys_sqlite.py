@@ -22,8 +22,11 @@ KEPT_TABLES = {
     "META_DATA_EXPORT", "EXPORT_META_DATA",
 }
 KEPT_COLUMNS = {  # activity tables: the columns the engine reads (others only cost bytes)
+    # Launch configurations and mangled names: the per-kernel ncu plan reads them (ncu_plan_io.cpp).
     "CUPTI_ACTIVITY_KIND_KERNEL": {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
-                                   "globalPid", "demangledName", "shortName", "graphNodeId"},
+                                   "globalPid", "demangledName", "shortName", "mangledName", "graphNodeId",
+                                   "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+                                   "staticSharedMemory", "dynamicSharedMemory"},
     "CUPTI_ACTIVITY_KIND_MEMCPY": {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
                                    "globalPid", "bytes", "copyKind", "graphNodeId"},
     "CUPTI_ACTIVITY_KIND_MEMSET": {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
@@ -74,7 +77,8 @@ def main(source, dest, until=None):
     referenced = set()
     for table, column in [("NVTX_EVENTS", "textId"), ("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId"),
                           ("CUPTI_ACTIVITY_KIND_KERNEL", "demangledName"),
-                          ("CUPTI_ACTIVITY_KIND_KERNEL", "shortName")]:
+                          ("CUPTI_ACTIVITY_KIND_KERNEL", "shortName"),
+                          ("CUPTI_ACTIVITY_KIND_KERNEL", "mangledName")]:
         if table in tables:
             referenced.update(r[0] for r in db.execute(f'SELECT DISTINCT "{column}" FROM "{table}"'))
     db.execute("CREATE TEMP TABLE kept(id INTEGER PRIMARY KEY)")
