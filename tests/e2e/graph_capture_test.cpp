@@ -1,6 +1,7 @@
 // End to end: a workload that runs decode as CUDA graphs. The fake nsys replays the H100 recordings of the same
 // graph decode traced whole (--cuda-graph-trace=graph) and per node (=node): stats CSVs and SQLite exports
 // (tests/data/nsys-sqlite/). Expected figures: tests/tools/graph_node_pass_expected.py over the same CSVs.
+#include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
 #include "end_to_end.hpp"
@@ -68,6 +69,12 @@ TEST_CASE("graph launches traced whole: a node-traced second capture supplies th
   const std::string plan = read_file(e2e.main() / "ncu/plan.json");
   CHECK(plan.find("\"configs_known\": true") != std::string::npos);
   CHECK(plan.find("\"by_mangled_name\": true") != std::string::npos);
+  // The planned launches' nsys durations against all launches of their configurations: Python sqlite3 over
+  // nodetrace.sqlite with this plan's ordinals gives 1.0539267 (14 configurations, 0.987-1.181 each).
+  const auto plan_json = boost::json::parse(plan).as_object();
+  CHECK(plan_json.at("extrapolated_time_ratio").to_number<double>() == Approx(1.0539267).epsilon(1e-6));
+  CHECK(read_file(e2e.main() / "ncu/plan.log").find("extrapolated, give 105% of the configurations' kernel time") !=
+        std::string::npos);
   const std::string ncu_commands = read_file(e2e.main() / "ncu/cmd.txt");
   CHECK(ncu_commands.find("--kernel-name-base mangled") != std::string::npos);
   CHECK(ncu_commands.find("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT|") != std::string::npos);

@@ -60,6 +60,7 @@ def simulate(launches, kernels, skip, count):
 def plan(launches, kernels, skip=0, wanted=1, cap=16, per_launch_s=0.6, per_pass_s=0.0):
     groups = collections.Counter((name, config) for name, config, _ in launches if name in kernels)
     remaining, passes, planned = list(kernels), [], set()
+    ordinals = collections.defaultdict(set)
 
     def reached(kernel, got):
         return all(len(got.get(g, [])) >= min(wanted, max(n - skip, 0)) for g, n in groups.items() if g[0] == kernel)
@@ -79,12 +80,33 @@ def plan(launches, kernels, skip=0, wanted=1, cap=16, per_launch_s=0.6, per_pass
                 break
         count, profiled, got = chosen
         passes.append((count, profiled))
-        planned |= {g for g, ordinals in got.items() if ordinals}
+        planned |= {g for g, got_ordinals in got.items() if got_ordinals}
+        for g, got_ordinals in got.items():
+            ordinals[g] |= set(got_ordinals)
         left = [k for k in remaining if not reached(k, got)]
         if len(left) == len(remaining):
             break
         remaining = left
-    return passes, planned, groups
+    return passes, planned, groups, ordinals
+
+
+def representativeness(launches, ordinals, tolerance=0.25):
+    """nsys durations of the planned launches against every launch of their (kernel, configuration)."""
+    durations = collections.defaultdict(list)
+    for name, config, duration in launches:
+        durations[(name, config)].append(duration)
+    extrapolated = measured = 0
+    ratios = {}
+    for group, chosen in ordinals.items():
+        if not chosen:
+            continue
+        series = durations[group]
+        planned_mean = sum(series[o - 1] for o in chosen) / len(chosen)
+        ratios[group] = planned_mean / (sum(series) / len(series))
+        extrapolated += planned_mean * len(series)
+        measured += sum(series)
+    outside = [g for g, r in ratios.items() if r > 1 + tolerance or r < 1 / (1 + tolerance)]
+    return extrapolated / measured, min(ratios.values()), max(ratios.values()), outside
 
 
 def main():
@@ -96,11 +118,14 @@ def main():
     print(f"ex1b8 decode: launches={len(launches)} stage_time={stage_time} selected={len(kernels)} "
           f"configs={len({c for _, c, _ in launches})}")
     for per_pass_s in (0.0, 30.0):
-        passes, planned, groups = plan(launches, set(kernels), per_pass_s=per_pass_s)
+        passes, planned, groups, ordinals = plan(launches, set(kernels), per_pass_s=per_pass_s)
         covered = sum(time[g] for g in planned)
         print(f"  seconds_per_pass={per_pass_s}: groups={len(groups)} passes={[(c, p) for c, p in passes]} "
               f"planned_launches={sum(p for _, p in passes)} planned_groups={len(planned)} "
               f"expected_coverage={covered / stage_time:.6f}")
+        ratio, low, high, outside = representativeness(launches, ordinals)
+        print(f"    planned launches extrapolated / measured={ratio:.6f} per-config ratio {low:.4f}..{high:.4f} "
+              f"beyond 25%={len(outside)}")
     shared = collections.defaultdict(set)
     for name, config in groups:
         shared[config].add(name)

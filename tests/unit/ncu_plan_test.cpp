@@ -4,6 +4,7 @@
 // (Python sqlite3; its output is quoted where used).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -157,6 +158,16 @@ TEST_CASE("the plan for the recorded H100 decode (1b, batch 8) matches the indep
     CHECK(plan.planned_launches == 35);
     CHECK(plan.configs.size() == 27);
     CHECK(plan.expected_coverage == Approx(0.909541).epsilon(1e-5));
+    // planned launches extrapolated / measured=1.039616 per-config ratio 0.8814..1.2480 beyond 25%=0
+    CHECK(plan.extrapolated_time_ratio == Approx(1.039616).epsilon(1e-6));
+    CHECK(plan.unrepresentative_configs.empty());
+    double low = 10, high = 0;
+    for (const auto& config : plan.configs) {
+      low = std::min(low, planned_duration_ratio(config));
+      high = std::max(high, planned_duration_ratio(config));
+    }
+    CHECK(low == Approx(0.8814).margin(5e-5));
+    CHECK(high == Approx(1.2480).margin(5e-5));
   }
   SECTION("a pass costs 30 s: a raised count instead of five more replays") {
     // seconds_per_pass=30.0: groups=27 passes=[(1, 17), (9, 45)] planned_launches=62 planned_groups=27
@@ -171,6 +182,11 @@ TEST_CASE("the plan for the recorded H100 decode (1b, batch 8) matches the indep
     CHECK(plan.planned_launches == 62);
     CHECK(plan.expected_coverage == Approx(0.909541).epsilon(1e-5));
     CHECK(plan.estimated_seconds == Approx(62 * 0.6 + 2 * 30));
+    // planned launches extrapolated / measured=1.037104 per-config ratio 0.9378..1.2480 beyond 25%=0
+    CHECK(plan.extrapolated_time_ratio == Approx(1.037104).epsilon(1e-6));
+    CHECK(plan.unrepresentative_configs.empty());
+    CHECK_THAT(ncu_plan_json(plan), Catch::Contains("\"representative_tolerance\":2.5E-1"));
+    CHECK_THAT(ncu_plan_text(plan), Catch::Contains("extrapolated, give 104% of the configurations' kernel time"));
     CHECK_THAT(ncu_plan_json(plan), Catch::Contains("\"schema\":\"llmprof.ncu_plan/1\""));
   }
   SECTION("the passes name their kernels by mangled name, the spelling ncu does not rename") {
@@ -192,6 +208,51 @@ TEST_CASE("the plan for the recorded H100 decode (1b, batch 8) matches the indep
     CHECK_THAT(ncu_plan_text(plan), Catch::Contains("kernel(s) by mangled name"));
     // Under the function base namesakes are meant to match: no mangled names there.
     CHECK_FALSE(ncu_kernel_filter(plan, names, KernelNameBase::function).by_mangled_name);
+  }
+}
+
+TEST_CASE("planned launches much shorter or longer than their configuration's mean are called unrepresentative") {
+  // An attention kernel whose launches grow with the context (10, 20, ... 100 ns; first launch planned,
+  // mean 55 ns: ratio 10/55) next to a copy kernel of steady duration in another configuration.
+  std::vector<StageKernelLaunch> launches;
+  for (int step = 1; step <= 10; ++step) {
+    launches.push_back(launch("attention", "(8, 1, 1)", 10 * step));
+    launches.push_back(launch("copy", "(2, 1, 1)", 30));
+  }
+  const NcuPlan plan = plan_ncu_launches(selection_of(launches, {"attention", "copy"}), launches, free_passes());
+  REQUIRE(plan.configs.size() == 2);
+  CHECK(plan.configs[0].planned_mean_ns == 10);
+  CHECK(planned_duration_ratio(plan.configs[0]) == Approx(10.0 / 55.0));
+  CHECK(is_unrepresentative(plan.configs[0]));
+  CHECK(planned_duration_ratio(plan.configs[1]) == Approx(1.0));
+  CHECK_FALSE(is_unrepresentative(plan.configs[1]));
+  CHECK(plan.unrepresentative_configs == std::vector<std::size_t>{0});
+  // (10 * 10 + 30 * 10) / (550 + 300)
+  CHECK(plan.extrapolated_time_ratio == Approx(400.0 / 850.0));
+  CHECK_THAT(ncu_plan_text(plan), Catch::Contains("unrepresentative: attention  grid (8, 1, 1) block (128, 1, 1) smem 0: "
+                                                  "planned launches average 10.0 ns against 55.0 ns over its 10 launches (0.182x)"));
+  CHECK_THAT(ncu_plan_json(plan), Catch::Contains("\"unrepresentative\":true"));
+
+  SECTION("the tolerance is 25% either way") {
+    PlannedConfig config;
+    config.stage_launches = 4;
+    config.stage_time_ns = 400;
+    config.planned_mean_ns = 125;
+    CHECK_FALSE(is_unrepresentative(config));
+    config.planned_mean_ns = 126;
+    CHECK(is_unrepresentative(config));
+    config.planned_mean_ns = 80;
+    CHECK_FALSE(is_unrepresentative(config));
+    config.planned_mean_ns = 79;
+    CHECK(is_unrepresentative(config));
+  }
+  SECTION("without durations nothing is judged") {
+    std::vector<StageKernelLaunch> timeless = launches;
+    for (auto& one : timeless) one.duration_ns = 0;
+    const NcuPlan blind = plan_ncu_launches(selection_of(launches, {"attention"}), timeless, free_passes());
+    CHECK(blind.extrapolated_time_ratio == 0);
+    CHECK(blind.unrepresentative_configs.empty());
+    CHECK_THAT(ncu_plan_json(blind), Catch::Contains("\"extrapolated_time_ratio\":null"));
   }
 }
 

@@ -59,7 +59,17 @@ struct PlannedConfig {
   std::int64_t stage_time_ns = 0;
   std::vector<std::int64_t> ordinals;  // 1-based among those launches: the ones ncu will profile
   std::size_t pass = 0;
+  // nsys's mean duration of the planned launches; 0 when none is planned or the table has no durations.
+  // ncu's figures for this configuration stand for all its launches (FLOP are scaled by the launch count),
+  // so their duration next to stage_time_ns / stage_launches says how well they do.
+  double planned_mean_ns = 0;
 };
+
+// How far the planned launches' mean duration may stray from their configuration's stage mean before the
+// plan calls them unrepresentative: ratio above 1 + t or below 1 / (1 + t). On the recorded H100 decode
+// (1b, batch 8, tests/data/ncu-plan) the planned launches of each of 27 configurations ran 0.88-1.25x its
+// configuration's mean; an attention kernel profiled at the start of a long context would fall outside.
+inline constexpr double kRepresentativeTolerance = 0.25;
 
 // One ncu invocation: --kernel-name regex:... --filter-mode per-launch-config --launch-skip S --launch-count C.
 struct NcuPlanPass {
@@ -94,7 +104,17 @@ struct NcuPlan {
   double seconds_per_pass = 0;
   std::string seconds_per_pass_source;
   double estimated_seconds = 0;  // planned_launches * seconds_per_launch + passes * seconds_per_pass
+  // Kernel time of the planned configurations were every launch as long as its planned ones, over their
+  // measured kernel time (nsys durations); 0 when not known (no launch table or no durations).
+  double extrapolated_time_ratio = 0;
+  // Indices into configs: planned configurations beyond kRepresentativeTolerance, heaviest first.
+  std::vector<std::size_t> unrepresentative_configs;
 };
+
+// The planned launches' mean duration over their configuration's stage mean; 0 when either is unknown.
+double planned_duration_ratio(const PlannedConfig& config);
+// True when the ratio is known and beyond kRepresentativeTolerance either way.
+bool is_unrepresentative(const PlannedConfig& config);
 
 // `launches` are the stage's launches in launch order (every kernel, not only the selected ones: those
 // are what ncu counts). An empty `launches` plans from the selection's instance counts alone.

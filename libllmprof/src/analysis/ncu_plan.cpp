@@ -24,6 +24,7 @@ struct Group {
   std::int64_t time_ns = 0;
   std::string grid, block;
   std::size_t first_seen = 0;
+  std::vector<std::int64_t> durations;  // nsys durations in launch order: ordinal i is durations[i - 1]
 };
 
 struct PassResult {
@@ -45,6 +46,7 @@ class Planner {
         group.block = launches[i].block;
       }
       group.time_ns += launches[i].duration_ns;
+      group.durations.push_back(launches[i].duration_ns);
     }
   }
 
@@ -110,6 +112,13 @@ class Planner {
   bool configs_known_ = false;
   std::map<GroupKey, Group> groups_;
 };
+
+double planned_mean_ns(const Group& group, const std::vector<std::int64_t>& ordinals) {
+  if (ordinals.empty()) return 0;
+  double total = 0;
+  for (const std::int64_t ordinal : ordinals) total += double(group.durations.at(std::size_t(ordinal - 1)));
+  return total / double(ordinals.size());
+}
 
 std::vector<std::string> unreached_of(const Planner& planner, const std::vector<std::string>& kernels,
                                       const PassResult& result) {
@@ -216,10 +225,29 @@ void plan_from_launch_table(const KernelSelection& selection, const std::vector<
       config.stage_time_ns = group->time_ns;
       if (const auto found = ordinals.find(*key); found != ordinals.end())
         config.ordinals.assign(found->second.begin(), found->second.end());
+      config.planned_mean_ns = planned_mean_ns(*group, config.ordinals);
       if (const auto found = first_pass.find(*key); found != first_pass.end()) config.pass = found->second;
       plan.configs.push_back(std::move(config));
     }
   }
+}
+
+// The plan's figures stand for every launch of a configuration; how far the planned launches' nsys
+// durations say they do.
+void judge_representativeness(NcuPlan& plan) {
+  double extrapolated_ns = 0, measured_ns = 0;
+  for (std::size_t i = 0; i < plan.configs.size(); ++i) {
+    const PlannedConfig& config = plan.configs[i];
+    if (planned_duration_ratio(config) <= 0) continue;
+    extrapolated_ns += config.planned_mean_ns * double(config.stage_launches);
+    measured_ns += double(config.stage_time_ns);
+    if (is_unrepresentative(config)) plan.unrepresentative_configs.push_back(i);
+  }
+  plan.extrapolated_time_ratio = measured_ns > 0 ? extrapolated_ns / measured_ns : 0;
+  std::stable_sort(plan.unrepresentative_configs.begin(), plan.unrepresentative_configs.end(),
+                   [&plan](std::size_t a, std::size_t b) {
+                     return plan.configs[a].stage_time_ns > plan.configs[b].stage_time_ns;
+                   });
 }
 
 }  // namespace
@@ -262,7 +290,18 @@ NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<St
   plan.expected_coverage = plan.stage_kernel_time_ns > 0 ? double(covered_ns) / double(plan.stage_kernel_time_ns) : 0;
   plan.estimated_seconds =
       double(plan.planned_launches) * plan.seconds_per_launch + double(plan.passes.size()) * plan.seconds_per_pass;
+  judge_representativeness(plan);
   return plan;
+}
+
+double planned_duration_ratio(const PlannedConfig& config) {
+  if (config.planned_mean_ns <= 0 || config.stage_launches <= 0 || config.stage_time_ns <= 0) return 0;
+  return config.planned_mean_ns / (double(config.stage_time_ns) / double(config.stage_launches));
+}
+
+bool is_unrepresentative(const PlannedConfig& config) {
+  const double ratio = planned_duration_ratio(config);
+  return ratio > 0 && (ratio > 1 + kRepresentativeTolerance || ratio < 1 / (1 + kRepresentativeTolerance));
 }
 
 NcuKernelFilter ncu_kernel_filter(const NcuPlan& plan, const std::vector<std::string>& kernels, KernelNameBase base) {

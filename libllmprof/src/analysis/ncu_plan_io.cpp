@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/format.hpp"
 #include "llmprof/ncu_plan.hpp"
 #include "parse/nsys_sqlite.hpp"
 
@@ -87,6 +88,12 @@ boost::json::array passes_json(const NcuPlan& plan) {
   return passes;
 }
 
+// 0 stands for "not known" in the plan's figures; JSON says null.
+boost::json::value known_or_null(double value) {
+  if (value > 0) return value;
+  return nullptr;
+}
+
 boost::json::array configs_json(const NcuPlan& plan) {
   boost::json::array configs;
   for (const auto& config : plan.configs) {
@@ -99,7 +106,10 @@ boost::json::array configs_json(const NcuPlan& plan) {
                                              {"stage_launches", config.stage_launches},
                                              {"stage_time_ns", config.stage_time_ns},
                                              {"ordinals", std::move(ordinals)},
-                                             {"pass", config.pass}});
+                                             {"pass", config.pass},
+                                             {"planned_mean_ns", known_or_null(config.planned_mean_ns)},
+                                             {"duration_ratio", known_or_null(planned_duration_ratio(config))},
+                                             {"unrepresentative", is_unrepresentative(config)}});
   }
   return configs;
 }
@@ -120,6 +130,8 @@ std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check, const 
   document["seconds_per_pass_source"] = plan.seconds_per_pass_source;
   document["seconds_per_pass"] = plan.seconds_per_pass;
   document["estimated_seconds"] = plan.estimated_seconds;
+  document["extrapolated_time_ratio"] = known_or_null(plan.extrapolated_time_ratio);
+  document["representative_tolerance"] = kRepresentativeTolerance;
   document["passes"] = passes_json(plan);
   document["configs"] = configs_json(plan);
   const auto strings = [](const std::vector<std::string>& values) {
@@ -147,6 +159,29 @@ std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check, const 
   return boost::json::serialize(document);
 }
 
+namespace {
+
+std::string representativeness_text(const NcuPlan& plan) {
+  if (plan.extrapolated_time_ratio <= 0) return {};
+  std::ostringstream text;
+  text.precision(3);
+  text << "  planned launches vs every launch of their configurations (nsys durations): the planned ones, "
+          "extrapolated, give "
+       << plan.extrapolated_time_ratio * 100 << "% of the configurations' kernel time\n";
+  for (const std::size_t index : plan.unrepresentative_configs) {
+    const PlannedConfig& config = plan.configs[index];
+    text << "  unrepresentative: " << kernel_function_name(config.kernel);
+    if (!config.config.empty()) text << "  " << config.config;
+    text << ": planned launches average " << detail::format_duration_ns(config.planned_mean_ns) << " against "
+         << detail::format_duration_ns(double(config.stage_time_ns) / double(config.stage_launches))
+         << " over its " << config.stage_launches << " launches (" << planned_duration_ratio(config)
+         << "x); its ncu figures describe those launches, not the stage\n";
+  }
+  return text.str();
+}
+
+}  // namespace
+
 std::string ncu_plan_text(const NcuPlan& plan) {
   std::ostringstream text;
   text.precision(3);
@@ -170,6 +205,7 @@ std::string ncu_plan_text(const NcuPlan& plan) {
            << config.pass + 1 << ")";
     text << "\n";
   }
+  text << representativeness_text(plan);
   for (const auto& kernel : plan.kernels_without_launches) text << "  not in the launch table: " << kernel << "\n";
   for (const auto& kernel : plan.kernels_unreached) text << "  no launch past --launch-skip: " << kernel << "\n";
   return text.str();

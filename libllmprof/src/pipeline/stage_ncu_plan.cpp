@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/atomic_file.hpp"
+#include "core/format.hpp"
 #include "core/json_fields.hpp"
 #include "core/text.hpp"
 #include "llmprof/ncu_metrics.hpp"
@@ -190,6 +191,26 @@ NcuPlanCheck recover_shortfalls(PipelineRun& run, const NcuPlan& plan, const Ncu
   return after;
 }
 
+// ncu's figures for a configuration stand for all its launches (the analysis scales FLOP and bytes by
+// the launch count): one warning when the planned launches ran much shorter or longer than the rest.
+void warn_unrepresentative(PipelineRun& run, const NcuPlan& plan) {
+  if (plan.unrepresentative_configs.empty()) return;
+  const PlannedConfig& heaviest = plan.configs[plan.unrepresentative_configs.front()];
+  std::ostringstream ratio;
+  ratio.precision(2);
+  ratio << planned_duration_ratio(heaviest);
+  const std::optional<double> share =
+      plan.stage_kernel_time_ns > 0 ? std::optional(double(heaviest.stage_time_ns) / double(plan.stage_kernel_time_ns))
+                                    : std::nullopt;
+  run.warn(kStage, std::to_string(plan.unrepresentative_configs.size()) +
+                       " planned configuration(s) whose planned launches ran more than " +
+                       format_fraction_percent(kRepresentativeTolerance) +
+                       " shorter or longer than their configuration's mean (nsys durations), heaviest " +
+                       kernel_function_name(heaviest.kernel) + " (" + format_fraction_percent(share) +
+                       " of the stage's kernel time, " + ratio.str() +
+                       "x): their ncu figures describe those launches, not the stage; ncu/plan.log lists them");
+}
+
 }  // namespace
 
 std::string NcuPlanProgress::finished_launch(std::chrono::steady_clock::time_point now) {
@@ -259,6 +280,7 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
   if (auto written = run.directory.write_json(RunLayout::ncu_plan(), ncu_plan_json(plan)); written)
     run.record(kStage).artifacts.push_back(RunLayout::ncu_plan().string());
   run.say(kStage, text.substr(0, text.find('\n')));
+  warn_unrepresentative(run, plan);
   const auto started = run.clock.now();
   NcuPlanProgress progress{plan.planned_launches, 0, plan.seconds_per_launch, started};
   if (auto problem = run_first_pass(run, inputs, plan.passes.front(), progress, profiled_nothing)) return problem;
