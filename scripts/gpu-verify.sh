@@ -32,6 +32,8 @@
 #            nvjet launches; then the per-kernel plan at 90% coverage with those metrics ($OUT/ncucost.tar.gz)
 #   ncurecovery  the per-kernel plan at 90% coverage (1b example) with the recovery pass, $OUT/ncurecovery-runs.tar.gz
 #   ncuhfbefore  the bounded plan on the HF-style Python decode at 90% coverage (before figure), $OUT/ncuplan-hf-before.tsv
+#   ncucontext the per-kernel plan on the 1b decode with a 32-token prompt and 256 new tokens (context grows 9x):
+#            plan.json's duration_ratio per configuration, $OUT/ncucontext.tsv and $OUT/ncucontext-runs.tar.gz
 #   ncuplan  deep-profile run gated on decode at 90% kernel coverage with the per-kernel ncu plan (1b example,
 #            NCUPLAN_SECOND=1 twice, then the HF-style Python decode), NCUPLAN_BOUNDED=1 adds the bounded plan (the before
 #            figure): ncu stage seconds, total seconds, coverage
@@ -429,7 +431,8 @@ row = [main.name, plan_mode, rc, total, round(stages.get("ncu", {}).get("duratio
        stages.get("ncu", {}).get("status", "?"), selection.get("coverage", ""), plan.get("expected_coverage", ""),
        check.get("coverage_reached", ""), plan.get("planned_launches", ""), check.get("profiled_planned_launches", ""),
        check.get("rows", ""), len(plan.get("passes", [])), plan.get("estimated_seconds", ""),
-       plan.get("measured_seconds_per_launch", "")]
+       plan.get("measured_seconds_per_launch", ""), plan.get("extrapolated_time_ratio", ""),
+       sum(1 for c in plan.get("configs", []) if c.get("unrepresentative"))]
 print("\t".join(str(v) for v in row))
 PY
 }
@@ -437,7 +440,7 @@ PY
 ncuplan_settings=()
 
 ncuplan_header() {  # starts $OUT/ncuplan.tsv with the columns ncuplan_run appends
-  printf 'run\tplan\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\texpected_coverage\tcoverage_reached\tplanned\tprofiled_planned\trows\tpasses\testimated_s\tmeasured_s_per_launch\n' \
+  printf 'run\tplan\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\texpected_coverage\tcoverage_reached\tplanned\tprofiled_planned\trows\tpasses\testimated_s\tmeasured_s_per_launch\textrapolated_time_ratio\tunrepresentative\n' \
     > "$OUT/ncuplan.tsv"
 }
 
@@ -525,6 +528,22 @@ phase_ncuplan() {
   cp /tmp/runs-ncuplan/ncuplan-per-kernel/ncu/plan.log "$OUT/plan.log" 2>/dev/null
   (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
      -czf "$OUT/ncuplan-runs.tar.gz" .)
+}
+
+phase_ncucontext() {
+  # The per-kernel plan on a decode whose context grows 9x (32-token prompt, 256 new tokens): the plan profiles
+  # each configuration's first launch; plan.json's duration_ratio says which of them stop standing for the stage.
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  use_carried_libdw
+  rm -rf /tmp/runs-ncuplan
+  ncuplan_header
+  ncuplan_run ncucontext-1b-p32-n256 per-kernel "$ex" --preset 1b --warmup 1 --prompt-len 32 --new-tokens 256
+  cat "$OUT/ncuplan.tsv"
+  cp "$OUT/ncuplan.tsv" "$OUT/ncucontext.tsv"
+  cat /tmp/runs-ncuplan/ncucontext-1b-p32-n256/ncu/plan.log
+  (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
+     -czf "$OUT/ncucontext-runs.tar.gz" .)
 }
 
 multigpu_bare() {  # $1 the example, $2 the launcher words

@@ -4,8 +4,11 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "end_to_end.hpp"
 #include "llmprof/run_directory.hpp"
+#include "parse/sqlite_database.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -138,4 +141,50 @@ TEST_CASE("a failed node-traced capture costs only the graph kernels: a warning,
   CHECK(fs::exists(e2e.main() / "nsys/node/profile.log"));  // its log is kept
   CHECK(read_file(e2e.main() / "analysis/report.json").find("\"node_capture\": null") != std::string::npos);
   CHECK(read_file(e2e.main() / "report.md").find("Re-run with") != std::string::npos);
+}
+
+TEST_CASE("planned launches much shorter than the rest of their configuration: the ncu stage warns",
+          "[e2e][slow]") {
+  // The node capture's export with the first two decode launches of reduce_kernel (grid 1, block 256; the plan
+  // profiles launches 1 and 2 of its 731) cut to a quarter of their duration: their mean is 0.2771 of the
+  // configuration's (Python sqlite3, the same UPDATE on a copy of nodetrace.sqlite: 632 and 496 ns against a
+  // mean of 2035 ns).
+  EndToEnd e2e;
+  const fs::path edited = e2e.temp() / "nodetrace-edited.sqlite";
+  fs::copy_file(data / "nodetrace.sqlite", edited);
+  {
+    auto database = llmprof::detail::SqliteDatabase::open_writable(edited);
+    REQUIRE(database.has_value());
+    REQUIRE(database->execute(
+                        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start + (end - start) / 4 WHERE rowid IN ("
+                        "SELECT k.rowid FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName "
+                        "WHERE s.value LIKE '%at::native::reduce_kernel<(int)512%' AND k.gridX = 1 AND k.blockX = 256 "
+                        "AND k.start >= (SELECT min(start) FROM NVTX_EVENTS WHERE text = 'decode') "
+                        "ORDER BY k.start LIMIT 2)")
+                .has_value());
+  }
+  Invocation invocation = graph_workload();
+  invocation.env["FAKE_NSYS_NODE_SQLITE"] = edited.string();
+  const CliResult finished = e2e.run(invocation);
+  INFO(finished.out << finished.err);
+  CHECK(finished.exit_code == 0);
+
+  const auto plan = boost::json::parse(read_file(e2e.main() / "ncu/plan.json")).as_object();
+  int unrepresentative = 0;
+  for (const auto& config : plan.at("configs").as_array()) {
+    if (!config.at("unrepresentative").as_bool()) continue;
+    ++unrepresentative;
+    CHECK_THAT(std::string(config.at("kernel").as_string()), Catch::Contains("reduce_kernel<(int)512"));
+    CHECK(config.at("duration_ratio").to_number<double>() == Approx(0.2771208).epsilon(1e-6));
+  }
+  CHECK(unrepresentative == 1);
+  CHECK(read_file(e2e.main() / "ncu/plan.log").find("unrepresentative: reduce_kernel") != std::string::npos);
+  const std::string warning =
+      "1 planned configuration(s) whose planned launches ran more than 25% shorter or longer than their "
+      "configuration's mean (nsys durations), heaviest reduce_kernel";
+  const RunManifest manifest = e2e.manifest();
+  const StageRecord& ncu = stage_of(manifest, "ncu");
+  CHECK(std::any_of(ncu.warnings.begin(), ncu.warnings.end(),
+                    [&](const std::string& line) { return line.find(warning) != std::string::npos; }));
+  CHECK(read_file(e2e.main() / "report.md").find(warning) != std::string::npos);
 }
