@@ -531,17 +531,42 @@ phase_ncuplan() {
 }
 
 phase_ncucontext() {
-  # The per-kernel plan on a decode whose context grows 9x (32-token prompt, 256 new tokens): the plan profiles
-  # each configuration's first launch; plan.json's duration_ratio says which of them stop standing for the stage.
-  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  # The per-kernel plan on a decode whose context grows (32-token prompt, NCUCONTEXT_TOKENS new tokens, default
+  # 256): the plan profiles each configuration's first launch; plan.json's duration_ratio says which of them stop
+  # standing for the stage. Then the plan's Python oracle, before and after the planner's change of 2026-11-25
+  # (.carry/ncu_plan_expected_old.py, if carried), over this run's launch table: passes and expected coverage.
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode tokens=${NCUCONTEXT_TOKENS:-256}
   [ -x "$ex" ] || build_example /tmp/ex ON || return 1
   use_carried_libdw
   rm -rf /tmp/runs-ncuplan
   ncuplan_header
-  ncuplan_run ncucontext-1b-p32-n256 per-kernel "$ex" --preset 1b --warmup 1 --prompt-len 32 --new-tokens 256
+  local id=ncucontext-1b-p32-n$tokens
+  ncuplan_run "$id" per-kernel "$ex" --preset 1b --warmup 1 --prompt-len 32 --new-tokens "$tokens"
   cat "$OUT/ncuplan.tsv"
   cp "$OUT/ncuplan.tsv" "$OUT/ncucontext.tsv"
-  cat /tmp/runs-ncuplan/ncucontext-1b-p32-n256/ncu/plan.log
+  cat "/tmp/runs-ncuplan/$id/ncu/plan.log"
+  [ -f .carry/ncu_plan_expected_old.py ] && python3 - "/tmp/runs-ncuplan/$id" <<'PY' | tee "$OUT/ncucontext-oracle.txt"
+import collections, importlib.util, json, pathlib, sys
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module); return module
+old, new = load("old", ".carry/ncu_plan_expected_old.py"), load("new", "tests/tools/ncu_plan_expected.py")
+main = pathlib.Path(sys.argv[1])
+plan = json.loads((main / "ncu/plan.json").read_text())
+kernels = [k["name"] for k in json.loads((main / "nsys/selection.json").read_text())["kernels"]]
+launches = new.stage_launches(main / "nsys/profile.sqlite", "decode")
+stage_time = sum(d for _, _, d in launches)
+time = collections.Counter()
+for name, config, d in launches: time[(name, config)] += d
+per_pass = plan["seconds_per_pass"]
+print(f"launches={len(launches)} selected={len(kernels)} seconds_per_pass={per_pass:.1f}")
+for label, module, extra in (("before", old, {}), ("after", new, {"order": kernels})):
+    result = module.plan(launches, set(kernels), per_pass_s=per_pass, **extra)
+    passes, planned = result[0], result[1]
+    covered = sum(time[g] for g in planned)
+    print(f"{label}: passes={[p[:2] for p in passes]} planned_launches={sum(p[1] for p in passes)} "
+          f"planned_groups={len(planned)} of {len(result[2])} expected_coverage={covered / stage_time:.4f}")
+PY
   (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
      -czf "$OUT/ncucontext-runs.tar.gz" .)
 }

@@ -57,36 +57,55 @@ def simulate(launches, kernels, skip, count):
     return profiled, got
 
 
-def plan(launches, kernels, skip=0, wanted=1, cap=16, per_launch_s=0.6, per_pass_s=0.0):
+def plan(launches, kernels, skip=0, wanted=1, cap=16, per_launch_s=0.6, per_pass_s=0.0, order=None):
+    """Passes until every (kernel, configuration) of the kernels has its launches. A pass takes the cheapest
+    --launch-count that gives at least one open group its launches; when none does (kernels crossing each
+    other's shared configurations), the heaviest open kernel (first in `order`) gets a pass of its own."""
     groups = collections.Counter((name, config) for name, config, _ in launches if name in kernels)
-    remaining, passes, planned = list(kernels), [], set()
+    order = order or sorted(kernels)
     ordinals = collections.defaultdict(set)
+    passes = []
 
-    def reached(kernel, got):
-        return all(len(got.get(g, [])) >= min(wanted, max(n - skip, 0)) for g, n in groups.items() if g[0] == kernel)
+    def want(g):
+        return min(wanted, max(groups[g] - skip, 0))
 
-    def alone(kernels_left):
-        return sum(min(wanted, max(n - skip, 0)) for g, n in groups.items() if g[0] in kernels_left)
+    def open_groups(kernel_set, planned):
+        return [g for g in groups if g[0] in kernel_set and len(planned.get(g, ())) < want(g)]
 
-    while remaining:
-        chosen, best = None, None
+    def choose(kernel_set):
+        before = len(open_groups(kernel_set, ordinals))
+        best = None
         for count in range(wanted, cap + 1):
-            profiled, got = simulate(launches, set(remaining), skip, count)
-            left = [k for k in remaining if not reached(k, got)]
-            cost = profiled * per_launch_s + ((per_pass_s + alone(set(left)) * per_launch_s) if left else 0)
-            if best is None or cost < best:
-                best, chosen = cost, (count, profiled, got)
+            profiled, got = simulate(launches, kernel_set, skip, count)
+            after = collections.defaultdict(set, {g: set(o) for g, o in ordinals.items()})
+            for g, o in got.items():
+                after[g] |= set(o)
+            left = open_groups(kernel_set, after)
+            cost = profiled * per_launch_s
+            if left:
+                cost += per_pass_s + sum(want(g) - len(after.get(g, ())) for g in left) * per_launch_s
+            if len(left) < before and (best is None or cost < best[0]):
+                best = (cost, count, profiled, got)
             if not left:
                 break
-        count, profiled, got = chosen
-        passes.append((count, profiled))
-        planned |= {g for g, got_ordinals in got.items() if got_ordinals}
-        for g, got_ordinals in got.items():
-            ordinals[g] |= set(got_ordinals)
-        left = [k for k in remaining if not reached(k, got)]
-        if len(left) == len(remaining):
-            break
-        remaining = left
+        return best
+
+    remaining = [k for k in order if k in kernels]
+    while remaining:
+        members = list(remaining)
+        best = choose(set(members))
+        if best is None:
+            members = [remaining[0]]
+            best = choose(set(members))
+        if best is None:
+            remaining.pop(0)
+            continue
+        _, count, profiled, got = best
+        passes.append((count, profiled, members))
+        for g, o in got.items():
+            ordinals[g] |= set(o)
+        remaining = [k for k in remaining if open_groups({k}, ordinals)]
+    planned = {g for g, o in ordinals.items() if o}
     return passes, planned, groups, ordinals
 
 
@@ -118,14 +137,19 @@ def main():
     print(f"ex1b8 decode: launches={len(launches)} stage_time={stage_time} selected={len(kernels)} "
           f"configs={len({c for _, c, _ in launches})}")
     for per_pass_s in (0.0, 30.0):
-        passes, planned, groups, ordinals = plan(launches, set(kernels), per_pass_s=per_pass_s)
+        passes, planned, groups, ordinals = plan(launches, set(kernels), per_pass_s=per_pass_s, order=kernels)
         covered = sum(time[g] for g in planned)
-        print(f"  seconds_per_pass={per_pass_s}: groups={len(groups)} passes={[(c, p) for c, p in passes]} "
-              f"planned_launches={sum(p for _, p in passes)} planned_groups={len(planned)} "
+        print(f"  seconds_per_pass={per_pass_s}: groups={len(groups)} passes={[(c, p) for c, p, _ in passes]} "
+              f"planned_launches={sum(p for _, p, _ in passes)} planned_groups={len(planned)} "
               f"expected_coverage={covered / stage_time:.6f}")
         ratio, low, high, outside = representativeness(launches, ordinals)
         print(f"    planned launches extrapolated / measured={ratio:.6f} per-config ratio {low:.4f}..{high:.4f} "
               f"beyond 25%={len(outside)}")
+    # Kernels crossing each other's configurations (A's launch first in c1, B's first in c2) with the count capped
+    # at 1: the second pass of both reaches nothing new, so A and then B get a pass of their own.
+    crossing = [("A", "c1", 10), ("B", "c2", 10), ("B", "c1", 10), ("A", "c2", 10)]
+    passes_x, planned_x, _, _ = plan(crossing, {"A", "B"}, cap=1, order=["A", "B"])
+    print(f"  crossing, cap 1: passes={[(c, p, m) for c, p, m in passes_x]} planned_groups={len(planned_x)}")
     shared = collections.defaultdict(set)
     for name, config in groups:
         shared[config].add(name)

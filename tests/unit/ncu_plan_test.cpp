@@ -118,6 +118,28 @@ TEST_CASE("kernels sharing a launch configuration share ncu's count: the plan ra
   }
 }
 
+TEST_CASE("kernels crossing each other's shared configurations: the heaviest gets a pass of its own, none is dropped") {
+  // A launches first in configuration c1, B first in c2. With --launch-count capped at 1 a pass of both profiles
+  // A's c1 and B's c2 and nothing more, however often it is repeated (on the H100, issue 14: a 1b decode with a
+  // growing context lost 7 of 19 selected kernels this way, expected coverage 73.9% against 91.7% selected).
+  // ncu_plan_expected.py: crossing, cap 1: passes=[(1, 2, ['A', 'B']), (1, 2, ['A']), (1, 2, ['B'])]
+  // planned_groups=4
+  const std::vector<StageKernelLaunch> launches = {launch("A", "(1, 1, 1)"), launch("B", "(2, 1, 1)"),
+                                                   launch("B", "(1, 1, 1)"), launch("A", "(2, 1, 1)")};
+  NcuPlanOptions options = free_passes();
+  options.max_launch_count = 1;
+  const NcuPlan plan = plan_ncu_launches(selection_of(launches, {"A", "B"}), launches, options);
+  REQUIRE(plan.passes.size() == 3);
+  CHECK(plan.passes[0].kernels == std::vector<std::string>{"A", "B"});
+  CHECK(plan.passes[1].kernels == std::vector<std::string>{"A"});
+  CHECK(plan.passes[2].kernels == std::vector<std::string>{"B"});
+  for (const auto& pass : plan.passes) CHECK(pass.profiled_launches == 2);
+  CHECK(plan.kernels_unreached.empty());
+  REQUIRE(plan.configs.size() == 4);
+  for (const auto& config : plan.configs) CHECK(config.ordinals == std::vector<std::int64_t>{1});
+  CHECK(plan.expected_coverage == Approx(1.0));
+}
+
 TEST_CASE("launch-skip is per configuration: a configuration with no launch past it is not planned") {
   std::vector<StageKernelLaunch> launches = {launch("gemm", "(64, 1, 1)"), launch("gemm", "(64, 1, 1)"),
                                              launch("gemm", "(64, 1, 1)"), launch("rare", "(2, 1, 1)", 30)};

@@ -93,7 +93,9 @@ struct NcuPlan {
   // nsys name -> its mangled names, from the launch table; empty without a mangledName column.
   std::map<std::string, std::vector<std::string>> mangled_names;
   std::vector<std::string> kernels_without_launches;  // selected, but absent from the launch table
-  std::vector<std::string> kernels_unreached;         // no launch planned even at max_launch_count
+  // No launch planned: none past --launch-skip, or (under --kernel-name-base function) unselected namesakes
+  // take every count up to max_launch_count.
+  std::vector<std::string> kernels_unreached;
   std::int64_t planned_launches = 0;
   std::int64_t stage_kernel_time_ns = 0;
   double selection_coverage = 0;  // the selection's share of the stage's kernel time

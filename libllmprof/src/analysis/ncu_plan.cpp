@@ -32,6 +32,13 @@ struct PassResult {
   std::int64_t profiled = 0;
 };
 
+// Every pass's ordinals so far, per group: the same ordinal in two passes is the same launch.
+using PlannedOrdinals = std::map<GroupKey, std::set<std::int64_t>>;
+
+void merge_ordinals(PlannedOrdinals& planned, const PassResult& result) {
+  for (const auto& [key, got] : result.ordinals) planned[key].insert(got.begin(), got.end());
+}
+
 class Planner {
  public:
   Planner(const std::vector<StageKernelLaunch>& launches, const NcuPlanOptions& options)
@@ -79,24 +86,29 @@ class Planner {
     return result;
   }
 
-  // Every group of `kernel` got the launches it can have (fewer when it has fewer past the skip).
-  bool reached(const std::string& kernel, const PassResult& result) const {
-    for (auto it = groups_.lower_bound({kernel, ""}); it != groups_.end() && it->first.first == kernel; ++it) {
-      const std::int64_t want =
-          std::min(options_.launches_per_config, std::max<std::int64_t>(it->second.launches - options_.launch_skip, 0));
-      const auto got = result.ordinals.find(it->first);
-      if (std::int64_t(got == result.ordinals.end() ? 0 : got->second.size()) < want) return false;
-    }
-    return true;
+  // The launches a group can have: launches_per_config, fewer when it has fewer past the skip.
+  std::int64_t want(const Group& group) const {
+    return std::min(options_.launches_per_config, std::max<std::int64_t>(group.launches - options_.launch_skip, 0));
   }
 
-  // Launches the kernels' configurations want, were each profiled on its own.
-  std::int64_t wanted_launches(const std::vector<std::string>& kernels) const {
-    std::int64_t total = 0;
+  // The groups of `kernels` that the launches planned so far leave short of what they want.
+  std::vector<GroupKey> open_groups(const std::vector<std::string>& kernels, const PlannedOrdinals& planned) const {
+    std::vector<GroupKey> open;
     for (const auto& kernel : kernels)
-      for (auto it = groups_.lower_bound({kernel, ""}); it != groups_.end() && it->first.first == kernel; ++it)
-        total += std::min(options_.launches_per_config,
-                          std::max<std::int64_t>(it->second.launches - options_.launch_skip, 0));
+      for (auto it = groups_.lower_bound({kernel, ""}); it != groups_.end() && it->first.first == kernel; ++it) {
+        const auto got = planned.find(it->first);
+        if (std::int64_t(got == planned.end() ? 0 : got->second.size()) < want(it->second)) open.push_back(it->first);
+      }
+    return open;
+  }
+
+  // Launches the open groups still want, were each profiled on its own.
+  std::int64_t wanted_launches(const std::vector<GroupKey>& open, const PlannedOrdinals& planned) const {
+    std::int64_t total = 0;
+    for (const auto& key : open) {
+      const auto got = planned.find(key);
+      total += want(groups_.at(key)) - std::int64_t(got == planned.end() ? 0 : got->second.size());
+    }
     return total;
   }
 
@@ -120,36 +132,35 @@ double planned_mean_ns(const Group& group, const std::vector<std::int64_t>& ordi
   return total / double(ordinals.size());
 }
 
-std::vector<std::string> unreached_of(const Planner& planner, const std::vector<std::string>& kernels,
-                                      const PassResult& result) {
-  std::vector<std::string> unreached;
-  for (const auto& kernel : kernels)
-    if (!planner.reached(kernel, result)) unreached.push_back(kernel);
-  return unreached;
-}
-
-// The pass for `kernels`: the --launch-count of least estimated cost. A higher count reaches kernels that
-// share a configuration with another in this pass, but profiles more launches of every configuration; a
-// kernel it leaves out costs another pass (a whole replay of the workload under ncu) plus its own launches.
-std::pair<std::int64_t, PassResult> choose_count(const Planner& planner, const std::vector<std::string>& kernels,
-                                                 const NcuPlanOptions& options) {
+// The pass for `kernels`: the --launch-count of least estimated cost among those that give at least one
+// open group its launches. A higher count reaches kernels that share a configuration with another in this
+// pass, but profiles more launches of every configuration; a group it leaves open costs another pass (a
+// whole replay of the workload under ncu) plus its own launches. None when no count up to the cap makes
+// progress: ncu's count of a shared configuration goes to the launches of kernels whose group is done.
+std::optional<std::pair<std::int64_t, PassResult>> choose_count(const Planner& planner,
+                                                                const std::vector<std::string>& kernels,
+                                                                const PlannedOrdinals& planned,
+                                                                const NcuPlanOptions& options) {
   const std::set<std::string> set(kernels.begin(), kernels.end());
+  const std::size_t open_before = planner.open_groups(kernels, planned).size();
   const std::int64_t base_count = std::max<std::int64_t>(options.launches_per_config, 1);
   std::optional<std::pair<std::int64_t, PassResult>> best;
   double best_cost = 0;
   for (std::int64_t count = base_count; count <= std::max(options.max_launch_count, base_count); ++count) {
     PassResult result = planner.simulate(set, count);
-    const auto unreached = unreached_of(planner, kernels, result);
+    PlannedOrdinals after = planned;
+    merge_ordinals(after, result);
+    const auto open = planner.open_groups(kernels, after);
     double cost = double(result.profiled) * options.seconds_per_launch;
-    if (!unreached.empty())
-      cost += options.seconds_per_pass + double(planner.wanted_launches(unreached)) * options.seconds_per_launch;
-    if (!best || cost < best_cost) {
+    if (!open.empty())
+      cost += options.seconds_per_pass + double(planner.wanted_launches(open, after)) * options.seconds_per_launch;
+    if (open.size() < open_before && (!best || cost < best_cost)) {
       best_cost = cost;
       best.emplace(count, std::move(result));
     }
-    if (unreached.empty()) break;  // higher counts only profile more
+    if (open.empty()) break;  // higher counts only profile more
   }
-  return std::move(*best);
+  return best;
 }
 
 void plan_without_launch_table(const KernelSelection& selection, const NcuPlanOptions& options, NcuPlan& plan) {
@@ -172,6 +183,45 @@ void plan_without_launch_table(const KernelSelection& selection, const NcuPlanOp
   plan.passes.push_back(std::move(pass));
 }
 
+// Passes until every group of the remaining kernels has its launches: the planned ordinals per group, and
+// the pass that first profiles each group.
+std::pair<PlannedOrdinals, std::map<GroupKey, std::size_t>> plan_passes(const Planner& planner,
+                                                                        std::vector<std::string> remaining,
+                                                                        const NcuPlanOptions& options, NcuPlan& plan) {
+  PlannedOrdinals ordinals;
+  std::map<GroupKey, std::size_t> first_pass;
+  while (!remaining.empty()) {
+    std::vector<std::string> kernels = remaining;
+    auto choice = choose_count(planner, kernels, ordinals, options);
+    if (!choice) {
+      // The kernels cross each other's configurations (A's first launch of a shared configuration comes first
+      // there, B's in another) so that together they reach nothing new: the heaviest one alone does.
+      kernels = {remaining.front()};
+      choice = choose_count(planner, kernels, ordinals, options);
+    }
+    if (!choice) {  // namesakes under --kernel-name-base function share its configurations past the cap
+      plan.kernels_unreached.push_back(remaining.front());
+      remaining.erase(remaining.begin());
+      continue;
+    }
+    auto& [count, result] = *choice;
+    NcuPlanPass pass;
+    pass.kernels = kernels;
+    pass.launch_skip = options.launch_skip;
+    pass.launch_count = count;
+    pass.profiled_launches = result.profiled;
+    for (const auto& [key, got] : result.ordinals)
+      if (!got.empty()) first_pass.emplace(key, plan.passes.size());
+    merge_ordinals(ordinals, result);
+    plan.passes.push_back(std::move(pass));
+    std::vector<std::string> still_open;
+    for (const auto& kernel : remaining)
+      if (!planner.open_groups({kernel}, ordinals).empty()) still_open.push_back(kernel);
+    remaining = std::move(still_open);
+  }
+  return {std::move(ordinals), std::move(first_pass)};
+}
+
 void plan_from_launch_table(const KernelSelection& selection, const std::vector<StageKernelLaunch>& launches,
                             const NcuPlanOptions& options, NcuPlan& plan) {
   const Planner planner(launches, options);
@@ -187,27 +237,7 @@ void plan_from_launch_table(const KernelSelection& selection, const std::vector<
     else
       remaining.push_back(kernel.name);
   }
-  std::map<GroupKey, std::set<std::int64_t>> ordinals;
-  std::map<GroupKey, std::size_t> first_pass;
-  while (!remaining.empty()) {
-    auto [count, result] = choose_count(planner, remaining, options);
-    const std::vector<std::string> unreached = unreached_of(planner, remaining, result);
-    NcuPlanPass pass;
-    pass.kernels = remaining;
-    pass.launch_skip = options.launch_skip;
-    pass.launch_count = count;
-    pass.profiled_launches = result.profiled;
-    for (auto& [key, got] : result.ordinals) {
-      ordinals[key].insert(got.begin(), got.end());
-      first_pass.emplace(key, plan.passes.size());
-    }
-    plan.passes.push_back(std::move(pass));
-    if (unreached.size() == remaining.size()) {  // no progress: cannot happen while the first launch of a config counts
-      plan.kernels_unreached.insert(plan.kernels_unreached.end(), unreached.begin(), unreached.end());
-      break;
-    }
-    remaining = unreached;
-  }
+  const auto [ordinals, first_pass] = plan_passes(planner, std::move(remaining), options, plan);
   for (const auto& kernel : selection.kernels) {
     std::vector<std::pair<const GroupKey*, const Group*>> groups;
     for (auto it = planner.groups().lower_bound({kernel.name, ""});

@@ -207,7 +207,10 @@ std::string ncu_plan_text(const NcuPlan& plan) {
   }
   text << representativeness_text(plan);
   for (const auto& kernel : plan.kernels_without_launches) text << "  not in the launch table: " << kernel << "\n";
-  for (const auto& kernel : plan.kernels_unreached) text << "  no launch past --launch-skip: " << kernel << "\n";
+  for (const auto& kernel : plan.kernels_unreached)
+    text << "  not planned (no launch past --launch-skip, or namesakes share its configurations beyond "
+            "ncu.plan_max_launch_count): "
+         << kernel << "\n";
   return text.str();
 }
 
