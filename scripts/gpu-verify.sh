@@ -34,6 +34,8 @@
 #   ncuhfbefore  the bounded plan on the HF-style Python decode at 90% coverage (before figure), $OUT/ncuplan-hf-before.tsv
 #   ncucontext the per-kernel plan on the 1b decode with a 32-token prompt and 256 new tokens (context grows 9x):
 #            plan.json's duration_ratio per configuration, $OUT/ncucontext.tsv and $OUT/ncucontext-runs.tar.gz
+#   launchtable the 1b decode's launch table with a 32-token prompt and LAUNCHTABLE_TOKENS (192) new tokens, nsys
+#            only, as tests/tools/export_launch_table.py writes it ($OUT/launches-*.tsv.gz)
 #   ncuplan  deep-profile run gated on decode at 90% kernel coverage with the per-kernel ncu plan (1b example,
 #            NCUPLAN_SECOND=1 twice, then the HF-style Python decode), NCUPLAN_BOUNDED=1 adds the bounded plan (the before
 #            figure): ncu stage seconds, total seconds, coverage
@@ -569,6 +571,23 @@ for label, module, extra in (("before", old, {}), ("after", new, {"order": kerne
 PY
   (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
      -czf "$OUT/ncucontext-runs.tar.gz" .)
+}
+
+phase_launchtable() {
+  # The decode launch table of the 1b example with a growing context (32-token prompt, LAUNCHTABLE_TOKENS new
+  # tokens, default 192), nsys only: tests/data/ncu-plan/ keeps it as a compact TSV (kernel names, then one line
+  # per launch: kernel index, grid, block, shared memory, duration) for the per-kernel plan's tests.
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode tokens=${LAUNCHTABLE_TOKENS:-192}
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  use_carried_libdw
+  local id=table-1b-p32-n$tokens runs=/tmp/runs-table
+  rm -rf "$runs"
+  "$dp" run --set run.runs_root=$runs --set run.run_id=$id --set run.enable_ncu=false -- \
+    "$ex" --preset 1b --warmup 1 --prompt-len 32 --new-tokens "$tokens" > "$OUT/launchtable-run.log" 2>&1
+  echo "nsys run exit=$?"
+  python3 "$repo/tests/tools/export_launch_table.py" "$runs/$id/nsys/profile.sqlite" decode "$OUT/launches-1b-p32-n$tokens.tsv"
+  cp "$runs/$id/nsys/selection.json" "$OUT/selection-1b-p32-n$tokens.json"
+  gzip -9 "$OUT/launches-1b-p32-n$tokens.tsv"
 }
 
 multigpu_bare() {  # $1 the example, $2 the launcher words

@@ -30,6 +30,22 @@ def stage_launches(path, stage):
     return launches
 
 
+def table_launches(path):
+    """The compact launch table of tests/tools/export_launch_table.py: (kernel, configuration, duration)."""
+    kernels, configs, launches = {}, {}, []
+    for line in pathlib.Path(path).read_text().splitlines():
+        fields = line.split("\t")
+        if line.startswith("#") or not line:
+            continue
+        if fields[0] == "kernel":
+            kernels[fields[1]] = fields[2]
+        elif fields[0] == "config":
+            configs[fields[1]] = f"grid {fields[2]} block {fields[3]} smem {fields[4]}"
+        else:
+            launches.append((kernels[fields[0]], configs[fields[1]], int(fields[2])))
+    return launches
+
+
 def select(launches, target):
     totals = collections.Counter()
     for name, _, duration in launches:
@@ -57,14 +73,64 @@ def simulate(launches, kernels, skip, count):
     return profiled, got
 
 
+def pack(launches, order, wanted=1, cap=16, per_launch_s=0.6, per_pass_s=0.0):
+    """Kernels (heaviest first) into passes: each joins the pass where it adds the least estimated time (its
+    launches plus those a higher --launch-count adds to the pass) or opens a new pass when that is cheaper.
+    A pass's count is the latest position, among its kernels' launches in a configuration, of a kernel's
+    last wanted launch there. Returns [(kernels, count)]."""
+    selected = set(order)
+    sequences = collections.defaultdict(list)
+    for name, config, _ in launches:
+        if name in selected:
+            sequences[config].append(name)
+
+    def needed(members):
+        count = 0
+        for sequence in sequences.values():
+            totals = collections.Counter(k for k in sequence if k in members)
+            position, seen = 0, collections.Counter()
+            for kernel in sequence:
+                if kernel not in members:
+                    continue
+                position += 1
+                seen[kernel] += 1
+                if seen[kernel] == min(wanted, totals[kernel]):
+                    count = max(count, position)
+        return max(count, wanted)
+
+    def profiled(members, count):
+        return sum(min(count, sum(1 for k in sequence if k in members)) for sequence in sequences.values())
+
+    passes = []  # [members, count, profiled]
+    for kernel in order:
+        count = needed({kernel})
+        best_cost, best = per_pass_s + profiled({kernel}, count) * per_launch_s, None
+        for i, (members, pass_count, pass_profiled) in enumerate(passes):
+            joined = members | {kernel}
+            joined_count = needed(joined)
+            if joined_count > cap:
+                continue
+            joined_profiled = profiled(joined, joined_count)
+            cost = (joined_profiled - pass_profiled) * per_launch_s
+            if cost <= best_cost:
+                best_cost, best = cost, (i, [joined, joined_count, joined_profiled])
+        if best is None:
+            passes.append([{kernel}, count, profiled({kernel}, count)])
+        else:
+            passes[best[0]] = best[1]
+    return [([k for k in order if k in members], count) for members, count, _ in passes]
+
+
 def plan(launches, kernels, skip=0, wanted=1, cap=16, per_launch_s=0.6, per_pass_s=0.0, order=None):
-    """Passes until every (kernel, configuration) of the kernels has its launches. A pass takes the cheapest
-    --launch-count that gives at least one open group its launches; when none does (kernels crossing each
-    other's shared configurations), the heaviest open kernel (first in `order`) gets a pass of its own."""
+    """Passes until every (kernel, configuration) of the kernels has its launches, two ways, the one of least
+    estimated time kept (fewer unreached kernels first, ties to progress passes): progress passes alone, and,
+    with --launch-skip 0, the packed passes (pack(), each replayed through simulate()) followed by progress
+    passes for what they leave open. A progress pass takes the cheapest --launch-count that gives at least one
+    open group its launches; when none does (kernels crossing each other's shared configurations), the
+    heaviest open kernel (first in `order`) gets one alone. Returns passes [(count, profiled, kernels)], the
+    planned groups, every group, and the planned ordinals per group."""
     groups = collections.Counter((name, config) for name, config, _ in launches if name in kernels)
     order = order or sorted(kernels)
-    ordinals = collections.defaultdict(set)
-    passes = []
 
     def want(g):
         return min(wanted, max(groups[g] - skip, 0))
@@ -72,7 +138,7 @@ def plan(launches, kernels, skip=0, wanted=1, cap=16, per_launch_s=0.6, per_pass
     def open_groups(kernel_set, planned):
         return [g for g in groups if g[0] in kernel_set and len(planned.get(g, ())) < want(g)]
 
-    def choose(kernel_set):
+    def choose(kernel_set, ordinals):
         before = len(open_groups(kernel_set, ordinals))
         best = None
         for count in range(wanted, cap + 1):
@@ -90,21 +156,41 @@ def plan(launches, kernels, skip=0, wanted=1, cap=16, per_launch_s=0.6, per_pass
                 break
         return best
 
-    remaining = [k for k in order if k in kernels]
-    while remaining:
-        members = list(remaining)
-        best = choose(set(members))
-        if best is None:
-            members = [remaining[0]]
-            best = choose(set(members))
-        if best is None:
-            remaining.pop(0)
-            continue
-        _, count, profiled, got = best
+    def add(passes, ordinals, count, profiled, got, members):
         passes.append((count, profiled, members))
         for g, o in got.items():
             ordinals[g] |= set(o)
-        remaining = [k for k in remaining if open_groups({k}, ordinals)]
+
+    def progress(remaining, passes, ordinals, unreached):
+        while remaining:
+            members = list(remaining)
+            best = choose(set(members), ordinals)
+            if best is None:
+                members = [remaining[0]]
+                best = choose(set(members), ordinals)
+            if best is None:
+                unreached.append(remaining.pop(0))
+                continue
+            _, count, profiled, got = best
+            add(passes, ordinals, count, profiled, got, members)
+            remaining = [k for k in remaining if open_groups({k}, ordinals)]
+
+    selected = [k for k in order if k in kernels]
+    candidates = []
+    for packing in (False, True):
+        if packing and skip != 0:
+            continue
+        passes, ordinals, unreached = [], collections.defaultdict(set), []
+        remaining = selected
+        if packing:
+            for members, count in pack(launches, selected, wanted, cap, per_launch_s, per_pass_s):
+                profiled, got = simulate(launches, set(members), skip, count)
+                add(passes, ordinals, count, profiled, got, members)
+            remaining = [k for k in selected if open_groups({k}, ordinals)]
+        progress(remaining, passes, ordinals, unreached)
+        estimate = sum(p for _, p, _ in passes) * per_launch_s + len(passes) * per_pass_s
+        candidates.append(((len(unreached), estimate, packing), passes, ordinals))
+    _, passes, ordinals = min(candidates, key=lambda candidate: candidate[0])
     planned = {g for g, o in ordinals.items() if o}
     return passes, planned, groups, ordinals
 
@@ -164,6 +250,26 @@ def main():
           f"first={names[0]}")
 
 
+def growing_context():
+    """The 1b decode with a 32-token prompt and 192 new tokens (H100, 2026-11-25, launch table only)."""
+    launches = table_launches(DATA / "ncu-plan" / "launches-1b-p32-n192.tsv")
+    kernels, stage_time = select(launches, 0.9)
+    per_pass_s = 3.97 + len(launches) * 0.00045  # the bare run's wall time on the H100 + 0.45 ms per launch
+    time = collections.Counter()
+    for name, config, duration in launches:
+        time[(name, config)] += duration
+    passes, planned, groups, ordinals = plan(launches, set(kernels), per_pass_s=per_pass_s, order=kernels)
+    estimate = sum(p for _, p, _ in passes) * 0.6 + len(passes) * per_pass_s
+    print(f"1b p32 n192 decode: launches={len(launches)} stage_time={stage_time} selected={len(kernels)} "
+          f"groups={len(groups)} seconds_per_pass={per_pass_s:.4f}")
+    print(f"  passes={[(c, p, len(m)) for c, p, m in passes]} planned_launches={sum(p for _, p, _ in passes)} "
+          f"planned_groups={len(planned)} expected_coverage={sum(time[g] for g in planned) / stage_time:.6f} "
+          f"estimated_s={estimate:.4f}")
+    ratio, low, high, outside = representativeness(launches, ordinals)
+    print(f"  planned launches extrapolated / measured={ratio:.6f} per-config ratio {low:.4f}..{high:.4f} "
+          f"beyond 25%={[(g[0][:40], g[1]) for g in outside]}")
+
+
 def stage_mangled_names(path, stage):
     db = sqlite3.connect(path)
     ranges = sorted(db.execute("SELECT start, end FROM NVTX_EVENTS WHERE text = ? AND end IS NOT NULL", (stage,)))
@@ -178,3 +284,4 @@ def stage_mangled_names(path, stage):
 
 if __name__ == "__main__":
     main()
+    growing_context()

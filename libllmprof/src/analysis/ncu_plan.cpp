@@ -7,6 +7,8 @@
 #include <set>
 #include <tuple>
 
+#include "analysis/ncu_plan_packing.hpp"
+
 namespace llmprof {
 namespace {
 
@@ -41,20 +43,40 @@ void merge_ordinals(PlannedOrdinals& planned, const PassResult& result) {
 
 class Planner {
  public:
-  Planner(const std::vector<StageKernelLaunch>& launches, const NcuPlanOptions& options)
-      : launches_(launches), options_(options) {
+  Planner(const std::vector<StageKernelLaunch>& launches, const NcuPlanOptions& options) : options_(options) {
     configs_known_ = std::any_of(launches.begin(), launches.end(), [](const auto& l) { return !l.grid.empty(); });
+    // Names and configurations become indices once: simulate() replays ncu's counting over a stage of
+    // 100,000-200,000 launches for every candidate count (a 1b decode, issue 14).
+    std::map<std::string, std::size_t> kernel_ids, match_ids, config_ids;
+    std::map<GroupKey, std::size_t> group_ids;
+    launches_.reserve(launches.size());
     for (std::size_t i = 0; i < launches.size(); ++i) {
-      const std::string key = config_key(launches[i]);
-      Group& group = groups_[{launches[i].kernel, key}];
+      const StageKernelLaunch& launch = launches[i];
+      const std::string key = config_key(launch);
+      Group& group = groups_[{launch.kernel, key}];
       if (group.launches++ == 0) {
         group.first_seen = i;
-        group.grid = launches[i].grid;
-        group.block = launches[i].block;
+        group.grid = launch.grid;
+        group.block = launch.block;
       }
-      group.time_ns += launches[i].duration_ns;
-      group.durations.push_back(launches[i].duration_ns);
+      group.time_ns += launch.duration_ns;
+      group.durations.push_back(launch.duration_ns);
+      const auto [kernel_id, new_kernel] = kernel_ids.try_emplace(launch.kernel, kernel_names_.size());
+      if (new_kernel) kernel_names_.push_back(launch.kernel);
+      const auto match_id =
+          match_ids.try_emplace(match_key(launch.kernel, options_.name_base), match_ids.size()).first->second;
+      // Unknown configurations: each kernel is counted on its own (the plan cannot do better).
+      const std::string counted_as = configs_known_ ? key : launch.kernel;
+      const auto config_id = config_ids.try_emplace(counted_as, config_ids.size()).first->second;
+      const auto [group_id, new_group] = group_ids.try_emplace({launch.kernel, key}, group_keys_.size());
+      if (new_group) group_keys_.push_back({launch.kernel, key});
+      launches_.push_back({kernel_id->second, match_id, config_id, group_id->second});
     }
+    match_of_kernel_.resize(kernel_names_.size());
+    for (std::size_t kernel = 0; kernel < kernel_names_.size(); ++kernel)
+      match_of_kernel_[kernel] = match_ids.at(match_key(kernel_names_[kernel], options_.name_base));
+    match_count_ = match_ids.size();
+    config_count_ = config_ids.size();
   }
 
   bool configs_known() const { return configs_known_; }
@@ -68,20 +90,21 @@ class Planner {
   // ncu's counting replayed: launches whose kernel the pass matches, counted per configuration (ncu
   // 2025.3.1 --filter-mode per-launch-config), the ones past --launch-skip up to --launch-count profiled.
   PassResult simulate(const std::set<std::string>& kernels, std::int64_t count) const {
-    std::set<std::string> matching;
-    for (const auto& kernel : kernels) matching.insert(match_key(kernel, options_.name_base));
+    std::vector<bool> in_pass(kernel_names_.size(), false), matching(match_count_, false);
+    for (std::size_t kernel = 0; kernel < kernel_names_.size(); ++kernel)
+      if (kernels.contains(kernel_names_[kernel])) {
+        in_pass[kernel] = true;
+        matching[match_of_kernel_[kernel]] = true;
+      }
     PassResult result;
-    std::map<std::string, std::int64_t> per_config;
-    std::map<GroupKey, std::int64_t> per_group;
+    std::vector<std::int64_t> per_config(config_count_, 0), per_group(group_keys_.size(), 0);
     for (const auto& launch : launches_) {
-      if (!matching.contains(match_key(launch.kernel, options_.name_base))) continue;
-      const std::string key = config_key(launch);
-      // Unknown configurations: each kernel is counted on its own (the plan cannot do better).
-      const std::int64_t seen = ++per_config[configs_known_ ? key : launch.kernel];
-      const std::int64_t ordinal = ++per_group[{launch.kernel, key}];
+      if (!matching[launch.match]) continue;
+      const std::int64_t seen = ++per_config[launch.config];
+      const std::int64_t ordinal = ++per_group[launch.group];
       if (seen <= options_.launch_skip || seen > options_.launch_skip + count) continue;
       ++result.profiled;
-      if (kernels.contains(launch.kernel)) result.ordinals[{launch.kernel, key}].push_back(ordinal);
+      if (in_pass[launch.kernel]) result.ordinals[group_keys_[launch.group]].push_back(ordinal);
     }
     return result;
   }
@@ -119,10 +142,17 @@ class Planner {
   }
 
  private:
-  const std::vector<StageKernelLaunch>& launches_;
+  struct IndexedLaunch {
+    std::size_t kernel, match, config, group;  // indices: kernel_names_, match keys, counted-as keys, group_keys_
+  };
   const NcuPlanOptions& options_;
   bool configs_known_ = false;
   std::map<GroupKey, Group> groups_;
+  std::vector<IndexedLaunch> launches_;
+  std::vector<std::string> kernel_names_;
+  std::vector<std::size_t> match_of_kernel_;
+  std::vector<GroupKey> group_keys_;
+  std::size_t match_count_ = 0, config_count_ = 0;
 };
 
 double planned_mean_ns(const Group& group, const std::vector<std::int64_t>& ordinals) {
@@ -183,43 +213,85 @@ void plan_without_launch_table(const KernelSelection& selection, const NcuPlanOp
   plan.passes.push_back(std::move(pass));
 }
 
-// Passes until every group of the remaining kernels has its launches: the planned ordinals per group, and
-// the pass that first profiles each group.
-std::pair<PlannedOrdinals, std::map<GroupKey, std::size_t>> plan_passes(const Planner& planner,
-                                                                        std::vector<std::string> remaining,
-                                                                        const NcuPlanOptions& options, NcuPlan& plan) {
+// Passes planned so far: the passes, the planned ordinals per group, the pass that first profiles each
+// group, and the kernels no pass reaches.
+struct PlannedPasses {
+  std::vector<NcuPlanPass> passes;
   PlannedOrdinals ordinals;
   std::map<GroupKey, std::size_t> first_pass;
-  while (!remaining.empty()) {
-    std::vector<std::string> kernels = remaining;
-    auto choice = choose_count(planner, kernels, ordinals, options);
-    if (!choice) {
-      // The kernels cross each other's configurations (A's first launch of a shared configuration comes first
-      // there, B's in another) so that together they reach nothing new: the heaviest one alone does.
-      kernels = {remaining.front()};
-      choice = choose_count(planner, kernels, ordinals, options);
-    }
-    if (!choice) {  // namesakes under --kernel-name-base function share its configurations past the cap
-      plan.kernels_unreached.push_back(remaining.front());
-      remaining.erase(remaining.begin());
-      continue;
-    }
-    auto& [count, result] = *choice;
+  std::vector<std::string> unreached;
+
+  void add(std::vector<std::string> kernels, std::int64_t count, const PassResult& result,
+           const NcuPlanOptions& options) {
     NcuPlanPass pass;
-    pass.kernels = kernels;
+    pass.kernels = std::move(kernels);
     pass.launch_skip = options.launch_skip;
     pass.launch_count = count;
     pass.profiled_launches = result.profiled;
     for (const auto& [key, got] : result.ordinals)
-      if (!got.empty()) first_pass.emplace(key, plan.passes.size());
+      if (!got.empty()) first_pass.emplace(key, passes.size());
     merge_ordinals(ordinals, result);
-    plan.passes.push_back(std::move(pass));
-    std::vector<std::string> still_open;
-    for (const auto& kernel : remaining)
-      if (!planner.open_groups({kernel}, ordinals).empty()) still_open.push_back(kernel);
-    remaining = std::move(still_open);
+    passes.push_back(std::move(pass));
   }
-  return {std::move(ordinals), std::move(first_pass)};
+
+  std::vector<std::string> still_open(const Planner& planner, const std::vector<std::string>& kernels) const {
+    std::vector<std::string> open;
+    for (const auto& kernel : kernels)
+      if (!planner.open_groups({kernel}, ordinals).empty()) open.push_back(kernel);
+    return open;
+  }
+
+  double estimated_seconds(const NcuPlanOptions& options) const {
+    std::int64_t launches = 0;
+    for (const auto& pass : passes) launches += pass.profiled_launches;
+    return double(launches) * options.seconds_per_launch + double(passes.size()) * options.seconds_per_pass;
+  }
+};
+
+// Passes of the remaining kernels at the cheapest count that makes progress, until no group is open.
+void add_progress_passes(const Planner& planner, std::vector<std::string> remaining, const NcuPlanOptions& options,
+                         PlannedPasses& planned) {
+  while (!remaining.empty()) {
+    std::vector<std::string> kernels = remaining;
+    auto choice = choose_count(planner, kernels, planned.ordinals, options);
+    if (!choice) {
+      // The kernels cross each other's configurations (A's first launch of a shared configuration comes first
+      // there, B's in another) so that together they reach nothing new: the heaviest one alone does.
+      kernels = {remaining.front()};
+      choice = choose_count(planner, kernels, planned.ordinals, options);
+    }
+    if (!choice) {  // namesakes under --kernel-name-base function share its configurations past the cap
+      planned.unreached.push_back(remaining.front());
+      remaining.erase(remaining.begin());
+      continue;
+    }
+    planned.add(std::move(kernels), choice->first, choice->second, options);
+    remaining = planned.still_open(planner, remaining);
+  }
+}
+
+// Two ways to the same groups, the one of least estimated time kept (fewer kernels left unreached first).
+// Progress passes alone keep the remaining kernels together and raise the count: cheapest where collisions
+// are few and early (the 1b batch-8 decode: 2 passes, 62 launches, against 168 launches packed). Packing
+// first (ncu_plan_packing.hpp), each packed pass's counting replayed and progress passes for what it leaves
+// open, wins where kernels block each other (the 1b decode with a 32-token prompt and 192 new tokens:
+// 2 passes against 11). Packing assumes --launch-skip 0 and known configurations.
+PlannedPasses plan_passes(const Planner& planner, const std::vector<StageKernelLaunch>& launches,
+                          const std::vector<std::string>& remaining, const NcuPlanOptions& options) {
+  PlannedPasses progressive;
+  add_progress_passes(planner, remaining, options, progressive);
+  if (!planner.configs_known() || options.launch_skip != 0) return progressive;
+  PlannedPasses packed;
+  for (const auto& pass : detail::pack_ncu_passes(launches, remaining, options)) {
+    const PassResult result =
+        planner.simulate(std::set<std::string>(pass.kernels.begin(), pass.kernels.end()), pass.launch_count);
+    packed.add(pass.kernels, pass.launch_count, result, options);
+  }
+  add_progress_passes(planner, packed.still_open(planner, remaining), options, packed);
+  const auto rank = [&options](const PlannedPasses& candidate) {
+    return std::pair{candidate.unreached.size(), candidate.estimated_seconds(options)};
+  };
+  return rank(packed) < rank(progressive) ? std::move(packed) : std::move(progressive);
 }
 
 void plan_from_launch_table(const KernelSelection& selection, const std::vector<StageKernelLaunch>& launches,
@@ -237,7 +309,9 @@ void plan_from_launch_table(const KernelSelection& selection, const std::vector<
     else
       remaining.push_back(kernel.name);
   }
-  const auto [ordinals, first_pass] = plan_passes(planner, std::move(remaining), options, plan);
+  PlannedPasses planned = plan_passes(planner, launches, remaining, options);
+  plan.passes = std::move(planned.passes);
+  plan.kernels_unreached.insert(plan.kernels_unreached.end(), planned.unreached.begin(), planned.unreached.end());
   for (const auto& kernel : selection.kernels) {
     std::vector<std::pair<const GroupKey*, const Group*>> groups;
     for (auto it = planner.groups().lower_bound({kernel.name, ""});
@@ -253,10 +327,11 @@ void plan_from_launch_table(const KernelSelection& selection, const std::vector<
       config.block = group->block;
       config.stage_launches = group->launches;
       config.stage_time_ns = group->time_ns;
-      if (const auto found = ordinals.find(*key); found != ordinals.end())
+      if (const auto found = planned.ordinals.find(*key); found != planned.ordinals.end())
         config.ordinals.assign(found->second.begin(), found->second.end());
       config.planned_mean_ns = planned_mean_ns(*group, config.ordinals);
-      if (const auto found = first_pass.find(*key); found != first_pass.end()) config.pass = found->second;
+      if (const auto found = planned.first_pass.find(*key); found != planned.first_pass.end())
+        config.pass = found->second;
       plan.configs.push_back(std::move(config));
     }
   }
@@ -332,65 +407,6 @@ double planned_duration_ratio(const PlannedConfig& config) {
 bool is_unrepresentative(const PlannedConfig& config) {
   const double ratio = planned_duration_ratio(config);
   return ratio > 0 && (ratio > 1 + kRepresentativeTolerance || ratio < 1 / (1 + kRepresentativeTolerance));
-}
-
-NcuKernelFilter ncu_kernel_filter(const NcuPlan& plan, const std::vector<std::string>& kernels, KernelNameBase base) {
-  // Under the function base the user asked for namesakes to match too; mangled names would not.
-  if (base == KernelNameBase::demangled) {
-    std::vector<std::string> mangled;
-    for (const auto& kernel : kernels) {
-      const auto found = plan.mangled_names.find(kernel);
-      if (found == plan.mangled_names.end()) {
-        mangled.clear();
-        break;
-      }
-      mangled.insert(mangled.end(), found->second.begin(), found->second.end());
-    }
-    if (!mangled.empty()) return {mangled_name_regex(mangled), true};
-  }
-  return {kernel_name_regex(kernels, base), false};
-}
-
-NcuPlanCheck check_ncu_plan(const NcuPlan& plan, const std::vector<ProfiledLaunch>& rows, KernelNameBase name_base) {
-  // ncu renames demangled names (--rename-kernels, on by default in 2025.3), so both sides are
-  // compared by the spelling-independent join key (or the function name under that base).
-  const auto key_of = [name_base](const std::string& name) {
-    return name_base == KernelNameBase::function ? kernel_function_name(name) : kernel_name_join_key(name);
-  };
-  std::map<std::tuple<std::string, std::string, std::string>, std::int64_t> row_counts;  // (key, grid, block)
-  std::map<std::string, std::int64_t> rows_by_kernel;
-  for (const auto& row : rows) {
-    const std::string key = key_of(row.kernel_name);
-    ++row_counts[{key, row.grid, row.block}];
-    ++rows_by_kernel[key];
-  }
-  NcuPlanCheck check;
-  check.rows = std::int64_t(rows.size());
-  std::set<std::string> kernels_seen, kernels_planned;
-  std::int64_t covered_ns = 0;
-  for (const auto& config : plan.configs) {
-    if (config.ordinals.empty()) continue;
-    const std::string key = key_of(config.kernel);
-    kernels_planned.insert(config.kernel);
-    std::int64_t profiled = 0;
-    if (plan.configs_known && !config.grid.empty()) {
-      // Several nsys names may share one key; each planned group takes its rows once.
-      auto found = row_counts.find({key, config.grid, config.block});
-      if (found != row_counts.end()) profiled = found->second;
-    } else if (auto found = rows_by_kernel.find(key); found != rows_by_kernel.end()) {
-      profiled = found->second;
-    }
-    if (rows_by_kernel.contains(key)) kernels_seen.insert(config.kernel);
-    const std::int64_t planned = std::int64_t(config.ordinals.size());
-    check.planned_launches += planned;
-    check.profiled_planned_launches += std::min(planned, profiled);
-    if (profiled > 0) covered_ns += config.stage_time_ns;
-    if (profiled < planned) check.not_profiled.push_back({config.kernel, config.config, planned, profiled});
-  }
-  for (const auto& kernel : kernels_planned)
-    if (!kernels_seen.contains(kernel)) check.kernels_without_rows.push_back(kernel);
-  check.coverage_reached = plan.stage_kernel_time_ns > 0 ? double(covered_ns) / double(plan.stage_kernel_time_ns) : 0;
-  return check;
 }
 
 }  // namespace llmprof
