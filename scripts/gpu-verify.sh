@@ -61,6 +61,10 @@ build_example() {  # $1 build dir, $2 NVTX ON/OFF, then extra CMake arguments
   { tail -30 "$dir.configure.log" "$dir.build.log"; return 1; }
 }
 
+pack_runs() {  # $1 a runs root, $2 an archive under $OUT: its run directories without reports and exports
+  (cd "$1" && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' -czf "$OUT/$2" .)
+}
+
 use_carried_libdw() {  # makes the bundled QdstrmImporter loadable (the machine lacks libdw.so.1)
   mkdir -p /tmp/dw && for f in .carry/libdw1_*.deb .carry/libelf1_*.deb; do dpkg -x "$f" /tmp/dw; done
   export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -485,8 +489,7 @@ PY
   ncuplan_settings=(--set 'ncu.set=""' --set "ncu.metrics=$toml_list")
   ncuplan_run ncuplan-lean per-kernel
   cat "$OUT/ncuplan.tsv"
-  (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
-     -czf "$OUT/ncuplan-runs.tar.gz" .)
+  pack_runs /tmp/runs-ncuplan ncuplan-runs.tar.gz
 }
 
 phase_ncurecovery() {
@@ -528,8 +531,7 @@ phase_ncuplan() {
   cat "$OUT/ncuplan.tsv"
   cp /tmp/runs-ncuplan/ncuplan-per-kernel/ncu/plan.json "$OUT/plan.json" 2>/dev/null
   cp /tmp/runs-ncuplan/ncuplan-per-kernel/ncu/plan.log "$OUT/plan.log" 2>/dev/null
-  (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
-     -czf "$OUT/ncuplan-runs.tar.gz" .)
+  pack_runs /tmp/runs-ncuplan ncuplan-runs.tar.gz
 }
 
 phase_ncucontext() {
@@ -569,14 +571,13 @@ for label, module, extra in (("before", old, {}), ("after", new, {"order": kerne
     print(f"{label}: passes={[p[:2] for p in passes]} planned_launches={sum(p[1] for p in passes)} "
           f"planned_groups={len(planned)} of {len(result[2])} expected_coverage={covered / stage_time:.4f}")
 PY
-  (cd /tmp/runs-ncuplan && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
-     -czf "$OUT/ncucontext-runs.tar.gz" .)
+  pack_runs /tmp/runs-ncuplan ncucontext-runs.tar.gz
 }
 
 phase_launchtable() {
   # The decode launch table of the 1b example with a growing context (32-token prompt, LAUNCHTABLE_TOKENS new
-  # tokens, default 192), nsys only: tests/data/ncu-plan/ keeps it as a compact TSV (kernel names, then one line
-  # per launch: kernel index, grid, block, shared memory, duration) for the per-kernel plan's tests.
+  # tokens, default 192), nsys only: tests/data/ncu-plan/ keeps it as the compact TSV of
+  # tests/tools/export_launch_table.py (kernels, configurations, then one line per launch) for the plan's tests.
   local ex=/tmp/ex/examples/decode-workload/llmprof-decode tokens=${LAUNCHTABLE_TOKENS:-192}
   [ -x "$ex" ] || build_example /tmp/ex ON || return 1
   use_carried_libdw
