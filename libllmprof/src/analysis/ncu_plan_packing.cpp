@@ -70,7 +70,8 @@ class Packer {
     for (std::size_t kernel = 0; kernel < kernel_count_; ++kernel) {
       if (totals_[config][kernel] == 0) continue;
       entry_of.emplace(kernel, entries_.size());
-      entries_.push_back({kernel, config, std::min(options_.launches_per_config, totals_[config][kernel]), {}});
+      const std::int64_t wanted = std::max<std::int64_t>(options_.launches_per_config, 1);
+      entries_.push_back({kernel, config, std::min(wanted, totals_[config][kernel]), {}});
     }
     for (const std::size_t kernel : sequence) {
       KernelInConfig& entry = entries_[entry_of.at(kernel)];
