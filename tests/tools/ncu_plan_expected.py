@@ -5,9 +5,12 @@ Reads the stage's kernel launches from an nsys SQLite export with Python's sqlit
 libllmprof): kernels whose GPU start lies inside an instance of the NVTX range, with their launch
 configuration (grid, block, static + dynamic shared memory). Selects the heaviest kernels up to a coverage
 target, then replays ncu 2025.3.1's counting under --filter-mode per-launch-config: launches of the pass's
-kernels counted per configuration, the first --launch-count past --launch-skip profiled. A pass raises its
-count until every (kernel, configuration) gets its launch (up to a cap), else the kernels left go to
-another pass. Run from the repository root:
+kernels counted per configuration, the first --launch-count past --launch-skip profiled. Two plans, the one
+of least estimated time kept: progress passes (a pass raises its count until every (kernel, configuration)
+gets its launch, up to a cap, else the groups left go to another pass) and packed passes (kernels placed in
+passes where they do not block each other). Also the planned launches' durations against their
+configurations' means, on the batch-8 decode (SQLite) and on a growing-context decode (the compact launch
+table of tests/tools/export_launch_table.py). Run from the repository root:
     python3 tests/tools/ncu_plan_expected.py
 """
 import collections
