@@ -256,7 +256,7 @@ TEST_CASE("sweep: one run directory per point and an index comparing them", "[e2
   REQUIRE(mains.size() == 2);
   REQUIRE(sweeps.size() == 1);
   for (const auto& main : mains) {
-    CHECK(read_manifest(main).status == RunStatus::ok);
+    CHECK(manifest_of(main).status == RunStatus::ok);
   }
   const std::string index = read_file(sweeps.front() / "index.json");
   CHECK(index.find("top_n_kernels-3") != std::string::npos);

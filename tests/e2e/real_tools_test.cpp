@@ -77,7 +77,7 @@ TEST_CASE("real tools: a gated run of the CPU example gives a real timeline, sta
   const Finished run = deep_profile(temp, run_args(temp, {}));
   const fs::path main = temp / "runs" / "real";
   CHECK(run.exit_code == 0);
-  const RunManifest manifest = read_manifest(main);
+  const RunManifest manifest = manifest_of(main);
   for (const char* stage : {"probe", "stage1", "nsys", "analyze", "report"}) {
     INFO(stage << ": " << stage_of(manifest, stage).reason);
     CHECK(stage_of(manifest, stage).status == StageStatus::ok);
@@ -145,7 +145,7 @@ TEST_CASE("real tools: a gate that never opens ends with the diagnosis naming th
   const Finished run =
       deep_profile(temp, run_args(temp, {"--set", "nsys.nvtx_capture=decod", "--set", "run.enable_ncu=false"}));
   CHECK(run.exit_code == 1);
-  const RunManifest manifest = read_manifest(temp / "runs" / "real");
+  const RunManifest manifest = manifest_of(temp / "runs" / "real");
   const StageRecord& nsys = stage_of(manifest, "nsys");
   INFO("nsys stage: " << nsys.reason);
   CHECK(nsys.status == StageStatus::failed);

@@ -47,7 +47,7 @@ class EndToEnd {
     return run_deep_profile(args, options);
   }
 
-  RunManifest manifest() const { return read_manifest(main()); }
+  RunManifest manifest() const { return manifest_of(main()); }
 
  private:
   TempDir temp_;

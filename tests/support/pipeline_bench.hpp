@@ -156,7 +156,7 @@ struct Bench {
     return profiler.resume(main());
   }
 
-  RunManifest manifest() const { return read_manifest(main()); }
+  RunManifest manifest() const { return manifest_of(main()); }
 
   std::vector<std::vector<std::string>> runs_of(const FakeMatcher& matcher) const {
     std::vector<std::vector<std::string>> found;

@@ -12,8 +12,9 @@
 
 namespace llmprof::testing {
 
-inline RunManifest read_manifest(const std::filesystem::path& main_directory) {
-  auto parsed = manifest_from_json(read_file(main_directory / "run.json"));
+// The library's reader (llmprof::read_manifest), failing the test when run.json is absent or does not parse.
+inline RunManifest manifest_of(const std::filesystem::path& main_directory) {
+  auto parsed = llmprof::read_manifest(main_directory);
   REQUIRE(parsed.has_value());
   return parsed.value();
 }

@@ -174,3 +174,35 @@ TEST_CASE("a run whose ncu was killed by SIGTERM resumes at select; a missing ns
     CHECK(fs::exists(bench.main() / "attempts/1/nsys/profile.nsys-rep"));
   }
 }
+
+TEST_CASE("a run whose nsys capture was re-run ungated after an empty gate resumes with the ungated capture") {
+  Bench bench;
+  // The gate is the selection stage itself (nsys.nvtx_capture = run.stage = decode), so a capture taken as
+  // gated would count every kernel in it as decode's.
+  REQUIRE(bench.config.nsys.nvtx_capture == bench.config.run.stage);
+  bench.config.run.on_empty_gate = OnEmptyGate::rerun_ungated;
+  bench.script_workload();
+  bench.runner.on(profile_with(true), FakeAnswer::printing({"Generated:", "    No reports were generated"}));
+  bench.script_nsys_report(false);
+  bench.runner.on(ncu_profile(true), FakeAnswer::printing({"==ERROR== The application returned an error code (1)."}, 1),
+                  1);
+  bench.script_ncu_report();
+  bench.run();
+  REQUIRE(stage_of(bench.manifest(), "nsys").status == StageStatus::ok);
+  REQUIRE(stage_of(bench.manifest(), "ncu").status == StageStatus::failed);
+  REQUIRE_THAT(read_file(bench.main() / "nsys/selection.json"), Catch::Contains("\"nvtx_kern_sum\""));
+  // Without its NVTX range table the ungated timeline cannot tell decode's kernels from the rest of the run;
+  // only a capture gated on decode could (all of it is decode).
+  REQUIRE(fs::remove(bench.main() / "nsys/summary_nvtx_kern_sum.csv"));
+  const std::size_t runs_before = bench.runner.runs().size();
+
+  auto resumed = bench.resume();
+  REQUIRE(resumed.has_value());
+  CHECK(count_runs(bench, command_is("nsys", {"profile"}), runs_before) == 0);
+  const RunManifest after = bench.manifest();
+  REQUIRE(after.resumptions.size() == 1);
+  CHECK(after.resumptions.front().from_stage == "select");
+  const StageRecord& select = stage_of(after, "select");
+  CHECK(select.status != StageStatus::ok);
+  CHECK_THAT(select.reason, Catch::Contains("nvtx_kern_sum is not available"));
+}

@@ -43,6 +43,12 @@ struct ResolvedReport {
 // with the fix; subject = the base path.
 Result<ResolvedReport> resolve_report(ProcessRunner& runner, const NsysInfo& nsys, const ReportResolveRequest& request);
 
+// True when nsys profile's output says its capture gate never opened, so it captured nothing: 2025.3 prints
+// "No reports were generated"; 2022.4 prints "Generated:" with no file under it (taken as the gate only when
+// `profile_argv` has an --nvtx-capture). resolve_report's no_report error says so in words; callers that act
+// on it (run.on_empty_gate) ask here.
+bool capture_gate_never_opened(std::string_view profiler_output, const std::vector<std::string>& profile_argv);
+
 // The paths listed under "Generated:" in nsys profile's output (tab-indented lines); "No reports were
 // generated" is not a path and is left out.
 std::vector<std::filesystem::path> parse_generated_files(std::string_view profiler_output);

@@ -15,10 +15,12 @@
 
 #include <string_view>
 
+#include "llmprof/capture_record.hpp"
 #include "llmprof/clock.hpp"
 #include "llmprof/process.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/run_layout.hpp"
+#include "llmprof/stage.hpp"
 
 namespace llmprof {
 
@@ -98,9 +100,16 @@ struct RunManifest {
   // however the run ended; llmprof's own hidden temporaries (".name") are left out.
   std::vector<std::string> files;
   std::vector<ResumptionRecord> resumptions;  // in order; empty for a run never resumed
+  // What the nsys stage captured (run.json "capture"); unset until it captured, and in runs recorded before
+  // the record existed.
+  std::optional<CaptureRecord> capture;
 };
 
 struct EnvironmentRecord;
+
+// MAIN/run.json read and checked: the one reader of a run's manifest. Errors: not_found without a
+// run.json, io_error when it cannot be read, parse_error (subject: the file) when it is not llmprof.run/1.
+Result<RunManifest> read_manifest(const std::filesystem::path& main_directory);
 
 struct RunDirectoryOptions {
   std::filesystem::path runs_root = "runs";  // must not be outputs/ (reserved by the harness)
@@ -138,6 +147,7 @@ class RunDirectory {
   RunManifest& manifest() { return manifest_; }
   const RunManifest& manifest() const { return manifest_; }
   StageRecord& stage(const std::string& name);  // adds a pending record when absent
+  StageRecord& stage(Stage stage) { return this->stage(std::string(to_string(stage))); }
 
   // Writes run.json atomically (temp + fsync + rename), refreshing updated_utc, total_bytes and
   // files. When the disk is full it gives up the space reserve (below) and tries once more, so the

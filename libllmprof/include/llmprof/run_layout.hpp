@@ -14,12 +14,17 @@
 //   ncu/{cmd.txt, plan.json, plan.log, profile.log, profile.ncu-rep, import.log, raw.csv, plan_<n>.*, followup_<n>.*}
 //   analysis/{kernels.csv, stages.csv, instances.csv, report.json}
 //   report.md report.html
+//   ranks/{<stage>.plan.json, r<k>/{stage1, nsys, ncu}/}   a run under a launcher: each rank's own folders
+//   attempts/<n>/                                        run --resume: the earlier files of the stages run again
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+
+#include "llmprof/stage.hpp"
 
 namespace llmprof {
 
@@ -99,6 +104,40 @@ class RunLayout {
   static path analysis_stages() { return "analysis/stages.csv"; }
   static path analysis_instances() { return "analysis/instances.csv"; }  // every timeline stage instance
   static path analysis_report() { return "analysis/report.json"; }       // llmprof.report/2
+
+  // The folder a stage writes its files to (stage1, nsys, ncu, analysis); nullopt for the stages that
+  // write single files at the top level (probe, select, report).
+  static std::optional<path> stage_directory(Stage stage) {
+    switch (stage) {
+      case Stage::workload:
+        return stage1_directory();
+      case Stage::nsys:
+        return nsys_directory();
+      case Stage::ncu:
+        return ncu_directory();
+      case Stage::analyze:
+        return analysis_directory();
+      case Stage::probe:
+      case Stage::select:
+      case Stage::report:
+        break;
+    }
+    return std::nullopt;
+  }
+
+  // ranks/: a run under a launcher. Every rank writes under its own ranks/r<k>/, one folder per stage it ran
+  // (stage1, nsys, ncu); the primary rank's folder is a run directory of its own for the analysis.
+  static path ranks_directory() { return "ranks"; }
+  static path rank_directory(int rank) { return rank_directory(std::to_string(rank)); }
+  // `rank` as text: a stage plan spells it as a token that rank-exec replaces with its own rank.
+  static path rank_directory(std::string_view rank) { return ranks_directory() / ("r" + std::string(rank)); }
+  static path rank_stage_directory(int rank, Stage stage) { return rank_directory(rank) / to_string(stage); }
+  static path rank_stage_directory(std::string_view rank, Stage stage) { return rank_directory(rank) / to_string(stage); }
+  // The stage plan deep-profile writes once for every rank-exec of the stage.
+  static path rank_plan(Stage stage) { return ranks_directory() / (std::string(to_string(stage)) + ".plan.json"); }
+
+  // attempts/<n>/: `run --resume` sets the earlier files of the stages it runs again aside here (n = 1, 2, ...).
+  static path attempt_directory(int attempt) { return path("attempts") / std::to_string(attempt); }
 
  private:
   path main_;

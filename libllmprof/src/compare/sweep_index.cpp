@@ -43,11 +43,7 @@ void read_report(const std::filesystem::path& main, const std::string& stage_nam
   auto model = load_run_report(main);
   if (!model) {
     row.notes.push_back(model.error().message);
-    if (std::ifstream in(RunLayout(main).resolve(RunLayout::manifest())); in) {
-      std::ostringstream text;
-      text << in.rdbuf();
-      if (auto manifest = manifest_from_json(text.str())) row.status = to_string(manifest->status);
-    }
+    if (auto manifest = read_manifest(main)) row.status = to_string(manifest->status);
     return;
   }
   if (!model->run_status.empty()) row.status = model->run_status;

@@ -1,6 +1,7 @@
 // Reading a whole small file (a manifest, a CSV, a log) into a string: the one way the library does it.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -11,5 +12,10 @@ namespace llmprof::detail {
 // reports it with io_error_from_errno). Not for /proc files, whose size stat() reports as 0: those
 // are read with read(2) (process/process_group.hpp).
 std::optional<std::string> read_file_text(const std::filesystem::path& path);
+// The file's text, or "" when it cannot be read: for a log a failed tool may not have written.
+std::string read_text(const std::filesystem::path& path);
+// The last `count` non-blank lines of a file (CRLF or LF), joined with " | ": a failed tool's last words
+// for a one-line reason. "" when the file cannot be read.
+std::string tail_lines(const std::filesystem::path& path, std::size_t count);
 
 }  // namespace llmprof::detail

@@ -121,6 +121,14 @@ Result<ResolvedReport> import_qdstrm(ProcessRunner& runner, const NsysInfo& nsys
 
 }  // namespace
 
+bool capture_gate_never_opened(std::string_view profiler_output, const std::vector<std::string>& profile_argv) {
+  // 2025.3 says "No reports were generated"; 2022.4 prints "Generated:" with nothing under it.
+  const bool empty_generated =
+      profiler_output.find("Generated:") != std::string_view::npos && parse_generated_files(profiler_output).empty();
+  return profiler_output.find("No reports were generated") != std::string_view::npos ||
+         (empty_generated && !nvtx_capture_expression(profile_argv).empty());
+}
+
 std::vector<fs::path> parse_generated_files(std::string_view profiler_output) {
   std::vector<fs::path> files;
   bool in_block = false;
@@ -199,10 +207,9 @@ Result<ResolvedReport> resolve_report(ProcessRunner& runner, const NsysInfo& nsy
                          detail::describe_outcome(*outcome) + (output.empty() ? "" : ": " + output_tail(output)),
                      "run the workload without the profiler to check that it starts and exits with 0", base);
   }
-  // 2025.3 says "No reports were generated"; 2022.4 prints "Generated:" with nothing under it.
-  const bool empty_generated = output.find("Generated:") != std::string::npos && parse_generated_files(output).empty();
-  if (output.find("No reports were generated") != std::string::npos ||
-      (empty_generated && !nvtx_capture_expression(request.profile_argv).empty())) {
+  if (capture_gate_never_opened(output, request.profile_argv)) {
+    const bool empty_generated =
+        output.find("Generated:") != std::string::npos && parse_generated_files(output).empty();
     const std::string gate = nvtx_capture_expression(request.profile_argv);
     const std::string named = gate.empty() ? "the NVTX capture range" : "the NVTX capture range '" + gate + "'";
     return no_report(

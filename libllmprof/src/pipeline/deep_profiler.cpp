@@ -27,7 +27,7 @@ StageResult keep(detail::Staged<Output> staged, Output& into) {
 
 // The stages in order; each entry wires the outputs of earlier stages into its stage's inputs.
 struct StageEntry {
-  const char* name;
+  Stage stage;
   const char* description;
   StageResult (*run)(PipelineRun& run, StageOutputs& outputs);
 };
@@ -39,33 +39,33 @@ const std::vector<StageEntry>& stage_table() {
   using detail::run_ranked_analyze_stage, detail::run_ranked_ncu_stage, detail::run_ranked_nsys_stage,
       detail::run_ranked_workload_stage;
   static const std::vector<StageEntry> table = {
-      {"probe", "finding nsys and ncu, recording the environment",
+      {Stage::probe, "finding nsys and ncu, recording the environment",
        [](PipelineRun& run, StageOutputs& out) { return keep(run_probe_stage(run), out.probe); }},
-      {"stage1", "running the workload bare",
+      {Stage::workload, "running the workload bare",
        [](PipelineRun& run, StageOutputs& out) {
          return keep(run.environment.rank_launch ? run_ranked_workload_stage(run) : run_workload_stage(run),
                      out.workload);
        }},
-      {"nsys", "Nsight Systems timeline",
+      {Stage::nsys, "Nsight Systems timeline",
        [](PipelineRun& run, StageOutputs& out) {
          return keep(run.environment.rank_launch ? run_ranked_nsys_stage(run, out.probe, out.workload)
                                                  : run_nsys_stage(run, out.probe, out.workload),
                      out.nsys);
        }},
-      {"select", "choosing the kernels that matter",
+      {Stage::select, "choosing the kernels that matter",
        [](PipelineRun& run, StageOutputs& out) { return keep(run_select_stage(run, out.nsys), out.select); }},
-      {"ncu", "Nsight Compute on the selected kernels",
+      {Stage::ncu, "Nsight Compute on the selected kernels",
        [](PipelineRun& run, StageOutputs& out) {
          const detail::NcuInputs inputs{out.probe, out.workload, out.nsys, out.select};
          return run.environment.rank_launch ? run_ranked_ncu_stage(run, inputs) : run_ncu_stage(run, inputs);
        }},
-      {"analyze", "roofline and MFU analysis",
+      {Stage::analyze, "roofline and MFU analysis",
        [](PipelineRun& run, StageOutputs& out) {
          return keep(
              run.environment.rank_launch ? run_ranked_analyze_stage(run, out.nsys) : run_analyze_stage(run, out.nsys),
              out.analysis);
        }},
-      {"report", "writing report.md and report.html",
+      {Stage::report, "writing report.md and report.html",
        [](PipelineRun& run, StageOutputs& out) { return run_report_stage(run, out.analysis); }},
   };
   return table;
@@ -111,7 +111,7 @@ constexpr std::uint64_t kFullDiskBytes = 256 << 10;
 void write_manifest_or_warn(PipelineRun& run) {
   if (auto written = run.directory.write_manifest(run.clock); !written) {
     if (written.error().code == ErrorCode::no_space) run.disk_full = written.error().describe();
-    run.say("run", "could not rewrite run.json: " + written.error().describe(), true);
+    run.say_about_run("could not rewrite run.json: " + written.error().describe(), true);
   }
 }
 
@@ -137,11 +137,9 @@ StageResult name_full_disk(PipelineRun& run, StageOutputs& outputs, StageResult 
 
 // Files a stage left in its own folder but did not list (an interrupted nsys keeps its .nsys-rep)
 // are added to its artifacts: nothing on disk goes unrecorded.
-void record_unlisted_files(PipelineRun& run, const std::string& stage) {
-  static const std::map<std::string, std::string> folder_of = {
-      {"stage1", "stage1"}, {"nsys", "nsys"}, {"ncu", "ncu"}, {"analyze", "analysis"}};
-  const auto folder = folder_of.find(stage);
-  if (folder == folder_of.end()) return;
+void record_unlisted_files(PipelineRun& run, Stage stage) {
+  const std::optional<fs::path> folder = RunLayout::stage_directory(stage);
+  if (!folder) return;
   std::set<std::string> listed;
   for (const auto& record : run.directory.manifest().stages) {
     listed.insert(record.artifacts.begin(), record.artifacts.end());
@@ -150,7 +148,7 @@ void record_unlisted_files(PipelineRun& run, const std::string& stage) {
   }
   std::vector<std::string> found;
   std::error_code error;
-  for (fs::recursive_directory_iterator it(run.directory.path() / folder->second, error), end; !error && it != end;
+  for (fs::recursive_directory_iterator it(run.directory.path() / *folder, error), end; !error && it != end;
        it.increment(error)) {
     std::error_code ignored;
     const std::string relative = it->path().lexically_relative(run.directory.path()).string();
@@ -163,44 +161,50 @@ void record_unlisted_files(PipelineRun& run, const std::string& stage) {
   artifacts.insert(artifacts.end(), found.begin(), found.end());
 }
 
+// What run.json records of a stage's typed output, written here rather than by the stage: the nsys stage's
+// capture record (unset when it captured nothing, so a re-run nsys stage never leaves the earlier record).
+void record_outputs(PipelineRun& run, Stage stage, const StageOutputs& outputs) {
+  if (stage == Stage::nsys) run.directory.manifest().capture = outputs.nsys.capture;
+}
+
 void start_stage(PipelineRun& run, const StageEntry& entry) {
-  StageRecord& record = run.record(entry.name);
+  StageRecord& record = run.record(entry.stage);
   record.status = StageStatus::running;
   record.started_utc = format_utc_iso8601(run.clock.wall_now());
   write_manifest_or_warn(run);
   ProgressEvent event;
   event.kind = ProgressEvent::Kind::stage_started;
-  event.stage = entry.name;
+  event.stage = to_string(entry.stage);
   event.message = entry.description;
   run.emit(event);
-  log_info(entry.name, std::string("stage started: ") + entry.description);
+  log_info(event.stage, std::string("stage started: ") + entry.description);
 }
 
-void finish_stage(PipelineRun& run, const std::string& name, const StageResult& result,
+void finish_stage(PipelineRun& run, Stage stage, const StageResult& result,
                   std::chrono::steady_clock::time_point began) {
-  StageRecord& record = run.record(name);
+  StageRecord& record = run.record(stage);
   record.status = result.status;
   record.reason = result.reason;
   record.duration_s = std::chrono::duration<double>(run.clock.now() - began).count();
   write_manifest_or_warn(run);
   ProgressEvent event;
   event.kind = ProgressEvent::Kind::stage_finished;
-  event.stage = name;
+  event.stage = to_string(stage);
   event.status = result.status;
   event.message = result.reason;
   run.emit(event);
   const std::string line =
       std::string("stage ") + to_string(result.status) + (result.reason.empty() ? "" : ": " + result.reason);
   if (result.status == StageStatus::ok || result.status == StageStatus::skipped)
-    log_info(name, line);
+    log_info(event.stage, line);
   else
-    log_warning(name, line);
+    log_warning(event.stage, line);
 }
 
-RunStatus run_status_for(RunOutcome outcome, const std::map<std::string, StageProblemKind>& problems) {
+RunStatus run_status_for(RunOutcome outcome, const std::map<Stage, StageProblemKind>& problems) {
   if (outcome == RunOutcome::ok) return RunStatus::ok;
   if (outcome == RunOutcome::interrupted) return RunStatus::interrupted;
-  auto workload = problems.find("stage1");
+  auto workload = problems.find(Stage::workload);
   if (workload != problems.end() && workload->second != StageProblemKind::none) return RunStatus::failed;
   return RunStatus::incomplete;
 }
@@ -211,39 +215,40 @@ namespace detail {
 
 // Runs every stage, except those in `kept` (a resumed run's stages before its resume point, whose outputs
 // `outputs` already holds); returns the worst problem seen.
-StageProblemKind run_stages(PipelineRun& run, std::map<std::string, StageProblemKind>& problems, StageOutputs& outputs,
-                            const std::set<std::string>& kept) {
+StageProblemKind run_stages(PipelineRun& run, std::map<Stage, StageProblemKind>& problems, StageOutputs& outputs,
+                            const std::set<Stage>& kept) {
   StageProblemKind worst = StageProblemKind::none;
-  for (const auto& entry : stage_table()) run.record(entry.name);  // run.json lists every stage up front
+  for (const auto& entry : stage_table()) run.record(entry.stage);  // run.json lists every stage up front
   for (const auto& entry : stage_table()) {
-    if (kept.count(entry.name)) {
-      problems[entry.name] = StageProblemKind::none;
+    if (kept.count(entry.stage)) {
+      problems[entry.stage] = StageProblemKind::none;
       continue;
     }
     const auto began = run.clock.now();
     StageResult result;
     if (run.stopping()) {
-      run.record(entry.name).started_utc = format_utc_iso8601(run.clock.wall_now());
+      run.record(entry.stage).started_utc = format_utc_iso8601(run.clock.wall_now());
       result = StageResult::skipped("not run: the run was interrupted before this stage");
     } else {
       // The report renders run.json's status: give it the outcome of the stages before it.
-      if (std::string(entry.name) == "report")
+      if (entry.stage == Stage::report)
         run.directory.manifest().status = run_status_for(outcome_for(worst), problems);
       start_stage(run, entry);
-      detail::record_gpu_state(run, entry.name, "before");
+      detail::record_gpu_state(run, entry.stage, "before");
       result = entry.run(run, outputs);
-      if (result.status != StageStatus::skipped) detail::record_gpu_state(run, entry.name, "after");
+      record_outputs(run, entry.stage, outputs);
+      if (result.status != StageStatus::skipped) detail::record_gpu_state(run, entry.stage, "after");
       // A stop that arrived while this stage ran interrupts it, whatever its child made of the signal.
       if (run.stopping() && (result.status == StageStatus::ok || result.status == StageStatus::failed)) {
         result = StageResult::interrupted("stopped by SIGINT/SIGTERM" +
                                           (result.reason.empty() ? "" : " (" + result.reason + ")"));
       }
       result = name_full_disk(run, outputs, result);
-      record_unlisted_files(run, entry.name);
+      record_unlisted_files(run, entry.stage);
     }
-    problems[entry.name] = result.problem;
+    problems[entry.stage] = result.problem;
     if (severity(result.problem) > severity(worst)) worst = result.problem;
-    finish_stage(run, entry.name, result, began);
+    finish_stage(run, entry.stage, result, began);
   }
   return worst;
 }
@@ -269,15 +274,15 @@ void report_retention(PipelineRun& run) {
   const auto& retention = run.directory.retention();
   if (!retention) return;
   if (!retention->has_value()) {
-    run.note("run", "retention did not complete: " + retention->error().describe());
+    run.note_about_run("retention did not complete: " + retention->error().describe());
     return;
   }
   for (const auto& removed : retention->value().removed)
-    run.note("run", "retention removed the old run " + removed.string());
+    run.note_about_run("retention removed the old run " + removed.string());
   for (const auto& kept : retention->value().kept_unfinished) {
-    run.note("run", "retention kept " + kept.string() + ": that run is not finished (its run.lock is held)");
+    run.note_about_run("retention kept " + kept.string() + ": that run is not finished (its run.lock is held)");
   }
-  for (const auto& problem : retention->value().problems) run.note("run", "retention: " + problem);
+  for (const auto& problem : retention->value().problems) run.note_about_run("retention: " + problem);
 }
 
 }  // namespace
@@ -285,7 +290,7 @@ void report_retention(PipelineRun& run) {
 const std::vector<std::string>& deep_profile_stage_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> result;
-    for (const auto& entry : stage_table()) result.emplace_back(entry.name);
+    for (const Stage stage : kStages) result.emplace_back(to_string(stage));
     return result;
   }();
   return names;
@@ -364,8 +369,8 @@ Result<RunSummary> DeepProfiler::run() {
 
 namespace detail {
 
-RunSummary finish_run(PipelineRun& run, StageOutputs& outputs, const std::set<std::string>& kept) {
-  std::map<std::string, StageProblemKind> problems;
+RunSummary finish_run(PipelineRun& run, StageOutputs& outputs, const std::set<Stage>& kept) {
+  std::map<Stage, StageProblemKind> problems;
   StageProblemKind worst = run_stages(run, problems, outputs, kept);
   // A full disk explains whatever else failed: exit 3 (machine not ready), as the README says.
   if (run.disk_full && (worst == StageProblemKind::none || worst == StageProblemKind::failure))

@@ -117,12 +117,11 @@ std::optional<Error> check_tools(PipelineRun& run, const fs::path& main) {
 // The stage to continue from: the first after the probe that is not ok. The ncu stage needs the selection's
 // plan in memory, so a resume at ncu re-runs select too (it takes well under a second).
 Result<std::size_t> resume_point(const RunManifest& manifest, const fs::path& main) {
-  const auto& names = deep_profile_stage_names();
-  for (std::size_t i = 1; i < names.size(); ++i) {
+  for (std::size_t i = 1; i < kStages.size(); ++i) {
     const auto found = std::find_if(manifest.stages.begin(), manifest.stages.end(),
-                                    [&](const StageRecord& stage) { return stage.name == names[i]; });
+                                    [&](const StageRecord& stage) { return stage.name == to_string(kStages[i]); });
     if (found != manifest.stages.end() && found->status == StageStatus::ok) continue;
-    return names[i] == "ncu" ? i - 1 : i;
+    return kStages[i] == Stage::ncu ? i - 1 : i;
   }
   return refusal("every stage of it finished ok, so there is nothing to resume",
                  "re-render its reports with deep-profile report MAIN, or start a new run", main);
@@ -131,51 +130,61 @@ Result<std::size_t> resume_point(const RunManifest& manifest, const fs::path& ma
 // The outputs of the stages before the resume point, read back from MAIN. A file that cannot be read moves the
 // resume point back to the stage that wrote it.
 std::size_t rehydrate(PipelineRun& run, StageOutputs& outputs, std::size_t from) {
-  const auto& names = deep_profile_stage_names();
   const RunLayout layout = run.directory.layout();
-  const auto index_of = [&](const char* stage) {
-    return static_cast<std::size_t>(std::find(names.begin(), names.end(), stage) - names.begin());
+  const auto index_of = [](Stage stage) {
+    return static_cast<std::size_t>(std::find(kStages.begin(), kStages.end(), stage) - kStages.begin());
   };
-  if (from > index_of("stage1")) {
+  if (from > index_of(Stage::workload)) {
     if (auto ranges = read_emitted_ranges(layout.resolve(RunLayout::stage1_metrics())); ranges)
       outputs.workload.emitted_ranges = ranges.value();
   }
-  if (from > index_of("nsys") && run.record("nsys").status == StageStatus::ok) {
+  if (from > index_of(Stage::nsys) && run.record(Stage::nsys).status == StageStatus::ok) {
+    // What was captured (gated or the ungated re-run, the node pass) is read from run.json's record of it,
+    // never worked out again from the configuration.
+    const std::optional<CaptureRecord>& capture = run.directory.manifest().capture;
+    if (!capture) {
+      run.say_about_run("run.json has no record of the nsys capture (a run recorded before it existed): resuming at nsys");
+      return index_of(Stage::nsys);
+    }
     auto stats = load_nsys_stats(layout.resolve(RunLayout::nsys_stats_prefix()));
     if (!stats) {
-      run.say("run", "the nsys tables cannot be read back (" + stats.error().describe() + "): resuming at nsys");
-      return index_of("nsys");
+      run.say_about_run("the nsys tables cannot be read back (" + stats.error().describe() + "): resuming at nsys");
+      return index_of(Stage::nsys);
     }
     outputs.nsys.stats = std::move(stats.value());
-    if (auto node = load_nsys_stats(layout.resolve(RunLayout::nsys_node_stats_prefix())); node) {
+    outputs.nsys.capture = capture;
+    if (capture->node_capture_directory) {
+      auto node = load_nsys_stats(layout.resolve(RunLayout::nsys_node_stats_prefix()));
+      if (!node) {
+        run.say_about_run("the node-traced nsys tables cannot be read back (" + node.error().describe() +
+                          "): resuming at nsys");
+        return index_of(Stage::nsys);
+      }
       outputs.nsys.stats = with_kernel_tables_of(std::move(*outputs.nsys.stats), node.value());
       outputs.nsys.kernels_from_node_capture = true;
     }
-    const NsysConfig& nsys = run.config.nsys;
-    if (nsys.capture_range == NsysCaptureRange::nvtx)
-      outputs.nsys.gate = nsys.nvtx_capture.substr(0, nsys.nvtx_capture.find('@'));
     outputs.nsys.no_kernels_without_gpu = no_kernels_to_select(*outputs.nsys.stats, detect_nvidia_driver());
   }
   std::error_code error;
-  if (from > index_of("analyze"))
+  if (from > index_of(Stage::analyze))
     outputs.analysis.written = fs::exists(layout.resolve(RunLayout::analysis_report()), error);
   return from;
 }
 
 // Moves the files of the stages that run again into MAIN/attempts/<n>/ (same relative paths): nothing they
 // wrote before is lost, and nothing of it mixes with what they write now. Returns the attempts directory.
-fs::path set_aside_earlier_attempt(PipelineRun& run, const std::vector<std::string>& rerun) {
-  static const std::map<std::string, std::vector<fs::path>> files_of = {
-      {"stage1", {RunLayout::stage1_directory()}},
-      {"nsys", {RunLayout::nsys_directory()}},
-      {"select", {RunLayout::kernel_selection(), RunLayout::select_log()}},
-      {"ncu", {RunLayout::ncu_directory()}},
-      {"analyze", {RunLayout::analysis_directory()}},
-      {"report", {RunLayout::report_markdown(), RunLayout::report_html()}}};
+fs::path set_aside_earlier_attempt(PipelineRun& run, const std::vector<Stage>& rerun) {
+  static const std::map<Stage, std::vector<fs::path>> files_of = {
+      {Stage::workload, {RunLayout::stage1_directory()}},
+      {Stage::nsys, {RunLayout::nsys_directory()}},
+      {Stage::select, {RunLayout::kernel_selection(), RunLayout::select_log()}},
+      {Stage::ncu, {RunLayout::ncu_directory()}},
+      {Stage::analyze, {RunLayout::analysis_directory()}},
+      {Stage::report, {RunLayout::report_markdown(), RunLayout::report_html()}}};
   int attempt = 1;
   std::error_code error;
-  while (fs::exists(run.directory.path() / "attempts" / std::to_string(attempt), error)) ++attempt;
-  const fs::path attempts = fs::path("attempts") / std::to_string(attempt);
+  while (fs::exists(run.directory.path() / RunLayout::attempt_directory(attempt), error)) ++attempt;
+  const fs::path attempts = RunLayout::attempt_directory(attempt);
   for (const auto& stage : rerun) {
     const auto found = files_of.find(stage);
     if (found == files_of.end()) continue;
@@ -184,7 +193,7 @@ fs::path set_aside_earlier_attempt(PipelineRun& run, const std::vector<std::stri
       if (!fs::exists(from, error)) continue;
       fs::create_directories((run.directory.path() / attempts / relative).parent_path(), error);
       fs::rename(from, run.directory.path() / attempts / relative, error);
-      if (error) run.warn("run", "could not set aside " + relative.string() + ": " + error.message());
+      if (error) run.note_about_run("could not set aside " + relative.string() + ": " + error.message());
     }
   }
   // gpu_state.json is rewritten from the resumed run's snapshots alone: the earlier ones (the kept stages' too)
@@ -194,7 +203,7 @@ fs::path set_aside_earlier_attempt(PipelineRun& run, const std::vector<std::stri
     fs::copy_file(run.directory.path() / RunLayout::gpu_state(),
                   run.directory.path() / attempts / RunLayout::gpu_state(), fs::copy_options::overwrite_existing,
                   error);
-    if (error) run.warn("run", "could not keep the earlier gpu_state.json: " + error.message());
+    if (error) run.note_about_run("could not keep the earlier gpu_state.json: " + error.message());
   }
   for (const auto& folder : {RunLayout::stage1_directory(), RunLayout::nsys_directory(), RunLayout::ncu_directory(),
                              RunLayout::analysis_directory()})
@@ -243,24 +252,23 @@ Result<RunSummary> DeepProfiler::resume(const fs::path& main) {
   const bool log_attached = environment_.attach_log_file && add_log_file(directory->layout().resolve(RunLayout::log()));
   detail::StageOutputs outputs;
   const std::size_t first = detail::rehydrate(run, outputs, from.value());
-  const auto& names = deep_profile_stage_names();
-  std::set<std::string> kept(names.begin() + 1, names.begin() + static_cast<std::ptrdiff_t>(first));
+  std::set<Stage> kept(kStages.begin() + 1, kStages.begin() + static_cast<std::ptrdiff_t>(first));
   ResumptionRecord resumption;
   resumption.resumed_utc = format_utc_iso8601(clock_.wall_now());
-  resumption.from_stage = names[first];
-  std::vector<std::string> rerun(names.begin() + static_cast<std::ptrdiff_t>(first), names.end());
-  StageRecord& probe = run.record(names.front());  // the probe runs again: its record starts afresh
+  resumption.from_stage = to_string(kStages[first]);
+  std::vector<Stage> rerun(kStages.begin() + static_cast<std::ptrdiff_t>(first), kStages.end());
+  StageRecord& probe = run.record(Stage::probe);  // the probe runs again: its record starts afresh
   probe = StageRecord{};
-  probe.name = names.front();
-  for (const auto& stage : rerun) {
+  probe.name = to_string(Stage::probe);
+  for (const Stage stage : rerun) {
     StageRecord& record = run.record(stage);
-    resumption.previous.push_back({stage, record.status, record.reason});
+    resumption.previous.push_back({to_string(stage), record.status, record.reason});
     record = StageRecord{};
-    record.name = stage;
+    record.name = to_string(stage);
   }
   resumption.attempts_directory = detail::set_aside_earlier_attempt(run, rerun).string();
   directory->manifest().resumptions.push_back(resumption);
-  run.note("run", "resuming from stage " + resumption.from_stage +
+  run.note_about_run("resuming from stage " + resumption.from_stage +
                       "; the earlier files of the stages run again are in " + resumption.attempts_directory);
   RunSummary summary = detail::finish_run(run, outputs, kept);
   if (log_attached) remove_log_file();

@@ -20,52 +20,77 @@ void PipelineRun::emit(ProgressEvent event) const {
   if (progress) progress(event);
 }
 
-void PipelineRun::say(const std::string& stage, const std::string& message, bool warning) {
+namespace {
+
+// Run-level messages go out under this name (the log's component, the progress line's stage column).
+constexpr const char* kRunComponent = "run";
+
+}  // namespace
+
+void PipelineRun::say(Stage stage, const std::string& message, bool warning) {
   ProgressEvent event;
   event.kind = ProgressEvent::Kind::message;
-  event.stage = stage;
+  event.stage = to_string(stage);
   event.message = message;
   event.warning = warning;
   emit(event);
   if (warning)
-    log_warning(stage, message);
+    log_warning(event.stage, message);
   else
-    log_info(stage, message);
+    log_info(event.stage, message);
 }
 
-void PipelineRun::tool_progress(const std::string& stage, const std::string& message) {
+void PipelineRun::say_about_run(const std::string& message, bool warning) {
+  ProgressEvent event;
+  event.kind = ProgressEvent::Kind::message;
+  event.stage = kRunComponent;
+  event.message = message;
+  event.warning = warning;
+  emit(event);
+  if (warning)
+    log_warning(kRunComponent, message);
+  else
+    log_info(kRunComponent, message);
+}
+
+void PipelineRun::tool_progress(Stage stage, const std::string& message) {
   ProgressEvent event;
   event.kind = ProgressEvent::Kind::tool_progress;
-  event.stage = stage;
+  event.stage = to_string(stage);
   event.message = message;
   emit(event);
 }
 
-void PipelineRun::warn(const std::string& stage, const std::string& message) {
+void PipelineRun::warn(Stage stage, const std::string& message) {
   record(stage).warnings.push_back(message);
   say(stage, message, true);
 }
 
-void PipelineRun::note(const std::string& stage, const std::string& message) {
-  notes.push_back(stage + ": " + message);
+void PipelineRun::note(Stage stage, const std::string& message) {
+  notes.push_back(std::string(to_string(stage)) + ": " + message);
   say(stage, message, true);
+}
+
+void PipelineRun::note_about_run(const std::string& message) {
+  notes.push_back(std::string(kRunComponent) + ": " + message);
+  say_about_run(message, true);
 }
 
 void append_command(PipelineRun& run, const fs::path& cmd_file, const std::string& command) {
   const std::string existing = read_text(run.directory.path() / cmd_file);
   if (auto written = run.directory.write_text(cmd_file, existing + command + "\n"); !written) {
-    run.say("run", "could not write " + cmd_file.string() + ": " + written.error().describe(), true);
+    run.say_about_run("could not write " + cmd_file.string() + ": " + written.error().describe(), true);
   }
 }
 
-ToolCall profiler_call(const PipelineRun& run, const std::string& stage, std::vector<std::string> argv,
+ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::string> argv,
                        std::string shell_command, fs::path log_file, double timeout_s) {
   ToolCall call{stage, std::move(argv), std::move(shell_command)};
   call.environment = run.workload.environment;
-  // "nsys" / "ncu": lets a harness turn its own CUPTI profiler off (only one subscriber can attach).
-  call.environment["LLMPROF_PROFILER"] = stage;
+  // The stage's name, nsys or ncu: lets a harness turn its own CUPTI profiler off (only one subscriber can attach).
+  call.environment["LLMPROF_PROFILER"] = to_string(stage);
   call.log_file = std::move(log_file);
-  call.timeout = seconds_to_ms(timeout_s);
+  call.timeout = seconds_to_milliseconds(timeout_s);
   return call;
 }
 
@@ -77,7 +102,7 @@ std::optional<StageResult> run_profiler_call(PipelineRun& run, const ToolCall& c
   record.log_file = call.log_file.string();
   append_command(run, cmd_file, call.shell_command);
   auto finished = run_tool(run, call);
-  if (!finished) return StageResult::failed("could not start " + call.stage + ": " + finished.error().describe());
+  if (!finished) return StageResult::failed(std::string("could not start ") + to_string(call.stage) + ": " + finished.error().describe());
   outcome = finished.value();
   if (finished->interrupted || finished->timed_out) return outcome_problem(*finished, what, call.log_file.string());
   return std::nullopt;
@@ -96,11 +121,11 @@ Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call) {
     if (call.stdout_file.empty()) spec.on_stdout_line = call.on_line;
   }
   if (call.timeout.count() > 0) spec.timeout = call.timeout;
-  log_info(call.stage, "running: " + call.shell_command);
+  log_info(to_string(call.stage), "running: " + call.shell_command);
   auto outcome = run.runner.run(spec);
   if (outcome) {
     run.record(call.stage).exit_code = outcome->exited ? std::optional<int>(outcome->exit_code) : std::nullopt;
-    log_info(call.stage, "finished: " + outcome->describe());
+    log_info(to_string(call.stage), "finished: " + outcome->describe());
   }
   return outcome;
 }
@@ -118,22 +143,7 @@ StageResult outcome_problem(const ProcessOutcome& outcome, const std::string& wh
   return StageResult::failed(reason);
 }
 
-std::string read_text(const fs::path& file) { return read_file_text(file).value_or(std::string()); }
-
-std::string tail_lines(const fs::path& file, std::size_t count) {
-  std::istringstream text(read_text(file));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(text, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") != std::string::npos) lines.push_back(line);
-  }
-  if (lines.size() > count) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(count));
-  return join(lines, " | ");
-}
-
-std::chrono::milliseconds seconds_to_ms(double seconds) { return seconds_to_milliseconds(seconds); }
-
-void check_report_size(PipelineRun& run, const std::string& stage, const fs::path& report) {
+void check_report_size(PipelineRun& run, Stage stage, const fs::path& report) {
   std::error_code error;
   const auto bytes = fs::file_size(report, error);
   if (error) return;

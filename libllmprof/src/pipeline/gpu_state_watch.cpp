@@ -10,10 +10,10 @@ namespace llmprof::detail {
 namespace {
 
 // The stages that run the workload, when enabled (a disabled stage is skipped without touching the GPU).
-bool runs_on_gpu(const PipelineRun& run, const std::string& stage) {
+bool runs_on_gpu(const PipelineRun& run, Stage stage) {
   const auto& enabled = run.config.run;
-  return (stage == "stage1" && enabled.enable_stage1) || (stage == "nsys" && enabled.enable_nsys) ||
-         (stage == "ncu" && enabled.enable_ncu);
+  return (stage == Stage::workload && enabled.enable_stage1) || (stage == Stage::nsys && enabled.enable_nsys) ||
+         (stage == Stage::ncu && enabled.enable_ncu);
 }
 
 // The GPU the workload uses, when one is named: run.device_index, else a single-GPU CUDA_VISIBLE_DEVICES
@@ -30,10 +30,10 @@ std::vector<int> watched_gpus(const PipelineRun& run) {
 
 }  // namespace
 
-void record_gpu_state(PipelineRun& run, const std::string& stage, const std::string& moment) {
+void record_gpu_state(PipelineRun& run, Stage stage, const std::string& moment) {
   if (!run.config.run.record_gpu_state || run.gpu_state_unavailable || !runs_on_gpu(run, stage) || run.stopping())
     return;
-  auto snapshot = capture_gpu_state(run.runner, stage, moment, format_utc_iso8601(run.clock.wall_now()));
+  auto snapshot = capture_gpu_state(run.runner, to_string(stage), moment, format_utc_iso8601(run.clock.wall_now()));
   if (!snapshot.problem.empty() && snapshot.gpus.empty()) {
     run.gpu_state_unavailable = true;
     run.say(stage, snapshot.problem + "; going on without it");
@@ -42,7 +42,7 @@ void record_gpu_state(PipelineRun& run, const std::string& stage, const std::str
   for (const auto& warning : snapshot.warnings) run.warn(stage, warning);
   run.gpu_snapshots.push_back(std::move(snapshot));
   if (auto written = run.directory.write_json(RunLayout::gpu_state(), gpu_state_to_json(run.gpu_snapshots)); !written) {
-    log_warning(stage, "could not write gpu_state.json: " + written.error().describe());
+    log_warning(to_string(stage), "could not write gpu_state.json: " + written.error().describe());
   }
 }
 

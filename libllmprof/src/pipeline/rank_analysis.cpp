@@ -2,9 +2,9 @@
 #include "llmprof/rank_analysis.hpp"
 
 #include <algorithm>
-#include <fstream>
 
 #include "core/atomic_file.hpp"
+#include "llmprof/deep_profiler.hpp"
 #include "llmprof/run_layout.hpp"
 
 namespace llmprof {
@@ -12,30 +12,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path rank_directory(const fs::path& main, int rank) { return main / "ranks" / ("r" + std::to_string(rank)); }
+fs::path rank_directory(const fs::path& main, int rank) { return main / RunLayout::rank_directory(rank); }
 
-std::optional<double> rank_wall_s(const RunManifest& manifest, const std::string& stage, int rank) {
+std::optional<double> rank_wall_s(const RunManifest& manifest, Stage stage, int rank) {
   for (const auto& record : manifest.stages) {
-    if (record.name != stage) continue;
+    if (record.name != to_string(stage)) continue;
     for (const auto& rank_record : record.ranks) {
       if (rank_record.rank == rank && rank_record.status == StageStatus::ok) return rank_record.duration_s;
     }
   }
   return std::nullopt;
-}
-
-// The range a capture was gated on, from the last `--nvtx-capture=NAME[@DOMAIN]` of a rank's nsys/cmd.txt.
-std::string capture_gate_of(const fs::path& nsys_directory) {
-  std::ifstream in(nsys_directory / "cmd.txt");
-  std::string gate;
-  const std::string flag = "--nvtx-capture=";
-  for (std::string line; std::getline(in, line);) {
-    const auto at = line.rfind(flag);
-    if (at == std::string::npos) continue;
-    const auto end = line.find_first_of(" @'\"", at + flag.size());
-    gate = line.substr(at + flag.size(), end == std::string::npos ? std::string::npos : end - at - flag.size());
-  }
-  return gate;
 }
 
 }  // namespace
@@ -48,11 +34,12 @@ int world_size_of_run(const RunManifest& manifest) {
 
 bool is_ranked_run(const fs::path& main_directory) {
   std::error_code error;
-  return fs::is_directory(main_directory / "ranks", error);
+  return fs::is_directory(main_directory / RunLayout::ranks_directory(), error);
 }
 
 int primary_rank_of_run(const RunManifest& manifest) {
-  for (const char* stage : {"ncu", "nsys"}) {
+  for (const Stage profiled : {Stage::ncu, Stage::nsys}) {
+    const char* stage = to_string(profiled);  // the record's name, and the role of the ranks it profiled
     for (const auto& record : manifest.stages) {
       if (record.name != stage) continue;
       std::optional<int> lowest;
@@ -85,15 +72,14 @@ CrossRankAnalysis analyze_ranks_of_run(const fs::path& main_directory, const Run
     } else {
       timeline = std::move(read.value());
     }
-    timeline.stage1_wall_s = rank_wall_s(manifest, "stage1", rank);
-    timeline.nsys_wall_s = rank_wall_s(manifest, "nsys", rank);
+    timeline.stage1_wall_s = rank_wall_s(manifest, Stage::workload, rank);
+    timeline.nsys_wall_s = rank_wall_s(manifest, Stage::nsys, rank);
     timelines.push_back(std::move(timeline));
   }
   CrossRankOptions options;
   // A capture gated on `decode` holds no `prefill` to align on; the gate range's start is the next
   // common point (used only where the ranks have no collective kernel to align on).
-  options.fallback_align_range =
-      capture_gate_of(rank_directory(main_directory, primary_rank_of_run(manifest)) / RunLayout::nsys_directory());
+  options.fallback_align_range = capture_gate_of_run(main_directory, manifest).value_or("");
   return analyze_ranks(timelines, options);
 }
 

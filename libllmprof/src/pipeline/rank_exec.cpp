@@ -8,6 +8,7 @@
 #include "core/atomic_file.hpp"
 #include "llmprof/clock.hpp"
 #include "llmprof/rank_launch.hpp"
+#include "llmprof/run_layout.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "pipeline/rank_files.hpp"
 
@@ -64,7 +65,7 @@ int record_outcome(RankStatus& status, const ProcessOutcome& outcome, const Rank
     return 0;
   }
   status.outcome = "failed";
-  status.reason = "rank " + std::to_string(status.rank) + " " + (status.role == "bare" ? "workload" : status.role) +
+  status.reason = "rank " + std::to_string(status.rank) + " " + (status.role == detail::kBareRole ? "workload" : status.role) +
                   " " + outcome.describe() + " (see " + log + ")";
   return outcome.exited && outcome.exit_code != 0 ? outcome.exit_code : 1;
 }
@@ -73,9 +74,14 @@ int record_outcome(RankStatus& status, const ProcessOutcome& outcome, const Rank
 
 Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankIdentity& identity,
                                      ProcessRunner& runner) {
-  auto plan = detail::read_rank_plan(detail::rank_plan_path(request.main_directory, request.stage));
+  const std::optional<Stage> stage = parse_stage(request.stage);
+  if (!stage) {
+    return make_error(ErrorCode::invalid_argument, "--stage " + request.stage + " is no stage",
+                      "rank-exec is started by `deep-profile run --launcher ...` with stage1, nsys or ncu");
+  }
+  auto plan = detail::read_rank_plan(request.main_directory / RunLayout::rank_plan(*stage));
   if (!plan) return plan.error();
-  const fs::path relative = detail::rank_stage_directory(identity.rank, request.stage);
+  const fs::path relative = RunLayout::rank_stage_directory(identity.rank, *stage);
   const fs::path directory = request.main_directory / relative;
   std::error_code error;
   fs::create_directories(directory, error);
@@ -88,8 +94,8 @@ Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankI
   status.source = to_string(identity.source);
   status.evidence = identity.evidence;
   status.host = host_name();
-  const bool profiled = plan->role != "bare" && selected(request, identity.rank);
-  status.role = profiled ? plan->role : "bare";
+  const bool profiled = plan->role != detail::kBareRole && selected(request, identity.rank);
+  status.role = profiled ? plan->role : detail::kBareRole;
   SystemClock clock;
   status.started_utc = format_utc_iso8601(clock.wall_now());
 

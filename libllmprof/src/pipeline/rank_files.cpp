@@ -1,4 +1,5 @@
 // Stage plans and rank statuses <-> JSON (see rank_files.hpp).
+#include "core/file_text.hpp"
 #include "pipeline/rank_files.hpp"
 
 #include <boost/json.hpp>
@@ -43,7 +44,7 @@ std::string rank_plan_to_json(const RankPlan& plan) {
   json::object environment;
   for (const auto& [name, value] : plan.environment) environment[name] = value;
   return json::serialize(json::object{{"schema", kPlanSchema},
-                                      {"stage", plan.stage},
+                                      {"stage", to_string(plan.stage)},
                                       {"role", plan.role},
                                       {"profiler_argv", std::move(argv)},
                                       {"environment", std::move(environment)},
@@ -56,7 +57,13 @@ Result<RankPlan> read_rank_plan(const fs::path& file) {
   auto object = read_object(file, kPlanSchema, "stage plan");
   if (!object) return object.error();
   RankPlan plan;
-  plan.stage = string_at(*object, "stage");
+  const std::string stage = string_at(*object, "stage");
+  const std::optional<Stage> parsed = parse_stage(stage);
+  if (!parsed) {
+    return make_error(ErrorCode::parse_error, "the stage plan names no stage: \"" + stage + "\"",
+                      "it is written by deep-profile; re-run the stage", file.string());
+  }
+  plan.stage = *parsed;
   plan.role = string_at(*object, "role");
   plan.working_directory = string_at(*object, "working_directory");
   plan.timeout_key = string_at(*object, "timeout_key");
@@ -122,14 +129,6 @@ Result<RankStatus> read_rank_status(const fs::path& file) {
     status.duration_s = duration->to_number<double>();
   }
   return status;
-}
-
-fs::path rank_plan_path(const fs::path& main_directory, const std::string& stage) {
-  return main_directory / "ranks" / (stage + ".plan.json");
-}
-
-fs::path rank_stage_directory(int rank, const std::string& stage) {
-  return fs::path("ranks") / ("r" + std::to_string(rank)) / stage;
 }
 
 std::string substitute_rank(std::string text, int rank) {

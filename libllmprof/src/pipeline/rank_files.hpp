@@ -10,15 +10,18 @@
 #include <vector>
 
 #include "llmprof/result.hpp"
+#include "llmprof/stage.hpp"
 
 namespace llmprof::detail {
 
 // Stands for the rank number in a plan's paths; rank-exec replaces it with its own rank.
 inline constexpr const char* kRankToken = "@RANK@";
+// The role of a rank that runs the workload without a profiler (the others' role is their stage's name).
+inline constexpr const char* kBareRole = "bare";
 
 struct RankPlan {
-  std::string stage;                       // stage1 | nsys | ncu
-  std::string role = "bare";               // what a selected rank runs: nsys | ncu | bare
+  Stage stage = Stage::workload;           // workload (stage1), nsys or ncu
+  std::string role = kBareRole;            // what a selected rank runs: nsys | ncu | bare
   std::vector<std::string> profiler_argv;  // the profiler, up to (not including) CMD; empty for bare
   std::map<std::string, std::string> environment;
   std::filesystem::path working_directory;
@@ -49,9 +52,6 @@ struct RankStatus {
 std::string rank_status_to_json(const RankStatus& status);
 Result<RankStatus> read_rank_status(const std::filesystem::path& file);
 
-std::filesystem::path rank_plan_path(const std::filesystem::path& main_directory, const std::string& stage);
-// "ranks/r<rank>/<stage>" (relative to MAIN).
-std::filesystem::path rank_stage_directory(int rank, const std::string& stage);
 // Every occurrence of kRankToken replaced by `rank`.
 std::string substitute_rank(std::string text, int rank);
 

@@ -1,4 +1,6 @@
 // launch_ranks: one launcher call per stage, then every rank's status.json (see rank_stage_launch.hpp).
+#include "core/file_text.hpp"
+#include "core/duration.hpp"
 #include "pipeline/rank_stage_launch.hpp"
 
 #include <algorithm>
@@ -14,14 +16,14 @@ namespace {
 // first and the stage can say which rank hung.
 constexpr double kLauncherGraceS = 60;
 
-std::vector<std::string> launcher_argv(const PipelineRun& run, const std::string& stage,
+std::vector<std::string> launcher_argv(const PipelineRun& run, Stage stage,
                                        const std::optional<std::vector<int>>& ranks) {
   const RankLaunch& launch = *run.environment.rank_launch;
   std::vector<std::string> argv = launch.launcher.words;
   argv.push_back(run.environment.executable.string());
   RankExecRequest request;
   request.main_directory = fs::absolute(run.directory.path());
-  request.stage = stage;
+  request.stage = to_string(stage);
   request.ranks = ranks;
   const std::vector<std::string> rank_exec = rank_exec_arguments(request);
   argv.insert(argv.end(), rank_exec.begin(), rank_exec.end());
@@ -36,7 +38,7 @@ StageStatus stage_status_of(const RankStatus& status) {
   return StageStatus::failed;
 }
 
-RankRecord rank_record(const RankStatus& status, const std::string& stage) {
+RankRecord rank_record(const RankStatus& status, Stage stage) {
   RankRecord record;
   record.rank = status.rank;
   record.local_rank = status.local_rank;
@@ -46,18 +48,18 @@ RankRecord rank_record(const RankStatus& status, const std::string& stage) {
   record.reason = status.reason;
   record.exit_code = status.exit_code;
   record.duration_s = status.duration_s;
-  record.directory = rank_stage_directory(status.rank, stage).string();
+  record.directory = RunLayout::rank_stage_directory(status.rank, stage).string();
   return record;
 }
 
 // Reads ranks/r*/<stage>/status.json; the world size is what the ranks themselves reported.
-void collect_statuses(PipelineRun& run, const std::string& stage, LaunchedRanks& launched) {
+void collect_statuses(PipelineRun& run, Stage stage, LaunchedRanks& launched) {
   std::error_code error;
-  const fs::path ranks_root = run.directory.path() / "ranks";
+  const fs::path ranks_root = run.directory.path() / RunLayout::ranks_directory();
   for (const auto& entry : fs::directory_iterator(ranks_root, error)) {
     const std::string name = entry.path().filename().string();
     if (!entry.is_directory() || name.size() < 2 || name[0] != 'r') continue;
-    const fs::path file = entry.path() / stage / "status.json";
+    const fs::path file = entry.path() / to_string(stage) / "status.json";
     if (!fs::exists(file)) continue;
     auto status = read_rank_status(file);
     if (!status) {
@@ -110,20 +112,21 @@ std::optional<StageResult> worst_rank(const LaunchedRanks& launched, const Proce
 
 LaunchedRanks launch_ranks(PipelineRun& run, const RankPlan& plan, const std::optional<std::vector<int>>& ranks) {
   LaunchedRanks launched;
-  const std::string& stage = plan.stage;
-  if (auto written = run.directory.write_json(rank_plan_path("", stage), rank_plan_to_json(plan)); !written) {
+  const Stage stage = plan.stage;
+  if (auto written = run.directory.write_json(RunLayout::rank_plan(stage), rank_plan_to_json(plan)); !written) {
     launched.problem = StageResult::failed("could not write the stage plan: " + written.error().describe());
     return launched;
   }
   const std::vector<std::string> argv = launcher_argv(run, stage, ranks);
   ToolCall call{stage, argv, join_shell_command(argv)};
-  call.log_file = fs::path(stage) / "launcher.log";
-  if (plan.timeout_s > 0) call.timeout = seconds_to_ms(plan.timeout_s + kLauncherGraceS);
+  const fs::path folder = to_string(stage);  // MAIN/stage1, nsys or ncu, as in a run without a launcher
+  call.log_file = folder / "launcher.log";
+  if (plan.timeout_s > 0) call.timeout = seconds_to_milliseconds(plan.timeout_s + kLauncherGraceS);
   StageRecord& record = run.record(stage);
   record.command = call.shell_command;
-  record.cmd_file = stage + "/cmd.txt";
+  record.cmd_file = (folder / "cmd.txt").string();
   record.log_file = call.log_file.string();
-  append_command(run, fs::path(stage) / "cmd.txt", call.shell_command);
+  append_command(run, folder / "cmd.txt", call.shell_command);
   auto outcome = run_tool(run, call);
   if (!outcome) {
     launched.problem = StageResult::failed("could not start the launcher: " + outcome.error().describe(),
@@ -149,7 +152,7 @@ LaunchedRanks launch_ranks(PipelineRun& run, const RankPlan& plan, const std::op
   if (!launched.problem && outcome->timed_out) {
     launched.problem = StageResult::failed("the launcher ran past its timeout", StageProblemKind::timeout);
   }
-  log_info(stage,
+  log_info(to_string(stage),
            std::to_string(launched.statuses.size()) + " of " + std::to_string(launched.world_size) + " ranks reported");
   return launched;
 }

@@ -4,6 +4,7 @@
 // feeds select and the single-rank analysis; every rank feeds the cross-rank view.
 #include <algorithm>
 
+#include "core/file_text.hpp"
 #include "core/format.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/cross_rank.hpp"
@@ -13,6 +14,7 @@
 #include "llmprof/nsys_report_file.hpp"
 #include "llmprof/nsys_trace.hpp"
 #include "llmprof/rank_analysis.hpp"
+#include "core/duration.hpp"
 #include "pipeline/rank_stage_launch.hpp"
 
 namespace llmprof::detail {
@@ -25,17 +27,20 @@ const RankLaunch& launch_of(const PipelineRun& run) { return *run.environment.ra
 std::optional<std::vector<int>> nsys_ranks(const PipelineRun& run) { return launch_of(run).ranks; }
 std::vector<int> ncu_ranks(const PipelineRun& run) { return launch_of(run).ranks.value_or(std::vector<int>{0}); }
 
-std::string rank_path(int rank, const std::string& stage, const std::string& file) {
-  return (rank_stage_directory(rank, stage) / file).string();
+std::string rank_path(int rank, Stage stage, const std::string& file) {
+  return (RunLayout::rank_stage_directory(rank, stage) / file).string();
 }
 
-RankPlan base_plan(const PipelineRun& run, const std::string& stage, double timeout_s, const std::string& timeout_key) {
+// MAIN/ranks/r@RANK@/<stage>/<file>, absolute: rank-exec replaces the token with its rank.
+std::string absolute_rank_path(const PipelineRun& run, Stage stage, const std::string& file) {
+  return (fs::absolute(run.directory.path()) / RunLayout::rank_stage_directory(kRankToken, stage) / file).string();
+}
+
+RankPlan base_plan(const PipelineRun& run, Stage stage, double timeout_s, const std::string& timeout_key) {
   RankPlan plan;
   plan.stage = stage;
   plan.environment = run.workload.environment;
-  plan.environment["LLMPROF_METRICS_FILE"] =
-      (fs::absolute(run.directory.path()) / "ranks" / (std::string("r") + kRankToken) / stage / "metrics.json")
-          .string();
+  plan.environment["LLMPROF_METRICS_FILE"] = absolute_rank_path(run, stage, "metrics.json");
   plan.working_directory = run.workload.working_directory;
   plan.timeout_s = timeout_s;
   plan.timeout_key = timeout_key;
@@ -51,10 +56,6 @@ std::vector<std::string> profiler_prefix(const std::vector<std::string>& argv,
   return {argv.begin(), argv.end() - static_cast<std::ptrdiff_t>(workload.size())};
 }
 
-std::string absolute_rank_path(const PipelineRun& run, const std::string& stage, const std::string& file) {
-  return (fs::absolute(run.directory.path()) / "ranks" / (std::string("r") + kRankToken) / stage / file).string();
-}
-
 const RankStatus* status_of(const LaunchedRanks& launched, int rank) {
   for (const auto& status : launched.statuses) {
     if (status.rank == rank) return &status;
@@ -66,7 +67,7 @@ const RankStatus* status_of(const LaunchedRanks& launched, int rank) {
 std::vector<int> profiled_ranks(const LaunchedRanks& launched) {
   std::vector<int> ranks;
   for (const auto& status : launched.statuses) {
-    if (status.role != "bare") ranks.push_back(status.rank);
+    if (status.role != kBareRole) ranks.push_back(status.rank);
   }
   return ranks;
 }
@@ -88,21 +89,33 @@ void export_traces(PipelineRun& run, const NsysInfo& nsys, const fs::path& repor
   const fs::path prefix = fs::absolute(run.directory.path() / directory / "summary");
   const NsysCommand command =
       NsysCommand::stats(nsys.path, report, {kNsysNvtxTraceReport, kNsysGpuTraceReport}, prefix);
-  ToolCall call{"nsys", command.argv(), command.to_shell_string()};
+  ToolCall call{Stage::nsys, command.argv(), command.to_shell_string()};
   call.log_file = directory / "traces.log";
-  call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
+  call.timeout = seconds_to_milliseconds(run.config.nsys.postprocess_timeout_s);
   append_command(run, directory / "cmd.txt", call.shell_command);
   auto outcome = run_tool(run, call);
   if (!outcome || !outcome->succeeded()) {
-    run.warn("nsys", "the trace tables for the cross-rank view could not be exported (see " + call.log_file.string() +
+    run.warn(Stage::nsys, "the trace tables for the cross-rank view could not be exported (see " + call.log_file.string() +
                          "); straggler, skew and overlap will not be computed");
   }
+}
+
+// Every profiled rank captured with the configured gate (a rank whose gate never opened fails the stage, so
+// the gate opened wherever there is a report); the windows are the primary rank's.
+CaptureRecord ranked_capture_record(const PipelineRun& run) {
+  const NsysConfig& config = run.config.nsys;
+  CaptureRecord record;
+  record.gate = capture_gate_kind(config.capture_range);
+  if (record.gate == CaptureGateKind::nvtx) record.range = config.nvtx_capture;
+  record.gate_opened = record.gate != CaptureGateKind::none;
+  record.graph_trace = requested_graph_trace(config.extra_args) == "node" ? "node" : "graph";
+  return record;
 }
 
 // nsys stats of one rank's report; a StageResult naming the rank when the report is missing or unusable.
 std::optional<StageResult> post_process_nsys_rank(PipelineRun& run, const NsysInfo& nsys, const RankStatus& status,
                                                   const std::vector<std::string>& profile_argv, NsysOutput& output) {
-  const fs::path directory = rank_stage_directory(status.rank, "nsys");
+  const fs::path directory = RunLayout::rank_stage_directory(status.rank, Stage::nsys);
   ReportResolveRequest request;
   request.output_base = fs::absolute(run.directory.path() / directory / "profile");
   request.profiler_output = read_text(run.directory.path() / directory / "output.log");
@@ -110,26 +123,29 @@ std::optional<StageResult> post_process_nsys_rank(PipelineRun& run, const NsysIn
   outcome.exited = status.exit_code.has_value();
   outcome.exit_code = status.exit_code.value_or(-1);
   request.profile_outcome = outcome;
-  request.import_timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
+  request.import_timeout = seconds_to_milliseconds(run.config.nsys.postprocess_timeout_s);
   for (const auto& word : profile_argv) request.profile_argv.push_back(substitute_rank(word, status.rank));
   auto report = resolve_report(run.runner, nsys, request);
   if (!report)
     return StageResult::failed("rank " + std::to_string(status.rank) +
                                " left no nsys report: " + report.error().describe());
-  run.record("nsys").artifacts.push_back(fs::relative(report->report, fs::absolute(run.directory.path())).string());
+  run.record(Stage::nsys).artifacts.push_back(fs::relative(report->report, fs::absolute(run.directory.path())).string());
   NsysStats stats;
   if (auto exported = export_nsys_stats(run, nsys, report->report, directory, stats);
       exported.status != StageStatus::ok) {
     exported.reason = "rank " + std::to_string(status.rank) + ": " + exported.reason;
     return exported;
   }
-  if (status.rank == primary_rank_of(run)) output.stats = without_collectives(std::move(stats));
+  if (status.rank == primary_rank_of(run)) {
+    output.stats = without_collectives(std::move(stats));
+    output.capture->windows.push_back({fs::relative(report->report, fs::absolute(run.directory.path())).string()});
+  }
   export_traces(run, nsys, report->report, directory);
   // The timeline engine's input: the cross-rank view reads each rank's steps from it with any nsys
   // version, and measures them on the GPU (the `nsys stats` trace tables exist only from 2023.1).
   if (run.config.nsys.export_sqlite) {
     if (auto exported = export_nsys_sqlite(run, nsys, report->report, directory); exported.status != StageStatus::ok)
-      run.warn("nsys", "rank " + std::to_string(status.rank) + ": " + exported.reason +
+      run.warn(Stage::nsys, "rank " + std::to_string(status.rank) + ": " + exported.reason +
                            "; the cross-rank view falls back to the nsys stats tables");
   }
   return std::nullopt;
@@ -140,20 +156,20 @@ std::optional<StageResult> post_process_nsys_rank(PipelineRun& run, const NsysIn
 void write_cross_rank(PipelineRun& run) {
   std::vector<std::string> warnings;
   const CrossRankAnalysis analysis = analyze_ranks_of_run(run.directory.path(), run.directory.manifest(), warnings);
-  for (const auto& warning : warnings) run.warn("analyze", warning);
+  for (const auto& warning : warnings) run.warn(Stage::analyze, warning);
   if (auto written = write_cross_rank_files(analysis, run.directory.path()); !written) {
-    run.warn("analyze", written.error().describe());
+    run.warn(Stage::analyze, written.error().describe());
     return;
   }
-  StageRecord& record = run.record("analyze");
+  StageRecord& record = run.record(Stage::analyze);
   record.artifacts.push_back("analysis/ranks.csv");
   record.artifacts.push_back("analysis/ranks.md");
   if (analysis.straggler) {
-    run.say("analyze", "straggler: rank " + std::to_string(*analysis.straggler) + " (steps start " +
+    run.say(Stage::analyze, "straggler: rank " + std::to_string(*analysis.straggler) + " (steps start " +
                            detail::format_number(*analysis.straggler_lag_ms) +
                            " ms after the earliest rank's, after alignment)");
   } else if (analysis.latest_rank) {
-    run.say("analyze", "no straggler: the latest rank's steps start " + detail::format_number(*analysis.latest_lag_ms) +
+    run.say(Stage::analyze, "no straggler: the latest rank's steps start " + detail::format_number(*analysis.latest_lag_ms) +
                            " ms after the earliest's, under " + detail::format_fraction_percent(kStragglerStepShare) +
                            " of a step");
   }
@@ -163,46 +179,44 @@ void write_cross_rank(PipelineRun& run) {
 
 Staged<WorkloadOutput> run_ranked_workload_stage(PipelineRun& run) {
   if (!run.config.run.enable_stage1) return StageResult::skipped("disabled (run.enable_stage1 = false)");
-  const RankPlan plan = base_plan(run, "stage1", run.config.workload.timeout_s, "workload.timeout_s");
+  const RankPlan plan = base_plan(run, Stage::workload, run.config.workload.timeout_s, "workload.timeout_s");
   LaunchedRanks launched = launch_ranks(run, plan, std::nullopt);
   WorkloadOutput output;
   if (launched.problem) {
     output.failure = "the workload failed in stage1 (" + launched.problem->reason + ")";
     return {*launched.problem, std::move(output)};
   }
-  run.say("stage1", std::to_string(launched.world_size) + " ranks ran the workload bare");
-  const fs::path metrics = run.directory.path() / rank_path(primary_rank_of(run), "stage1", "metrics.json");
+  run.say(Stage::workload, std::to_string(launched.world_size) + " ranks ran the workload bare");
+  const fs::path metrics = run.directory.path() / rank_path(primary_rank_of(run), Stage::workload, "metrics.json");
   if (auto ranges = read_emitted_ranges(metrics); ranges) output.emitted_ranges = ranges.value();
   for (const auto& status : launched.statuses) {
-    const std::string file = rank_path(status.rank, "stage1", "metrics.json");
-    if (fs::exists(run.directory.path() / file)) run.record("stage1").artifacts.push_back(file);
+    const std::string file = rank_path(status.rank, Stage::workload, "metrics.json");
+    if (fs::exists(run.directory.path() / file)) run.record(Stage::workload).artifacts.push_back(file);
   }
   return {StageResult::ok(), std::move(output)};
 }
 
 Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload) {
   if (auto skip = nsys_stage_precondition(run, probe, workload)) return *skip;
-  const NsysCommand command = nsys_profile_command(run, probe.nsys, true, absolute_rank_path(run, "nsys", "profile"));
+  const NsysCommand command = nsys_profile_command(run, probe.nsys, true, absolute_rank_path(run, Stage::nsys, "profile"));
   std::vector<std::string> warnings;
   if (auto valid = command.validate(probe.nsys, &warnings); !valid)
     return StageResult::failed("invalid nsys options: " + valid.error().describe());
-  for (const auto& warning : warnings) run.warn("nsys", warning);
-  RankPlan plan = base_plan(run, "nsys", run.config.nsys.timeout_s, "nsys.timeout_s");
-  plan.role = "nsys";
+  for (const auto& warning : warnings) run.warn(Stage::nsys, warning);
+  RankPlan plan = base_plan(run, Stage::nsys, run.config.nsys.timeout_s, "nsys.timeout_s");
+  plan.role = to_string(Stage::nsys);
   plan.profiler_argv = profiler_prefix(command.argv(), run.workload.argv);
   LaunchedRanks launched = launch_ranks(run, plan, nsys_ranks(run));
   if (launched.problem) return *launched.problem;
   NsysOutput output;
-  if (run.config.nsys.capture_range == NsysCaptureRange::nvtx) {
-    output.gate = run.config.nsys.nvtx_capture.substr(0, run.config.nsys.nvtx_capture.find('@'));
-  }
+  output.capture = ranked_capture_record(run);
   for (int rank : profiled_ranks(launched)) {
     if (run.stopping()) return StageResult::interrupted("interrupted while post-processing the nsys reports");
     if (auto problem = post_process_nsys_rank(run, probe.nsys, *status_of(launched, rank), command.argv(), output)) {
       return {*problem, std::move(output)};
     }
   }
-  run.say("nsys", std::to_string(profiled_ranks(launched).size()) + " of " + std::to_string(launched.world_size) +
+  run.say(Stage::nsys, std::to_string(profiled_ranks(launched).size()) + " of " + std::to_string(launched.world_size) +
                       " ranks profiled");
   return {StageResult::ok(), std::move(output)};
 }
@@ -218,7 +232,7 @@ StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   }
   if (world > 1) {
     const std::vector<int> profiled = ncu_ranks(run);
-    run.warn("ncu", std::string(profiled.size() == 1 ? "rank " : "ranks ") + format_rank_list(profiled) +
+    run.warn(Stage::ncu, std::string(profiled.size() == 1 ? "rank " : "ranks ") + format_rank_list(profiled) +
                         (profiled.size() == 1 ? " takes" : " take") + " part in collectives with " +
                         std::to_string(world) +
                         " ranks: ncu replays one kernel at a time, so collective (NCCL) kernels are kept out of the "
@@ -226,20 +240,20 @@ StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
                         "each rank's ncu is bounded by ncu.timeout_s=" +
                         std::to_string(static_cast<int>(run.config.ncu.timeout_s)) + "s");
     if (!run.config.ncu.kernel_regex.empty())
-      run.warn("ncu", "ncu.kernel_regex is used as given: make sure it matches no NCCL kernel");
+      run.warn(Stage::ncu, "ncu.kernel_regex is used as given: make sure it matches no NCCL kernel");
   }
   const NcuInfo& ncu = inputs.probe.ncu;
   const NcuCommand command = ncu_profile_command(run, ncu, kernel_regex, inputs.select.launch_bound,
-                                                 absolute_rank_path(run, "ncu", "profile"));
+                                                 absolute_rank_path(run, Stage::ncu, "profile"));
   if (auto valid = command.validate(ncu); !valid)
     return StageResult::failed("invalid ncu options: " + valid.error().describe());
-  RankPlan plan = base_plan(run, "ncu", run.config.ncu.timeout_s, "ncu.timeout_s");
-  plan.role = "ncu";
+  RankPlan plan = base_plan(run, Stage::ncu, run.config.ncu.timeout_s, "ncu.timeout_s");
+  plan.role = to_string(Stage::ncu);
   plan.profiler_argv = profiler_prefix(command.argv(), run.workload.argv);
   LaunchedRanks launched = launch_ranks(run, plan, ncu_ranks(run));
   if (launched.problem) return *launched.problem;
   for (int rank : profiled_ranks(launched)) {
-    const fs::path directory = rank_stage_directory(rank, "ncu");
+    const fs::path directory = RunLayout::rank_stage_directory(rank, Stage::ncu);
     const NcuOutputDiagnosis diagnosis =
         diagnose_ncu_output(read_text(run.directory.path() / directory / "output.log"));
     if (auto error = ncu_output_error(diagnosis, kernel_regex.value_or(""))) {
@@ -251,7 +265,7 @@ StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
                                  (directory / "profile.ncu-rep").string() + "); see " +
                                  (directory / "output.log").string());
     }
-    run.record("ncu").artifacts.push_back((directory / "profile.ncu-rep").string());
+    run.record(Stage::ncu).artifacts.push_back((directory / "profile.ncu-rep").string());
     if (auto exported = export_ncu_raw_csv(run, ncu, fs::absolute(report), directory, "raw.csv");
         exported.status != StageStatus::ok) {
       exported.reason = "rank " + std::to_string(rank) + ": " + exported.reason;
@@ -265,7 +279,7 @@ Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutpu
   if (!run.config.run.enable_analyze) return StageResult::skipped("disabled (run.enable_analyze = false)");
   write_cross_rank(run);
   const int primary = primary_rank_of(run);
-  auto report = analyze_run_directory(run.directory.path() / "ranks" / ("r" + std::to_string(primary)),
+  auto report = analyze_run_directory(run.directory.path() / RunLayout::rank_directory(primary),
                                       analysis_options(run, nsys));
   if (!report)
     return StageResult::skipped("nothing to analyze on rank " + std::to_string(primary) + ": " +
@@ -273,7 +287,7 @@ Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutpu
   if (auto written = write_analysis(report.value(), run.directory.analysis_dir()); !written) {
     return StageResult::failed("could not write the analysis: " + written.error().describe());
   }
-  StageRecord& record = run.record("analyze");
+  StageRecord& record = run.record(Stage::analyze);
   for (const char* file : {"analysis/kernels.csv", "analysis/stages.csv", "analysis/report.json"})
     record.artifacts.push_back(file);
   record.warnings.push_back("single-rank figures are rank " + std::to_string(primary) + "'s");

@@ -1,5 +1,5 @@
 // What a run measured, read back from its directory, so that `deep-profile analyze MAIN` re-analyses
-// the run as it was profiled instead of with defaults (issue: a top-10 gated run re-analysed as top-5).
+// the run as it was profiled instead of with defaults (a top-10 gated run re-analysed with the default top-5 would measure something else).
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -13,29 +13,28 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The last `nsys profile` line of nsys/cmd.txt is the capture whose tables the analysis reads
-// (an ungated re-run after an empty gate comes after the gated one).
-// Under a launcher MAIN/nsys/cmd.txt holds the launcher's line and the primary rank's its nsys profile.
-std::string last_profile_command(const fs::path& main) {
-  fs::path commands = main / "nsys" / "cmd.txt";
-  if (is_ranked_run(main)) {
-    if (auto run = RunDirectory::open(main))
-      commands = main / "ranks" / ("r" + std::to_string(primary_rank_of_run(run->manifest()))) / "nsys" / "cmd.txt";
-  }
+// A run recorded before run.json's capture record: the last `nsys profile` line of its nsys/cmd.txt is the
+// capture whose tables the analysis reads (an ungated re-run after an empty gate comes after the gated
+// one); under a launcher, the primary rank's. The range of its --nvtx-capture when it has
+// --capture-range=nvtx, else nullopt.
+std::optional<std::string> gate_of_command_file(const fs::path& commands) {
   std::ifstream in(commands);
   std::string last;
   for (std::string line; std::getline(in, line);) {
     if (line.find(" profile ") != std::string::npos) last = line;
   }
-  return last;
-}
-
-bool has_argument(const std::string& command, const std::string& argument) {
-  std::istringstream words(command);
+  std::istringstream words(last);
+  bool nvtx = false;
+  std::optional<std::string> range;
+  const std::string flag = "--nvtx-capture=";
   for (std::string word; words >> word;) {
-    if (word == argument) return true;
+    if (word == "--capture-range=nvtx") nvtx = true;
+    if (word.rfind(flag, 0) == 0) {
+      const std::string expression = word.substr(flag.size());
+      range = expression.substr(0, expression.find_first_of("@'\""));
+    }
   }
-  return false;
+  return nvtx ? range : std::nullopt;
 }
 
 }  // namespace
@@ -70,14 +69,15 @@ Result<AnalysisOptions> analysis_options_of_run(const fs::path& main) {
     return error;
   }
   if (!config) return config.error();
-  std::optional<std::string> gate;
-  const std::string profile = last_profile_command(main);
-  const std::string capture = "--nvtx-capture=" + config->run.stage;
-  if (has_argument(profile, "--capture-range=nvtx") &&
-      (has_argument(profile, capture) || profile.find(capture + "@") != std::string::npos)) {
-    gate = config->run.stage;
-  }
-  return analysis_options_for(config.value(), gate);
+  auto manifest = read_manifest(main);
+  return analysis_options_for(config.value(), manifest ? capture_gate_of_run(main, *manifest) : std::nullopt);
+}
+
+std::optional<std::string> capture_gate_of_run(const fs::path& main, const RunManifest& manifest) {
+  if (manifest.capture) return manifest.capture->gated_range();
+  if (!is_ranked_run(main)) return gate_of_command_file(main / RunLayout::nsys_commands());
+  return gate_of_command_file(main / RunLayout::rank_directory(primary_rank_of_run(manifest)) /
+                              RunLayout::nsys_commands());
 }
 
 }  // namespace llmprof

@@ -5,7 +5,7 @@
 namespace llmprof::detail {
 namespace fs = std::filesystem;
 AnalysisOptions analysis_options(const PipelineRun& run, const NsysOutput& nsys) {
-  return analysis_options_for(run.config, nsys.gate);
+  return analysis_options_for(run.config, nsys.gate());
 }
 
 Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys) {
@@ -20,7 +20,7 @@ Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys
   if (auto written = write_analysis(report.value(), run.directory.analysis_dir()); !written) {
     return StageResult::failed("could not write the analysis: " + written.error().describe());
   }
-  StageRecord& record = run.record("analyze");
+  StageRecord& record = run.record(Stage::analyze);
   record.artifacts = {RunLayout::analysis_kernels().string(), RunLayout::analysis_stages().string(),
                       RunLayout::analysis_report().string()};
   for (const auto& warning : report->warnings) record.warnings.push_back(warning);

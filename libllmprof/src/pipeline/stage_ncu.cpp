@@ -9,6 +9,8 @@
 #include "llmprof/ncu_metrics.hpp"
 #include "llmprof/ncu_progress.hpp"
 #include "llmprof/shell_quote.hpp"
+#include "core/file_text.hpp"
+#include "core/duration.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 
 #include <algorithm>
@@ -19,7 +21,7 @@ namespace llmprof::detail {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kStage = "ncu";
+constexpr Stage kStage = Stage::ncu;
 
 NcuPassFilter selection_filter(const SelectOutput& select, bool filtered) {
   NcuPassFilter filter;
@@ -82,7 +84,7 @@ void report_line(PipelineRun& run, const std::string& line, NcuPlanProgress* pla
   if (!progress) return;
   ProgressEvent event;
   event.kind = ProgressEvent::Kind::tool_progress;
-  event.stage = kStage;
+  event.stage = to_string(kStage);
   event.message = line;
   if (plan && progress->passes > 0) event.plan_progress = plan->finished_launch(run.clock.now());
   event.kernel_name = progress->kernel_name;
@@ -108,7 +110,7 @@ NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilte
   call.on_line = [&run, plan](const std::string& line) { report_line(run, line, plan); };
   for (const auto& include : run.config.ncu.nvtx_include) attempt.filters += "--nvtx-include " + include + " ";
   if (filter.kernel_regex) attempt.filters += "--kernel-name " + *filter.kernel_regex;
-  attempt.problem = run_profiler_call(run, call, RunLayout::ncu_commands(), "ncu", attempt.outcome);
+  attempt.problem = run_profiler_call(run, call, RunLayout::ncu_commands(), to_string(kStage), attempt.outcome);
   if (attempt.problem) return attempt;
   attempt.diagnosis = diagnose_ncu_output(read_text(run.directory.path() / call.log_file));
   warn_about_cupti_conflict(run, kStage, call.log_file);
@@ -137,7 +139,7 @@ StageResult export_ncu_raw_csv(PipelineRun& run, const NcuInfo& ncu, const fs::p
   ToolCall call{kStage, command.argv(), command.to_shell_string() + " > " + csv_name};
   call.log_file = directory / RunLayout::ncu_import_log().filename();
   call.stdout_file = csv.string() + ".partial";
-  call.timeout = seconds_to_ms(run.config.ncu.postprocess_timeout_s);
+  call.timeout = seconds_to_milliseconds(run.config.ncu.postprocess_timeout_s);
   append_command(run, directory / RunLayout::ncu_commands().filename(), call.shell_command);
   auto outcome = run_tool(run, call);
   const fs::path partial = run.directory.path() / call.stdout_file;
@@ -315,7 +317,7 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   }
   if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
   if (!attempt.outcome->succeeded())
-    return outcome_problem(*attempt.outcome, "ncu", run.record(kStage).log_file.value_or(""));
+    return outcome_problem(*attempt.outcome, to_string(kStage), run.record(kStage).log_file.value_or(""));
   const fs::path report = run.directory.layout().resolve(RunLayout::ncu_report());
   if (!fs::exists(report)) {
     return StageResult::failed("ncu finished but wrote no " + RunLayout::ncu_report().string() + "; see " +

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/file_text.hpp"
 #include "core/atomic_file.hpp"
 #include "core/format.hpp"
 #include "core/json_fields.hpp"
@@ -20,7 +21,7 @@ namespace llmprof::detail {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kStage = "ncu";
+constexpr Stage kStage = Stage::ncu;
 constexpr const char* kLaunchCostFile = "ncu-launch-cost.json";
 
 fs::path launch_cost_file(const PipelineRun& run) { return run.directory.path().parent_path() / kLaunchCostFile; }
@@ -124,7 +125,7 @@ std::optional<StageResult> run_first_pass(PipelineRun& run, const NcuInputs& inp
   }
   if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
   if (!attempt.outcome->succeeded())
-    return outcome_problem(*attempt.outcome, "ncu", run.record(kStage).log_file.value_or(""));
+    return outcome_problem(*attempt.outcome, to_string(kStage), run.record(kStage).log_file.value_or(""));
   const fs::path report = run.directory.layout().resolve(RunLayout::ncu_report());
   if (!fs::exists(report))
     return StageResult::failed("ncu finished but wrote no " + RunLayout::ncu_report().string() + "; see " +
@@ -236,7 +237,7 @@ NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
     std::tie(options.seconds_per_launch, options.seconds_per_launch_source) = *measured;
   // One replay of the workload per pass: the bare run's wall time, plus what ncu spends intercepting each
   // launch it does not profile (measured on the H100, see config/deep-profile.toml).
-  const double bare_s = run.directory.stage("stage1").duration_s;
+  const double bare_s = run.directory.stage(Stage::workload).duration_s;
   if (config.seconds_per_pass > 0) {
     options.seconds_per_pass = std::max(config.seconds_per_pass, bare_s);
     options.seconds_per_pass_source = "ncu.seconds_per_pass";

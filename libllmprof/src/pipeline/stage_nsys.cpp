@@ -2,18 +2,21 @@
 // resolved (a .qdstrm imported when needed), `nsys stats` CSVs, and the optional SQLite export.
 #include <algorithm>
 
+#include "llmprof/capture_record.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/nsys_command.hpp"
 #include "llmprof/nsys_report_file.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/shell_quote.hpp"
+#include "core/file_text.hpp"
+#include "core/duration.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kStage = "nsys";
+constexpr Stage kStage = Stage::nsys;
 
 }  // namespace
 
@@ -38,6 +41,18 @@ NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, b
   options.extra_args.insert(options.extra_args.end(), added_arguments.begin(), added_arguments.end());
   options.application = run.workload.argv;
   return NsysCommand::profile(std::move(options));
+}
+
+CaptureGateKind capture_gate_kind(NsysCaptureRange range) {
+  switch (range) {
+    case NsysCaptureRange::none:
+      return CaptureGateKind::none;
+    case NsysCaptureRange::nvtx:
+      return CaptureGateKind::nvtx;
+    case NsysCaptureRange::cuda_profiler_api:
+      return CaptureGateKind::cuda_profiler_api;
+  }
+  return CaptureGateKind::none;
 }
 
 namespace {
@@ -65,6 +80,7 @@ CaptureTarget first_capture(const std::string& log_name) {
 
 struct Capture {
   bool gated = false;
+  bool gate_never_opened = false;  // nsys's output says the gate never opened (capture_gate_never_opened)
   std::optional<ProcessOutcome> outcome;
   Result<ResolvedReport> report = make_error(ErrorCode::no_report, "nsys profile did not run");
   std::optional<StageResult> problem;  // the profile could not run, was interrupted or timed out
@@ -100,22 +116,37 @@ Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const Captur
              "and exited 143; that is how this setting works, not a workload failure");
     request.profile_outcome->exit_code = 0;
   }
-  request.import_timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
+  request.import_timeout = seconds_to_milliseconds(run.config.nsys.postprocess_timeout_s);
   request.profile_argv = command.argv();
   request.on_import = [&run](const std::vector<std::string>& argv) {
     append_command(run, RunLayout::nsys_commands(), join_shell_command(argv));
     run.say(kStage, "nsys left only a .qdstrm; importing it: " + join_shell_command(argv));
   };
   result.report = resolve_report(run.runner, nsys, request);
+  result.gate_never_opened =
+      !result.report && gated && capture_gate_never_opened(request.profiler_output, request.profile_argv);
   return result;
 }
 
+// run.on_empty_gate acts on an NVTX gate only: a cudaProfilerApi range that never started is the workload's.
 bool gate_never_opened(const PipelineRun& run, const Capture& attempt) {
-  if (attempt.report || attempt.report.error().code != ErrorCode::no_report) return false;
-  if (run.config.nsys.capture_range != NsysCaptureRange::nvtx) return false;
-  const std::string& message = attempt.report.error().message;
-  return message.find("gate") != std::string::npos || message.find("never opened") != std::string::npos ||
-         message.find("No reports were generated") != std::string::npos;
+  return attempt.gate_never_opened && run.config.nsys.capture_range == NsysCaptureRange::nvtx;
+}
+
+// The record of the capture the stage continues with (`attempt`): gated as configured, or the ungated re-run.
+CaptureRecord capture_record(const PipelineRun& run, const Capture& attempt, bool ungated_rerun) {
+  const NsysConfig& config = run.config.nsys;
+  CaptureRecord record;
+  record.gate = capture_gate_kind(config.capture_range);
+  if (record.gate == CaptureGateKind::nvtx) record.range = config.nvtx_capture;
+  record.gate_opened = attempt.gated && record.gate != CaptureGateKind::none && attempt.report.has_value();
+  record.ungated_rerun = ungated_rerun;
+  if (attempt.report) {
+    record.windows.push_back(
+        {fs::relative(attempt.report->report, fs::absolute(run.directory.path())).string()});
+  }
+  record.graph_trace = requested_graph_trace(config.extra_args) == "node" ? "node" : "graph";
+  return record;
 }
 
 // The range names the workload emitted: stage-1 metrics, else those it wrote under nsys.
@@ -185,7 +216,7 @@ StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const fs::
   const NsysCommand command = NsysCommand::stats(nsys.path, report, reports, prefix, run.config.nsys.stats_extra_args);
   ToolCall call{kStage, command.argv(), command.to_shell_string()};
   call.log_file = directory / RunLayout::nsys_stats_log().filename();
-  call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
+  call.timeout = seconds_to_milliseconds(run.config.nsys.postprocess_timeout_s);
   call.on_line = [&run](const std::string& line) {
     if (line.rfind("Processing", 0) == 0) run.tool_progress(kStage, line);
   };
@@ -211,7 +242,7 @@ StageResult export_nsys_sqlite(PipelineRun& run, const NsysInfo& nsys, const fs:
       NsysCommand::export_sqlite(nsys.path, report, fs::absolute(run.directory.path() / sqlite));
   ToolCall call{kStage, command.argv(), command.to_shell_string()};
   call.log_file = directory / RunLayout::nsys_export_log().filename();
-  call.timeout = seconds_to_ms(run.config.nsys.postprocess_timeout_s);
+  call.timeout = seconds_to_milliseconds(run.config.nsys.postprocess_timeout_s);
   append_command(run, directory / RunLayout::nsys_commands().filename(), call.shell_command);
   auto outcome = run_tool(run, call);
   if (!outcome) return StageResult::failed("could not start nsys export: " + outcome.error().describe());
@@ -307,6 +338,7 @@ StageResult run_graph_node_pass(PipelineRun& run, const NsysInfo& nsys, bool gat
   }
   output.stats = with_kernel_tables_of(std::move(*output.stats), node_stats);
   output.kernels_from_node_capture = true;
+  output.capture->node_capture_directory = RunLayout::nsys_node_directory().string();
   run.say(kStage, "kernel figures (kernel table, selection, ncu) come from the node-traced capture in " +
                       RunLayout::nsys_node_directory().string() +
                       "; stage times, GPU busy and the step chart from the first capture (node tracing slows "
@@ -325,14 +357,14 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
   const NsysInfo& nsys = probe.nsys;
   Capture attempt = capture(run, nsys, true, first_capture("profile.log"));
   if (attempt.problem) return *attempt.problem;
-  if (gate_never_opened(run, attempt)) {
+  const bool empty_gate = gate_never_opened(run, attempt);
+  if (empty_gate) {
+    output.capture = capture_record(run, attempt, false);
     if (auto stop = handle_empty_gate(run, nsys, workload, attempt, output)) return *stop;
   }
+  output.capture = capture_record(run, attempt, empty_gate);
   if (!attempt.report) return StageResult::failed(attempt.report.error().describe());
   const ResolvedReport& report = attempt.report.value();
-  if (attempt.gated && run.config.nsys.capture_range == NsysCaptureRange::nvtx) {
-    output.gate = run.config.nsys.nvtx_capture.substr(0, run.config.nsys.nvtx_capture.find('@'));
-  }
   for (const auto& note : report.notes) run.warn(kStage, note);
   StageRecord& record = run.record(kStage);
   record.artifacts.push_back(fs::relative(report.report, fs::absolute(run.directory.path())).string());
@@ -345,7 +377,7 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
     if (exported.status != StageStatus::ok) return exported;
   }
   if (auto why_not = node_pass_not_needed(run, output)) {
-    log_info(kStage, "no node-traced capture: " + *why_not);
+    log_info(to_string(kStage), "no node-traced capture: " + *why_not);
     return StageResult::ok();
   }
   if (run.stopping()) return StageResult::interrupted("interrupted before the node-traced capture");

@@ -45,7 +45,7 @@ std::string verdict_text(const ProbeVerdict& verdict, const NsysInfo& nsys, cons
 std::optional<std::string> check_free_space(PipelineRun& run) {
   auto available = available_disk_bytes(run.directory.path());
   if (!available) {
-    run.warn("probe", available.error().describe());
+    run.warn(Stage::probe, available.error().describe());
     return std::nullopt;
   }
   const double free_gb = static_cast<double>(available.value()) / 1e9;
@@ -55,7 +55,7 @@ std::optional<std::string> check_free_space(PipelineRun& run) {
     why << "only " << free_gb << " GB free on the file system of " << run.directory.path().parent_path().string()
         << ", below run.min_free_space_gb=" << run.config.run.min_free_space_gb
         << "; free some space, choose another run.runs_root, or lower run.min_free_space_gb";
-    run.warn("probe", why.str());
+    run.warn(Stage::probe, why.str());
     return why.str();
   }
   return std::nullopt;
@@ -70,16 +70,16 @@ Staged<ProbeOutput> run_probe_stage(PipelineRun& run) {
   probe.ncu = probe_ncu(run.runner, options);
   probe.nvidia_driver = detect_nvidia_driver();
   if (!probe.nvidia_driver.present) {
-    run.say("probe", "no NVIDIA GPU here (" + probe.nvidia_driver.evidence +
+    run.say(Stage::probe, "no NVIDIA GPU here (" + probe.nvidia_driver.evidence +
                          "): the timeline and NVTX stage table can run, kernel-level stages need an NVIDIA GPU");
   }
   if (run.stopping()) return {StageResult::interrupted("interrupted while probing the tools"), std::move(probe)};
-  StageRecord& record = run.record("probe");
+  StageRecord& record = run.record(Stage::probe);
   if (probe.ncu.found && !probe.ncu.sections_listing.empty()) {
     if (auto written = run.directory.write_text(RunLayout::ncu_sections(), probe.ncu.sections_listing); written) {
       record.artifacts.push_back(RunLayout::ncu_sections().string());
     } else {
-      run.warn("probe", written.error().describe());
+      run.warn(Stage::probe, written.error().describe());
     }
   }
   const EnvironmentRecord environment = collect_environment(run.runner, probe_to_json(probe.nsys, probe.ncu));
@@ -91,7 +91,7 @@ Staged<ProbeOutput> run_probe_stage(PipelineRun& run) {
   const std::string text = verdict_text(verdict, probe.nsys, probe.ncu);
   if (auto written = run.directory.write_text(RunLayout::probe_log(), text); written)
     record.log_file = RunLayout::probe_log().string();
-  run.say("probe", std::string("readiness: ") + to_string(verdict.readiness) +
+  run.say(Stage::probe, std::string("readiness: ") + to_string(verdict.readiness) +
                        (verdict.reasons.empty() ? "" : " (" + verdict.reasons.front() + ")"));
   for (const auto& reason : verdict.reasons) record.warnings.push_back(reason);
   probe.low_disk_space = check_free_space(run);

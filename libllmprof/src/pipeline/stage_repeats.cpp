@@ -65,19 +65,19 @@ void record_repeats(PipelineRun& run, const RepeatSamples& samples) {
   for (const auto& [quantity, values] : samples) {
     // A quantity some runs lacked (a metrics file missing once) would mix populations: leave it out.
     if (values.size() != runs) {
-      run.warn("stage1", quantity + " was measured in " + std::to_string(values.size()) + " of " +
+      run.warn(Stage::workload, quantity + " was measured in " + std::to_string(values.size()) + " of " +
                              std::to_string(runs) + " runs, so it is left out of the repeat statistics");
       continue;
     }
     auto summary = summarize_samples(values);
     if (!summary) {
-      run.warn("stage1", "no statistics for " + quantity + ": " + summary.error().describe());
+      run.warn(Stage::workload, "no statistics for " + quantity + ": " + summary.error().describe());
       continue;
     }
     quantities[quantity] = summary_json(values, summary.value());
-    if (runs > 1) run.say("stage1", describe(quantity, summary.value()));
+    if (runs > 1) run.say(Stage::workload, describe(quantity, summary.value()));
     if (runs > 1 && !summary->stable) {
-      run.warn("stage1", quantity + " is not stable over " + std::to_string(runs) + " runs (95% CI wider than +-" +
+      run.warn(Stage::workload, quantity + " is not stable over " + std::to_string(runs) + " runs (95% CI wider than +-" +
                              std::to_string(static_cast<int>(default_stable_spread * 100)) +
                              "% of the mean): compare such runs with care");
     }
@@ -88,9 +88,9 @@ void record_repeats(PipelineRun& run, const RepeatSamples& samples) {
                                         {"stable_spread", default_stable_spread},
                                         {"quantities", std::move(quantities)}};
   if (auto written = run.directory.write_json(RunLayout::stage1_repeats(), boost::json::serialize(document)); written) {
-    run.record("stage1").artifacts.push_back(RunLayout::stage1_repeats().string());
+    run.record(Stage::workload).artifacts.push_back(RunLayout::stage1_repeats().string());
   } else {
-    run.warn("stage1", written.error().describe());
+    run.warn(Stage::workload, written.error().describe());
   }
 }
 

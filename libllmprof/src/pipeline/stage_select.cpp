@@ -13,7 +13,7 @@ namespace llmprof::detail {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kStage = "select";
+constexpr Stage kStage = Stage::select;
 
 std::string selection_json(const KernelSelection& selection, std::int64_t launch_count) {
   boost::json::object document = kernel_selection_json(selection);
@@ -161,7 +161,7 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
   if (run.config.run.kernel_coverage > 0) request.coverage = run.config.run.kernel_coverage;
   request.max_kernels = static_cast<std::size_t>(std::max(run.config.run.max_kernels, 1));
   request.name_base = base.value();
-  request.capture_gated_on_stage = nsys.gate && *nsys.gate == run.config.run.stage;
+  request.capture_gated_on_stage = nsys.gate() == run.config.run.stage;
   auto selection = select_top_kernels(nsys.stats.value(), request);
   if (!selection) return StageResult::failed(selection.error().describe());
   const std::int64_t launches = launch_bound(run, selection.value());

@@ -2,6 +2,8 @@
 // JSON, and the repeats' statistics (stage1/repeats.json).
 #include "llmprof/logging.hpp"
 #include "llmprof/shell_quote.hpp"
+#include "core/file_text.hpp"
+#include "core/duration.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
@@ -45,14 +47,14 @@ void read_metrics(PipelineRun& run, const fs::path& metrics_file, WorkloadOutput
   auto ranges = read_emitted_ranges(metrics_file);
   if (ranges) {
     output.emitted_ranges = ranges.value();
-    run.record("stage1").artifacts.push_back(RunLayout::stage1_metrics().string());
+    run.record(Stage::workload).artifacts.push_back(RunLayout::stage1_metrics().string());
     return;
   }
   const std::string why = ranges.error().message;  // names the file
   if (run.workload.is_bundled_example)
-    run.warn("stage1", why);
+    run.warn(Stage::workload, why);
   else
-    log_info("stage1", why + "; fine for a workload that does not write llmprof metrics");
+    log_info(to_string(Stage::workload), why + "; fine for a workload that does not write llmprof metrics");
 }
 
 // One bare run of the workload into `directory` (relative to MAIN): its logs and metrics file.
@@ -78,17 +80,17 @@ Result<WorkloadRun> run_workload_once(PipelineRun& run, const fs::path& director
   spec.working_directory = run.workload.working_directory;
   spec.stdout_file = layout.resolve(first ? RunLayout::stage1_stdout() : directory / "stdout.log");
   spec.stderr_file = result.stderr_file;
-  spec.timeout = seconds_to_ms(run.config.workload.timeout_s);
+  spec.timeout = seconds_to_milliseconds(run.config.workload.timeout_s);
   const std::string command = workload_shell_command(run.workload, environment);
   if (first) {
-    StageRecord& record = run.record("stage1");
+    StageRecord& record = run.record(Stage::workload);
     record.command = command;
     record.cmd_file = RunLayout::stage1_commands().string();
     record.log_file = RunLayout::stage1_stderr().string();
     record.artifacts = {RunLayout::stage1_stdout().string(), RunLayout::stage1_stderr().string()};
   }
   append_command(run, RunLayout::stage1_commands(), command);
-  log_info("stage1", "running: " + command);
+  log_info(to_string(Stage::workload), "running: " + command);
   auto outcome = run.runner.run(spec);
   if (!outcome) return outcome.error();
   result.outcome = outcome.value();
@@ -109,21 +111,21 @@ StageResult workload_stage(PipelineRun& run, WorkloadOutput& output) {
       return StageResult::failed("could not start the workload: " + ran.error().describe());
     }
     const ProcessOutcome& outcome = ran->outcome;
-    if (index == 1 && outcome.exited) run.record("stage1").exit_code = outcome.exit_code;
-    run.say("stage1",
+    if (index == 1 && outcome.exited) run.record(Stage::workload).exit_code = outcome.exit_code;
+    run.say(Stage::workload,
             (repeats > 1 ? "repeat " + std::to_string(index) + "/" + std::to_string(repeats) + ": " : std::string()) +
                 "workload " + outcome.describe());
     if (!outcome.surviving_descendants.empty()) {
       std::string list;
       for (const auto& process : outcome.surviving_descendants) list += (list.empty() ? "" : ", ") + process;
-      run.warn("stage1", "the workload exited but left " + std::to_string(outcome.surviving_descendants.size()) +
+      run.warn(Stage::workload, "the workload exited but left " + std::to_string(outcome.surviving_descendants.size()) +
                              " process(es) running: " + list +
                              "; they may skew the profiled runs (kill them, or make the "
                              "workload wait for its children)");
     }
     if (!outcome.succeeded()) {
       if (index > 1)
-        run.warn("stage1", "repeat " + std::to_string(index) + " failed; its logs are in " + directory.string());
+        run.warn(Stage::workload, "repeat " + std::to_string(index) + " failed; its logs are in " + directory.string());
       return workload_problem(run, outcome, ran->stderr_file, output);
     }
     if (index == 1) read_metrics(run, ran->metrics_file, output);

@@ -14,12 +14,9 @@ bool finished(RunStatus status) {
   return status == RunStatus::ok || status == RunStatus::incomplete || status == RunStatus::failed;
 }
 
-std::optional<RunManifest> read_manifest(const fs::path& main) {
-  std::ifstream in(RunLayout(main).resolve(RunLayout::manifest()));
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto manifest = manifest_from_json(text.str());
+// run.json when it can be read (an unfinished or broken attempt counts as no run).
+std::optional<RunManifest> readable_manifest(const fs::path& main) {
+  auto manifest = read_manifest(main);
   if (!manifest) return std::nullopt;
   return manifest.value();
 }
@@ -38,7 +35,7 @@ Result<std::optional<RunManifest>> finished_run_or_clear(const fs::path& main, s
                       "wait for it to end (squeue lists its task), or stop it (scancel) and run this point again",
                       main.string());
   }
-  if (auto manifest = read_manifest(main); manifest && finished(manifest->status)) return manifest;
+  if (auto manifest = readable_manifest(main); manifest && finished(manifest->status)) return manifest;
   fs::remove_all(main, error);
   if (error) {
     return make_error(ErrorCode::io_error,
@@ -109,7 +106,7 @@ Result<SweepPointResult> SweepPointJob::run() {
   }
   if (!summary) return summary.error();
   result.outcome = summary->outcome;
-  auto manifest = read_manifest(result.main_directory);
+  auto manifest = readable_manifest(result.main_directory);
   result.status = manifest ? manifest->status : RunStatus::failed;
   return result;
 }

@@ -1,20 +1,22 @@
 // What the workload's output under nsys/ncu says about the profiling itself: a CUPTI conflict with the
 // workload's own profiler, and nsys ending the workload when its capture range closed.
+#include "core/file_text.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
 
 // Recorded on the H100 (tests/data/cupti/): a workload that runs torch.profiler (Kineto) under nsys or ncu
 // prints this, its own profile silently drops from 18 to 2 events, and both tools still exit 0.
-void warn_about_cupti_conflict(PipelineRun& run, const std::string& stage, const std::filesystem::path& log_file) {
+void warn_about_cupti_conflict(PipelineRun& run, Stage stage, const std::filesystem::path& log_file) {
+  const std::string profiler = to_string(stage);  // nsys or ncu, as LLMPROF_PROFILER says
   const std::string text = read_text(run.directory.path() / log_file);
   if (text.find("CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED") == std::string::npos) return;
-  run.warn(stage, "the workload's own CUDA profiler (e.g. torch.profiler/Kineto) could not attach under " + stage +
+  run.warn(stage, "the workload's own CUDA profiler (e.g. torch.profiler/Kineto) could not attach under " + profiler +
                       ": it printed CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39) (see " + log_file.string() +
-                      "), so its own trace is missing CUDA activity while " + stage +
+                      "), so its own trace is missing CUDA activity while " + profiler +
                       "'s data is complete. Fix: turn the workload's profiler off under deep-profile; deep-profile "
                       "sets LLMPROF_PROFILER=" +
-                      stage +
+                      profiler +
                       " in its environment (none for the bare stage-1 run), "
                       "so a harness can check that itself");
 }

@@ -263,17 +263,15 @@ void read_manifest_parts(const RunManifest& manifest, const std::filesystem::pat
 Result<void> read_run_files(const RunLayout& layout, const std::filesystem::path& main_directory,
                             RunReportModel& model) {
   const auto run_path = layout.resolve(RunLayout::manifest());
-  if (auto run_text = read_text(run_path)) {
-    auto manifest = manifest_from_json(*run_text);
-    if (!manifest) {
-      Error error = manifest.error();
-      error.message = run_path.string() + ": " + error.message;
-      error.subject = run_path.string();
-      return error;
-    }
+  if (auto manifest = read_manifest(layout.main_directory())) {
     read_manifest_parts(*manifest, main_directory, model);
-  } else {
+  } else if (manifest.error().code == ErrorCode::not_found) {
     model.notes.push_back("run.json is absent: no workload, stage status or commands recorded");
+  } else {
+    Error error = manifest.error();
+    error.message = run_path.string() + ": " + error.message;
+    error.subject = run_path.string();
+    return error;
   }
 
   const auto env_path = layout.resolve(RunLayout::environment());

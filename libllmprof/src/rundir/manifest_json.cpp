@@ -115,6 +115,41 @@ using detail::json_string;
 using detail::JsonFieldError;
 using detail::required_field;
 
+json::object capture_to_object(const CaptureRecord& capture) {
+  json::array windows;
+  for (const auto& window : capture.windows) windows.emplace_back(json::object{{"report", window.report}});
+  return {{"gate", to_string(capture.gate)},
+          {"range", capture.range},
+          {"gate_opened", capture.gate_opened},
+          {"ungated_rerun", capture.ungated_rerun},
+          {"windows", std::move(windows)},
+          {"graph_trace", capture.graph_trace},
+          {"node_capture_directory",
+           capture.node_capture_directory ? json::value(*capture.node_capture_directory) : json::value(nullptr)}};
+}
+
+bool capture_flag(const json::object& object, std::string_view key) {
+  const auto* value = object.if_contains(key);
+  if (value == nullptr) return false;
+  if (!value->is_bool()) throw JsonFieldError{"capture." + std::string(key)};
+  return value->get_bool();
+}
+
+CaptureRecord capture_from_object(const json::object& object) {
+  CaptureRecord capture;
+  const auto gate = parse_capture_gate_kind(required_field(json_string(object, "gate", "capture.gate"), "capture.gate"));
+  if (!gate) throw JsonFieldError{"capture.gate"};
+  capture.gate = *gate;
+  capture.range = json_string(object, "range", "capture.range").value_or("");
+  capture.gate_opened = capture_flag(object, "gate_opened");
+  capture.ungated_rerun = capture_flag(object, "ungated_rerun");
+  for (const auto& window : detail::json_objects(object, "windows", "capture.windows"))
+    capture.windows.push_back({json_string(window, "report", "capture.windows.report").value_or("")});
+  capture.graph_trace = json_string(object, "graph_trace", "capture.graph_trace").value_or("graph");
+  capture.node_capture_directory = json_string(object, "node_capture_directory", "capture.node_capture_directory");
+  return capture;
+}
+
 // The original bytes of a field whose readable form was repaired (see workload_to_object).
 std::string decoded(const std::string& base64, const char* field) {
   auto bytes = detail::decode_base64(base64);
@@ -248,6 +283,10 @@ RunManifest manifest_from_object(const json::object& root) {
   manifest.files = detail::json_strings(root, "files", "files");
   for (const auto& object : detail::json_objects(root, "resumptions", "resumptions"))
     manifest.resumptions.push_back(resumption_from_object(object));
+  if (const auto* capture = root.if_contains("capture"); capture != nullptr && !capture->is_null()) {
+    if (!capture->is_object()) throw JsonFieldError{"capture"};
+    manifest.capture = capture_from_object(capture->get_object());
+  }
   return manifest;
 }
 
@@ -299,14 +338,15 @@ std::string manifest_to_json(const RunManifest& manifest) {
                              {"stages", std::move(stages)},
                              {"total_bytes", manifest.total_bytes},
                              {"files", detail::json_array(manifest.files)}};
+  if (manifest.resumptions.empty() && !manifest.capture) return detail::pretty_json(root);
+  auto copy = root;
   if (!manifest.resumptions.empty()) {
     json::array resumptions;
     for (const auto& resumption : manifest.resumptions) resumptions.emplace_back(resumption_to_object(resumption));
-    auto copy = root;
     copy["resumptions"] = std::move(resumptions);
-    return detail::pretty_json(copy);
   }
-  return detail::pretty_json(root);
+  if (manifest.capture) copy["capture"] = capture_to_object(*manifest.capture);
+  return detail::pretty_json(copy);
 }
 
 Result<RunManifest> manifest_from_json(const std::string& json_text) {

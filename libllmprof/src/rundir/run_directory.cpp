@@ -187,10 +187,22 @@ Result<RunDirectory> RunDirectory::open(const fs::path& main_directory) {
   }
   RunDirectory run;
   run.path_ = main_directory;
-  const fs::path manifest_path = main_directory / RunLayout::manifest();
-  if (!fs::exists(manifest_path, error)) {
+  auto manifest = read_manifest(main_directory);
+  if (!manifest && manifest.error().code == ErrorCode::not_found) {
     run.manifest_.run_id = main_directory.filename().string();
     return run;
+  }
+  if (!manifest) return manifest.error();
+  run.manifest_ = std::move(manifest.value());
+  return run;
+}
+
+Result<RunManifest> read_manifest(const fs::path& main_directory) {
+  const fs::path manifest_path = main_directory / RunLayout::manifest();
+  std::error_code error;
+  if (!fs::exists(manifest_path, error)) {
+    return make_error(ErrorCode::not_found, main_directory.string() + " has no run.json",
+                      "pass the MAIN directory of a deep-profile run (runs/<run-id>)", manifest_path.string());
   }
   const std::optional<std::string> text = detail::read_file_text(manifest_path);
   if (!text) return detail::io_error_from_errno(errno, "could not read", manifest_path);
@@ -200,8 +212,7 @@ Result<RunDirectory> RunDirectory::open(const fs::path& main_directory) {
     failure.subject = manifest_path.string();
     return failure;
   }
-  run.manifest_ = std::move(manifest.value());
-  return run;
+  return manifest;
 }
 
 Result<RunDirectory> RunDirectory::open_to_resume(const fs::path& main_directory) {

@@ -1,0 +1,45 @@
+// CaptureRecord: what the nsys stage captured, in one typed record (run.json's "capture" object).
+//
+// The nsys stage writes it; select, analyze, `run --resume`, the cross-rank view and `deep-profile
+// analyze MAIN` read it instead of working the gate out again from the configuration or from cmd.txt.
+// A timeline gated on an NVTX range holds only that range, and the kernel selection reads it so; an
+// ungated re-run after an empty gate (run.on_empty_gate = rerun_ungated) holds the whole run, even though
+// the configuration still names the gate.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmprof {
+
+// What nsys was told to wait for before capturing (nsys.capture_range).
+enum class CaptureGateKind { none, nvtx, cuda_profiler_api };
+const char* to_string(CaptureGateKind kind) noexcept;  // "none", "nvtx", "cudaProfilerApi"
+std::optional<CaptureGateKind> parse_capture_gate_kind(std::string_view text) noexcept;
+
+// One captured window of the timeline and its report.
+struct CaptureWindow {
+  std::string report;  // relative to MAIN, e.g. "nsys/profile.nsys-rep"
+};
+
+struct CaptureRecord {
+  CaptureGateKind gate = CaptureGateKind::none;
+  std::string range;        // nvtx gate: the --nvtx-capture expression, "name" or "name@domain"
+  bool gate_opened = false;  // a gated capture whose gate opened (false for gate none)
+  // The gate never opened and run.on_empty_gate = rerun_ungated captured the whole run instead: the
+  // windows are that ungated capture's.
+  bool ungated_rerun = false;
+  std::vector<CaptureWindow> windows;  // one per captured window, in capture order
+  std::string graph_trace = "graph";   // how the (first) capture traced CUDA graphs: "graph" or "node"
+  // The second, node-traced capture (when the first recorded graph launches whole): its folder relative to
+  // MAIN, e.g. "nsys/node"; unset when none was taken.
+  std::optional<std::string> node_capture_directory;
+
+  // The NVTX range name (without @domain) the captured timeline is limited to: set only for an nvtx gate
+  // that opened; nullopt for an ungated capture, an ungated re-run, and a cudaProfilerApi gate.
+  std::optional<std::string> gated_range() const;
+};
+
+}  // namespace llmprof

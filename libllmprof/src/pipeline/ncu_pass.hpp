@@ -1,0 +1,80 @@
+// The ncu stage's passes: what one pass profiles (NcuPassFilter), what came of it (NcuAttempt), the
+// per-kernel plan's passes and progress, the follow-up passes, and the raw CSV they all feed.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "llmprof/kernel_name.hpp"
+#include "llmprof/ncu_command.hpp"
+#include "llmprof/ncu_diagnosis.hpp"
+#include "llmprof/ncu_plan.hpp"
+#include "pipeline/stage_interface.hpp"
+
+namespace llmprof::detail {
+
+// Pieces of the ncu stage that the ranked stages share. Directories are relative to MAIN.
+std::optional<StageResult> ncu_stage_precondition(const PipelineRun& run, const NcuInputs& inputs);
+NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
+                               const std::optional<std::string>& kernel_regex, std::optional<std::int64_t> launch_count,
+                               const std::filesystem::path& output,
+                               std::optional<std::int64_t> launch_skip = std::nullopt,
+                               std::optional<NcuFilterMode> filter_mode = std::nullopt,
+                               bool by_mangled_name = false);
+
+// What one ncu pass profiles: the selection's regex and bound (bounded plan), nothing (unfiltered), one
+// kernel a pass missed (follow-up passes), or one pass of the per-kernel plan (per launch configuration).
+struct NcuPassFilter {
+  std::optional<std::string> kernel_regex;
+  std::optional<std::int64_t> launch_count;
+  std::optional<std::int64_t> launch_skip;  // unset: ncu.launch_skip
+  std::optional<NcuFilterMode> filter_mode;
+  bool by_mangled_name = false;         // --kernel-name-base mangled instead of ncu.kernel_name_base
+  std::string output_name = "profile";  // ncu/<output_name>.ncu-rep
+};
+
+struct NcuAttempt {
+  std::optional<StageResult> problem;  // could not run, invalid, interrupted, timed out
+  NcuOutputDiagnosis diagnosis;
+  std::optional<ProcessOutcome> outcome;
+  std::string filters;
+};
+
+// Progress of the per-kernel plan across its passes: launches finished and the time to go.
+struct NcuPlanProgress {
+  std::int64_t planned = 0;
+  std::int64_t finished = 0;
+  double seconds_per_launch = 0;  // the plan's figure until launches have finished
+  std::chrono::steady_clock::time_point started;
+  std::string finished_launch(std::chrono::steady_clock::time_point now);  // "launch 3 of 40 planned, ETA 22 s"
+};
+
+NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter, const std::string& log_name,
+                        NcuPlanProgress* plan = nullptr);
+std::optional<StageResult> ncu_driver_skip(const NcuAttempt& attempt, const NcuInputs& inputs);
+// Appends the data rows of `extra` to `target` when both have the same header and units rows (same set,
+// sections and metrics); false leaves `target` untouched.
+bool append_ncu_raw_rows(const std::filesystem::path& target, const std::filesystem::path& extra);
+// One bounded pass per selected kernel with no row in raw.csv, merged into it (failures only warn).
+void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOutput& select);
+// ncu.plan = per-kernel with a plan and an ncu that has --filter-mode per-launch-config: the whole stage
+// by the plan; nullopt (after saying why) when the bounded plan has to run instead, with the planned
+// pass in `profiled_nothing` when ncu profiled no kernels (the bounded plan then retries unfiltered).
+std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs,
+                                           std::optional<NcuAttempt>& profiled_nothing);
+// The plan's options from the configuration, the bare run's wall time and a measured per-launch cost.
+// `recorded_launches`: kernel launches the nsys capture recorded (nullopt: unknown), for the pass estimate.
+NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
+                                std::optional<std::int64_t> recorded_launches);
+StageResult export_ncu_raw_csv(PipelineRun& run, const NcuInfo& ncu, const std::filesystem::path& report,
+                               const std::filesystem::path& directory, const std::string& csv_name);
+
+// The form a selection made from nsys's (demangled) kernel names is written in for ncu.kernel_name_base;
+// nullopt for mangled, which no nsys name can be turned into. The one place the config's
+// NcuKernelNameBase meets the selection's KernelNameBase.
+std::optional<KernelNameBase> selection_name_base(NcuKernelNameBase base);
+
+}  // namespace llmprof::detail

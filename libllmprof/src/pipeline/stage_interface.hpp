@@ -1,0 +1,191 @@
+// The stage interface of one DeepProfiler::run(): the context every stage shares (PipelineRun), what a
+// stage returns (StageResult, Staged) and hands to the later ones (ProbeOutput, WorkloadOutput, ...), and
+// the stage functions the stage table in deep_profiler.cpp calls.
+//
+// Data flow, as deep_profiler.cpp wires it:
+//   probe -> ProbeOutput            (nsys, ncu, low disk space)
+//   workload (stage1/) -> WorkloadOutput  (why the workload failed, the NVTX ranges it emitted)
+//   nsys(probe, workload) -> NsysOutput   (the stats tables, the gate, a halt of later profiling)
+//   select(nsys) -> SelectOutput    (the kernel regex, its launch bound, the selected kernels)
+//   ncu(probe, workload, nsys, select); analyze(nsys) -> AnalyzeOutput; report(analyze)
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "llmprof/capture_record.hpp"
+#include "llmprof/deep_profiler.hpp"
+#include "llmprof/gpu_state.hpp"
+#include "llmprof/ncu_plan.hpp"
+#include "llmprof/nsys_stats.hpp"
+#include "llmprof/stage.hpp"
+#include "llmprof/tool_probe.hpp"
+#include "pipeline/workload.hpp"
+
+namespace llmprof::detail {
+
+// Why a stage did not succeed; decides the run's outcome (and the CLI's exit code).
+enum class StageProblemKind { none, environment, failure, timeout, interrupted };
+
+// What a stage function returns; the orchestrator records it in run.json.
+struct StageResult {
+  StageStatus status = StageStatus::ok;
+  std::string reason;
+  StageProblemKind problem = StageProblemKind::none;
+
+  static StageResult ok() { return {}; }
+  static StageResult skipped(std::string why, StageProblemKind kind = StageProblemKind::none) {
+    return {StageStatus::skipped, std::move(why), kind};
+  }
+  static StageResult failed(std::string why, StageProblemKind kind = StageProblemKind::failure) {
+    return {StageStatus::failed, std::move(why), kind};
+  }
+  static StageResult interrupted(std::string why) {
+    return {StageStatus::interrupted, std::move(why), StageProblemKind::interrupted};
+  }
+};
+
+// What the stage-1 metrics JSON says about NVTX (only the fields the pipeline needs).
+struct EmittedRanges {
+  std::string domain;              // "" = default domain
+  std::vector<std::string> names;  // e.g. prefill, decode
+};
+
+// A stage's status with what it hands to the later stages (default-constructed when it had nothing
+// to hand on, e.g. when it was skipped).
+template <class Output>
+struct Staged {
+  Staged(StageResult result_) : result(std::move(result_)) {}  // NOLINT: a bare StageResult is an empty output
+  Staged(StageResult result_, Output output_) : result(std::move(result_)), output(std::move(output_)) {}
+  StageResult result;
+  Output output;
+};
+
+struct ProbeOutput {
+  NsysInfo nsys;
+  NcuInfo ncu;
+  NvidiaDriver nvidia_driver;                 // without one there are no CUDA kernels to select or profile
+  std::optional<std::string> low_disk_space;  // why profiling is refused, when it is
+};
+
+struct WorkloadOutput {
+  std::optional<std::string> failure;           // profiling the same workload again is pointless
+  std::optional<EmittedRanges> emitted_ranges;  // from stage-1 metrics
+};
+
+struct NsysOutput {
+  std::optional<NsysStats> stats;
+  std::optional<CaptureRecord> capture;       // what was captured; the stage table writes it into run.json
+  std::optional<std::string> halt_profiling;  // later profilers must not run (run.on_empty_gate = fail)
+  // Set when the timeline holds no CUDA kernel and the machine has no NVIDIA driver: why there is nothing
+  // to select (kernel-level stages need a GPU), for the select stage to say.
+  std::optional<std::string> no_kernels_without_gpu;
+  // The kernel tables of `stats` come from the second, node-traced capture (MAIN/nsys/node/).
+  bool kernels_from_node_capture = false;
+
+  // The NVTX range the captured timeline is limited to (CaptureRecord::gated_range), when it is.
+  std::optional<std::string> gate() const { return capture ? capture->gated_range() : std::nullopt; }
+};
+
+struct SelectOutput {
+  std::optional<std::string> kernel_regex;    // ncu --kernel-name, when there is a filter
+  std::optional<std::int64_t> launch_bound;   // ncu --launch-count for that filter
+  std::vector<std::string> selected_kernels;  // demangled names (empty for a user regex)
+  std::optional<NcuPlan> plan;                // ncu.plan = per-kernel: the launches to profile
+};
+
+struct AnalyzeOutput {
+  bool written = false;  // analysis/report.json exists for the report stage
+};
+
+// What each stage handed on to the later ones.
+struct StageOutputs {
+  ProbeOutput probe;
+  WorkloadOutput workload;
+  NsysOutput nsys;
+  SelectOutput select;
+  AnalyzeOutput analysis;
+};
+
+// What the ncu stage reads from the stages before it.
+struct NcuInputs {
+  const ProbeOutput& probe;
+  const WorkloadOutput& workload;
+  const NsysOutput& nsys;
+  const SelectOutput& select;
+};
+
+// The context of one run that every stage shares: configuration, tools to run processes and tell
+// time, the run directory, progress reporting. Nothing a stage computes for another lives here.
+struct PipelineRun {
+  PipelineRun(const DeepProfileConfig& config_, ProcessRunner& runner_, const Clock& clock_,
+              const ProgressCallback& progress_, const DeepProfilerEnvironment& environment_,
+              const std::atomic<bool>& stop_requested_, RunDirectory& directory_,
+              std::chrono::steady_clock::time_point started_)
+      : config(config_),
+        runner(runner_),
+        clock(clock_),
+        progress(progress_),
+        environment(environment_),
+        stop_requested(stop_requested_),
+        directory(directory_),
+        started(started_) {}
+
+  const DeepProfileConfig& config;
+  ProcessRunner& runner;
+  const Clock& clock;
+  const ProgressCallback& progress;
+  const DeepProfilerEnvironment& environment;
+  const std::atomic<bool>& stop_requested;
+  RunDirectory& directory;
+  std::chrono::steady_clock::time_point started;
+
+  ResolvedWorkload workload;                    // resolved before the first stage; the same for every stage
+  std::vector<GpuStateSnapshot> gpu_snapshots;  // MAIN/gpu_state.json, in capture order
+  bool gpu_state_unavailable = false;           // nvidia-smi missing or failing: said once, not asked again
+  std::vector<std::string> notes;               // end up in RunSummary::notes
+  std::optional<std::string> disk_full;         // a write of the run failed for want of space (its reason)
+
+  bool stopping() const { return stop_requested.load(); }
+  std::chrono::nanoseconds elapsed() const { return clock.now() - started; }
+  StageRecord& record(Stage stage) { return directory.stage(stage); }
+
+  // Progress helpers (also logged to deep-profile.log).
+  void say(Stage stage, const std::string& message, bool warning = false);
+  void tool_progress(Stage stage, const std::string& message);
+  void emit(ProgressEvent event) const;
+  // Adds a warning to the stage record and tells the user.
+  void warn(Stage stage, const std::string& message);
+  void note(Stage stage, const std::string& message);  // also into RunSummary::notes
+  // The same for what concerns the run as a whole rather than one stage (run.json, retention, resuming).
+  void say_about_run(const std::string& message, bool warning = false);
+  void note_about_run(const std::string& message);
+};
+
+// Runs the stages not in `kept` (a resumed run's stages before its resume point, whose outputs `outputs`
+// holds), then settles run.json's status: the end of every run, fresh or resumed.
+RunSummary finish_run(PipelineRun& run, StageOutputs& outputs, const std::set<Stage>& kept);
+
+// Stages (one file each). They fill their StageRecord (command, exit code, artifacts, warnings) and
+// return what the later stages read; they read nothing else from one another.
+Staged<ProbeOutput> run_probe_stage(PipelineRun& run);
+Staged<WorkloadOutput> run_workload_stage(PipelineRun& run);
+Staged<NsysOutput> run_nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload);
+Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys);
+StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs);
+Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys);
+StageResult run_report_stage(PipelineRun& run, const AnalyzeOutput& analysis);
+
+// The same stages under a launcher (rank_stages.cpp): every rank runs through `deep-profile rank-exec`
+// and writes only under MAIN/ranks/r<k>/; the lowest rank ncu profiles feeds select and analyze.
+Staged<WorkloadOutput> run_ranked_workload_stage(PipelineRun& run);
+Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload);
+StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs);
+Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutput& nsys);
+
+}  // namespace llmprof::detail

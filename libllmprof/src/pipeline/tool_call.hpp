@@ -1,0 +1,57 @@
+// Running a tool from a stage: the call (ToolCall), its record in run.json and cmd.txt, and what its
+// outcome means for the stage.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmprof/process.hpp"
+#include "llmprof/result.hpp"
+#include "pipeline/stage_interface.hpp"
+
+namespace llmprof::detail {
+
+// Runs one child, records "exit_code" and appends its command to `cmd_file` (relative to MAIN).
+struct ToolCall {
+  ToolCall(Stage stage_, std::vector<std::string> argv_, std::string shell_command_)
+      : stage(stage_), argv(std::move(argv_)), shell_command(std::move(shell_command_)) {}
+  Stage stage;
+  std::vector<std::string> argv;
+  std::string shell_command;  // for cmd.txt and run.json
+  std::map<std::string, std::string> environment;
+  std::filesystem::path log_file;     // relative to MAIN; stdout+stderr
+  std::filesystem::path stdout_file;  // relative to MAIN; when set, stdout goes here instead
+  std::chrono::milliseconds timeout{0};
+  std::function<void(const std::string&)> on_line;  // every output line (stdout and stderr)
+};
+Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call);
+// A profiler's call in stage `stage` (nsys, ncu): the workload's environment, output to `log_file`
+// (relative to MAIN), and a timeout of `timeout_s` seconds.
+ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::string> argv,
+                       std::string shell_command, std::filesystem::path log_file, double timeout_s);
+// Records the call in run.json and appends it to `cmd_file`, then runs it. The stage's result when the
+// tool could not start, was interrupted or timed out (`what` names it: "nsys profile"); else nullopt,
+// with `outcome` set.
+std::optional<StageResult> run_profiler_call(PipelineRun& run, const ToolCall& call,
+                                             const std::filesystem::path& cmd_file, const std::string& what,
+                                             std::optional<ProcessOutcome>& outcome);
+// Appends a command line to a cmd.txt (creating it); cmd.txt holds every command the stage ran.
+void append_command(PipelineRun& run, const std::filesystem::path& cmd_file, const std::string& command);
+
+// Warns (in the stage record, hence the report) when the workload's output in `log_file` (relative to
+// MAIN) shows its own CUPTI client lost to nsys/ncu (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED).
+void warn_about_cupti_conflict(PipelineRun& run, Stage stage, const std::filesystem::path& log_file);
+// nsys exit 143 because it ended the workload when the NVTX range closed (capture-range-end stop-shutdown).
+bool ended_by_capture_range(const PipelineRun& run, const ProcessOutcome& outcome);
+
+// StageResult for a process that did not succeed: interrupted, timeout or a failed exit.
+StageResult outcome_problem(const ProcessOutcome& outcome, const std::string& what, const std::string& log_file);
+// Warns when a report file is larger than run.report_size_cap_gb.
+void check_report_size(PipelineRun& run, Stage stage, const std::filesystem::path& report);
+
+}  // namespace llmprof::detail
