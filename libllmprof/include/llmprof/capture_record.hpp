@@ -26,7 +26,7 @@ struct CaptureWindow {
 
 struct CaptureRecord {
   CaptureGateKind gate = CaptureGateKind::none;
-  std::string range;        // nvtx gate: the --nvtx-capture expression, "name" or "name@domain"
+  std::string range;         // nvtx gate: the --nvtx-capture expression, "name" or "name@domain"
   bool gate_opened = false;  // a gated capture whose gate opened (false for gate none)
   // The gate never opened and run.on_empty_gate = rerun_ungated captured the whole run instead: the
   // windows are that ungated capture's.

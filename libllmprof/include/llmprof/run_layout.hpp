@@ -132,7 +132,9 @@ class RunLayout {
   // `rank` as text: a stage plan spells it as a token that rank-exec replaces with its own rank.
   static path rank_directory(std::string_view rank) { return ranks_directory() / ("r" + std::string(rank)); }
   static path rank_stage_directory(int rank, Stage stage) { return rank_directory(rank) / to_string(stage); }
-  static path rank_stage_directory(std::string_view rank, Stage stage) { return rank_directory(rank) / to_string(stage); }
+  static path rank_stage_directory(std::string_view rank, Stage stage) {
+    return rank_directory(rank) / to_string(stage);
+  }
   // The stage plan deep-profile writes once for every rank-exec of the stage.
   static path rank_plan(Stage stage) { return ranks_directory() / (std::string(to_string(stage)) + ".plan.json"); }
 

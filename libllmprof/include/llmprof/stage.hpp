@@ -15,8 +15,8 @@ namespace llmprof {
 enum class Stage { probe, workload, nsys, select, ncu, analyze, report };
 
 // Every stage, in the order a run runs them.
-inline constexpr std::array<Stage, 7> kStages = {Stage::probe,  Stage::workload, Stage::nsys,  Stage::select,
-                                                 Stage::ncu,    Stage::analyze,  Stage::report};
+inline constexpr std::array<Stage, 7> kStages = {Stage::probe, Stage::workload, Stage::nsys,  Stage::select,
+                                                 Stage::ncu,   Stage::analyze,  Stage::report};
 
 // The recorded name: probe, stage1, nsys, select, ncu, analyze, report.
 const char* to_string(Stage stage) noexcept;

@@ -231,8 +231,7 @@ StageProblemKind run_stages(PipelineRun& run, std::map<Stage, StageProblemKind>&
       result = StageResult::skipped("not run: the run was interrupted before this stage");
     } else {
       // The report renders run.json's status: give it the outcome of the stages before it.
-      if (entry.stage == Stage::report)
-        run.directory.manifest().status = run_status_for(outcome_for(worst), problems);
+      if (entry.stage == Stage::report) run.directory.manifest().status = run_status_for(outcome_for(worst), problems);
       start_stage(run, entry);
       detail::record_gpu_state(run, entry.stage, "before");
       result = entry.run(run, outputs);

@@ -143,7 +143,8 @@ std::size_t rehydrate(PipelineRun& run, StageOutputs& outputs, std::size_t from)
     // never worked out again from the configuration.
     const std::optional<CaptureRecord>& capture = run.directory.manifest().capture;
     if (!capture) {
-      run.say_about_run("run.json has no record of the nsys capture (a run recorded before it existed): resuming at nsys");
+      run.say_about_run(
+          "run.json has no record of the nsys capture (a run recorded before it existed): resuming at nsys");
       return index_of(Stage::nsys);
     }
     auto stats = load_nsys_stats(layout.resolve(RunLayout::nsys_stats_prefix()));
@@ -269,7 +270,7 @@ Result<RunSummary> DeepProfiler::resume(const fs::path& main) {
   resumption.attempts_directory = detail::set_aside_earlier_attempt(run, rerun).string();
   directory->manifest().resumptions.push_back(resumption);
   run.note_about_run("resuming from stage " + resumption.from_stage +
-                      "; the earlier files of the stages run again are in " + resumption.attempts_directory);
+                     "; the earlier files of the stages run again are in " + resumption.attempts_directory);
   RunSummary summary = detail::finish_run(run, outputs, kept);
   if (log_attached) remove_log_file();
   return summary;

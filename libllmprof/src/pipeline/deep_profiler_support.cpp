@@ -83,8 +83,8 @@ void append_command(PipelineRun& run, const fs::path& cmd_file, const std::strin
   }
 }
 
-ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::string> argv,
-                       std::string shell_command, fs::path log_file, double timeout_s) {
+ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::string> argv, std::string shell_command,
+                       fs::path log_file, double timeout_s) {
   ToolCall call{stage, std::move(argv), std::move(shell_command)};
   call.environment = run.workload.environment;
   // The stage's name, nsys or ncu: lets a harness turn its own CUPTI profiler off (only one subscriber can attach).
@@ -102,7 +102,9 @@ std::optional<StageResult> run_profiler_call(PipelineRun& run, const ToolCall& c
   record.log_file = call.log_file.string();
   append_command(run, cmd_file, call.shell_command);
   auto finished = run_tool(run, call);
-  if (!finished) return StageResult::failed(std::string("could not start ") + to_string(call.stage) + ": " + finished.error().describe());
+  if (!finished)
+    return StageResult::failed(std::string("could not start ") + to_string(call.stage) + ": " +
+                               finished.error().describe());
   outcome = finished.value();
   if (finished->interrupted || finished->timed_out) return outcome_problem(*finished, what, call.log_file.string());
   return std::nullopt;

@@ -22,8 +22,7 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
                                const std::optional<std::string>& kernel_regex, std::optional<std::int64_t> launch_count,
                                const std::filesystem::path& output,
                                std::optional<std::int64_t> launch_skip = std::nullopt,
-                               std::optional<NcuFilterMode> filter_mode = std::nullopt,
-                               bool by_mangled_name = false);
+                               std::optional<NcuFilterMode> filter_mode = std::nullopt, bool by_mangled_name = false);
 
 // What one ncu pass profiles: the selection's regex and bound (bounded plan), nothing (unfiltered), one
 // kernel a pass missed (follow-up passes), or one pass of the per-kernel plan (per launch configuration).

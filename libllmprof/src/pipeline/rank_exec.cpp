@@ -65,8 +65,9 @@ int record_outcome(RankStatus& status, const ProcessOutcome& outcome, const Rank
     return 0;
   }
   status.outcome = "failed";
-  status.reason = "rank " + std::to_string(status.rank) + " " + (status.role == detail::kBareRole ? "workload" : status.role) +
-                  " " + outcome.describe() + " (see " + log + ")";
+  status.reason = "rank " + std::to_string(status.rank) + " " +
+                  (status.role == detail::kBareRole ? "workload" : status.role) + " " + outcome.describe() + " (see " +
+                  log + ")";
   return outcome.exited && outcome.exit_code != 0 ? outcome.exit_code : 1;
 }
 

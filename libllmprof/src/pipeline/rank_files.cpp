@@ -1,6 +1,6 @@
 // Stage plans and rank statuses <-> JSON (see rank_files.hpp).
-#include "core/file_text.hpp"
 #include "pipeline/rank_files.hpp"
+#include "core/file_text.hpp"
 
 #include <boost/json.hpp>
 

@@ -1,7 +1,7 @@
 // launch_ranks: one launcher call per stage, then every rank's status.json (see rank_stage_launch.hpp).
-#include "core/file_text.hpp"
-#include "core/duration.hpp"
 #include "pipeline/rank_stage_launch.hpp"
+#include "core/duration.hpp"
+#include "core/file_text.hpp"
 
 #include <algorithm>
 

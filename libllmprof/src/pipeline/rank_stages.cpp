@@ -4,6 +4,7 @@
 // feeds select and the single-rank analysis; every rank feeds the cross-rank view.
 #include <algorithm>
 
+#include "core/duration.hpp"
 #include "core/file_text.hpp"
 #include "core/format.hpp"
 #include "llmprof/analysis.hpp"
@@ -14,7 +15,6 @@
 #include "llmprof/nsys_report_file.hpp"
 #include "llmprof/nsys_trace.hpp"
 #include "llmprof/rank_analysis.hpp"
-#include "core/duration.hpp"
 #include "pipeline/rank_stage_launch.hpp"
 
 namespace llmprof::detail {
@@ -95,8 +95,8 @@ void export_traces(PipelineRun& run, const NsysInfo& nsys, const fs::path& repor
   append_command(run, directory / "cmd.txt", call.shell_command);
   auto outcome = run_tool(run, call);
   if (!outcome || !outcome->succeeded()) {
-    run.warn(Stage::nsys, "the trace tables for the cross-rank view could not be exported (see " + call.log_file.string() +
-                         "); straggler, skew and overlap will not be computed");
+    run.warn(Stage::nsys, "the trace tables for the cross-rank view could not be exported (see " +
+                              call.log_file.string() + "); straggler, skew and overlap will not be computed");
   }
 }
 
@@ -129,7 +129,8 @@ std::optional<StageResult> post_process_nsys_rank(PipelineRun& run, const NsysIn
   if (!report)
     return StageResult::failed("rank " + std::to_string(status.rank) +
                                " left no nsys report: " + report.error().describe());
-  run.record(Stage::nsys).artifacts.push_back(fs::relative(report->report, fs::absolute(run.directory.path())).string());
+  run.record(Stage::nsys)
+      .artifacts.push_back(fs::relative(report->report, fs::absolute(run.directory.path())).string());
   NsysStats stats;
   if (auto exported = export_nsys_stats(run, nsys, report->report, directory, stats);
       exported.status != StageStatus::ok) {
@@ -146,7 +147,7 @@ std::optional<StageResult> post_process_nsys_rank(PipelineRun& run, const NsysIn
   if (run.config.nsys.export_sqlite) {
     if (auto exported = export_nsys_sqlite(run, nsys, report->report, directory); exported.status != StageStatus::ok)
       run.warn(Stage::nsys, "rank " + std::to_string(status.rank) + ": " + exported.reason +
-                           "; the cross-rank view falls back to the nsys stats tables");
+                                "; the cross-rank view falls back to the nsys stats tables");
   }
   return std::nullopt;
 }
@@ -166,12 +167,12 @@ void write_cross_rank(PipelineRun& run) {
   record.artifacts.push_back("analysis/ranks.md");
   if (analysis.straggler) {
     run.say(Stage::analyze, "straggler: rank " + std::to_string(*analysis.straggler) + " (steps start " +
-                           detail::format_number(*analysis.straggler_lag_ms) +
-                           " ms after the earliest rank's, after alignment)");
+                                detail::format_number(*analysis.straggler_lag_ms) +
+                                " ms after the earliest rank's, after alignment)");
   } else if (analysis.latest_rank) {
-    run.say(Stage::analyze, "no straggler: the latest rank's steps start " + detail::format_number(*analysis.latest_lag_ms) +
-                           " ms after the earliest's, under " + detail::format_fraction_percent(kStragglerStepShare) +
-                           " of a step");
+    run.say(Stage::analyze, "no straggler: the latest rank's steps start " +
+                                detail::format_number(*analysis.latest_lag_ms) + " ms after the earliest's, under " +
+                                detail::format_fraction_percent(kStragglerStepShare) + " of a step");
   }
 }
 
@@ -198,7 +199,8 @@ Staged<WorkloadOutput> run_ranked_workload_stage(PipelineRun& run) {
 
 Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload) {
   if (auto skip = nsys_stage_precondition(run, probe, workload)) return *skip;
-  const NsysCommand command = nsys_profile_command(run, probe.nsys, true, absolute_rank_path(run, Stage::nsys, "profile"));
+  const NsysCommand command =
+      nsys_profile_command(run, probe.nsys, true, absolute_rank_path(run, Stage::nsys, "profile"));
   std::vector<std::string> warnings;
   if (auto valid = command.validate(probe.nsys, &warnings); !valid)
     return StageResult::failed("invalid nsys options: " + valid.error().describe());
@@ -217,7 +219,7 @@ Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& pr
     }
   }
   run.say(Stage::nsys, std::to_string(profiled_ranks(launched).size()) + " of " + std::to_string(launched.world_size) +
-                      " ranks profiled");
+                           " ranks profiled");
   return {StageResult::ok(), std::move(output)};
 }
 
@@ -232,13 +234,13 @@ StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   }
   if (world > 1) {
     const std::vector<int> profiled = ncu_ranks(run);
-    run.warn(Stage::ncu, std::string(profiled.size() == 1 ? "rank " : "ranks ") + format_rank_list(profiled) +
-                        (profiled.size() == 1 ? " takes" : " take") + " part in collectives with " +
-                        std::to_string(world) +
-                        " ranks: ncu replays one kernel at a time, so collective (NCCL) kernels are kept out of the "
-                        "kernel filter and "
-                        "each rank's ncu is bounded by ncu.timeout_s=" +
-                        std::to_string(static_cast<int>(run.config.ncu.timeout_s)) + "s");
+    run.warn(Stage::ncu,
+             std::string(profiled.size() == 1 ? "rank " : "ranks ") + format_rank_list(profiled) +
+                 (profiled.size() == 1 ? " takes" : " take") + " part in collectives with " + std::to_string(world) +
+                 " ranks: ncu replays one kernel at a time, so collective (NCCL) kernels are kept out of the "
+                 "kernel filter and "
+                 "each rank's ncu is bounded by ncu.timeout_s=" +
+                 std::to_string(static_cast<int>(run.config.ncu.timeout_s)) + "s");
     if (!run.config.ncu.kernel_regex.empty())
       run.warn(Stage::ncu, "ncu.kernel_regex is used as given: make sure it matches no NCCL kernel");
   }
@@ -279,8 +281,8 @@ Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutpu
   if (!run.config.run.enable_analyze) return StageResult::skipped("disabled (run.enable_analyze = false)");
   write_cross_rank(run);
   const int primary = primary_rank_of(run);
-  auto report = analyze_run_directory(run.directory.path() / RunLayout::rank_directory(primary),
-                                      analysis_options(run, nsys));
+  auto report =
+      analyze_run_directory(run.directory.path() / RunLayout::rank_directory(primary), analysis_options(run, nsys));
   if (!report)
     return StageResult::skipped("nothing to analyze on rank " + std::to_string(primary) + ": " +
                                 report.error().describe());

@@ -1,5 +1,6 @@
 // What a run measured, read back from its directory, so that `deep-profile analyze MAIN` re-analyses
-// the run as it was profiled instead of with defaults (a top-10 gated run re-analysed with the default top-5 would measure something else).
+// the run as it was profiled instead of with defaults (a top-10 gated run re-analysed with the default top-5 would
+// measure something else).
 #include <algorithm>
 #include <fstream>
 #include <sstream>

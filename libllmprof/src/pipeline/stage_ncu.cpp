@@ -2,6 +2,8 @@
 // or bounded launches, then the raw page as CSV (MAIN/ncu/raw.csv). "No kernels were profiled" gets one bounded re-run
 // without the kernel filter; without a selection (nsys skipped or failed) ncu runs unfiltered and bounded from the
 // start.
+#include "core/duration.hpp"
+#include "core/file_text.hpp"
 #include "llmprof/kernel_name.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/ncu_command.hpp"
@@ -9,8 +11,6 @@
 #include "llmprof/ncu_metrics.hpp"
 #include "llmprof/ncu_progress.hpp"
 #include "llmprof/shell_quote.hpp"
-#include "core/file_text.hpp"
-#include "core/duration.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 
 #include <algorithm>

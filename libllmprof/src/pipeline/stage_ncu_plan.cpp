@@ -9,8 +9,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "core/file_text.hpp"
 #include "core/atomic_file.hpp"
+#include "core/file_text.hpp"
 #include "core/format.hpp"
 #include "core/json_fields.hpp"
 #include "core/text.hpp"

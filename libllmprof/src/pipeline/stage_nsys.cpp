@@ -2,14 +2,14 @@
 // resolved (a .qdstrm imported when needed), `nsys stats` CSVs, and the optional SQLite export.
 #include <algorithm>
 
+#include "core/duration.hpp"
+#include "core/file_text.hpp"
 #include "llmprof/capture_record.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/nsys_command.hpp"
 #include "llmprof/nsys_report_file.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/shell_quote.hpp"
-#include "core/file_text.hpp"
-#include "core/duration.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
@@ -142,8 +142,7 @@ CaptureRecord capture_record(const PipelineRun& run, const Capture& attempt, boo
   record.gate_opened = attempt.gated && record.gate != CaptureGateKind::none && attempt.report.has_value();
   record.ungated_rerun = ungated_rerun;
   if (attempt.report) {
-    record.windows.push_back(
-        {fs::relative(attempt.report->report, fs::absolute(run.directory.path())).string()});
+    record.windows.push_back({fs::relative(attempt.report->report, fs::absolute(run.directory.path())).string()});
   }
   record.graph_trace = requested_graph_trace(config.extra_args) == "node" ? "node" : "graph";
   return record;

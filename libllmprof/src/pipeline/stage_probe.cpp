@@ -71,7 +71,7 @@ Staged<ProbeOutput> run_probe_stage(PipelineRun& run) {
   probe.nvidia_driver = detect_nvidia_driver();
   if (!probe.nvidia_driver.present) {
     run.say(Stage::probe, "no NVIDIA GPU here (" + probe.nvidia_driver.evidence +
-                         "): the timeline and NVTX stage table can run, kernel-level stages need an NVIDIA GPU");
+                              "): the timeline and NVTX stage table can run, kernel-level stages need an NVIDIA GPU");
   }
   if (run.stopping()) return {StageResult::interrupted("interrupted while probing the tools"), std::move(probe)};
   StageRecord& record = run.record(Stage::probe);
@@ -92,7 +92,7 @@ Staged<ProbeOutput> run_probe_stage(PipelineRun& run) {
   if (auto written = run.directory.write_text(RunLayout::probe_log(), text); written)
     record.log_file = RunLayout::probe_log().string();
   run.say(Stage::probe, std::string("readiness: ") + to_string(verdict.readiness) +
-                       (verdict.reasons.empty() ? "" : " (" + verdict.reasons.front() + ")"));
+                            (verdict.reasons.empty() ? "" : " (" + verdict.reasons.front() + ")"));
   for (const auto& reason : verdict.reasons) record.warnings.push_back(reason);
   probe.low_disk_space = check_free_space(run);
   return {StageResult::ok(), std::move(probe)};

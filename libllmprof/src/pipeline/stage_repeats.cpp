@@ -66,7 +66,7 @@ void record_repeats(PipelineRun& run, const RepeatSamples& samples) {
     // A quantity some runs lacked (a metrics file missing once) would mix populations: leave it out.
     if (values.size() != runs) {
       run.warn(Stage::workload, quantity + " was measured in " + std::to_string(values.size()) + " of " +
-                             std::to_string(runs) + " runs, so it is left out of the repeat statistics");
+                                    std::to_string(runs) + " runs, so it is left out of the repeat statistics");
       continue;
     }
     auto summary = summarize_samples(values);
@@ -77,9 +77,10 @@ void record_repeats(PipelineRun& run, const RepeatSamples& samples) {
     quantities[quantity] = summary_json(values, summary.value());
     if (runs > 1) run.say(Stage::workload, describe(quantity, summary.value()));
     if (runs > 1 && !summary->stable) {
-      run.warn(Stage::workload, quantity + " is not stable over " + std::to_string(runs) + " runs (95% CI wider than +-" +
-                             std::to_string(static_cast<int>(default_stable_spread * 100)) +
-                             "% of the mean): compare such runs with care");
+      run.warn(Stage::workload, quantity + " is not stable over " + std::to_string(runs) +
+                                    " runs (95% CI wider than +-" +
+                                    std::to_string(static_cast<int>(default_stable_spread * 100)) +
+                                    "% of the mean): compare such runs with care");
     }
   }
   const boost::json::object document = {{"schema", "llmprof.repeats/1"},

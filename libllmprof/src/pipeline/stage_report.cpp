@@ -16,7 +16,7 @@ StageResult run_report_stage(PipelineRun& run, const AnalyzeOutput& analysis) {
   }
   run.record(Stage::report).artifacts = {RunLayout::report_markdown().string(), RunLayout::report_html().string()};
   run.say(Stage::report, "wrote " + run.directory.layout().resolve(RunLayout::report_markdown()).string() + " and " +
-                        RunLayout::report_html().string());
+                             RunLayout::report_html().string());
   return StageResult::ok();
 }
 

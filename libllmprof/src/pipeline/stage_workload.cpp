@@ -1,9 +1,9 @@
-// Stage "stage1": the workload bare (no profiler), run.repeats times: its output, wall time and metrics
-// JSON, and the repeats' statistics (stage1/repeats.json).
+// Stage workload (folder and run.json name: stage1): the workload bare (no profiler), run.repeats times:
+// its output, wall time and metrics JSON, and the repeats' statistics (stage1/repeats.json).
+#include "core/duration.hpp"
+#include "core/file_text.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/shell_quote.hpp"
-#include "core/file_text.hpp"
-#include "core/duration.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
@@ -119,9 +119,9 @@ StageResult workload_stage(PipelineRun& run, WorkloadOutput& output) {
       std::string list;
       for (const auto& process : outcome.surviving_descendants) list += (list.empty() ? "" : ", ") + process;
       run.warn(Stage::workload, "the workload exited but left " + std::to_string(outcome.surviving_descendants.size()) +
-                             " process(es) running: " + list +
-                             "; they may skew the profiled runs (kill them, or make the "
-                             "workload wait for its children)");
+                                    " process(es) running: " + list +
+                                    "; they may skew the profiled runs (kill them, or make the "
+                                    "workload wait for its children)");
     }
     if (!outcome.succeeded()) {
       if (index > 1)

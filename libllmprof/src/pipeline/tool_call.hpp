@@ -32,8 +32,8 @@ struct ToolCall {
 Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call);
 // A profiler's call in stage `stage` (nsys, ncu): the workload's environment, output to `log_file`
 // (relative to MAIN), and a timeout of `timeout_s` seconds.
-ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::string> argv,
-                       std::string shell_command, std::filesystem::path log_file, double timeout_s);
+ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::string> argv, std::string shell_command,
+                       std::filesystem::path log_file, double timeout_s);
 // Records the call in run.json and appends it to `cmd_file`, then runs it. The stage's result when the
 // tool could not start, was interrupted or timed out (`what` names it: "nsys profile"); else nullopt,
 // with `outcome` set.

@@ -16,7 +16,8 @@ const char* to_string(CaptureGateKind kind) noexcept {
 }
 
 std::optional<CaptureGateKind> parse_capture_gate_kind(std::string_view text) noexcept {
-  for (const CaptureGateKind kind : {CaptureGateKind::none, CaptureGateKind::nvtx, CaptureGateKind::cuda_profiler_api}) {
+  for (const CaptureGateKind kind :
+       {CaptureGateKind::none, CaptureGateKind::nvtx, CaptureGateKind::cuda_profiler_api}) {
     if (text == to_string(kind)) return kind;
   }
   return std::nullopt;

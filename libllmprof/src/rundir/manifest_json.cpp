@@ -137,7 +137,8 @@ bool capture_flag(const json::object& object, std::string_view key) {
 
 CaptureRecord capture_from_object(const json::object& object) {
   CaptureRecord capture;
-  const auto gate = parse_capture_gate_kind(required_field(json_string(object, "gate", "capture.gate"), "capture.gate"));
+  const auto gate =
+      parse_capture_gate_kind(required_field(json_string(object, "gate", "capture.gate"), "capture.gate"));
   if (!gate) throw JsonFieldError{"capture.gate"};
   capture.gate = *gate;
   capture.range = json_string(object, "range", "capture.range").value_or("");
