@@ -120,7 +120,7 @@ llmprof::Result<std::filesystem::path> single_rank_inputs(const std::string& mai
   notes.push_back("single-rank figures are rank " + std::to_string(primary) +
                   "'s; the cross-rank view is in analysis/ranks.md");
   notes.insert(notes.end(), warnings.begin(), warnings.end());
-  return std::filesystem::path(main) / "ranks" / ("r" + std::to_string(primary));
+  return std::filesystem::path(main) / llmprof::RunLayout::rank_directory(primary);
 }
 
 int run_analyze(const std::vector<std::string>& args) {

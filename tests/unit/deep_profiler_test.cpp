@@ -54,6 +54,10 @@ TEST_CASE("a full run records every stage in order and profiles the selected ker
   CHECK(has_argument(profiles[0], "--nvtx-capture=decode"));
   CHECK(has_argument(profiles[0], "--env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0"));
   CHECK(fs::exists(bench.main() / "nsys/summary_cuda_gpu_kern_sum.csv"));
+  REQUIRE(manifest.capture.has_value());  // the gate opened: the timeline is decode's alone
+  CHECK(manifest.capture->gate_opened);
+  CHECK_FALSE(manifest.capture->ungated_rerun);
+  CHECK(manifest.capture->gated_range() == std::optional<std::string>("decode"));
 
   const auto ncu_runs = bench.runs_of(ncu_profile(true));
   // The recorded ncu sample (nc1) has no launch of one selected decode kernel, nvjet_..._2x1_...:
@@ -188,6 +192,15 @@ TEST_CASE("on_empty_gate = rerun_ungated captures again without the gate") {
   REQUIRE_FALSE(nsys.warnings.empty());
   CHECK_THAT(nsys.warnings.back(), Catch::Contains("ungated"));
   CHECK(fs::exists(bench.main() / "nsys/profile_ungated.log"));
+  // run.json's record of the capture: the gate never opened, the window is the ungated re-run's.
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->gate == CaptureGateKind::nvtx);
+  CHECK(manifest.capture->range == "decoding");
+  CHECK_FALSE(manifest.capture->gate_opened);
+  CHECK(manifest.capture->ungated_rerun);
+  CHECK_FALSE(manifest.capture->gated_range().has_value());
+  REQUIRE(manifest.capture->windows.size() == 1);
+  CHECK(manifest.capture->windows[0].report == "nsys/profile.nsys-rep");
   CHECK(stage_of(manifest, "select").status == StageStatus::ok);
   REQUIRE_FALSE(summary.notes.empty());
   CHECK_THAT(summary.notes.front(), Catch::Contains("Re-running nsys without the gate"));

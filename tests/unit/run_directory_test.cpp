@@ -170,6 +170,64 @@ TEST_CASE("run.json round-trips through manifest_to_json and manifest_from_json"
   CHECK(back->stages.at(1).status == StageStatus::skipped);
 }
 
+TEST_CASE("the capture record round-trips through run.json and says which range the timeline is limited to") {
+  auto manifest = sample_manifest();
+  CHECK(llmprof::manifest_to_json(manifest).find("\"capture\"") == std::string::npos);  // absent until captured
+  llmprof::CaptureRecord capture;
+  capture.gate = llmprof::CaptureGateKind::nvtx;
+  capture.range = "decode@llm";
+  capture.ungated_rerun = true;  // the gate never opened: the whole run was captured instead
+  capture.windows.push_back({"nsys/profile.nsys-rep"});
+  capture.graph_trace = "graph";
+  capture.node_capture_directory = "nsys/node";
+  manifest.capture = capture;
+  const auto text = llmprof::manifest_to_json(manifest);
+  const auto object = boost::json::parse(text).as_object().at("capture").as_object();
+  CHECK(object.at("gate") == "nvtx");
+  CHECK_FALSE(object.at("gate_opened").as_bool());
+  CHECK(object.at("ungated_rerun").as_bool());
+  CHECK(object.at("windows").as_array().at(0).as_object().at("report") == "nsys/profile.nsys-rep");
+  const auto back = llmprof::manifest_from_json(text);
+  REQUIRE(back.has_value());
+  REQUIRE(back->capture.has_value());
+  CHECK(back->capture->range == "decode@llm");
+  CHECK(back->capture->node_capture_directory == std::optional<std::string>("nsys/node"));
+  CHECK(llmprof::manifest_to_json(*back) == text);
+  // An ungated re-run is not limited to the gate's range; the same gate that opened is, without its domain.
+  CHECK_FALSE(back->capture->gated_range().has_value());
+  capture.ungated_rerun = false;
+  capture.gate_opened = true;
+  CHECK(capture.gated_range() == std::optional<std::string>("decode"));
+  capture.gate = llmprof::CaptureGateKind::cuda_profiler_api;
+  CHECK_FALSE(capture.gated_range().has_value());
+  CHECK(llmprof::parse_capture_gate_kind("cudaProfilerApi") == llmprof::CaptureGateKind::cuda_profiler_api);
+  CHECK_FALSE(llmprof::parse_capture_gate_kind("nvtx-range").has_value());
+}
+
+TEST_CASE("read_manifest reads run.json, and says not_found without one") {
+  TempDir dir;
+  auto clock = fixed_clock();
+  auto run = RunDirectory::create(options_in(dir), clock).value();
+  REQUIRE(run.write_manifest(clock).has_value());
+  const auto manifest = llmprof::read_manifest(run.path());
+  REQUIRE(manifest.has_value());
+  CHECK(manifest->run_id == run.manifest().run_id);
+  CHECK(llmprof::read_manifest(dir / "nope").error().code == ErrorCode::not_found);
+}
+
+TEST_CASE("every stage has one recorded name, and the bare run's stays stage1") {
+  std::vector<std::string> names;
+  for (const llmprof::Stage stage : llmprof::kStages) {
+    names.emplace_back(llmprof::to_string(stage));
+    CHECK(llmprof::parse_stage(names.back()) == stage);
+  }
+  CHECK(names == std::vector<std::string>{"probe", "stage1", "nsys", "select", "ncu", "analyze", "report"});
+  CHECK_FALSE(llmprof::parse_stage("workload").has_value());
+  CHECK(llmprof::RunLayout::stage_directory(llmprof::Stage::analyze) == fs::path("analysis"));
+  CHECK(llmprof::RunLayout::rank_stage_status(1, llmprof::Stage::nsys) == fs::path("ranks/r1/nsys/status.json"));
+  CHECK(llmprof::RunLayout::attempt_directory(2) == fs::path("attempts/2"));
+}
+
 TEST_CASE("manifest_from_json names what is wrong") {
   CHECK(llmprof::manifest_from_json("{\"schema\": \"llmprof.run/1\",").error().code == ErrorCode::parse_error);
   const auto wrong_schema =

@@ -135,6 +135,17 @@ class RunLayout {
   static path rank_stage_directory(std::string_view rank, Stage stage) {
     return rank_directory(rank) / to_string(stage);
   }
+  // In each ranks/r<k>/<stage>/: rank-exec's command (cmd.txt) and status (status.json), and all the rank
+  // printed (output.log); the profiler's report and exports lie beside them under their usual names.
+  static path rank_stage_commands(int rank, Stage stage) { return rank_stage_directory(rank, stage) / "cmd.txt"; }
+  static path rank_stage_output(int rank, Stage stage) { return rank_stage_directory(rank, stage) / "output.log"; }
+  static path rank_stage_status(int rank, Stage stage) { return rank_stage_directory(rank, stage) / "status.json"; }
+  // The launcher's one call per stage: MAIN/<stage>/cmd.txt and its output, MAIN/<stage>/launcher.log.
+  static path launcher_commands(Stage stage) { return path(to_string(stage)) / "cmd.txt"; }
+  static path launcher_log(Stage stage) { return path(to_string(stage)) / "launcher.log"; }
+  // The cross-rank view (analysis/): one row per rank, and the same in words.
+  static path analysis_ranks_csv() { return "analysis/ranks.csv"; }
+  static path analysis_ranks_markdown() { return "analysis/ranks.md"; }
   // The stage plan deep-profile writes once for every rank-exec of the stage.
   static path rank_plan(Stage stage) { return ranks_directory() / (std::string(to_string(stage)) + ".plan.json"); }
 

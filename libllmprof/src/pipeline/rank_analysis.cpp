@@ -84,12 +84,15 @@ CrossRankAnalysis analyze_ranks_of_run(const fs::path& main_directory, const Run
 }
 
 Result<void> write_cross_rank_files(const CrossRankAnalysis& analysis, const fs::path& main_directory) {
-  const fs::path directory = main_directory / RunLayout::analysis_directory();
+  const RunLayout layout(main_directory);
   std::error_code error;
-  fs::create_directories(directory, error);
-  if (auto written = detail::write_file_atomically(directory / "ranks.csv", cross_rank_csv(analysis)); !written)
+  fs::create_directories(layout.resolve(RunLayout::analysis_directory()), error);
+  if (auto written =
+          detail::write_file_atomically(layout.resolve(RunLayout::analysis_ranks_csv()), cross_rank_csv(analysis));
+      !written)
     return written;
-  return detail::write_file_atomically(directory / "ranks.md", cross_rank_markdown(analysis));
+  return detail::write_file_atomically(layout.resolve(RunLayout::analysis_ranks_markdown()),
+                                       cross_rank_markdown(analysis));
 }
 
 }  // namespace llmprof

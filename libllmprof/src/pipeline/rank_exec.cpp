@@ -34,8 +34,8 @@ bool selected(const RankExecRequest& request, int rank) {
   return !request.ranks || std::find(request.ranks->begin(), request.ranks->end(), rank) != request.ranks->end();
 }
 
-Result<void> write_status(const fs::path& directory, const RankStatus& status) {
-  return detail::write_file_atomically(directory / "status.json", detail::rank_status_to_json(status) + "\n");
+Result<void> write_status(const fs::path& file, const RankStatus& status) {
+  return detail::write_file_atomically(file, detail::rank_status_to_json(status) + "\n");
 }
 
 std::string seconds_text(double seconds) {
@@ -82,8 +82,8 @@ Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankI
   }
   auto plan = detail::read_rank_plan(request.main_directory / RunLayout::rank_plan(*stage));
   if (!plan) return plan.error();
-  const fs::path relative = RunLayout::rank_stage_directory(identity.rank, *stage);
-  const fs::path directory = request.main_directory / relative;
+  const fs::path directory = request.main_directory / RunLayout::rank_stage_directory(identity.rank, *stage);
+  const fs::path status_file = request.main_directory / RunLayout::rank_stage_status(identity.rank, *stage);
   std::error_code error;
   fs::create_directories(directory, error);
   if (error) return detail::io_error_from_errno(error.value(), "could not create the rank directory", directory);
@@ -106,7 +106,7 @@ Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankI
                     std::to_string(request.ranks->back()) + ", outside the world size " +
                     std::to_string(identity.world_size) + " (ranks 0-" + std::to_string(identity.world_size - 1) +
                     "); nothing was run";
-    if (auto written = write_status(directory, status); !written) return written.error();
+    if (auto written = write_status(status_file, status); !written) return written.error();
     return RankExecResult{kExitBadRequest, status.reason};
   }
 
@@ -118,14 +118,15 @@ Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankI
   for (const auto& [name, value] : plan->environment)
     spec.environment[name] = detail::substitute_rank(value, identity.rank);
   spec.working_directory = plan->working_directory;
-  spec.stdout_file = directory / "output.log";
+  spec.stdout_file = request.main_directory / RunLayout::rank_stage_output(identity.rank, *stage);
   spec.stderr_file = spec.stdout_file;
   if (plan->timeout_s > 0)
     spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(plan->timeout_s * 1000)));
   status.command = join_shell_command(spec.argv);
-  if (auto written = detail::write_file_atomically(directory / "cmd.txt", status.command + "\n"); !written)
+  const fs::path commands = request.main_directory / RunLayout::rank_stage_commands(identity.rank, *stage);
+  if (auto written = detail::write_file_atomically(commands, status.command + "\n"); !written)
     return written.error();
-  if (auto written = write_status(directory, status); !written) return written.error();
+  if (auto written = write_status(status_file, status); !written) return written.error();
 
   auto outcome = runner.run(spec);
   int exit_code = 0;
@@ -135,9 +136,10 @@ Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankI
                     outcome.error().describe();
     exit_code = 127;
   } else {
-    exit_code = record_outcome(status, outcome.value(), plan.value(), (relative / "output.log").string());
+    exit_code = record_outcome(status, outcome.value(), plan.value(),
+                               RunLayout::rank_stage_output(identity.rank, *stage).string());
   }
-  if (auto written = write_status(directory, status); !written) return written.error();
+  if (auto written = write_status(status_file, status); !written) return written.error();
   const std::string summary = "rank " + std::to_string(identity.rank) + "/" + std::to_string(identity.world_size) +
                               " (" + status.role + "): " + status.outcome +
                               (status.reason.empty() ? "" : ": " + status.reason);

@@ -4,6 +4,7 @@
 #include "core/file_text.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 #include "llmprof/logging.hpp"
 #include "llmprof/shell_quote.hpp"
@@ -59,7 +60,10 @@ void collect_statuses(PipelineRun& run, Stage stage, LaunchedRanks& launched) {
   for (const auto& entry : fs::directory_iterator(ranks_root, error)) {
     const std::string name = entry.path().filename().string();
     if (!entry.is_directory() || name.size() < 2 || name[0] != 'r') continue;
-    const fs::path file = entry.path() / to_string(stage) / "status.json";
+    int rank = 0;
+    const auto parsed = std::from_chars(name.data() + 1, name.data() + name.size(), rank);
+    if (parsed.ec != std::errc() || parsed.ptr != name.data() + name.size()) continue;  // not ranks/r<k>/
+    const fs::path file = run.directory.path() / RunLayout::rank_stage_status(rank, stage);
     if (!fs::exists(file)) continue;
     auto status = read_rank_status(file);
     if (!status) {
@@ -119,14 +123,13 @@ LaunchedRanks launch_ranks(PipelineRun& run, const RankPlan& plan, const std::op
   }
   const std::vector<std::string> argv = launcher_argv(run, stage, ranks);
   ToolCall call{stage, argv, join_shell_command(argv)};
-  const fs::path folder = to_string(stage);  // MAIN/stage1, nsys or ncu, as in a run without a launcher
-  call.log_file = folder / "launcher.log";
+  call.log_file = RunLayout::launcher_log(stage);
   if (plan.timeout_s > 0) call.timeout = seconds_to_milliseconds(plan.timeout_s + kLauncherGraceS);
   StageRecord& record = run.record(stage);
   record.command = call.shell_command;
-  record.cmd_file = (folder / "cmd.txt").string();
+  record.cmd_file = RunLayout::launcher_commands(stage).string();
   record.log_file = call.log_file.string();
-  append_command(run, folder / "cmd.txt", call.shell_command);
+  append_command(run, RunLayout::launcher_commands(stage), call.shell_command);
   auto outcome = run_tool(run, call);
   if (!outcome) {
     launched.problem = StageResult::failed("could not start the launcher: " + outcome.error().describe(),

@@ -118,7 +118,7 @@ std::optional<StageResult> post_process_nsys_rank(PipelineRun& run, const NsysIn
   const fs::path directory = RunLayout::rank_stage_directory(status.rank, Stage::nsys);
   ReportResolveRequest request;
   request.output_base = fs::absolute(run.directory.path() / directory / "profile");
-  request.profiler_output = read_text(run.directory.path() / directory / "output.log");
+  request.profiler_output = read_text(run.directory.path() / RunLayout::rank_stage_output(status.rank, Stage::nsys));
   ProcessOutcome outcome;
   outcome.exited = status.exit_code.has_value();
   outcome.exit_code = status.exit_code.value_or(-1);
@@ -163,8 +163,8 @@ void write_cross_rank(PipelineRun& run) {
     return;
   }
   StageRecord& record = run.record(Stage::analyze);
-  record.artifacts.push_back("analysis/ranks.csv");
-  record.artifacts.push_back("analysis/ranks.md");
+  record.artifacts.push_back(RunLayout::analysis_ranks_csv().string());
+  record.artifacts.push_back(RunLayout::analysis_ranks_markdown().string());
   if (analysis.straggler) {
     run.say(Stage::analyze, "straggler: rank " + std::to_string(*analysis.straggler) + " (steps start " +
                                 detail::format_number(*analysis.straggler_lag_ms) +
@@ -257,7 +257,7 @@ StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   for (int rank : profiled_ranks(launched)) {
     const fs::path directory = RunLayout::rank_stage_directory(rank, Stage::ncu);
     const NcuOutputDiagnosis diagnosis =
-        diagnose_ncu_output(read_text(run.directory.path() / directory / "output.log"));
+        diagnose_ncu_output(read_text(run.directory.path() / RunLayout::rank_stage_output(rank, Stage::ncu)));
     if (auto error = ncu_output_error(diagnosis, kernel_regex.value_or(""))) {
       return StageResult::failed("rank " + std::to_string(rank) + ": " + error->describe());
     }
@@ -265,7 +265,7 @@ StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
     if (!fs::exists(report)) {
       return StageResult::failed("rank " + std::to_string(rank) + " left no ncu report (" +
                                  (directory / "profile.ncu-rep").string() + "); see " +
-                                 (directory / "output.log").string());
+                                 RunLayout::rank_stage_output(rank, Stage::ncu).string());
     }
     run.record(Stage::ncu).artifacts.push_back((directory / "profile.ncu-rep").string());
     if (auto exported = export_ncu_raw_csv(run, ncu, fs::absolute(report), directory, "raw.csv");
@@ -290,8 +290,8 @@ Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutpu
     return StageResult::failed("could not write the analysis: " + written.error().describe());
   }
   StageRecord& record = run.record(Stage::analyze);
-  for (const char* file : {"analysis/kernels.csv", "analysis/stages.csv", "analysis/report.json"})
-    record.artifacts.push_back(file);
+  for (const auto& file : {RunLayout::analysis_kernels(), RunLayout::analysis_stages(), RunLayout::analysis_report()})
+    record.artifacts.push_back(file.string());
   record.warnings.push_back("single-rank figures are rank " + std::to_string(primary) + "'s");
   for (const auto& warning : report->warnings) record.warnings.push_back(warning);
   return {StageResult::ok(), AnalyzeOutput{true}};
