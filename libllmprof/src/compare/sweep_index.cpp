@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/atomic_file.hpp"
+#include "core/file_text.hpp"
 #include "core/format.hpp"
 #include "core/json_pretty.hpp"
 #include "llmprof/report.hpp"
@@ -43,10 +44,8 @@ void read_report(const std::filesystem::path& main, const std::string& stage_nam
   auto model = load_run_report(main);
   if (!model) {
     row.notes.push_back(model.error().message);
-    if (std::ifstream in(RunLayout(main).resolve(RunLayout::manifest())); in) {
-      std::ostringstream text;
-      text << in.rdbuf();
-      if (auto manifest = manifest_from_json(text.str())) row.status = to_string(manifest->status);
+    if (const auto text = detail::read_file_text(RunLayout(main).resolve(RunLayout::manifest()))) {
+      if (auto manifest = manifest_from_json(*text)) row.status = to_string(manifest->status);
     }
     return;
   }

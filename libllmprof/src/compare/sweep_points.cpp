@@ -2,6 +2,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/file_text.hpp"
 #include "llmprof/run_directory.hpp"
 #include "llmprof/sweep.hpp"
 #include "rundir/run_lock.hpp"
@@ -22,8 +23,8 @@ SweepPointOutcome point_outcome(const SweepPoint& point, const fs::path& sweep_d
   const std::string rerun = "see " + task_log(sweep_directory, index).string() +
                             "; run the point again with `deep-profile sweep --plan PLAN --point-index " +
                             std::to_string(index) + "`";
-  std::ifstream in(RunLayout(main).resolve(RunLayout::manifest()));
-  if (!in) {
+  const auto text = detail::read_file_text(RunLayout(main).resolve(RunLayout::manifest()));
+  if (!text) {
     outcome.error = make_error(ErrorCode::not_found,
                                "point " + std::to_string(index) + " left no run.json in " + main.string() +
                                    ": its task did not start, or failed before creating the run directory",
@@ -31,9 +32,7 @@ SweepPointOutcome point_outcome(const SweepPoint& point, const fs::path& sweep_d
     return outcome;
   }
   outcome.main_directory = main;
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto manifest = manifest_from_json(text.str());
+  auto manifest = manifest_from_json(*text);
   if (!manifest) {
     outcome.error =
         make_error(ErrorCode::parse_error, "point " + std::to_string(index) + ": " + manifest.error().message, rerun,

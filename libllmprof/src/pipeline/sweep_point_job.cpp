@@ -2,6 +2,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/file_text.hpp"
 #include "llmprof/sweep.hpp"
 #include "llmprof/sweep_batch.hpp"
 #include "rundir/run_lock.hpp"
@@ -15,11 +16,9 @@ bool finished(RunStatus status) {
 }
 
 std::optional<RunManifest> read_manifest(const fs::path& main) {
-  std::ifstream in(RunLayout(main).resolve(RunLayout::manifest()));
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto manifest = manifest_from_json(text.str());
+  const auto text = detail::read_file_text(RunLayout(main).resolve(RunLayout::manifest()));
+  if (!text) return std::nullopt;
+  auto manifest = manifest_from_json(*text);
   if (!manifest) return std::nullopt;
   return manifest.value();
 }
