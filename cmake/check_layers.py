@@ -5,12 +5,45 @@ Usage: check_layers.py LIBRARY_DIR [STAMP]. The layers and their allowed depende
 LIBRARY_DIR/layers.txt; sources live in LIBRARY_DIR/src/<layer>/, public headers in
 LIBRARY_DIR/include/llmprof/ (each assigned a layer there). nvtx.hpp is the header-only workload API
 and belongs to no layer. On success STAMP (if given) is touched so the build runs this only on change.
+
+It also fails when a function a public header declares is defined in another layer's sources (say,
+declared in report.hpp and defined in src/core/format.cpp): the header's layer is where a reader looks
+for it, and the definition's layer may not even be allowed to include that header. Namespace-scope
+declarations and definitions are found by text (clang-format puts them at column 0); a name that the
+defining layer declares itself (an overload such as to_string) or defines in an anonymous namespace
+is not a violation.
 """
 import pathlib
 import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# A namespace-scope function declaration or definition: at column 0, a return type, then name(.
+FUNCTION = re.compile(r'^(?!(?:return|using|typedef|namespace|class|struct|enum|template|static_assert|if|for|while)\b)'
+                      r'[A-Za-z_][\w:<>,\s\*&]*?[\s\*&]((?:\w+::)*\w+)\s*\(')
+
+
+def function_names(path, definitions):
+    """Names of the namespace-scope functions `path` declares (definitions=False) or defines outside an
+    anonymous namespace (definitions=True)."""
+    names, anonymous = set(), False
+    for line in path.read_text().splitlines():
+        if line.startswith('namespace {'):
+            anonymous = True
+        elif line.startswith('}  // namespace') and anonymous:
+            anonymous = False
+        match = FUNCTION.match(line)
+        if not match or 'operator' in match.group(1):
+            continue
+        name = match.group(1).removeprefix('llmprof::').removeprefix('detail::')
+        if '::' in name:  # a member function of a class
+            continue
+        is_definition = not line.rstrip().endswith(';')
+        if definitions and is_definition and not anonymous:
+            names.add(name)
+        elif not definitions:
+            names.add(name)
+    return names
 
 
 def read_layers(path):
@@ -34,6 +67,31 @@ def layer_of_include(target, public, layers):
         return 'nvtx' if stem == 'nvtx' else public.get(stem, '?' + stem)
     first = target.split('/', 1)[0]
     return first if first in layers and '/' in target else None
+
+
+def misplaced_definitions(root, public):
+    """Public functions defined in the sources of a layer other than their header's."""
+    declared_publicly, declared_in_layer = {}, {}
+    for header in (root / 'include' / 'llmprof').glob('*.hpp'):
+        layer = public.get(header.stem)
+        if layer is None:
+            continue
+        for name in function_names(header, definitions=False):
+            declared_publicly.setdefault(name, set()).add((layer, header.name))
+            declared_in_layer.setdefault(layer, set()).add(name)
+    for header in (root / 'src').glob('*/*.hpp'):
+        declared_in_layer.setdefault(header.parent.name, set()).update(function_names(header, definitions=False))
+    errors = []
+    for source in sorted((root / 'src').glob('*/*.cpp')):
+        layer = source.parent.name
+        for name in sorted(function_names(source, definitions=True)):
+            if name not in declared_publicly or name in declared_in_layer.get(layer, set()):
+                continue
+            homes = sorted(declared_publicly[name])
+            where = ', '.join(f'{header} (layer "{home}")' for home, header in homes)
+            errors.append(f'{source}: defines {name}(), declared in {where}; define it in that layer\'s '
+                          f'src/ folder, or declare it in a public header of layer "{layer}"')
+    return errors
 
 
 def main():
@@ -65,6 +123,7 @@ def main():
             elif target_layer not in allowed[layer]:
                 errors.append(f'{path}:{number}: layer "{layer}" includes "{match.group(1)}" of layer '
                               f'"{target_layer}"; "{layer}" may use only: {" ".join(sorted(allowed[layer]))}')
+    errors += misplaced_definitions(root, public)
     if errors:
         print('\n'.join(errors), file=sys.stderr)
         print(f'check_layers: {len(errors)} layering violation(s); see {root / "layers.txt"}', file=sys.stderr)

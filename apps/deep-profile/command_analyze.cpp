@@ -6,6 +6,7 @@
 #include "command.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/deep_profiler.hpp"
+#include "llmprof/percent.hpp"
 #include "llmprof/rank_analysis.hpp"
 #include "llmprof/run_directory.hpp"
 #include "llmprof/run_layout.hpp"
@@ -25,11 +26,9 @@ const char* usage_text =
     "exit codes: 0 written; 2 bad command line; 4 MAIN missing, empty or holding an unparsable input;\n"
     "3 the analysis directory cannot be written.\n";
 
+// Three significant digits: the summary is read against thresholds (coverage targets); "n/a" where missing.
 std::string percent(const std::optional<double>& fraction) {
-  if (!fraction) return "n/a";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g%%", *fraction * 100.0);
-  return text;
+  return fraction ? llmprof::format_fraction_percent(fraction, llmprof::PercentDigits::three_significant) : "n/a";
 }
 
 void print_summary(std::ostream& out, const llmprof::AnalysisReport& report, const std::filesystem::path& directory) {

@@ -1,3 +1,15 @@
+# One home per helper (cmake/check_one_home.py): whole-file reads, trimming and percentages each have
+# one home in libllmprof/src/core; the tree passes, and a file with a second home of each is refused.
+add_test(NAME "lint: each helper has one home (file read, trim, percent)"
+         COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/cmake/check_one_home.py ${PROJECT_SOURCE_DIR})
+add_test(NAME "lint: a second home of a helper is refused"
+         COMMAND Python3::Interpreter ${PROJECT_SOURCE_DIR}/cmake/check_one_home.py
+                 ${CMAKE_CURRENT_SOURCE_DIR}/data/one-home-violation)
+set_tests_properties("lint: a second home of a helper is refused" PROPERTIES
+  PASS_REGULAR_EXPRESSION "check_one_home: 5 second home\\(s\\)")
+set_tests_properties("lint: each helper has one home (file read, trim, percent)"
+                     "lint: a second home of a helper is refused" PROPERTIES LABELS unit)
+
 # clang-tidy over the library and the app with the repository's .clang-tidy (bugs that compile cleanly;
 # WarningsAsErrors), from this build's compile_commands.json: the tree must keep passing it. About three
 # minutes on two cores, so it is "slow". Skipped where clang-tidy 14's runner is not installed

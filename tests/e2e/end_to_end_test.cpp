@@ -11,6 +11,7 @@
 
 #include "end_to_end.hpp"
 #include "llmprof/run_directory.hpp"
+#include "skip.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -92,7 +93,7 @@ TEST_CASE("full success on the bundled example (CPU build, tiny preset)", "[e2e]
   CHECK(fs::path(manifest.workload.argv[0]).filename() == "llmprof-decode");
   CHECK(read_file(e2e.main() / "stage1/metrics.json").find("\"nvtx_ranges\"") != std::string::npos);
 #else
-  WARN("SKIPPED: the llmprof-decode example is not built here (no LibTorch); the script variant covers the pipeline");
+  skip_test("the llmprof-decode example is not built here (no LibTorch); the script variant covers the pipeline");
 #endif
 }
 

@@ -8,6 +8,7 @@
 #include "end_to_end.hpp"
 #include "llmprof/process.hpp"
 #include "llmprof/run_directory.hpp"
+#include "skip.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -21,17 +22,11 @@ const fs::path rank_workload = fs::path(LLMPROF_SOURCE_DIR) / "tests/e2e/rank_wo
 using Finished = CliResult;
 const std::string mpirun = "mpirun --allow-run-as-root --oversubscribe -np 2";
 
-bool cluster_required() {
-  const char* required = std::getenv("LLMPROF_REQUIRE_CLUSTER");
-  return required != nullptr && std::string(required) == "1";
-}
-
 // True when `program` is on PATH; otherwise skips (or fails in CI) with the reason.
 bool have(const std::string& program, const std::string& package) {
   if (!find_executable(program).empty()) return true;
   const std::string why = program + " is not installed (apt-get install " + package + ", or scripts/install-deps.sh)";
-  if (cluster_required()) FAIL(why + "; LLMPROF_REQUIRE_CLUSTER=1 forbids skipping");
-  WARN("skipped: " + why);
+  skip_test(why, "LLMPROF_REQUIRE_CLUSTER");
   return false;
 }
 

@@ -69,7 +69,7 @@ TEST_CASE("real tools: probe finds nsys 2022.4 and ncu 2022.3 in the cache with 
 
 TEST_CASE("real tools: a gated run of the CPU example gives a real timeline, stats, SQLite and a diagnosed ncu") {
 #ifndef LLMPROF_EXAMPLE_EXE
-  std::cout << "LLMPROF-SKIPPED: the bundled example is not built (LibTorch missing)\n";
+  skip_test("the bundled example is not built (LibTorch missing)");
   return;
 #else
   if (!have_real_tools()) return;
@@ -137,7 +137,7 @@ TEST_CASE("real tools: a gated run of the CPU example gives a real timeline, sta
 
 TEST_CASE("real tools: a gate that never opens ends with the diagnosis naming the emitted ranges, exit 1") {
 #ifndef LLMPROF_EXAMPLE_EXE
-  std::cout << "LLMPROF-SKIPPED: the bundled example is not built (LibTorch missing)\n";
+  skip_test("the bundled example is not built (LibTorch missing)");
   return;
 #else
   if (!have_real_tools()) return;

@@ -18,6 +18,7 @@
 #include "llmprof/process.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "real_tools.hpp"
+#include "skip.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -31,16 +32,10 @@ const std::string mpirun = "mpirun --allow-run-as-root --oversubscribe -np 2";
 // Small enough for seconds on 2 cores, large enough that sequences differ: batch 3, 24 decode steps.
 const std::vector<std::string> workload_args = {"--threads", "1", "--batch", "3", "--new-tokens", "24", "--seed", "7"};
 
-bool cluster_required() {
-  const char* required = std::getenv("LLMPROF_REQUIRE_CLUSTER");
-  return required != nullptr && std::string(required) == "1";
-}
-
 bool have_mpirun() {
   if (!find_executable("mpirun").empty()) return true;
   const std::string why = "mpirun is not installed (apt-get install openmpi-bin, or scripts/install-deps.sh)";
-  if (cluster_required()) FAIL(why + "; LLMPROF_REQUIRE_CLUSTER=1 forbids skipping");
-  WARN("skipped: " + why);
+  skip_test(why, "LLMPROF_REQUIRE_CLUSTER");
   return false;
 }
 

@@ -17,6 +17,7 @@
 
 #include "llmprof/shell_quote.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "skip.hpp"
 #include "test_support.hpp"
 
 namespace llmprof::testing {
@@ -36,13 +37,8 @@ inline bool have_real_tools() {
   if (real_tools_root()) return true;
   std::string places;
   for (const auto& root : nsight_cache_roots()) places += (places.empty() ? "" : ", ") + root.string();
-  const char* required = std::getenv("LLMPROF_REQUIRE_REAL_TOOLS");
-  if (required != nullptr && std::string(required) == "1") {
-    FAIL("LLMPROF_REQUIRE_REAL_TOOLS=1 but the real Nsight tools are not unpacked in "
-         << places << "; run scripts/install-nsight.sh");
-  }
-  std::cout << "LLMPROF-SKIPPED: the real Nsight tools are not unpacked in " << places
-            << " (scripts/install-nsight.sh installs them)\n";
+  skip_test("the real Nsight tools are not unpacked in " + places + " (scripts/install-nsight.sh installs them)",
+            "LLMPROF_REQUIRE_REAL_TOOLS");
   return false;
 }
 

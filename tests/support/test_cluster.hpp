@@ -18,20 +18,13 @@
 #include <string>
 
 #include "llmprof/process.hpp"
+#include "skip.hpp"
 #include "test_support.hpp"
 
 namespace llmprof::testing {
 
-inline bool cluster_required() {
-  const char* required = std::getenv("LLMPROF_REQUIRE_CLUSTER");
-  return required != nullptr && std::string(required) == "1";
-}
-
-// Skips the test with `why` (WARN), or fails it where LLMPROF_REQUIRE_CLUSTER=1 forbids skipping.
-inline void skip_or_fail(const std::string& why) {
-  if (cluster_required()) FAIL(why << "; LLMPROF_REQUIRE_CLUSTER=1 forbids skipping");
-  WARN("skipped: " << why);
-}
+// Skips the test with `why` (skip.hpp), or fails it where LLMPROF_REQUIRE_CLUSTER=1 forbids skipping.
+inline void skip_or_fail(const std::string& why) { skip_test(why, "LLMPROF_REQUIRE_CLUSTER"); }
 
 class TestCluster {
  public:

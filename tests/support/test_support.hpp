@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/file_text.hpp"
+
 namespace llmprof::testing {
 
 // tests/data/<relative>; tests never read outside the repository.
@@ -19,11 +21,9 @@ inline std::filesystem::path fake_tool_path(const std::string& relative) {
   return std::filesystem::path(LLMPROF_FAKE_TOOLS_DIR) / relative;
 }
 
+// The file's bytes, "" when it cannot be read (the test's own CHECKs then fail on the content).
 inline std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return llmprof::detail::read_file_text(path).value_or(std::string());
 }
 
 inline void write_file(const std::filesystem::path& path, const std::string& content) {

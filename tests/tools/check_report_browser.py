@@ -5,7 +5,7 @@
 2. `chromium --headless --screenshot` at 1280x2000: the PNG (decoded here with zlib, stdlib only) must not be
    blank: many distinct colours, most rows with content, the header's dark band and chart colours present;
 3. `chromium --headless --dump-dom`: the DOM Chromium built must hold the charts and tables.
-Exit 77 (ctest SKIP_RETURN_CODE) only when no Chromium is installed (scripts/install-deps.sh installs it).
+Prints LLMPROF-SKIPPED (ctest SKIP_REGULAR_EXPRESSION) only when no Chromium is installed (scripts/install-deps.sh installs it).
 """
 import argparse
 import os
@@ -111,8 +111,8 @@ def main():
     chromium = args.chromium if args.chromium and os.path.exists(args.chromium) else (
         shutil.which("chromium") or shutil.which("chromium-browser"))
     if not chromium:
-        print("SKIP: no chromium found (install it with scripts/install-deps.sh, Debian package 'chromium')")
-        return 77
+        print("LLMPROF-SKIPPED: no chromium found (install it with scripts/install-deps.sh, Debian package 'chromium')")
+        return 0
     shutil.rmtree(args.work, ignore_errors=True)
     main_dir = os.path.join(args.work, "run")
     shutil.copytree(args.run, main_dir)

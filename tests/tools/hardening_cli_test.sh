@@ -1,5 +1,5 @@
 #!/bin/sh
-# Hostile cases against the real `deep-profile` binary (issue 13: nothing lost, no figure that was not
+# Hostile cases against the real `deep-profile` binary (nothing lost, no figure that was not
 # measured, a truthful exit code). One case per invocation, so each is its own ctest entry.
 # Usage: hardening_cli_test.sh DEEP_PROFILE_EXE CASE
 set -u
@@ -78,10 +78,10 @@ PY
   check_strict_json runs/r/run.json
 }
 
-# A disk that fills up mid-run: a 2 MiB tmpfs (needs root; skipped, exit 77, where mount is refused).
+# A disk that fills up mid-run: a 2 MiB tmpfs (needs root; skipped, LLMPROF-SKIPPED, where mount is refused).
 case_disk_full() {
   mkdir "$work/small"
-  mount -t tmpfs -o size=2m tmpfs "$work/small" 2>/dev/null || { echo "SKIP: cannot mount a tmpfs here"; exit 77; }
+  mount -t tmpfs -o size=2m tmpfs "$work/small" 2>/dev/null || { echo "LLMPROF-SKIPPED: cannot mount a tmpfs here"; exit 0; }
   trap 'umount "$work/small"; rm -rf "$work"' EXIT
   run --set run.runs_root="$work/small" --set run.run_id=r -- sh -c 'head -c 8000000 /dev/zero' >"$work/out" 2>"$work/err"
   status=$?

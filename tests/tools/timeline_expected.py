@@ -4,7 +4,8 @@
 Uses Python's sqlite3 module only (no code shared with libllmprof) and a different algorithm: every
 row is loaded, each stage's instances are searched by bisection for the one open at a moment, and
 unions are taken by sorting whole interval lists. Writes tests/data/nsys-sqlite/expected.tsv
-(file, stage, figure, value), which the C++ test compares against the engine. Re-run it after
+(file, stage, figure, value), which the C++ test compares against the engine; ctest runs it with
+--stdout and fails when its figures differ from that file (tests/cmake/oracles.cmake). Re-run it after
 changing a fixture:
     python3 tests/tools/timeline_expected.py
 Definitions (the same as libllmprof/include/llmprof/timeline.hpp's): an API call belongs to an instance of a stage when it starts
@@ -19,6 +20,7 @@ import collections
 import math
 import pathlib
 import sqlite3
+import sys
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "nsys-sqlite"
 FILES = ["graphtrace", "nodetrace", "eager", "ex1b8", "cpu2022", "twoproc2022", "twoproc2025"]
@@ -187,7 +189,11 @@ def main():
             for figure, value in values.items():
                 text = repr(value) if isinstance(value, float) else str(value)
                 lines.append(f"{name}\t{stage}\t{figure}\t{text}")
-    (DATA / "expected.tsv").write_text("\n".join(lines) + "\n")
+    text = "\n".join(lines) + "\n"
+    if "--stdout" in sys.argv[1:]:  # what tests/tools/run_oracle.py compares with the committed file
+        sys.stdout.write(text)
+        return
+    (DATA / "expected.tsv").write_text(text)
     print(f"wrote {DATA / 'expected.tsv'} ({len(lines) - 1} figures)")
 
 

@@ -1,17 +1,25 @@
 // The coverage rule of select_top_kernels (fewest heaviest kernels reaching a fraction of the stage's
 // kernel time, under a cap), what more coverage would take, and collectives left out. Expected figures
-// come from tests/tools/selection_expected.py (Python csv module; its output is quoted where used).
+// come from tests/tools/selection_expected.py (Python csv module), read from its committed output
+// tests/data/oracles/selection.txt (tests/support/oracle.hpp), which ctest checks against the oracle.
 #include <catch2/catch.hpp>
 
 #include <string>
 
 #include "llmprof/kernel_selection.hpp"
+#include "oracle.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
 using llmprof::testing::data_path;
+using llmprof::testing::oracle_figure;
 
 namespace {
+
+// A figure of selection_expected.py's line that starts with `line_start`.
+double expected(const std::string& line_start, const std::string& key) {
+  return oracle_figure("selection", line_start, key);
+}
 
 NsysStats load_stats(const std::string& prefix) {
   auto stats = load_nsys_stats(data_path(prefix));
@@ -63,8 +71,9 @@ TEST_CASE("coverage 90% of ns1 decode: 8 kernels reach 94.3%, one more for 95%")
   // coverage=0.943341 steps 0.95:+1 0.99:+2
   auto selection = select_top_kernels(load_stats("h100-nsight-2025.3/nsys/ns1_st"), coverage_request(0.9, 30));
   REQUIRE(selection.has_value());
-  CHECK(selection->kernels.size() == 8);
-  CHECK(selection->coverage == Approx(0.943341).margin(1e-6));
+  const std::string line = "ns1 decode target=0.9 cap=30:";
+  CHECK(selection->kernels.size() == expected(line, "selected"));
+  CHECK(selection->coverage == Approx(expected(line, "coverage")).margin(1e-6));
   CHECK(selection->coverage_target == 0.9);
   CHECK(selection->max_kernels == 30);
   CHECK_FALSE(selection->capped);
@@ -81,9 +90,9 @@ TEST_CASE("the cap stops a coverage selection short and says so") {
   // steps 0.8:+3 0.9:+5 0.95:+6 0.99:+7
   auto selection = select_top_kernels(load_stats("h100-nsight-2025.3/nsys/ns1_st"), coverage_request(0.9, 3));
   REQUIRE(selection.has_value());
-  CHECK(selection->kernels.size() == 3);
+  CHECK(selection->kernels.size() == expected("ns1 decode target=0.9 cap=3:", "selected"));
   CHECK(selection->capped);
-  CHECK(selection->coverage == Approx(0.527994).margin(1e-6));
+  CHECK(selection->coverage == Approx(expected("ns1 decode target=0.9 cap=3:", "coverage")).margin(1e-6));
   REQUIRE(selection->more_coverage.size() == 4);
   check_step(selection->more_coverage[0], 0.8, 3);
   check_step(selection->more_coverage[1], 0.9, 5);
@@ -113,10 +122,11 @@ TEST_CASE("the recorded H100 1b decode: top-10 covers 70.5%, 90% takes 19 of 29 
   request.capture_gated_on_stage = true;
   auto selection = select_top_kernels(stats, request);
   REQUIRE(selection.has_value());
-  CHECK(selection->stage_kernel_time_ns == 312095260);
-  CHECK(selection->stage_kernel_count == 29);
-  CHECK(selection->kernels.size() == 19);
-  CHECK(selection->coverage == Approx(0.908676).margin(1e-6));
+  const std::string line = "1b decode (gated capture) target=0.9 cap=30:";
+  CHECK(selection->stage_kernel_time_ns == expected(line, "stage_time"));
+  CHECK(selection->stage_kernel_count == expected(line, "distinct"));
+  CHECK(selection->kernels.size() == expected(line, "selected"));
+  CHECK(selection->coverage == Approx(expected(line, "coverage")).margin(1e-6));
   REQUIRE(selection->more_coverage.size() == 2);
   check_step(selection->more_coverage[0], 0.95, 3);
   check_step(selection->more_coverage[1], 0.99, 7);
@@ -125,7 +135,7 @@ TEST_CASE("the recorded H100 1b decode: top-10 covers 70.5%, 90% takes 19 of 29 
   request.n = 10;
   auto top10 = select_top_kernels(stats, request);
   REQUIRE(top10.has_value());
-  CHECK(top10->coverage == Approx(0.704874).margin(1e-6));
+  CHECK(top10->coverage == Approx(expected("1b decode top10 target=None cap=10:", "coverage")).margin(1e-6));
   check_step(top10->more_coverage[0], 0.8, 4);
   check_step(top10->more_coverage[1], 0.9, 9);
 }
@@ -140,12 +150,12 @@ TEST_CASE("collectives are left out of the selection and the regex, with their s
   CHECK(selection->kernels[0].name == "gemm_a");
   CHECK(selection->kernels[1].name == "layer_norm");
   CHECK(selection->kernels[2].name == "copy");
-  CHECK(selection->coverage == Approx(0.64));
+  CHECK(selection->coverage == Approx(expected("synthetic target=0.9 cap=30:", "coverage")));
   CHECK_FALSE(selection->capped);  // not the cap: the collectives make 90% unreachable
   REQUIRE(selection->collectives_left_out.size() == 2);
   CHECK(selection->collectives_left_out[0].name.rfind("ncclDevKernel_AllReduce", 0) == 0);
   CHECK(selection->collective_time_ns == 360);
-  CHECK(selection->collective_share == Approx(0.36));
+  CHECK(selection->collective_share == Approx(expected("synthetic target=0.9 cap=30:", "collective_share")));
   REQUIRE(selection->more_coverage.size() == 4);
   for (const auto& step : selection->more_coverage) CHECK_FALSE(step.reachable);
   CHECK(selection->kernel_regex.find("nccl") == std::string::npos);

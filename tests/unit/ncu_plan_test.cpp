@@ -146,7 +146,7 @@ TEST_CASE("kernels sharing a launch configuration share ncu's count: the plan ra
 
 TEST_CASE("kernels crossing each other's shared configurations get passes apart, none is dropped") {
   // A launches first in configuration c1, B first in c2. With --launch-count capped at 1 a pass of both profiles
-  // A's c1 and B's c2 and nothing more, however often it is repeated (on the H100, issue 14: a 1b decode with a
+  // A's c1 and B's c2 and nothing more, however often it is repeated (on the H100 with ncu 2025.3.1: a 1b decode with a
   // growing context lost 7 of 19 selected kernels this way, expected coverage 73.9% against 91.7% selected).
   // ncu_plan_expected.py: crossing, cap 1: passes=[(1, 2, ['A']), (1, 2, ['B'])] planned_groups=4 (progress
   // passes alone: A and B together, then A alone, then B alone)

@@ -2,6 +2,7 @@
 // validation errors, and shell quoting that round-trips through /bin/sh.
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -72,11 +73,19 @@ TEST_CASE("nsys profile flags exist in the recorded nsys profile --help") {
   options.stats = true;
   for (const auto& argument : NsysCommand::profile(options).argv()) {
     if (argument.rfind("--", 0) != 0) continue;
-    const auto flag = argument.substr(0, argument.find('=') + 1);  // "--trace="
-    const bool documented =
-        help.find(flag) != std::string::npos ||
-        (flag.rfind("--nvtx-domain-", 0) == 0 && help.find("--nvtx-domain-[include|exclude]=") != std::string::npos);
+    // "--trace=cuda,nvtx" is looked up as "--trace="; a flag without a value ("--stats") as itself, not
+    // followed by more of a flag's name ("--stats" must not pass on "--statsfoo").
+    const auto equals = argument.find('=');
+    const std::string flag = equals == std::string::npos ? argument : argument.substr(0, equals + 1);
     INFO(flag);
+    REQUIRE(flag.size() > 2);
+    bool documented =
+        flag.rfind("--nvtx-domain-", 0) == 0 && help.find("--nvtx-domain-[include|exclude]=") != std::string::npos;
+    for (auto at = help.find(flag); !documented && at != std::string::npos; at = help.find(flag, at + 1)) {
+      const auto after = at + flag.size();
+      documented = flag.back() == '=' || after == help.size() ||
+                   !(std::isalnum(static_cast<unsigned char>(help[after])) || help[after] == '-');
+    }
     CHECK(documented);
   }
 }

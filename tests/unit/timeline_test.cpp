@@ -338,7 +338,8 @@ TEST_CASE("timeline: the JSON carries the verdicts, the loss and per-instance ro
 
 TEST_CASE("timeline: the analysis of a run directory takes the timeline's verdict over the summaries'",
           "[timeline][analysis]") {
-  // The graph capture's own `nsys stats` CSVs say "GPU busy 0.64%, host-bound" for decode (issue 12).
+  // The graph capture's own `nsys stats` CSVs say "GPU busy 0.64%, host-bound" for decode (nsys 2025.3, the H100
+  // CUDA-graph decode).
   llmprof::testing::TempDir run;
   std::filesystem::create_directories(run / "nsys");
   for (const auto& entry : std::filesystem::directory_iterator(data_path("nsys-sqlite/graphtrace_summaries")))

@@ -2,21 +2,16 @@
 // it, Nsight Compute profiles, in how few ncu passes (each pass replays the workload once), and what that
 // is estimated to cost; after the run, which planned launches ncu's raw CSV really holds.
 //
-// The mechanism is ncu 2025.3.1's `--filter-mode per-launch-config`: the kernel filter and
-// --launch-skip/--launch-count apply separately to each launch configuration (grid size, block size,
-// shared memory). One pass profiles the first launches of every configuration of the matching kernels,
-// wherever in the stage a configuration first occurs (an attention kernel whose grid grows with the
-// context is profiled at each size, early and late). ncu counts by configuration alone, not by kernel:
-// two selected kernels with the same configuration share one count (recorded on the H100, issue 14: the
-// bf16 copy kernel was never profiled). The plan therefore replays ncu's counting over the stage's
-// launch table from nsys and raises --launch-count, or puts the kernels left out into another pass,
-// until every (kernel, configuration) gets its launches.
+// It rests on ncu 2025.3.1's `--filter-mode per-launch-config`, which counts launches by configuration
+// alone, not by kernel, so the plan replays that counting over the stage's launch table from nsys. Why,
+// and the H100 measurements behind each choice: docs/ncu-plan.md.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,7 +39,7 @@ struct NcuPlanOptions {
   std::int64_t launch_skip = 0;          // --launch-skip, per launch configuration
   std::int64_t launches_per_config = 1;  // wanted per (kernel, configuration)
   std::int64_t max_launch_count = 16;    // the highest --launch-count a pass may use to reach shared configs
-  double seconds_per_launch = 0.6;       // ncu's cost per profiled launch (H100, --set roofline, issue 14)
+  double seconds_per_launch = 0.6;       // ncu cost per profiled launch: measured, H100, ncu 2025.3.1, roofline
   std::string seconds_per_launch_source = "default";
   double seconds_per_pass = 0;  // one replay of the workload under ncu, beyond the launches
   std::string seconds_per_pass_source = "default";
@@ -75,10 +70,8 @@ inline constexpr double kRepresentativeTolerance = 0.25;
 struct NcuPlanPass {
   std::vector<std::string> kernels;  // nsys names
   std::string kernel_regex;
-  // The regex lists mangled names (ncu --kernel-name-base mangled). On the H100 (issue 14, ncu 2025.3.1,
-  // examples/nsight-2025-h100/ncu-filter-2026-11-24) a pass over 19 kernels reached 1 of 6 planned nvjet
-  // configurations when written in demangled names, with or without optional groups, and all 6 in mangled
-  // names; the 4.8 kB demangled pattern also cost 85-93 s a pass against 57 s.
+  // The regex lists mangled names (ncu --kernel-name-base mangled): with ncu 2025.3.1 only mangled names
+  // reached every planned configuration (docs/ncu-plan.md).
   bool by_mangled_name = false;
   std::int64_t launch_skip = 0;
   std::int64_t launch_count = 0;
@@ -162,8 +155,8 @@ Result<std::vector<StageKernelLaunch>> read_stage_kernel_launches(const std::fil
                                                                   const std::string& stage);
 
 // ncu/plan.json: "llmprof.ncu_plan/1"; the check and the measured cost when given.
-std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check = nullptr,
-                          const double* measured_seconds_per_launch = nullptr);
+std::string ncu_plan_json(const NcuPlan& plan, const std::optional<NcuPlanCheck>& check = std::nullopt,
+                          std::optional<double> measured_seconds_per_launch = std::nullopt);
 // The plan for the log and the console: passes, launches per kernel, estimate.
 std::string ncu_plan_text(const NcuPlan& plan);
 

@@ -128,7 +128,7 @@ struct RunEnvironmentSummary {
   std::vector<std::pair<std::string, std::string>> tool_versions;  // "nsys" -> "2025.3.1.0"
 };
 
-// One stage of analysis/report.json "timeline" (the nsys SQLite timeline engine, issue 12).
+// One stage of analysis/report.json "timeline" (the nsys SQLite timeline engine, llmprof/timeline.hpp).
 struct ReportTimelineStage {
   std::string name;  // qualified "domain:name" or "name"
   int level = 0;

@@ -1,6 +1,8 @@
 // Tool probe: finds nsys and ncu, reads their versions and what they can do on this machine.
 //
-// Probing a missing tool is not an error: the result says "not found" and where it looked.
+// Probing a missing tool is not an error: the result says "not found" and where it looked. A harness
+// needs the three calls right below; the types they return follow, then the parsers and checks the
+// probe is built from (public so that tests and tools can feed them recorded tool output).
 #pragma once
 
 #include <filesystem>
@@ -13,6 +15,21 @@
 #include "llmprof/result.hpp"
 
 namespace llmprof {
+
+struct ProbeOptions;
+struct NsysInfo;
+struct NcuInfo;
+struct ProbeVerdict;
+
+// The calls a harness needs:
+//   auto runner = make_system_process_runner();
+//   const NsysInfo nsys = probe_nsys(*runner, {});
+//   const NcuInfo ncu = probe_ncu(*runner, {});
+//   const ProbeVerdict verdict = assess_readiness(nsys, ncu);  // ready / degraded / not_ready, with fixes
+NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options);
+NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options);
+// Whether this machine can run the deep-profile pipeline with these tools, why not, and how to fix it.
+ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu);
 
 // "2025.3.1.0" -> {2025, 3, 1, 0}. Compares numerically.
 struct ToolVersion {
@@ -122,7 +139,6 @@ struct ProbeOptions {
   bool use_default_locations = true;
 };
 
-NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options);
 // `nsys stats --help-reports`: the report names ("  nvtx_sum -- NVTX Range Summary" -> "nvtx_sum"; the
 // ":base|:mangled" option suffixes dropped). nsys 2022.4 prints the list and exits 1.
 std::vector<std::string> parse_nsys_report_list(std::string_view help_reports_output);
@@ -136,7 +152,6 @@ struct NvidiaDriver {
   std::string evidence;  // the version line, or why the driver is considered absent
 };
 NvidiaDriver detect_nvidia_driver();
-NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options);
 
 // The report file extension nsys writes: ".qdrep" before 2021.4, ".nsys-rep" from 2021.4 on.
 std::string report_extension_for(const ToolVersion& nsys_version);
@@ -169,7 +184,6 @@ struct ProbeVerdict {
   // sampling or LBR backtraces unavailable: the pipeline traces CUDA/NVTX and does not need them).
   std::vector<std::string> notes;
 };
-ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu);
 
 // What the pipeline can and cannot do with these tools, one line each ("nsys stats reports: ... (2022.4
 // names)", "tensor-core FLOP per kernel: no, ncu 2022.3's sections collect no sm__ops_path_tensor_*").

@@ -5,19 +5,12 @@
 #include <set>
 
 #include "analysis/analysis_model.hpp"
+#include "core/format.hpp"
 
 namespace llmprof::detail {
 namespace {
 
 using StageKey = std::pair<std::string, std::string>;  // (domain, name)
-
-std::string percent_text(double fraction) {
-  char text[32];
-  const double percent = fraction * 100.0;
-  // Two significant digits below 1% so that a starved stage does not read "0.0%".
-  std::snprintf(text, sizeof text, percent < 1 ? "%.2g%%" : percent < 10 ? "%.1f%%" : "%.0f%%", percent);
-  return text;
-}
 
 // Kernels of one stage: name -> (time, instances).
 using StageKernels = std::map<std::string, std::pair<std::int64_t, std::int64_t>>;
@@ -152,10 +145,11 @@ std::string verdict(const AnalysisReport& report, const AnalysisOptions& options
   if (stage.kernel_time_ns == 0) return "no GPU kernels ran in this stage";
   std::string text;
   if (stage.gpu_busy_fraction && *stage.gpu_busy_fraction < options.host_bound_busy_fraction) {
-    return "host/launch-bound: GPU busy " + percent_text(*stage.gpu_busy_fraction) +
+    return "host/launch-bound: GPU busy " + format_fraction_percent(*stage.gpu_busy_fraction) +
            " of the stage; kernel tuning will not help, cut launch overhead (CUDA graphs, fusion, larger batch)";
   }
-  text = stage.gpu_busy_fraction   ? "GPU-bound: GPU busy " + percent_text(*stage.gpu_busy_fraction) + " of the stage"
+  text = stage.gpu_busy_fraction
+             ? "GPU-bound: GPU busy " + format_fraction_percent(*stage.gpu_busy_fraction) + " of the stage"
          : stage.gpu_projection_ns ? "GPU busy fraction withheld (its inputs disagree; see the warnings)"
                                    : "GPU busy fraction unknown (no nsys GPU projection)";
   std::map<KernelBound, std::int64_t> time_by_bound;
@@ -167,7 +161,8 @@ std::string verdict(const AnalysisReport& report, const AnalysisOptions& options
   if (time_by_bound.empty()) return text + "; no ncu data for its kernels: profile them to see their limits";
   const auto top = std::max_element(time_by_bound.begin(), time_by_bound.end(),
                                     [](const auto& a, const auto& b) { return a.second < b.second; });
-  return text + "; " + percent_text(static_cast<double>(top->second) / static_cast<double>(stage.kernel_time_ns)) +
+  return text + "; " +
+         format_fraction_percent(static_cast<double>(top->second) / static_cast<double>(stage.kernel_time_ns)) +
          " of kernel time in " + bound_advice(top->first, options.thresholds.latency_percent);
 }
 
@@ -276,7 +271,7 @@ void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
     stage.parent = find_parent(inputs, {stage.domain, stage.name}, stage, report.stages, kernels_by_stage);
     if (stage.flop && stage.flop_coverage < 0.999) {
       report.warnings.push_back("stage '" + stage.qualified_name() + "': FLOP cover only " +
-                                percent_text(stage.flop_coverage) +
+                                format_fraction_percent(stage.flop_coverage) +
                                 " of its kernel time (kernels without ncu data count as 0 FLOP)");
     }
     if (!stage.flop && inputs.ncu_launches && stage.kernel_time_ns > 0) {

@@ -1,6 +1,7 @@
 // The timeline's place in the analysis: where both know a stage, the timeline's verdict wins, because
 // the nsys summaries behind the other one cannot see graph executions (--cuda-graph-trace=graph) and
-// measure busy over the GPU projection instead of the time the stage took (issue 12).
+// measure busy over the GPU projection instead of the time the stage took (nsys 2025.3, the H100 CUDA-graph
+// decodes of examples/graphs-h100).
 #include "analysis/analysis_model.hpp"
 
 namespace llmprof::detail {

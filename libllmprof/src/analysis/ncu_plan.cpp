@@ -46,7 +46,7 @@ class Planner {
   Planner(const std::vector<StageKernelLaunch>& launches, const NcuPlanOptions& options) : options_(options) {
     configs_known_ = std::any_of(launches.begin(), launches.end(), [](const auto& l) { return !l.grid.empty(); });
     // Names and configurations become indices once: simulate() replays ncu's counting over a stage of
-    // 100,000-200,000 launches for every candidate count (a 1b decode, issue 14).
+    // 100,000-200,000 launches for every candidate count (a 1b decode on the H100: 155,712 launches).
     std::map<std::string, std::size_t> kernel_ids, match_ids, config_ids;
     std::map<GroupKey, std::size_t> group_ids;
     launches_.reserve(launches.size());

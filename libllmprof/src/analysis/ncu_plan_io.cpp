@@ -116,7 +116,8 @@ boost::json::array configs_json(const NcuPlan& plan) {
 
 }  // namespace
 
-std::string ncu_plan_json(const NcuPlan& plan, const NcuPlanCheck* check, const double* measured_seconds_per_launch) {
+std::string ncu_plan_json(const NcuPlan& plan, const std::optional<NcuPlanCheck>& check,
+                          std::optional<double> measured_seconds_per_launch) {
   boost::json::object document;
   document["schema"] = "llmprof.ncu_plan/1";
   document["stage"] = plan.stage;

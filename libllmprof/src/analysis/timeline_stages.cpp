@@ -32,8 +32,6 @@ DurationSummary summarize_durations(std::vector<std::int64_t> values) {
 
 namespace {
 
-std::string percent(double fraction) { return format_fraction_percent(fraction); }
-
 std::string code(const std::string& name) { return "`" + name + "`"; }
 
 // Leading instances much longer than the median (first call, graph capture, autotuning), at most half.
@@ -107,9 +105,9 @@ void summarize_stage(TimelineStage& stage, const TimelineOptions& options) {
 std::string idle_text(const IdleAttribution& idle) {
   const double total = static_cast<double>(idle.total_ns());
   if (total <= 0) return "no GPU idle time";
-  return "GPU idle " + percent(idle.host_launching_ns / total) + " while the host launched, " +
-         percent(idle.host_in_sync_ns / total) + " while it waited in a synchronise, " +
-         percent(idle.nothing_launched_ns / total) + " with nothing launched";
+  return "GPU idle " + format_fraction_percent(idle.host_launching_ns / total) + " while the host launched, " +
+         format_fraction_percent(idle.host_in_sync_ns / total) + " while it waited in a synchronise, " +
+         format_fraction_percent(idle.nothing_launched_ns / total) + " with nothing launched";
 }
 
 void set_verdict(TimelineStage& stage, const TimelineOptions& options) {
@@ -132,14 +130,15 @@ void set_verdict(TimelineStage& stage, const TimelineOptions& options) {
       stage.active_ns > 0 ? static_cast<double>(stage.gpu_busy_ns) / static_cast<double>(stage.active_ns) : 0;
   stage.gpu_busy_fraction = busy;
   if (stage.mostly_graphs()) {
-    stage.verdict = "runs as CUDA graphs: GPU busy " + percent(busy) + " of the stage";
+    stage.verdict = "runs as CUDA graphs: GPU busy " + format_fraction_percent(busy) + " of the stage";
     if (busy < options.host_bound_busy_fraction)
       stage.verdict += "; the GPU waits between graph replays on host work between steps, not on kernel launches";
     stage.headroom.reset();
     return;
   }
   if (busy < options.host_bound_busy_fraction) {
-    stage.verdict = "host/launch-bound: GPU busy " + percent(busy) + " of the stage; " + idle_text(stage.idle) +
+    stage.verdict = "host/launch-bound: GPU busy " + format_fraction_percent(busy) + " of the stage; " +
+                    idle_text(stage.idle) +
                     "; cut launch overhead (CUDA graphs, fused kernels) or host work between launches";
     return;
   }
@@ -150,13 +149,14 @@ void set_verdict(TimelineStage& stage, const TimelineOptions& options) {
           ? std::min(1.0, static_cast<double>(stage.collective_time_ns) / static_cast<double>(stage.gpu_busy_ns))
           : 0;
   if (collective >= 0.5) {
-    stage.verdict = "waiting on collectives: GPU busy " + percent(busy) + " of the stage, " + percent(collective) +
+    stage.verdict = "waiting on collectives: GPU busy " + format_fraction_percent(busy) + " of the stage, " +
+                    format_fraction_percent(collective) +
                     " of it in collective (NCCL) kernels, which include waiting for the other ranks; compare the "
                     "ranks (Across ranks) before tuning this rank's kernels";
     stage.headroom.reset();
     return;
   }
-  stage.verdict = "GPU-bound: GPU busy " + percent(busy) + " of the stage";
+  stage.verdict = "GPU-bound: GPU busy " + format_fraction_percent(busy) + " of the stage";
   stage.headroom.reset();
 }
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/atomic_file.hpp"
+#include "core/file_text.hpp"
 #include "core/format.hpp"
 #include "core/json_pretty.hpp"
 #include "llmprof/report.hpp"

@@ -3,6 +3,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/file_text.hpp"
 #include "core/text.hpp"
 #include "core/toml_flatten.hpp"
 #include "llmprof/sweep.hpp"
@@ -157,14 +158,12 @@ Result<SweepPlan> parse_sweep_plan_toml(std::string_view toml_text, const std::s
 }
 
 Result<SweepPlan> load_sweep_plan(const std::filesystem::path& toml_file) {
-  std::ifstream in(toml_file, std::ios::binary);
-  if (!in) {
+  const auto text = detail::read_file_text(toml_file);
+  if (!text) {
     return make_error(ErrorCode::not_found, "cannot read sweep plan " + toml_file.string(),
                       "check the path given to `deep-profile sweep --plan`", toml_file.string());
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_sweep_plan_toml(text.str(), toml_file.string());
+  return parse_sweep_plan_toml(*text, toml_file.string());
 }
 
 Result<SweepPlan> parse_sweep_points(const std::vector<std::string>& point_arguments) {

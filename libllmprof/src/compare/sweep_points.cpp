@@ -2,6 +2,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/file_text.hpp"
 #include "llmprof/run_directory.hpp"
 #include "llmprof/sweep.hpp"
 #include "rundir/run_lock.hpp"

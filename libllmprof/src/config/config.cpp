@@ -15,6 +15,7 @@
 
 #include "config/config_schema.hpp"
 #include "config/toml_text_guard.hpp"
+#include "core/file_text.hpp"
 #include "core/text.hpp"
 
 namespace llmprof {
@@ -284,14 +285,12 @@ Result<void> ConfigLayers::apply_file(const std::filesystem::path& file) {
     return make_error(ErrorCode::not_found, "configuration file " + file.string() + " does not exist or is not a file",
                       "check the --config path, or use --preset NAME for a preset in config/", file.string());
   }
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in.good() && !in.eof()) {
+  const auto text = detail::read_file_text(file);
+  if (!text) {
     return make_error(ErrorCode::io_error, "cannot read configuration file " + file.string(),
                       "check the file's permissions", file.string());
   }
-  auto table = parse_toml(text.str(), file.string());
+  auto table = parse_toml(*text, file.string());
   if (!table) return table.error();
   return apply_table(*table, file.string());
 }

@@ -40,7 +40,7 @@ std::optional<Error> check_list(const ConfigField& field, const StringList& valu
     return invalid_value(field.info.key, "must not be an empty array", "give at least one value", origins);
   }
   for (const auto& value : values) {
-    if (!field.rules.blank_elements && value.find_first_not_of(" \t") == std::string::npos) {
+    if (!field.rules.blank_elements && detail::is_blank(value)) {
       return invalid_value(field.info.key, "has an empty element", "remove the empty string from the array", origins);
     }
   }
@@ -93,10 +93,8 @@ std::optional<Error> check_field(const ConfigField& field, const DeepProfileConf
       locate_field(field, config));
 }
 
-bool is_blank(const std::string& text) { return text.find_first_not_of(" \t") == std::string::npos; }
-
 std::optional<Error> check_across_fields(const DeepProfileConfig& config, const ConfigOrigins& origins) {
-  if (config.nsys.capture_range == NsysCaptureRange::nvtx && is_blank(config.nsys.nvtx_capture)) {
+  if (config.nsys.capture_range == NsysCaptureRange::nvtx && detail::is_blank(config.nsys.nvtx_capture)) {
     return make_error(ErrorCode::invalid_argument,
                       "nsys.capture_range is nvtx but nsys.nvtx_capture is empty: an NVTX gate needs a range name" +
                           where_set(origins, "nsys.nvtx_capture"),

@@ -110,11 +110,6 @@ std::string format_percent(const std::optional<double>& percent) {
   return printf_string("%.0f%%", value);
 }
 
-std::string format_fraction_percent(const std::optional<double>& fraction) {
-  if (!fraction) return kNotComputed;
-  return format_percent(*fraction * 100);
-}
-
 std::string format_si(const std::optional<double>& value, std::string_view unit) {
   if (!value) return kNotComputed;
   static const struct {
@@ -188,16 +183,19 @@ std::string kernel_display_name(std::string_view name, std::size_t max_length) {
 
 namespace llmprof {
 
-std::string short_kernel_name(std::string_view name, std::size_t max_length) {
-  std::string qualified = detail::kernel_display_name(name, std::string::npos);
-  if (const auto scope = qualified.rfind("::"); scope != std::string::npos) qualified = qualified.substr(scope + 2);
-  if (qualified.empty()) qualified = std::string(name);
-  // Cut in the middle: generated kernel names (nvjet_sm90_..._bias_TNT) differ at the end.
-  if (qualified.size() > max_length && max_length > 4) {
-    const std::size_t head = (max_length - 1) / 2, tail = max_length - 1 - head;
-    qualified = qualified.substr(0, head) + "…" + qualified.substr(qualified.size() - tail);
+std::string format_fraction_percent(const std::optional<double>& fraction, PercentDigits digits) {
+  if (!fraction) return detail::kNotComputed;
+  if (digits == PercentDigits::three_significant) return detail::printf_string("%.3g%%", *fraction * 100);
+  std::string text = detail::format_percent(*fraction * 100);
+  if (digits == PercentDigits::short_of_whole) {
+    // Small shares already keep two significant digits ("0.049%"); only a near-whole one rounds up.
+    for (int decimals = 1; decimals <= 4 && *fraction < 1 && text.rfind("100", 0) == 0; ++decimals) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof buffer, "%.*f%%", decimals, *fraction * 100);
+      text = buffer;
+    }
   }
-  return qualified;
+  return text;
 }
 
 }  // namespace llmprof

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/text.hpp"  // format_number, with the other number formats
+#include "llmprof/percent.hpp"
 
 namespace llmprof::detail {
 
@@ -23,8 +24,9 @@ std::string markdown_code(std::string_view text);
 // 3 significant digits with a unit: "177 ms", "5.03 µs", "1.28 s", "812 ns".
 std::string format_duration_ns(double nanoseconds);
 std::string format_duration_ns(const std::optional<std::int64_t>& nanoseconds);
-// A 0..1 fraction as a percentage: "0.92%", "4.0%", "37%".
-std::string format_fraction_percent(const std::optional<double>& fraction);
+// format_fraction_percent and PercentDigits: llmprof/percent.hpp (public: the CLI prints percentages too).
+using llmprof::format_fraction_percent;
+using llmprof::PercentDigits;
 // A percentage (0..100) already: "61%", "3.4%".
 std::string format_percent(const std::optional<double>& percent);
 // SI prefix with 3 significant digits: format_si(8.56e14, "FLOP/s") == "856 TFLOP/s".

@@ -23,6 +23,9 @@ inline std::string_view trim(std::string_view text) {
   return text.substr(first, text.find_last_not_of(kWhitespace) - first + 1);
 }
 
+// True when `text` holds nothing but kWhitespace (or nothing at all).
+inline bool is_blank(std::string_view text) { return text.find_first_not_of(kWhitespace) == std::string_view::npos; }
+
 // The items (strings or string views, any container) with `separator` between them: "a, b". With
 // `max_items`, at most that many, then "<separator>... (N more)", for messages about long lists.
 template <typename Strings>

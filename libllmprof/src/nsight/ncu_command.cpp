@@ -2,6 +2,7 @@
 //
 // Flag spellings follow `ncu --help` of Nsight Compute 2025.3.1 (tests/data/h100-nsight-2025.3/cli/ncu_help.txt).
 #include "llmprof/ncu_command.hpp"
+#include "core/text.hpp"
 #include "llmprof/shell_quote.hpp"
 
 #include <algorithm>
@@ -76,8 +77,7 @@ std::optional<Error> check_kernel_name(const NcuProfileOptions& options) {
 
 std::optional<Error> check_filters(const NcuProfileOptions& options) {
   for (const auto& expression : options.nvtx_include) {
-    if (expression.empty() ||
-        std::all_of(expression.begin(), expression.end(), [](unsigned char c) { return std::isspace(c) != 0; })) {
+    if (detail::is_blank(expression)) {
       return invalid("an NVTX include expression is empty",
                      "name the range, e.g. \"decode/\" for push/pop range decode", "--nvtx-include");
     }

@@ -2,6 +2,7 @@
 //
 // Flag spellings follow `nsys profile --help` of Nsight Systems 2025.3.1 (tests/data/h100-nsight-2025.3/cli).
 #include "llmprof/nsys_command.hpp"
+#include "core/text.hpp"
 #include "llmprof/shell_quote.hpp"
 
 #include <algorithm>
@@ -39,10 +40,6 @@ std::string join_domains(const std::vector<std::string>& domains) {
   std::vector<std::string> escaped;
   for (const auto& domain : domains) escaped.push_back(escape_domain(domain));
   return join(escaped, ",");
-}
-
-bool is_blank(const std::string& text) {
-  return std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isspace(c) != 0; });
 }
 
 Error invalid(std::string message, std::string hint, std::string subject = {}) {
@@ -95,7 +92,7 @@ std::optional<Error> check_trace(const NsysProfileOptions& options, std::vector<
 std::optional<Error> check_capture(const NsysProfileOptions& options, std::vector<std::string>* warnings) {
   const bool traces_nvtx = contains(options.trace, "nvtx");
   if (options.capture_range == NsysCaptureRange::nvtx) {
-    if (is_blank(options.nvtx_capture)) {
+    if (detail::is_blank(options.nvtx_capture)) {
       return invalid("NVTX capture was requested with an empty --nvtx-capture expression",
                      "name the NVTX range that opens the capture, e.g. nvtx_capture = \"decode\" "
                      "(or \"decode@domain\")",

@@ -278,7 +278,7 @@ std::vector<std::string> parse_ncu_filter_modes(std::string_view help) {
   std::string_view block = help.substr(start + 13);
   for (std::size_t at = block.find('\n'); at != std::string_view::npos; at = block.find('\n', at + 1)) {
     const std::string_view rest = block.substr(at + 1);
-    const auto first = rest.find_first_not_of(' ');
+    const auto first = rest.find_first_not_of(' ');  // one-home: an indentation count, not a trim
     if (first < 4 && rest[first] == '-') {  // npos is never < 4
       block = block.substr(0, at);
       break;

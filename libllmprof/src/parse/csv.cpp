@@ -186,7 +186,7 @@ Result<void> CsvReader::read_header() {
     if (!more) return more.error();
     if (!*more) break;
     ++lines_seen;
-    const bool blank = raw_line_.find_first_not_of(" \t") == std::string::npos;
+    const bool blank = detail::is_blank(raw_line_);
     if (!blank && (options_.is_header ? options_.is_header(fields()) : true)) {
       header_.assign(fields_.begin(), fields_.end());
       header_read_ = true;

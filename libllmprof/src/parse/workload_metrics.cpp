@@ -10,8 +10,10 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "core/file_text.hpp"
 #include "core/json_fields.hpp"
 #include "core/json_pretty.hpp"
+#include "core/text.hpp"
 
 namespace llmprof {
 namespace {
@@ -83,7 +85,7 @@ namespace {
 
 // The document's top level: JSON, an object, and this schema; an Error says which it is not.
 Result<boost::json::object> metrics_object(std::string_view json_text, const std::string& source_name) {
-  if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+  if (detail::is_blank(json_text)) {
     return make_error(ErrorCode::parse_error, source_name + ": the workload metrics file is empty", schema_hint,
                       source_name);
   }
@@ -158,14 +160,12 @@ Result<WorkloadMetrics> load_workload_metrics(const std::filesystem::path& path)
     return make_error(ErrorCode::not_found, "workload metrics file " + path.string() + " does not exist",
                       "run the workload with --metrics-out FILE (or LLMPROF_METRICS_FILE) to write it", path.string());
   }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof()) {
+  const auto text = detail::read_file_text(path);
+  if (!text) {
     return make_error(ErrorCode::io_error, "cannot read workload metrics file " + path.string(),
                       "check the file's permissions", path.string());
   }
-  return parse_workload_metrics(text.str(), path.string());
+  return parse_workload_metrics(*text, path.string());
 }
 
 }  // namespace llmprof

@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/json_fields.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
@@ -31,9 +32,11 @@ Result<json::object> read_object(const fs::path& file, const char* schema, const
   return std::move(value.as_object());
 }
 
-std::string string_at(const json::object& object, const char* key) {
-  const auto* found = object.if_contains(key);
-  return found && found->is_string() ? std::string(found->as_string()) : std::string();
+// A field of the wrong type, named for the message: the file is ours, so it was damaged or edited.
+Error wrong_field(const fs::path& file, const char* what, const JsonFieldError& wrong) {
+  return make_error(ErrorCode::parse_error,
+                    std::string("the ") + what + "'s field " + wrong.field + " has the wrong type",
+                    "it is written by deep-profile; re-run the stage", file.string());
 }
 
 }  // namespace
@@ -57,28 +60,22 @@ Result<RankPlan> read_rank_plan(const fs::path& file) {
   auto object = read_object(file, kPlanSchema, "stage plan");
   if (!object) return object.error();
   RankPlan plan;
-  const std::string stage = string_at(*object, "stage");
-  const std::optional<Stage> parsed = parse_stage(stage);
-  if (!parsed) {
-    return make_error(ErrorCode::parse_error, "the stage plan names no stage: \"" + stage + "\"",
-                      "it is written by deep-profile; re-run the stage", file.string());
-  }
-  plan.stage = *parsed;
-  plan.role = string_at(*object, "role");
-  plan.working_directory = string_at(*object, "working_directory");
-  plan.timeout_key = string_at(*object, "timeout_key");
-  if (const auto* timeout = object->if_contains("timeout_s"); timeout && timeout->is_number())
-    plan.timeout_s = timeout->to_number<double>();
-  if (const auto* argv = object->if_contains("profiler_argv"); argv && argv->is_array()) {
-    for (const auto& word : argv->as_array()) {
-      if (word.is_string()) plan.profiler_argv.emplace_back(word.as_string());
+  try {
+    const std::string stage = json_string(*object, "stage", "stage").value_or("");
+    const std::optional<Stage> parsed = parse_stage(stage);
+    if (!parsed) {
+      return make_error(ErrorCode::parse_error, "the stage plan names no stage: \"" + stage + "\"",
+                        "it is written by deep-profile; re-run the stage", file.string());
     }
-  }
-  if (const auto* environment = object->if_contains("environment"); environment && environment->is_object()) {
-    for (const auto& entry : environment->as_object()) {
-      if (entry.value().is_string())
-        plan.environment[std::string(entry.key())] = std::string(entry.value().as_string());
-    }
+    plan.stage = *parsed;
+    plan.role = json_string(*object, "role", "role").value_or("");
+    plan.working_directory = json_string(*object, "working_directory", "working_directory").value_or("");
+    plan.timeout_key = json_string(*object, "timeout_key", "timeout_key").value_or("");
+    if (auto timeout = json_number(*object, "timeout_s", "timeout_s")) plan.timeout_s = *timeout;
+    plan.profiler_argv = json_strings(*object, "profiler_argv", "profiler_argv");
+    plan.environment = json_string_map(*object, "environment", "environment");
+  } catch (const JsonFieldError& wrong) {
+    return wrong_field(file, "stage plan", wrong);
   }
   return plan;
 }
@@ -105,28 +102,30 @@ Result<RankStatus> read_rank_status(const fs::path& file) {
   auto object = read_object(file, kStatusSchema, "rank status");
   if (!object) return object.error();
   RankStatus status;
-  auto integer = [&object](const char* key) {
-    const auto* found = object->if_contains(key);
-    return found && found->is_int64() ? static_cast<int>(found->as_int64()) : -1;
-  };
-  status.rank = integer("rank");
-  status.local_rank = integer("local_rank");
-  status.world_size = integer("world_size");
-  if (status.rank < 0 || status.world_size <= 0) {
-    return make_error(ErrorCode::parse_error, "the rank status has no rank or world size", "", file.string());
-  }
-  status.source = string_at(*object, "source");
-  status.evidence = string_at(*object, "evidence");
-  status.host = string_at(*object, "host");
-  status.role = string_at(*object, "role");
-  status.command = string_at(*object, "command");
-  status.started_utc = string_at(*object, "started_utc");
-  status.outcome = string_at(*object, "outcome");
-  status.reason = string_at(*object, "reason");
-  if (const auto* code = object->if_contains("exit_code"); code && code->is_int64())
-    status.exit_code = static_cast<int>(code->as_int64());
-  if (const auto* duration = object->if_contains("duration_s"); duration && duration->is_number()) {
-    status.duration_s = duration->to_number<double>();
+  try {
+    auto integer = [&object](const char* key) {
+      const auto value = json_integer(*object, key, key);
+      return value ? static_cast<int>(*value) : -1;
+    };
+    status.rank = integer("rank");
+    status.local_rank = integer("local_rank");
+    status.world_size = integer("world_size");
+    if (status.rank < 0 || status.world_size <= 0) {
+      return make_error(ErrorCode::parse_error, "the rank status has no rank or world size", "", file.string());
+    }
+    auto text = [&object](const char* key) { return json_string(*object, key, key).value_or(""); };
+    status.source = text("source");
+    status.evidence = text("evidence");
+    status.host = text("host");
+    status.role = text("role");
+    status.command = text("command");
+    status.started_utc = text("started_utc");
+    status.outcome = text("outcome");
+    status.reason = text("reason");
+    if (auto code = json_integer(*object, "exit_code", "exit_code")) status.exit_code = static_cast<int>(*code);
+    if (auto duration = json_number(*object, "duration_s", "duration_s")) status.duration_s = *duration;
+  } catch (const JsonFieldError& wrong) {
+    return wrong_field(file, "rank status", wrong);
   }
   return status;
 }

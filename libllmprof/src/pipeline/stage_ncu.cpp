@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
@@ -222,13 +223,16 @@ std::vector<std::string> missed_kernels(const std::vector<std::string>& selected
 }  // namespace
 
 bool append_ncu_raw_rows(const fs::path& target, const fs::path& extra) {
-  std::ifstream first(target), second(extra);
+  const auto target_text = read_file_text(target), extra_text = read_file_text(extra);
+  if (!target_text || !extra_text) return false;
+  std::istringstream first(*target_text), second(*extra_text);
   std::string target_header, target_units, extra_header, extra_units;
   if (!std::getline(first, target_header) || !std::getline(first, target_units)) return false;
   if (!std::getline(second, extra_header) || !std::getline(second, extra_units)) return false;
   if (target_header != extra_header || target_units != extra_units) return false;
+  const auto rows = second.eof() ? extra_text->size() : static_cast<std::size_t>(second.tellg());
   std::ofstream out(target, std::ios::app);
-  out << second.rdbuf();
+  out << std::string_view(*extra_text).substr(rows);
   return static_cast<bool>(out);
 }
 

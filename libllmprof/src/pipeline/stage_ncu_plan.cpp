@@ -146,7 +146,7 @@ std::optional<double> record_measurement(PipelineRun& run, const NcuPlan& plan, 
   const double workload_s = double(plan.passes.size()) * plan.seconds_per_pass;
   std::optional<double> measured;
   if (check.rows > 0 && stage_s > workload_s) measured = (stage_s - workload_s) / double(check.rows);
-  const std::string json = ncu_plan_json(plan, &check, measured ? &*measured : nullptr);
+  const std::string json = ncu_plan_json(plan, check, measured);
   if (auto written = run.directory.write_json(RunLayout::ncu_plan(), json); !written)
     run.warn(kStage, written.error().describe());
   run.say(kStage, check_text(check) + (measured ? "; measured " + format_seconds(*measured) + " per launch" : ""),
@@ -161,8 +161,8 @@ std::optional<double> record_measurement(PipelineRun& run, const NcuPlan& plan, 
   return measured;
 }
 
-// One pass over every kernel with a planned (kernel, configuration) that got no row. On the H100 (issue 14,
-// ncu 2025.3.1, the 1b eager decode) a demangled-name pass mixing nvjet GEMMs with elementwise kernels reached
+// One pass over every kernel with a planned (kernel, configuration) that got no row. On the H100 (ncu 2025.3.1,
+// the 1b eager decode) a demangled-name pass mixing nvjet GEMMs with elementwise kernels reached
 // 1 of 6 planned nvjet configurations; passes by mangled name (when the nsys export has them) reached all, so
 // this is the safety net for exports without mangled names and for configurations ncu met in another order.
 // One such pass replaces the one-pass-per-kernel follow-ups (35 s each there) for everything it reaches.
@@ -297,8 +297,7 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
   if (check.not_profiled.empty() || run.stopping()) return StageResult::ok();
   const NcuPlanCheck recovered = recover_shortfalls(run, plan, ncu, check, progress);
   // plan.json's check is the final one: what the stage's rows hold after the recovery pass.
-  if (auto written = run.directory.write_json(RunLayout::ncu_plan(),
-                                              ncu_plan_json(plan, &recovered, measured ? &*measured : nullptr));
+  if (auto written = run.directory.write_json(RunLayout::ncu_plan(), ncu_plan_json(plan, recovered, measured));
       !written)
     run.warn(kStage, written.error().describe());
   // A kernel still without any row (ncu's order differed from nsys's, a configuration the plan did not

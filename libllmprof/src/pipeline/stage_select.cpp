@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "analysis/kernel_selection_json.hpp"
+#include "core/format.hpp"
 #include "llmprof/kernel_selection.hpp"
 #include "llmprof/ncu_plan.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
@@ -22,12 +23,8 @@ std::string selection_json(const KernelSelection& selection, std::int64_t launch
   return boost::json::serialize(document);
 }
 
-std::string percent(double fraction) {
-  std::ostringstream text;
-  text.precision(3);
-  text << fraction * 100 << "%";
-  return text.str();
-}
+// Coverages are read against their target, so three significant digits: 98.7% never reads as "99%".
+std::string percent(double fraction) { return format_fraction_percent(fraction, PercentDigits::three_significant); }
 
 // "3 more kernels for 95%, 9 more for 99%"; "99% is out of reach (collectives hold 12%)".
 std::string more_coverage_text(const KernelSelection& selection) {

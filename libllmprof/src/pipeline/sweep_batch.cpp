@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/atomic_file.hpp"
+#include "core/text.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "llmprof/sweep.hpp"
 #include "llmprof/sweep_batch.hpp"
@@ -160,9 +161,7 @@ Result<SweepBatchScripts> write_sweep_batch_scripts(const SweepBatchRequest& req
 }
 
 Result<std::string> parse_sbatch_job_id(std::string_view output) {
-  std::string id(output.substr(0, output.find_first_of(";\n")));
-  const auto last = id.find_last_not_of(" \r\t");
-  id = last == std::string::npos ? "" : id.substr(0, last + 1);
+  const std::string id(detail::trim(output.substr(0, output.find_first_of(";\n"))));
   if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos) {
     return make_error(ErrorCode::parse_error, "sbatch --parsable printed no job id: '" + std::string(output) + "'",
                       "check that sbatch works here (`sinfo` lists a partition) and what `squeue --me` shows",

@@ -2,6 +2,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/file_text.hpp"
 #include "llmprof/sweep.hpp"
 #include "llmprof/sweep_batch.hpp"
 #include "rundir/run_lock.hpp"

@@ -70,17 +70,7 @@ std::string node_capture_scope(const RunReportModel& model, const ReportTimeline
 
 }  // namespace
 
-std::string share_text(double fraction) {
-  std::string text = format_fraction_percent(fraction);
-  // 99.95% must not read "100%" (nor "100.0%"): add digits until it no longer rounds up. Small shares
-  // already keep two significant digits ("0.049%").
-  for (int digits = 1; digits <= 4 && fraction < 1 && text.rfind("100", 0) == 0; ++digits) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%.*f%%", digits, fraction * 100);
-    text = buffer;
-  }
-  return text;
-}
+std::string share_text(double fraction) { return format_fraction_percent(fraction, PercentDigits::short_of_whole); }
 
 const ReportTimelineStage* timeline_stage_of(const RunReportModel& model, const ReportStage& stage) {
   if (!model.timeline) return nullptr;

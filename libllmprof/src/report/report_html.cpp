@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/format.hpp"
+#include "core/text.hpp"
 #include "llmprof/report.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "report/report_capture_scope.hpp"
@@ -233,8 +234,7 @@ void write_cross_rank(const RunReportModel& model, std::ostream& out) {
       std::istringstream cells(line.substr(1));
       out << "<tr>";
       for (std::string cell; std::getline(cells, cell, '|');) {
-        const auto first = cell.find_first_not_of(' '), last = cell.find_last_not_of(' ');
-        const std::string trimmed = first == std::string::npos ? "" : cell.substr(first, last - first + 1);
+        const std::string trimmed(detail::trim(cell));
         out << (header_done ? "<td>" : "<th>") << inline_markdown(trimmed) << (header_done ? "</td>" : "</th>");
       }
       out << "</tr>\n";

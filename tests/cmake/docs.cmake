@@ -1,0 +1,9 @@
+# The docs stay true (tests/tools/check_docs.py): docs/architecture.md's layer edges are layers.txt's,
+# the README's header table lists exactly the public headers, and "Where to find" names existing files.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME "docs: architecture edges, README headers and Where to find match the tree"
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_docs.py ${PROJECT_SOURCE_DIR})
+  set_tests_properties("docs: architecture edges, README headers and Where to find match the tree" PROPERTIES
+                       LABELS unit)
+endif()

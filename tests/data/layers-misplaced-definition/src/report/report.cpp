@@ -1,0 +1,2 @@
+#include "llmprof/report.hpp"
+#include "llmprof/result.hpp"
