@@ -69,7 +69,7 @@ int run_compare(const std::vector<std::string>& args) {
     return exit_not_ready;
   if (!html_file.empty() && !write_file(html_file, llmprof::render_comparison_html(*comparison))) return exit_not_ready;
   const llmprof::GateVerdict verdict = llmprof::decide_gate(*comparison);
-  for (const auto& line : llmprof::gate_messages(verdict)) std::cerr << "deep-profile compare: " << line << "\n";
+  for (const auto& message : llmprof::gate_messages(verdict)) std::cerr << "deep-profile compare: " << message << "\n";
   return llmprof::exit_code_for(verdict.outcome);
 }
 
