@@ -22,8 +22,6 @@ const char* usage_text =
     "times with Welch t-tests (one-sided level 0.05): a regression only when the slowdown exceeds PCT beyond the\n"
     "noise. Single runs fall back to the stage times and say that they cannot tell noise from change.\n\n"
     "exit codes: 0 compared (no regression); 5 regression (repeats: slower than PCT beyond the noise; single runs:\n"
-    "a stage's wall or kernel time grew by more than PCT); 7 inconclusive: the change is within the noise;\n"
-    "exit codes: 0 compared (no regression); 5 regression (repeats: slower than PCT beyond the noise; single runs:\n"
     "a stage's wall or kernel time grew by more than PCT); 6 --fail-if-slower could not compare (a time A measured\n"
     "is missing in B, e.g. B ran without nsys); 7 inconclusive: the change is within the noise of the repeats;\n"
     "2 bad command line (a threshold that is negative or not finite); 4 A or B is not a readable run directory.\n";
@@ -70,20 +68,9 @@ int run_compare(const std::vector<std::string>& args) {
   if (!markdown_file.empty() && !write_file(markdown_file, llmprof::render_comparison_markdown(*comparison)))
     return exit_not_ready;
   if (!html_file.empty() && !write_file(html_file, llmprof::render_comparison_html(*comparison))) return exit_not_ready;
-  if (comparison->noise_gate) std::cerr << "deep-profile compare: " << comparison->noise_gate->summary << "\n";
-  if (comparison->regression) {
-    for (const auto& reason : comparison->regression_reasons)
-      std::cerr << "deep-profile compare: regression: " << reason << "\n";
-    return exit_regression;
-  }
-  if (comparison->options.fail_if_slower_pct && comparison->inconclusive) {
-    for (const auto& reason : comparison->inconclusive_reasons)
-      std::cerr << "deep-profile compare: cannot compare: " << reason << "\n";
-    return exit_inconclusive;
-  }
-  if (comparison->noise_gate && comparison->noise_gate->verdict == llmprof::NoiseVerdict::inconclusive)
-    return exit_noise;
-  return exit_ok;
+  const llmprof::GateVerdict verdict = llmprof::decide_gate(*comparison);
+  for (const auto& message : llmprof::gate_messages(verdict)) std::cerr << "deep-profile compare: " << message << "\n";
+  return llmprof::exit_code_for(verdict.outcome);
 }
 
 const CommandRegistrar registrar{

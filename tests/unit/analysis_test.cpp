@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <algorithm>
 #include <set>
@@ -13,6 +14,7 @@
 #include "llmprof/analysis.hpp"
 #include "llmprof/csv.hpp"
 #include "llmprof/report.hpp"
+#include "rundir/report_model_json.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -392,6 +394,61 @@ TEST_CASE("write_analysis writes the contract's files") {
   CHECK(names[1] == report.kernels[1].name);  // a name with commas, quoted
   const auto stages_text = read_file(dir / "analysis" / "stages.csv");
   CHECK(stages_text.find("prefill,,,0,1280269408,1226511862,305763,38,") != std::string::npos);
+}
+
+TEST_CASE("report.json's records are written and read back by the same field tables") {
+  TempDir dir;
+  make_main(dir.path(), h100 + "nsys/ns1_st", h100 + "ncu/nc1_raw.csv", "analysis/workload_metrics_decode.json");
+  const auto analysis = analyze_main(dir.path());
+  REQUIRE(write_analysis(analysis, dir / "analysis").has_value());
+  const auto json = boost::json::parse(read_file(dir / "analysis" / "report.json")).as_object();
+  const auto model = load_run_report(dir.path());
+  REQUIRE(model.has_value());
+
+  // Every stage as the report reads it, written again, is the object the analysis wrote: no field
+  // is lost, renamed or retyped between the writer and the reader.
+  const auto& stages = json.at("stages").as_array();
+  REQUIRE(model->stages.size() == stages.size());
+  REQUIRE(model->stages.size() == analysis.stages.size());
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    INFO(model->stages[i].name);
+    CHECK(detail::report_json(model->stages[i]) == stages[i].as_object());
+    // Read back from the file, not copied: the figures are the analysis's own.
+    CHECK(model->stages[i].kernel_time_ns == analysis.stages[i].kernel_time_ns);
+    // report.json prints doubles to about 1e-10 relative, so the figure read back is that close.
+    CHECK(model->stages[i].flop_coverage == Approx(analysis.stages[i].flop_coverage).epsilon(1e-9));
+    CHECK(model->stages[i].top_kernels.size() == analysis.stages[i].top_kernels.size());
+  }
+  // The reader sorts kernels by total time as the analysis wrote them; match by name.
+  const auto& kernels = json.at("kernels").as_array();
+  REQUIRE(model->kernels.size() == kernels.size());
+  for (const auto& value : kernels) {
+    const auto& written = value.as_object();
+    const auto read = std::find_if(model->kernels.begin(), model->kernels.end(), [&](const ReportKernel& kernel) {
+      return kernel.name == written.at("name").as_string();
+    });
+    REQUIRE(read != model->kernels.end());
+    CHECK(detail::report_json(*read) == written);
+  }
+  CHECK(detail::report_json(model->device) == json.at("device").as_object());
+  REQUIRE(model->bare_run.has_value());
+  CHECK(detail::report_json(*model->bare_run) == json.at("bare_run").as_object());
+  REQUIRE(model->nvtx_ranges.size() == json.at("nvtx_ranges").as_array().size());
+  for (std::size_t i = 0; i < model->nvtx_ranges.size(); ++i)
+    CHECK(detail::report_json(model->nvtx_ranges[i]) == json.at("nvtx_ranges").as_array()[i].as_object());
+}
+
+TEST_CASE("a report.json field of the wrong type is an error naming the field, read by the shared table") {
+  TempDir dir;
+  make_main(dir.path(), h100 + "nsys/ns1_st", h100 + "ncu/nc1_raw.csv", "analysis/workload_metrics_decode.json");
+  REQUIRE(write_analysis(analyze_main(dir.path()), dir / "analysis").has_value());
+  auto json = boost::json::parse(read_file(dir / "analysis" / "report.json")).as_object();
+  json.at("stages").as_array()[1].as_object()["top_kernels"].as_array()[0].as_object()["time_ns"] = "slow";
+  write_file(dir / "analysis" / "report.json", boost::json::serialize(json));
+  const auto model = load_run_report(dir.path());
+  REQUIRE_FALSE(model.has_value());
+  CHECK(model.error().code == ErrorCode::parse_error);
+  CHECK_THAT(model.error().message, Catch::Contains("'stages[1].top_kernels[0].time_ns'"));
 }
 
 TEST_CASE("report.json spells every NVTX stage one way and reads back as llmprof.report/2") {

@@ -178,6 +178,55 @@ TEST_CASE("a gate that cannot compare is inconclusive, never 'no regression'") {
   }
 }
 
+TEST_CASE("the library decides the gate's verdict and its exit status, not the CLI") {
+  llmprof::testing::TempDir temp;
+  ComparisonOptions gate;
+  gate.fail_if_slower_pct = 5;
+  // decode's wall time grew 10% between the recorded runs: past 5%, within 15%.
+  const auto flagged = compare_fixtures(gate);
+  const GateVerdict regression = decide_gate(flagged);
+  CHECK(regression.outcome == GateOutcome::regression);
+  CHECK(exit_code_for(regression.outcome) == 5);
+  CHECK(regression.reasons == flagged.regression_reasons);
+  REQUIRE_FALSE(gate_messages(regression).empty());
+  // Single runs: the noise gate's line first, then one "regression: ..." line per reason.
+  CHECK(gate_messages(regression).front() == flagged.noise_gate->summary);
+  CHECK_THAT(gate_messages(regression).back(), Catch::StartsWith("regression: decode: wall time +10%"));
+
+  gate.fail_if_slower_pct = 15;
+  const GateVerdict passed = decide_gate(compare_fixtures(gate));
+  CHECK(passed.outcome == GateOutcome::passed);
+  CHECK(exit_code_for(passed.outcome) == 0);
+  CHECK(passed.reasons.empty());
+  const GateVerdict ungated = decide_gate(compare_fixtures());
+  CHECK(ungated.outcome == GateOutcome::passed);
+  CHECK_FALSE(ungated.noise_summary.has_value());
+  CHECK(gate_messages(ungated).empty());
+
+  gate.fail_if_slower_pct = 5;
+  auto nothing = compare_run_directories(data_path("runs/h100-decode-b4"), run_that_measured_nothing(temp), gate);
+  REQUIRE(nothing.has_value());
+  const GateVerdict cannot = decide_gate(*nothing);
+  CHECK(cannot.outcome == GateOutcome::cannot_compare);
+  CHECK(exit_code_for(cannot.outcome) == 6);
+  REQUIRE_FALSE(cannot.reasons.empty());
+  CHECK_THAT(gate_messages(cannot).back(), Catch::StartsWith("cannot compare: ") && Catch::Contains("B has none"));
+
+  // The repeats' noise gate could not tell: exit 7, unless a regression was also found (it wins).
+  RunComparison noisy;
+  noisy.options.fail_if_slower_pct = 2;
+  noisy.noise_gate = NoiseGate{};
+  noisy.noise_gate->verdict = NoiseVerdict::inconclusive;
+  noisy.noise_gate->summary = "inconclusive: noise +-14.9%";
+  const GateVerdict within_noise = decide_gate(noisy);
+  CHECK(within_noise.outcome == GateOutcome::inconclusive);
+  CHECK(exit_code_for(within_noise.outcome) == 7);
+  CHECK(gate_messages(within_noise) == std::vector<std::string>{"inconclusive: noise +-14.9%"});
+  noisy.regression = true;
+  noisy.regression_reasons = {"decode_s +5%"};
+  CHECK(decide_gate(noisy).outcome == GateOutcome::regression);
+}
+
 #ifdef LLMPROF_DEEP_PROFILE_EXE
 TEST_CASE("deep-profile compare exits 6 when the gate cannot compare and 2 on a non-finite threshold") {
   llmprof::testing::TempDir temp;

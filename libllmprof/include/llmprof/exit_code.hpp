@@ -2,6 +2,9 @@
 // so that every subcommand, and any tool built on libllmprof, answers the same failure the same way.
 #pragma once
 
+#include <span>
+#include <string_view>
+
 #include "llmprof/result.hpp"
 
 namespace llmprof {
@@ -26,5 +29,20 @@ enum ExitCode : int {
 // missing --config file is "bad command line"), so the CLI maps configuration errors to exit_usage
 // before they get here.
 ExitCode exit_code_for(const Error& error) noexcept;
+
+// What a CI gate (compare --fail-if-slower) decided; the compare layer decides it (decide_gate in
+// run_comparison.hpp), this is only its exit status, so a harness calling the library exits as the CLI does.
+enum class GateOutcome {
+  passed,          // compared, no regression (or no gate was asked for)
+  regression,      // slower than the limit (beyond the noise, with repeats)
+  cannot_compare,  // a time A measured is missing in B, or nothing was measured at all
+  inconclusive,    // with repeats: the change cannot be told from the noise
+};
+std::span<const std::string_view> choice_names(GateOutcome) noexcept;  // "passed", "regression", ...
+const char* to_string(GateOutcome outcome) noexcept;
+
+// passed -> exit_ok; regression -> exit_regression; cannot_compare -> exit_inconclusive;
+// inconclusive -> exit_noise.
+ExitCode exit_code_for(GateOutcome outcome) noexcept;
 
 }  // namespace llmprof

@@ -4,7 +4,8 @@
 // MAIN/run.json, MAIN/env.json, MAIN/inputs.json, MAIN/config.toml and the stages' cmd.txt files,
 // so any run directory (an old one, one copied from a GPU machine, a recorded sample) can be
 // re-rendered with `deep-profile report MAIN`. Unknown JSON fields are ignored; null means
-// "not computed" and is shown as such, never replaced by a made-up number.
+// "not computed" and is shown as such, never replaced by a made-up number. report.json's records
+// (stages, kernels, device, ...) are the analysis's own (report_model.hpp).
 #pragma once
 
 #include <cstdint>
@@ -14,53 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "llmprof/report_model.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/run_directory.hpp"
 
 namespace llmprof {
-
-// report.json "device": peaks at the clocks the kernels were profiled at.
-struct ReportDevice {
-  std::string name;
-  std::vector<std::pair<std::string, double>> peak_flop_per_s;  // precision -> FLOP/s, in file order
-  std::optional<double> peak_dram_bytes_per_s;
-};
-
-// report.json "stages[]". Fractions (gpu_busy_fraction, mfu) are 0..1.
-struct ReportStage {
-  std::string name;
-  std::string domain;                 // "" for the default NVTX domain
-  std::optional<std::string> parent;  // enclosing stage, e.g. "generate"
-  std::optional<std::int64_t> wall_ns;
-  std::optional<std::int64_t> gpu_projection_ns;
-  std::optional<std::int64_t> kernel_time_ns;
-  std::optional<std::int64_t> kernel_instances;
-  std::optional<double> gpu_busy_fraction;
-  std::optional<double> flop;
-  std::optional<double> achieved_flop_per_s;
-  std::optional<double> mfu;           // from profiled FLOP against the device's dense peak
-  std::optional<double> mfu_workload;  // second opinion from the workload's own FLOP/token and tokens/s
-  std::string verdict;                 // one sentence, e.g. "host-bound: GPU busy 4% of the stage ..."
-};
-
-// report.json "kernels[]". pct_* are percentages (0..100); share_of_total is 0..1.
-struct ReportKernel {
-  std::string name;  // demangled, as nsys/ncu print it
-  std::vector<std::string> stages;
-  std::optional<std::int64_t> instances;
-  std::optional<std::int64_t> total_time_ns;
-  std::optional<double> avg_time_ns;
-  std::optional<double> share_of_total;
-  std::optional<std::int64_t> profiled_launches;
-  std::optional<double> flop_per_launch;
-  std::optional<double> dram_bytes_per_launch;
-  std::optional<double> arithmetic_intensity;  // FLOP per DRAM byte
-  std::optional<double> achieved_flop_per_s;
-  std::optional<double> pct_peak_compute;
-  std::optional<double> pct_peak_dram;
-  std::optional<std::string> bound;      // compute | memory | latency
-  std::optional<std::string> precision;  // when report.json names it; else inferred for the roofline
-};
 
 struct ReportCoverageStep {
   double target = 0;  // 0..1
@@ -84,23 +43,6 @@ struct ReportTopKernelSelection {
   std::optional<double> listed_share_of_gpu_time;
 };
 
-// report.json "bare_run": the workload's own figures from the bare stage-1 run (stage1/metrics.json).
-struct ReportBareRun {
-  std::string device;  // "cpu", "cuda:0"
-  std::string device_name;
-  std::string dtype;
-  std::optional<std::int64_t> batch, prompt_tokens, new_tokens, parameters;
-  std::optional<double> prefill_s, decode_s, tokens_per_s, time_per_output_token_s, flop_per_token;
-};
-
-// report.json "nvtx_ranges[]": one NVTX range's instances on the CPU timeline (nsys nvtx_sum).
-struct ReportRangeTiming {
-  std::string name;
-  std::string domain;
-  std::optional<std::int64_t> instances, total_ns, min_ns, max_ns;
-  std::optional<double> mean_ns, p50_ns, p99_ns;  // p99 null where only nsys stats were read
-  std::string source;                             // "nsys nvtx_sum"
-};
 // "Kernels profiled with ncu: the top 10 of stage decode, covering 70.7% of its kernel time; 3 more kernels
 // for 80%, ...; 2 collective kernels (12% of its kernel time) left out: ncu cannot replay collectives."
 // Plain text: the renderers escape it.
@@ -162,17 +104,6 @@ struct ReportTimeline {
   bool partial_capture = false;
   std::vector<std::string> notes;
   std::vector<ReportTimelineStage> stages;
-};
-
-// analysis/report.json "node_capture": the kernel tables came from a second capture traced per CUDA graph node.
-struct ReportNodeCapture {
-  std::string kernel_tables;
-  struct RangeWall {
-    std::string range;
-    double first_capture_ns = 0;
-    double node_capture_ns = 0;
-  };
-  std::vector<RangeWall> range_walls;
 };
 
 // One quantity of stage 1's repeated bare runs (stage1/repeats.json): "wall_s", "prefill_s", "decode_s".

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/choice.hpp"
+#include "llmprof/exit_code.hpp"
 #include "llmprof/report.hpp"
 #include "llmprof/result.hpp"
 
@@ -48,7 +50,11 @@ struct StageComparison {
 };
 
 enum class KernelChange { unchanged, faster, slower, added, removed };
-const char* to_string(KernelChange change) noexcept;  // "unchanged", "faster", "slower", "new", "gone"
+inline std::span<const std::string_view> choice_names(KernelChange) noexcept {
+  static constexpr std::string_view names[] = {"unchanged", "faster", "slower", "new", "gone"};
+  return names;
+}
+inline const char* to_string(KernelChange change) noexcept { return choice_name(change).data(); }
 
 struct KernelComparison {
   std::string name;
@@ -78,7 +84,11 @@ struct SettingDifference {
 // single_run: a side has fewer than 2 runs of every time, so the gate falls back to the single-run
 // stage times and says that it cannot tell noise from change.
 enum class NoiseVerdict { no_regression, inconclusive, regression, single_run };
-const char* to_string(NoiseVerdict verdict) noexcept;  // "no regression", "inconclusive", "regression", "single run"
+inline std::span<const std::string_view> choice_names(NoiseVerdict) noexcept {
+  static constexpr std::string_view names[] = {"no regression", "inconclusive", "regression", "single run"};
+  return names;
+}
+inline const char* to_string(NoiseVerdict verdict) noexcept { return choice_name(verdict).data(); }
 
 struct QuantityVerdict {
   std::string quantity;  // "decode_s"
@@ -116,6 +126,21 @@ struct RunComparison {
   // single-run stage deltas above are still listed but cannot be told from noise.
   std::optional<NoiseGate> noise_gate;
 };
+
+// The CI gate's decision on a comparison, and its exit status through exit_code_for(GateOutcome):
+//   regression      `regression` is set (noise gate, or a single-run stage time past the limit);
+//   cannot_compare  the gate was asked for and `inconclusive` is set (a time A measured is missing in B);
+//   inconclusive    the noise gate could not tell the change from the noise of the repeats;
+//   passed          otherwise, including a comparison without --fail-if-slower.
+struct GateVerdict {
+  GateOutcome outcome = GateOutcome::passed;
+  std::optional<std::string> noise_summary;  // the noise gate's one line, when the gate ran
+  std::vector<std::string> reasons;          // regression_reasons or inconclusive_reasons, per outcome
+};
+GateVerdict decide_gate(const RunComparison& comparison);
+// What a CLI prints to stderr about the verdict, one line each: the noise summary, then
+// "regression: <reason>" or "cannot compare: <reason>".
+std::vector<std::string> gate_messages(const GateVerdict& verdict);
 
 RunComparison compare_runs(const RunReportModel& a, const RunReportModel& b, const ComparisonOptions& options);
 // Loads both directories with load_run_report; errors name the directory that failed. Thresholds

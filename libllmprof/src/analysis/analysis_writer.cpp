@@ -16,6 +16,7 @@
 #include "core/text.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/run_layout.hpp"
+#include "rundir/report_model_json.hpp"
 
 namespace llmprof {
 namespace {
@@ -36,72 +37,72 @@ std::string csv_field(const std::string& text) {
 
 std::string csv_number(const std::optional<double>& value) { return value ? format_data_number(*value) : ""; }
 
-boost::json::object json_peaks(const DevicePeaks& peaks) {
-  boost::json::object object;
-  object["name"] = peaks.name;
-  boost::json::object flop;
-  for (const auto& [key, value] : peaks.peak_flop_per_s) flop[key] = value;
-  object["peak_flop_per_s"] = std::move(flop);
-  object["peak_dram_bytes_per_s"] = json_or_null(peaks.peak_dram_bytes_per_s);
-  boost::json::object sources;
-  for (const auto& [key, value] : peaks.sources) sources[key] = value;
-  object["sources"] = std::move(sources);
-  return object;
+// The analysis's figures as report.json's records (report_model.hpp), whose one table writes them.
+ReportDevicePeaks peaks_record(const DevicePeaks& peaks) {
+  ReportDevicePeaks record;
+  record.name = peaks.name;
+  record.peak_flop_per_s.assign(peaks.peak_flop_per_s.begin(), peaks.peak_flop_per_s.end());
+  record.peak_dram_bytes_per_s = peaks.peak_dram_bytes_per_s;
+  record.sources.assign(peaks.sources.begin(), peaks.sources.end());
+  return record;
 }
 
-boost::json::object json_stage(const StageAnalysis& stage) {
-  boost::json::object object;
-  object["name"] = stage.name;
-  object["domain"] = stage.domain;
-  object["parent"] = json_or_null(stage.parent);
-  object["level"] = stage.level;
-  object["wall_ns"] = json_or_null(stage.wall_ns);
-  object["gpu_projection_ns"] = json_or_null(stage.gpu_projection_ns);
+ReportDevice device_record(const AnalysisReport& report) {
+  ReportDevice record;
+  static_cast<ReportDevicePeaks&>(record) = peaks_record(report.device);
+  if (report.datasheet) record.datasheet = peaks_record(*report.datasheet);
+  return record;
+}
+
+ReportStage stage_record(const StageAnalysis& stage) {
+  ReportStage record;
+  record.name = stage.name;
+  record.domain = stage.domain;
+  record.parent = stage.parent;
+  record.level = stage.level;
+  record.wall_ns = stage.wall_ns;
+  record.gpu_projection_ns = stage.gpu_projection_ns;
   // Unmeasured, not 0, for a range outside the nsys capture.
-  object["kernel_time_ns"] =
-      stage.outside_capture ? boost::json::value(nullptr) : boost::json::value(stage.kernel_time_ns);
-  object["kernel_instances"] =
-      stage.outside_capture ? boost::json::value(nullptr) : boost::json::value(stage.kernel_instances);
-  object["kernel_time_source"] = stage.kernel_time_source;
-  object["gpu_busy_fraction"] = json_or_null(stage.gpu_busy_fraction);
-  object["flop"] = json_or_null(stage.flop);
-  object["flop_coverage"] = stage.flop_coverage;
-  object["achieved_flop_per_s"] = json_or_null(stage.achieved_flop_per_s);
-  object["flop_per_s_while_busy"] = json_or_null(stage.flop_per_s_while_busy);
-  object["dominant_precision"] = stage.dominant_precision;
-  object["mfu"] = json_or_null(stage.mfu);
-  object["model_flop_per_s"] = json_or_null(stage.model_flop_per_s);
-  object["mfu_workload"] = json_or_null(stage.mfu_workload);
-  object["verdict"] = stage.verdict;
-  boost::json::array top;
-  for (const auto& kernel : stage.top_kernels) {
-    top.emplace_back(boost::json::object{{"name", kernel.name}, {"time_ns", kernel.time_ns}, {"share", kernel.share}});
+  if (!stage.outside_capture) {
+    record.kernel_time_ns = stage.kernel_time_ns;
+    record.kernel_instances = stage.kernel_instances;
   }
-  object["top_kernels"] = std::move(top);
-  return object;
+  record.kernel_time_source = stage.kernel_time_source;
+  record.gpu_busy_fraction = stage.gpu_busy_fraction;
+  record.flop = stage.flop;
+  record.flop_coverage = stage.flop_coverage;
+  record.achieved_flop_per_s = stage.achieved_flop_per_s;
+  record.flop_per_s_while_busy = stage.flop_per_s_while_busy;
+  record.dominant_precision = stage.dominant_precision;
+  record.mfu = stage.mfu;
+  record.model_flop_per_s = stage.model_flop_per_s;
+  record.mfu_workload = stage.mfu_workload;
+  record.verdict = stage.verdict;
+  for (const auto& kernel : stage.top_kernels) record.top_kernels.push_back({kernel.name, kernel.time_ns, kernel.share});
+  return record;
 }
 
-boost::json::object json_kernel(const KernelAnalysis& kernel) {
-  boost::json::object object;
-  object["name"] = kernel.name;
-  object["stages"] = json_array(kernel.stages);
-  object["instances"] = kernel.instances;
-  object["total_time_ns"] = kernel.total_time_ns;
-  object["avg_time_ns"] = kernel.avg_time_ns;
-  object["share_of_total"] = kernel.share_of_total;
-  object["time_source"] = kernel.time_source;
-  object["profiled_launches"] = kernel.profiled_launches;
-  object["flop_per_launch"] = json_or_null(kernel.flop_per_launch);
-  object["dram_bytes_per_launch"] = json_or_null(kernel.dram_bytes_per_launch);
-  object["arithmetic_intensity"] = json_or_null(kernel.arithmetic_intensity);
-  object["achieved_flop_per_s"] = json_or_null(kernel.achieved_flop_per_s);
-  object["pct_peak_compute"] = json_or_null(kernel.pct_peak_compute);
-  object["pct_peak_dram"] = json_or_null(kernel.pct_peak_dram);
-  object["bound"] = kernel.bound ? boost::json::value(to_string(*kernel.bound)) : boost::json::value(nullptr);
-  object["dominant_precision"] = kernel.dominant_precision;
-  object["ncu_name"] = kernel.ncu_name;
-  object["ncu_name_join"] = kernel.join;
-  return object;
+ReportKernel kernel_record(const KernelAnalysis& kernel) {
+  ReportKernel record;
+  record.name = kernel.name;
+  record.stages = kernel.stages;
+  record.instances = kernel.instances;
+  record.total_time_ns = kernel.total_time_ns;
+  record.avg_time_ns = kernel.avg_time_ns;
+  record.share_of_total = kernel.share_of_total;
+  record.time_source = kernel.time_source;
+  record.profiled_launches = kernel.profiled_launches;
+  record.flop_per_launch = kernel.flop_per_launch;
+  record.dram_bytes_per_launch = kernel.dram_bytes_per_launch;
+  record.arithmetic_intensity = kernel.arithmetic_intensity;
+  record.achieved_flop_per_s = kernel.achieved_flop_per_s;
+  record.pct_peak_compute = kernel.pct_peak_compute;
+  record.pct_peak_dram = kernel.pct_peak_dram;
+  if (kernel.bound) record.bound = to_string(*kernel.bound);
+  record.precision = kernel.dominant_precision;
+  record.ncu_name = kernel.ncu_name;
+  record.ncu_name_join = kernel.join;
+  return record;
 }
 
 boost::json::object json_launch(const LaunchRoofline& launch) {
@@ -154,12 +155,11 @@ boost::json::value json_workload_mfu(const AnalysisReport& report) {
 // "node_capture": null, or where the kernel tables came from and each range's CPU time in both captures.
 boost::json::value json_node_capture(const std::optional<NodeTracedCapture>& capture) {
   if (!capture) return nullptr;
-  boost::json::array walls;
-  for (const auto& wall : capture->range_walls) {
-    walls.emplace_back(boost::json::object{
-        {"range", wall.range}, {"first_capture_ns", wall.first_capture_ns}, {"node_capture_ns", wall.node_capture_ns}});
-  }
-  return boost::json::object{{"kernel_tables", capture->kernel_tables}, {"range_walls", std::move(walls)}};
+  ReportNodeCapture record;
+  record.kernel_tables = capture->kernel_tables;
+  for (const auto& wall : capture->range_walls)
+    record.range_walls.push_back({wall.range, wall.first_capture_ns, wall.node_capture_ns});
+  return detail::report_json(record);
 }
 
 // "nvtx_ranges": per-instance wall times of each range on the CPU timeline. p99 is null unless the
@@ -167,18 +167,20 @@ boost::json::value json_node_capture(const std::optional<NodeTracedCapture>& cap
 boost::json::array json_range_timings(const AnalysisReport& report) {
   boost::json::array ranges;
   for (const auto& timing : report.range_timings) {
-    ranges.emplace_back(boost::json::object{{"name", timing.name},
-                                            {"domain", timing.domain},
-                                            {"style", timing.style},
-                                            {"instances", timing.instances},
-                                            {"total_ns", timing.total_ns},
-                                            {"mean_ns", timing.mean_ns},
-                                            {"p50_ns", timing.median_ns},
-                                            {"p99_ns", json_or_null(timing.p99_ns)},
-                                            {"min_ns", timing.min_ns},
-                                            {"max_ns", timing.max_ns},
-                                            {"stddev_ns", timing.stddev_ns},
-                                            {"source", timing.source}});
+    ReportRangeTiming record;
+    record.name = timing.name;
+    record.domain = timing.domain;
+    record.style = timing.style;
+    record.instances = timing.instances;
+    record.total_ns = timing.total_ns;
+    record.mean_ns = timing.mean_ns;
+    record.p50_ns = timing.median_ns;
+    record.p99_ns = timing.p99_ns;
+    record.min_ns = timing.min_ns;
+    record.max_ns = timing.max_ns;
+    record.stddev_ns = timing.stddev_ns;
+    record.source = timing.source;
+    ranges.emplace_back(detail::report_json(record));
   }
   return ranges;
 }
@@ -187,19 +189,21 @@ boost::json::array json_range_timings(const AnalysisReport& report) {
 boost::json::value json_bare_run(const AnalysisReport& report) {
   if (!report.workload) return nullptr;
   const WorkloadMetrics& metrics = *report.workload;
-  return boost::json::object{{"device", metrics.device},
-                             {"device_name", metrics.device_name},
-                             {"dtype", metrics.dtype},
-                             {"batch", metrics.batch},
-                             {"prompt_tokens", metrics.prompt_tokens},
-                             {"new_tokens", metrics.new_tokens},
-                             {"parameters", metrics.parameters},
-                             {"prefill_s", metrics.prefill_s},
-                             {"decode_s", metrics.decode_s},
-                             {"tokens_per_s", metrics.tokens_per_s},
-                             {"time_per_output_token_s", metrics.time_per_output_token_s},
-                             {"flop_per_token", metrics.flop_per_token},
-                             {"flop_per_prefill", metrics.flop_per_prefill}};
+  ReportBareRun record;
+  record.device = metrics.device;
+  record.device_name = metrics.device_name;
+  record.dtype = metrics.dtype;
+  record.batch = metrics.batch;
+  record.prompt_tokens = metrics.prompt_tokens;
+  record.new_tokens = metrics.new_tokens;
+  record.parameters = metrics.parameters;
+  record.prefill_s = metrics.prefill_s;
+  record.decode_s = metrics.decode_s;
+  record.tokens_per_s = metrics.tokens_per_s;
+  record.time_per_output_token_s = metrics.time_per_output_token_s;
+  record.flop_per_token = metrics.flop_per_token;
+  record.flop_per_prefill = metrics.flop_per_prefill;
+  return detail::report_json(record);
 }
 
 std::string kernels_csv(const AnalysisReport& report) {
@@ -244,14 +248,12 @@ std::string stages_csv(const AnalysisReport& report) {
 std::string analysis_report_json(const AnalysisReport& report) {
   boost::json::object root;
   root["schema"] = std::string(analysis_report_schema);
-  auto device = json_peaks(report.device);
-  if (report.datasheet) device["datasheet"] = json_peaks(*report.datasheet);
-  root["device"] = std::move(device);
+  root["device"] = detail::report_json(device_record(report));
   boost::json::array stages;
-  for (const auto& stage : report.stages) stages.emplace_back(json_stage(stage));
+  for (const auto& stage : report.stages) stages.emplace_back(detail::report_json(stage_record(stage)));
   root["stages"] = std::move(stages);
   boost::json::array kernels;
-  for (const auto& kernel : report.kernels) kernels.emplace_back(json_kernel(kernel));
+  for (const auto& kernel : report.kernels) kernels.emplace_back(detail::report_json(kernel_record(kernel)));
   root["kernels"] = std::move(kernels);
   root["top_kernel_selection"] = json_selection(report.top_kernel_selection);
   root["mfu_workload"] = json_workload_mfu(report);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 
+#include "llmprof/choice.hpp"
 #include "llmprof/device_peaks.hpp"
 
 namespace llmprof {
@@ -197,17 +198,14 @@ void add_percentages(const NcuKernelLaunch& launch, LaunchRoofline& result) {
 
 }  // namespace
 
-const char* to_string(KernelBound bound) noexcept {
-  switch (bound) {
-    case KernelBound::compute:
-      return "compute";
-    case KernelBound::memory:
-      return "memory";
-    case KernelBound::latency:
-      return "latency";
-  }
-  return "unknown";
+// KernelBound's one spelling table (choice.hpp): to_string writes with it, parse_choice reads with it.
+std::span<const std::string_view> choice_names(KernelBound) noexcept {
+  static constexpr std::string_view names[] = {"compute", "memory", "latency"};
+  return names;
 }
+
+// The table holds string literals, so each entry's data() is NUL-terminated.
+const char* to_string(KernelBound bound) noexcept { return choice_name(bound).data(); }
 
 std::optional<KernelBound> classify_bound(std::optional<double> pct_peak_compute, std::optional<double> pct_peak_dram,
                                           const RooflineThresholds& thresholds) {

@@ -158,34 +158,26 @@ ValueDelta make_delta(const std::optional<double>& a, const std::optional<double
   return delta;
 }
 
-const char* to_string(NoiseVerdict verdict) noexcept {
-  switch (verdict) {
-    case NoiseVerdict::no_regression:
-      return "no regression";
-    case NoiseVerdict::inconclusive:
-      return "inconclusive";
-    case NoiseVerdict::regression:
-      return "regression";
-    case NoiseVerdict::single_run:
-      return "single run";
+GateVerdict decide_gate(const RunComparison& comparison) {
+  GateVerdict verdict;
+  if (comparison.noise_gate) verdict.noise_summary = comparison.noise_gate->summary;
+  if (comparison.regression) {
+    verdict.outcome = GateOutcome::regression;
+    verdict.reasons = comparison.regression_reasons;
+  } else if (comparison.options.fail_if_slower_pct && comparison.inconclusive) {
+    verdict.outcome = GateOutcome::cannot_compare;
+    verdict.reasons = comparison.inconclusive_reasons;
+  } else if (comparison.noise_gate && comparison.noise_gate->verdict == NoiseVerdict::inconclusive) {
+    verdict.outcome = GateOutcome::inconclusive;
   }
-  return "single run";
+  return verdict;
 }
 
-const char* to_string(KernelChange change) noexcept {
-  switch (change) {
-    case KernelChange::unchanged:
-      return "unchanged";
-    case KernelChange::faster:
-      return "faster";
-    case KernelChange::slower:
-      return "slower";
-    case KernelChange::added:
-      return "new";
-    case KernelChange::removed:
-      return "gone";
-  }
-  return "unchanged";
+std::vector<std::string> gate_messages(const GateVerdict& verdict) {
+  std::vector<std::string> lines;
+  if (verdict.noise_summary) lines.push_back(*verdict.noise_summary);
+  for (const auto& reason : verdict.reasons) lines.push_back(std::string(to_string(verdict.outcome)) + ": " + reason);
+  return lines;
 }
 
 RunComparison compare_runs(const RunReportModel& a, const RunReportModel& b, const ComparisonOptions& options) {

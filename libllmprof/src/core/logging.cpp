@@ -1,5 +1,6 @@
 // Logging through Boost.Log: a console sink (stderr, short lines) and an optional run log file.
 #include "llmprof/logging.hpp"
+#include "llmprof/choice.hpp"
 
 #include <boost/core/null_deleter.hpp>
 #include <boost/date_time/posix_time/posix_time_types.hpp>
@@ -86,28 +87,18 @@ Logger& logger() {
 
 }  // namespace
 
-const char* to_string(LogLevel level) noexcept {
-  switch (level) {
-    case LogLevel::trace:
-      return "trace";
-    case LogLevel::debug:
-      return "debug";
-    case LogLevel::info:
-      return "info";
-    case LogLevel::warning:
-      return "warning";
-    case LogLevel::error:
-      return "error";
-  }
-  return "info";
+// LogLevel's one spelling table (choice.hpp): to_string writes with it, parse_choice reads with it.
+std::span<const std::string_view> choice_names(LogLevel) noexcept {
+  static constexpr std::string_view names[] = {"trace", "debug", "info", "warning", "error"};
+  return names;
 }
 
+// The table holds string literals, so each entry's data() is NUL-terminated.
+const char* to_string(LogLevel level) noexcept { return choice_name(level).data(); }
+
 std::optional<LogLevel> parse_log_level(std::string_view name) {
-  for (LogLevel level : {LogLevel::trace, LogLevel::debug, LogLevel::info, LogLevel::warning, LogLevel::error}) {
-    if (name == to_string(level)) return level;
-  }
   if (name == "warn") return LogLevel::warning;
-  return std::nullopt;
+  return parse_choice<LogLevel>(name);
 }
 
 void init_logging(const LoggingOptions& options) {

@@ -1,35 +1,21 @@
 // Error formatting shared by every Result-returning function.
 #include "llmprof/result.hpp"
 
+#include "llmprof/choice.hpp"
+
 namespace llmprof {
 
-const char* to_string(ErrorCode code) noexcept {
-  switch (code) {
-    case ErrorCode::invalid_argument:
-      return "invalid_argument";
-    case ErrorCode::not_found:
-      return "not_found";
-    case ErrorCode::io_error:
-      return "io_error";
-    case ErrorCode::no_space:
-      return "no_space";
-    case ErrorCode::parse_error:
-      return "parse_error";
-    case ErrorCode::process_failed:
-      return "process_failed";
-    case ErrorCode::timeout:
-      return "timeout";
-    case ErrorCode::interrupted:
-      return "interrupted";
-    case ErrorCode::no_report:
-      return "no_report";
-    case ErrorCode::unsupported:
-      return "unsupported";
-    case ErrorCode::already_exists:
-      return "already_exists";
-  }
-  return "unknown";
+// ErrorCode's one spelling table (choice.hpp). It lives here, not beside the enum, so that result.hpp,
+// which every file of the library includes, stays free of choice.hpp.
+std::span<const std::string_view> choice_names(ErrorCode) noexcept {
+  static constexpr std::string_view names[] = {"invalid_argument", "not_found",      "io_error",    "no_space",
+                                               "parse_error",      "process_failed", "timeout",     "interrupted",
+                                               "no_report",        "unsupported",    "already_exists"};
+  return names;
 }
+
+// The table holds string literals, so each entry's data() is NUL-terminated.
+const char* to_string(ErrorCode code) noexcept { return choice_name(code).data(); }
 
 std::string Error::describe() const {
   std::string text = message;

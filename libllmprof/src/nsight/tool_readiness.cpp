@@ -3,6 +3,7 @@
 
 #include "core/json_pretty.hpp"
 #include "core/text.hpp"
+#include "llmprof/choice.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/tool_probe.hpp"
 
@@ -181,17 +182,14 @@ json::object ncu_json(const NcuInfo& ncu) {
 
 }  // namespace
 
-const char* to_string(Readiness readiness) noexcept {
-  switch (readiness) {
-    case Readiness::ready:
-      return "ready";
-    case Readiness::degraded:
-      return "degraded";
-    case Readiness::not_ready:
-      return "not ready";
-  }
-  return "unknown";
+// Readiness's one spelling table (choice.hpp): to_string writes with it, parse_choice reads with it.
+std::span<const std::string_view> choice_names(Readiness) noexcept {
+  static constexpr std::string_view names[] = {"ready", "degraded", "not ready"};
+  return names;
 }
+
+// The table holds string literals, so each entry's data() is NUL-terminated.
+const char* to_string(Readiness readiness) noexcept { return choice_name(readiness).data(); }
 
 ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu) {
   ProbeVerdict verdict;

@@ -54,9 +54,8 @@ std::size_t qualifier_length(std::string_view text, std::size_t at) {
 
 }  // namespace
 
-const char* to_string(KernelNameBase base) noexcept {
-  return base == KernelNameBase::function ? "function" : "demangled";
-}
+// Spelled by the table beside KernelNameBase (kernel_name.hpp), whose literals are NUL-terminated.
+const char* to_string(KernelNameBase base) noexcept { return choice_name(base).data(); }
 
 std::string kernel_function_name(std::string_view demangled) {
   // Keep the characters outside template brackets, up to the parameter list.

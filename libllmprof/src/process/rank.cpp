@@ -1,5 +1,6 @@
 // Rank resolution from launcher variables (see rank.hpp for the precedence and why).
 #include "llmprof/rank.hpp"
+#include "llmprof/choice.hpp"
 
 #include <charconv>
 #include <optional>
@@ -113,19 +114,14 @@ Result<RankIdentity> resolve_family(const std::map<std::string, std::string>& en
 
 }  // namespace
 
-const char* to_string(RankSource source) noexcept {
-  switch (source) {
-    case RankSource::torchrun:
-      return "torchrun";
-    case RankSource::open_mpi:
-      return "mpirun";
-    case RankSource::pmix:
-      return "pmix";
-    case RankSource::slurm:
-      return "srun";
-  }
-  return "unknown";
+// RankSource's one spelling table (choice.hpp): to_string writes with it, parse_choice reads with it.
+std::span<const std::string_view> choice_names(RankSource) noexcept {
+  static constexpr std::string_view names[] = {"torchrun", "mpirun", "pmix", "srun"};
+  return names;
 }
+
+// The table holds string literals, so each entry's data() is NUL-terminated.
+const char* to_string(RankSource source) noexcept { return choice_name(source).data(); }
 
 Result<RankIdentity> resolve_rank(const std::map<std::string, std::string>& environment) {
   for (const auto& family : families()) {

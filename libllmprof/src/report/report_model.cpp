@@ -17,6 +17,7 @@
 #include "report/report_ranges.hpp"
 #include "report/report_repeats.hpp"
 #include "report/report_timeline.hpp"
+#include "rundir/report_model_json.hpp"
 
 namespace llmprof {
 namespace json = boost::json;
@@ -32,62 +33,24 @@ ReportDevice device_from(const json::object& root) {
   const auto* found = root.if_contains("device");
   if (found == nullptr || found->is_null()) return device;
   if (!found->is_object()) throw JsonFieldError{"device"};
-  const auto& object = found->get_object();
-  device.name = detail::json_string(object, "name", "device.name").value_or("");
-  if (const auto* peaks = object.if_contains("peak_flop_per_s"); peaks != nullptr && !peaks->is_null()) {
-    if (!peaks->is_object()) throw JsonFieldError{"device.peak_flop_per_s"};
-    for (const auto& entry : peaks->get_object()) {
-      if (entry.value().is_null()) continue;
-      if (!entry.value().is_number()) throw JsonFieldError{"device.peak_flop_per_s." + std::string(entry.key())};
-      device.peak_flop_per_s.emplace_back(std::string(entry.key()), entry.value().to_number<double>());
-    }
-  }
-  device.peak_dram_bytes_per_s = detail::json_number(object, "peak_dram_bytes_per_s", "device.peak_dram_bytes_per_s");
+  detail::read_report_json(found->get_object(), "device.", device);
   return device;
 }
 
 ReportStage stage_from(const json::object& object, std::size_t index, bool version1) {
   const std::string where = "stages[" + std::to_string(index) + "].";
   ReportStage stage;
-  stage.name = detail::json_string(object, "name", where + "name").value_or("");
-  if (stage.name.empty()) throw JsonFieldError{where + "name"};
-  stage.domain = detail::json_string(object, "domain", where + "domain").value_or("");
-  stage.parent = detail::json_string(object, "parent", where + "parent");
-  stage.wall_ns = detail::json_integer(object, "wall_ns", where + "wall_ns");
-  stage.gpu_projection_ns = detail::json_integer(object, "gpu_projection_ns", where + "gpu_projection_ns");
-  stage.kernel_time_ns = detail::json_integer(object, "kernel_time_ns", where + "kernel_time_ns");
-  stage.kernel_instances = detail::json_integer(object, "kernel_instances", where + "kernel_instances");
-  stage.gpu_busy_fraction = detail::json_number(object, "gpu_busy_fraction", where + "gpu_busy_fraction");
-  stage.flop = detail::json_number(object, "flop", where + "flop");
-  stage.achieved_flop_per_s = detail::json_number(object, "achieved_flop_per_s", where + "achieved_flop_per_s");
-  stage.mfu = detail::json_number(object, "mfu", where + "mfu");
-  stage.mfu_workload = detail::json_number(object, "mfu_workload", where + "mfu_workload");
+  detail::read_report_json(object, where, stage);
   // /1 files written by other tools (and the recorded fixtures) spell the second-opinion MFU differently.
   if (version1 && !stage.mfu_workload)
     stage.mfu_workload = detail::json_number(object, "workload_mfu", where + "workload_mfu");
-  stage.verdict = detail::json_string(object, "verdict", where + "verdict").value_or("");
   return stage;
 }
 
 ReportKernel kernel_from(const json::object& object, std::size_t index, bool version1) {
   const std::string where = "kernels[" + std::to_string(index) + "].";
   ReportKernel kernel;
-  kernel.name = detail::json_string(object, "name", where + "name").value_or("");
-  if (kernel.name.empty()) throw JsonFieldError{where + "name"};
-  kernel.stages = detail::json_strings(object, "stages", where + "stages");
-  kernel.instances = detail::json_integer(object, "instances", where + "instances");
-  kernel.total_time_ns = detail::json_integer(object, "total_time_ns", where + "total_time_ns");
-  kernel.avg_time_ns = detail::json_number(object, "avg_time_ns", where + "avg_time_ns");
-  kernel.share_of_total = detail::json_number(object, "share_of_total", where + "share_of_total");
-  kernel.profiled_launches = detail::json_integer(object, "profiled_launches", where + "profiled_launches");
-  kernel.flop_per_launch = detail::json_number(object, "flop_per_launch", where + "flop_per_launch");
-  kernel.dram_bytes_per_launch = detail::json_number(object, "dram_bytes_per_launch", where + "dram_bytes_per_launch");
-  kernel.arithmetic_intensity = detail::json_number(object, "arithmetic_intensity", where + "arithmetic_intensity");
-  kernel.achieved_flop_per_s = detail::json_number(object, "achieved_flop_per_s", where + "achieved_flop_per_s");
-  kernel.pct_peak_compute = detail::json_number(object, "pct_peak_compute", where + "pct_peak_compute");
-  kernel.pct_peak_dram = detail::json_number(object, "pct_peak_dram", where + "pct_peak_dram");
-  kernel.bound = detail::json_string(object, "bound", where + "bound");
-  kernel.precision = detail::json_string(object, "dominant_precision", where + "dominant_precision");
+  detail::read_report_json(object, where, kernel);
   if (version1 && !kernel.precision) kernel.precision = detail::json_string(object, "precision", where + "precision");
   return kernel;
 }
@@ -163,17 +126,8 @@ void read_node_capture(const json::object& root, RunReportModel& model) {
   const auto* value = root.if_contains("node_capture");
   if (value == nullptr || value->is_null()) return;
   if (!value->is_object()) throw JsonFieldError{"node_capture"};
-  const auto& object = value->get_object();
   ReportNodeCapture capture;
-  capture.kernel_tables = detail::json_string(object, "kernel_tables", "node_capture.kernel_tables").value_or("");
-  std::size_t index = 0;
-  for (const auto& wall : detail::json_objects(object, "range_walls", "node_capture.range_walls")) {
-    const std::string where = "node_capture.range_walls[" + std::to_string(index++) + "].";
-    capture.range_walls.push_back(
-        {detail::json_string(wall, "range", where + "range").value_or(""),
-         detail::json_number(wall, "first_capture_ns", where + "first_capture_ns").value_or(0),
-         detail::json_number(wall, "node_capture_ns", where + "node_capture_ns").value_or(0)});
-  }
+  detail::read_report_json(value->get_object(), "node_capture.", capture);
   model.node_capture = std::move(capture);
 }
 

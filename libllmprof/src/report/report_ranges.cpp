@@ -6,6 +6,7 @@
 #include "core/format.hpp"
 #include "core/json_fields.hpp"
 #include "report/report_html_page.hpp"
+#include "rundir/report_model_json.hpp"
 
 namespace llmprof::detail {
 namespace {
@@ -72,37 +73,14 @@ const char* no_gpu_statement() { return kNoGpuText; }
 void read_bare_run_and_ranges(const boost::json::object& report, RunReportModel& model) {
   if (const auto* bare = report.if_contains("bare_run"); bare != nullptr && !bare->is_null()) {
     if (!bare->is_object()) throw JsonFieldError{"bare_run"};
-    const auto& object = bare->get_object();
     ReportBareRun run;
-    run.device = json_string(object, "device", "bare_run.device").value_or("");
-    run.device_name = json_string(object, "device_name", "bare_run.device_name").value_or("");
-    run.dtype = json_string(object, "dtype", "bare_run.dtype").value_or("");
-    run.batch = json_integer(object, "batch", "bare_run.batch");
-    run.prompt_tokens = json_integer(object, "prompt_tokens", "bare_run.prompt_tokens");
-    run.new_tokens = json_integer(object, "new_tokens", "bare_run.new_tokens");
-    run.parameters = json_integer(object, "parameters", "bare_run.parameters");
-    run.prefill_s = json_number(object, "prefill_s", "bare_run.prefill_s");
-    run.decode_s = json_number(object, "decode_s", "bare_run.decode_s");
-    run.tokens_per_s = json_number(object, "tokens_per_s", "bare_run.tokens_per_s");
-    run.time_per_output_token_s = json_number(object, "time_per_output_token_s", "bare_run.time_per_output_token_s");
-    run.flop_per_token = json_number(object, "flop_per_token", "bare_run.flop_per_token");
+    read_report_json(bare->get_object(), "bare_run.", run);
     model.bare_run = run;
   }
   std::size_t index = 0;
   for (const auto& object : json_objects(report, "nvtx_ranges", "nvtx_ranges")) {
-    const std::string where = "nvtx_ranges[" + std::to_string(index++) + "].";
     ReportRangeTiming range;
-    range.name = json_string(object, "name", where + "name").value_or("");
-    if (range.name.empty()) throw JsonFieldError{where + "name"};
-    range.domain = json_string(object, "domain", where + "domain").value_or("");
-    range.instances = json_integer(object, "instances", where + "instances");
-    range.total_ns = json_integer(object, "total_ns", where + "total_ns");
-    range.min_ns = json_integer(object, "min_ns", where + "min_ns");
-    range.max_ns = json_integer(object, "max_ns", where + "max_ns");
-    range.mean_ns = json_number(object, "mean_ns", where + "mean_ns");
-    range.p50_ns = json_number(object, "p50_ns", where + "p50_ns");
-    range.p99_ns = json_number(object, "p99_ns", where + "p99_ns");
-    range.source = json_string(object, "source", where + "source").value_or("");
+    read_report_json(object, "nvtx_ranges[" + std::to_string(index++) + "].", range);
     model.nvtx_ranges.push_back(range);
   }
 }

@@ -8,27 +8,34 @@
 #include "core/json_pretty.hpp"
 #include "core/json_values.hpp"
 #include "core/utf8.hpp"
+#include "llmprof/choice.hpp"
 #include "llmprof/run_directory.hpp"
 
 namespace llmprof {
 namespace json = boost::json;
+
+// StageStatus's one spelling table (choice.hpp): to_string writes with it, parse_choice reads with it.
+std::span<const std::string_view> choice_names(StageStatus) noexcept {
+  static constexpr std::string_view names[] = {"pending", "running", "ok", "skipped", "failed", "interrupted"};
+  return names;
+}
+
+// The table holds string literals, so each entry's data() is NUL-terminated.
+const char* to_string(StageStatus status) noexcept { return choice_name(status).data(); }
+
+// RunStatus's one spelling table (choice.hpp): to_string writes with it, parse_choice reads with it.
+std::span<const std::string_view> choice_names(RunStatus) noexcept {
+  static constexpr std::string_view names[] = {"running", "ok", "incomplete", "failed", "interrupted"};
+  return names;
+}
+
+// The table holds string literals, so each entry's data() is NUL-terminated.
+const char* to_string(RunStatus status) noexcept { return choice_name(status).data(); }
+
 namespace {
 
 constexpr const char* kRunSchema = "llmprof.run/1";
 constexpr const char* kInputsSchema = "llmprof.inputs/1";
-
-template <typename Enum, std::size_t N>
-std::optional<Enum> parse_enum(std::string_view text, const Enum (&values)[N]) {
-  for (Enum value : values) {
-    if (text == to_string(value)) return value;
-  }
-  return std::nullopt;
-}
-
-constexpr StageStatus kStageStatuses[] = {StageStatus::pending, StageStatus::running, StageStatus::ok,
-                                          StageStatus::skipped, StageStatus::failed,  StageStatus::interrupted};
-constexpr RunStatus kRunStatuses[] = {RunStatus::running, RunStatus::ok, RunStatus::incomplete, RunStatus::failed,
-                                      RunStatus::interrupted};
 
 // Reproducing the command needs its exact bytes, but JSON strings are UTF-8 (pretty_json repairs
 // them): a field with bytes that are not UTF-8 also gets "<field>_base64" with the original bytes,
@@ -202,8 +209,8 @@ RankRecord rank_from_object(const json::object& object) {
   rank.local_rank = integer("local_rank", "stages.ranks.local_rank");
   rank.host = json_string(object, "host", "stages.ranks.host").value_or("");
   rank.role = json_string(object, "role", "stages.ranks.role").value_or("");
-  const auto status = parse_enum(
-      required_field(json_string(object, "status", "stages.ranks.status"), "stages.ranks.status"), kStageStatuses);
+  const auto status = parse_choice<StageStatus>(
+      required_field(json_string(object, "status", "stages.ranks.status"), "stages.ranks.status"));
   if (!status) throw JsonFieldError{"stages.ranks.status"};
   rank.status = *status;
   rank.reason = json_string(object, "reason", "stages.ranks.reason").value_or("");
@@ -218,7 +225,7 @@ StageRecord stage_from_object(const json::object& object) {
   StageRecord stage;
   stage.name = required_field(json_string(object, "name", "stages.name"), "stages.name");
   const auto status =
-      parse_enum(required_field(json_string(object, "status", "stages.status"), "stages.status"), kStageStatuses);
+      parse_choice<StageStatus>(required_field(json_string(object, "status", "stages.status"), "stages.status"));
   if (!status) throw JsonFieldError{"stages.status"};
   stage.status = *status;
   stage.reason = json_string(object, "reason", "stages.reason").value_or("");
@@ -249,9 +256,8 @@ ResumptionRecord resumption_from_object(const json::object& object) {
   resumption.attempts_directory =
       json_string(object, "attempts_directory", "resumptions.attempts_directory").value_or("");
   for (const auto& stage : detail::json_objects(object, "previous", "resumptions.previous")) {
-    const auto previous_status = parse_enum(
-        required_field(json_string(stage, "status", "resumptions.previous.status"), "resumptions.previous.status"),
-        kStageStatuses);
+    const auto previous_status = parse_choice<StageStatus>(
+        required_field(json_string(stage, "status", "resumptions.previous.status"), "resumptions.previous.status"));
     if (!previous_status) throw JsonFieldError{"resumptions.previous.status"};
     resumption.previous.push_back({json_string(stage, "name", "resumptions.previous.name").value_or(""),
                                    *previous_status,
@@ -266,7 +272,7 @@ RunManifest manifest_from_object(const json::object& root) {
   manifest.run_id = required_field(json_string(root, "run_id", "run_id"), "run_id");
   manifest.created_utc = json_string(root, "created_utc", "created_utc").value_or("");
   manifest.updated_utc = json_string(root, "updated_utc", "updated_utc").value_or("");
-  const auto status = parse_enum(required_field(json_string(root, "status", "status"), "status"), kRunStatuses);
+  const auto status = parse_choice<RunStatus>(required_field(json_string(root, "status", "status"), "status"));
   if (!status) throw JsonFieldError{"status"};
   manifest.status = *status;
   if (const auto* workload = root.if_contains("workload"); workload != nullptr && !workload->is_null()) {
@@ -292,40 +298,6 @@ RunManifest manifest_from_object(const json::object& root) {
 }
 
 }  // namespace
-
-const char* to_string(StageStatus status) noexcept {
-  switch (status) {
-    case StageStatus::pending:
-      return "pending";
-    case StageStatus::running:
-      return "running";
-    case StageStatus::ok:
-      return "ok";
-    case StageStatus::skipped:
-      return "skipped";
-    case StageStatus::failed:
-      return "failed";
-    case StageStatus::interrupted:
-      return "interrupted";
-  }
-  return "pending";
-}
-
-const char* to_string(RunStatus status) noexcept {
-  switch (status) {
-    case RunStatus::running:
-      return "running";
-    case RunStatus::ok:
-      return "ok";
-    case RunStatus::incomplete:
-      return "incomplete";
-    case RunStatus::failed:
-      return "failed";
-    case RunStatus::interrupted:
-      return "interrupted";
-  }
-  return "running";
-}
 
 std::string manifest_to_json(const RunManifest& manifest) {
   json::array stages;

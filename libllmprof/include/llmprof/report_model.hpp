@@ -1,0 +1,117 @@
+// The records of analysis/report.json ("llmprof.report/2"): one set of types that the analysis writes
+// and the report and compare layers read back, through one field table per record
+// (src/rundir/report_model_json.cpp). A field added to a record here and to its table there is written by
+// `deep-profile analyze` and read by `deep-profile report` and `compare` alike.
+//
+// null in report.json is nullopt here ("not computed"), never a made-up 0. Fractions are 0..1,
+// pct_* percentages 0..100.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace llmprof {
+
+// report.json "device" (and "device.datasheet"): peaks at the clocks the kernels were profiled at.
+struct ReportDevicePeaks {
+  std::string name;
+  std::vector<std::pair<std::string, double>> peak_flop_per_s;  // precision -> FLOP/s, in file order
+  std::optional<double> peak_dram_bytes_per_s;
+  std::vector<std::pair<std::string, std::string>> sources;  // figure -> where it came from
+};
+
+struct ReportDevice : ReportDevicePeaks {
+  std::optional<ReportDevicePeaks> datasheet;  // the known-GPU table's figures, for comparison
+};
+
+// report.json "stages[].top_kernels[]".
+struct ReportStageKernel {
+  std::string name;
+  std::int64_t time_ns = 0;
+  double share = 0;  // of the stage's kernel time
+};
+
+// report.json "stages[]".
+struct ReportStage {
+  std::string name;
+  std::string domain;                 // "" for the default NVTX domain
+  std::optional<std::string> parent;  // enclosing stage, e.g. "generate"
+  int level = 0;                      // nesting depth, 0 = outermost
+  std::optional<std::int64_t> wall_ns;
+  std::optional<std::int64_t> gpu_projection_ns;
+  // null for a range outside the nsys capture: unmeasured, not 0.
+  std::optional<std::int64_t> kernel_time_ns;
+  std::optional<std::int64_t> kernel_instances;
+  std::string kernel_time_source;  // "nsys nvtx_kern_sum" or "ncu launches"
+  std::optional<double> gpu_busy_fraction;
+  std::optional<double> flop;
+  double flop_coverage = 0;  // share of kernel time whose FLOP is known
+  std::optional<double> achieved_flop_per_s;
+  std::optional<double> flop_per_s_while_busy;
+  std::string dominant_precision;
+  std::optional<double> mfu;  // from profiled FLOP against the device's dense peak
+  std::optional<double> model_flop_per_s;
+  std::optional<double> mfu_workload;  // second opinion from the workload's own FLOP/token and tokens/s
+  std::string verdict;                 // one sentence, e.g. "host-bound: GPU busy 4% of the stage ..."
+  std::vector<ReportStageKernel> top_kernels;
+};
+
+// report.json "kernels[]".
+struct ReportKernel {
+  std::string name;  // demangled, as nsys/ncu print it
+  std::vector<std::string> stages;
+  std::optional<std::int64_t> instances;
+  std::optional<std::int64_t> total_time_ns;
+  std::optional<double> avg_time_ns;
+  std::optional<double> share_of_total;
+  std::string time_source;  // "nsys cuda_gpu_kern_sum" or "ncu gpu__time_duration.sum"
+  std::optional<std::int64_t> profiled_launches;
+  std::optional<double> flop_per_launch;
+  std::optional<double> dram_bytes_per_launch;
+  std::optional<double> arithmetic_intensity;  // FLOP per DRAM byte
+  std::optional<double> achieved_flop_per_s;
+  std::optional<double> pct_peak_compute;
+  std::optional<double> pct_peak_dram;
+  std::optional<std::string> bound;      // compute | memory | latency
+  std::optional<std::string> precision;  // "dominant_precision"; when absent, inferred for the roofline
+  std::string ncu_name;                  // as ncu printed it, when profiled
+  std::string ncu_name_join;             // how the ncu name was matched: "exact", "join key", "function name", ""
+};
+
+// report.json "bare_run": the workload's own figures from the bare stage-1 run (stage1/metrics.json).
+struct ReportBareRun {
+  std::string device;  // "cpu", "cuda:0"
+  std::string device_name;
+  std::string dtype;
+  std::optional<std::int64_t> batch, prompt_tokens, new_tokens, parameters;
+  std::optional<double> prefill_s, decode_s, tokens_per_s, time_per_output_token_s, flop_per_token, flop_per_prefill;
+};
+
+// report.json "nvtx_ranges[]": one NVTX range's instances on the CPU timeline (nsys nvtx_sum).
+struct ReportRangeTiming {
+  std::string name;
+  std::string domain;
+  std::string style;  // "PushPop" or "StartEnd"
+  std::optional<std::int64_t> instances, total_ns;
+  std::optional<double> mean_ns, p50_ns, p99_ns;  // p99 null where only nsys stats were read
+  std::optional<std::int64_t> min_ns, max_ns;
+  std::optional<double> stddev_ns;
+  std::string source;  // "nsys nvtx_sum"
+};
+
+// report.json "node_capture": the kernel tables came from a second capture traced per CUDA graph node.
+struct ReportNodeCapture {
+  std::string kernel_tables;  // where they were read, relative to MAIN ("nsys/node/summary_*.csv")
+  // One NVTX range's total CPU time in both captures: what node tracing cost the host side.
+  struct RangeWall {
+    std::string range;  // "decode" or "domain:decode"
+    std::int64_t first_capture_ns = 0;
+    std::int64_t node_capture_ns = 0;
+  };
+  std::vector<RangeWall> range_walls;  // ranges present in both, in the first capture's order
+};
+
+}  // namespace llmprof
