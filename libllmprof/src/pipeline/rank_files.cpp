@@ -1,10 +1,9 @@
 // Stage plans and rank statuses <-> JSON (see rank_files.hpp).
 #include "pipeline/rank_files.hpp"
-#include "core/file_text.hpp"
 
 #include <boost/json.hpp>
 
-#include "pipeline/deep_profiler_internal.hpp"
+#include "core/file_text.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;

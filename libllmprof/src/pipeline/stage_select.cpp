@@ -7,7 +7,7 @@
 #include "analysis/kernel_selection_json.hpp"
 #include "llmprof/kernel_selection.hpp"
 #include "llmprof/ncu_plan.hpp"
-#include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/ncu_pass.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
