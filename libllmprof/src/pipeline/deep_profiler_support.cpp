@@ -10,7 +10,8 @@
 #include "llmprof/logging.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "llmprof/workload_metrics.hpp"
-#include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/nsys_capture.hpp"
+#include "pipeline/tool_call.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;

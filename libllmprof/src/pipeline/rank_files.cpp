@@ -1,11 +1,10 @@
 // Stage plans and rank statuses <-> JSON (see rank_files.hpp).
 #include "pipeline/rank_files.hpp"
-#include "core/file_text.hpp"
 
 #include <boost/json.hpp>
 
+#include "core/file_text.hpp"
 #include "core/json_fields.hpp"
-#include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;

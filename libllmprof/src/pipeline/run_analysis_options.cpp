@@ -7,7 +7,7 @@
 
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/rank_analysis.hpp"
-#include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/ncu_pass.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;

@@ -11,7 +11,8 @@
 #include "llmprof/ncu_metrics.hpp"
 #include "llmprof/ncu_progress.hpp"
 #include "llmprof/shell_quote.hpp"
-#include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/ncu_pass.hpp"
+#include "pipeline/tool_call.hpp"
 
 #include <algorithm>
 #include <fstream>

@@ -15,7 +15,8 @@
 #include "core/json_fields.hpp"
 #include "core/text.hpp"
 #include "llmprof/ncu_metrics.hpp"
-#include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/ncu_pass.hpp"
+#include "pipeline/tool_call.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;

@@ -10,7 +10,8 @@
 #include "llmprof/nsys_report_file.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/shell_quote.hpp"
-#include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/nsys_capture.hpp"
+#include "pipeline/tool_call.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;

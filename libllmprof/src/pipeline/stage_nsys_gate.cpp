@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/text.hpp"
-#include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/nsys_capture.hpp"
 
 namespace llmprof::detail {
 namespace {

@@ -1,6 +1,6 @@
 // Stage "report": MAIN/report.md and MAIN/report.html from the analysis and the manifest.
 #include "llmprof/report.hpp"
-#include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/stage_interface.hpp"
 
 namespace llmprof::detail {
 

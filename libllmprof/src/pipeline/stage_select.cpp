@@ -8,7 +8,7 @@
 #include "core/format.hpp"
 #include "llmprof/kernel_selection.hpp"
 #include "llmprof/ncu_plan.hpp"
-#include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/ncu_pass.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;

@@ -1,7 +1,7 @@
 // What the workload's output under nsys/ncu says about the profiling itself: a CUPTI conflict with the
 // workload's own profiler, and nsys ending the workload when its capture range closed.
 #include "core/file_text.hpp"
-#include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/tool_call.hpp"
 
 namespace llmprof::detail {
 
