@@ -72,7 +72,11 @@ TEST_CASE("a full run records every stage in order and profiles the selected ker
   CHECK(has_argument(ncu_runs[1], (bench.main() / "ncu/followup_1").string()));
   CHECK(std::any_of(summary.notes.begin(), summary.notes.end(),
                     [](const std::string& note) { return note.find("own bounded pass") != std::string::npos; }));
-  const std::string regex = *std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "--kernel-name");
+  // The first pass filtered on the selection, the kernel it then missed included.
+  const auto first_filter = std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "--kernel-name");
+  REQUIRE(first_filter != ncu_runs[0].end());
+  REQUIRE(first_filter + 1 != ncu_runs[0].end());
+  CHECK_THAT(*(first_filter + 1), Catch::StartsWith("regex:") && Catch::Contains("2x1"));
   CHECK(std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "--launch-count") != ncu_runs[0].end());
   CHECK(std::find(ncu_runs[0].begin(), ncu_runs[0].end(), "decode/") != ncu_runs[0].end());
   CHECK(read_file(bench.main() / "ncu/raw.csv").substr(0, 200) ==

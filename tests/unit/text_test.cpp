@@ -1,4 +1,6 @@
-// The one home of the text helpers (core/text.hpp) and the one JSON integer policy (core/json_fields.hpp).
+// The one home of the text helpers (core/text.hpp), of percentages (llmprof/percent.hpp) and the one JSON
+// integer policy (core/json_fields.hpp). Expected percent texts computed with Python's printf-style
+// formatting ("%.0f" % 99.95 == "100", "%.2f" % 99.95 == "99.95").
 #include <catch2/catch.hpp>
 #include <limits>
 
@@ -6,6 +8,7 @@
 
 #include "core/json_fields.hpp"
 #include "core/text.hpp"
+#include "llmprof/percent.hpp"
 
 using namespace llmprof::detail;
 
@@ -16,6 +19,31 @@ TEST_CASE("trim removes ASCII whitespace at both ends and nothing else") {
   CHECK(trim("").empty());
   // A UTF-8 non-breaking space (C2 A0) is text, not whitespace: the result does not depend on a locale.
   CHECK(trim("\xC2\xA0x\xC2\xA0") == "\xC2\xA0x\xC2\xA0");
+}
+
+TEST_CASE("is_blank is true for nothing but kWhitespace, the set trim removes") {
+  CHECK(is_blank(""));
+  CHECK(is_blank(" \t\r\n\v\f"));
+  CHECK_FALSE(is_blank(" x "));
+  CHECK_FALSE(is_blank("\xC2\xA0"));  // a UTF-8 non-breaking space is text
+}
+
+TEST_CASE("format_fraction_percent: the report's digits, three significant, and never 100% short of whole") {
+  using llmprof::format_fraction_percent;
+  using llmprof::PercentDigits;
+  CHECK(format_fraction_percent(0.37) == "37%");
+  CHECK(format_fraction_percent(0.04) == "4.0%");
+  CHECK(format_fraction_percent(0.005) == "0.50%");
+  CHECK(format_fraction_percent(0.00024) == "0.024%");
+  CHECK(format_fraction_percent(std::nullopt) == "\u2014");  // not computed
+  // A coverage of 98.7% against a 99% target must not read "99%".
+  CHECK(format_fraction_percent(0.987) == "99%");
+  CHECK(format_fraction_percent(0.987, PercentDigits::three_significant) == "98.7%");
+  CHECK(format_fraction_percent(0.005, PercentDigits::three_significant) == "0.5%");
+  CHECK(format_fraction_percent(0.9995, PercentDigits::short_of_whole) == "99.95%");
+  CHECK(format_fraction_percent(0.999, PercentDigits::short_of_whole) == "99.9%");
+  CHECK(format_fraction_percent(1.0, PercentDigits::short_of_whole) == "100%");
+  CHECK(format_fraction_percent(0.37, PercentDigits::short_of_whole) == "37%");
 }
 
 TEST_CASE("join puts the separator between items and can cut a long list") {
