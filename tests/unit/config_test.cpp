@@ -118,6 +118,25 @@ TEST_CASE("layers apply in order: files, then overrides; tables merge, arrays re
   CHECK(load_ok({"run.top_n_kernels=8", "run.top_n_kernels=9"}).run.top_n_kernels == 9);
 }
 
+TEST_CASE("kernel coverage is the default selection; top_n_kernels set in a later layer selects by count") {
+  CHECK(DeepProfileConfig{}.run.kernel_coverage == 0.9);
+  CHECK(load_ok({}).run.kernel_coverage == 0.9);
+  // An override of the count alone: the count.
+  const auto by_count = load_ok({"run.top_n_kernels=5"});
+  CHECK(by_count.run.top_n_kernels == 5);
+  CHECK(by_count.run.kernel_coverage == 0);
+  // Coverage set after the count: coverage; both in one layer: as written.
+  CHECK(load_ok({"run.top_n_kernels=5", "run.kernel_coverage=0.8"}).run.kernel_coverage == 0.8);
+  TempDir dir;
+  write_file(dir / "both.toml", "[run]\ntop_n_kernels = 5\nkernel_coverage = 0.95\n");
+  CHECK(load_ok({}, {dir / "both.toml"}).run.kernel_coverage == 0.95);
+  write_file(dir / "count.toml", "[run]\ntop_n_kernels = 7\n");
+  CHECK(load_ok({}, {dir / "both.toml", dir / "count.toml"}).run.kernel_coverage == 0);
+  CHECK(load_ok({"run.kernel_coverage=0.9"}, {dir / "count.toml"}).run.kernel_coverage == 0.9);
+  // The presets set a count: they select by it.
+  CHECK(load_ok({}, {*find_preset("quick", {config_dir()})}).run.kernel_coverage == 0);
+}
+
 TEST_CASE("the quick and thorough presets layer over the defaults") {
   auto quick = find_preset("quick", {config_dir()});
   REQUIRE(quick.has_value());
