@@ -332,7 +332,7 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
                 false,
                 false,
                 false};
-  config.run.kernel_coverage = 0.9;
+  config.run.kernel_coverage = 0.8;
   config.run.max_kernels = 12;
   config.run.repeats = 5;
   config.run.record_gpu_state = false;
@@ -376,6 +376,8 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.ncu.seconds_per_launch = 1.5;
   config.ncu.seconds_per_pass = 12;
   config.ncu.seconds_per_intercepted_launch = 0.001;
+  config.ncu.end_workload_when_planned = false;
+  config.ncu.workload_end_grace_s = 2.5;
   config.ncu.retry_without_filter = false;
   config.ncu.replay_mode = NcuReplayMode::application;
   config.ncu.clock_control = NcuClockControl::none;

@@ -673,7 +673,6 @@ TEST_CASE("ncu plan: a pass whose planned launches are all profiled ends the wor
   const StageRecord& ncu = stage_of(manifest, "ncu");
   INFO(ncu.reason);
   CHECK(ncu.status == StageStatus::ok);
-  CHECK(ncu.exit_code == 15);
   CHECK(summary.outcome == RunOutcome::ok);
   // The request went with the spec, with the configured grace; the extra launches were never reached.
   const auto specs = bench.runner.runs();
@@ -755,7 +754,8 @@ TEST_CASE("ncu plan: a stage past twice its estimate says so while running and i
   bench.runner.on(ncu_profile(true), FakeAnswer::printing(lines).writing("{output}.ncu-rep", "ncu report").doing(
                                          [&bench](const ProcessSpec&) { bench.clock.advance(std::chrono::hours(1)); }));
   bench.run();
-  const StageRecord& ncu = stage_of(bench.manifest(), "ncu");
+  const RunManifest manifest = bench.manifest();
+  const StageRecord& ncu = stage_of(manifest, "ncu");
   CHECK(std::any_of(ncu.warnings.begin(), ncu.warnings.end(), [](const std::string& warning) {
     return warning.find("more than 2x the plan's estimate") != std::string::npos;
   }));
@@ -763,4 +763,42 @@ TEST_CASE("ncu plan: a stage past twice its estimate says so while running and i
   for (const auto& event : bench.events)
     said = said || format_progress_event(event).find("past 2x the estimate") != std::string::npos;
   CHECK(said);
+}
+
+TEST_CASE("ncu plan: a pass ends at its planned launches once each of its kernels came, and at twice them if not") {
+  NcuPlanPass pass;
+  pass.kernels = {"void at::native::reduce_kernel<512, 1>(int)", "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_relubias_TNT"};
+  pass.profiled_launches = 3;
+  const auto now = std::chrono::steady_clock::time_point{} + std::chrono::seconds(20);
+  SECTION("every kernel met: the end comes at the planned count, ncu's cut names matching by prefix") {
+    detail::NcuPassEnd end;
+    end.planned_launches = pass.profiled_launches;
+    for (const auto& kernel : pass.kernels) end.kernels_unseen.insert(kernel_function_name(kernel));
+    end.finished_launch("reduce_kernel", now);
+    end.finished_launch("reduce_kernel", now);
+    CHECK_FALSE(end.ending->requested());
+    end.finished_launch("nvjet_sm90_hsh_64x8_64x16_4x1...", now);
+    CHECK(end.ending->requested());
+    CHECK_FALSE(end.ended_at_bound);
+    CHECK(end.describe() == "pass 1 ended the workload after its 3 planned launches at 20 s");
+  }
+  SECTION("a kernel never met: the pass still ends, at twice its planned launches, and says so") {
+    detail::NcuPassEnd end;
+    end.pass = 1;
+    end.planned_launches = pass.profiled_launches;
+    for (const auto& kernel : pass.kernels) end.kernels_unseen.insert(kernel_function_name(kernel));
+    for (int i = 0; i < 5; ++i) end.finished_launch("reduce_kernel", now);
+    CHECK_FALSE(end.ending->requested());
+    end.finished_launch("reduce_kernel", now);  // the 6th: 2 x 3
+    CHECK(end.ending->requested());
+    CHECK(end.ended_at_bound);
+    CHECK(end.describe() ==
+          "pass 2 ended the workload after its 3 planned launches at 20 s, at 6 profiled launches (2x the plan) "
+          "with 1 kernel(s) not met");
+  }
+  SECTION("planned_launches 0 (ncu.end_workload_when_planned = false) never ends a pass") {
+    detail::NcuPassEnd end;
+    for (int i = 0; i < 10; ++i) end.finished_launch("reduce_kernel", now);
+    CHECK_FALSE(end.ending->requested());
+  }
 }
