@@ -40,6 +40,10 @@
 #            NCUPLAN_SECOND=1 twice, then the HF-style Python decode), NCUPLAN_BOUNDED=1 adds the bounded plan (the before
 #            figure): ncu stage seconds, total seconds, coverage
 #            reached, planned vs profiled launches and the measured per-launch cost in $OUT/ncuplan.tsv
+#   ncuend   the defaults (kernel_coverage 0.9, each ncu pass ending its workload once its plan is met) on the 1b
+#            example, the HF-style Python decode and --cuda-graphs; NCUEND_BEFORE=1 adds the same three with
+#            ncu.end_workload_when_planned=false: $OUT/ncuend.tsv, $OUT/ncuend-1b/ (for examples/),
+#            $OUT/ncuend-runs.tar.gz
 # Inputs it expects in .carry/: deep-profile (static release build from the dev machine) and the
 # libdw1/libelf1 .deb files that the bundled QdstrmImporter needs (see docs/gpu-machine notes).
 set -uo pipefail
@@ -438,7 +442,8 @@ row = [main.name, plan_mode, rc, total, round(stages.get("ncu", {}).get("duratio
        check.get("coverage_reached", ""), plan.get("planned_launches", ""), check.get("profiled_planned_launches", ""),
        check.get("rows", ""), len(plan.get("passes", [])), plan.get("estimated_seconds", ""),
        plan.get("measured_seconds_per_launch", ""), plan.get("extrapolated_time_ratio", ""),
-       sum(1 for c in plan.get("configs", []) if c.get("unrepresentative"))]
+       sum(1 for c in plan.get("configs", []) if c.get("unrepresentative")),
+       len(check.get("workload_endings", []))]
 print("\t".join(str(v) for v in row))
 PY
 }
@@ -446,7 +451,7 @@ PY
 ncuplan_settings=()
 
 ncuplan_header() {  # starts $OUT/ncuplan.tsv with the columns ncuplan_run appends
-  printf 'run\tplan\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\texpected_coverage\tcoverage_reached\tplanned\tprofiled_planned\trows\tpasses\testimated_s\tmeasured_s_per_launch\textrapolated_time_ratio\tunrepresentative\n' \
+  printf 'run\tplan\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\texpected_coverage\tcoverage_reached\tplanned\tprofiled_planned\trows\tpasses\testimated_s\tmeasured_s_per_launch\textrapolated_time_ratio\tunrepresentative\tpasses_ended_early\n' \
     > "$OUT/ncuplan.tsv"
 }
 
@@ -532,6 +537,38 @@ phase_ncuplan() {
   cp /tmp/runs-ncuplan/ncuplan-per-kernel/ncu/plan.json "$OUT/plan.json" 2>/dev/null
   cp /tmp/runs-ncuplan/ncuplan-per-kernel/ncu/plan.log "$OUT/plan.log" 2>/dev/null
   pack_runs /tmp/runs-ncuplan ncuplan-runs.tar.gz
+}
+
+phase_ncuend() {
+  # Each ncu pass ends its workload once its planned launches are profiled, with the defaults (kernel_coverage
+  # 0.9): the 1b example (its run directory's run.json, report.json, plan.json and plan.log copied to
+  # $OUT/ncuend-1b/ for examples/), the HF-style Python decode and llmprof-decode --cuda-graphs. NCUEND_BEFORE=1
+  # adds the same three with ncu.end_workload_when_planned=false (the before figures, same session).
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  use_carried_libdw
+  rm -rf /tmp/runs-ncuplan
+  ncuplan_header
+  local hf=(python3 "$repo/tests/data/h100-nsight-2025.3/workload_torch_decode.py")
+  ncuplan_settings=()
+  ncuplan_run ncuend-1b per-kernel
+  ncuplan_run ncuend-hf per-kernel "${hf[@]}"
+  ncuplan_run ncuend-graphs per-kernel "$ex" --preset 1b --warmup 1 --cuda-graphs
+  if [ "${NCUEND_BEFORE:-0}" = 1 ]; then
+    ncuplan_settings=(--set ncu.end_workload_when_planned=false)
+    ncuplan_run ncuend-1b-before per-kernel
+    ncuplan_run ncuend-hf-before per-kernel "${hf[@]}"
+    ncuplan_run ncuend-graphs-before per-kernel "$ex" --preset 1b --warmup 1 --cuda-graphs
+    ncuplan_settings=()
+  fi
+  cat "$OUT/ncuplan.tsv"
+  cp "$OUT/ncuplan.tsv" "$OUT/ncuend.tsv"
+  local main=/tmp/runs-ncuplan/ncuend-1b
+  mkdir -p "$OUT/ncuend-1b/analysis" "$OUT/ncuend-1b/ncu"
+  cp "$main/run.json" "$OUT/ncuend-1b/" 2>/dev/null
+  cp "$main/analysis/report.json" "$OUT/ncuend-1b/analysis/" 2>/dev/null
+  cp "$main/ncu/plan.json" "$main/ncu/plan.log" "$main/ncu/profile.log" "$OUT/ncuend-1b/ncu/" 2>/dev/null
+  pack_runs /tmp/runs-ncuplan ncuend-runs.tar.gz
 }
 
 phase_ncucontext() {

@@ -2,6 +2,7 @@
 // re-runs the analysis of an existing run directory, as it was profiled, into MAIN/analysis/.
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "command.hpp"
 #include "llmprof/analysis.hpp"
@@ -88,8 +89,14 @@ llmprof::Result<llmprof::AnalysisOptions> resolve_options(const std::string& mai
   }
   if (given.top) {
     const auto top = static_cast<std::size_t>(*given.top);
-    tell(top != options.top_n, "--top " + std::to_string(top), "run.top_n_kernels = " + std::to_string(options.top_n));
+    std::ostringstream before;
+    if (options.kernel_coverage)
+      before << "run.kernel_coverage = " << *options.kernel_coverage;
+    else
+      before << "run.top_n_kernels = " << options.top_n;
+    tell(top != options.top_n || options.kernel_coverage, "--top " + std::to_string(top), before.str());
     options.top_n = top;
+    options.kernel_coverage.reset();  // --top asks for a count, as run.top_n_kernels set later does
   }
   if (given.name_base) {
     const auto base = llmprof::parse_choice<llmprof::KernelNameBase>(*given.name_base);

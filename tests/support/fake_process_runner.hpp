@@ -50,6 +50,14 @@ struct FakeAnswer {
   std::vector<std::pair<std::string, std::string>> files;  // path pattern -> content, written before answering
   std::function<void(const ProcessSpec&)> action;          // any other side effect
   std::chrono::nanoseconds wall_time{std::chrono::milliseconds(1)};
+  // A child that outlives its descendants (a profiler and its application): when the spec's end_descendants
+  // is requested while the stdout lines are delivered (from the line callback), the lines not delivered yet
+  // are dropped, `tail_lines` follow instead, the run exits with `exit_code` and says descendants_ended.
+  struct DescendantsEnd {
+    std::vector<std::string> tail_lines;
+    int exit_code = 0;
+  };
+  std::optional<DescendantsEnd> on_descendants_end;
 
   static FakeAnswer exiting(int code) {
     FakeAnswer answer;
@@ -87,6 +95,10 @@ struct FakeAnswer {
   }
   FakeAnswer& doing(std::function<void(const ProcessSpec&)> side_effect) {
     action = std::move(side_effect);
+    return *this;
+  }
+  FakeAnswer& when_descendants_end(std::vector<std::string> tail, int code) {
+    on_descendants_end = DescendantsEnd{std::move(tail), code};
     return *this;
   }
 };
@@ -220,6 +232,7 @@ class FakeProcessRunner final : public ProcessRunner {
       std::ofstream(path, std::ios::binary) << content;
     }
     if (answer.action) answer.action(spec);
+    if (answer.on_descendants_end) return perform_until_descendants_end(spec, answer);
     write_stream(spec.stdout_file, answer.stdout_lines, false);
     const bool same_file = !spec.stderr_file.empty() && spec.stderr_file == spec.stdout_file;
     write_stream(spec.stderr_file, answer.stderr_lines, same_file);
@@ -239,6 +252,34 @@ class FakeProcessRunner final : public ProcessRunner {
       outcome.exit_code = answer.exit_code;
     }
     outcome.timed_out = answer.timed_out;
+    return outcome;
+  }
+
+  // The stdout lines one at a time, the request to end the descendants checked after each.
+  static Result<ProcessOutcome> perform_until_descendants_end(const ProcessSpec& spec, const FakeAnswer& answer) {
+    std::vector<std::string> delivered;
+    bool ended = false;
+    for (const auto& line : answer.stdout_lines) {
+      delivered.push_back(line);
+      if (spec.on_stdout_line) spec.on_stdout_line(line);
+      if (spec.end_descendants && spec.end_descendants->requested()) {
+        ended = true;
+        break;
+      }
+    }
+    if (ended) {
+      for (const auto& line : answer.on_descendants_end->tail_lines) {
+        delivered.push_back(line);
+        if (spec.on_stdout_line) spec.on_stdout_line(line);
+      }
+    }
+    write_stream(spec.stdout_file, delivered, false);
+    ProcessOutcome outcome;
+    outcome.timeout = spec.timeout;
+    outcome.wall_time = answer.wall_time;
+    outcome.exited = true;
+    outcome.exit_code = ended ? answer.on_descendants_end->exit_code : answer.exit_code;
+    outcome.descendants_ended = ended;
     return outcome;
   }
 

@@ -118,6 +118,25 @@ TEST_CASE("layers apply in order: files, then overrides; tables merge, arrays re
   CHECK(load_ok({"run.top_n_kernels=8", "run.top_n_kernels=9"}).run.top_n_kernels == 9);
 }
 
+TEST_CASE("kernel coverage is the default selection; top_n_kernels set in a later layer selects by count") {
+  CHECK(DeepProfileConfig{}.run.kernel_coverage == 0.9);
+  CHECK(load_ok({}).run.kernel_coverage == 0.9);
+  // An override of the count alone: the count.
+  const auto by_count = load_ok({"run.top_n_kernels=5"});
+  CHECK(by_count.run.top_n_kernels == 5);
+  CHECK(by_count.run.kernel_coverage == 0);
+  // Coverage set after the count: coverage; both in one layer: as written.
+  CHECK(load_ok({"run.top_n_kernels=5", "run.kernel_coverage=0.8"}).run.kernel_coverage == 0.8);
+  TempDir dir;
+  write_file(dir / "both.toml", "[run]\ntop_n_kernels = 5\nkernel_coverage = 0.95\n");
+  CHECK(load_ok({}, {dir / "both.toml"}).run.kernel_coverage == 0.95);
+  write_file(dir / "count.toml", "[run]\ntop_n_kernels = 7\n");
+  CHECK(load_ok({}, {dir / "both.toml", dir / "count.toml"}).run.kernel_coverage == 0);
+  CHECK(load_ok({"run.kernel_coverage=0.9"}, {dir / "count.toml"}).run.kernel_coverage == 0.9);
+  // The presets set a count: they select by it.
+  CHECK(load_ok({}, {*find_preset("quick", {config_dir()})}).run.kernel_coverage == 0);
+}
+
 TEST_CASE("the quick and thorough presets layer over the defaults") {
   auto quick = find_preset("quick", {config_dir()});
   REQUIRE(quick.has_value());
@@ -313,7 +332,7 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
                 false,
                 false,
                 false};
-  config.run.kernel_coverage = 0.9;
+  config.run.kernel_coverage = 0.8;
   config.run.max_kernels = 12;
   config.run.repeats = 5;
   config.run.record_gpu_state = false;
@@ -357,6 +376,8 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.ncu.seconds_per_launch = 1.5;
   config.ncu.seconds_per_pass = 12;
   config.ncu.seconds_per_intercepted_launch = 0.001;
+  config.ncu.end_workload_when_planned = false;
+  config.ncu.workload_end_grace_s = 2.5;
   config.ncu.retry_without_filter = false;
   config.ncu.replay_mode = NcuReplayMode::application;
   config.ncu.clock_control = NcuClockControl::none;

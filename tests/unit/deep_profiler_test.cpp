@@ -622,3 +622,200 @@ TEST_CASE("ncu.plan = per-kernel falls back to the bounded plan where ncu --help
   }));
   CHECK_FALSE(fs::exists(bench.main() / "ncu/plan.json"));
 }
+
+namespace {
+
+// A per-kernel bench whose ncu has --filter-mode per-launch-config.
+void script_planned_bench(Bench& bench) {
+  bench.config.ncu.plan = NcuPlanMode::per_kernel;
+  bench.runner.on(command_is("ncu", {"--help"}),
+                  FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_help.txt")));
+  bench.script_workload();
+  bench.script_nsys_report();
+}
+
+struct PlannedPass {
+  std::vector<std::string> kernels;  // nsys names
+  std::int64_t launches = 0;
+};
+
+// The first pass the plan makes on this bench's fixtures, from a run of its own.
+PlannedPass first_planned_pass() {
+  Bench bench;
+  script_planned_bench(bench);
+  bench.script_ncu_report();
+  bench.run();
+  const auto plan = boost::json::parse(read_file(bench.main() / "ncu/plan.json")).as_object();
+  const auto& pass = plan.at("passes").as_array().at(0).as_object();
+  PlannedPass planned;
+  for (const auto& kernel : pass.at("kernels").as_array()) planned.kernels.emplace_back(kernel.as_string());
+  planned.launches = pass.at("profiled_launches").as_int64();
+  return planned;
+}
+
+// ncu's progress lines for `count` launches of `kernels` in turn, by function name as ncu prints them.
+std::vector<std::string> progress_lines(const std::vector<std::string>& kernels, std::int64_t count,
+                                        std::int64_t first = 0) {
+  std::vector<std::string> lines;
+  for (std::int64_t i = first; i < first + count; ++i)
+    lines.push_back("==PROF== Profiling \"" + kernel_function_name(kernels[std::size_t(i) % kernels.size()]) +
+                    "\" - " + std::to_string(i) + " (" + std::to_string(i + 1) + "/" + std::to_string(i + 1) +
+                    "): 0%....50%....100% - 17 passes");
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("ncu plan: a pass whose planned launches are all profiled ends the workload, not ncu, and stays ok") {
+  const PlannedPass planned = first_planned_pass();
+  REQUIRE(planned.launches >= 2);
+  Bench bench;
+  script_planned_bench(bench);
+  bench.config.ncu.workload_end_grace_s = 3;
+  // ncu goes on profiling (the workload keeps launching) until its workload is ended; then it says the
+  // application's exit code (15, SIGTERM), still writes its report and exits 15.
+  std::vector<std::string> lines = {"==PROF== Connected to process 1 (/bin/workload)"};
+  for (auto& line : progress_lines(planned.kernels, planned.launches + 5)) lines.push_back(line);
+  lines.push_back("==PROF== Disconnected from process 1");
+  const std::string report_line = "==PROF== Report: " + (bench.main() / "ncu/profile.ncu-rep").string();
+  lines.push_back(report_line);
+  bench.runner.on(ncu_profile(true), FakeAnswer::printing(lines)
+                                         .writing("{output}.ncu-rep", "ncu report")
+                                         .when_descendants_end({"==PROF== Disconnected from process 1",
+                                                                "==ERROR== The application returned an error code (15).",
+                                                                report_line},
+                                                               15));
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+  const StageRecord& ncu = stage_of(manifest, "ncu");
+  INFO(ncu.reason);
+  CHECK(ncu.status == StageStatus::ok);
+  CHECK(summary.outcome == RunOutcome::ok);
+  // The request went with the spec, with the configured grace; the extra launches were never reached.
+  const auto specs = bench.runner.runs();
+  const auto pass = std::find_if(specs.begin(), specs.end(), [](const ProcessSpec& spec) { return ncu_profile(true)(spec); });
+  REQUIRE(pass != specs.end());
+  REQUIRE(pass->end_descendants);
+  CHECK(pass->end_descendants->requested());
+  CHECK(pass->descendants_kill_grace == std::chrono::milliseconds(3000));
+  const std::string log = read_file(bench.main() / "ncu/profile.log");
+  CHECK(log.find(" - " + std::to_string(planned.launches - 1) + " (") != std::string::npos);
+  CHECK(log.find(" - " + std::to_string(planned.launches) + " (") == std::string::npos);
+  const std::string ending =
+      "pass 1 ended the workload after its " + std::to_string(planned.launches) + " planned launches at 0 s";
+  REQUIRE(ncu.workload_endings.size() == 1);
+  CHECK_THAT(ncu.workload_endings[0], Catch::StartsWith(ending));
+  CHECK_THAT(ncu.workload_endings[0], Catch::Contains("exit code 15"));
+  const auto plan = boost::json::parse(read_file(bench.main() / "ncu/plan.json")).as_object();
+  REQUIRE(plan.at("check").at("workload_endings").as_array().size() == 1);
+  CHECK(plan.at("check").at("workload_endings").as_array()[0].as_string() == ending);
+  CHECK_THAT(read_file(bench.main() / "ncu/plan.log"), Catch::Contains(ending));
+  CHECK(fs::exists(bench.main() / "ncu/raw.csv"));
+}
+
+TEST_CASE("ncu plan: a pass whose workload ends before its plan is met runs to the end and the check names the rest") {
+  const PlannedPass planned = first_planned_pass();
+  REQUIRE(planned.launches >= 2);
+  Bench bench;
+  script_planned_bench(bench);
+  // Only the first kernel's launch comes before the workload exits by itself.
+  std::vector<std::string> lines = {"==PROF== Connected to process 1 (/bin/workload)"};
+  for (auto& line : progress_lines(planned.kernels, 1)) lines.push_back(line);
+  lines.push_back("==PROF== Disconnected from process 1");
+  lines.push_back("==PROF== Report: " + (bench.main() / "ncu/profile.ncu-rep").string());
+  bench.runner.on(ncu_profile(true), FakeAnswer::printing(lines)
+                                         .writing("{output}.ncu-rep", "ncu report")
+                                         .when_descendants_end({"never printed"}, 15));
+  bench.run();
+  const RunManifest manifest = bench.manifest();
+  const StageRecord& ncu = stage_of(manifest, "ncu");
+  INFO(ncu.reason);
+  CHECK(ncu.status == StageStatus::ok);
+  CHECK(ncu.workload_endings.empty());
+  const auto specs = bench.runner.runs();
+  const auto pass = std::find_if(specs.begin(), specs.end(), [](const ProcessSpec& spec) { return ncu_profile(true)(spec); });
+  REQUIRE(pass != specs.end());
+  REQUIRE(pass->end_descendants);
+  CHECK_FALSE(pass->end_descendants->requested());
+  // The recorded CSV (nc1) holds rows of some planned kernels only: the check names the others.
+  const auto plan = boost::json::parse(read_file(bench.main() / "ncu/plan.json")).as_object();
+  CHECK(plan.at("check").at("workload_endings").as_array().empty());
+  CHECK(plan.at("check").at("kernels_without_rows").as_array().size() + plan.at("check").at("not_profiled").as_array().size() > 0);
+  CHECK_THAT(read_file(bench.main() / "ncu/plan.log"), Catch::Contains("not profiled:"));
+}
+
+TEST_CASE("ncu plan: ncu.end_workload_when_planned = false lets every pass run to its end") {
+  const PlannedPass planned = first_planned_pass();
+  Bench bench;
+  script_planned_bench(bench);
+  bench.config.ncu.end_workload_when_planned = false;
+  std::vector<std::string> lines = {"==PROF== Connected to process 1 (/bin/workload)"};
+  for (auto& line : progress_lines(planned.kernels, planned.launches + 2)) lines.push_back(line);
+  lines.push_back("==PROF== Report: " + (bench.main() / "ncu/profile.ncu-rep").string());
+  bench.runner.on(ncu_profile(true), FakeAnswer::printing(lines).writing("{output}.ncu-rep", "ncu report"));
+  bench.run();
+  const auto specs = bench.runner.runs();
+  const auto pass = std::find_if(specs.begin(), specs.end(), [](const ProcessSpec& spec) { return ncu_profile(true)(spec); });
+  REQUIRE(pass != specs.end());
+  CHECK_FALSE(pass->end_descendants);
+  CHECK(stage_of(bench.manifest(), "ncu").workload_endings.empty());
+}
+
+TEST_CASE("ncu plan: a stage past twice its estimate says so while running and in the stage's warnings") {
+  Bench bench;
+  script_planned_bench(bench);
+  // Each profiled launch takes an hour by the bench's clock: far past any estimate.
+  std::vector<std::string> lines = {"==PROF== Connected to process 1 (/bin/workload)"};
+  for (auto& line : progress_lines({"reduce_kernel", "gemm"}, 2)) lines.push_back(line);
+  lines.push_back("==PROF== Report: " + (bench.main() / "ncu/profile.ncu-rep").string());
+  bench.runner.on(ncu_profile(true), FakeAnswer::printing(lines).writing("{output}.ncu-rep", "ncu report").doing(
+                                         [&bench](const ProcessSpec&) { bench.clock.advance(std::chrono::hours(1)); }));
+  bench.run();
+  const RunManifest manifest = bench.manifest();
+  const StageRecord& ncu = stage_of(manifest, "ncu");
+  CHECK(std::any_of(ncu.warnings.begin(), ncu.warnings.end(), [](const std::string& warning) {
+    return warning.find("more than 2x the plan's estimate") != std::string::npos;
+  }));
+  bool said = false;
+  for (const auto& event : bench.events)
+    said = said || format_progress_event(event).find("past 2x the estimate") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("ncu plan: a pass ends at its planned launches once each of its kernels came, and at twice them if not") {
+  NcuPlanPass pass;
+  pass.kernels = {"void at::native::reduce_kernel<512, 1>(int)", "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_relubias_TNT"};
+  pass.profiled_launches = 3;
+  const auto now = std::chrono::steady_clock::time_point{} + std::chrono::seconds(20);
+  SECTION("every kernel met: the end comes at the planned count, ncu's cut names matching by prefix") {
+    detail::NcuPassEnd end;
+    end.planned_launches = pass.profiled_launches;
+    for (const auto& kernel : pass.kernels) end.kernels_unseen.insert(kernel_function_name(kernel));
+    end.finished_launch("reduce_kernel", now);
+    end.finished_launch("reduce_kernel", now);
+    CHECK_FALSE(end.ending->requested());
+    end.finished_launch("nvjet_sm90_hsh_64x8_64x16_4x1...", now);
+    CHECK(end.ending->requested());
+    CHECK_FALSE(end.ended_at_bound);
+    CHECK(end.describe() == "pass 1 ended the workload after its 3 planned launches at 20 s");
+  }
+  SECTION("a kernel never met: the pass still ends, at twice its planned launches, and says so") {
+    detail::NcuPassEnd end;
+    end.pass = 1;
+    end.planned_launches = pass.profiled_launches;
+    for (const auto& kernel : pass.kernels) end.kernels_unseen.insert(kernel_function_name(kernel));
+    for (int i = 0; i < 5; ++i) end.finished_launch("reduce_kernel", now);
+    CHECK_FALSE(end.ending->requested());
+    end.finished_launch("reduce_kernel", now);  // the 6th: 2 x 3
+    CHECK(end.ending->requested());
+    CHECK(end.ended_at_bound);
+    CHECK(end.describe() ==
+          "pass 2 ended the workload after its 3 planned launches at 20 s, at 6 profiled launches (2x the plan) "
+          "with 1 kernel(s) not met");
+  }
+  SECTION("planned_launches 0 (ncu.end_workload_when_planned = false) never ends a pass") {
+    detail::NcuPassEnd end;
+    for (int i = 0; i < 10; ++i) end.finished_launch("reduce_kernel", now);
+    CHECK_FALSE(end.ending->requested());
+  }
+}

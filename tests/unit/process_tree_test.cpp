@@ -109,3 +109,72 @@ TEST_CASE("a /proc file whose process ended after it was opened reads as absent,
   REQUIRE(own.has_value());
   CHECK(own->find(')') != std::string::npos);
 }
+
+namespace {
+
+// The fake ncu in its endless mode (tests/fake_tools/README.md): one progress line after another while its
+// application runs, then the application's exit code, the report, and that code as its own.
+ProcessSpec endless_fake_ncu(const fs::path& report, const std::string& application_script) {
+  ProcessSpec spec;
+  spec.argv = {std::string(LLMPROF_FAKE_TOOLS_DIR) + "/ncu", "-o", report.string(), "/bin/sh", "-c",
+               application_script};
+  spec.environment["FAKE_NCU_MODE"] = "endless";
+  spec.environment["FAKE_NCU_LAUNCH_INTERVAL_S"] = "0.01";
+  spec.timeout = std::chrono::seconds(120);  // a safety net only: the test ends the application itself
+  return spec;
+}
+
+}  // namespace
+
+TEST_CASE("ending a child's descendants on request ends the application, not the profiler, which writes its report") {
+  TempDir temp;
+  ProcessSpec spec = endless_fake_ncu(temp / "profile", "echo $$ > '" + (temp / "app.pid").string() + "'; exec sleep 600");
+  spec.end_descendants = std::make_shared<DescendantEnding>();
+  std::vector<std::string> lines;
+  int progress = 0;
+  spec.on_stdout_line = [&](const std::string& line) {
+    lines.push_back(line);
+    if (line.find("==PROF== Profiling") != std::string::npos && ++progress == 3) spec.end_descendants->request();
+  };
+  const auto outcome = make_system_process_runner()->run(spec);
+  REQUIRE(outcome.has_value());
+  INFO(outcome->describe());
+  CHECK(outcome->descendants_ended);
+  CHECK_FALSE(outcome->timed_out);
+  // The profiler exited by itself with the code it reports for the application killed by SIGTERM.
+  CHECK(outcome->exited);
+  CHECK(outcome->exit_code == 15);
+  CHECK(std::find(lines.begin(), lines.end(), "==ERROR== The application returned an error code (15).") != lines.end());
+  CHECK(fs::exists(temp / "profile.ncu-rep"));
+  CHECK_FALSE(running(wait_for_pid_file(temp / "app.pid")));
+}
+
+TEST_CASE("descendants that ignore SIGTERM are killed after the descendants' grace, and the child still finishes") {
+  TempDir temp;
+  ProcessSpec spec = endless_fake_ncu(
+      temp / "profile", "trap '' TERM; echo $$ > '" + (temp / "app.pid").string() + "'; while :; do sleep 0.05; done");
+  spec.end_descendants = std::make_shared<DescendantEnding>();
+  spec.descendants_kill_grace = std::chrono::milliseconds(300);
+  int progress = 0;
+  spec.on_stdout_line = [&](const std::string& line) {
+    if (line.find("==PROF== Profiling") != std::string::npos && ++progress == 2) spec.end_descendants->request();
+  };
+  const auto outcome = make_system_process_runner()->run(spec);
+  REQUIRE(outcome.has_value());
+  INFO(outcome->describe());
+  CHECK(outcome->descendants_ended);
+  CHECK(outcome->exited);
+  CHECK(outcome->exit_code == 9);  // SIGKILL, reported as the application's error code
+  CHECK(fs::exists(temp / "profile.ncu-rep"));
+}
+
+TEST_CASE("without a request the descendants are left alone and the child ends with its application") {
+  TempDir temp;
+  ProcessSpec spec = endless_fake_ncu(temp / "profile", "sleep 0.2; exit 0");
+  spec.end_descendants = std::make_shared<DescendantEnding>();
+  const auto outcome = make_system_process_runner()->run(spec);
+  REQUIRE(outcome.has_value());
+  CHECK_FALSE(outcome->descendants_ended);
+  CHECK(outcome->succeeded());
+  CHECK(fs::exists(temp / "profile.ncu-rep"));
+}

@@ -70,7 +70,10 @@ struct RunConfig {
   double min_free_space_gb = 5.0;   // refuse to profile below this free space on runs_root
   bool enable_stage1 = true, enable_nsys = true, enable_ncu = true, enable_analyze = true, enable_report = true;
   // Added after the enable_* flags so that aggregate initialisers written before them stay valid.
-  double kernel_coverage = 0;    // > 0: select by coverage of the stage's kernel time instead of top-N
+  // > 0: select by coverage of the stage's kernel time instead of top-N; 0: by top_n_kernels. A configuration
+  // file or override that sets top_n_kernels after the last one that set this selects by count (config.cpp);
+  // a configuration built in code sets kernel_coverage = 0 for that.
+  double kernel_coverage = 0.9;
   int max_kernels = 30;          // cap on distinct kernels of a coverage selection
   int repeats = 1;               // bare stage-1 runs; >= 2 gives a confidence interval
   bool record_gpu_state = true;  // nvidia-smi clocks/temperature/power/throttling around GPU stages
@@ -130,6 +133,8 @@ struct NcuConfig {
   double seconds_per_launch = 0.6;          // per-kernel plan estimate, measured: H100, ncu 2025.3.1, roofline
   double seconds_per_pass = 0;              // per-kernel plan: one workload replay under ncu; 0: estimated
   double seconds_per_intercepted_launch = 0.00045;  // per-kernel plan: ncu's cost per launch it does not profile
+  bool end_workload_when_planned = true;  // per-kernel plan: end a pass's workload once its launches are profiled
+  double workload_end_grace_s = 10;       // between that SIGTERM to the workload and its SIGKILL
   bool retry_without_filter = true;         // "No kernels were profiled": once more, unfiltered, bounded
   NcuReplayMode replay_mode = NcuReplayMode::kernel;
   NcuClockControl clock_control = NcuClockControl::base;

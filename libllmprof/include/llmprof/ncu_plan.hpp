@@ -144,6 +144,11 @@ struct NcuPlanCheck {
   std::int64_t profiled_planned_launches = 0;  // rows that meet a planned launch (at most its count)
   std::int64_t rows = 0;
   double coverage_reached = 0;  // share of the stage's kernel time with at least one profiled row
+  // Filled by the ncu stage, not by check_ncu_plan: the passes whose workload it ended once their planned
+  // launches were profiled ("pass 1 ended the workload after its 16 planned launches at 19.6 s"), and the
+  // stage's time against its estimate.
+  std::vector<std::string> workload_endings;
+  double stage_seconds = 0;
 };
 
 NcuPlanCheck check_ncu_plan(const NcuPlan& plan, const std::vector<ProfiledLaunch>& rows, KernelNameBase name_base);

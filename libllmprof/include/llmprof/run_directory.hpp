@@ -52,6 +52,9 @@ struct StageRecord {
   std::optional<std::string> log_file;  // relative to MAIN
   std::vector<std::string> artifacts;   // relative to MAIN
   std::vector<std::string> warnings;
+  // Workloads the stage ended on purpose, one line each ("pass 1 ended the workload after its 16 planned
+  // launches at 19.6 s"): their exit code is not a failure. Absent from run.json when empty.
+  std::vector<std::string> workload_endings;
   std::vector<RankRecord> ranks;  // stages run under a launcher: one per rank (absent from run.json otherwise)
 };
 

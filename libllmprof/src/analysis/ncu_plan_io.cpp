@@ -154,7 +154,9 @@ std::string ncu_plan_json(const NcuPlan& plan, const std::optional<NcuPlanCheck>
                                             {"profiled_planned_launches", check->profiled_planned_launches},
                                             {"coverage_reached", check->coverage_reached},
                                             {"not_profiled", std::move(missing)},
-                                            {"kernels_without_rows", strings(check->kernels_without_rows)}};
+                                            {"kernels_without_rows", strings(check->kernels_without_rows)},
+                                            {"workload_endings", strings(check->workload_endings)},
+                                            {"stage_seconds", known_or_null(check->stage_seconds)}};
   }
   if (measured_seconds_per_launch) document["measured_seconds_per_launch"] = *measured_seconds_per_launch;
   return boost::json::serialize(document);

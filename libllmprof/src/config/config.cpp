@@ -229,6 +229,7 @@ class ConfigLayers {
       if (auto rejected = rejected_choices_.find(field.info.key); rejected != rejected_choices_.end())
         return rejected->second;
     }
+    select_by_top_n_when_later();
     if (auto checked = detail::validate_config_values(config_, origins_); !checked) return checked.error();
     return std::move(config_);
   }
@@ -245,11 +246,26 @@ class ConfigLayers {
       rejected_choices_.erase(field.info.key);
     }
     origins_[field.info.key] = where;
+    layer_of_[field.info.key] = layer_;
     return {};
+  }
+
+  // run.kernel_coverage (default 0.9) selects by coverage, run.top_n_kernels by count. A layer (a file, an
+  // override) that sets top_n_kernels after the last one that set kernel_coverage asks for the count: the
+  // presets quick.toml and thorough.toml, `--set run.top_n_kernels=5`. Both in one layer: coverage, as written.
+  void select_by_top_n_when_later() {
+    const auto top_n = layer_of_.find("run.top_n_kernels");
+    if (top_n == layer_of_.end()) return;
+    const auto coverage = layer_of_.find("run.kernel_coverage");
+    if (coverage != layer_of_.end() && coverage->second >= top_n->second) return;
+    config_.run.kernel_coverage = 0;
+    origins_["run.kernel_coverage"] = origins_["run.top_n_kernels"] + " (run.top_n_kernels set later)";
   }
 
   DeepProfileConfig config_;  // starts at the defaults, which equal config/deep-profile.toml (tested)
   ConfigOrigins origins_;
+  int layer_ = 0;                         // the file or override being applied, counted from 1
+  std::map<std::string, int> layer_of_;  // key -> the last layer that set it
   std::map<std::string, Error> rejected_choices_;  // by key: the last value given named no enumerator
 };
 
@@ -280,6 +296,7 @@ Result<toml::table> parse_toml(const std::string& text, const std::string& sourc
 }
 
 Result<void> ConfigLayers::apply_file(const std::filesystem::path& file) {
+  ++layer_;
   std::error_code status_error;
   if (!std::filesystem::is_regular_file(file, status_error)) {
     return make_error(ErrorCode::not_found, "configuration file " + file.string() + " does not exist or is not a file",
@@ -322,6 +339,7 @@ Result<void> ConfigLayers::apply_table(const toml::table& root, const std::strin
 // "section.key=value" (value as TOML where it parses, else a bare string); "section.table.NAME=value" sets
 // one entry of a table key.
 Result<void> ConfigLayers::apply_override(const std::string& text) {
+  ++layer_;
   const auto equals = text.find('=');
   if (equals == std::string::npos) {
     return make_error(ErrorCode::invalid_argument, "override '" + text + "' is not of the form section.key=value",

@@ -124,6 +124,8 @@ Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call) {
     if (call.stdout_file.empty()) spec.on_stdout_line = call.on_line;
   }
   if (call.timeout.count() > 0) spec.timeout = call.timeout;
+  spec.end_descendants = call.end_descendants;
+  spec.descendants_kill_grace = call.descendants_kill_grace;
   log_info(to_string(call.stage), "running: " + call.shell_command);
   auto outcome = run.runner.run(spec);
   if (outcome) {

@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "llmprof/kernel_name.hpp"
@@ -40,7 +42,14 @@ struct NcuAttempt {
   NcuOutputDiagnosis diagnosis;
   std::optional<ProcessOutcome> outcome;
   std::string filters;
+  // The stage ended the workload once the pass's planned launches were profiled (ncu_pass_end.cpp): ncu's
+  // "The application returned an error code (15)" is gone from the diagnosis and its exit code is no failure.
+  std::optional<std::string> workload_ended;
+  bool succeeded() const { return outcome && (outcome->succeeded() || (workload_ended && outcome->exited)); }
 };
+
+// How far past its estimate the ncu stage may run before it says so (progress line, stage warning).
+inline constexpr double kPastEstimateFactor = 2.0;
 
 // Progress of the per-kernel plan across its passes: launches finished and the time to go.
 struct NcuPlanProgress {
@@ -48,11 +57,37 @@ struct NcuPlanProgress {
   std::int64_t finished = 0;
   double seconds_per_launch = 0;  // the plan's figure until launches have finished
   std::chrono::steady_clock::time_point started;
+  double estimated_seconds = 0;  // the plan's estimate: a line past kPastEstimateFactor times it says so
   std::string finished_launch(std::chrono::steady_clock::time_point now);  // "launch 3 of 40 planned, ETA 22 s"
 };
 
+// A pass whose kernels are not all met by its planned launch count ends at this many times that count.
+inline constexpr std::int64_t kUnseenKernelBound = 2;
+
+// Ends a pass's workload once the pass has profiled its planned launches (ncu_pass_end.cpp).
+struct NcuPassEnd {
+  std::size_t pass = 0;                // 0-based, for "pass 1 ended the workload ..."
+  std::int64_t planned_launches = 0;   // the pass's launches; 0: never ended early
+  std::int64_t profiled_launches = 0;  // "==PROF== Profiling" lines seen so far
+  // Function names of the pass's kernels without a progress line yet: with the count alone, configurations
+  // the plan did not know (or ncu meeting them in another order) could end the pass before a kernel's turn.
+  std::set<std::string> kernels_unseen;
+  std::chrono::steady_clock::time_point started;
+  std::optional<double> ended_at_s;  // since started, when the request was made
+  bool ended_at_bound = false;       // ended at kUnseenKernelBound times the plan, some kernels not met
+  std::shared_ptr<DescendantEnding> ending = std::make_shared<DescendantEnding>();
+  // Counts a finished launch; requests the workload's end at the pass's last planned one.
+  void finished_launch(const std::string& kernel_name, std::chrono::steady_clock::time_point now);
+  std::string describe() const;  // "pass 1 ended the workload after its 16 planned launches at 19.6 s"
+};
+// The pass's end for its attempt: the workload's end recorded (stage record, attempt.workload_ended) and
+// ncu's error about the ended application's exit code taken out of the diagnosis.
+void settle_ended_workload(PipelineRun& run, const NcuPassEnd& end, NcuAttempt& attempt);
+// The end of plan pass `index`: planned_launches 0 (run to the end) when ncu.end_workload_when_planned is off.
+NcuPassEnd ncu_pass_end(const PipelineRun& run, const NcuPlanPass& pass, std::size_t index);
+
 NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter, const std::string& log_name,
-                        NcuPlanProgress* plan = nullptr);
+                        NcuPlanProgress* plan = nullptr, NcuPassEnd* end = nullptr);
 std::optional<StageResult> ncu_driver_skip(const NcuAttempt& attempt, const NcuInputs& inputs);
 // Appends the data rows of `extra` to `target` when both have the same header and units rows (same set,
 // sections and metrics); false leaves `target` untouched.

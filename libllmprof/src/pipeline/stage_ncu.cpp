@@ -81,9 +81,10 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
 
 namespace {
 
-void report_line(PipelineRun& run, const std::string& line, NcuPlanProgress* plan) {
+void report_line(PipelineRun& run, const std::string& line, NcuPlanProgress* plan, NcuPassEnd* end) {
   auto progress = parse_ncu_progress_line(line);
   if (!progress) return;
+  if (end && progress->passes > 0) end->finished_launch(progress->kernel_name, run.clock.now());
   ProgressEvent event;
   event.kind = ProgressEvent::Kind::tool_progress;
   event.stage = to_string(kStage);
@@ -99,7 +100,7 @@ void report_line(PipelineRun& run, const std::string& line, NcuPlanProgress* pla
 }  // namespace
 
 NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter, const std::string& log_name,
-                        NcuPlanProgress* plan) {
+                        NcuPlanProgress* plan, NcuPassEnd* end) {
   NcuAttempt attempt;
   NcuCommand command = profile_command(run, ncu, filter);
   for (const auto& warning : command.drop_unknown_sections(ncu)) run.warn(kStage, warning);
@@ -109,12 +110,18 @@ NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilte
   }
   ToolCall call = profiler_call(run, kStage, command.argv(), command.to_shell_string(), RunLayout::ncu_log(log_name),
                                 run.config.ncu.timeout_s);
-  call.on_line = [&run, plan](const std::string& line) { report_line(run, line, plan); };
+  call.on_line = [&run, plan, end](const std::string& line) { report_line(run, line, plan, end); };
+  if (end && end->planned_launches > 0) {
+    end->started = run.clock.now();
+    call.end_descendants = end->ending;
+    call.descendants_kill_grace = seconds_to_ms(run.config.ncu.workload_end_grace_s);
+  }
   for (const auto& include : run.config.ncu.nvtx_include) attempt.filters += "--nvtx-include " + include + " ";
   if (filter.kernel_regex) attempt.filters += "--kernel-name " + *filter.kernel_regex;
   attempt.problem = run_profiler_call(run, call, RunLayout::ncu_commands(), to_string(kStage), attempt.outcome);
   if (attempt.problem) return attempt;
   attempt.diagnosis = diagnose_ncu_output(read_text(run.directory.path() / call.log_file));
+  if (end) settle_ended_workload(run, *end, attempt);
   warn_about_cupti_conflict(run, kStage, call.log_file);
   return attempt;
 }

@@ -81,12 +81,13 @@ std::string check_text(const NcuPlanCheck& check) {
 }
 
 // One plan pass after the first: its CSV exported and appended to raw.csv; failures only warn.
-void run_later_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter, NcuPlanProgress& progress) {
+void run_later_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter, NcuPlanProgress& progress,
+                    NcuPassEnd* end = nullptr) {
   const RunLayout layout = run.directory.layout();
   const std::string label = "plan " + filter.output_name;
-  NcuAttempt attempt = run_ncu_pass(run, ncu, filter, filter.output_name + ".log", &progress);
+  NcuAttempt attempt = run_ncu_pass(run, ncu, filter, filter.output_name + ".log", &progress, end);
   const fs::path report = layout.resolve(RunLayout::ncu_report(filter.output_name));
-  if (attempt.problem || !attempt.outcome || !attempt.outcome->succeeded() || attempt.diagnosis.no_kernels_profiled ||
+  if (attempt.problem || !attempt.succeeded() || attempt.diagnosis.no_kernels_profiled ||
       !fs::exists(report)) {
     run.warn(kStage, label + " profiled nothing; see " + RunLayout::ncu_log(filter.output_name + ".log").string());
     return;
@@ -115,9 +116,10 @@ NcuPassFilter pass_filter(const NcuPlanPass& pass, std::size_t index) {
 // The first pass decides the stage: its failures are the stage's, its CSV is raw.csv. `profiled_nothing`:
 // ncu said "No kernels were profiled", for the bounded plan's unfiltered retry to take over.
 std::optional<StageResult> run_first_pass(PipelineRun& run, const NcuInputs& inputs, const NcuPlanPass& pass,
-                                          NcuPlanProgress& progress, std::optional<NcuAttempt>& profiled_nothing) {
+                                          NcuPlanProgress& progress, NcuPassEnd& end,
+                                          std::optional<NcuAttempt>& profiled_nothing) {
   const NcuInfo& ncu = inputs.probe.ncu;
-  NcuAttempt attempt = run_ncu_pass(run, ncu, pass_filter(pass, 0), "profile.log", &progress);
+  NcuAttempt attempt = run_ncu_pass(run, ncu, pass_filter(pass, 0), "profile.log", &progress, &end);
   if (attempt.problem) return *attempt.problem;
   if (auto skip = ncu_driver_skip(attempt, inputs)) return *skip;
   if (attempt.diagnosis.no_kernels_profiled) {
@@ -125,7 +127,7 @@ std::optional<StageResult> run_first_pass(PipelineRun& run, const NcuInputs& inp
     return std::nullopt;
   }
   if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
-  if (!attempt.outcome->succeeded())
+  if (!attempt.succeeded())
     return outcome_problem(*attempt.outcome, to_string(kStage), run.record(kStage).log_file.value_or(""));
   const fs::path report = run.directory.layout().resolve(RunLayout::ncu_report());
   if (!fs::exists(report))
@@ -213,6 +215,24 @@ void warn_unrepresentative(PipelineRun& run, const NcuPlan& plan) {
                        "x): their ncu figures describe those launches, not the stage; ncu/plan.log lists them");
 }
 
+// What the passes did beyond the plan, after it in plan.log: the workloads ended early and the stage's time.
+void append_plan_log(PipelineRun& run, const NcuPlanCheck& check) {
+  std::string text = read_text(run.directory.path() / RunLayout::ncu_plan_log());
+  for (const auto& ending : check.workload_endings) text += "  " + ending + "\n";
+  text += "  passes took " + format_seconds(check.stage_seconds) + "; " + check_text(check) + "\n";
+  (void)run.directory.write_text(RunLayout::ncu_plan_log(), text);
+}
+
+// The estimate is what the plan was chosen by: a stage far past it (launch configurations the launch table did
+// not have, an ncu slower per launch than measured) is said in the stage's warnings, hence the report.
+void warn_past_estimate(PipelineRun& run, const NcuPlan& plan, std::chrono::steady_clock::time_point started) {
+  const double stage_s = std::chrono::duration<double>(run.clock.now() - started).count();
+  if (plan.estimated_seconds <= 0 || stage_s <= kPastEstimateFactor * plan.estimated_seconds) return;
+  run.warn(kStage, "the ncu passes took " + format_seconds(stage_s) + ", more than " +
+                       format_number(kPastEstimateFactor) + "x the plan's estimate of " +
+                       format_seconds(plan.estimated_seconds) + " (see ncu/plan.log)");
+}
+
 }  // namespace
 
 std::string NcuPlanProgress::finished_launch(std::chrono::steady_clock::time_point now) {
@@ -220,8 +240,11 @@ std::string NcuPlanProgress::finished_launch(std::chrono::steady_clock::time_poi
   const double elapsed_s = std::chrono::duration<double>(now - started).count();
   const double per_launch = finished > 0 && elapsed_s > 0 ? elapsed_s / double(finished) : seconds_per_launch;
   const double eta_s = double(std::max<std::int64_t>(planned - finished, 0)) * per_launch;
-  return "launch " + std::to_string(finished) + " of " + std::to_string(planned) + " planned, ETA " +
-         format_seconds(eta_s);
+  std::string line = "launch " + std::to_string(finished) + " of " + std::to_string(planned) + " planned, ETA " +
+                     format_seconds(eta_s);
+  if (estimated_seconds > 0 && elapsed_s > kPastEstimateFactor * estimated_seconds)
+    line += "; past " + format_number(kPastEstimateFactor) + "x the estimate of " + format_seconds(estimated_seconds);
+  return line;
 }
 
 NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
@@ -284,19 +307,36 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
   run.say(kStage, text.substr(0, text.find('\n')));
   warn_unrepresentative(run, plan);
   const auto started = run.clock.now();
-  NcuPlanProgress progress{plan.planned_launches, 0, plan.seconds_per_launch, started};
-  if (auto problem = run_first_pass(run, inputs, plan.passes.front(), progress, profiled_nothing)) return problem;
-  if (profiled_nothing) return std::nullopt;  // the same kernels under a bounded count would profile nothing either
-  for (std::size_t i = 1; i < plan.passes.size() && !run.stopping(); ++i)
-    run_later_pass(run, ncu, pass_filter(plan.passes[i], i), progress);
+  NcuPlanProgress progress{plan.planned_launches, 0, plan.seconds_per_launch, started, plan.estimated_seconds};
+  std::vector<std::string> endings;
+  {
+    NcuPassEnd end = ncu_pass_end(run, plan.passes.front(), 0);
+    if (auto problem = run_first_pass(run, inputs, plan.passes.front(), progress, end, profiled_nothing))
+      return problem;
+    if (profiled_nothing) return std::nullopt;  // the same kernels under a bounded count would profile nothing either
+    if (end.ended_at_s) endings.push_back(end.describe());
+  }
+  for (std::size_t i = 1; i < plan.passes.size() && !run.stopping(); ++i) {
+    NcuPassEnd end = ncu_pass_end(run, plan.passes[i], i);
+    run_later_pass(run, ncu, pass_filter(plan.passes[i], i), progress, &end);
+    if (end.ended_at_s) endings.push_back(end.describe());
+  }
   if (run.stopping()) return StageResult::interrupted("interrupted between ncu plan passes");
-  const NcuPlanCheck check =
+  NcuPlanCheck check =
       check_ncu_plan(plan, profiled_launches(run.directory.layout().resolve(RunLayout::ncu_raw_csv())),
                      selection_name_base(run.config.ncu.kernel_name_base).value_or(KernelNameBase::demangled));
+  check.workload_endings = endings;
+  check.stage_seconds = std::chrono::duration<double>(run.clock.now() - started).count();
+  append_plan_log(run, check);
   const auto measured =
       record_measurement(run, plan, check, std::chrono::duration<double>(run.clock.now() - started).count());
-  if (check.not_profiled.empty() || run.stopping()) return StageResult::ok();
-  const NcuPlanCheck recovered = recover_shortfalls(run, plan, ncu, check, progress);
+  if (check.not_profiled.empty() || run.stopping()) {
+    warn_past_estimate(run, plan, started);
+    return StageResult::ok();
+  }
+  NcuPlanCheck recovered = recover_shortfalls(run, plan, ncu, check, progress);
+  recovered.workload_endings = endings;
+  recovered.stage_seconds = std::chrono::duration<double>(run.clock.now() - started).count();
   // plan.json's check is the final one: what the stage's rows hold after the recovery pass.
   if (auto written = run.directory.write_json(RunLayout::ncu_plan(), ncu_plan_json(plan, recovered, measured));
       !written)
@@ -304,6 +344,7 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
   // A kernel still without any row (ncu's order differed from nsys's, a configuration the plan did not
   // know) gets the bounded follow-up pass.
   if (!recovered.kernels_without_rows.empty() && !run.stopping()) profile_missed_kernels(run, ncu, inputs.select);
+  warn_past_estimate(run, plan, started);
   return StageResult::ok();
 }
 

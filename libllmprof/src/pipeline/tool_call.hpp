@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ struct ToolCall {
   std::filesystem::path stdout_file;  // relative to MAIN; when set, stdout goes here instead
   std::chrono::milliseconds timeout{0};
   std::function<void(const std::string&)> on_line;  // every output line (stdout and stderr)
+  // Lets on_line end the tool's workload (its descendants) while the tool goes on (ProcessSpec).
+  std::shared_ptr<DescendantEnding> end_descendants;
+  std::chrono::milliseconds descendants_kill_grace{10000};
 };
 Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call);
 // A profiler's call in stage `stage` (nsys, ncu): the workload's environment, output to `log_file`

@@ -118,6 +118,7 @@ std::string ProcessOutcome::describe() const {
   } else if (interrupted) {
     text += " after a stop request";
   }
+  if (descendants_ended) text += ", after its application was ended on request";
   return text;
 }
 

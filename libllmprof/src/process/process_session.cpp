@@ -84,6 +84,7 @@ class ChildSession {
   bool tick();  // false once the run is over
   void poll_exit(SteadyClock::time_point now);
   void enforce_limits(SteadyClock::time_point now);
+  void end_descendants_on_request(SteadyClock::time_point now);
   bool tree_finished(SteadyClock::time_point now);
   bool output_finished(SteadyClock::time_point now) const;
   void begin_stop(StopReason reason, SteadyClock::time_point now);
@@ -108,6 +109,8 @@ class ChildSession {
   StopReason stop_reason_ = StopReason::none;
   SteadyClock::time_point stop_began_;
   bool kill_sent_ = false;
+  std::optional<SteadyClock::time_point> descendants_ending_began_;  // ProcessSpec::end_descendants honoured
+  bool descendants_kill_sent_ = false;
   std::exception_ptr callback_error_;
   std::optional<Error> output_error_;
 };
@@ -260,6 +263,23 @@ void ChildSession::enforce_limits(SteadyClock::time_point now) {
   } else if (!kill_sent_ && now - stop_began_ >= spec_.kill_grace) {
     signal_tree(SIGKILL);
   }
+  if (stop_reason_ == StopReason::none) end_descendants_on_request(now);
+}
+
+// The descendants only, never the child nor its process group: the child (a profiler) must live on to
+// write what it gathered from them.
+void ChildSession::end_descendants_on_request(SteadyClock::time_point now) {
+  if (!spec_.end_descendants || !descendants_) return;
+  if (!descendants_ending_began_) {
+    if (!spec_.end_descendants->requested()) return;
+    descendants_ending_began_ = now;
+    descendants_->refresh();
+    descendants_->signal_all(spec_.descendants_kill_grace.count() > 0 ? SIGTERM : SIGKILL);
+  } else if (!descendants_kill_sent_ && now - *descendants_ending_began_ >= spec_.descendants_kill_grace) {
+    descendants_kill_sent_ = true;
+    descendants_->refresh();
+    descendants_->signal_all(SIGKILL);
+  }
 }
 
 // After the child has exited: when we were stopping the tree, give the rest of the group the same
@@ -315,6 +335,7 @@ ProcessOutcome ChildSession::outcome() const {
   }
   outcome.timed_out = stop_reason_ == StopReason::timed_out;
   outcome.interrupted = stop_reason_ == StopReason::interrupted;
+  outcome.descendants_ended = descendants_ending_began_.has_value();
   outcome.wall_time = exited_at_ - started_at_;
   return outcome;
 }

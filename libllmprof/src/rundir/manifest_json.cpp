@@ -105,6 +105,7 @@ json::object stage_to_object(const StageRecord& stage) {
                          {"log_file", detail::json_or_null(stage.log_file)},
                          {"artifacts", detail::json_array(stage.artifacts)},
                          {"warnings", detail::json_array(stage.warnings)}};
+  if (!stage.workload_endings.empty()) object["workload_endings"] = detail::json_array(stage.workload_endings);
   if (stage.command && !detail::is_valid_utf8(*stage.command))
     object["command_base64"] = detail::encode_base64(*stage.command);
   if (!stage.ranks.empty()) {
@@ -244,6 +245,7 @@ StageRecord stage_from_object(const json::object& object) {
   stage.log_file = json_string(object, "log_file", "stages.log_file");
   stage.artifacts = detail::json_strings(object, "artifacts", "stages.artifacts");
   stage.warnings = detail::json_strings(object, "warnings", "stages.warnings");
+  stage.workload_endings = detail::json_strings(object, "workload_endings", "stages.workload_endings");
   for (const auto& rank : detail::json_objects(object, "ranks", "stages.ranks"))
     stage.ranks.push_back(rank_from_object(rank));
   return stage;
