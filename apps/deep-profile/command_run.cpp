@@ -136,12 +136,6 @@ std::optional<llmprof::RankLaunch> rank_launch_from(const RunOptions& options, i
     exit = exit_usage;
     return std::nullopt;
   }
-  if (llmprof::find_executable(launcher->words.front()).empty()) {
-    std::cerr << "deep-profile run: the launcher '" << launcher->words.front() << "' was not found on PATH; install it "
-              << "(Slurm: slurm-client, Open MPI: openmpi-bin, torchrun: pip install torch) or give its full path\n";
-    exit = exit_not_ready;
-    return std::nullopt;
-  }
   llmprof::RankLaunch launch{launcher.value(), std::nullopt};
   if (!options.ranks.empty()) {
     auto ranks = llmprof::parse_rank_list(options.ranks);
@@ -158,6 +152,14 @@ std::optional<llmprof::RankLaunch> rank_launch_from(const RunOptions& options, i
       return std::nullopt;
     }
     launch.ranks = ranks.value();
+  }
+  // After the command line's own checks: a bad --ranks is a usage error (2) whether or not the launcher
+  // is installed here.
+  if (llmprof::find_executable(launcher->words.front()).empty()) {
+    std::cerr << "deep-profile run: the launcher '" << launcher->words.front() << "' was not found on PATH; install it "
+              << "(Slurm: slurm-client, Open MPI: openmpi-bin, torchrun: pip install torch) or give its full path\n";
+    exit = exit_not_ready;
+    return std::nullopt;
   }
   return launch;
 }
