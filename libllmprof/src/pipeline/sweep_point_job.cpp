@@ -14,14 +14,30 @@ bool finished(RunStatus status) {
   return status == RunStatus::ok || status == RunStatus::incomplete || status == RunStatus::failed;
 }
 
-std::optional<RunManifest> read_manifest(const fs::path& main) {
-  std::ifstream in(RunLayout(main).resolve(RunLayout::manifest()));
-  if (!in) return std::nullopt;
+// run.json of `main`: nullopt when there is none (an attempt killed before it wrote one left nothing
+// to keep); an Error when one is there but cannot be read, since it may belong to a finished point
+// whose data (nsys report, SQLite) is intact, and that is never a reason to delete the directory.
+Result<std::optional<RunManifest>> read_existing_manifest(const fs::path& main, std::size_t index) {
+  const fs::path file = RunLayout(main).resolve(RunLayout::manifest());
+  std::error_code error;
+  if (!fs::exists(file, error) && !error) return std::optional<RunManifest>();
+  std::ifstream in(file);
   std::ostringstream text;
   text << in.rdbuf();
   auto manifest = manifest_from_json(text.str());
-  if (!manifest) return std::nullopt;
-  return manifest.value();
+  if (in.bad() || !manifest) {
+    return make_error(ErrorCode::invalid_argument,
+                      "point " + std::to_string(index) + ": " + file.string() + " cannot be read" +
+                          (manifest ? std::string() : " (" + manifest.error().message + ")") +
+                          "; the point directory is kept, not deleted and run again",
+                      "repair or move " + main.string() + " by hand, then run the point again", file.string());
+  }
+  return std::optional<RunManifest>(std::move(manifest.value()));
+}
+
+std::optional<RunManifest> read_manifest(const fs::path& main) {
+  auto manifest = read_existing_manifest(main, 0);
+  return manifest ? *manifest : std::nullopt;
 }
 
 // The finished run already in `main`, if there is one; otherwise `main` is made free for a new run:
@@ -38,7 +54,9 @@ Result<std::optional<RunManifest>> finished_run_or_clear(const fs::path& main, s
                       "wait for it to end (squeue lists its task), or stop it (scancel) and run this point again",
                       main.string());
   }
-  if (auto manifest = read_manifest(main); manifest && finished(manifest->status)) return manifest;
+  auto manifest = read_existing_manifest(main, index);
+  if (!manifest) return manifest.error();
+  if (*manifest && finished((*manifest)->status)) return *manifest;
   fs::remove_all(main, error);
   if (error) {
     return make_error(ErrorCode::io_error,
