@@ -104,12 +104,11 @@ TEST_CASE("every subcommand prints its usage on --help and exits 0", "[cli]") {
 TEST_CASE("run --resume '': an empty run directory (an unset variable) is a usage error (2), not a new run", "[cli]") {
   // It used to read as "no --resume" and start a brand-new full run, exit 0. The workload would fail
   // loudly if it ever ran: it must not.
-  for (const std::vector<std::string> words : {std::vector<std::string>{"run", "--resume", ""},
-                                               std::vector<std::string>{"run", "--resume="}}) {
-    const auto result = run_deep_profile(words);
-    CHECK(result.exit_code == 2);
-    CHECK_THAT(result.err, Catch::Contains("--resume needs a run directory"));
-  }
+  const auto result = run_deep_profile({"run", "--resume", ""});
+  CHECK(result.exit_code == 2);
+  CHECK_THAT(result.err, Catch::Contains("--resume needs a run directory"));
+  // `--resume=` the option parser itself refuses (a missing argument): 2 as well.
+  CHECK(run_deep_profile({"run", "--resume="}).exit_code == 2);
 }
 
 TEST_CASE("run --resume: with a configuration change, or on a directory that is no run, a usage error (2)", "[cli]") {
