@@ -2,6 +2,7 @@
 // reports) over a workload, with progress on stderr and a stage table at the end.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
@@ -64,6 +65,17 @@ std::optional<RunOptions> parse_options(const std::vector<std::string>& args, in
   if (!line) return std::nullopt;
   options.selection = std::move(line->selection);
   options.workload = std::move(line->workload);
+  // `--resume "$MAIN"` with MAIN unset is `--resume ''`: read as "no --resume", it started a new full
+  // run. An empty value is refused, like any other unusable run directory.
+  const auto before_workload = std::find(args.begin(), args.end(), "--");
+  const bool resume_given = std::any_of(args.begin(), before_workload, [](const std::string& word) {
+    return word == "--resume" || word.rfind("--resume=", 0) == 0;
+  });
+  if (resume_given && options.resume.empty()) {
+    std::cerr << "deep-profile run: --resume needs a run directory, and was given an empty one (an unset variable?)\n";
+    exit = exit_usage;
+    return std::nullopt;
+  }
   return options;
 }
 
@@ -136,12 +148,6 @@ std::optional<llmprof::RankLaunch> rank_launch_from(const RunOptions& options, i
     exit = exit_usage;
     return std::nullopt;
   }
-  if (llmprof::find_executable(launcher->words.front()).empty()) {
-    std::cerr << "deep-profile run: the launcher '" << launcher->words.front() << "' was not found on PATH; install it "
-              << "(Slurm: slurm-client, Open MPI: openmpi-bin, torchrun: pip install torch) or give its full path\n";
-    exit = exit_not_ready;
-    return std::nullopt;
-  }
   llmprof::RankLaunch launch{launcher.value(), std::nullopt};
   if (!options.ranks.empty()) {
     auto ranks = llmprof::parse_rank_list(options.ranks);
@@ -158,6 +164,14 @@ std::optional<llmprof::RankLaunch> rank_launch_from(const RunOptions& options, i
       return std::nullopt;
     }
     launch.ranks = ranks.value();
+  }
+  // After the command line's own checks: a bad --ranks is a usage error (2) whether or not the launcher
+  // is installed here.
+  if (llmprof::find_executable(launcher->words.front()).empty()) {
+    std::cerr << "deep-profile run: the launcher '" << launcher->words.front() << "' was not found on PATH; install it "
+              << "(Slurm: slurm-client, Open MPI: openmpi-bin, torchrun: pip install torch) or give its full path\n";
+    exit = exit_not_ready;
+    return std::nullopt;
   }
   return launch;
 }

@@ -78,6 +78,18 @@ TEST_CASE("config: a value of the wrong type is a usage error (2)", "[cli]") {
   CHECK_THAT(result.err, Catch::Contains("run.top_n_kernels"));
 }
 
+TEST_CASE("run --ranks: an absurd range or a rank beyond the launcher's world is a usage error (2) at once", "[cli]") {
+  // 0-50000000 used to allocate a set of 50 million ranks and die of std::bad_alloc (134). Checked
+  // before the launcher is looked up on PATH, so no srun is needed here.
+  // Without -n the world size is unknown here: the range itself is refused.
+  const auto absurd = run_deep_profile({"run", "--launcher", "srun", "--ranks", "0-50000000", "--", "true"});
+  CHECK(absurd.exit_code == 2);
+  CHECK_THAT(absurd.err, Catch::Contains("above 1048575"));
+  const auto beyond = run_deep_profile({"run", "--launcher", "srun -n 2", "--ranks", "0,2", "--", "true"});
+  CHECK(beyond.exit_code == 2);
+  CHECK_THAT(beyond.err, Catch::Contains("outside the world size 2"));
+}
+
 TEST_CASE("every subcommand prints its usage on --help and exits 0", "[cli]") {
   for (const std::string command : {"run", "probe", "analyze", "report", "compare", "sweep", "config"}) {
     const auto result = run_deep_profile({command, "--help"});
@@ -88,6 +100,16 @@ TEST_CASE("every subcommand prints its usage on --help and exits 0", "[cli]") {
   }
 }
 #endif
+
+TEST_CASE("run --resume '': an empty run directory (an unset variable) is a usage error (2), not a new run", "[cli]") {
+  // It used to read as "no --resume" and start a brand-new full run, exit 0. The workload would fail
+  // loudly if it ever ran: it must not.
+  const auto result = run_deep_profile({"run", "--resume", ""});
+  CHECK(result.exit_code == 2);
+  CHECK_THAT(result.err, Catch::Contains("--resume needs a run directory"));
+  // `--resume=` the option parser itself refuses (a missing argument): 2 as well.
+  CHECK(run_deep_profile({"run", "--resume="}).exit_code == 2);
+}
 
 TEST_CASE("run --resume: with a configuration change, or on a directory that is no run, a usage error (2)", "[cli]") {
   llmprof::testing::TempDir temp;

@@ -9,6 +9,7 @@ t(0.975, 1) = 12.706). Run from the repository root:
 """
 import math
 import statistics
+from fractions import Fraction
 
 
 def t_pdf(x, df):
@@ -75,6 +76,27 @@ summary("ten samples", [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0])
 welch("A vs B", decode_a, decode_b, 0.02)
 welch("A vs B", decode_a, decode_b, 0.0)
 welch("A vs B", decode_a, decode_b, 0.08)
+
+
+def welch_exact(label, a, b, margin):
+    # Exact rationals: (1 + 1e306)^2 * var_a overflows a double, a Fraction does not.
+    na, ma, sa = a
+    nb, mb, sb = b
+    scale = 1 + Fraction(margin)
+    va = scale * scale * Fraction(sa) ** 2 / na
+    vb = Fraction(sb) ** 2 / nb
+    diff = Fraction(mb) - scale * Fraction(ma)
+    t = float(diff / scale) / math.sqrt(float((va + vb) / (scale * scale)))
+    df = float((va + vb) ** 2 / (va * va / (na - 1) + vb * vb / (nb - 1)))
+    print(f"{label} margin={margin:g}: t={t:.10g} df={df:.10g}")
+
+
+welch_exact("A vs B", decode_a, decode_b, 1e306)
+# Identical samples: the exact mean is the value and the spread 0; the counts at which a plain
+# floating-point sum / n is not the value (the cases the C++ tests use).
+for value in (0.1, 0.5, 0.3, 1.1, 7.7):
+    off = [n for n in range(2, 11) if sum([value] * n) / n != value]
+    print(f"constant {value}: exact sd={statistics.stdev([Fraction(value)] * 3)}; plain mean off at n={off}")
 # tests/unit/pipeline_repeats_test.cpp: three bare runs.
 summary("pipeline wall_s", [1.0, 1.1, 1.2])
 summary("pipeline decode_s", [0.17, 0.18, 0.175])

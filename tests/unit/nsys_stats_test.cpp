@@ -83,6 +83,16 @@ TEST_CASE("nvtx_sum: range names normalised") {
   CHECK(gated->front().time.total_time_ns == 128287443);
 }
 
+TEST_CASE("nvtx_sum: a range with an empty name is refused, naming the line") {
+  // Kept, it became a report.json stage with an empty name that `report` refused (exit 4): no report.
+  std::string text = llmprof::testing::read_file(nsys_file("ns1_st_nvtx_sum.csv"));
+  text.replace(text.find(":decode"), 7, ":");
+  std::istringstream in(text);
+  const auto rows = parse_nsys_nvtx_summary(in, "nvtx.csv");
+  REQUIRE_FALSE(rows.has_value());
+  CHECK_THAT(rows.error().message, Catch::Contains("nvtx.csv:3: column 'Range': an NVTX range with an empty name"));
+}
+
 TEST_CASE("nvtx_kern_sum: kernels outside any range have no range") {
   const auto rows = parse_nsys_nvtx_kernel_summary(nsys_file("ns1_st_nvtx_kern_sum.csv"));
   REQUIRE(rows.has_value());
@@ -195,6 +205,35 @@ TEST_CASE("nsys bad input gives errors naming file and problem") {
     const auto rows = parse_nsys_kernel_summary(in, "kern.csv");
     REQUIRE_FALSE(rows.has_value());
     CHECK_THAT(rows.error().message, Catch::Contains("kern.csv:2: column 'Total Time (ns)': not an integer"));
+  }
+  SECTION("a kernel row written twice") {
+    // The first data row again: kept, it doubled that kernel's time (its share went from 18% to 31%
+    // on the 1B decode capture).
+    const auto second_line = good.find('\n') + 1;
+    const auto third_line = good.find('\n', second_line) + 1;
+    std::string text = good;
+    text.insert(third_line, good.substr(second_line, third_line - second_line));
+    std::istringstream in(text);
+    const auto rows = parse_nsys_kernel_summary(in, "kern.csv");
+    REQUIRE_FALSE(rows.has_value());
+    CHECK_THAT(rows.error().message, Catch::Contains("kern.csv:3:") && Catch::Contains("repeats line 2"));
+  }
+  SECTION("a negative Total Time") {
+    std::string text = good;
+    text.replace(text.find("322025"), 6, "-322025");
+    std::istringstream in(text);
+    const auto rows = parse_nsys_kernel_summary(in, "kern.csv");
+    REQUIRE_FALSE(rows.has_value());
+    CHECK_THAT(rows.error().message,
+               Catch::Contains("kern.csv:2: column 'Total Time (ns)': a negative time or count"));
+  }
+  SECTION("a minimum above the maximum") {
+    std::string text = good;
+    text.replace(text.find("4448"), 4, "9999");
+    std::istringstream in(text);
+    const auto rows = parse_nsys_kernel_summary(in, "kern.csv");
+    REQUIRE_FALSE(rows.has_value());
+    CHECK_THAT(rows.error().message, Catch::Contains("the minimum is above the maximum"));
   }
   SECTION("empty file") {
     std::istringstream in("");

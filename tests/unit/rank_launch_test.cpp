@@ -65,6 +65,15 @@ TEST_CASE("rank lists take numbers and ranges and refuse bad pieces") {
   CHECK(*llmprof::parse_rank_list("3,0") == std::vector<int>{0, 3});
   CHECK(*llmprof::parse_rank_list("0-2,2") == std::vector<int>{0, 1, 2});
   CHECK(llmprof::format_rank_list({0, 3}) == "0,3");
+  // An absurd range is refused before anything is allocated: 0-50000000 built a set of 50 million
+  // ranks (about 1.5 GB) and died of std::bad_alloc.
+  for (const char* absurd : {"0-50000000", "2147483647", "0-2147483647", "5,1048576"}) {
+    CAPTURE(absurd);
+    auto parsed = llmprof::parse_rank_list(absurd);
+    REQUIRE_FALSE(parsed);
+    CHECK_THAT(parsed.error().message, Catch::Contains("above 1048575"));
+  }
+  CHECK(llmprof::parse_rank_list("1048575")->size() == 1);
   for (const char* bad : {"", "a", "1,", "-1", "3-1", "1.5"}) {
     CAPTURE(bad);
     auto parsed = llmprof::parse_rank_list(bad);

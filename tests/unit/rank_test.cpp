@@ -134,6 +134,43 @@ TEST_CASE("missing or incomplete or inconsistent rank variables are refused with
   CHECK_FALSE(resolved.error().hint.empty());
 }
 
+TEST_CASE("launcher variables that disagree are an error naming both sets") {
+  // `srun -n 2` with a leftover RANK=0 LOCAL_RANK=0 WORLD_SIZE=1 exported: torchrun's variables won, both
+  // tasks became "rank 0 of 1" and the second overwrote the first's files.
+  const Environment leftover = {{"SLURM_PROCID", "1"}, {"SLURM_LOCALID", "1"}, {"SLURM_NTASKS", "2"},
+                                {"RANK", "0"},         {"LOCAL_RANK", "0"},    {"WORLD_SIZE", "1"}};
+  auto resolved = llmprof::resolve_rank(leftover);
+  REQUIRE_FALSE(resolved);
+  CHECK(resolved.error().code == llmprof::ErrorCode::invalid_argument);
+  CHECK_THAT(resolved.error().message, Catch::Contains("srun says rank 1 of 2 (SLURM_PROCID=1") &&
+                                           Catch::Contains("torchrun says rank 0 of 1 (RANK=0"));
+  CHECK_THAT(resolved.error().hint, Catch::Contains("env -u RANK -u LOCAL_RANK -u WORLD_SIZE"));
+  // The same leftover under Open MPI's mpirun -np 4 (rank 2).
+  const Environment under_mpirun = {{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "2"},
+                                    {"OMPI_COMM_WORLD_SIZE", "4"}, {"RANK", "0"},
+                                    {"LOCAL_RANK", "0"},           {"WORLD_SIZE", "1"}};
+  REQUIRE_FALSE(llmprof::resolve_rank(under_mpirun));
+}
+
+TEST_CASE("a nesting that spans the outer launch resolves to the inner launcher and says what was outside") {
+  // srun -n 2 torchrun --nnodes 2 --nproc-per-node 4: task 1 of srun runs ranks 4-7 of torchrun's 8.
+  const Environment nested = {{"SLURM_PROCID", "1"}, {"SLURM_LOCALID", "0"}, {"SLURM_NTASKS", "2"},
+                              {"RANK", "5"},         {"LOCAL_RANK", "1"},    {"WORLD_SIZE", "8"}};
+  auto resolved = llmprof::resolve_rank(nested);
+  REQUIRE(resolved);
+  CHECK(resolved->rank == 5);
+  CHECK(resolved->source == RankSource::torchrun);
+  CHECK_THAT(resolved->evidence, Catch::Contains("RANK=5") && Catch::Contains("outside it srun: SLURM_PROCID=1"));
+  // The batch step of `sbatch --ntasks 8` (rank 0 of 8) running `mpirun -np 4`: a smaller inner world is
+  // a real nesting there.
+  const Environment batch = {{"SLURM_PROCID", "0"},         {"SLURM_LOCALID", "0"},
+                             {"SLURM_NTASKS", "8"},         {"OMPI_COMM_WORLD_RANK", "3"},
+                             {"OMPI_COMM_WORLD_LOCAL_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"}};
+  auto in_batch = llmprof::resolve_rank(batch);
+  REQUIRE(in_batch);
+  CHECK(in_batch->rank == 3);
+}
+
 TEST_CASE("the process environment is read through the same rules") {
   ::setenv("OMPI_COMM_WORLD_RANK", "1", 1);
   ::setenv("OMPI_COMM_WORLD_LOCAL_RANK", "0", 1);

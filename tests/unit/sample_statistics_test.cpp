@@ -91,3 +91,51 @@ TEST_CASE("Welch needs two samples a side and some variance") {
   CHECK(relative_difference_noise(a, a) == 0.0);
   CHECK_FALSE(relative_difference_noise(a, single).has_value());
 }
+
+TEST_CASE("identical samples have no spread, whatever summing them rounds to") {
+  // statistics_expected.py: a plain mean of n copies is not the value for 0.1 [3, 6, 7, 8, 9, 10],
+  // 0.3 [10], 1.1 [6..10], 7.7 [7..10]; three 0.1 sum to 0.30000000000000004, so the mean was an ulp
+  // off and the spread ~1e-17 instead of 0.
+  const std::pair<double, std::size_t> cases[] = {{0.1, 3}, {0.1, 6}, {0.5, 3}, {0.3, 10}, {1.1, 7}, {7.7, 9}};
+  for (const auto& [value, count] : cases) {
+    const auto constant = summarize(std::vector<double>(count, value));
+    INFO(value << " x " << count);
+    CHECK(constant.mean == value);
+    CHECK(constant.standard_deviation == 0);
+    CHECK(*constant.relative_spread == 0);
+  }
+}
+
+TEST_CASE("Welch with a margin whose scaled variance overflows a double stays finite") {
+  // statistics_expected.py: A vs B margin=1e+306: t=-343.7450606 df=4. (1 + 1e306)^2 * var_a is about
+  // 1e608: computed directly, the degrees of freedom were inf / inf = nan and Boost.Math threw.
+  const auto a = summarize({4.21, 4.18, 4.25, 4.19, 4.22});
+  const auto b = summarize({4.43, 4.40, 4.46, 4.38, 4.45});
+  auto slower = welch_slower_than(a, b, 1e306);
+  REQUIRE(slower.has_value());
+  CHECK(slower->t == Approx(-343.7450606).epsilon(1e-8));
+  CHECK(slower->degrees_of_freedom == Approx(4).epsilon(1e-12));
+  CHECK(slower->p_value == Approx(1.0));
+  auto faster = welch_faster_than(a, b, 1e306);
+  REQUIRE(faster.has_value());
+  CHECK(faster->p_value < 1e-6);
+}
+
+TEST_CASE("inputs the tests cannot use are errors, never exceptions") {
+  const auto a = summarize({4.21, 4.18, 4.25, 4.19, 4.22});
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(welch_slower_than(a, a, nan).error().code == ErrorCode::invalid_argument);
+  CHECK(welch_faster_than(a, a, std::numeric_limits<double>::infinity()).error().code == ErrorCode::invalid_argument);
+  CHECK_FALSE(welch_slower_than(a, a, -1).has_value());
+  SampleSummary broken = a;
+  broken.mean = nan;
+  CHECK_FALSE(welch_slower_than(broken, a, 0).has_value());
+  CHECK_FALSE(relative_difference_noise(broken, a).has_value());
+  broken = a;
+  broken.standard_deviation = -1;
+  CHECK_FALSE(welch_faster_than(a, broken, 0).has_value());
+  // Samples whose sum overflows: no infinite mean handed on.
+  auto huge = summarize_samples({1e308, 1.5e308, 1.7e308});
+  REQUIRE_FALSE(huge.has_value());
+  CHECK_THAT(huge.error().message, Catch::Contains("too large"));
+}

@@ -243,6 +243,21 @@ TEST_CASE("an unfinished point (killed or interrupted) is removed and run from t
   }
 }
 
+TEST_CASE("a point whose run.json cannot be read is refused, naming the file, and nothing is deleted") {
+  // A finished point with a damaged run.json was deleted whole (nsys report, SQLite) and run again,
+  // silently; `run --resume` refuses the same file.
+  PointBench bench;
+  const fs::path main = write_point_run(bench.sweep(), 0, RunStatus::ok);
+  write_file(main / "run.json", "{ \"schema\": \"llmprof.run/1\", \"status\": ");
+  write_file(main / "nsys/profile.nsys-rep", "the point's report");
+  auto result = bench.run(0);
+  REQUIRE_FALSE(result);
+  CHECK(result.error().code == ErrorCode::invalid_argument);
+  CHECK_THAT(result.error().message, Catch::Contains((main / "run.json").string()));
+  CHECK(fs::exists(main / "nsys/profile.nsys-rep"));
+  CHECK(bench.runner.runs().empty());
+}
+
 TEST_CASE("a point another process is running is left alone") {
   PointBench bench;
   const fs::path main = write_point_run(bench.sweep(), 0, RunStatus::running);

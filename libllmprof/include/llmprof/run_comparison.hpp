@@ -99,6 +99,9 @@ struct QuantityVerdict {
   double p_slower = 1;      // of "slower by more than the limit"
   double p_not_slower = 1;  // of "not slower by the limit"
   NoiseVerdict verdict = NoiseVerdict::inconclusive;
+  // Why the t-test could not be evaluated (the verdict is then inconclusive); nullopt when it was, or
+  // when both sides are constant and the means decided.
+  std::optional<std::string> problem;
 };
 
 struct NoiseGate {
@@ -122,6 +125,10 @@ struct RunComparison {
   // CI machine without nsys), or nothing was measured at all. Never read as "no regression".
   bool inconclusive = false;
   std::vector<std::string> inconclusive_reasons;  // "decode: kernel time: B has none (A: 1.2 ms)"
+  // The two runs measured different workloads (workload argv) or different GPUs (report.json device,
+  // else env.json's first GPU): each a loud warning in every rendering and in the gate's summary, since
+  // no regression verdict holds between unlike runs. Empty for like runs.
+  std::vector<std::string> unlike_runs;
   // Set with fail_if_slower_pct. When its verdict is not single_run it decides `regression` alone: the
   // single-run stage deltas above are still listed but cannot be told from noise.
   std::optional<NoiseGate> noise_gate;

@@ -106,16 +106,50 @@ std::vector<SettingDifference> compare_config(const RunReportModel& a, const Run
 }
 
 // Why a measure of A cannot be judged in B, or nullopt when it can (or A did not measure it).
+// Both runs lacking the same figure is not a failure to compare: a run without a GPU measures 0 ns of
+// kernel time in every stage, and so does its rerun; the figure is left out of the gate (neither judged
+// nor missing), and the stages' wall times decide. Only a figure A measured and B lacks, or one that
+// grew from 0 ns in A, cannot be judged.
 std::optional<std::string> why_not_comparable(const ValueDelta& delta) {
   if (!delta.a || delta.delta_pct) return std::nullopt;
+  if (*delta.a == 0 && delta.b && *delta.b == 0) return std::nullopt;
   if (!delta.b) return std::string("B has none (A: ") + detail::format_number(*delta.a) + " ns)";
-  return std::string("A is ") + detail::format_number(*delta.a) + " ns, so no relative change exists";
+  return std::string("A is ") + detail::format_number(*delta.a) + " ns and B " + detail::format_number(*delta.b) +
+         " ns, so no relative change exists";
+}
+
+// The GPU a run measured: report.json's device, else env.json's first GPU; "" when neither says.
+std::string measured_gpu(const RunReportModel& model) {
+  if (!model.device.name.empty()) return model.device.name;
+  return model.environment.gpus.empty() ? std::string() : model.environment.gpus.front().name;
+}
+
+// A comparison of two different workloads, or of one workload on two different GPUs, measures the
+// difference between them, not a change of one: its deltas are real but no regression verdict holds.
+std::vector<std::string> unlike_runs(const RunReportModel& a, const RunReportModel& b) {
+  std::vector<std::string> warnings;
+  if (!a.workload_argv.empty() && !b.workload_argv.empty() && a.workload_argv != b.workload_argv) {
+    warnings.push_back("the runs measured different workloads (A: " + detail::join(a.workload_argv, " ") +
+                       "; B: " + detail::join(b.workload_argv, " ") + ")");
+  }
+  const std::string gpu_a = measured_gpu(a), gpu_b = measured_gpu(b);
+  if (!gpu_a.empty() && !gpu_b.empty() && gpu_a != gpu_b) {
+    warnings.push_back("the runs measured different GPUs (A: " + gpu_a + "; B: " + gpu_b + ")");
+  } else if (gpu_a.empty() != gpu_b.empty()) {
+    warnings.push_back(std::string("only ") + (gpu_a.empty() ? "B" : "A") + " ran on a GPU (" +
+                       (gpu_a.empty() ? gpu_b : gpu_a) + ")");
+  }
+  return warnings;
 }
 
 void check_regression(RunComparison& comparison, const RunReportModel& a, const RunReportModel& b) {
   if (!comparison.options.fail_if_slower_pct) return;
   const double limit = *comparison.options.fail_if_slower_pct;
   comparison.noise_gate = detail::judge_noise(a, b, limit, comparison.options.noise_level);
+  if (!comparison.unlike_runs.empty()) {
+    comparison.noise_gate->summary +=
+        " — WARNING: unlike runs, the verdict compares two different things: " + detail::join(comparison.unlike_runs, "; ");
+  }
   if (comparison.noise_gate->verdict != NoiseVerdict::single_run) {
     comparison.regression = comparison.noise_gate->verdict == NoiseVerdict::regression;
     if (comparison.regression) comparison.regression_reasons.push_back(comparison.noise_gate->summary);
@@ -216,6 +250,7 @@ RunComparison compare_runs(const RunReportModel& a, const RunReportModel& b, con
   }
   comparison.environment = compare_environment(a, b);
   comparison.config = compare_config(a, b);
+  comparison.unlike_runs = unlike_runs(a, b);
   check_regression(comparison, a, b);
   return comparison;
 }

@@ -43,7 +43,8 @@ json::value noise_gate_json(const std::optional<NoiseGate>& gate) {
                      {"noise_pct", quantity.noise_pct ? json::value(*quantity.noise_pct) : json::value(nullptr)},
                      {"p_slower", quantity.p_slower},
                      {"p_not_slower", quantity.p_not_slower},
-                     {"verdict", to_string(quantity.verdict)}});
+                     {"verdict", to_string(quantity.verdict)},
+                     {"problem", quantity.problem ? json::value(*quantity.problem) : json::value(nullptr)}});
   }
   return json::object{{"verdict", to_string(gate->verdict)},
                       {"level", gate->level},
@@ -116,6 +117,8 @@ std::string comparison_to_json(const RunComparison& comparison) {
   for (const auto& reason : comparison.regression_reasons) reasons.emplace_back(reason);
   json::array inconclusive;
   for (const auto& reason : comparison.inconclusive_reasons) inconclusive.emplace_back(reason);
+  json::array unlike;
+  for (const auto& warning : comparison.unlike_runs) unlike.emplace_back(warning);
   const json::object root{
       {"schema", "llmprof.compare/2"},
       {"run_a", comparison.run_a},
@@ -130,14 +133,21 @@ std::string comparison_to_json(const RunComparison& comparison) {
       {"regression_reasons", std::move(reasons)},
       {"inconclusive", comparison.inconclusive},
       {"inconclusive_reasons", std::move(inconclusive)},
-      {"noise_gate", noise_gate_json(comparison.noise_gate)}};
+      {"noise_gate", noise_gate_json(comparison.noise_gate)},
+      {"unlike_runs", std::move(unlike)}};
   return detail::pretty_json(root);
 }
 
 std::string render_comparison_markdown(const RunComparison& comparison) {
   std::ostringstream out;
   out << "# deep-profile comparison\n\n**A:** " << markdown_cell(comparison.run_a) << "  \n**B:** "
-      << markdown_cell(comparison.run_b) << "\n\nChanges are B relative to A.";
+      << markdown_cell(comparison.run_b) << "\n\n";
+  if (!comparison.unlike_runs.empty()) {
+    out << "**WARNING: unlike runs.** These deltas compare two different things, not a change of one:\n\n";
+    for (const auto& warning : comparison.unlike_runs) out << "- " << markdown_cell(warning) << "\n";
+    out << "\n";
+  }
+  out << "Changes are B relative to A.";
   if (comparison.options.fail_if_slower_pct) {
     out << " Regression gate: a stage's wall or kernel time more than +"
         << detail::format_number(*comparison.options.fail_if_slower_pct) << "% slower.\n\n";
@@ -207,6 +217,12 @@ std::string delta_cell(const ValueDelta& delta) {
 
 void write_verdict_html(std::ostringstream& body, const RunComparison& comparison) {
   body << "<section class=\"card\" id=\"verdict\"><h2>Verdict</h2>";
+  if (!comparison.unlike_runs.empty()) {
+    body << "<ul class=\"verdicts\">";
+    for (const auto& warning : comparison.unlike_runs)
+      body << "<li class=\"verdict warn\"><strong>unlike runs</strong> " << html_escape(warning) << "</li>";
+    body << "</ul>";
+  }
   if (comparison.options.fail_if_slower_pct) {
     body << "<ul class=\"verdicts\">";
     for (const auto& reason : comparison.inconclusive_reasons) {

@@ -32,6 +32,9 @@ class CsvRow {
   std::optional<double> optional_number(std::size_t column);  // nullopt for "", "n/a"
 
   const std::optional<Error>& error() const { return error_; }
+  // Records that a cell holds a value the table cannot have (a plausibility check failed), as an
+  // Error naming file, line, column and value; the first error of a row is kept.
+  void refuse(std::size_t column, const std::string& why) { fail(column, why); }
 
  private:
   void fail(std::size_t column, const std::string& what);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "llmprof/csv.hpp"
 #include "parse/csv_columns.hpp"
@@ -21,6 +22,21 @@ std::vector<std::string> statistics_columns(const std::string& count_column) {
   return {"Total Time (ns)", count_column, "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", "StdDev (ns)"};
 }
 
+// The plausibility check every statistics row of every table passes before it counts: times and
+// counts are never negative, and min <= max. A negative Total Time kept as it was made the kernel
+// shares sum to 128%; nsys never prints one, so the row is damaged and the table is refused.
+void check_statistics(CsvRow& row, const std::vector<std::size_t>& at, const NsysTimeStatistics& stats) {
+  const std::pair<std::size_t, double> never_negative[] = {
+      {at[0], static_cast<double>(stats.total_time_ns)}, {at[1], static_cast<double>(stats.count)},
+      {at[2], stats.average_ns},                         {at[3], stats.median_ns},
+      {at[4], static_cast<double>(stats.min_ns)},        {at[5], static_cast<double>(stats.max_ns)},
+      {at[6], stats.stddev_ns}};
+  for (const auto& [column, value] : never_negative) {
+    if (value < 0) row.refuse(column, "a negative time or count, which nsys never prints (the report is damaged)");
+  }
+  if (stats.min_ns > stats.max_ns) row.refuse(at[4], "the minimum is above the maximum (the report is damaged)");
+}
+
 NsysTimeStatistics read_statistics(CsvRow& row, const std::vector<std::size_t>& at) {
   NsysTimeStatistics stats;
   stats.total_time_ns = row.integer(at[0]);
@@ -30,7 +46,24 @@ NsysTimeStatistics read_statistics(CsvRow& row, const std::vector<std::size_t>& 
   stats.min_ns = row.integer(at[4]);
   stats.max_ns = row.integer(at[5]);
   stats.stddev_ns = row.number(at[6]);
+  if (!row.error()) check_statistics(row, at, stats);
   return stats;
+}
+
+// Summary tables have one row per group (kernel name, and grid/block shape in 2022.4; range and
+// style; API call; memory operation), so two identical records are one row written twice: kept, the
+// duplicate doubled that kernel's share (18% to 31%). The per-instance trace of 2022.4's nvtxgpuproj
+// legitimately repeats records and is read without this check.
+enum class RecordRepeats { refused, allowed };
+
+// Every field of the current record, joined by a separator that cannot occur in CSV text nsys writes.
+std::string record_key(const CsvReader& reader) {
+  std::string key;
+  for (const auto field : reader.fields()) {
+    key += field;
+    key += '\x1f';
+  }
+  return key;
 }
 
 std::vector<std::string> concat(std::vector<std::string> head, const std::vector<std::string>& tail) {
@@ -40,8 +73,21 @@ std::vector<std::string> concat(std::vector<std::string> head, const std::vector
 
 // Reads every row of a report whose header holds `columns`; `fill(row, indices, out)` converts one
 // and `sink(out)` takes it, so that nothing but what the sink keeps stays in memory.
+// A range the stages are named by must have a name: an empty one gave report.json a stage that the
+// report then refused, so there was no report at all. Refused here, naming the file and line.
+NvtxRangeName named_range(CsvRow& row, std::size_t column) {
+  NvtxRangeName range = parse_nsys_range_name(row.text(column));
+  if (range.name.empty()) {
+    row.refuse(column, "an NVTX range with an empty name; stages are named by their range, so give it a name in "
+                       "the workload");
+  }
+  return range;
+}
+
 template <typename Row, typename Fill, typename Sink>
-Result<void> stream_table(Result<CsvReader> opened, const std::vector<std::string>& columns, Fill fill, Sink&& sink) {
+Result<void> stream_table(Result<CsvReader> opened, const std::vector<std::string>& columns, Fill fill, Sink&& sink,
+                          RecordRepeats repeats = RecordRepeats::allowed) {
+  std::unordered_map<std::string, std::size_t> seen;  // record -> its line, for summary tables
   if (!opened) return opened.error();
   CsvReader& reader = *opened;
   if (auto header = reader.read_header(); !header) return header.error();
@@ -54,6 +100,14 @@ Result<void> stream_table(Result<CsvReader> opened, const std::vector<std::strin
     if (!*more) break;
     CsvRow row(reader);
     if (!row.check_width(width)) return *row.error();
+    if (repeats == RecordRepeats::refused) {
+      const auto [first, inserted] = seen.try_emplace(record_key(reader), reader.line_number());
+      if (!inserted) {
+        return reader.error_here("this row repeats line " + std::to_string(first->second) +
+                                     " field for field; a summary has one row per group, so the report is damaged",
+                                 "run nsys stats again on the .nsys-rep");
+      }
+    }
     Row out;
     fill(row, *indices, out);
     if (row.error()) return *row.error();
@@ -63,10 +117,11 @@ Result<void> stream_table(Result<CsvReader> opened, const std::vector<std::strin
 }
 
 template <typename Row, typename Fill>
-Result<std::vector<Row>> parse_table(Result<CsvReader> opened, const std::vector<std::string>& columns, Fill fill) {
+Result<std::vector<Row>> parse_table(Result<CsvReader> opened, const std::vector<std::string>& columns, Fill fill,
+                                     RecordRepeats repeats = RecordRepeats::refused) {
   std::vector<Row> rows;
-  auto read =
-      stream_table<Row>(std::move(opened), columns, fill, [&rows](Row&& row) { rows.push_back(std::move(row)); });
+  auto read = stream_table<Row>(
+      std::move(opened), columns, fill, [&rows](Row&& row) { rows.push_back(std::move(row)); }, repeats);
   if (!read) return read.error();
   return rows;
 }
@@ -165,11 +220,11 @@ void fill_memory(CsvRow& row, const std::vector<std::size_t>& at, GpuMemoryTimeR
 }
 void fill_nvtx(CsvRow& row, const std::vector<std::size_t>& at, NvtxRangeSummaryRow& out) {
   fill_named_statistics(row, at, out, &NvtxRangeSummaryRow::style);
-  out.range = parse_nsys_range_name(row.text(at[9]));
+  out.range = named_range(row, at[9]);
 }
 void fill_nvtx_kernel(CsvRow& row, const std::vector<std::size_t>& at, NvtxKernelRow& out) {
   const auto range = row.text(at[0]);
-  if (!range.empty()) out.range = parse_nsys_range_name(range);  // empty: launched outside any range
+  if (!range.empty()) out.range = named_range(row, at[0]);  // empty: launched outside any range
   out.style = std::string(row.text(at[1]));
   out.process_id = row.integer(at[2]);
   out.thread_id = row.integer(at[3]);
@@ -178,13 +233,20 @@ void fill_nvtx_kernel(CsvRow& row, const std::vector<std::size_t>& at, NvtxKerne
   out.time = read_statistics(row, {at[6], at[5], at[7], at[8], at[9], at[10], at[11]});
   out.kernel_name = std::string(row.text(at[12]));
 }
+// The same plausibility check for the projection tables' integer cells.
+std::int64_t non_negative_integer(CsvRow& row, std::size_t column) {
+  const std::int64_t value = row.integer(column);
+  if (value < 0) row.refuse(column, "a negative time or count, which nsys never prints (the report is damaged)");
+  return value;
+}
+
 void fill_projection(CsvRow& row, const std::vector<std::size_t>& at, NvtxGpuProjectionRow& out) {
-  out.range = parse_nsys_range_name(row.text(at[0]));
+  out.range = named_range(row, at[0]);
   out.style = std::string(row.text(at[1]));
-  out.total_projection_ns = row.integer(at[2]);
-  out.total_range_ns = row.integer(at[3]);
-  out.range_instances = row.integer(at[4]);
-  out.total_gpu_operations = row.integer(at[5]);
+  out.total_projection_ns = non_negative_integer(row, at[2]);
+  out.total_range_ns = non_negative_integer(row, at[3]);
+  out.range_instances = non_negative_integer(row, at[4]);
+  out.total_gpu_operations = non_negative_integer(row, at[5]);
   out.average_range_level = row.number(at[6]);
   out.average_children = row.number(at[7]);
 }
@@ -196,11 +258,11 @@ struct ProjectionInstance {
   std::int64_t children = 0;
 };
 void fill_projection_instance(CsvRow& row, const std::vector<std::size_t>& at, ProjectionInstance& out) {
-  out.row.range = parse_nsys_range_name(row.text(at[0]));
-  out.row.total_projection_ns = row.integer(at[1]);
-  out.row.total_range_ns = row.integer(at[2]);
+  out.row.range = named_range(row, at[0]);
+  out.row.total_projection_ns = non_negative_integer(row, at[1]);
+  out.row.total_range_ns = non_negative_integer(row, at[2]);
   out.row.style = std::string(row.text(at[3]));
-  out.row.total_gpu_operations = row.integer(at[4]);
+  out.row.total_gpu_operations = non_negative_integer(row, at[4]);
   out.level = row.integer(at[5]);
   out.children = row.integer(at[6]);
   out.row.range_instances = 1;
@@ -261,22 +323,23 @@ Result<void> for_each_nsys_nvtx_kernel_row(const std::filesystem::path& csv_file
                                      on_row);
 }
 
-#define LLMPROF_NSYS_MERGING_PARSER(function, Row, columns, fill, Instance, merge)           \
-  Result<std::vector<Row>> function(const std::filesystem::path& csv_file) {                 \
-    auto rows = parse_table<Instance>(open_reader(csv_file, columns), columns, fill);        \
-    if (!rows) return rows.error();                                                          \
-    return merge(std::move(*rows), csv_file.string());                                       \
-  }                                                                                          \
-  Result<std::vector<Row>> function(std::istream& in, const std::string& source_name) {      \
-    auto rows = parse_table<Instance>(open_reader(in, source_name, columns), columns, fill); \
-    if (!rows) return rows.error();                                                          \
-    return merge(std::move(*rows), source_name);                                             \
+#define LLMPROF_NSYS_MERGING_PARSER(function, Row, columns, fill, Instance, merge, repeats)           \
+  Result<std::vector<Row>> function(const std::filesystem::path& csv_file) {                          \
+    auto rows = parse_table<Instance>(open_reader(csv_file, columns), columns, fill, repeats);        \
+    if (!rows) return rows.error();                                                                   \
+    return merge(std::move(*rows), csv_file.string());                                                \
+  }                                                                                                   \
+  Result<std::vector<Row>> function(std::istream& in, const std::string& source_name) {               \
+    auto rows = parse_table<Instance>(open_reader(in, source_name, columns), columns, fill, repeats); \
+    if (!rows) return rows.error();                                                                   \
+    return merge(std::move(*rows), source_name);                                                      \
   }
 
 LLMPROF_NSYS_MERGING_PARSER(parse_nsys_kernel_summary, KernelSummaryRow, kKernelColumns, fill_kernel, KernelSummaryRow,
-                            merge_kernel_shapes)
+                            merge_kernel_shapes, RecordRepeats::refused)
 LLMPROF_NSYS_MERGING_PARSER(parse_nsys_nvtx_gpu_projection_trace, NvtxGpuProjectionRow, kProjectionTraceColumns,
-                            fill_projection_instance, ProjectionInstance, sum_projection_instances)
+                            fill_projection_instance, ProjectionInstance, sum_projection_instances,
+                            RecordRepeats::allowed)
 #undef LLMPROF_NSYS_MERGING_PARSER
 
 LLMPROF_NSYS_PARSER(parse_nsys_nvtx_summary, NvtxRangeSummaryRow, kNvtxColumns, fill_nvtx)

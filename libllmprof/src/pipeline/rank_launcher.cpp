@@ -84,6 +84,10 @@ Result<Launcher> parse_launcher(std::string_view text) {
   return launcher;
 }
 
+// The largest GPU systems run on the order of 10^5 ranks (a job on every GPU of Frontier is about 38,000
+// ranks); 2^20 - 1 leaves room for them and bounds the set a range expands to at about 40 MB.
+constexpr int kLargestRank = (1 << 20) - 1;
+
 Result<std::vector<int>> parse_rank_list(std::string_view text) {
   std::set<int> ranks;
   auto refuse = [&text](const std::string& why) {
@@ -106,6 +110,11 @@ Result<std::vector<int>> parse_rank_list(std::string_view text) {
     if (!parse(low, first) || !parse(high, last))
       return refuse("'" + std::string(piece) + "' is not a rank number or a range A-B");
     if (last < first) return refuse("the range '" + std::string(piece) + "' runs backwards");
+    // Checked before the range is expanded into a set: 0-50000000 is 50 million entries, about 1.5 GB.
+    if (last > kLargestRank) {
+      return refuse("'" + std::string(piece) + "' names a rank above " + std::to_string(kLargestRank) +
+                    ", more ranks than any launch this was built for starts");
+    }
     for (int rank = first; rank <= last; ++rank) ranks.insert(rank);
     start = comma + 1;
   }

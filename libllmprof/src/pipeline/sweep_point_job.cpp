@@ -15,6 +15,20 @@ bool finished(RunStatus status) {
   return status == RunStatus::ok || status == RunStatus::incomplete || status == RunStatus::failed;
 }
 
+// run.json of `main`: nullopt when there is none (an attempt killed before it wrote one left nothing
+// to keep); an Error when one is there but cannot be read, since it may belong to a finished point
+// whose data (nsys report, SQLite) is intact, and that is never a reason to delete the directory.
+Result<std::optional<RunManifest>> read_existing_manifest(const fs::path& main, std::size_t index) {
+  auto manifest = read_manifest(main);
+  if (manifest) return std::optional<RunManifest>(std::move(manifest.value()));
+  if (manifest.error().code == ErrorCode::not_found) return std::optional<RunManifest>();
+  const fs::path file = RunLayout(main).resolve(RunLayout::manifest());
+  return make_error(ErrorCode::invalid_argument,
+                    "point " + std::to_string(index) + ": " + file.string() + " cannot be read (" +
+                        manifest.error().message + "); the point directory is kept, not deleted and run again",
+                    "repair or move " + main.string() + " by hand, then run the point again", file.string());
+}
+
 // run.json when it can be read (an unfinished or broken attempt counts as no run).
 std::optional<RunManifest> readable_manifest(const fs::path& main) {
   auto manifest = read_manifest(main);
@@ -36,7 +50,9 @@ Result<std::optional<RunManifest>> finished_run_or_clear(const fs::path& main, s
                       "wait for it to end (squeue lists its task), or stop it (scancel) and run this point again",
                       main.string());
   }
-  if (auto manifest = readable_manifest(main); manifest && finished(manifest->status)) return manifest;
+  auto manifest = read_existing_manifest(main, index);
+  if (!manifest) return manifest.error();
+  if (*manifest && finished((*manifest)->status)) return *manifest;
   fs::remove_all(main, error);
   if (error) {
     return make_error(ErrorCode::io_error,

@@ -112,6 +112,39 @@ Result<RankIdentity> resolve_family(const std::map<std::string, std::string>& en
   return RankIdentity{rank.value(), local_rank.value(), world.value(), family.source, evidence};
 }
 
+// "-u RANK -u LOCAL_RANK -u WORLD_SIZE": env(1) words that unset one family's variables.
+std::string unset_words(RankSource source) {
+  std::string words;
+  for (const auto& family : families()) {
+    if (family.source != source) continue;
+    words = std::string("-u ") + family.rank;
+    for (const char* name : family.local_rank) words += std::string(" -u ") + name;
+    for (const char* name : family.world_size) words += std::string(" -u ") + name;
+  }
+  return words;
+}
+
+// Two launchers' variables in one process are a nesting (mpirun inside an sbatch job, torchrun inside
+// an srun step) only when the inner launch spans at least the outer one's ranks: every process the
+// outer launcher started runs the inner one. An outer rank above 0 proves that the outer launcher
+// started several processes and this is one of them, so an inner world smaller than the outer one
+// is a set left over in the environment (an exported RANK=0 WORLD_SIZE=1 under `srun -n 2` made both
+// tasks "rank 0 of 1", and the second overwrote the first's files). Rank 0 of a larger outer world is
+// let through: the batch step of `sbatch --ntasks 8` is rank 0 of 8 and may run `mpirun -np 4`.
+std::optional<Error> nesting_conflict(const RankIdentity& inner, const RankIdentity& outer) {
+  if (inner.world_size >= outer.world_size || outer.rank == 0) return std::nullopt;
+  return make_error(ErrorCode::invalid_argument,
+                    std::string("the launcher variables disagree: ") + to_string(outer.source) + " says rank " +
+                        std::to_string(outer.rank) + " of " + std::to_string(outer.world_size) + " (" +
+                        outer.evidence + ") but " + to_string(inner.source) + " says rank " +
+                        std::to_string(inner.rank) + " of " + std::to_string(inner.world_size) + " (" +
+                        inner.evidence + "); an inner launcher spans at least the ranks of the one outside it, so " +
+                        "one set is left over from another launch",
+                    "unset the stale variables before launching (`env " + unset_words(inner.source) +
+                        " ...`), or launch with the launcher that set them",
+                    inner.evidence + " / " + outer.evidence);
+}
+
 }  // namespace
 
 // RankSource's one spelling table (choice.hpp): to_string writes with it, parse_choice reads with it.
@@ -124,9 +157,22 @@ std::span<const std::string_view> choice_names(RankSource) noexcept {
 const char* to_string(RankSource source) noexcept { return choice_name(source).data(); }
 
 Result<RankIdentity> resolve_rank(const std::map<std::string, std::string>& environment) {
+  std::optional<RankIdentity> innermost;
   for (const auto& family : families()) {
-    if (auto rank = lookup(environment, family.rank)) return resolve_family(environment, family, *rank);
+    const auto rank = lookup(environment, family.rank);
+    if (!rank) continue;
+    auto identity = resolve_family(environment, family, *rank);
+    if (!innermost) {
+      if (!identity) return identity.error();
+      innermost = std::move(identity.value());
+      continue;
+    }
+    // An outer launcher's set that is incomplete (a lone SLURM_PROCID) says nothing about this rank.
+    if (!identity) continue;
+    if (auto conflict = nesting_conflict(*innermost, *identity)) return *conflict;
+    innermost->evidence += "; outside it " + std::string(to_string(identity->source)) + ": " + identity->evidence;
   }
+  if (innermost) return *innermost;
   return make_error(
       ErrorCode::not_found,
       "no launcher rank variables are set (looked for RANK, OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID)",
