@@ -141,7 +141,8 @@ TEST_CASE("bad roots and run ids are refused with a hint") {
 
 TEST_CASE("a read-only runs root gives an io_error naming the path") {
   if (::geteuid() == 0) {
-    skip_test("running as root, where chmod 0500 does not stop writes; covered by the regular-file case");
+    llmprof::testing::skip_test(
+        "running as root, where chmod 0500 does not stop writes; covered by the regular-file case");
     return;
   }
   TempDir dir;
