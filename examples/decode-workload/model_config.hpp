@@ -122,6 +122,24 @@ inline double mean_decode_flop_per_token(const ModelConfig& config, const RunSha
   return total / static_cast<double>(run.new_tokens);
 }
 
+// The bytes one decode step must read from DRAM for the whole batch, mean over the steps: every weight
+// once (the LM head and all blocks; of the embedding only the batch's rows, it is a lookup) and, per
+// sequence, the K and V of every token the step attends to (the new token's included). Activations are
+// left out: at decode they are O(batch x hidden) per layer, under 0.1% of the weights for the presets.
+inline double mean_decode_bytes_per_step(const ModelConfig& config, const RunShape& run, double bytes_per_element) {
+  if (run.new_tokens <= 0) return 0.0;
+  const double embedding_rows = static_cast<double>(run.batch * config.hidden);
+  const double weights =
+      static_cast<double>(parameter_count(config) - config.vocab * config.hidden) + embedding_rows;
+  double kv_elements = 0.0;
+  for (std::int64_t step = 0; step < run.new_tokens; ++step) {
+    kv_elements += 2.0 * static_cast<double>(config.layers * config.kv_width()) *
+                   static_cast<double>(run.prompt_tokens + step + 1);
+  }
+  const double kv_per_step = kv_elements / static_cast<double>(run.new_tokens) * static_cast<double>(run.batch);
+  return (weights + kv_per_step) * bytes_per_element;
+}
+
 // Everything the decode loop computes: all steps, all sequences of the batch.
 inline double decode_flop_total(const ModelConfig& config, const RunShape& run) {
   return mean_decode_flop_per_token(config, run) * static_cast<double>(run.new_tokens * run.batch);

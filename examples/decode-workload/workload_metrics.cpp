@@ -81,6 +81,8 @@ std::string workload_metrics_json(const ModelConfig& model, const RunShape& run,
        << "  \"flop_per_prefill\": " << number(flop_per_prefill(model, run.prompt_tokens)) << ",\n"
        << "  \"flop_per_token\": " << number(mean_decode_flop_per_token(model, run)) << ",\n"
        << "  \"decode_flop\": " << number(decode_flop_total(model, run)) << ",\n"
+       << "  \"model_bytes_per_step\": "
+       << number(mean_decode_bytes_per_step(model, run, measured.dtype == "fp32" ? 4.0 : 2.0)) << ",\n"
        << "  \"nvtx_domain\": " << quoted(measured.nvtx_domain) << ",\n"
        << "  \"nvtx_ranges\": [";
   for (std::size_t index = 0; index < measured.nvtx_ranges.size(); ++index) {

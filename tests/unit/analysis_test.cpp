@@ -181,9 +181,13 @@ TEST_CASE("ns1 with nc1 and workload metrics: stages and kernels and MFU") {
   CHECK(decode.kernel_time_ns == 1435206);
   CHECK(decode.kernel_instances == 345);
   CHECK(*decode.gpu_busy_fraction == Approx(0.008092).margin(1e-6));
+  // The verdict, then why MFU (profiled) and MFU (workload) differ more than 2x (stage_limits_test.cpp checks
+  // the figures of that sentence against the Python oracle).
   CHECK(decode.verdict ==
         "host/launch-bound: GPU busy 0.81% of the stage; kernel tuning will not help, cut launch overhead "
-        "(CUDA graphs, fusion, larger batch)");
+        "(CUDA graphs, fusion, larger batch); " +
+            decode.mfu_gap_reason);
+  CHECK(decode.mfu_gap_reason.rfind("MFU (profiled) ", 0) == 0);
   const auto& prefill = stage_named(report, "prefill");
   CHECK(prefill.wall_ns == 1280269408);
   CHECK(prefill.kernel_instances == 38);

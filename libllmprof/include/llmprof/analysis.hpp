@@ -98,6 +98,37 @@ struct StageAnalysis {
   std::optional<double> mfu;               // achieved_flop_per_s / device dense peak of dominant precision
   std::optional<double> model_flop_per_s;  // from the workload metrics (prefill / decode)
   std::optional<double> mfu_workload;      // model_flop_per_s / device dense peak of the workload dtype
+  // Why MFU (profiled) and MFU (workload) differ more than 2x: FLOP counted vs the model's, and the two times.
+  std::string mfu_gap_reason;
+
+  // The time the stage's rates divide by: its wall time (nsys nvtx_sum), or the timeline's GPU-active time
+  // when the CPU range does not enclose the GPU work it launched (CUDA graphs, asynchronous loops: the
+  // recorded graph decode's `decode_step` ranges last 19.4 ms for 283 ms of kernels). Unset, with
+  // rate_time_note saying why, when no measured time encloses the stage's kernels: the rates are withheld.
+  std::optional<std::int64_t> rate_time_ns;
+  std::string rate_time_source;
+  std::string rate_time_note;
+
+  // Measured DRAM traffic: each kernel's ncu dram bytes per profiled launch in this stage x its launches here.
+  std::optional<double> dram_bytes;
+  double dram_coverage = 0;  // share of kernel time whose bytes are known (0..1)
+  std::optional<double> steps;  // what "per step" divides by: nvtx_sum instances, or the workload's decode steps
+  std::string steps_source;
+  std::optional<double> dram_bytes_per_step;
+  std::optional<double> dram_bytes_per_s;             // dram_bytes / rate time
+  std::optional<double> dram_bytes_per_s_while_busy;  // dram_bytes / kernel time
+  std::optional<double> mbu;  // dram_bytes_per_s / peak DRAM bandwidth (ncu's, at the profiled clocks)
+  // From the workload's model_bytes_per_step (weights + KV cache a decode step must read).
+  std::optional<double> model_bytes_per_step;
+  std::optional<double> mbu_workload;  // model bytes per step x steps/s of the bare run / peak DRAM bandwidth
+  std::string bytes_comparison;        // measured bytes per step against the model's, in words
+  // The limit: the bound of most of the stage's kernel time, the step at 100% of that peak, and the sentence.
+  std::optional<KernelBound> kernel_bound;
+  std::optional<double> step_ns;        // rate time / steps
+  std::optional<double> limit_step_ns;  // bytes per step / peak bandwidth (memory) or FLOP / peak FLOP/s (compute)
+  std::optional<double> share_of_limit;  // limit_step_ns / step_ns
+  std::string headroom;
+
   std::string verdict;
   std::vector<StageTopKernel> top_kernels;
 

@@ -55,6 +55,29 @@ struct ReportStage {
   std::optional<double> mfu;  // from profiled FLOP against the device's dense peak
   std::optional<double> model_flop_per_s;
   std::optional<double> mfu_workload;  // second opinion from the workload's own FLOP/token and tokens/s
+  std::string mfu_gap_reason;          // why the two MFUs differ more than 2x; "" otherwise
+  // The time the rates divide by (wall, or the timeline's GPU-active time), and why it is absent.
+  std::optional<std::int64_t> rate_time_ns;
+  std::string rate_time_source;
+  std::string rate_time_note;
+  // Measured DRAM traffic (ncu bytes per launch x the stage's launches) and what it gives. Absent (null) in
+  // reports written before these keys existed.
+  std::optional<double> dram_bytes;
+  double dram_coverage = 0;  // share of kernel time whose bytes are known
+  std::optional<double> steps;
+  std::string steps_source;
+  std::optional<double> dram_bytes_per_step;
+  std::optional<double> dram_bytes_per_s;  // over the stage's time
+  std::optional<double> dram_bytes_per_s_while_busy;
+  std::optional<double> mbu;  // dram_bytes_per_s / peak DRAM bandwidth
+  std::optional<double> model_bytes_per_step;
+  std::optional<double> mbu_workload;
+  std::string bytes_comparison;
+  std::optional<std::string> kernel_bound;  // "memory", "compute", "latency"
+  std::optional<double> step_ns;
+  std::optional<double> limit_step_ns;  // the step at 100% of the bound's peak
+  std::optional<double> share_of_limit;
+  std::string headroom;
   std::string verdict;                 // one sentence, e.g. "host-bound: GPU busy 4% of the stage ..."
   std::vector<ReportStageKernel> top_kernels;
 };

@@ -40,6 +40,10 @@ struct WorkloadMetrics {
   double flop_per_prefill = 0;        // model FLOP of one prefill call (the whole batch)
   double flop_per_token = 0;          // mean model FLOP per decode step, per sequence
   double decode_flop = 0;             // model FLOP of all decode steps together
+  // Optional: the bytes one decode step must move from DRAM for the whole batch (every weight once, plus the
+  // KV cache the step reads, mean over the steps); 0 when the workload does not state it. Model MBU and the
+  // measured-vs-model comparison use it.
+  double model_bytes_per_step = 0;
   std::string nvtx_domain;            // "" = NVTX's default domain
   std::vector<std::string> nvtx_ranges;
 

@@ -111,7 +111,7 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   if (!inputs.ncu_launches) report.skipped.push_back("FLOP, DRAM bytes, percent of peak, bound: no ncu launches");
   if (!inputs.workload) report.skipped.push_back("mfu_workload: no workload metrics (stage1/metrics.json)");
 
-  detail::FlopByPrecisionPerLaunch flop_per_launch;
+  detail::PerLaunchMeans flop_per_launch;
   detail::build_kernels(inputs, options, report, flop_per_launch);
   for (auto& kernel : report.kernels) detail::withhold_impossible_figures(kernel, report.warnings);
   build_device(inputs, options, report);
@@ -122,6 +122,7 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
     detail::apply_timeline(*inputs.timeline, report);
   else
     report.skipped.push_back("timeline (per-instance figures, CUDA graphs, capture losses): no nsys/profile.sqlite");
+  detail::fill_stage_limits(report);
   return report;
 }
 

@@ -115,6 +115,14 @@ detail::FlopPerLaunch mean_flop_per_launch(const std::map<std::string, LaunchTot
   return means;
 }
 
+std::map<std::string, double> mean_dram_bytes_per_launch(const std::map<std::string, LaunchTotals>& totals) {
+  std::map<std::string, double> means;
+  for (const auto& [name, entry] : totals) {
+    if (entry.dram_launches > 0) means[name] = entry.dram_bytes / static_cast<double>(entry.dram_launches);
+  }
+  return means;
+}
+
 // Every ncu launch added to the totals of the kernel it joins in nsys (or of its own name when nsys
 // has no row for it); `joined_name` gets each launch's kernel name, in file order.
 struct JoinedLaunches {
@@ -193,8 +201,9 @@ KernelAnalysis ncu_only_kernel(const std::string& name, const LaunchTotals& entr
 }
 
 void fill_flop_per_launch(const AnalysisInputs& inputs, const JoinedLaunches& joined,
-                          detail::FlopByPrecisionPerLaunch& flop_per_launch) {
+                          detail::PerLaunchMeans& flop_per_launch) {
   flop_per_launch.any_stage = mean_flop_per_launch(joined.totals);
+  flop_per_launch.dram_bytes_any_stage = mean_dram_bytes_per_launch(joined.totals);
   if (!inputs.ncu_launches) return;
   std::map<std::string, std::map<std::string, LaunchTotals>> by_stage;
   for (std::size_t i = 0; i < inputs.ncu_launches->size(); ++i) {
@@ -203,8 +212,10 @@ void fill_flop_per_launch(const AnalysisInputs& inputs, const JoinedLaunches& jo
     if (!launch.nvtx_stack.empty()) flop_per_launch.kernels_with_stacks.insert(name);
     for (const auto& range : launch.nvtx_stack) add_launch(by_stage[detail::qualified_range(range)][name], launch);
   }
-  for (const auto& [stage, stage_totals] : by_stage)
+  for (const auto& [stage, stage_totals] : by_stage) {
     flop_per_launch.by_stage[stage] = mean_flop_per_launch(stage_totals);
+    flop_per_launch.dram_bytes_by_stage[stage] = mean_dram_bytes_per_launch(stage_totals);
+  }
 }
 
 // Each kernel's share of the kernels' total time; the longest first.
@@ -223,7 +234,7 @@ void rank_by_time(std::vector<KernelAnalysis>& kernels) {
 namespace detail {
 
 void build_kernels(const AnalysisInputs& inputs, const AnalysisOptions& options, AnalysisReport& report,
-                   FlopByPrecisionPerLaunch& flop_per_launch) {
+                   PerLaunchMeans& flop_per_launch) {
   const JoinedLaunches joined = join_launches(inputs);
   for (const auto& name : joined.unmatched) {
     report.warnings.push_back("ncu kernel '" + name +

@@ -51,8 +51,10 @@ void fill_times(const AnalysisInputs& inputs, const StageKey& key, StageAnalysis
   if (!inputs.nsys) return;
   if (inputs.nsys->ranges) {
     for (const auto& row : *inputs.nsys->ranges) {
-      if (row.range.domain == key.first && row.range.name == key.second)
-        stage.wall_ns = stage.wall_ns.value_or(0) + row.time.total_time_ns;
+      if (row.range.domain != key.first || row.range.name != key.second) continue;
+      stage.wall_ns = stage.wall_ns.value_or(0) + row.time.total_time_ns;
+      stage.steps = stage.steps.value_or(0) + static_cast<double>(row.time.count);
+      stage.steps_source = "instances of the range (nsys nvtx_sum)";
     }
   }
   if (inputs.nsys->range_projections) {
@@ -66,7 +68,7 @@ void fill_times(const AnalysisInputs& inputs, const StageKey& key, StageAnalysis
 }
 
 // FLOP of the stage: each kernel's launches in the stage times its mean FLOP per profiled launch.
-void fill_flop(const StageKernels& kernels, const FlopByPrecisionPerLaunch& flop_per_launch, StageAnalysis& stage,
+void fill_flop(const StageKernels& kernels, const PerLaunchMeans& flop_per_launch, StageAnalysis& stage,
                std::map<std::string, double>& by_precision) {
   std::int64_t covered_ns = 0;
   double flop = 0;
@@ -93,7 +95,30 @@ void fill_flop(const StageKernels& kernels, const FlopByPrecisionPerLaunch& flop
       stage.kernel_time_ns > 0 ? static_cast<double>(covered_ns) / static_cast<double>(stage.kernel_time_ns) : 0;
 }
 
-void fill_rates(const AnalysisReport& report, const std::map<std::string, double>& by_precision, StageAnalysis& stage) {
+// DRAM bytes of the stage: each kernel's launches in the stage times its mean ncu bytes per profiled launch,
+// chosen like the FLOP (the stage's own launches; the run-wide mean only for kernels ncu saw without stacks).
+void fill_dram_bytes(const StageKernels& kernels, const PerLaunchMeans& per_launch, StageAnalysis& stage) {
+  static const std::map<std::string, double> none;
+  const auto stage_entry = per_launch.dram_bytes_by_stage.find(stage.qualified_name());
+  const auto& in_stage = stage_entry == per_launch.dram_bytes_by_stage.end() ? none : stage_entry->second;
+  std::int64_t covered_ns = 0;
+  double bytes = 0;
+  for (const auto& [name, time_and_count] : kernels) {
+    auto it = in_stage.find(name);
+    if (it == in_stage.end()) {
+      if (per_launch.kernels_with_stacks.count(name)) continue;
+      it = per_launch.dram_bytes_any_stage.find(name);
+      if (it == per_launch.dram_bytes_any_stage.end()) continue;
+    }
+    covered_ns += time_and_count.first;
+    bytes += it->second * static_cast<double>(time_and_count.second);
+  }
+  if (covered_ns > 0) stage.dram_bytes = bytes;
+  stage.dram_coverage =
+      stage.kernel_time_ns > 0 ? static_cast<double>(covered_ns) / static_cast<double>(stage.kernel_time_ns) : 0;
+}
+
+void dominant_precision(const std::map<std::string, double>& by_precision, StageAnalysis& stage) {
   double most = 0;
   for (const auto& [key, flop] : by_precision) {
     if (flop > most) {
@@ -101,13 +126,22 @@ void fill_rates(const AnalysisReport& report, const std::map<std::string, double
       stage.dominant_precision = key;
     }
   }
-  if (!stage.flop) return;
-  if (stage.wall_ns && *stage.wall_ns > 0) stage.achieved_flop_per_s = *stage.flop / (*stage.wall_ns * 1e-9);
-  if (stage.kernel_time_ns > 0) stage.flop_per_s_while_busy = *stage.flop / (stage.kernel_time_ns * 1e-9);
-  const auto peak = report.device.peak_flop_per_s.find(stage.dominant_precision);
-  if (stage.achieved_flop_per_s && peak != report.device.peak_flop_per_s.end() && peak->second > 0) {
-    stage.mfu = *stage.achieved_flop_per_s / peak->second;
+}
+
+// The rates divide by the wall time only when it can enclose the kernels: under CUDA graphs a range around
+// the replay call closes long before the GPU work it launched (recorded graph decode: 19.4 ms of CPU range
+// for 283 ms of kernels). The timeline may then supply the GPU-active time (analysis_timeline.cpp).
+void choose_rate_time(StageAnalysis& stage) {
+  if (!stage.wall_ns || *stage.wall_ns <= 0) return;
+  if (stage.kernel_time_ns > *stage.wall_ns) {
+    stage.rate_time_note = "its CPU range time (" + format_duration_ns(static_cast<double>(*stage.wall_ns)) +
+                           ") does not enclose its " + format_duration_ns(static_cast<double>(stage.kernel_time_ns)) +
+                           " of kernel time (CUDA graphs or asynchronous launches), so FLOP/s, bandwidth, MFU and MBU "
+                           "over the stage's time need the GPU-active time from the timeline (nsys/profile.sqlite)";
+    return;
   }
+  stage.rate_time_ns = stage.wall_ns;
+  stage.rate_time_source = "wall time (nsys nvtx_sum)";
 }
 
 void fill_workload(const AnalysisReport& report, StageAnalysis& stage) {
@@ -115,6 +149,12 @@ void fill_workload(const AnalysisReport& report, StageAnalysis& stage) {
   const auto& workload = *report.workload;
   if (stage.name == "decode" && workload.decode_s > 0) stage.model_flop_per_s = workload.decode_model_flop_per_s();
   if (stage.name == "prefill" && workload.prefill_s > 0) stage.model_flop_per_s = workload.prefill_model_flop_per_s();
+  if (stage.name == "decode" && workload.new_tokens > 0) {
+    // One range around the whole loop: its steps are the workload's, one token per sequence each.
+    stage.steps = stage.steps.value_or(1) * static_cast<double>(workload.new_tokens);
+    stage.steps_source = "the workload's decode steps (stage1/metrics.json new_tokens)";
+    if (workload.model_bytes_per_step > 0) stage.model_bytes_per_step = workload.model_bytes_per_step;
+  }
   if (!stage.model_flop_per_s) return;
   // fp32 models run on CUDA cores unless TF32 is enabled, so their peak is the fp32 one.
   const auto peak = report.device.peak_flop_per_s.find(workload.dtype);
@@ -135,6 +175,20 @@ std::string bound_advice(KernelBound bound, double threshold_percent) {
              "% of peak): too little work per kernel, fuse kernels or batch more";
   }
   return "";
+}
+
+// The bound (ncu) of most of the stage's kernel time; nullopt when none of its kernels has one.
+std::optional<KernelBound> dominant_bound(const AnalysisReport& report, const StageKernels& kernels) {
+  std::map<KernelBound, std::int64_t> time_by_bound;
+  for (const auto& [name, time_and_count] : kernels) {
+    for (const auto& kernel : report.kernels) {
+      if (kernel.name == name && kernel.bound) time_by_bound[*kernel.bound] += time_and_count.first;
+    }
+  }
+  if (time_by_bound.empty()) return std::nullopt;
+  return std::max_element(time_by_bound.begin(), time_by_bound.end(), [](const auto& a, const auto& b) {
+           return a.second < b.second;
+         })->first;
 }
 
 std::string verdict(const AnalysisReport& report, const AnalysisOptions& options, const StageKernels& kernels,
@@ -200,7 +254,7 @@ std::optional<std::string> find_parent(const AnalysisInputs& inputs, const Stage
 }  // namespace
 
 void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
-                  const FlopByPrecisionPerLaunch& flop_per_launch, AnalysisReport& report) {
+                  const PerLaunchMeans& flop_per_launch, AnalysisReport& report) {
   const bool nsys_kernels = inputs.nsys && inputs.nsys->range_kernels;
   std::map<StageKey, StageKernels> kernels_by_stage;
   for (const auto& key : collect_stages(inputs)) {
@@ -249,7 +303,10 @@ void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
       stage.gpu_busy_fraction = over_projection > 1 ? over_projection : kernel / static_cast<double>(span);
     }
     fill_flop(kernels, flop_per_launch, stage, by_precision);
-    fill_rates(report, by_precision, stage);
+    dominant_precision(by_precision, stage);
+    fill_dram_bytes(kernels, flop_per_launch, stage);
+    choose_rate_time(stage);
+    stage.kernel_bound = dominant_bound(report, kernels);
     fill_workload(report, stage);
     std::vector<std::pair<std::string, std::int64_t>> ranked;
     for (const auto& [name, time_and_count] : kernels) ranked.emplace_back(name, time_and_count.first);

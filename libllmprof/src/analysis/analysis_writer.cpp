@@ -77,6 +77,26 @@ ReportStage stage_record(const StageAnalysis& stage) {
   record.mfu = stage.mfu;
   record.model_flop_per_s = stage.model_flop_per_s;
   record.mfu_workload = stage.mfu_workload;
+  record.mfu_gap_reason = stage.mfu_gap_reason;
+  record.rate_time_ns = stage.rate_time_ns;
+  record.rate_time_source = stage.rate_time_source;
+  record.rate_time_note = stage.rate_time_note;
+  record.dram_bytes = stage.dram_bytes;
+  record.dram_coverage = stage.dram_coverage;
+  record.steps = stage.steps;
+  record.steps_source = stage.steps_source;
+  record.dram_bytes_per_step = stage.dram_bytes_per_step;
+  record.dram_bytes_per_s = stage.dram_bytes_per_s;
+  record.dram_bytes_per_s_while_busy = stage.dram_bytes_per_s_while_busy;
+  record.mbu = stage.mbu;
+  record.model_bytes_per_step = stage.model_bytes_per_step;
+  record.mbu_workload = stage.mbu_workload;
+  record.bytes_comparison = stage.bytes_comparison;
+  if (stage.kernel_bound) record.kernel_bound = to_string(*stage.kernel_bound);
+  record.step_ns = stage.step_ns;
+  record.limit_step_ns = stage.limit_step_ns;
+  record.share_of_limit = stage.share_of_limit;
+  record.headroom = stage.headroom;
   record.verdict = stage.verdict;
   for (const auto& kernel : stage.top_kernels) record.top_kernels.push_back({kernel.name, kernel.time_ns, kernel.share});
   return record;
@@ -227,7 +247,9 @@ std::string kernels_csv(const AnalysisReport& report) {
 std::string stages_csv(const AnalysisReport& report) {
   std::string text =
       "name,domain,parent,level,wall_ns,gpu_projection_ns,kernel_time_ns,kernel_instances,gpu_busy_fraction,flop,"
-      "flop_coverage,achieved_flop_per_s,mfu,model_flop_per_s,mfu_workload,dominant_precision,verdict\n";
+      "flop_coverage,achieved_flop_per_s,mfu,model_flop_per_s,mfu_workload,dominant_precision,rate_time_ns,"
+      "dram_bytes,dram_coverage,dram_bytes_per_step,dram_bytes_per_s,dram_bytes_per_s_while_busy,mbu,"
+      "model_bytes_per_step,mbu_workload,kernel_bound,step_ns,limit_step_ns,share_of_limit,verdict\n";
   auto integer = [](const std::optional<std::int64_t>& value) { return value ? std::to_string(*value) : ""; };
   for (const auto& stage : report.stages) {
     text +=
@@ -238,7 +260,13 @@ std::string stages_csv(const AnalysisReport& report) {
         "," + csv_number(stage.gpu_busy_fraction) + "," + csv_number(stage.flop) + "," +
         format_data_number(stage.flop_coverage) + "," + csv_number(stage.achieved_flop_per_s) + "," +
         csv_number(stage.mfu) + "," + csv_number(stage.model_flop_per_s) + "," + csv_number(stage.mfu_workload) + "," +
-        stage.dominant_precision + "," + csv_field(stage.verdict) + "\n";
+        stage.dominant_precision + "," + integer(stage.rate_time_ns) + "," + csv_number(stage.dram_bytes) + "," +
+        format_data_number(stage.dram_coverage) + "," + csv_number(stage.dram_bytes_per_step) + "," +
+        csv_number(stage.dram_bytes_per_s) + "," + csv_number(stage.dram_bytes_per_s_while_busy) + "," +
+        csv_number(stage.mbu) + "," + csv_number(stage.model_bytes_per_step) + "," + csv_number(stage.mbu_workload) +
+        "," + (stage.kernel_bound ? to_string(*stage.kernel_bound) : "") + "," + csv_number(stage.step_ns) + "," +
+        csv_number(stage.limit_step_ns) + "," + csv_number(stage.share_of_limit) + "," + csv_field(stage.verdict) +
+        "\n";
   }
   return text;
 }

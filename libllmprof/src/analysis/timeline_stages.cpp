@@ -102,12 +102,30 @@ void summarize_stage(TimelineStage& stage, const TimelineOptions& options) {
   }
 }
 
+// The shares are of the GPU idle time, not of the stage (the busy fraction already says how much of the stage
+// is idle); the sentence says so, because "GPU idle 63% while the host launched" read as 63% of the stage.
 std::string idle_text(const IdleAttribution& idle) {
   const double total = static_cast<double>(idle.total_ns());
   if (total <= 0) return "no GPU idle time";
-  return "GPU idle " + format_fraction_percent(idle.host_launching_ns / total) + " while the host launched, " +
+  return "of its GPU idle time, " + format_fraction_percent(idle.host_launching_ns / total) + " while the host launched, " +
          format_fraction_percent(idle.host_in_sync_ns / total) + " while it waited in a synchronise, " +
          format_fraction_percent(idle.nothing_launched_ns / total) + " with nothing launched";
+}
+
+// Graph replays: the GPU idles between one replay's end and the next's start while the host does the step's
+// own work (sampling, bookkeeping, the replay call). Idle = active time less the union of GPU work, per replay;
+// the per-instance attribution is added only where it accounts for that idle time (one range around the
+// loop), not where overlapping instance windows count the same gap several times.
+std::string graph_gap_text(const TimelineStage& stage) {
+  const std::int64_t idle_ns = stage.active_ns - stage.gpu_busy_ns;
+  if (idle_ns <= 0 || stage.graph_executions <= 0 || stage.active_ns <= 0) return "";
+  std::string text = "GPU idle " + format_fraction_percent(static_cast<double>(idle_ns) / static_cast<double>(stage.active_ns)) +
+                     " of the stage, " +
+                     format_duration_ns(static_cast<double>(idle_ns) / static_cast<double>(stage.graph_executions)) +
+                     " per graph replay between replays";
+  const std::int64_t attributed = stage.idle.total_ns();
+  if (attributed > 0 && attributed <= idle_ns + idle_ns / 100) text += " (" + idle_text(stage.idle) + ")";
+  return text;
 }
 
 void set_verdict(TimelineStage& stage, const TimelineOptions& options) {
@@ -131,6 +149,7 @@ void set_verdict(TimelineStage& stage, const TimelineOptions& options) {
   stage.gpu_busy_fraction = busy;
   if (stage.mostly_graphs()) {
     stage.verdict = "runs as CUDA graphs: GPU busy " + format_fraction_percent(busy) + " of the stage";
+    if (const std::string gap = graph_gap_text(stage); !gap.empty()) stage.verdict += "; " + gap;
     if (busy < options.host_bound_busy_fraction)
       stage.verdict += "; the GPU waits between graph replays on host work between steps, not on kernel launches";
     stage.headroom.reset();

@@ -141,6 +141,8 @@ Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const
   read.number("flop_per_prefill", metrics.flop_per_prefill);
   read.number("flop_per_token", metrics.flop_per_token);
   read.number("decode_flop", metrics.decode_flop);
+  // Optional (added without a schema change: older files lack it, and readers of /1 ignore unknown keys).
+  if (object.if_contains("model_bytes_per_step")) read.number("model_bytes_per_step", metrics.model_bytes_per_step);
   read.text("nvtx_domain", metrics.nvtx_domain);
   read.text_list("nvtx_ranges", metrics.nvtx_ranges);
   if (read.error()) return *read.error();
