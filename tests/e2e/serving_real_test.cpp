@@ -42,7 +42,7 @@ TEST_CASE("real nsys: the default gate on an engine loop names the ranges it emi
   if (!have_real_tools()) return;
   TempDir temp;
   const Finished run = deep_profile(temp, engine_run(temp, {}));
-  const RunManifest manifest = read_manifest(temp / "runs" / "serving");
+  const RunManifest manifest = manifest_of(temp / "runs" / "serving");
   const StageRecord& nsys = stage_of(manifest, "nsys");
   INFO("nsys stage: " << nsys.reason);
   CHECK(nsys.status == StageStatus::failed);
@@ -59,7 +59,7 @@ TEST_CASE("real nsys: with discovery the run goes on with the discovery capture 
   TempDir temp;
   const Finished run = deep_profile(temp, engine_run(temp, {"--set", "run.on_empty_gate=discover"}));
   const fs::path main = temp / "runs" / "serving";
-  const RunManifest manifest = read_manifest(main);
+  const RunManifest manifest = manifest_of(main);
   const StageRecord& nsys = stage_of(manifest, "nsys");
   INFO("nsys stage: " << nsys.reason);
   CHECK(nsys.status == StageStatus::ok);
@@ -78,7 +78,7 @@ TEST_CASE("real nsys: a repeat capture of two windows gives two numbered reports
   const Finished run = deep_profile(temp, engine_run(temp, {"--set", "nsys.nvtx_capture=scheduler_step", "--set",
                                                             "nsys.capture_range_end=repeat:2"}));
   const fs::path main = temp / "runs" / "serving";
-  const RunManifest manifest = read_manifest(main);
+  const RunManifest manifest = manifest_of(main);
   const StageRecord& nsys = stage_of(manifest, "nsys");
   INFO("nsys stage: " << nsys.reason);
   CHECK(nsys.status == StageStatus::ok);

@@ -26,7 +26,7 @@ void write_step_kinds(PipelineRun& run, const AnalysisReport& report) {
     }
     auto steps = analyze_step_kinds(timeline.value(), windows.front().step_range, bounds);
     if (!steps) {
-      run.warn("analyze",
+      run.warn(Stage::analyze,
                "capture window " + std::to_string(window) + " has no `" + windows.front().step_range + "` step range");
       break;
     }
