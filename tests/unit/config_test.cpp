@@ -425,7 +425,7 @@ TEST_CASE("preset lookup errors list what is available") {
   CHECK_THAT(typo.error().message, Catch::Contains("no preset 'quik'"));
   CHECK_THAT(typo.error().message, Catch::Contains(config_dir().string()));
   CHECK_THAT(typo.error().hint, Catch::Contains("did you mean quick?"));
-  CHECK_THAT(typo.error().hint, Catch::Contains("available presets: deep-profile, quick, thorough"));
+  CHECK_THAT(typo.error().hint, Catch::Contains("available presets: deep-profile, quick, serving, thorough"));
 
   CHECK(find_preset("quick.toml", {config_dir()}).has_value());
   CHECK(find_preset("../config/quick", {config_dir()}).error().code == ErrorCode::invalid_argument);
