@@ -73,7 +73,7 @@ void choose_capture(RangeDiscovery& discovery) {
   if (discovery.profiler_start_calls > 0) {
     discovery.capture_range = "cudaProfilerApi";
     discovery.why += "; the workload calls cudaProfilerStart (" + std::to_string(discovery.profiler_start_calls) +
-                     "x), so the capture follows its window";
+                     "x), so the suggested capture follows its window";
     return;
   }
   const DiscoveredRange* chosen = nullptr;
@@ -84,13 +84,14 @@ void choose_capture(RangeDiscovery& discovery) {
     if (up != nullptr && up->count == 1) {
       discovery.capture_range = "nvtx";
       discovery.nvtx_capture = up->domain.empty() ? up->name : up->name + "@" + up->domain;
-      discovery.why += "; `" + up->qualified_name() + "` encloses it and occurs once, so the capture is gated on it";
+      discovery.why +=
+          "; `" + up->qualified_name() + "` encloses it and occurs once, so the suggested capture is gated on it";
       return;
     }
   }
   discovery.capture_range = "none";
   discovery.why +=
-      "; no range encloses every step once and the workload opens no profiling window, so the capture "
+      "; no range encloses every step once and the workload opens no profiling window, so the suggested capture "
       "is ungated";
 }
 
