@@ -44,6 +44,9 @@
 #            example, the HF-style Python decode and --cuda-graphs; NCUEND_BEFORE=1 adds the same three with
 #            ncu.end_workload_when_planned=false: $OUT/ncuend.tsv, $OUT/ncuend-1b/ (for examples/),
 #            $OUT/ncuend-runs.tar.gz
+#   serving  the serving-shaped example (examples/serving/serve.py: spawned engine worker, continuous batching,
+#            a cudaProfilerStart/Stop window) with --preset serving, then with nsys.capture_range_end=repeat:2 and
+#            two windows; the workload's own step counts beside the report's, $OUT/serving-runs.tar.gz
 # Inputs it expects in .carry/: deep-profile (static release build from the dev machine) and the
 # libdw1/libelf1 .deb files that the bundled QdstrmImporter needs (see docs/gpu-machine notes).
 set -uo pipefail
@@ -708,6 +711,29 @@ phase_multigpu() {
   mv "$OUT"/*.txt "$OUT"/*.tsv "$OUT"/*.json "$OUT"/bare-*.log "$OUT/pack/" 2>/dev/null
   (cd "$OUT/pack" && tar -czf "$OUT/multigpu.tar.gz" .) && rm -rf "$OUT/pack"
   ls -la "$OUT"
+}
+
+phase_serving() {
+  use_carried_libdw
+  local runs=/tmp/serving-runs serve=$repo/examples/serving/serve.py
+  rm -rf "$runs" && mkdir -p "$runs"
+  step "serving example bare (its own step counts per kind inside the window)"
+  /usr/bin/time -f "bare wall %e s" python3 "$serve" --counts "$runs/bare-counts.json"; echo "bare exit=$?"
+  step "deep-profile --preset serving (one window; ncu with --profile-from-start off)"
+  /usr/bin/time -f "serving wall %e s" "$dp" run --preset serving --set run.runs_root="$runs" --set run.run_id=serving \
+    -- python3 "$serve" --counts "$runs/serving-counts.json"; echo "serving exit=$?"
+  grep -o -- '--profile-from-start off' "$runs/serving/ncu/cmd.txt" | head -1
+  cat "$runs/serving/analysis/step_kinds.md" 2>/dev/null; cat "$runs/serving-counts.json"
+  step "deep-profile --preset serving, two windows (repeat:2), nsys only"
+  /usr/bin/time -f "repeat2 wall %e s" "$dp" run --preset serving --set run.runs_root="$runs" --set run.run_id=repeat2 \
+    --set nsys.capture_range_end=repeat:2 --set run.enable_ncu=false \
+    -- python3 "$serve" --windows 2 --counts "$runs/repeat2-counts.json"; echo "repeat2 exit=$?"
+  cat "$runs/repeat2/nsys/windows.json" 2>/dev/null; cat "$runs/repeat2/analysis/step_kinds.md" 2>/dev/null
+  cat "$runs/repeat2-counts.json"
+  step "discovery: the serving example under the default NVTX gate (decode), run.on_empty_gate=discover, nsys only"
+  "$dp" run --set run.runs_root="$runs" --set run.run_id=discover --set run.on_empty_gate=discover \
+    --set run.enable_ncu=false -- python3 "$serve" --counts "$runs/discover-counts.json"; echo "discover exit=$?"
+  pack_runs "$runs" serving-runs.tar.gz
 }
 
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader

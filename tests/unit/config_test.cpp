@@ -270,7 +270,10 @@ TEST_CASE("an enumerated key lists its valid values and the nearest one") {
   CHECK_THAT(load_error({"ncu.clock_control=reset"}).message, Catch::Contains("base, none"));
   CHECK_THAT(load_error({"ncu.cache_control=some"}).message, Catch::Contains("all, none"));
   CHECK_THAT(load_error({"nsys.sample=cpu"}).message, Catch::Contains("none, process-tree, system-wide"));
-  CHECK_THAT(load_error({"nsys.capture_range_end=repeat:3"}).message, Catch::Contains("stop, stop-shutdown"));
+  CHECK_THAT(load_error({"nsys.capture_range_end=repeat:x"}).message, Catch::Contains("stop, stop-shutdown"));
+  CHECK_THAT(load_error({"nsys.capture_range_end=stop:3"}).message, Catch::Contains("stop, stop-shutdown"));
+  CHECK_THAT(load_error({"nsys.capture_range_end=repeat:0"}).message, Catch::Contains("stop, stop-shutdown"));
+  CHECK_THAT(load_error({"nsys.capture_windows=2"}).message, Catch::Contains("capture_range_end is not repeat"));
 
   // Where a file set it, the error points at the file's line.
   TempDir dir;
@@ -359,6 +362,9 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
                  0.1,
                  2.5e3,
                  {"--delay=2"}};
+  config.nsys.capture_windows = 3;
+  config.nsys.capture_skip = 20;
+  config.nsys.capture_count = 40;
   config.ncu.path = "/opt/ncu";
   config.ncu.set = "";
   config.ncu.sections = {"SpeedOfLight", "Occupancy"};
@@ -440,7 +446,7 @@ TEST_CASE("preset lookup errors list what is available") {
   CHECK_THAT(typo.error().message, Catch::Contains("no preset 'quik'"));
   CHECK_THAT(typo.error().message, Catch::Contains(config_dir().string()));
   CHECK_THAT(typo.error().hint, Catch::Contains("did you mean quick?"));
-  CHECK_THAT(typo.error().hint, Catch::Contains("available presets: deep-profile, quick, thorough"));
+  CHECK_THAT(typo.error().hint, Catch::Contains("available presets: deep-profile, quick, serving, thorough"));
 
   CHECK(find_preset("quick.toml", {config_dir()}).has_value());
   CHECK(find_preset("../config/quick", {config_dir()}).error().code == ErrorCode::invalid_argument);
@@ -508,4 +514,26 @@ TEST_CASE("bytes toml++ cannot safely parse are refused; non-ASCII text in strin
   const auto override = llmprof::load_config({{}, {"run.runs_root=r\xC3\xA9sultats"}});
   REQUIRE(override.has_value());
   CHECK(override->run.runs_root == "r\xC3\xA9sultats");
+}
+
+TEST_CASE("capture windows: nsys's spelling repeat:N sets the count, and config.toml keeps it") {
+  auto config = load_with({"nsys.capture_range=cudaProfilerApi", "nsys.capture_range_end=repeat:2"});
+  REQUIRE(config.has_value());
+  CHECK(config->nsys.capture_range_end == NsysCaptureRangeEnd::repeat);
+  CHECK(config->nsys.capture_windows == 2);
+  const std::string written = config_to_toml(*config);
+  CHECK_THAT(written, Catch::Contains("capture_windows = 2"));
+  CHECK_THAT(written, Catch::Contains("capture_range_end = \"repeat\""));
+}
+
+TEST_CASE("the serving preset: the workload's window, forked workers traced, graph nodes, decode steps") {
+  ConfigSources sources;
+  sources.files = {default_file(), default_file().parent_path() / "serving.toml"};
+  auto config = load_config(sources);
+  REQUIRE(config.has_value());
+  CHECK(config->nsys.capture_range == NsysCaptureRange::cuda_profiler_api);
+  CHECK(config->nsys.extra_args ==
+        std::vector<std::string>{"--trace-fork-before-exec=true", "--cuda-graph-trace=node"});
+  CHECK(config->run.stage == "decode_batch");
+  CHECK(config->ncu.nvtx_include == std::vector<std::string>{"decode_batch/"});
 }

@@ -1,5 +1,6 @@
 // NcuCommand: exact argv for the recorded ncu runs, section/set checks against the recorded
 // `ncu --list-sections` / `--list-sets` tables, and quoting of kernel regexes.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <sstream>
@@ -286,4 +287,19 @@ TEST_CASE("ncu command with a kernel regex round-trips through /bin/sh") {
   options.application = {"python3", "-c", "import sys; print(\"$x\", 'y')"};
   const auto command = NcuCommand::profile(options);
   CHECK(llmprof::testing::words_seen_by_shell(command.to_shell_string()) == command.argv());
+}
+
+TEST_CASE("ncu profile inside the workload's own window: --profile-from-start off, a flag the recorded help has") {
+  auto options = decode_roofline_options();
+  options.profile_from_start = false;
+  const auto argv = NcuCommand::profile(options).argv();
+  const auto flag = std::find(argv.begin(), argv.end(), "--profile-from-start");
+  REQUIRE(flag != argv.end());
+  REQUIRE(flag + 1 != argv.end());
+  CHECK(*(flag + 1) == "off");
+  const auto help = llmprof::testing::read_file(llmprof::testing::data_path("h100-nsight-2025.3/cli/ncu_help.txt"));
+  CHECK(help.find("  --profile-from-start ") != std::string::npos);
+  // The default leaves ncu's own default (profile from the start) and says nothing.
+  const auto plain = NcuCommand::profile(decode_roofline_options()).argv();
+  CHECK(std::find(plain.begin(), plain.end(), "--profile-from-start") == plain.end());
 }

@@ -258,3 +258,28 @@ TEST_CASE("requested_graph_trace reads --cuda-graph-trace from arguments given v
   CHECK(requested_graph_trace({"--cuda-graph-trace=node", "--cuda-graph-trace=graph"}) == "graph");  // last wins
   CHECK_FALSE(requested_graph_trace({"--cuda-graph-trace"}).has_value());  // no value: nsys itself refuses it
 }
+
+TEST_CASE("nsys profile: the workload's own window, repeated up to N times") {
+  NsysProfileOptions options = decode_gate_options();
+  options.capture_range = NsysCaptureRange::cuda_profiler_api;
+  options.nvtx_capture.clear();
+  options.capture_range_end = NsysCaptureRangeEnd::repeat;
+  options.capture_range_end_count = 2;
+  const auto command = NsysCommand::profile(options);
+  CHECK(command.argv() == Args{"nsys", "profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none",
+                               "--capture-range=cudaProfilerApi", "--capture-range-end=repeat:2",
+                               "--force-overwrite=true", "--output=/tmp/ns2", "python3", "workload_torch_decode.py",
+                               "8"});
+  CHECK(command.validate(recorded_nsys()).has_value());
+  SECTION("without a count nsys takes every window") {
+    options.capture_range_end_count = 0;
+    CHECK(contains_text(NsysCommand::profile(options).argv(), "--capture-range-end=repeat"));
+    CHECK_FALSE(contains_text(NsysCommand::profile(options).argv(), "repeat:"));
+  }
+  SECTION("a count without repeat is refused") {
+    options.capture_range_end = NsysCaptureRangeEnd::stop;
+    const auto valid = NsysCommand::profile(options).validate(recorded_nsys());
+    REQUIRE_FALSE(valid.has_value());
+    CHECK(valid.error().message.find("not repeat") != std::string::npos);
+  }
+}

@@ -42,9 +42,10 @@ enum class OnEmptyGate {
   diagnose,       // fail the stage with the diagnosis (which ranges the workload emitted, the fix)
   rerun_ungated,  // diagnose, then capture once more without the gate
   fail,           // diagnose, and skip the later profiling stages too
+  discover,       // an ungated discovery capture names the ranges; go on with it and the best step range
 };
 inline std::span<const std::string_view> choice_names(OnEmptyGate) noexcept {
-  static constexpr std::string_view names[] = {"diagnose", "rerun_ungated", "fail"};
+  static constexpr std::string_view names[] = {"diagnose", "rerun_ungated", "fail", "discover"};
   return names;
 }
 
@@ -111,6 +112,13 @@ struct NsysConfig {
   double timeout_s = 900;               // nsys profile (the workload under nsys)
   double postprocess_timeout_s = 1800;  // each of: .qdstrm import, nsys stats, nsys export
   std::vector<std::string> extra_args;
+  // Added after extra_args so that aggregate initialisers written before them stay valid.
+  int capture_windows = 0;  // with capture_range_end repeat: at most this many windows (repeat:N); 0: no bound
+  // A window bounded in engine steps when the workload opens none: the step analysis keeps instances
+  // capture_skip .. capture_skip + capture_count - 1 of the step range (0 count: all). nsys has no option to
+  // skip instances of an NVTX range, so this filters the analysed timeline; the capture itself is not cut.
+  int capture_skip = 0;
+  int capture_count = 0;
 
   bool operator==(const NsysConfig&) const = default;
 };

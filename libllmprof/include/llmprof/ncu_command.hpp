@@ -57,6 +57,9 @@ inline std::span<const std::string_view> choice_names(NcuFilterMode) noexcept {
 struct NcuProfileOptions {
   std::filesystem::path ncu = "ncu";
   bool target_all_processes = true;                   // --target-processes all (python/launcher workloads)
+  // false: --profile-from-start off, so ncu profiles only between cudaProfilerStart and cudaProfilerStop
+  // (the workload's own capture window); true leaves ncu's default (profile from the start).
+  bool profile_from_start = true;
   std::vector<std::string> nvtx_include;              // --nvtx --nvtx-include EXPR (repeated), e.g. "decode/"
   std::vector<std::string> nvtx_exclude;              // --nvtx-exclude EXPR
   std::string set;                                    // --set NAME (validated against probed sets)

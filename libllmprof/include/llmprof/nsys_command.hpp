@@ -46,6 +46,11 @@ struct NsysProfileOptions {
   NsysCaptureRange capture_range = NsysCaptureRange::none;
   std::string nvtx_capture;  // --nvtx-capture=EXPR (required with capture_range nvtx)
   std::optional<NsysCaptureRangeEnd> capture_range_end;
+  // With capture_range_end repeat: at most this many windows (--capture-range-end=repeat:N); 0: no bound.
+  // nsys writes one report per window, numbered BASE.1.nsys-rep, BASE.2.nsys-rep, ... (recorded with nsys
+  // 2022.4.2: "Generated: rep.1.qdstrm rep.2.qdstrm"; `nsys profile --help`: "'repeat[:N]' ... subsequent
+  // capture ranges will trigger more collections ... max number of capture ranges to be honored").
+  int capture_range_end_count = 0;
   std::vector<std::string> nvtx_domain_include;  // --nvtx-domain-include=a,b
   std::vector<std::string> nvtx_domain_exclude;  // --nvtx-domain-exclude=a,b
   std::map<std::string, std::string> env_vars;   // --env-var=K=V (repeated)

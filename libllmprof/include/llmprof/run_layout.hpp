@@ -80,6 +80,10 @@ class RunLayout {
   static path kernel_selection() { return "nsys/selection.json"; }  // llmprof.kernel_selection/1
   // nsys/node/: the second capture, traced per CUDA graph node (--cuda-graph-trace=node), taken when the first
   // one recorded graph launches whole; the same file names as nsys/ (its commands go to nsys/cmd.txt).
+  // nsys/window-<k>/: window k >= 2 of a repeat capture (--capture-range-end=repeat[:N]); window 1 is analysed
+  // in nsys/ itself. nsys numbers the reports nsys/profile.<k>.nsys-rep; nsys/windows.json lists them.
+  static path nsys_window_directory(int window) { return nsys_directory() / ("window-" + std::to_string(window)); }
+  static path nsys_windows() { return "nsys/windows.json"; }
   static path nsys_node_directory() { return "nsys/node"; }
   static path nsys_node_report_base() { return "nsys/node/profile"; }
   static path nsys_node_metrics() { return "nsys/node/metrics.json"; }
@@ -104,6 +108,10 @@ class RunLayout {
   static path analysis_stages() { return "analysis/stages.csv"; }
   static path analysis_instances() { return "analysis/instances.csv"; }  // every timeline stage instance
   static path analysis_report() { return "analysis/report.json"; }       // llmprof.report/2
+  // Engine steps per kind (llmprof/step_kinds.hpp), one entry per capture window; the Markdown is appended
+  // to report.md. Written only when the timeline has a step range with kinds (a serving engine's).
+  static path analysis_step_kinds() { return "analysis/step_kinds.json"; }
+  static path analysis_step_kinds_markdown() { return "analysis/step_kinds.md"; }
 
   // The folder a stage writes its files to (stage1, nsys, ncu, analysis); nullopt for the stages that
   // write single files at the top level (probe, select, report).

@@ -104,6 +104,11 @@ class FieldAssigner {
       : field_(field), node_(node), where_(std::move(where)) {}
 
   Result<void> assign(DeepProfileConfig& config, const std::optional<std::string>& entry) {
+    if (auto windows = repeat_with_count(); windows) {
+      config.nsys.capture_range_end = NsysCaptureRangeEnd::repeat;
+      config.nsys.capture_windows = *windows;
+      return {};
+    }
     return std::visit(
         [&](auto ref) -> Result<void> {
           if constexpr (std::is_same_v<decltype(ref), detail::ChoiceFieldRef>) {
@@ -121,6 +126,20 @@ class FieldAssigner {
 
  private:
   const std::string& key() const { return field_.info.key; }
+
+  // nsys spells a bounded repeat "repeat:N"; the config takes that spelling too and keeps the count in
+  // nsys.capture_windows (so config.toml writes capture_range_end = "repeat" and capture_windows = N).
+  std::optional<int> repeat_with_count() const {
+    if (key() != "nsys.capture_range_end") return std::nullopt;
+    const auto text = node_.value_exact<std::string>();
+    if (!text || text->rfind("repeat:", 0) != 0) return std::nullopt;
+    const std::string count = text->substr(7);
+    if (count.empty() || count.size() > 6 || count.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    const int windows = std::stoi(count);
+    if (windows < 1) return std::nullopt;
+    return windows;
+  }
 
   Result<void> set_choice(const detail::ChoiceFieldRef& choice) {
     auto text = string_of(key(), node_, where_);

@@ -100,6 +100,15 @@ std::optional<Error> check_across_fields(const DeepProfileConfig& config, const 
                           where_set(origins, "nsys.nvtx_capture"),
                       "set nsys.nvtx_capture=decode or nsys.capture_range=none", "nsys.nvtx_capture");
   }
+  if (config.nsys.capture_windows > 0 && config.nsys.capture_range_end != NsysCaptureRangeEnd::repeat) {
+    return make_error(ErrorCode::invalid_argument,
+                      "nsys.capture_windows is " + std::to_string(config.nsys.capture_windows) +
+                          " but nsys.capture_range_end is not repeat, so nsys would capture one window" +
+                          where_set(origins, "nsys.capture_windows"),
+                      "set nsys.capture_range_end=repeat:" + std::to_string(config.nsys.capture_windows) +
+                          ", or nsys.capture_windows=0",
+                      "nsys.capture_windows");
+  }
   if (config.run.kernel_coverage > 1) {
     return make_error(
         ErrorCode::invalid_argument,

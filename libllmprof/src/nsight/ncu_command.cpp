@@ -221,6 +221,7 @@ std::vector<std::string> NcuCommand::argv() const {
   }
   const auto& o = profile_;
   args.insert(args.end(), {"--target-processes", o.target_all_processes ? "all" : "application-only"});
+  if (!o.profile_from_start) args.insert(args.end(), {"--profile-from-start", "off"});
   if (!o.nvtx_include.empty() || !o.nvtx_exclude.empty()) args.push_back("--nvtx");
   for (const auto& expression : o.nvtx_include) args.insert(args.end(), {"--nvtx-include", expression});
   for (const auto& expression : o.nvtx_exclude) args.insert(args.end(), {"--nvtx-exclude", expression});

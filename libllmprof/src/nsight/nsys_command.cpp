@@ -116,6 +116,15 @@ std::optional<Error> check_capture(const NsysProfileOptions& options, std::vecto
       !contains(options.trace, "cuda")) {
     return invalid("--capture-range=cudaProfilerApi needs CUDA or NVTX tracing", "add \"cuda\" to trace");
   }
+  if (options.capture_range_end_count < 0) {
+    return invalid("the number of capture windows is negative", "give 0 (no bound) or a count of windows",
+                   "repeat:" + std::to_string(options.capture_range_end_count));
+  }
+  if (options.capture_range_end_count > 0 && options.capture_range_end != NsysCaptureRangeEnd::repeat) {
+    return invalid("a count of capture windows was given but --capture-range-end is not repeat",
+                   "set capture_range_end = \"repeat\" (or \"repeat:N\"), or clear the count",
+                   std::to_string(options.capture_range_end_count));
+  }
   if (options.capture_range_end && options.capture_range == NsysCaptureRange::none) {
     return invalid("--capture-range-end was set without a capture range",
                    "set capture_range to nvtx or cuda_profiler_api, or clear capture_range_end",
@@ -270,7 +279,11 @@ std::vector<std::string> NsysCommand::argv() const {
     args.push_back("--capture-range=" + std::string(choice_name(o.capture_range)));
   }
   if (!o.nvtx_capture.empty()) args.push_back("--nvtx-capture=" + o.nvtx_capture);
-  if (o.capture_range_end) args.push_back("--capture-range-end=" + std::string(choice_name(*o.capture_range_end)));
+  if (o.capture_range_end) {
+    std::string end = "--capture-range-end=" + std::string(choice_name(*o.capture_range_end));
+    if (o.capture_range_end_count > 0) end += ":" + std::to_string(o.capture_range_end_count);
+    args.push_back(end);
+  }
   if (!o.nvtx_domain_include.empty()) args.push_back("--nvtx-domain-include=" + join_domains(o.nvtx_domain_include));
   if (!o.nvtx_domain_exclude.empty()) args.push_back("--nvtx-domain-exclude=" + join_domains(o.nvtx_domain_exclude));
   if (!o.env_vars.empty()) {

@@ -1,6 +1,7 @@
 // Stage "analyze": the analysis of MAIN (nsys tables, ncu raw CSV, stage-1 metrics) into MAIN/analysis/.
 #include "llmprof/analysis.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/stage_analyze_steps.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
@@ -25,6 +26,7 @@ Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys
                       RunLayout::analysis_report().string()};
   for (const auto& warning : report->warnings) record.warnings.push_back(warning);
   for (const auto& skipped : report->skipped) record.warnings.push_back("not computed: " + skipped);
+  write_step_kinds(run, report.value());
   return {StageResult::ok(), AnalyzeOutput{.written = true}};
 }
 

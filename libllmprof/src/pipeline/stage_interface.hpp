@@ -150,6 +150,9 @@ struct PipelineRun {
   bool gpu_state_unavailable = false;           // nvidia-smi missing or failing: said once, not asked again
   std::vector<std::string> notes;               // end up in RunSummary::notes
   std::optional<std::string> disk_full;         // a write of the run failed for want of space (its reason)
+  // run.on_empty_gate = discover chose this range for selection and the ncu NVTX filter (over run.stage).
+  std::optional<std::string> discovered_stage;
+  const std::string& selection_stage() const { return discovered_stage ? *discovered_stage : config.run.stage; }
 
   bool stopping() const { return stop_requested.load(); }
   std::chrono::nanoseconds elapsed() const { return clock.now() - started; }

@@ -51,7 +51,13 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
   NcuProfileOptions options;
   options.ncu = ncu.path;
   options.target_all_processes = config.target_all_processes;
+  // A workload that opens its own window (cudaProfilerStart/Stop) is profiled by ncu inside it only. Without
+  // this ncu profiles from the start of the process: on the H100 a serving-shaped workload brought new launch
+  // configurations with every warm-up batch size and was still under ncu after 386 s, against 15 launches
+  // in 212 s with --profile-from-start off (ncu 2025.3.1).
+  options.profile_from_start = run.config.nsys.capture_range != NsysCaptureRange::cuda_profiler_api;
   options.nvtx_include = config.nvtx_include;
+  if (run.discovered_stage) options.nvtx_include = {*run.discovered_stage + "/"};  // run.on_empty_gate = discover
   options.nvtx_exclude = config.nvtx_exclude;
   options.set = config.set;
   options.sections = config.sections;

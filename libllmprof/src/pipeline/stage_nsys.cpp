@@ -9,7 +9,11 @@
 #include "llmprof/nsys_command.hpp"
 #include "llmprof/nsys_report_file.hpp"
 #include "llmprof/nsys_stats.hpp"
+#include "llmprof/range_discovery.hpp"
 #include "llmprof/shell_quote.hpp"
+#include "llmprof/timeline.hpp"
+#include "pipeline/capture_windows.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline/nsys_capture.hpp"
 #include "pipeline/tool_call.hpp"
 
@@ -31,7 +35,11 @@ NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, b
   options.cpuctxsw = config.cpuctxsw;
   options.capture_range = gated ? config.capture_range : NsysCaptureRange::none;
   if (options.capture_range == NsysCaptureRange::nvtx) options.nvtx_capture = config.nvtx_capture;
-  if (options.capture_range != NsysCaptureRange::none) options.capture_range_end = config.capture_range_end;
+  if (options.capture_range != NsysCaptureRange::none) {
+    options.capture_range_end = config.capture_range_end;
+    if (config.capture_range_end == NsysCaptureRangeEnd::repeat)
+      options.capture_range_end_count = config.capture_windows;
+  }
   options.nvtx_domain_include = config.nvtx_domain_include;
   options.nvtx_domain_exclude = config.nvtx_domain_exclude;
   options.env_vars = config.env_vars;
@@ -84,6 +92,7 @@ struct Capture {
   bool gate_never_opened = false;  // nsys's output says the gate never opened (capture_gate_never_opened)
   std::optional<ProcessOutcome> outcome;
   Result<ResolvedReport> report = make_error(ErrorCode::no_report, "nsys profile did not run");
+  std::vector<CaptureWindowReport> windows;  // a repeat capture: every window, the first being `report`
   std::optional<StageResult> problem;  // the profile could not run, was interrupted or timed out
 };
 
@@ -123,15 +132,35 @@ Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const Captur
     append_command(run, RunLayout::nsys_commands(), join_shell_command(argv));
     run.say(kStage, "nsys left only a .qdstrm; importing it: " + join_shell_command(argv));
   };
+  if (captures_windows(run.config.nsys, gated) && target.added_arguments.empty()) {
+    auto windows = resolve_capture_windows(run.runner, nsys, request);
+    if (!windows) {
+      result.report = windows.error();
+      return result;
+    }
+    if (!windows->empty()) {
+      result.windows = std::move(windows.value());
+      ResolvedReport first;
+      first.report = result.windows.front().report;
+      for (const auto& window : result.windows)
+        for (const auto& note : window.notes) first.notes.push_back(note);
+      result.report = std::move(first);
+      return result;
+    }
+  }
   result.report = resolve_report(run.runner, nsys, request);
   result.gate_never_opened =
       !result.report && gated && capture_gate_never_opened(request.profiler_output, request.profile_argv);
   return result;
 }
 
-// run.on_empty_gate acts on an NVTX gate only: a cudaProfilerApi range that never started is the workload's.
+// An NVTX gate, or a cudaProfilerApi window, that never opened: run.on_empty_gate decides what follows.
 bool gate_never_opened(const PipelineRun& run, const Capture& attempt) {
-  return attempt.gate_never_opened && run.config.nsys.capture_range == NsysCaptureRange::nvtx;
+  if (run.config.nsys.capture_range == NsysCaptureRange::nvtx) return attempt.gate_never_opened;
+  // A cudaProfilerApi window the workload never opened: nsys 2025.3 says "No reports were generated"; 2022.4
+  // prints "Generated:" with nothing under it and exits 0, and the resolver finds no file at all.
+  return run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api && attempt.gated && !attempt.report &&
+         attempt.report.error().code == ErrorCode::no_report && attempt.outcome && attempt.outcome->succeeded();
 }
 
 // The record of the capture the stage continues with (`attempt`): gated as configured, or the ungated re-run.
@@ -142,11 +171,40 @@ CaptureRecord capture_record(const PipelineRun& run, const Capture& attempt, boo
   if (record.gate == CaptureGateKind::nvtx) record.range = config.nvtx_capture;
   record.gate_opened = attempt.gated && record.gate != CaptureGateKind::none && attempt.report.has_value();
   record.ungated_rerun = ungated_rerun;
-  if (attempt.report) {
+  // A repeat capture (--capture-range-end=repeat[:N]) lists every numbered report, window 1 first.
+  for (const auto& window : attempt.windows)
+    record.windows.push_back({fs::relative(window.report, fs::absolute(run.directory.path())).string()});
+  if (attempt.report && attempt.windows.empty()) {
     record.windows.push_back({fs::relative(attempt.report->report, fs::absolute(run.directory.path())).string()});
   }
   record.graph_trace = requested_graph_trace(config.extra_args) == "node" ? "node" : "graph";
   return record;
+}
+
+// The light ungated capture that names the workload's ranges, into nsys/discovery/.
+CaptureTarget discovery_capture() {
+  return {RunLayout::nsys_directory() / "discovery" / "profile",
+          RunLayout::nsys_directory() / "discovery" / "metrics.json",
+          RunLayout::nsys_directory() / "discovery" / "profile.log",
+          {}};
+}
+
+// Runs the discovery capture and reads it; `probe` keeps the capture (its report) for the caller.
+Result<RangeDiscovery> run_discovery(PipelineRun& run, const NsysInfo& nsys, Capture& probe) {
+  std::error_code error;
+  fs::create_directories(run.directory.layout().resolve(RunLayout::nsys_directory() / "discovery"), error);
+  run.say(kStage, "discovery: capturing once without the gate to name the ranges the workload emits");
+  probe = capture(run, nsys, false, discovery_capture());
+  if (probe.problem) return make_error(ErrorCode::no_report, "the discovery capture failed: " + probe.problem->reason);
+  if (!probe.report) return probe.report.error();
+  const fs::path directory = RunLayout::nsys_directory() / "discovery";
+  if (auto exported = export_nsys_sqlite(run, nsys, probe.report->report, directory);
+      exported.status != StageStatus::ok)
+    return make_error(ErrorCode::no_report, "the discovery capture's SQLite export failed: " + exported.reason);
+  const fs::path sqlite = run.directory.path() / directory / RunLayout::nsys_sqlite().filename();
+  auto timeline = analyze_timeline(sqlite);
+  if (!timeline) return timeline.error();
+  return discover_ranges(timeline.value(), sqlite);
 }
 
 // The range names the workload emitted: stage-1 metrics, else those it wrote under nsys.
@@ -160,9 +218,41 @@ std::optional<EmittedRanges> emitted_ranges(const PipelineRun& run, const Worklo
 // Diagnoses the empty gate, then follows run.on_empty_gate; returns the capture to continue with.
 std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& nsys, const WorkloadOutput& workload,
                                              Capture& attempt, NsysOutput& output) {
-  const std::string diagnosis =
-      diagnose_empty_gate(run.config.nsys.nvtx_capture, emitted_ranges(run, workload), run.config.run.stage);
+  const bool profiler_window = run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api;
+  const auto emitted = emitted_ranges(run, workload);
+  std::string diagnosis =
+      profiler_window ? "the capture range cudaProfilerApi never opened: the workload never called cudaProfilerStart "
+                        "(torch.cuda.profiler.start()), so nsys wrote no report."
+                      : diagnose_empty_gate(run.config.nsys.nvtx_capture, emitted, run.config.run.stage);
   const OnEmptyGate policy = run.config.run.on_empty_gate;
+  const bool names_unknown = profiler_window || !emitted || emitted->names.empty();
+  if (policy == OnEmptyGate::discover || (policy == OnEmptyGate::diagnose && names_unknown)) {
+    Capture probe;
+    auto discovery = run_discovery(run, nsys, probe);
+    if (probe.problem &&
+        (probe.problem->status == StageStatus::interrupted || probe.problem->problem == StageProblemKind::timeout))
+      return probe.problem;
+    if (!discovery) {
+      diagnosis += " Discovery did not help: " + discovery.error().describe();
+    } else {
+      diagnosis = diagnosis.substr(0, diagnosis.find(" The range names the workload emits are unknown"));
+      diagnosis += " " + describe_discovery(discovery.value());
+      if (policy == OnEmptyGate::discover) {
+        run.note(kStage, diagnosis);
+        run.note(kStage, "run.on_empty_gate = discover: going on with the discovery capture (ungated) and `" +
+                             discovery->stage + "` for kernel selection and the ncu filter, because " + discovery->why);
+        run.discovered_stage = discovery->stage;
+        attempt = std::move(probe);
+        attempt.gated = false;
+        if (attempt.report)
+          run.record(kStage).warnings.push_back(
+              "the capture never opened; this timeline is the ungated discovery "
+              "capture, and the stage was chosen by discovery: " +
+              discovery->stage);
+        return std::nullopt;
+      }
+    }
+  }
   if (policy == OnEmptyGate::rerun_ungated) {
     run.note(kStage, diagnosis + " Re-running nsys without the gate (run.on_empty_gate = rerun_ungated).");
     attempt = capture(run, nsys, false, first_capture("profile_ungated.log"));
@@ -375,6 +465,15 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
   if (run.config.nsys.export_sqlite) {
     StageResult exported = export_nsys_sqlite(run, nsys, report.report, RunLayout::nsys_directory());
     if (exported.status != StageStatus::ok) return exported;
+  }
+  if (!attempt.windows.empty()) {
+    run.say(kStage, std::to_string(attempt.windows.size()) +
+                        " capture windows (one report each); window 1 is analysed in nsys/, later ones in "
+                        "nsys/window-<k>/, all listed in " +
+                        RunLayout::nsys_windows().string());
+    if (auto windows = export_capture_windows(run, nsys, attempt.windows); windows.status != StageStatus::ok)
+      return windows;
+    output.capture = capture_record(run, attempt, empty_gate);  // the windows that were exported
   }
   if (auto why_not = node_pass_not_needed(run, output)) {
     log_info(to_string(kStage), "no node-traced capture: " + *why_not);

@@ -153,12 +153,12 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
   auto base = name_base(run.config.ncu.kernel_name_base);
   if (!base) return StageResult::failed(base.error().describe());
   TopKernelRequest request;
-  request.stage = run.config.run.stage;
+  request.stage = run.selection_stage();
   request.n = static_cast<std::size_t>(std::max(run.config.run.top_n_kernels, 1));
   if (run.config.run.kernel_coverage > 0) request.coverage = run.config.run.kernel_coverage;
   request.max_kernels = static_cast<std::size_t>(std::max(run.config.run.max_kernels, 1));
   request.name_base = base.value();
-  request.capture_gated_on_stage = nsys.gate() == run.config.run.stage;
+  request.capture_gated_on_stage = nsys.gate() == run.selection_stage();
   auto selection = select_top_kernels(nsys.stats.value(), request);
   if (!selection) return StageResult::failed(selection.error().describe());
   const std::int64_t launches = launch_bound(run, selection.value());

@@ -8,6 +8,7 @@
 #include "core/atomic_file.hpp"
 #include "core/figure_checks.hpp"
 #include "core/file_text.hpp"
+#include "core/format.hpp"
 #include "core/json_fields.hpp"
 #include "core/text.hpp"
 #include "core/toml_flatten.hpp"
@@ -305,12 +306,21 @@ Result<void> write_reports(const std::filesystem::path& main_directory) {
   auto model = load_run_report(main_directory);
   if (!model) return model.error();
   const RunLayout layout(main_directory);
-  if (auto written =
-          detail::write_file_atomically(layout.resolve(RunLayout::report_markdown()), render_markdown(*model));
-      !written) {
+  // Engine steps per kind (the analyze stage writes them for a serving engine's timeline): appended as written.
+  const auto steps = detail::read_file_text(layout.resolve(RunLayout::analysis_step_kinds_markdown()));
+  std::string markdown = render_markdown(*model);
+  if (steps) markdown += "\n" + *steps;
+  if (auto written = detail::write_file_atomically(layout.resolve(RunLayout::report_markdown()), markdown); !written) {
     return written;
   }
-  return detail::write_file_atomically(layout.resolve(RunLayout::report_html()), render_html(*model));
+  std::string html = render_html(*model);
+  if (steps) {
+    const std::string section =
+        "<section id=\"engine-steps\"><pre>" + detail::html_escape(*steps) + "</pre></section>\n";
+    const auto end = html.rfind("<script");
+    html.insert(end == std::string::npos ? html.size() : end, section);
+  }
+  return detail::write_file_atomically(layout.resolve(RunLayout::report_html()), html);
 }
 
 }  // namespace llmprof

@@ -1,0 +1,57 @@
+// Range discovery: which NVTX ranges a workload emits (names, counts, nesting), whether it opens its own
+// profiling window (cudaProfilerStart/cudaProfilerStop), and the settings that would profile it; read from
+// the SQLite export of a light, ungated capture (nsys --trace=nvtx,cuda, no sampling).
+//
+// Used when an NVTX gate or a cudaProfilerApi window never opened, and on request; instead of "the range
+// names are unknown", the user gets the names and the exact --set line, or (run.on_empty_gate = discover)
+// the run goes on with the best choice.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmprof/result.hpp"
+#include "llmprof/step_kinds.hpp"
+#include "llmprof/timeline.hpp"
+
+namespace llmprof {
+
+struct DiscoveredRange {
+  std::string name;
+  std::string domain;                 // empty: the default domain
+  std::optional<std::string> parent;  // qualified name of the enclosing range
+  int level = 0;
+  std::int64_t count = 0;
+  std::int64_t gpu_time_ns = 0;
+  std::string qualified_name() const { return domain.empty() ? name : domain + ":" + name; }
+};
+
+struct RangeDiscovery {
+  std::vector<DiscoveredRange> ranges;    // outermost first, then by first start (the timeline's order)
+  std::int64_t profiler_start_calls = 0;  // cudaProfilerStart, from CUPTI_ACTIVITY_KIND_RUNTIME
+  std::int64_t profiler_stop_calls = 0;
+  std::optional<StepKindReport> steps;  // when a step range with kinds was found
+  // The choice: the range whose kernels to select and profile (run.stage, ncu.nvtx_include), and the capture
+  // that opens on the workload's own window or an enclosing range ("cudaProfilerApi", "nvtx", "none").
+  std::string stage;
+  std::string capture_range;
+  std::string nvtx_capture;                // with capture_range "nvtx"
+  std::string why;                         // one sentence: what was chosen and why
+  std::vector<std::string> set_arguments;  // "nsys.capture_range=cudaProfilerApi", ... (one --set each)
+  std::string set_line() const;            // "--set a=b --set c=d"
+};
+
+// From an analysed timeline and the export it came from (for the profiler API calls). The choice: the step
+// kind with the most GPU time, else (no GPU work, e.g. on a CPU machine) the most frequent kind, else the
+// most frequent range nested in another; the capture opens on cudaProfilerStart when the workload calls it,
+// else on a range that encloses every instance of the chosen one and occurs once, else it is ungated.
+// Error(no_report) when the export holds no NVTX range.
+Result<RangeDiscovery> discover_ranges(const TimelineReport& timeline, const std::filesystem::path& sqlite_export);
+
+// Several lines: the ranges with counts and nesting, the profiler API calls, the choice and the --set line.
+std::string describe_discovery(const RangeDiscovery& discovery);
+
+}  // namespace llmprof

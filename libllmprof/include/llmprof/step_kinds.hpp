@@ -1,0 +1,62 @@
+// Engine steps as the unit: a serving engine runs one step range (vLLM's `scheduler_step`) per step, and
+// inside it one range naming the step's kind (`prefill_batch`, `decode_batch`, `mixed_batch`). Continuous
+// batching has no pure decode loop, so the figures are per kind: count, time per step, GPU time and its
+// share, the heaviest kernels (of the kind's range over the whole capture), and the processes that ran them. Built on
+// the timeline engine's per-instance figures (llmprof/timeline.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llmprof/timeline.hpp"
+
+namespace llmprof {
+
+struct StepKindFigures {
+  std::string name;
+  std::int64_t count = 0;
+  // Per step, all instances: from the kind's CPU start to the later of its CPU end and its last GPU end.
+  DurationSummary step_time;
+  std::int64_t gpu_busy_ns = 0;             // summed over its steps (union within each step)
+  std::int64_t gpu_time_ns = 0;             // summed duration of every GPU activity its steps launched
+  std::optional<double> gpu_time_share;     // of all kinds' GPU time; absent without GPU work
+  std::vector<TimelineKernel> top_kernels;  // at most five, by total time
+  std::vector<std::int64_t> processes;      // PIDs of the threads that ran its steps, ascending
+};
+
+struct StepKindReport {
+  std::string step_range;                   // e.g. "scheduler_step"
+  std::int64_t steps = 0;                   // instances of the step range (inside the step window)
+  std::int64_t steps_left_out = 0;          // outside the step window (nsys.capture_skip / capture_count)
+  std::vector<StepKindFigures> kinds;       // by GPU time, then by count, descending
+  std::vector<std::string> phases;          // children of the step range found in every step (e.g. sampling)
+  std::optional<std::int64_t> gpu_process;  // the PID whose steps carried the most GPU time
+  std::string verdict;                      // e.g. "mixed steps take 3.1x a decode step; 72% of the window's GPU time"
+};
+
+// The step range: `step_range` when given (a qualified name, "name" or "domain:name"), else the outermost
+// stage whose children include a range named *_batch. The kinds are its children named *_batch (vLLM's
+// convention), or, when none is, every child that is not in every step. nullopt when no step range is found.
+// `skip`/`count` keep only steps skip .. skip + count - 1 (count 0: all after skip), and the kind instances
+// that start inside them: a window bounded in steps (nsys.capture_skip / nsys.capture_count).
+struct StepWindow {
+  std::int64_t skip = 0;
+  std::int64_t count = 0;
+};
+std::optional<StepKindReport> analyze_step_kinds(const TimelineReport& timeline, std::string_view step_range = {},
+                                                 StepWindow window = {});
+
+// The process id nsys packs into a globalTid (pid in bits 24..47 in the export schemas of 2022.4 and 2025.3).
+std::int64_t process_of_thread(std::int64_t global_thread_id);
+
+// Markdown section "Engine steps" for one or more windows (window 1 first); a side-by-side line per kind
+// when there are several windows.
+std::string step_kinds_markdown(const std::vector<StepKindReport>& windows);
+
+// JSON (schema llmprof.step_kinds/1): {"windows": [{"step_range", "steps", "kinds": [...], ...}]}.
+std::string step_kinds_json(const std::vector<StepKindReport>& windows);
+
+}  // namespace llmprof

@@ -1,0 +1,95 @@
+// Serving engines with the REAL nsys 2022.4 (Debian's, no GPU): the engine-shaped loop tests/e2e/engine_loop.cpp
+// (serve > scheduler_step > prefill_batch | decode_batch | mixed_batch, sampling) under the default gate
+// ("decode", which it never emits), with discovery, and with a repeat capture of two windows.
+//
+// Where the tools are absent the tests skip (tests/support/real_tools.hpp), unless CI requires them.
+#include <sys/wait.h>
+
+#include <boost/json/parse.hpp>
+#include <catch2/catch.hpp>
+#include <iostream>
+
+#include "llmprof/run_directory.hpp"
+#include "llmprof/shell_quote.hpp"
+#include "real_tools.hpp"
+#include "run_manifest_reading.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using namespace llmprof::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> engine_run(const TempDir& temp, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"run",
+                                   "--set",
+                                   "run.runs_root=" + (temp / "runs").string(),
+                                   "--set",
+                                   "run.run_id=serving",
+                                   "--set",
+                                   "run.min_free_space_gb=0",
+                                   "--set",
+                                   "run.enable_ncu=false"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.insert(args.end(), {"--", LLMPROF_ENGINE_LOOP_EXE, "60"});
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("real nsys: the default gate on an engine loop names the ranges it emitted and gives the --set line") {
+  if (!have_real_tools()) return;
+  TempDir temp;
+  const Finished run = deep_profile(temp, engine_run(temp, {}));
+  const RunManifest manifest = manifest_of(temp / "runs" / "serving");
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  INFO("nsys stage: " << nsys.reason);
+  CHECK(nsys.status == StageStatus::failed);
+  CHECK(nsys.reason.find("never opened") != std::string::npos);
+  CHECK(nsys.reason.find("scheduler_step x60 (in serve)") != std::string::npos);
+  CHECK(nsys.reason.find("decode_batch x48 (in scheduler_step)") != std::string::npos);
+  CHECK(nsys.reason.find("--set nsys.capture_range=nvtx --set nsys.nvtx_capture=serve --set run.stage=decode_batch") !=
+        std::string::npos);
+  CHECK(fs::exists(temp / "runs" / "serving" / "nsys" / "discovery" / "profile.sqlite"));
+}
+
+TEST_CASE("real nsys: with discovery the run goes on with the discovery capture and the chosen step range") {
+  if (!have_real_tools()) return;
+  TempDir temp;
+  const Finished run = deep_profile(temp, engine_run(temp, {"--set", "run.on_empty_gate=discover"}));
+  const fs::path main = temp / "runs" / "serving";
+  const RunManifest manifest = manifest_of(main);
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  INFO("nsys stage: " << nsys.reason);
+  CHECK(nsys.status == StageStatus::ok);
+  CHECK(run.out.find("going on with the discovery capture (ungated) and `decode_batch`") != std::string::npos);
+  const std::string steps = read_file(main / "analysis" / "step_kinds.md");
+  CHECK(steps.find("Step range `scheduler_step`: 60 steps") != std::string::npos);
+  CHECK(steps.find("| `decode_batch` | 48 |") != std::string::npos);
+  CHECK(steps.find("| `prefill_batch` | 6 |") != std::string::npos);
+  CHECK(steps.find("| `mixed_batch` | 6 |") != std::string::npos);
+  CHECK(read_file(main / "report.md").find("## Engine steps") != std::string::npos);
+}
+
+TEST_CASE("real nsys: a repeat capture of two windows gives two numbered reports, each exported and listed") {
+  if (!have_real_tools()) return;
+  TempDir temp;
+  const Finished run = deep_profile(temp, engine_run(temp, {"--set", "nsys.nvtx_capture=scheduler_step", "--set",
+                                                            "nsys.capture_range_end=repeat:2"}));
+  const fs::path main = temp / "runs" / "serving";
+  const RunManifest manifest = manifest_of(main);
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  INFO("nsys stage: " << nsys.reason);
+  CHECK(nsys.status == StageStatus::ok);
+  CHECK(read_file(main / "nsys" / "cmd.txt").find("--capture-range-end=repeat:2") != std::string::npos);
+  CHECK(fs::exists(main / "nsys" / "profile.1.nsys-rep"));
+  CHECK(fs::exists(main / "nsys" / "profile.2.nsys-rep"));
+  CHECK_FALSE(fs::exists(main / "nsys" / "profile.3.nsys-rep"));
+  CHECK(fs::exists(main / "nsys" / "profile.sqlite"));
+  CHECK(fs::exists(main / "nsys" / "window-2" / "profile.sqlite"));
+  const auto windows = boost::json::parse(read_file(main / "nsys" / "windows.json")).as_object();
+  const auto& listed = windows.at("windows").as_array();
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[1].at("directory").as_string() == "nsys/window-2");
+}

@@ -1,0 +1,142 @@
+// Engine steps per kind and range discovery, on an export recorded with the real nsys 2022.4.2 of
+// tests/e2e/engine_loop.cpp (scheduler_step > prefill_batch | decode_batch | mixed_batch, sampling; CPU only).
+// Expected figures: tests/data/serving/expected.tsv, written by tests/tools/step_kinds_expected.py (Python
+// sqlite3, its own nesting by a per-thread stack walk; no code shared with libllmprof).
+#include <algorithm>
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "llmprof/range_discovery.hpp"
+#include "llmprof/step_kinds.hpp"
+#include "llmprof/timeline.hpp"
+#include "pipeline/capture_windows.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using llmprof::testing::data_path;
+
+namespace {
+
+const char* kFixture = "engine_loop_cpu2022";
+
+std::map<std::string, std::string> expected_figures() {
+  std::ifstream in(data_path("serving/expected.tsv"));
+  std::map<std::string, std::string> figures;
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string file, subject, figure, value;
+    std::getline(fields, file, '\t');
+    std::getline(fields, subject, '\t');
+    std::getline(fields, figure, '\t');
+    std::getline(fields, value, '\t');
+    if (file == kFixture) figures[subject + "/" + figure] = value;
+  }
+  REQUIRE(!figures.empty());
+  return figures;
+}
+
+std::filesystem::path fixture() { return data_path(std::string("serving/") + kFixture + ".sqlite"); }
+
+TimelineReport timeline() {
+  auto report = analyze_timeline(fixture());
+  REQUIRE(report.has_value());
+  return report.value();
+}
+
+}  // namespace
+
+TEST_CASE("step kinds of an engine loop recorded with nsys 2022.4 match the Python oracle") {
+  const auto expected = expected_figures();
+  const auto steps = analyze_step_kinds(timeline());
+  REQUIRE(steps.has_value());
+  CHECK(steps->step_range == expected.at("steps/step_range"));
+  CHECK(std::to_string(steps->steps) == expected.at("steps/count"));
+  std::vector<std::string> names;
+  for (const auto& kind : steps->kinds) names.push_back(kind.name);
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"decode_batch", "mixed_batch", "prefill_batch"});
+  CHECK(steps->phases == std::vector<std::string>{"sampling"});
+  for (const auto& kind : steps->kinds) {
+    INFO(kind.name);
+    CHECK(std::to_string(kind.count) == expected.at(kind.name + "/count"));
+    CHECK(std::to_string(kind.step_time.p50_ns) == expected.at(kind.name + "/p50_ns"));
+    CHECK(std::to_string(kind.step_time.p90_ns) == expected.at(kind.name + "/p90_ns"));
+    CHECK(std::to_string(kind.step_time.p99_ns) == expected.at(kind.name + "/p99_ns"));
+    REQUIRE(kind.processes.size() == 1);
+    CHECK(std::to_string(kind.processes.front()) == expected.at(kind.name + "/processes"));
+    CHECK_FALSE(kind.gpu_time_share.has_value());  // a CPU capture: no GPU work, no share invented
+  }
+  // No GPU work: ordered by count, and the verdict says there was none.
+  CHECK(steps->kinds.front().name == "decode_batch");
+  CHECK(steps->verdict.find("no GPU work recorded") != std::string::npos);
+  CHECK_FALSE(steps->gpu_process.has_value());
+}
+
+TEST_CASE("an explicit step range that is absent gives no step report") {
+  CHECK_FALSE(analyze_step_kinds(timeline(), "engine_step").has_value());
+}
+
+TEST_CASE("two windows: a section per window and a side-by-side line per kind") {
+  const auto steps = analyze_step_kinds(timeline());
+  REQUIRE(steps.has_value());
+  const std::string markdown = step_kinds_markdown({*steps, *steps});
+  CHECK(markdown.find("### Window 2") != std::string::npos);
+  const std::string decode_count = std::to_string(steps->kinds.front().count);
+  CHECK(markdown.find("- `decode_batch`: window 1 " + decode_count + " steps") != std::string::npos);
+  CHECK(markdown.find(" | window 2 " + decode_count + " steps") != std::string::npos);
+  CHECK(step_kinds_json({*steps}).find("\"schema\":\"llmprof.step_kinds/1\"") != std::string::npos);
+}
+
+TEST_CASE("range discovery names the ranges, their nesting and counts, and gives the --set line") {
+  const auto expected = expected_figures();
+  const auto report = timeline();
+  auto discovery = discover_ranges(report, fixture());
+  REQUIRE(discovery.has_value());
+  for (const auto& range : discovery->ranges) {
+    INFO(range.name);
+    CHECK(std::to_string(range.count) == expected.at(range.name + "/count"));
+    CHECK(range.parent.value_or("-") == expected.at(range.name + "/parent"));
+  }
+  CHECK(discovery->ranges.size() == 6);
+  CHECK(std::to_string(discovery->profiler_start_calls) == expected.at("profiler_api/start_calls"));
+  CHECK(std::to_string(discovery->profiler_stop_calls) == expected.at("profiler_api/stop_calls"));
+  // No GPU and no profiler window: the most frequent kind, gated on the range that encloses every step once.
+  CHECK(discovery->stage == "decode_batch");
+  CHECK(discovery->capture_range == "nvtx");
+  CHECK(discovery->nvtx_capture == "serve");
+  CHECK(discovery->set_line() ==
+        "--set nsys.capture_range=nvtx --set nsys.nvtx_capture=serve --set run.stage=decode_batch "
+        "--set ncu.nvtx_include=[\"decode_batch/\"]");
+  const std::string text = describe_discovery(*discovery);
+  CHECK(text.find("scheduler_step x60 (in serve)") != std::string::npos);
+  CHECK(text.find("cudaProfilerStart/Stop calls: 0/0") != std::string::npos);
+}
+
+TEST_CASE("capture windows: nsys's numbered reports are found in order, stopping at the first gap") {
+  llmprof::testing::TempDir dir;
+  const auto base = dir / "profile";
+  llmprof::testing::write_file(dir / "profile.1.nsys-rep", "x");
+  llmprof::testing::write_file(dir / "profile.2.qdstrm", "x");
+  llmprof::testing::write_file(dir / "profile.4.nsys-rep", "x");
+  CHECK(detail::numbered_windows(base) == std::vector<int>{1, 2});
+  CHECK(detail::numbered_windows(dir / "other").empty());
+}
+
+TEST_CASE("a window bounded in steps keeps steps skip .. skip + count - 1 and the kinds inside them") {
+  const auto expected = expected_figures();
+  const auto steps = analyze_step_kinds(timeline(), {}, StepWindow{10, 20});
+  REQUIRE(steps.has_value());
+  CHECK(steps->steps == 20);
+  CHECK(steps->steps_left_out == 40);
+  for (const auto& kind : steps->kinds) {
+    INFO(kind.name);
+    CHECK(std::to_string(kind.count) == expected.at(kind.name + "/count_in_steps_10_to_29"));
+  }
+  CHECK(step_kinds_markdown({*steps}).find("20 steps (40 more left out by nsys.capture_skip/capture_count)") !=
+        std::string::npos);
+}
