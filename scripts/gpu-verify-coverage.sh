@@ -106,9 +106,20 @@ phase_after() {
 
 phase_serving() {
   [ -n "${dp_new:-}" ] || phase_build || return 1
-  profile "$dp_new" /tmp/runs-serving serving --preset serving -- python3 "$repo/examples/serving/serve.py"
+  mkdir -p /tmp/runs-serving
+  step "serving example bare (its own step counts)"
+  /usr/bin/time -f "serving bare wall %e s" python3 "$repo/examples/serving/serve.py" --counts /tmp/runs-serving/bare-counts.json
+  profile "$dp_new" /tmp/runs-serving serving --preset serving -- \
+    python3 "$repo/examples/serving/serve.py" --counts /tmp/runs-serving/serving-counts.json
   profile "$dp_new" /tmp/runs-serving serving-repeat2 --preset serving --set nsys.capture_range_end=repeat:2 \
-    -- python3 "$repo/examples/serving/serve.py" --windows 2
+    --set run.enable_ncu=false -- python3 "$repo/examples/serving/serve.py" --windows 2 \
+    --counts /tmp/runs-serving/repeat2-counts.json
+  for id in serving serving-repeat2; do
+    echo "--- $id: the workload's counts, then the report's step kinds"
+    cat "/tmp/runs-serving/${id#serving-}-counts.json" 2>/dev/null || cat /tmp/runs-serving/serving-counts.json
+    cat "/tmp/runs-serving/$id/analysis/step_kinds.md" 2>/dev/null | head -40
+    grep -o -- '--profile-from-start[= ][a-z]*' "/tmp/runs-serving/$id/ncu/cmd.txt" 2>/dev/null | head -2
+  done
   pack /tmp/runs-serving serving-runs.tar.gz
 }
 
