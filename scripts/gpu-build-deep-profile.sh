@@ -30,7 +30,7 @@ cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLM
   -DCMAKE_PREFIX_PATH="$prefix/usr;$lib/cmake" -DBoost_NO_SYSTEM_PATHS=ON -DBoost_ROOT="$prefix/usr" \
   -DSQLite3_INCLUDE_DIR="$prefix/usr/include" -DSQLite3_LIBRARY="$lib/libsqlite3.a" \
   -DLLMPROF_SQLITE_STATIC="$lib/libsqlite3.a" -DCMAKE_EXE_LINKER_FLAGS="-L$prefix/icu-stub" > "$build_dir.configure.log" 2>&1 ||
-  { tail -40 "$build_dir.configure.log"; exit 1; }
+  { tail -40 "$build_dir.configure.log" >&2; exit 1; }
 cmake --build "$build_dir" --target deep-profile -j"$(nproc)" > "$build_dir.build.log" 2>&1 ||
-  { grep -m20 -E 'error|Error' "$build_dir.build.log"; tail -20 "$build_dir.build.log"; exit 1; }
+  { grep -m20 -E 'error|Error' "$build_dir.build.log" >&2; tail -20 "$build_dir.build.log" >&2; exit 1; }
 echo "$build_dir/apps/deep-profile/deep-profile"

@@ -74,7 +74,7 @@ pack() { (cd "$1" && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude=
 phase_build() {
   step "build deep-profile here"
   local start=$SECONDS
-  dp_new=$(scripts/gpu-build-deep-profile.sh .carry/debs "$repo" /tmp/dp-new | tail -1) || return 1
+  dp_new=$(scripts/gpu-build-deep-profile.sh .carry/debs "$repo" /tmp/dp-new | tail -1) || { dp_new=; return 1; }
   echo "deep-profile build: $((SECONDS - start)) s ($dp_new)"
   build_example || return 1
   use_carried_libdw
@@ -125,5 +125,5 @@ phase_serving() {
 
 printf 'run\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\tcoverage_reached\tplanned\trows\tpasses\tpasses_ended\testimated_s\n' \
   > "$OUT/coverage.tsv"
-for phase in "$@"; do "phase_$phase"; done
+for phase in "$@"; do "phase_$phase" || { echo "phase $phase failed"; break; }; done
 cat "$OUT/coverage.tsv"

@@ -790,7 +790,7 @@ TEST_CASE("ncu plan: a pass ends at its planned launches once each of its kernel
   SECTION("every kernel met: the end comes at the planned count, ncu's cut names matching by prefix") {
     detail::NcuPassEnd end;
     end.planned_launches = pass.profiled_launches;
-    for (const auto& kernel : pass.kernels) end.kernels_unseen.insert(kernel_function_name(kernel));
+    for (const auto& kernel : pass.kernels) end.expect_kernel(kernel);
     end.finished_launch("reduce_kernel", now);
     end.finished_launch("reduce_kernel", now);
     CHECK_FALSE(end.ending->requested());
@@ -803,7 +803,7 @@ TEST_CASE("ncu plan: a pass ends at its planned launches once each of its kernel
     detail::NcuPassEnd end;
     end.pass = 1;
     end.planned_launches = pass.profiled_launches;
-    for (const auto& kernel : pass.kernels) end.kernels_unseen.insert(kernel_function_name(kernel));
+    for (const auto& kernel : pass.kernels) end.expect_kernel(kernel);
     for (int i = 0; i < 5; ++i) end.finished_launch("reduce_kernel", now);
     CHECK_FALSE(end.ending->requested());
     end.finished_launch("reduce_kernel", now);  // the 6th: 2 x 3
@@ -812,6 +812,21 @@ TEST_CASE("ncu plan: a pass ends at its planned launches once each of its kernel
     CHECK(end.describe() ==
           "pass 2 ended the workload after its 3 planned launches at 20 s, at 6 profiled launches (2x the plan) "
           "with 1 kernel(s) not met");
+  }
+  SECTION("a pass by mangled name: ncu's progress lines give mangled names, which meet their kernels") {
+    // ncu 2025.3.1 with --kernel-name-base mangled printed the mangled name on the H100; matched by function
+    // name only, no kernel was ever met and the 1b decode's passes ran to the workload's end.
+    detail::NcuPassEnd end;
+    end.planned_launches = 2;
+    end.expect_kernel(pass.kernels[0], {"_ZN2at6native13reduce_kernelILi512ELi1EEEvi"});
+    end.expect_kernel(pass.kernels[1], {"nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_relubias_TNT"});
+    end.finished_launch("_ZN2at6native13reduce_kernelILi512ELi1EEEvi", now);
+    end.finished_launch("_ZN2at6native13reduce_kernelILi512ELi1EEEvi", now);
+    CHECK_FALSE(end.ending->requested());
+    CHECK(end.kernels_unseen.size() == 1);
+    end.finished_launch("nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_relubias_TNT", now);
+    CHECK(end.ending->requested());
+    CHECK_FALSE(end.ended_at_bound);
   }
   SECTION("planned_launches 0 (ncu.end_workload_when_planned = false) never ends a pass") {
     detail::NcuPassEnd end;

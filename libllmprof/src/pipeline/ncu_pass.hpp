@@ -5,10 +5,12 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "llmprof/kernel_name.hpp"
 #include "llmprof/ncu_command.hpp"
@@ -69,9 +71,14 @@ struct NcuPassEnd {
   std::size_t pass = 0;                // 0-based, for "pass 1 ended the workload ..."
   std::int64_t planned_launches = 0;   // the pass's launches; 0: never ended early
   std::int64_t profiled_launches = 0;  // "==PROF== Profiling" lines seen so far
-  // Function names of the pass's kernels without a progress line yet: with the count alone, configurations
-  // the plan did not know (or ncu meeting them in another order) could end the pass before a kernel's turn.
-  std::set<std::string> kernels_unseen;
+  // The pass's kernels without a progress line yet, each with the names a progress line may give it (its
+  // function name; its mangled names when the pass filters by mangled name, as ncu 2025.3.1 then prints
+  // "==PROF== Profiling \"_ZN2at6native29vectorized_elementwise_kernel...\""): with the count alone,
+  // configurations the plan did not know (or ncu meeting them in another order) could end the pass before
+  // a kernel's turn.
+  std::map<std::string, std::vector<std::string>> kernels_unseen;
+  // Expects `kernel` (an nsys name) under its function name and `mangled_names`.
+  void expect_kernel(const std::string& kernel, const std::vector<std::string>& mangled_names = {});
   std::chrono::steady_clock::time_point started;
   std::optional<double> ended_at_s;  // since started, when the request was made
   bool ended_at_bound = false;       // ended at kUnseenKernelBound times the plan, some kernels not met
@@ -83,8 +90,8 @@ struct NcuPassEnd {
 // The pass's end for its attempt: the workload's end recorded (stage record, attempt.workload_ended) and
 // ncu's error about the ended application's exit code taken out of the diagnosis.
 void settle_ended_workload(PipelineRun& run, const NcuPassEnd& end, NcuAttempt& attempt);
-// The end of plan pass `index`: planned_launches 0 (run to the end) when ncu.end_workload_when_planned is off.
-NcuPassEnd ncu_pass_end(const PipelineRun& run, const NcuPlanPass& pass, std::size_t index);
+// The end of plan pass `index` of `plan`: planned_launches 0 (run to the end) when ncu.end_workload_when_planned is off.
+NcuPassEnd ncu_pass_end(const PipelineRun& run, const NcuPlan& plan, std::size_t index);
 
 NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter, const std::string& log_name,
                         NcuPlanProgress* plan = nullptr, NcuPassEnd* end = nullptr);

@@ -4,6 +4,7 @@
 // descendants, not ncu) at that point ended the pass at 25.6 s; ncu printed "==ERROR== The application
 // returned an error code (15)." and still wrote its report. ncu's exit code then is the application's (the
 // Debian ncu 2022.3 exits 1 after "error code (1)"), so the stage reads neither as a failure.
+#include <algorithm>
 #include <sstream>
 
 #include "llmprof/kernel_name.hpp"
@@ -27,18 +28,32 @@ bool progress_name_matches(const std::string& progress_name, const std::string& 
 
 }  // namespace
 
-NcuPassEnd ncu_pass_end(const PipelineRun& run, const NcuPlanPass& pass, std::size_t index) {
+NcuPassEnd ncu_pass_end(const PipelineRun& run, const NcuPlan& plan, std::size_t index) {
   NcuPassEnd end;
   end.pass = index;
   if (!run.config.ncu.end_workload_when_planned) return end;
+  const NcuPlanPass& pass = plan.passes.at(index);
   end.planned_launches = pass.profiled_launches;
-  for (const auto& kernel : pass.kernels) end.kernels_unseen.insert(kernel_function_name(kernel));
+  for (const auto& kernel : pass.kernels) {
+    const auto mangled = plan.mangled_names.find(kernel);
+    end.expect_kernel(kernel, pass.by_mangled_name && mangled != plan.mangled_names.end() ? mangled->second
+                                                                                          : std::vector<std::string>{});
+  }
   return end;
+}
+
+void NcuPassEnd::expect_kernel(const std::string& kernel, const std::vector<std::string>& mangled_names) {
+  std::vector<std::string>& names = kernels_unseen[kernel];
+  names.push_back(kernel_function_name(kernel));
+  names.insert(names.end(), mangled_names.begin(), mangled_names.end());
 }
 
 void NcuPassEnd::finished_launch(const std::string& kernel_name, std::chrono::steady_clock::time_point now) {
   ++profiled_launches;
-  std::erase_if(kernels_unseen, [&](const std::string& name) { return progress_name_matches(kernel_name, name); });
+  std::erase_if(kernels_unseen, [&](const auto& kernel) {
+    return std::any_of(kernel.second.begin(), kernel.second.end(),
+                       [&](const std::string& name) { return progress_name_matches(kernel_name, name); });
+  });
   if (planned_launches <= 0 || ended_at_s || profiled_launches < planned_launches) return;
   // A kernel not seen yet waits, up to a bound: launch configurations the nsys capture did not have (a batch
   // that changes step to step) would otherwise keep ncu profiling new ones to the end of the workload.

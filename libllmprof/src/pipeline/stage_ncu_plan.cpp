@@ -310,14 +310,14 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
   NcuPlanProgress progress{plan.planned_launches, 0, plan.seconds_per_launch, started, plan.estimated_seconds};
   std::vector<std::string> endings;
   {
-    NcuPassEnd end = ncu_pass_end(run, plan.passes.front(), 0);
+    NcuPassEnd end = ncu_pass_end(run, plan, 0);
     if (auto problem = run_first_pass(run, inputs, plan.passes.front(), progress, end, profiled_nothing))
       return problem;
     if (profiled_nothing) return std::nullopt;  // the same kernels under a bounded count would profile nothing either
     if (end.ended_at_s) endings.push_back(end.describe());
   }
   for (std::size_t i = 1; i < plan.passes.size() && !run.stopping(); ++i) {
-    NcuPassEnd end = ncu_pass_end(run, plan.passes[i], i);
+    NcuPassEnd end = ncu_pass_end(run, plan, i);
     run_later_pass(run, ncu, pass_filter(plan.passes[i], i), progress, &end);
     if (end.ended_at_s) endings.push_back(end.describe());
   }
