@@ -368,6 +368,29 @@ TEST_CASE("ncu progress lines parse into kernel n/N and passes") {
   CHECK(format_progress_event(event) == "[   12.3s] ncu      kernel 4/40 gemm (17 passes)");
 }
 
+TEST_CASE("ncu 2025.3.1's progress lines under --filter-mode per-launch-config have no n/N and still count") {
+  // Recorded on the H100 (ncu 2025.3.1, the 1b decode's first plan pass, ncu/profile.log): the line carries
+  // neither the launch id nor n/N. Unparsed, no launch of a per-kernel plan was counted, so no pass ended.
+  const std::string mangled = "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_7MeanOpsIffffEEjfLi4ELi4EEEEEvT1_";
+  auto line = parse_ncu_progress_line("==PROF== Profiling \"" + mangled + "\": 0%....50%....100% - 17 passes");
+  REQUIRE(line.has_value());
+  CHECK(line->kernel_name == mangled);
+  CHECK(line->index == 0);
+  CHECK(line->total == 0);
+  CHECK(line->passes == 17);
+  auto running = parse_ncu_progress_line("==PROF== Profiling \"" + mangled + "\": 0%....50%");
+  REQUIRE(running.has_value());
+  CHECK(running->passes == 0);
+  CHECK_FALSE(parse_ncu_progress_line("==PROF== Profiling \"x\": the workload's own words"));
+  ProgressEvent event;
+  event.kind = ProgressEvent::Kind::tool_progress;
+  event.stage = "ncu";
+  event.elapsed = std::chrono::milliseconds(12345);
+  event.kernel_name = "reduce_kernel";
+  event.passes = 17;
+  CHECK(format_progress_event(event) == "[   12.3s] ncu      kernel reduce_kernel (17 passes)");
+}
+
 TEST_CASE("the empty-gate diagnosis names the right fix for a wrong name and a wrong domain") {
   detail::EmittedRanges emitted{"", {"prefill", "decode"}};
   CHECK_THAT(detail::diagnose_empty_gate("decod", emitted, "prefill"),

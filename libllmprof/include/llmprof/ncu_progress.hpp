@@ -10,8 +10,8 @@ namespace llmprof {
 
 struct NcuKernelProgress {
   std::string kernel_name;
-  int launch_id = 0;  // ncu's global id (the "- 3" part)
-  int index = 0;      // n of n/N
+  int launch_id = 0;  // ncu's global id (the "- 3" part); 0 when the line has none
+  int index = 0;      // n of n/N; 0 when the line has none (ncu 2025.3.1 under --filter-mode per-launch-config)
   int total = 0;      // N
   int passes = 0;     // 0 when the line has no "- K passes" (still running)
 };

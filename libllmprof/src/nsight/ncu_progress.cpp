@@ -23,6 +23,32 @@ bool expect(std::string_view text, std::size_t& position, std::string_view liter
 
 }  // namespace
 
+namespace {
+
+int passes_after(std::string_view line, std::size_t from) {
+  const std::size_t passes_at = line.rfind(" - ");
+  if (passes_at == std::string_view::npos || passes_at < from) return 0;
+  std::size_t position = passes_at + 3;
+  int passes = 0;
+  return read_int(line, position, passes) && expect(line, position, " pass") ? passes : 0;
+}
+
+// ncu 2025.3.1 with --filter-mode per-launch-config (recorded on the H100, every line of a 1b decode pass):
+//   ==PROF== Profiling "_ZN2at6native13reduce_kernel...": 0%....50%....100% - 17 passes
+// no launch id and no n/N, since the filter decides per configuration how many launches come.
+std::optional<NcuKernelProgress> parse_unnumbered(std::string_view line, std::size_t name_begin) {
+  const std::size_t name_end = line.rfind("\": ");
+  if (name_end == std::string_view::npos || name_end < name_begin) return std::nullopt;
+  const std::string_view rest = line.substr(name_end + 3);
+  if (!rest.starts_with("0%") && !rest.empty() && rest.front() != '.') return std::nullopt;
+  NcuKernelProgress progress;
+  progress.kernel_name = std::string(line.substr(name_begin, name_end - name_begin));
+  progress.passes = passes_after(line, name_end);
+  return progress;
+}
+
+}  // namespace
+
 // ==PROF== Profiling "reduce_kernel" - 0 (1/40): 0%....50%....100% - 17 passes
 std::optional<NcuKernelProgress> parse_ncu_progress_line(std::string_view line) {
   constexpr std::string_view prefix = "==PROF== Profiling \"";
@@ -38,17 +64,12 @@ std::optional<NcuKernelProgress> parse_ncu_progress_line(std::string_view line) 
         read_int(line, position, progress.index) && expect(line, position, "/") &&
         read_int(line, position, progress.total) && expect(line, position, ")")) {
       progress.kernel_name = std::string(line.substr(name_begin, name_end - name_begin));
-      const std::size_t passes_at = line.rfind(" - ");
-      std::size_t passes_position = passes_at + 3;
-      if (passes_at != std::string_view::npos && passes_at > position) {
-        int passes = 0;
-        if (read_int(line, passes_position, passes) && expect(line, passes_position, " pass")) progress.passes = passes;
-      }
+      progress.passes = passes_after(line, position);
       return progress;
     }
     name_end = line.find("\" - ", name_end + 1);
   }
-  return std::nullopt;
+  return parse_unnumbered(line, name_begin);
 }
 
 }  // namespace llmprof

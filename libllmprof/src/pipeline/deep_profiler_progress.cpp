@@ -19,9 +19,10 @@ std::string format_progress_event(const ProgressEvent& event) {
       text += event.status ? to_string(*event.status) : "finished";
       return event.message.empty() ? text : text + ": " + event.message;
     case ProgressEvent::Kind::tool_progress:
-      if (event.kernel_total > 0) {
-        text += "kernel " + std::to_string(event.kernel_index) + "/" + std::to_string(event.kernel_total) + " " +
-                event.kernel_name;
+      if (event.kernel_total > 0 || event.passes > 0) {
+        text += event.kernel_total > 0 ? "kernel " + std::to_string(event.kernel_index) + "/" +
+                                             std::to_string(event.kernel_total) + " " + event.kernel_name
+                                       : "kernel " + event.kernel_name;
         if (event.passes > 0) text += " (" + std::to_string(event.passes) + " passes)";
         if (!event.plan_progress.empty()) text += ", " + event.plan_progress;
         return text;
