@@ -43,7 +43,7 @@ def load(p):
 stages = {s.get("name"): s for s in load("run.json").get("stages", [])}
 plan, selection, report = load("ncu/plan.json"), load("nsys/selection.json"), load("analysis/report.json")
 check = plan.get("check", {})
-ended = sum(1 for p in plan.get("passes", []) if p.get("ended_workload"))
+ended = len(check.get("workload_endings", []))
 row = [label, rc, total, round(stages.get("ncu", {}).get("duration_s", 0), 1), stages.get("ncu", {}).get("status", "?"),
        selection.get("coverage", ""), check.get("coverage_reached", ""), plan.get("planned_launches", ""),
        check.get("rows", ""), len(plan.get("passes", [])), ended, plan.get("estimated_seconds", "")]

@@ -116,17 +116,20 @@ def main(run):
         stage = r["Range"][1:] if r["Range"].startswith(":") else r["Range"]
         wall[stage] = int(r["Total Time (ns)"])
         instances[stage] = int(r["Instances"])
-    workload = json.load(open(run / "stage1" / "metrics.json"))
+    # A workload that writes no metrics file (the HF-style Python decode) states no model FLOP or bytes.
+    metrics = run / "stage1" / "metrics.json"
+    workload = json.load(open(metrics)) if metrics.exists() else {}
     kernels = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0]))
     for r in kern_rows:
         stage = r["NVTX Range"][1:] if r["NVTX Range"].startswith(":") else r["NVTX Range"]
         kernels[stage][r["Kernel Name"]][0] += int(r["Total Time (ns)"])
         kernels[stage][r["Kernel Name"]][1] += int(r["Kern Inst"])
     print(f"peak_dram_bytes_per_s\t{peak:.9e}")
-    steps = instances["decode"] * workload["new_tokens"]
+    steps = instances["decode"] * workload.get("new_tokens", 1)
     decode_flop = sum(count * sum(flop_in_stage["decode"][name]) / len(flop_in_stage["decode"][name])
                       for name, (_, count) in kernels["decode"].items() if flop_in_stage["decode"].get(name))
-    print(f"decode_flop_per_step\t{decode_flop / steps:.9e}\tmodel\t{workload['flop_per_token'] * workload['batch']:.9e}")
+    if "flop_per_token" in workload:
+        print(f"decode_flop_per_step\t{decode_flop / steps:.9e}\tmodel\t{workload['flop_per_token'] * workload['batch']:.9e}")
     print("stage\tdram_bytes\tdram_coverage\tsteps\tdram_bytes_per_step\tdram_bytes_per_s\t"
           "dram_bytes_per_s_while_busy\tmbu")
     for stage in sorted(kernels):
@@ -139,7 +142,7 @@ def main(run):
                 total_bytes += count * sum(measured) / len(measured)
         if covered_ns == 0:
             continue
-        steps = instances[stage] * (workload["new_tokens"] if stage == "decode" else 1)
+        steps = instances[stage] * (workload.get("new_tokens", 1) if stage == "decode" else 1)
         # A CPU range shorter than its kernels (CUDA graphs) does not enclose them: no rate over it.
         rate = total_bytes / (wall[stage] * 1e-9) if wall[stage] >= total_ns else None
         rate_text = f"{rate:.9e}\t" if rate else "withheld\t"
