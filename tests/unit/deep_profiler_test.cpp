@@ -10,6 +10,7 @@
 #include <csignal>
 #include <thread>
 
+#include "core/text.hpp"
 #include "fake_process_runner.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/ncu_progress.hpp"
@@ -82,8 +83,24 @@ TEST_CASE("a full run records every stage in order and profiles the selected ker
   CHECK(read_file(bench.main() / "ncu/raw.csv").substr(0, 200) ==
         read_file(data_path("h100-nsight-2025.3/ncu/nc1_raw_base.csv")).substr(0, 200));
   CHECK_FALSE(fs::exists(bench.main() / "ncu/raw.csv.partial"));
-  CHECK(read_file(bench.main() / "nsys/cmd.txt").find("nsys profile") != std::string::npos);
   CHECK(read_file(bench.main() / "ncu/cmd.txt").find("--import") != std::string::npos);
+  // Each recorded command carries the workload's directory and environment, and a profile line lacks the
+  // overwrite flag, so that pasting it cannot replace this run's report.
+  const std::string cwd = fs::current_path().string();
+  const auto nsys_lines = detail::split_lines(read_file(bench.main() / "nsys/cmd.txt"));
+  REQUIRE(nsys_lines.size() >= 3);
+  CHECK(nsys_lines[0] == detail::kRecordedWithoutOverwrite);
+  const std::string& profile_line = nsys_lines[1];
+  CHECK_THAT(profile_line, Catch::StartsWith("cd " + cwd + " && env CUDA_VISIBLE_DEVICES=1 "));
+  CHECK_THAT(profile_line, Catch::Contains(" LLMPROF_PROFILER=nsys ") && Catch::Contains("/nsys profile "));
+  CHECK_THAT(profile_line, !Catch::Contains("--force-overwrite"));
+  CHECK(stage_of(manifest, "nsys").command == std::optional<std::string>(profile_line));
+  for (const auto& line : detail::split_lines(read_file(bench.main() / "ncu/cmd.txt"))) {
+    if (line.find("--target-processes") == std::string::npos) continue;
+    CHECK_THAT(line, Catch::Contains(" LLMPROF_PROFILER=ncu ") && !Catch::Contains(" -f "));
+  }
+  CHECK_THAT(read_file(bench.main() / "stage1/cmd.txt"),
+             Catch::StartsWith("cd " + cwd + " && env CUDA_VISIBLE_DEVICES=1 LLMPROF_METRICS_FILE="));
   CHECK(fs::exists(bench.main() / "nsys/selection.json"));
   CHECK(fs::exists(bench.main() / "env.json"));
   CHECK(fs::exists(bench.main() / "sections.txt"));
@@ -228,7 +245,9 @@ TEST_CASE("ncu that profiles no kernels is re-run once without the kernel filter
   CHECK(ncu.log_file == "ncu/profile_unfiltered.log");
   const std::string commands = read_file(bench.main() / "ncu/cmd.txt");
   CHECK(commands.find("--kernel-name") != std::string::npos);
-  CHECK(std::count(commands.begin(), commands.end(), '\n') == 3);  // filtered, unfiltered, import
+  const auto lines = detail::split_lines(commands);
+  CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& line) { return line.rfind('#', 0) != 0; }) ==
+        3);  // filtered, unfiltered, import; each profile line has its comment line
   REQUIRE_FALSE(summary.notes.empty());
   CHECK_THAT(summary.notes.front(), Catch::Contains("distribution_elementwise_grid_stride_kernel"));
 }
@@ -818,4 +837,19 @@ TEST_CASE("ncu plan: a pass ends at its planned launches once each of its kernel
     for (int i = 0; i < 10; ++i) end.finished_launch("reduce_kernel", now);
     CHECK_FALSE(end.ending->requested());
   }
+}
+
+TEST_CASE("workload.example_args with an explicit workload command is named as having no effect") {
+  Bench bench;
+  bench.config.workload.example_args = {"--batch", "8"};
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.script_ncu_report();
+  bench.run();
+  const auto warnings = stage_of(bench.manifest(), "stage1").warnings;
+  CHECK(std::any_of(warnings.begin(), warnings.end(), [](const std::string& warning) {
+    return warning.find("workload.example_args is set but has no effect") != std::string::npos;
+  }));
+  const std::string log = read_file(bench.main() / "run.json");
+  CHECK_THAT(log, Catch::Contains("workload.example_args is set but has no effect"));
 }

@@ -358,6 +358,8 @@ Result<RunSummary> DeepProfiler::run() {
 
   PipelineRun run{config_, runner_, clock_, progress_, environment_, stop_requested_, directory.value(), started};
   run.workload = std::move(workload.value());
+  // In the workload stage's warnings: run.json and the report keep them, and the console shows them.
+  for (const auto& setting : run.workload.ineffective_settings) run.warn(Stage::workload, setting);
   log_info("run", "run directory " + directory->path().string());
   report_retention(run);
   StageOutputs outputs;
