@@ -16,6 +16,7 @@
 #include "llmprof/ncu_progress.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/stop_signal_watcher.hpp"
+#include "pipeline/artifact_checks.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline_bench.hpp"
 #include "run_manifest_reading.hpp"
@@ -852,4 +853,56 @@ TEST_CASE("workload.example_args with an explicit workload command is named as h
   }));
   const std::string log = read_file(bench.main() / "run.json");
   CHECK_THAT(log, Catch::Contains("workload.example_args is set but has no effect"));
+}
+
+TEST_CASE("an nsys export left at 0 bytes (a full disk) fails the nsys stage, naming the file") {
+  Bench bench;
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.script_ncu_report();
+  std::string empty_file;
+  SECTION("profile.sqlite") {
+    // nsys 2022.4 exits 0 when its writes fail for want of space; the file stays at 0 bytes.
+    bench.runner.on_first(command_is("nsys", {"export"}),
+                          FakeAnswer::exiting(0).doing([](const ProcessSpec& spec) {
+                            write_file(argument_after(spec, "--output"), "");
+                          }));
+    empty_file = "nsys/profile.sqlite";
+  }
+  SECTION("a summary CSV") {
+    bench.runner.on_first(command_is("nsys", {"stats", "--report"}), FakeAnswer::exiting(0).doing([](const ProcessSpec& spec) {
+      const fs::path prefix = argument_after(spec, "--output");
+      for (const auto& report : nsys_stats_report_names()) {
+        const fs::path fixture = data_path("h100-nsight-2025.3/nsys/ns1_st_" + report + ".csv");
+        if (fs::exists(fixture)) fs::copy_file(fixture, nsys_stats_report_path(prefix, report));
+      }
+      write_file(nsys_stats_report_path(prefix, "cuda_api_sum"), "");
+    }));
+    empty_file = "nsys/summary_cuda_api_sum.csv";
+  }
+  const RunSummary summary = bench.run();
+  const StageRecord& nsys = stage_of(bench.manifest(), "nsys");
+  CHECK(nsys.status == StageStatus::failed);
+  CHECK_THAT(nsys.reason, Catch::Contains(empty_file + " is empty (0 bytes)"));
+  CHECK(summary.outcome != RunOutcome::ok);
+}
+
+TEST_CASE("unusable_artifact names what makes a handed-on file unusable, and leaves logs alone") {
+  TempDir temp;
+  write_file(temp / "a.csv", "\nrow\n");
+  write_file(temp / "b.csv", "Time (%),Name\n1,k\n");
+  write_file(temp / "c.sqlite", "not a database");
+  write_file(temp / "d.json", "{\"truncated\": ");
+  write_file(temp / "e.log", "");
+  write_file(temp / "f.nsys-rep", "");
+  CHECK(detail::unusable_artifact(temp.path(), "a.csv") == std::optional<std::string>("a.csv has no header line"));
+  CHECK_FALSE(detail::unusable_artifact(temp.path(), "b.csv"));
+  CHECK(detail::unusable_artifact(temp.path(), "c.sqlite") ==
+        std::optional<std::string>("c.sqlite is not an SQLite database"));
+  CHECK(detail::unusable_artifact(temp.path(), "d.json") == std::optional<std::string>("d.json is not valid JSON"));
+  CHECK_FALSE(detail::unusable_artifact(temp.path(), "e.log"));
+  CHECK(detail::unusable_artifact(temp.path(), "f.nsys-rep") ==
+        std::optional<std::string>("f.nsys-rep is empty (0 bytes)"));
+  CHECK_THAT(*detail::unusable_artifact(temp.path(), "absent.csv"), Catch::StartsWith("absent.csv is missing"));
+  CHECK_FALSE(detail::unusable_artifact(fs::path(LLMPROF_TEST_DATA_DIR), "nsys-sqlite/eager.sqlite"));
 }
