@@ -20,7 +20,7 @@ namespace llmprof::detail {
 // The recorded_comment of a profile command recorded without_overwrite().
 inline constexpr const char* kRecordedWithoutOverwrite =
     "# recorded without the overwrite flag deep-profile ran it with (nsys --force-overwrite=true, ncu -f): pasted, "
-    "the profiler refuses to replace this run's report; give it another output path to profile again";
+    "the profiler refuses to replace this run's report; give it another output path to capture again";
 
 // Runs one child, records "exit_code" and appends its command to `cmd_file` (relative to MAIN).
 struct ToolCall {
