@@ -220,6 +220,9 @@ int sweep_command(const std::vector<std::string>& args) {
   if (!plan) return report_config_error("sweep", plan.error(), std::cerr);  // the plan is configuration
   auto base_config = load_selected_config(options->base);
   if (!base_config) return report_config_error("sweep", base_config.error(), std::cerr);
+  const bool explicit_command = !options->workload.empty() || !base_config->workload.argv.empty();
+  if (auto effective = llmprof::check_sweep_settings_take_effect(plan.value(), explicit_command); !effective)
+    return report_config_error("sweep", effective.error(), std::cerr);
   if (options->point_index || options->merge || options->executor == "slurm") {
     llmprof::init_logging({llmprof::LogLevel::error, options->quiet, nullptr});
     return run_sweep_executor(*options, plan.value(), base_config.value(), own_executable());

@@ -72,6 +72,15 @@ TEST_CASE("sweep: no points is a usage error (2)", "[cli]") {
   CHECK_THAT(result.err, Catch::Contains("a sweep needs points"));
 }
 
+TEST_CASE("sweep: an axis that cannot take effect (example_args beside -- CMD) is a usage error (2)", "[cli]") {
+  // These points used to run the same command three times and be listed as three distinct points.
+  const auto result =
+      run_deep_profile({"sweep", "--point", "workload.example_args=[\"--batch\",\"1\"]", "--point",
+                        "workload.example_args=[\"--batch\",\"2\"]", "--", "/bin/true"});
+  CHECK(result.exit_code == 2);
+  CHECK_THAT(result.err, Catch::Contains("workload.example_args") && Catch::Contains("no effect"));
+}
+
 TEST_CASE("config: a value of the wrong type is a usage error (2)", "[cli]") {
   const auto result = run_deep_profile({"config", "--set", "run.top_n_kernels=ten"});
   CHECK(result.exit_code == 2);

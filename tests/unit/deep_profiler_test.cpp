@@ -10,11 +10,13 @@
 #include <csignal>
 #include <thread>
 
+#include "core/text.hpp"
 #include "fake_process_runner.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/ncu_progress.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/stop_signal_watcher.hpp"
+#include "pipeline/artifact_checks.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline_bench.hpp"
 #include "run_manifest_reading.hpp"
@@ -82,8 +84,24 @@ TEST_CASE("a full run records every stage in order and profiles the selected ker
   CHECK(read_file(bench.main() / "ncu/raw.csv").substr(0, 200) ==
         read_file(data_path("h100-nsight-2025.3/ncu/nc1_raw_base.csv")).substr(0, 200));
   CHECK_FALSE(fs::exists(bench.main() / "ncu/raw.csv.partial"));
-  CHECK(read_file(bench.main() / "nsys/cmd.txt").find("nsys profile") != std::string::npos);
   CHECK(read_file(bench.main() / "ncu/cmd.txt").find("--import") != std::string::npos);
+  // Each recorded command carries the workload's directory and environment, and a profile line lacks the
+  // overwrite flag, so that pasting it cannot replace this run's report.
+  const std::string cwd = fs::current_path().string();
+  const auto nsys_lines = detail::split_lines(read_file(bench.main() / "nsys/cmd.txt"));
+  REQUIRE(nsys_lines.size() >= 3);
+  CHECK(nsys_lines[0] == detail::kRecordedWithoutOverwrite);
+  const std::string& profile_line = nsys_lines[1];
+  CHECK_THAT(profile_line, Catch::StartsWith("cd " + cwd + " && env CUDA_VISIBLE_DEVICES=1 "));
+  CHECK_THAT(profile_line, Catch::Contains(" LLMPROF_PROFILER=nsys ") && Catch::Contains("/nsys profile "));
+  CHECK_THAT(profile_line, !Catch::Contains("--force-overwrite"));
+  CHECK(stage_of(manifest, "nsys").command == std::optional<std::string>(profile_line));
+  for (const auto& line : detail::split_lines(read_file(bench.main() / "ncu/cmd.txt"))) {
+    if (line.find("--target-processes") == std::string::npos) continue;
+    CHECK_THAT(line, Catch::Contains(" LLMPROF_PROFILER=ncu ") && !Catch::Contains(" -f "));
+  }
+  CHECK_THAT(read_file(bench.main() / "stage1/cmd.txt"),
+             Catch::StartsWith("cd " + cwd + " && env CUDA_VISIBLE_DEVICES=1 LLMPROF_METRICS_FILE="));
   CHECK(fs::exists(bench.main() / "nsys/selection.json"));
   CHECK(fs::exists(bench.main() / "env.json"));
   CHECK(fs::exists(bench.main() / "sections.txt"));
@@ -228,7 +246,9 @@ TEST_CASE("ncu that profiles no kernels is re-run once without the kernel filter
   CHECK(ncu.log_file == "ncu/profile_unfiltered.log");
   const std::string commands = read_file(bench.main() / "ncu/cmd.txt");
   CHECK(commands.find("--kernel-name") != std::string::npos);
-  CHECK(std::count(commands.begin(), commands.end(), '\n') == 3);  // filtered, unfiltered, import
+  const auto lines = detail::split_lines(commands);
+  CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& line) { return line.rfind('#', 0) != 0; }) ==
+        3);  // filtered, unfiltered, import; each profile line has its comment line
   REQUIRE_FALSE(summary.notes.empty());
   CHECK_THAT(summary.notes.front(), Catch::Contains("distribution_elementwise_grid_stride_kernel"));
 }
@@ -856,4 +876,71 @@ TEST_CASE("ncu plan: a pass ends at its planned launches once each of its kernel
     for (int i = 0; i < 10; ++i) end.finished_launch("reduce_kernel", now);
     CHECK_FALSE(end.ending->requested());
   }
+}
+
+TEST_CASE("workload.example_args with an explicit workload command is named as having no effect") {
+  Bench bench;
+  bench.config.workload.example_args = {"--batch", "8"};
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.script_ncu_report();
+  bench.run();
+  const auto warnings = stage_of(bench.manifest(), "stage1").warnings;
+  CHECK(std::any_of(warnings.begin(), warnings.end(), [](const std::string& warning) {
+    return warning.find("workload.example_args is set but has no effect") != std::string::npos;
+  }));
+  const std::string log = read_file(bench.main() / "run.json");
+  CHECK_THAT(log, Catch::Contains("workload.example_args is set but has no effect"));
+}
+
+TEST_CASE("an nsys export left at 0 bytes (a full disk) fails the nsys stage, naming the file") {
+  Bench bench;
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.script_ncu_report();
+  std::string empty_file;
+  SECTION("profile.sqlite") {
+    // nsys 2022.4 exits 0 when its writes fail for want of space; the file stays at 0 bytes.
+    bench.runner.on_first(command_is("nsys", {"export"}),
+                          FakeAnswer::exiting(0).doing([](const ProcessSpec& spec) {
+                            write_file(argument_after(spec, "--output"), "");
+                          }));
+    empty_file = "nsys/profile.sqlite";
+  }
+  SECTION("a summary CSV") {
+    bench.runner.on_first(command_is("nsys", {"stats", "--report"}), FakeAnswer::exiting(0).doing([](const ProcessSpec& spec) {
+      const fs::path prefix = argument_after(spec, "--output");
+      for (const auto& report : nsys_stats_report_names()) {
+        const fs::path fixture = data_path("h100-nsight-2025.3/nsys/ns1_st_" + report + ".csv");
+        if (fs::exists(fixture)) fs::copy_file(fixture, nsys_stats_report_path(prefix, report));
+      }
+      write_file(nsys_stats_report_path(prefix, "cuda_api_sum"), "");
+    }));
+    empty_file = "nsys/summary_cuda_api_sum.csv";
+  }
+  const RunSummary summary = bench.run();
+  const StageRecord& nsys = stage_of(bench.manifest(), "nsys");
+  CHECK(nsys.status == StageStatus::failed);
+  CHECK_THAT(nsys.reason, Catch::Contains(empty_file + " is empty (0 bytes)"));
+  CHECK(summary.outcome != RunOutcome::ok);
+}
+
+TEST_CASE("unusable_artifact names what makes a handed-on file unusable, and leaves logs alone") {
+  TempDir temp;
+  write_file(temp / "a.csv", "\nrow\n");
+  write_file(temp / "b.csv", "Time (%),Name\n1,k\n");
+  write_file(temp / "c.sqlite", "not a database");
+  write_file(temp / "d.json", "{\"truncated\": ");
+  write_file(temp / "e.log", "");
+  write_file(temp / "f.nsys-rep", "");
+  CHECK(detail::unusable_artifact(temp.path(), "a.csv") == std::optional<std::string>("a.csv has no header line"));
+  CHECK_FALSE(detail::unusable_artifact(temp.path(), "b.csv"));
+  CHECK(detail::unusable_artifact(temp.path(), "c.sqlite") ==
+        std::optional<std::string>("c.sqlite is not an SQLite database"));
+  CHECK(detail::unusable_artifact(temp.path(), "d.json") == std::optional<std::string>("d.json is not valid JSON"));
+  CHECK_FALSE(detail::unusable_artifact(temp.path(), "e.log"));
+  CHECK(detail::unusable_artifact(temp.path(), "f.nsys-rep") ==
+        std::optional<std::string>("f.nsys-rep is empty (0 bytes)"));
+  CHECK_THAT(*detail::unusable_artifact(temp.path(), "absent.csv"), Catch::StartsWith("absent.csv is missing"));
+  CHECK_FALSE(detail::unusable_artifact(fs::path(LLMPROF_TEST_DATA_DIR), "nsys-sqlite/eager.sqlite"));
 }

@@ -206,3 +206,75 @@ TEST_CASE("a run whose nsys capture was re-run ungated after an empty gate resum
   CHECK(select.status != StageStatus::ok);
   CHECK_THAT(select.reason, Catch::Contains("nvtx_kern_sum is not available"));
 }
+
+namespace {
+
+// Runs the test body from `directory`, and goes back to where it was afterwards.
+class WorkingDirectoryScope {
+ public:
+  explicit WorkingDirectoryScope(const fs::path& directory) : previous_(fs::current_path()) {
+    fs::current_path(directory);
+  }
+  ~WorkingDirectoryScope() {
+    std::error_code ignored;
+    fs::current_path(previous_, ignored);
+  }
+  WorkingDirectoryScope(const WorkingDirectoryScope&) = delete;
+  WorkingDirectoryScope& operator=(const WorkingDirectoryScope&) = delete;
+
+ private:
+  fs::path previous_;
+};
+
+void write_program(const fs::path& path, const std::string& text) {
+  write_file(path, "#!/bin/sh\necho " + text + "\n");
+  fs::permissions(path, fs::perms::owner_all);
+}
+
+}  // namespace
+
+TEST_CASE("resume from another directory whose ./prog is another program refuses, naming both directories") {
+  Bench bench;
+  const fs::path first = fs::canonical(bench.temp.path()) / "first";
+  const fs::path second = fs::canonical(bench.temp.path()) / "second";
+  write_program(first / "prog", "first");
+  write_program(second / "prog", "second, a different program");
+  bench.config.workload.argv = {"./prog"};
+  bench.runner.on(command_is("./prog"), FakeAnswer::printing({"done"}));
+  {
+    WorkingDirectoryScope in_first(first);
+    run_with_failing_ncu(bench);
+  }
+  CHECK(bench.manifest().workload.working_directory == first);  // recorded though workload.cwd is unset
+  CHECK_THAT(read_file(bench.main() / "stage1/cmd.txt"), Catch::StartsWith("cd " + first.string() + " && "));
+  const std::string manifest_text = read_file(bench.main() / "run.json");
+
+  WorkingDirectoryScope in_second(second);
+  auto resumed = bench.resume();
+  REQUIRE_FALSE(resumed.has_value());
+  CHECK(resumed.error().code == ErrorCode::invalid_argument);  // exit 2
+  CHECK_THAT(resumed.error().message, Catch::Contains(first.string()) && Catch::Contains(second.string()));
+  CHECK(read_file(bench.main() / "run.json") == manifest_text);
+
+  SECTION("with workload.cwd naming the first directory it resumes, on the recorded program") {
+    bench.config.workload.cwd = first;
+    auto again = bench.resume();
+    INFO((again ? std::string() : again.error().describe()));
+    CHECK(again.has_value());
+  }
+}
+
+TEST_CASE("resume refuses when the command names a file by path that was not there when the run started") {
+  Bench bench;
+  const fs::path directory = fs::canonical(bench.temp.path()) / "work";
+  write_program(directory / "prog", "prog");
+  bench.config.workload.argv = {"./prog", "prompts.txt"};
+  bench.runner.on(command_is("./prog"), FakeAnswer::printing({"done"}));
+  WorkingDirectoryScope in_directory(directory);
+  run_with_failing_ncu(bench);
+  write_file(directory / "prompts.txt", "a file the first run never read\n");
+  auto resumed = bench.resume();
+  REQUIRE_FALSE(resumed.has_value());
+  CHECK_THAT(resumed.error().message,
+             Catch::Contains((directory / "prompts.txt").string()) && Catch::Contains("did not fingerprint"));
+}

@@ -99,6 +99,9 @@ class NcuCommand {
   std::vector<std::string> drop_unknown_sections(const NcuInfo& tool);
 
   std::vector<std::string> argv() const;
+  // The same command without a profile's overwrite flag (-f): what cmd.txt records, so that a
+  // pasted line cannot replace the report this command wrote into the run directory.
+  NcuCommand without_overwrite() const;
   std::string to_shell_string() const;
 
  private:

@@ -85,6 +85,9 @@ class NsysCommand {
   Result<void> validate(const NsysInfo& tool, std::vector<std::string>* warnings = nullptr) const;
 
   std::vector<std::string> argv() const;
+  // The same command without a profile's overwrite flag (--force-overwrite=true): what cmd.txt records, so that a
+  // pasted line cannot replace the report this command wrote into the run directory.
+  NsysCommand without_overwrite() const;
   std::string to_shell_string() const;  // copy-pasteable, POSIX-quoted
 
  private:

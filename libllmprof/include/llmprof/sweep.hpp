@@ -47,6 +47,11 @@ Result<SweepPlan> parse_sweep_plan_toml(std::string_view toml_text, const std::s
 Result<SweepPlan> load_sweep_plan(const std::filesystem::path& toml_file);
 // One point per `deep-profile sweep --point` argument.
 Result<SweepPlan> parse_sweep_points(const std::vector<std::string>& point_arguments);
+// invalid_argument naming the setting and the point when a point overrides a setting that cannot take
+// effect: workload.example_args beside an explicit workload command (`-- CMD`, workload.argv in the base
+// configuration or in that point), which only the bundled example reads, so the points would run the
+// same command and still be listed as distinct.
+Result<void> check_sweep_settings_take_effect(const SweepPlan& plan, bool explicit_workload_command);
 
 // One row of the index: what the point's MAIN directory says.
 struct SweepIndexRow {

@@ -1,4 +1,5 @@
 // Sweep plans from TOML ([[point]] tables) or repeated --point arguments (see sweep.hpp).
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -186,6 +187,29 @@ Result<SweepPlan> parse_sweep_points(const std::vector<std::string>& point_argum
   }
   if (auto finished = finish_plan(plan, "--point"); !finished) return finished.error();
   return plan;
+}
+
+}  // namespace llmprof
+
+namespace llmprof {
+
+Result<void> check_sweep_settings_take_effect(const SweepPlan& plan, bool explicit_workload_command) {
+  for (const auto& point : plan.points) {
+    const auto overrides = [&point](const char* key) {
+      return std::any_of(point.overrides.begin(), point.overrides.end(),
+                         [key](const SweepOverride& entry) { return entry.key == key; });
+    };
+    if (!overrides("workload.example_args")) continue;
+    if (!explicit_workload_command && !overrides("workload.argv")) continue;
+    return make_error(ErrorCode::invalid_argument,
+                      "sweep point '" + point.label +
+                          "' sets workload.example_args, which has no effect with an explicit workload command "
+                          "(-- CMD or workload.argv): the points would run the same command",
+                      "sweep over the bundled example (leave out -- CMD and workload.argv), or give each point its "
+                      "command with workload.argv = [...]",
+                      "workload.example_args");
+  }
+  return {};
 }
 
 }  // namespace llmprof

@@ -245,6 +245,12 @@ std::vector<std::string> NcuCommand::argv() const {
   return args;
 }
 
+NcuCommand NcuCommand::without_overwrite() const {
+  NcuCommand copy = *this;
+  copy.profile_.force_overwrite = false;
+  return copy;
+}
+
 std::string NcuCommand::to_shell_string() const { return join_shell_command(argv()); }
 
 }  // namespace llmprof

@@ -299,6 +299,12 @@ std::vector<std::string> NsysCommand::argv() const {
   return args;
 }
 
+NsysCommand NsysCommand::without_overwrite() const {
+  NsysCommand copy = *this;
+  copy.profile_.force_overwrite = false;
+  return copy;
+}
+
 std::string NsysCommand::to_shell_string() const { return join_shell_command(argv()); }
 
 std::optional<std::string> requested_graph_trace(const std::vector<std::string>& extra_args) {

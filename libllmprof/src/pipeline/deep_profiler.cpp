@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "llmprof/logging.hpp"
+#include "pipeline/artifact_checks.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline/disk_space.hpp"
 
@@ -236,6 +237,7 @@ StageProblemKind run_stages(PipelineRun& run, std::map<Stage, StageProblemKind>&
       detail::record_gpu_state(run, entry.stage, "before");
       result = entry.run(run, outputs);
       record_outputs(run, entry.stage, outputs);
+      result = detail::check_artifacts(run.directory.path(), run.record(entry.stage), result);
       if (result.status != StageStatus::skipped) detail::record_gpu_state(run, entry.stage, "after");
       // A stop that arrived while this stage ran interrupts it, whatever its child made of the signal.
       if (run.stopping() && (result.status == StageStatus::ok || result.status == StageStatus::failed)) {
@@ -358,6 +360,8 @@ Result<RunSummary> DeepProfiler::run() {
 
   PipelineRun run{config_, runner_, clock_, progress_, environment_, stop_requested_, directory.value(), started};
   run.workload = std::move(workload.value());
+  // In the workload stage's warnings: run.json and the report keep them, and the console shows them.
+  for (const auto& setting : run.workload.ineffective_settings) run.warn(Stage::workload, setting);
   log_info("run", "run directory " + directory->path().string());
   report_retention(run);
   StageOutputs outputs;

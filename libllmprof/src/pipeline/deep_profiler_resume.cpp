@@ -61,9 +61,27 @@ std::optional<Error> check_workload(const RunManifest& manifest, const ResolvedW
   if (recorded.argv != workload.argv)
     return refusal("the workload command differs from the recorded one (" + join_shell_command(recorded.argv) + ")",
                    kStartAgain, main);
-  if (recorded.working_directory != workload.working_directory || recorded.environment != workload.environment)
-    return refusal("the workload's directory or environment overrides differ from the recorded ones", kStartAgain,
+  if (recorded.working_directory != workload.working_directory)
+    return refusal("it ran in " +
+                       (recorded.working_directory.empty() ? std::string("a directory it did not record")
+                                                           : recorded.working_directory.string()) +
+                       " and would now run in " + workload.working_directory.string() +
+                       ", where a relative program or file path can name other files",
+                   recorded.working_directory.empty() ? std::string(kStartAgain)
+                                                      : "resume from " + recorded.working_directory.string() +
+                                                            " (or set workload.cwd to it), or " + kStartAgain,
                    main);
+  if (recorded.environment != workload.environment)
+    return refusal("the workload's environment overrides differ from the recorded ones", kStartAgain, main);
+  // Every file the command names now, resolved against the recorded directory, must be one the run
+  // fingerprinted: a program or input that was not there when it started is another workload.
+  for (const auto& now : fingerprint_workload_files(workload.argv, recorded.working_directory, {})) {
+    const bool known = std::any_of(recorded.files->begin(), recorded.files->end(),
+                                   [&](const FileFingerprint& file) { return file.path == now.path; });
+    if (!known)
+      return refusal("the workload names " + now.path + ", which the run did not fingerprint when it started",
+                     kStartAgain, main);
+  }
   const auto changes = changed_files(*recorded.files);
   if (!changes.empty()) {
     std::string listed;
@@ -220,7 +238,10 @@ std::vector<FileFingerprint> fingerprint_workload_files(const std::vector<std::s
   std::vector<FileFingerprint> files;
   const fs::path base = working_directory.empty() ? fs::current_path() : fs::absolute(working_directory);
   for (std::size_t i = 0; i < argv.size(); ++i) {
-    fs::path candidate = i == 0 ? find_executable(argv[0], path_variable) : fs::path(argv[i]);
+    // A program named by a path (`./prog`) is the file under the workload's directory, never the one under
+    // deep-profile's own: find_executable would test it against the latter. A bare name is looked up in PATH.
+    const bool searched = i == 0 && argv[0].find('/') == std::string::npos;
+    fs::path candidate = searched ? find_executable(argv[0], path_variable) : fs::path(argv[i]);
     if (candidate.empty()) continue;
     if (candidate.is_relative()) candidate = base / candidate;
     auto fingerprint = fingerprint_of(candidate.lexically_normal());

@@ -77,16 +77,26 @@ void PipelineRun::note_about_run(const std::string& message) {
   say_about_run(message, true);
 }
 
-void append_command(PipelineRun& run, const fs::path& cmd_file, const std::string& command) {
-  const std::string existing = read_text(run.directory.path() / cmd_file);
-  if (auto written = run.directory.write_text(cmd_file, existing + command + "\n"); !written) {
+std::string command_line(const PipelineRun& run, const ToolCall& call) {
+  std::string line =
+      reproduce_command_line(call.recorded_argv.value_or(call.argv), call.environment, run.workload.working_directory);
+  if (!call.stdout_file.empty())
+    line += " > " + quote_shell_argument(fs::absolute(run.directory.path() / call.stdout_file).string());
+  return line;
+}
+
+void append_command(PipelineRun& run, const fs::path& cmd_file, const ToolCall& call) {
+  std::string text = read_text(run.directory.path() / cmd_file);
+  if (!call.recorded_comment.empty()) text += call.recorded_comment + "\n";
+  text += command_line(run, call) + "\n";
+  if (auto written = run.directory.write_text(cmd_file, text); !written) {
     run.say_about_run("could not write " + cmd_file.string() + ": " + written.error().describe(), true);
   }
 }
 
-ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::string> argv, std::string shell_command,
-                       fs::path log_file, double timeout_s) {
-  ToolCall call{stage, std::move(argv), std::move(shell_command)};
+ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::string> argv, fs::path log_file,
+                       double timeout_s) {
+  ToolCall call{stage, std::move(argv)};
   call.environment = run.workload.environment;
   // The stage's name, nsys or ncu: lets a harness turn its own CUPTI profiler off (only one subscriber can attach).
   call.environment["LLMPROF_PROFILER"] = to_string(stage);
@@ -98,10 +108,10 @@ ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::str
 std::optional<StageResult> run_profiler_call(PipelineRun& run, const ToolCall& call, const fs::path& cmd_file,
                                              const std::string& what, std::optional<ProcessOutcome>& outcome) {
   StageRecord& record = run.record(call.stage);
-  record.command = call.shell_command;
+  record.command = command_line(run, call);
   record.cmd_file = cmd_file.string();
   record.log_file = call.log_file.string();
-  append_command(run, cmd_file, call.shell_command);
+  append_command(run, cmd_file, call);
   auto finished = run_tool(run, call);
   if (!finished)
     return StageResult::failed(std::string("could not start ") + to_string(call.stage) + ": " +
@@ -126,7 +136,7 @@ Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call) {
   if (call.timeout.count() > 0) spec.timeout = call.timeout;
   spec.end_descendants = call.end_descendants;
   spec.descendants_kill_grace = call.descendants_kill_grace;
-  log_info(to_string(call.stage), "running: " + call.shell_command);
+  log_info(to_string(call.stage), "running: " + command_line(run, call));
   auto outcome = run.runner.run(spec);
   if (outcome) {
     run.record(call.stage).exit_code = outcome->exited ? std::optional<int>(outcome->exit_code) : std::nullopt;

@@ -50,13 +50,22 @@ Result<fs::path> find_example_workload(const fs::path& executable, const std::ve
 Result<ResolvedWorkload> resolve_workload(const DeepProfileConfig& config, const DeepProfilerEnvironment& environment) {
   ResolvedWorkload workload;
   workload.environment = config.workload.env;
-  workload.working_directory = config.workload.cwd;
+  std::error_code no_directory;
+  workload.working_directory =
+      config.workload.cwd.empty() ? fs::current_path(no_directory) : fs::absolute(config.workload.cwd, no_directory);
+  if (no_directory)
+    return make_error(ErrorCode::io_error, "cannot resolve the workload's working directory: " + no_directory.message(),
+                      "run deep-profile from an existing directory, or set workload.cwd", config.workload.cwd.string());
   if (config.run.device_index) {
     // The workload sees only the chosen GPU, which it then calls cuda:0.
     workload.environment["CUDA_VISIBLE_DEVICES"] = std::to_string(*config.run.device_index);
   }
   if (!config.workload.argv.empty()) {
     workload.argv = config.workload.argv;
+    if (!config.workload.example_args.empty())
+      workload.ineffective_settings.push_back(
+          "workload.example_args is set but has no effect: it applies to the bundled example only, and an explicit "
+          "workload command (-- CMD or workload.argv) is given; put those arguments in the command instead");
     return workload;
   }
   auto example = find_example_workload(environment.executable, environment.example_search_directories);

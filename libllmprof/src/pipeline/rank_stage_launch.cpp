@@ -122,14 +122,14 @@ LaunchedRanks launch_ranks(PipelineRun& run, const RankPlan& plan, const std::op
     return launched;
   }
   const std::vector<std::string> argv = launcher_argv(run, stage, ranks);
-  ToolCall call{stage, argv, join_shell_command(argv)};
+  ToolCall call{stage, argv};
   call.log_file = RunLayout::launcher_log(stage);
   if (plan.timeout_s > 0) call.timeout = seconds_to_milliseconds(plan.timeout_s + kLauncherGraceS);
   StageRecord& record = run.record(stage);
-  record.command = call.shell_command;
+  record.command = command_line(run, call);
   record.cmd_file = RunLayout::launcher_commands(stage).string();
   record.log_file = call.log_file.string();
-  append_command(run, RunLayout::launcher_commands(stage), call.shell_command);
+  append_command(run, RunLayout::launcher_commands(stage), call);
   auto outcome = run_tool(run, call);
   if (!outcome) {
     launched.problem = StageResult::failed("could not start the launcher: " + outcome.error().describe(),

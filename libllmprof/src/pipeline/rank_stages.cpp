@@ -89,10 +89,10 @@ void export_traces(PipelineRun& run, const NsysInfo& nsys, const fs::path& repor
   const fs::path prefix = fs::absolute(run.directory.path() / directory / "summary");
   const NsysCommand command =
       NsysCommand::stats(nsys.path, report, {kNsysNvtxTraceReport, kNsysGpuTraceReport}, prefix);
-  ToolCall call{Stage::nsys, command.argv(), command.to_shell_string()};
+  ToolCall call{Stage::nsys, command.argv()};
   call.log_file = directory / "traces.log";
   call.timeout = seconds_to_milliseconds(run.config.nsys.postprocess_timeout_s);
-  append_command(run, directory / "cmd.txt", call.shell_command);
+  append_command(run, directory / "cmd.txt", call);
   auto outcome = run_tool(run, call);
   if (!outcome || !outcome->succeeded()) {
     run.warn(Stage::nsys, "the trace tables for the cross-rank view could not be exported (see " +

@@ -22,7 +22,7 @@ std::optional<std::string> gate_of_command_file(const fs::path& commands) {
   std::ifstream in(commands);
   std::string last;
   for (std::string line; std::getline(in, line);) {
-    if (line.find(" profile ") != std::string::npos) last = line;
+    if (line.rfind('#', 0) != 0 && line.find(" profile ") != std::string::npos) last = line;  // '#': a comment
   }
   std::istringstream words(last);
   bool nvtx = false;

@@ -114,8 +114,9 @@ NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilte
     attempt.problem = StageResult::failed("invalid ncu options: " + valid.error().describe());
     return attempt;
   }
-  ToolCall call = profiler_call(run, kStage, command.argv(), command.to_shell_string(), RunLayout::ncu_log(log_name),
-                                run.config.ncu.timeout_s);
+  ToolCall call = profiler_call(run, kStage, command.argv(), RunLayout::ncu_log(log_name), run.config.ncu.timeout_s);
+  call.recorded_argv = command.without_overwrite().argv();
+  call.recorded_comment = kRecordedWithoutOverwrite;
   call.on_line = [&run, plan, end](const std::string& line) { report_line(run, line, plan, end); };
   if (end && end->planned_launches > 0) {
     end->started = run.clock.now();
@@ -151,11 +152,11 @@ StageResult export_ncu_raw_csv(PipelineRun& run, const NcuInfo& ncu, const fs::p
                                const std::string& csv_name) {
   const fs::path csv = directory / csv_name;
   const NcuCommand command = NcuCommand::import_csv(ncu.path, report, NcuPage::raw, run.config.ncu.print_units_base);
-  ToolCall call{kStage, command.argv(), command.to_shell_string() + " > " + csv_name};
+  ToolCall call{kStage, command.argv()};
   call.log_file = directory / RunLayout::ncu_import_log().filename();
   call.stdout_file = csv.string() + ".partial";
   call.timeout = seconds_to_milliseconds(run.config.ncu.postprocess_timeout_s);
-  append_command(run, directory / RunLayout::ncu_commands().filename(), call.shell_command);
+  append_command(run, directory / RunLayout::ncu_commands().filename(), call);
   auto outcome = run_tool(run, call);
   const fs::path partial = run.directory.path() / call.stdout_file;
   std::error_code ignored;

@@ -107,8 +107,9 @@ Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const Captur
     return result;
   }
   for (const auto& warning : warnings) run.warn(kStage, warning);
-  ToolCall call =
-      profiler_call(run, kStage, command.argv(), command.to_shell_string(), target.log, run.config.nsys.timeout_s);
+  ToolCall call = profiler_call(run, kStage, command.argv(), target.log, run.config.nsys.timeout_s);
+  call.recorded_argv = command.without_overwrite().argv();
+  call.recorded_comment = kRecordedWithoutOverwrite;
   call.environment["LLMPROF_METRICS_FILE"] = fs::absolute(run.directory.layout().resolve(target.metrics)).string();
   call.on_line = [&run](const std::string& line) {
     if (is_nsys_progress(line)) run.tool_progress(kStage, line);
@@ -129,7 +130,7 @@ Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const Captur
   request.import_timeout = seconds_to_milliseconds(run.config.nsys.postprocess_timeout_s);
   request.profile_argv = command.argv();
   request.on_import = [&run](const std::vector<std::string>& argv) {
-    append_command(run, RunLayout::nsys_commands(), join_shell_command(argv));
+    append_command(run, RunLayout::nsys_commands(), ToolCall{kStage, argv});
     run.say(kStage, "nsys left only a .qdstrm; importing it: " + join_shell_command(argv));
   };
   if (captures_windows(run.config.nsys, gated) && target.added_arguments.empty()) {
@@ -304,13 +305,13 @@ StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const fs::
   const std::vector<std::string>& reports = names.value();
   const fs::path prefix = fs::absolute(run.directory.path() / directory / RunLayout::nsys_stats_prefix().filename());
   const NsysCommand command = NsysCommand::stats(nsys.path, report, reports, prefix, run.config.nsys.stats_extra_args);
-  ToolCall call{kStage, command.argv(), command.to_shell_string()};
+  ToolCall call{kStage, command.argv()};
   call.log_file = directory / RunLayout::nsys_stats_log().filename();
   call.timeout = seconds_to_milliseconds(run.config.nsys.postprocess_timeout_s);
   call.on_line = [&run](const std::string& line) {
     if (line.rfind("Processing", 0) == 0) run.tool_progress(kStage, line);
   };
-  append_command(run, directory / RunLayout::nsys_commands().filename(), call.shell_command);
+  append_command(run, directory / RunLayout::nsys_commands().filename(), call);
   auto outcome = run_tool(run, call);
   if (!outcome) return StageResult::failed("could not start nsys stats: " + outcome.error().describe());
   if (!outcome->succeeded()) return outcome_problem(outcome.value(), "nsys stats", call.log_file.string());
@@ -330,15 +331,17 @@ StageResult export_nsys_sqlite(PipelineRun& run, const NsysInfo& nsys, const fs:
   const fs::path sqlite = directory / RunLayout::nsys_sqlite().filename();
   const NsysCommand command =
       NsysCommand::export_sqlite(nsys.path, report, fs::absolute(run.directory.path() / sqlite));
-  ToolCall call{kStage, command.argv(), command.to_shell_string()};
+  ToolCall call{kStage, command.argv()};
   call.log_file = directory / RunLayout::nsys_export_log().filename();
   call.timeout = seconds_to_milliseconds(run.config.nsys.postprocess_timeout_s);
-  append_command(run, directory / RunLayout::nsys_commands().filename(), call.shell_command);
+  append_command(run, directory / RunLayout::nsys_commands().filename(), call);
   auto outcome = run_tool(run, call);
   if (!outcome) return StageResult::failed("could not start nsys export: " + outcome.error().describe());
   if (!outcome->succeeded())
     return outcome_problem(outcome.value(), "nsys export --type sqlite", call.log_file.string());
-  run.record(kStage).artifacts.push_back(sqlite.string());
+  // Listed only when written, so that the stage's artifact check does not take an export this nsys skipped
+  // for a missing one; one it wrote is checked like every other file the stage hands on.
+  if (fs::exists(run.directory.path() / sqlite)) run.record(kStage).artifacts.push_back(sqlite.string());
   return StageResult::ok();
 }
 

@@ -12,20 +12,6 @@ namespace {
 
 constexpr std::size_t kStderrLinesInReason = 5;
 
-// "cd DIR && env K=V ... argv" so that cmd.txt reproduces the run exactly.
-std::string workload_shell_command(const ResolvedWorkload& workload,
-                                   const std::map<std::string, std::string>& environment) {
-  std::string command;
-  if (!workload.working_directory.empty())
-    command += "cd " + quote_shell_argument(workload.working_directory.string()) + " && ";
-  if (!environment.empty()) {
-    command += "env";
-    for (const auto& [name, value] : environment) command += " " + quote_shell_argument(name + "=" + value);
-    command += " ";
-  }
-  return command + join_shell_command(workload.argv);
-}
-
 StageResult workload_problem(PipelineRun& run, const ProcessOutcome& outcome, const fs::path& stderr_file,
                              WorkloadOutput& output) {
   if (outcome.interrupted) return StageResult::interrupted("the workload was stopped by SIGINT/SIGTERM");
@@ -81,7 +67,9 @@ Result<WorkloadRun> run_workload_once(PipelineRun& run, const fs::path& director
   spec.stdout_file = layout.resolve(first ? RunLayout::stage1_stdout() : directory / "stdout.log");
   spec.stderr_file = result.stderr_file;
   spec.timeout = seconds_to_milliseconds(run.config.workload.timeout_s);
-  const std::string command = workload_shell_command(run.workload, environment);
+  ToolCall recorded{Stage::workload, run.workload.argv};
+  recorded.environment = environment;
+  const std::string command = command_line(run, recorded);
   if (first) {
     StageRecord& record = run.record(Stage::workload);
     record.command = command;
@@ -89,7 +77,7 @@ Result<WorkloadRun> run_workload_once(PipelineRun& run, const fs::path& director
     record.log_file = RunLayout::stage1_stderr().string();
     record.artifacts = {RunLayout::stage1_stdout().string(), RunLayout::stage1_stderr().string()};
   }
-  append_command(run, RunLayout::stage1_commands(), command);
+  append_command(run, RunLayout::stage1_commands(), recorded);
   log_info(to_string(Stage::workload), "running: " + command);
   auto outcome = run.runner.run(spec);
   if (!outcome) return outcome.error();

@@ -17,14 +17,21 @@
 
 namespace llmprof::detail {
 
+// The recorded_comment of a profile command recorded without_overwrite().
+inline constexpr const char* kRecordedWithoutOverwrite =
+    "# recorded without the overwrite flag deep-profile ran it with (nsys --force-overwrite=true, ncu -f): pasted, "
+    "the profiler refuses to replace this run's report; give it another output path to capture again";
+
 // Runs one child, records "exit_code" and appends its command to `cmd_file` (relative to MAIN).
 struct ToolCall {
-  ToolCall(Stage stage_, std::vector<std::string> argv_, std::string shell_command_)
-      : stage(stage_), argv(std::move(argv_)), shell_command(std::move(shell_command_)) {}
+  ToolCall(Stage stage_, std::vector<std::string> argv_) : stage(stage_), argv(std::move(argv_)) {}
   Stage stage;
   std::vector<std::string> argv;
-  std::string shell_command;  // for cmd.txt and run.json
-  std::map<std::string, std::string> environment;
+  // What cmd.txt records instead of argv, with `recorded_comment` (a "# ..." line) saying why: a profile
+  // without its overwrite flag, so that a pasted line cannot replace this run's own report.
+  std::optional<std::vector<std::string>> recorded_argv;
+  std::string recorded_comment;
+  std::map<std::string, std::string> environment;  // added to deep-profile's own
   std::filesystem::path log_file;     // relative to MAIN; stdout+stderr
   std::filesystem::path stdout_file;  // relative to MAIN; when set, stdout goes here instead
   std::chrono::milliseconds timeout{0};
@@ -36,7 +43,7 @@ struct ToolCall {
 Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call);
 // A profiler's call in stage `stage` (nsys, ncu): the workload's environment, output to `log_file`
 // (relative to MAIN), and a timeout of `timeout_s` seconds.
-ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::string> argv, std::string shell_command,
+ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::string> argv,
                        std::filesystem::path log_file, double timeout_s);
 // Records the call in run.json and appends it to `cmd_file`, then runs it. The stage's result when the
 // tool could not start, was interrupted or timed out (`what` names it: "nsys profile"); else nullopt,
@@ -44,8 +51,13 @@ ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::str
 std::optional<StageResult> run_profiler_call(PipelineRun& run, const ToolCall& call,
                                              const std::filesystem::path& cmd_file, const std::string& what,
                                              std::optional<ProcessOutcome>& outcome);
-// Appends a command line to a cmd.txt (creating it); cmd.txt holds every command the stage ran.
-void append_command(PipelineRun& run, const std::filesystem::path& cmd_file, const std::string& command);
+// The call as cmd.txt, run.json and the report record it, the one writer of those lines
+// (reproduce_command_line): its recorded argv and environment, the workload's working directory (where
+// run_tool starts every tool) and "> FILE" (absolute) for a stdout_file.
+std::string command_line(const PipelineRun& run, const ToolCall& call);
+// Appends the call's command line (after its recorded_comment) to a cmd.txt (creating it); cmd.txt
+// holds every command the stage ran.
+void append_command(PipelineRun& run, const std::filesystem::path& cmd_file, const ToolCall& call);
 
 // Warns (in the stage record, hence the report) when the workload's output in `log_file` (relative to
 // MAIN) shows its own CUPTI client lost to nsys/ncu (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED).

@@ -19,10 +19,14 @@ struct ResolvedWorkload {
   std::map<std::string, std::string> environment;  // config env + CUDA_VISIBLE_DEVICES
   std::filesystem::path working_directory;
   bool is_bundled_example = false;
+  // Settings given that cannot take effect for this workload, one sentence each naming the setting.
+  std::vector<std::string> ineffective_settings;
 };
 
-// workload.argv as configured, or the bundled example with workload.example_args. An Error when the
-// example is needed but not found (see find_example_workload).
+// workload.argv as configured, or the bundled example with workload.example_args. The working directory
+// is workload.cwd, else the directory deep-profile runs in: recorded either way, so that a relative
+// `./prog` in a resumed run or a pasted cmd.txt names the same file. An Error when the example is needed
+// but not found (see find_example_workload).
 Result<ResolvedWorkload> resolve_workload(const DeepProfileConfig& config, const DeepProfilerEnvironment& environment);
 
 // Where the bundled example workload llmprof-decode is: beside `executable`, then

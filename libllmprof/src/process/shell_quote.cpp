@@ -65,6 +65,18 @@ std::string quote_shell_argument(const std::string& argument) {
   return argument;
 }
 
+std::string reproduce_command_line(const std::vector<std::string>& argv,
+                                   const std::map<std::string, std::string>& environment,
+                                   const std::filesystem::path& working_directory) {
+  std::string line;
+  if (!working_directory.empty()) line += "cd " + quote_shell_argument(working_directory.string()) + " && ";
+  if (environment.empty()) return line + join_shell_command(argv);
+  line += "env";
+  for (const auto& [name, value] : environment) line += " " + quote_shell_argument(name + "=" + value);
+  if (!argv.empty() && argv.front().find('=') != std::string::npos) line += " sh -c 'exec \"$0\" \"$@\"'";
+  return line + " " + join_shell_command(argv);
+}
+
 std::string join_shell_command(const std::vector<std::string>& argv) {
   std::string line;
   for (std::size_t i = 0; i < argv.size(); ++i) {
