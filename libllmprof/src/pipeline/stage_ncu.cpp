@@ -114,7 +114,7 @@ NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilte
   if (end && end->planned_launches > 0) {
     end->started = run.clock.now();
     call.end_descendants = end->ending;
-    call.descendants_kill_grace = seconds_to_ms(run.config.ncu.workload_end_grace_s);
+    call.descendants_kill_grace = seconds_to_milliseconds(run.config.ncu.workload_end_grace_s);
   }
   for (const auto& include : run.config.ncu.nvtx_include) attempt.filters += "--nvtx-include " + include + " ";
   if (filter.kernel_regex) attempt.filters += "--kernel-name " + *filter.kernel_regex;
