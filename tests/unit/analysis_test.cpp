@@ -263,6 +263,54 @@ TEST_CASE("ns1 with nc1 and workload metrics: stages and kernels and MFU") {
   CHECK(report.top_kernel_selection->coverage == Approx(0.790562).margin(1e-6));
 }
 
+TEST_CASE("the ncu plan's check says which part of the ncu coverage was measured and which extrapolated") {
+  TempDir dir;
+  make_main(dir.path(), h100 + "nsys/ns1_st", h100 + "ncu/nc1_raw.csv", "analysis/workload_metrics_decode.json");
+  SECTION("a check with the split: report.json and the coverage warning carry it") {
+    write_file(dir.path() / "ncu" / "plan.json",
+               R"({"schema":"llmprof.ncu_plan/1","stage":"decode","check":{"coverage_reached":0.95,)"
+               R"("coverage_measured":0.9,"coverage_extrapolated":0.05}})");
+    const auto report = analyze_main(dir.path());
+    REQUIRE(report.ncu_coverage.has_value());
+    CHECK(report.ncu_coverage->stage == "decode");
+    CHECK(report.ncu_coverage->measured == Approx(0.9));
+    CHECK(report.ncu_coverage->extrapolated == Approx(0.05));
+    REQUIRE(report.warnings.size() == 1);
+    CHECK_THAT(report.warnings[0], Catch::Contains("ncu measured 90%, extrapolated 5") &&
+                                       Catch::Contains("from the same kernels' profiled configurations"));
+    const auto json = boost::json::parse(analysis_report_json(report)).as_object();
+    CHECK(json.at("ncu_coverage").at("measured").as_double() == Approx(0.9));
+    CHECK(json.at("ncu_coverage").at("reached").as_double() == Approx(0.95));
+  }
+  SECTION("the report's selection line says the split") {
+    ReportTopKernelSelection selection;
+    selection.stage = "decode";
+    selection.n = 19;
+    selection.coverage = 0.909;
+    selection.coverage_target = 0.9;
+    selection.ncu_measured = 0.878;
+    selection.ncu_extrapolated = 0.023;
+    CHECK_THAT(describe_kernel_selection(selection), Catch::Contains("with ncu data: measured 88%, extrapolated 2.3%"));
+    selection.ncu_measured.reset();
+    CHECK_THAT(describe_kernel_selection(selection), !Catch::Contains("with ncu data"));
+  }
+  SECTION("a plan written before the split: nothing made up") {
+    write_file(dir.path() / "ncu" / "plan.json", R"({"stage":"decode","check":{"coverage_reached":0.95}})");
+    const auto report = analyze_main(dir.path());
+    CHECK_FALSE(report.ncu_coverage.has_value());
+    CHECK(boost::json::parse(analysis_report_json(report)).as_object().at("ncu_coverage").is_null());
+  }
+  SECTION("a split that is not a share is left out, and said so") {
+    write_file(dir.path() / "ncu" / "plan.json",
+               R"({"stage":"decode","check":{"coverage_measured":0.9,"coverage_extrapolated":0.5}})");
+    const auto report = analyze_main(dir.path());
+    CHECK_FALSE(report.ncu_coverage.has_value());
+    CHECK(std::any_of(report.warnings.begin(), report.warnings.end(), [](const std::string& warning) {
+      return warning.find("is not a share of the stage's kernel time") != std::string::npos;
+    }));
+  }
+}
+
 TEST_CASE("nesting: generate encloses prefill and decode") {
   // analysis_expected.py, nested stages:
   //   stage :generate: wall_ns=2000000 proj_ns=1900000 kernel_ns=868000 instances=212 busy=0.434000

@@ -5,20 +5,39 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
 #include "llmprof/ncu_command.hpp"
 #include "llmprof/ncu_plan.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "oracle.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
 using llmprof::testing::data_path;
+using llmprof::testing::oracle_figure;
+using llmprof::testing::oracle_text;
 using llmprof::testing::read_file;
 
 namespace {
+
+// "845,48" from the oracle: each pass's end, in stage launches.
+std::vector<std::int64_t> oracle_list(const std::string& line_start, const std::string& key) {
+  std::vector<std::int64_t> values;
+  std::istringstream items(oracle_text("ncu_plan", line_start, key));
+  for (std::string item; std::getline(items, item, ',');) values.push_back(std::stoll(item));
+  return values;
+}
+
+std::vector<std::int64_t> pass_ends(const NcuPlan& plan) {
+  std::vector<std::int64_t> ends;
+  for (const auto& pass : plan.passes) ends.push_back(pass.replayed_launches);
+  return ends;
+}
 
 StageKernelLaunch launch(const std::string& kernel, const std::string& grid, std::int64_t duration_ns = 10) {
   return {kernel, grid, "(128, 1, 1)", 0, duration_ns};
@@ -129,7 +148,9 @@ TEST_CASE("kernels sharing a launch configuration share ncu's count: the plan ra
     const NcuPlan plan = plan_ncu_launches(selection, launches, options);
     REQUIRE(plan.passes.size() == 1);
     CHECK(plan.passes[0].launch_count == 2);  // copy #1 and add #1 fill the shared configuration's two slots
-    CHECK(plan.planned_launches == 4);        // and gemm gets 2 of its own configuration
+    // and gemm #1 its own: the pass ends its workload there, before gemm's second launch
+    CHECK(plan.planned_launches == 3);
+    CHECK(plan.passes[0].replayed_launches == 3);
     CHECK(plan.kernels_unreached.empty());
   }
   SECTION("with the count held at 1, the kernel left out gets its own pass") {
@@ -198,23 +219,32 @@ TEST_CASE("the plan for the recorded H100 decode (1b, batch 8) matches the indep
   CHECK(selection.stage_kernel_time_ns == 19501994);
   REQUIRE(selection.kernels.size() == 19);
   SECTION("passes free: kernels packed into passes where they do not block each other") {
-    // seconds_per_pass=0.0: groups=27 passes=[(1, 9), (1, 6), (1, 3), (2, 2), (1, 7)] planned_launches=27
-    // planned_groups=27 expected_coverage=0.909541 (progress passes alone: 7 passes, 35 launches)
+    // seconds_per_pass=0.0: groups=27 passes=[(1, 8), (1, 6), (1, 3), (2, 2), (1, 7)] planned_launches=26
+    // planned_groups=26 (progress passes alone: 7 passes). One group, nvjet 4x1's second configuration, first
+    // appears at launch 5705 of 6488 (0.2% of the time): extrapolated from the kernel's first.
+    const std::string line = "  seconds_per_pass=0.0:";
+    const std::string split = "    seconds_per_pass=0.0 split:";
     const NcuPlan plan = plan_ncu_launches(selection, launches.value(), free_passes());
     REQUIRE(plan.passes.size() == 5);
-    const std::vector<std::pair<std::int64_t, std::int64_t>> expected = {{1, 9}, {1, 6}, {1, 3}, {2, 2}, {1, 7}};
+    const std::vector<std::pair<std::int64_t, std::int64_t>> expected = {{1, 8}, {1, 6}, {1, 3}, {2, 2}, {1, 7}};
     for (std::size_t i = 0; i < expected.size(); ++i) {
       CHECK(plan.passes[i].launch_count == expected[i].first);
       CHECK(plan.passes[i].profiled_launches == expected[i].second);
     }
-    CHECK(plan.planned_launches == 27);
-    CHECK(plan.configs.size() == 27);
-    CHECK(plan.expected_coverage == Approx(0.909541).epsilon(1e-5));
-    // planned launches extrapolated / measured=1.039616 per-config ratio 0.8814..1.2480 beyond 25%=0
-    CHECK(plan.extrapolated_time_ratio == Approx(1.039616).epsilon(1e-6));
+    CHECK(plan.planned_launches == oracle_figure("ncu_plan", line, "planned_launches"));
+    CHECK(plan.configs.size() == oracle_figure("ncu_plan", line, "groups"));
+    CHECK(plan.expected_coverage == Approx(oracle_figure("ncu_plan", line, "expected_coverage")).epsilon(1e-5));
+    CHECK(plan.expected_coverage == Approx(oracle_figure("ncu_plan", split, "measured")).epsilon(1e-5));
+    CHECK(plan.expected_coverage_extrapolated ==
+          Approx(oracle_figure("ncu_plan", split, "extrapolated")).margin(1e-6));
+    CHECK(pass_ends(plan) == oracle_list(split, "pass_ends"));
+    CHECK(plan.estimated_seconds == Approx(oracle_figure("ncu_plan", split, "estimated_s")));
+    // planned launches extrapolated / measured=1.039737 per-config ratio 0.8814..1.2480 beyond 25%=0
+    CHECK(plan.extrapolated_time_ratio == Approx(1.039737).epsilon(1e-6));
     CHECK(plan.unrepresentative_configs.empty());
     double low = 10, high = 0;
     for (const auto& config : plan.configs) {
+      if (config.ordinals.empty()) continue;
       low = std::min(low, planned_duration_ratio(config));
       high = std::max(high, planned_duration_ratio(config));
     }
@@ -222,21 +252,25 @@ TEST_CASE("the plan for the recorded H100 decode (1b, batch 8) matches the indep
     CHECK(high == Approx(1.2480).margin(5e-5));
   }
   SECTION("a pass costs 30 s: a raised count instead of more replays") {
-    // seconds_per_pass=30.0: groups=27 passes=[(1, 17), (9, 45)] planned_launches=62 planned_groups=27
-    // (packed: one pass at --launch-count 10, 168 launches, estimated 130.8 s against 97.2 s)
+    // seconds_per_pass=30.0: groups=27 passes=[(1, 16), (9, 20)] planned_launches=36 planned_groups=26
+    // (the passes end at their last planned launch: before, counted to the stage's end, 62 launches)
+    const std::string line = "  seconds_per_pass=30.0:";
+    const std::string split = "    seconds_per_pass=30.0 split:";
     NcuPlanOptions options;
     options.seconds_per_pass = 30;
     const NcuPlan plan = plan_ncu_launches(selection, launches.value(), options);
     REQUIRE(plan.passes.size() == 2);
     CHECK(plan.passes[0].launch_count == 1);
-    CHECK(plan.passes[0].profiled_launches == 17);
+    CHECK(plan.passes[0].profiled_launches == 16);
     CHECK(plan.passes[1].launch_count == 9);
-    CHECK(plan.passes[1].profiled_launches == 45);
-    CHECK(plan.planned_launches == 62);
-    CHECK(plan.expected_coverage == Approx(0.909541).epsilon(1e-5));
-    CHECK(plan.estimated_seconds == Approx(62 * 0.6 + 2 * 30));
-    // planned launches extrapolated / measured=1.037104 per-config ratio 0.9378..1.2480 beyond 25%=0
-    CHECK(plan.extrapolated_time_ratio == Approx(1.037104).epsilon(1e-6));
+    CHECK(plan.passes[1].profiled_launches == 20);
+    CHECK(plan.planned_launches == oracle_figure("ncu_plan", line, "planned_launches"));
+    CHECK(plan.expected_coverage == Approx(oracle_figure("ncu_plan", line, "expected_coverage")).epsilon(1e-5));
+    CHECK(pass_ends(plan) == oracle_list(split, "pass_ends"));
+    CHECK(plan.estimated_seconds == Approx(oracle_figure("ncu_plan", split, "estimated_s")));
+    CHECK(plan.estimated_seconds == Approx(36 * 0.6 + 2 * 30));
+    // planned launches extrapolated / measured=1.036359 per-config ratio 0.8943..1.2480 beyond 25%=0
+    CHECK(plan.extrapolated_time_ratio == Approx(1.036359).epsilon(1e-6));
     CHECK(plan.unrepresentative_configs.empty());
     CHECK_THAT(ncu_plan_json(plan), Catch::Contains("\"representative_tolerance\":2.5E-1"));
     CHECK_THAT(ncu_plan_text(plan), Catch::Contains("extrapolated, give 104% of the configurations' kernel time"));
@@ -309,40 +343,86 @@ TEST_CASE("planned launches much shorter or longer than their configuration's me
   }
 }
 
-TEST_CASE("a decode whose context grows: packed passes reach every selected kernel in 2 passes, not 11") {
+TEST_CASE("a decode whose context grows: one pass that ends at launch 810, late copies extrapolated") {
   // The 1b decode with a 32-token prompt and 192 new tokens, recorded on the H100 (tests/tools/
-  // export_launch_table.py). ncu_plan_expected.py: 1b p32 n192 decode: launches=155712 stage_time=440738822
-  // selected=18 groups=40 seconds_per_pass=74.0404; passes=[(3, 51, 13), (5, 70, 5)] planned_launches=121
-  // planned_groups=40 expected_coverage=0.901038 estimated_s=220.6808. Progress passes alone planned 11 passes,
-  // 247 launches, 963 s, as deep-profile did on the H100 before packing; before that, 7 kernels were dropped.
+  // export_launch_table.py). Before grouping, ending passes early and extrapolation the oracle planned
+  // passes=[(3, 51, 13), (5, 70, 5)], 121 launches, 40 groups all profiled, coverage 0.901038, estimated 220.68 s
+  // (every pass a whole replay). Now: the copies' 40 exact configurations fall into 28 grid buckets; the 5 that
+  // first appear late in the stage (from launch 25,982 on, a new grid as the KV cache grows) are extrapolated.
+  const std::string head = "1b p32 n192 decode:", line = "  passes=", split = "  split:";
   const auto launches = read_launch_table(data_path("ncu-plan/launches-1b-p32-n192.tsv"));
-  REQUIRE(launches.size() == 155712);
+  REQUIRE(launches.size() == std::size_t(oracle_figure("ncu_plan", head, "launches")));
   const KernelSelection selection = coverage_selection(launches, 0.9);
-  CHECK(selection.stage_kernel_time_ns == 440738822);
-  REQUIRE(selection.kernels.size() == 18);
+  CHECK(selection.stage_kernel_time_ns == oracle_figure("ncu_plan", head, "stage_time"));
+  REQUIRE(selection.kernels.size() == std::size_t(oracle_figure("ncu_plan", head, "selected")));
   NcuPlanOptions options;
   options.seconds_per_pass = 3.97 + 155712 * 0.00045;
+  options.seconds_per_intercepted_launch = 0.00045;
   const NcuPlan plan = plan_ncu_launches(selection, launches, options);
-  REQUIRE(plan.passes.size() == 2);
-  CHECK(plan.passes[0].launch_count == 3);
-  CHECK(plan.passes[0].profiled_launches == 51);
-  CHECK(plan.passes[0].kernels.size() == 13);
-  CHECK(plan.passes[1].launch_count == 5);
-  CHECK(plan.passes[1].profiled_launches == 70);
-  CHECK(plan.passes[1].kernels.size() == 5);
+  // passes=[(11, 133, 18)]
+  REQUIRE(plan.passes.size() == 1);
+  CHECK(plan.passes[0].launch_count == 11);
+  CHECK(plan.passes[0].kernels.size() == 18);
+  CHECK(plan.planned_launches == oracle_figure("ncu_plan", line, "planned_launches"));
+  CHECK(pass_ends(plan) == oracle_list(split, "pass_ends"));
   CHECK(plan.kernels_unreached.empty());
-  CHECK(plan.configs.size() == 40);
-  for (const auto& config : plan.configs) CHECK_FALSE(config.ordinals.empty());
-  CHECK(plan.expected_coverage == Approx(0.901038).epsilon(1e-6));
-  CHECK(plan.estimated_seconds == Approx(220.6808).epsilon(1e-6));
-  // planned launches extrapolated / measured=1.014260 per-config ratio 0.6341..1.1298, beyond 25%: Kernel2
+  CHECK(plan.configs.size() == std::size_t(oracle_figure("ncu_plan", head, "groups")));
+  const auto extrapolated = std::count_if(plan.configs.begin(), plan.configs.end(), [](const PlannedConfig& config) {
+    return config.ordinals.empty() && !config.extrapolated_from.empty();
+  });
+  CHECK(extrapolated == oracle_figure("ncu_plan", split, "extrapolated_groups"));
+  for (const auto& config : plan.configs)
+    if (config.ordinals.empty()) CHECK(config.late);
+  CHECK(plan.expected_coverage == Approx(oracle_figure("ncu_plan", split, "measured")).epsilon(1e-5));
+  CHECK(plan.expected_coverage_extrapolated == Approx(oracle_figure("ncu_plan", split, "extrapolated")).epsilon(1e-5));
+  CHECK(plan.estimated_seconds == Approx(oracle_figure("ncu_plan", line, "estimated_s")).margin(1e-4));
+  // planned launches extrapolated / measured=1.002997 per-config ratio 0.6363..1.0887, beyond 25%: Kernel2
   // grid (2, 1, 8) (the attention's batched GEMM, whose work grows with the context; 0.63x on the H100 too)
-  CHECK(plan.extrapolated_time_ratio == Approx(1.014260).epsilon(1e-6));
+  CHECK(plan.extrapolated_time_ratio == Approx(1.002997).epsilon(1e-6));
   REQUIRE(plan.unrepresentative_configs.size() == 1);
   const PlannedConfig& attention = plan.configs[plan.unrepresentative_configs.front()];
   CHECK_THAT(attention.kernel, Catch::StartsWith("void cutlass::Kernel2<cutlass_75_wmma_te"));
   CHECK(attention.config == "grid (2, 1, 8) block (128, 1, 1) smem 5120");
-  CHECK(planned_duration_ratio(attention) == Approx(0.6341).margin(5e-5));
+  CHECK(planned_duration_ratio(attention) == Approx(0.6363).margin(5e-5));
+  const std::string json = ncu_plan_json(plan);
+  CHECK_THAT(json, Catch::Contains("\"coverage_extrapolated\":"));
+  CHECK_THAT(json, Catch::Contains("\"extrapolated_from\":\"grid ("));
+  CHECK_THAT(ncu_plan_text(plan), Catch::Contains("extrapolated from grid ("));
+}
+
+TEST_CASE("a serving loop whose grids change every step: grouped configurations keep the plan bounded") {
+  // tests/tools/ncu_plan_expected.py serving_launches(): the batch walks 1..64, a GEMM's and attention's grids
+  // with it; 65 exact configurations in 1,200 launches.
+  const std::string head = "serving loop:";
+  std::vector<StageKernelLaunch> launches;
+  for (std::int64_t step = 0; step < 400; ++step) {
+    const std::int64_t batch = (step * 37 + step * step) % 64 + 1;
+    launches.push_back({"gemm", "(" + std::to_string(4 * batch) + ", 1, 1)", "(128, 1, 1)", 0, 1000 + 50 * batch});
+    launches.push_back({"attention", "(" + std::to_string(batch) + ", 8, 1)", "(256, 1, 1)", 4096, 800 + 40 * batch});
+    launches.push_back({"norm", "(1, 1, 1)", "(512, 1, 1)", 0, 300});
+  }
+  std::set<std::string> exact;
+  for (const auto& one : launches) exact.insert(one.kernel + launch_config_key(one));
+  CHECK(exact.size() == std::size_t(oracle_figure("ncu_plan", head, "exact_configs")));
+  NcuPlanOptions options;
+  options.seconds_per_pass = 10;
+  options.seconds_per_intercepted_launch = 0.00045;
+  const NcuPlan plan = plan_ncu_launches(selection_of(launches, {"gemm", "attention", "norm"}), launches, options);
+  // At most one group per power of two of each grid dimension: 7 per batch-dependent kernel, 1 for the norm.
+  CHECK(plan.configs.size() <= 15);
+  CHECK(plan.configs.size() == std::size_t(oracle_figure("ncu_plan", head, "groups")));
+  CHECK(plan.passes.size() == std::size_t(oracle_figure("ncu_plan", head, "passes")));
+  CHECK(plan.planned_launches == oracle_figure("ncu_plan", head, "planned_launches"));
+  CHECK(pass_ends(plan) == oracle_list(head, "pass_ends"));
+  CHECK(std::isfinite(plan.estimated_seconds));
+  CHECK(plan.estimated_seconds == Approx(oracle_figure("ncu_plan", head, "estimated_s")).margin(1e-4));
+  CHECK(plan.expected_coverage == Approx(oracle_figure("ncu_plan", head, "measured")).epsilon(1e-5));
+  CHECK(plan.expected_coverage_extrapolated == Approx(oracle_figure("ncu_plan", head, "extrapolated")).epsilon(1e-5));
+  CHECK(plan.expected_coverage + plan.expected_coverage_extrapolated == Approx(1.0));
+  // A row of any grid in a planned group's bucket counts for it: gemm (4, 1, 1)'s bucket holds (3, 1, 1) too.
+  CHECK(grid_bucket("(3, 1, 1)") == "(4, 1, 1)");
+  CHECK(grid_bucket("(256, 1, 1)") == "(256, 1, 1)");
+  CHECK(grid_bucket("unknown") == "unknown");
 }
 
 TEST_CASE("a pass falls back on demangled patterns when one of its kernels has no mangled name") {
@@ -369,7 +449,10 @@ TEST_CASE("the check finds every planned kernel's rows and names the planned lau
   CHECK(check.not_profiled[0].kernel == "attention");
   CHECK(check.not_profiled[0].config == "grid (16, 1, 1) block (128, 1, 1) smem 0");
   CHECK(check.kernels_without_rows.empty());
-  CHECK(check.coverage_reached == Approx(0.9));
+  // attention (16, 1, 1) has no row: extrapolated from attention (8, 1, 1), and said so.
+  CHECK(check.coverage_measured == Approx(0.9));
+  CHECK(check.coverage_extrapolated == Approx(0.1));
+  CHECK(check.coverage_reached == Approx(1.0));
   const NcuPlanCheck none = check_ncu_plan(plan, {}, KernelNameBase::demangled);
   CHECK(none.kernels_without_rows.size() == 2);
   CHECK(none.coverage_reached == 0);

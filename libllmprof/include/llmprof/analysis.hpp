@@ -169,12 +169,23 @@ struct NodeTracedCapture {
   std::vector<RangeWall> range_walls;  // ranges present in both, in the first capture's order
 };
 
+// The ncu plan's check (ncu/plan.json): of the stage's kernel time, the share whose launch-configuration group
+// ncu profiled, and the share of groups without rows carried over from a profiled group of the same kernel.
+// The analysis scales a kernel's ncu figures to all its launches, so both count as covered there; this says
+// which part was measured.
+struct NcuCoverage {
+  std::string stage;
+  double measured = 0;
+  double extrapolated = 0;
+};
+
 struct AnalysisReport {
   DevicePeaks device;
   std::optional<DevicePeaks> datasheet;  // the known-GPU table's figures, for comparison
   std::vector<StageAnalysis> stages;     // outermost first, then by wall time
   std::vector<KernelAnalysis> kernels;   // by total_time_ns, descending
   std::optional<KernelSelection> top_kernel_selection;
+  std::optional<NcuCoverage> ncu_coverage;
   std::optional<WorkloadMetrics> workload;
   std::vector<RangeTiming> range_timings;  // nsys nvtx_sum rows, by total time (descending)
   std::vector<LaunchRoofline> launches;    // every ncu launch analysed, in file order
@@ -189,6 +200,7 @@ struct AnalysisReport {
 
 // What the analysis reads, already parsed; any part may be absent (but not all).
 struct AnalysisInputs {
+  std::optional<NcuCoverage> ncu_coverage;
   std::optional<NsysStats> nsys;
   std::optional<std::vector<LaunchRoofline>> ncu_launches;
   std::optional<WorkloadMetrics> workload;

@@ -34,6 +34,14 @@ struct StageKernelLaunch {
 // "grid (128, 1, 1) block (256, 1, 1) smem 0": the key ncu's per-launch-config counting uses.
 std::string launch_config_key(const StageKernelLaunch& launch);
 
+// "(100, 1, 8)" -> "(128, 1, 8)": each dimension raised to a power of two; the grid unchanged when it is not
+// ncu's "(x, y, z)" spelling. Grids that follow the batch or the context (a continuous-batching engine, KV-cache
+// copies of a growing decode) take a new value nearly every step; the plan groups a kernel's configurations by
+// this bucket, so that their number stays logarithmic in the grid's range.
+std::string grid_bucket(const std::string& grid);
+// "grid bucket (128, 1, 8) block (256, 1, 1) smem 0": the plan's group of a kernel's launch configurations.
+std::string launch_group_key(const StageKernelLaunch& launch);
+
 struct NcuPlanOptions {
   KernelNameBase name_base = KernelNameBase::demangled;
   std::int64_t launch_skip = 0;          // --launch-skip, per launch configuration
@@ -43,17 +51,34 @@ struct NcuPlanOptions {
   std::string seconds_per_launch_source = "default";
   double seconds_per_pass = 0;  // one replay of the workload under ncu, beyond the launches
   std::string seconds_per_pass_source = "default";
+  // What ncu spends intercepting one launch it does not profile (0.37-0.45 ms on the H100, ncu 2025.3.1). A
+  // pass ends its workload once its planned launches are profiled, so a pass that ends at the stage's launch
+  // i is estimated seconds_per_pass less the interception of the stage's launches after i. 0: every pass
+  // costs seconds_per_pass.
+  double seconds_per_intercepted_launch = 0;
+  // At most this share of the stage's kernel time is left to extrapolation by choice: groups that first appear
+  // after every selected kernel has appeared (grids that grow with the context) cost the replay up to their
+  // first appearance; the latest of them are extrapolated from their kernel's profiled groups up to this
+  // share, the rest profiled. 0: every group profiled.
+  double extrapolated_share_limit = 0.05;
 };
 
-// The planned launches of one kernel in one launch configuration.
+// The planned launches of one kernel in one group of launch configurations (launch_group_key()).
 struct PlannedConfig {
   std::string kernel;  // nsys name
-  std::string config;  // launch_config_key(); "" when the launch table had no configurations
-  std::string grid, block;
+  std::string config;  // launch_config_key() of the group's first launch; "" when the table had no configurations
+  std::string grid, block;  // of the group's first launch
+  std::string group;        // launch_group_key(); "" without configurations
+  std::int64_t group_configs = 1;    // exact configurations in the group
+  std::int64_t first_launch = 0;     // 0-based index of the group's first launch in the stage's launch table
   std::int64_t stage_launches = 0;  // launches of this kernel in this configuration inside the stage
   std::int64_t stage_time_ns = 0;
   std::vector<std::int64_t> ordinals;  // 1-based among those launches: the ones ncu will profile
   std::size_t pass = 0;
+  // No planned launch, but the same kernel has a profiled group: its counters are that group's (config key
+  // here), per launch, scaled by nsys durations. "" when measured, or when nothing of the kernel is.
+  std::string extrapolated_from;
+  bool late = false;  // first appears after every selected kernel has: profiling it costs replay
   // nsys's mean duration of the planned launches; 0 when none is planned or the table has no durations.
   // ncu's figures for this configuration stand for all its launches (FLOP are scaled by the launch count),
   // so their duration next to stage_time_ns / stage_launches says how well they do.
@@ -76,6 +101,9 @@ struct NcuPlanPass {
   std::int64_t launch_skip = 0;
   std::int64_t launch_count = 0;
   std::int64_t profiled_launches = 0;  // every launch the pass profiles, other configurations' included
+  // Stage launches replayed until the pass's last planned launch, when the pass ends its workload.
+  std::int64_t replayed_launches = 0;
+  double estimated_seconds = 0;
 };
 
 struct NcuPlan {
@@ -92,13 +120,17 @@ struct NcuPlan {
   std::int64_t planned_launches = 0;
   std::int64_t stage_kernel_time_ns = 0;
   double selection_coverage = 0;  // the selection's share of the stage's kernel time
-  // Share of the stage's kernel time in (kernel, configuration) groups with at least one planned launch.
+  // Share of the stage's kernel time in (kernel, configuration group)s with at least one planned launch.
   double expected_coverage = 0;
+  // Share in groups without a planned launch whose kernel has one: extrapolated (PlannedConfig::extrapolated_from).
+  double expected_coverage_extrapolated = 0;
+  std::int64_t stage_launches = 0;  // the launch table's length; 0 without one
   double seconds_per_launch = 0;
   std::string seconds_per_launch_source;
   double seconds_per_pass = 0;
   std::string seconds_per_pass_source;
-  double estimated_seconds = 0;  // planned_launches * seconds_per_launch + passes * seconds_per_pass
+  double seconds_per_intercepted_launch = 0;
+  double estimated_seconds = 0;  // the passes' estimates
   // Kernel time of the planned configurations were every launch as long as its planned ones, over their
   // measured kernel time (nsys durations); 0 when not known (no launch table or no durations).
   double extrapolated_time_ratio = 0;
@@ -143,7 +175,11 @@ struct NcuPlanCheck {
   std::int64_t planned_launches = 0;
   std::int64_t profiled_planned_launches = 0;  // rows that meet a planned launch (at most its count)
   std::int64_t rows = 0;
-  double coverage_reached = 0;  // share of the stage's kernel time with at least one profiled row
+  // Share of the stage's kernel time with counters: measured (a group with at least one profiled row) plus
+  // extrapolated (a group without rows whose kernel has a group with rows).
+  double coverage_reached = 0;
+  double coverage_measured = 0;
+  double coverage_extrapolated = 0;
   // Filled by the ncu stage, not by check_ncu_plan: the passes whose workload it ended once their planned
   // launches were profiled ("pass 1 ended the workload after its 16 planned launches at 19.6 s"), and the
   // stage's time against its estimate.

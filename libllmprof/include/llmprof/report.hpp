@@ -33,6 +33,9 @@ struct ReportTopKernelSelection {
   std::string kernel_regex;
   std::optional<double> coverage;         // 0..1
   std::optional<double> coverage_target;  // the coverage rule's target; nullopt: top-N
+  // report.json's ncu_coverage for this stage: of its kernel time, the share ncu measured and the share
+  // extrapolated from the same kernels' profiled configurations; nullopt without the plan's check.
+  std::optional<double> ncu_measured, ncu_extrapolated;
   bool capped = false;                    // the cap on distinct kernels stopped the coverage rule
   std::vector<ReportCoverageStep> more_coverage;
   std::int64_t collectives_left_out = 0;   // collective kernels never profiled

@@ -96,6 +96,16 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   report.node_capture = inputs.node_capture;
   report.warnings = inputs.warnings;
   report.workload = inputs.workload;
+  report.ncu_coverage = inputs.ncu_coverage;
+  if (inputs.ncu_coverage) {
+    const NcuCoverage& coverage = *inputs.ncu_coverage;
+    if (coverage.measured < 0 || coverage.extrapolated < 0 || coverage.measured + coverage.extrapolated > 1.0 + 1e-9) {
+      report.warnings.push_back("ncu/plan.json's coverage (measured " + std::to_string(coverage.measured) +
+                                ", extrapolated " + std::to_string(coverage.extrapolated) +
+                                ") is not a share of the stage's kernel time: left out");
+      report.ncu_coverage.reset();
+    }
+  }
   if (inputs.ncu_launches) report.launches = *inputs.ncu_launches;
   // A metric withheld for its unit is named once per distinct reason, not once per launch.
   std::set<std::string> withheld;

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <map>
 
+#include <boost/json/parse.hpp>
+
+#include "core/file_text.hpp"
+#include "core/json_fields.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/run_layout.hpp"
 
@@ -137,6 +141,35 @@ Result<void> load_workload(const std::filesystem::path& metrics_json, AnalysisIn
   return {};
 }
 
+// The plan's check, when ncu/plan.json has one with the measured / extrapolated split (plans written before
+// the split have none: nothing is made up for them).
+void load_ncu_coverage(const std::filesystem::path& plan_json, AnalysisInputs& inputs) {
+  const auto text = detail::read_file_text(plan_json);
+  if (!text) return;
+  boost::system::error_code ec;
+  const boost::json::value document = boost::json::parse(*text, ec);
+  if (ec || !document.is_object()) {
+    inputs.warnings.push_back(plan_json.string() + " does not parse as JSON: the measured / extrapolated split of "
+                              "ncu's coverage is left out");
+    return;
+  }
+  const auto* check = document.as_object().if_contains("check");
+  const auto* stage = document.as_object().if_contains("stage");
+  if (!check || !check->is_object() || !stage || !stage->is_string()) return;
+  std::optional<double> measured, extrapolated;
+  try {
+    measured = detail::json_number(check->as_object(), "coverage_measured", "check.coverage_measured");
+    extrapolated = detail::json_number(check->as_object(), "coverage_extrapolated", "check.coverage_extrapolated");
+  } catch (const detail::JsonFieldError& error) {
+    inputs.warnings.push_back(plan_json.string() + ": " + error.field + " is not a number: the measured / "
+                              "extrapolated split of ncu's coverage is left out");
+    return;
+  }
+  if (!measured || !extrapolated) return;
+  inputs.ncu_coverage = NcuCoverage{std::string(stage->as_string()), *measured, *extrapolated};
+  inputs.sources["ncu_coverage"] = plan_json.string();
+}
+
 }  // namespace
 
 Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_directory,
@@ -156,6 +189,7 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
   const std::optional<std::string> timeline_problem = load_timeline(sqlite_export, inputs);
   const auto ncu_csv = layout.resolve(RunLayout::ncu_raw_csv());
   if (auto loaded = load_ncu_launches(ncu_csv, options, inputs); !loaded) return loaded.error();
+  if (inputs.ncu_launches) load_ncu_coverage(layout.resolve(RunLayout::ncu_plan()), inputs);
   const auto metrics_json = layout.resolve(RunLayout::stage1_metrics());
   if (auto loaded = load_workload(metrics_json, inputs); !loaded) return loaded.error();
   if (!inputs.nsys && !inputs.ncu_launches && !inputs.workload && !inputs.timeline) {

@@ -327,9 +327,14 @@ void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
   for (auto& stage : report.stages) {
     stage.parent = find_parent(inputs, {stage.domain, stage.name}, stage, report.stages, kernels_by_stage);
     if (stage.flop && stage.flop_coverage < 0.999) {
+      std::string split;
+      if (report.ncu_coverage && report.ncu_coverage->stage == stage.name)
+        split = "; of the kernel time, ncu measured " + format_fraction_percent(report.ncu_coverage->measured) +
+                ", extrapolated " + format_fraction_percent(report.ncu_coverage->extrapolated) +
+                " from the same kernels' profiled configurations";
       report.warnings.push_back("stage '" + stage.qualified_name() + "': FLOP cover only " +
                                 format_fraction_percent(stage.flop_coverage) +
-                                " of its kernel time (kernels without ncu data count as 0 FLOP)");
+                                " of its kernel time (kernels without ncu data count as 0 FLOP" + split + ")");
     }
     if (!stage.flop && inputs.ncu_launches && stage.kernel_time_ns > 0) {
       report.skipped.push_back("stage '" + stage.qualified_name() +

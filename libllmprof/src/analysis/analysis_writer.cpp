@@ -284,6 +284,13 @@ std::string analysis_report_json(const AnalysisReport& report) {
   for (const auto& kernel : report.kernels) kernels.emplace_back(detail::report_json(kernel_record(kernel)));
   root["kernels"] = std::move(kernels);
   root["top_kernel_selection"] = json_selection(report.top_kernel_selection);
+  if (report.ncu_coverage)
+    root["ncu_coverage"] = boost::json::object{{"stage", report.ncu_coverage->stage},
+                                               {"measured", report.ncu_coverage->measured},
+                                               {"extrapolated", report.ncu_coverage->extrapolated},
+                                               {"reached", report.ncu_coverage->measured + report.ncu_coverage->extrapolated}};
+  else
+    root["ncu_coverage"] = nullptr;
   root["mfu_workload"] = json_workload_mfu(report);
   root["bare_run"] = json_bare_run(report);
   root["nvtx_ranges"] = json_range_timings(report);

@@ -2,6 +2,7 @@
 #include "llmprof/ncu_plan.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -24,15 +25,24 @@ using GroupKey = std::pair<std::string, std::string>;  // (kernel, configuration
 struct Group {
   std::int64_t launches = 0;
   std::int64_t time_ns = 0;
-  std::string grid, block;
+  std::string grid, block, config;  // of its first launch
+  std::set<std::string> configs;    // exact configurations
   std::size_t first_seen = 0;
+  bool extrapolate = false;  // left to extrapolation by choice: wants no launch
   std::vector<std::int64_t> durations;  // nsys durations in launch order: ordinal i is durations[i - 1]
 };
 
 struct PassResult {
   std::map<GroupKey, std::vector<std::int64_t>> ordinals;
   std::int64_t profiled = 0;
+  std::int64_t replayed = 0;  // stage launches up to the pass's last needed launch, where it ends its workload
 };
+
+// A pass that ends its workload after `replayed` of the stage's launches spares ncu's interception of the rest.
+double pass_seconds(const NcuPlanOptions& options, std::int64_t replayed, std::int64_t stage_launches) {
+  const double spared = double(std::max<std::int64_t>(stage_launches - replayed, 0)) * options.seconds_per_intercepted_launch;
+  return std::max(options.seconds_per_pass - spared, 0.0);
+}
 
 // Every pass's ordinals so far, per group: the same ordinal in two passes is the same launch.
 using PlannedOrdinals = std::map<GroupKey, std::set<std::int64_t>>;
@@ -58,7 +68,9 @@ class Planner {
         group.first_seen = i;
         group.grid = launch.grid;
         group.block = launch.block;
+        if (configs_known_) group.config = launch_config_key(launch);
       }
+      if (configs_known_ && group.configs.size() < 64) group.configs.insert(launch_config_key(launch));
       group.time_ns += launch.duration_ns;
       group.durations.push_back(launch.duration_ns);
       const auto [kernel_id, new_kernel] = kernel_ids.try_emplace(launch.kernel, kernel_names_.size());
@@ -66,7 +78,7 @@ class Planner {
       const auto match_id =
           match_ids.try_emplace(match_key(launch.kernel, options_.name_base), match_ids.size()).first->second;
       // Unknown configurations: each kernel is counted on its own (the plan cannot do better).
-      const std::string counted_as = configs_known_ ? key : launch.kernel;
+      const std::string counted_as = configs_known_ ? launch_config_key(launch) : launch.kernel;
       const auto config_id = config_ids.try_emplace(counted_as, config_ids.size()).first->second;
       const auto [group_id, new_group] = group_ids.try_emplace({launch.kernel, key}, group_keys_.size());
       if (new_group) group_keys_.push_back({launch.kernel, key});
@@ -77,40 +89,74 @@ class Planner {
       match_of_kernel_[kernel] = match_ids.at(match_key(kernel_names_[kernel], options_.name_base));
     match_count_ = match_ids.size();
     config_count_ = config_ids.size();
+    for (const auto& key : group_keys_) group_of_id_.push_back(&groups_.at(key));
   }
 
   bool configs_known() const { return configs_known_; }
   const std::map<GroupKey, Group>& groups() const { return groups_; }
+  std::int64_t stage_launches() const { return std::int64_t(launches_.size()); }
+  void extrapolate(const GroupKey& key) { groups_.at(key).extrapolate = true; }
+  bool extrapolated_launch(std::size_t index) const { return group_of_id_[launches_[index].group]->extrapolate; }
 
-  // Without configurations every kernel counts as its own: collisions cannot be told.
+  // Without configurations every kernel counts as its own: collisions cannot be told. With them, a kernel's
+  // configurations are grouped by grid bucket (launch_group_key), while ncu counts exact ones.
   std::string config_key(const StageKernelLaunch& launch) const {
-    return configs_known_ ? launch_config_key(launch) : std::string();
+    return configs_known_ ? launch_group_key(launch) : std::string();
   }
 
-  // ncu's counting replayed: launches whose kernel the pass matches, counted per configuration (ncu
-  // 2025.3.1 --filter-mode per-launch-config), the ones past --launch-skip up to --launch-count profiled.
-  PassResult simulate(const std::set<std::string>& kernels, std::int64_t count) const {
+  // ncu's counting replayed: launches whose kernel the pass matches, counted per exact configuration (ncu
+  // 2025.3.1 --filter-mode per-launch-config), the ones past --launch-skip up to --launch-count profiled, until
+  // the launch that gives the last group it helps (of those `planned` leaves open) its last wanted launch: there
+  // the pass ends its workload. The whole stage when it helps none.
+  PassResult simulate(const std::set<std::string>& kernels, std::int64_t count, const PlannedOrdinals& planned) const {
     std::vector<bool> in_pass(kernel_names_.size(), false), matching(match_count_, false);
     for (std::size_t kernel = 0; kernel < kernel_names_.size(); ++kernel)
       if (kernels.contains(kernel_names_[kernel])) {
         in_pass[kernel] = true;
         matching[match_of_kernel_[kernel]] = true;
       }
-    PassResult result;
+    struct Hit {
+      std::size_t index;
+      std::size_t group;  // npos: a namesake outside the pass's kernels
+      std::int64_t ordinal;
+    };
+    constexpr std::size_t npos = std::size_t(-1);
+    std::vector<Hit> hits;
     std::vector<std::int64_t> per_config(config_count_, 0), per_group(group_keys_.size(), 0);
-    for (const auto& launch : launches_) {
+    for (std::size_t i = 0; i < launches_.size(); ++i) {
+      const IndexedLaunch& launch = launches_[i];
       if (!matching[launch.match]) continue;
       const std::int64_t seen = ++per_config[launch.config];
       const std::int64_t ordinal = ++per_group[launch.group];
       if (seen <= options_.launch_skip || seen > options_.launch_skip + count) continue;
+      hits.push_back({i, in_pass[launch.kernel] ? launch.group : npos, ordinal});
+    }
+    std::vector<std::optional<std::int64_t>> missing(group_keys_.size());
+    std::optional<std::size_t> last_needed;
+    for (const Hit& hit : hits) {
+      if (hit.group == npos) continue;
+      const auto done = planned.find(group_keys_[hit.group]);
+      if (done != planned.end() && done->second.contains(hit.ordinal)) continue;
+      auto& left = missing[hit.group];
+      if (!left)
+        left = want(*group_of_id_[hit.group]) - std::int64_t(done == planned.end() ? 0 : done->second.size());
+      if (*left <= 0) continue;
+      --*left;
+      last_needed = hit.index;
+    }
+    PassResult result;
+    result.replayed = last_needed ? std::int64_t(*last_needed) + 1 : stage_launches();
+    for (const Hit& hit : hits) {
+      if (std::int64_t(hit.index) >= result.replayed) break;
       ++result.profiled;
-      if (in_pass[launch.kernel]) result.ordinals[group_keys_[launch.group]].push_back(ordinal);
+      if (hit.group != npos) result.ordinals[group_keys_[hit.group]].push_back(hit.ordinal);
     }
     return result;
   }
 
   // The launches a group can have: launches_per_config, fewer when it has fewer past the skip.
   std::int64_t want(const Group& group) const {
+    if (group.extrapolate) return 0;
     return std::min(options_.launches_per_config, std::max<std::int64_t>(group.launches - options_.launch_skip, 0));
   }
 
@@ -152,6 +198,7 @@ class Planner {
   std::vector<std::string> kernel_names_;
   std::vector<std::size_t> match_of_kernel_;
   std::vector<GroupKey> group_keys_;
+  std::vector<const Group*> group_of_id_;
   std::size_t match_count_ = 0, config_count_ = 0;
 };
 
@@ -177,11 +224,12 @@ std::optional<std::pair<std::int64_t, PassResult>> choose_count(const Planner& p
   std::optional<std::pair<std::int64_t, PassResult>> best;
   double best_cost = 0;
   for (std::int64_t count = base_count; count <= std::max(options.max_launch_count, base_count); ++count) {
-    PassResult result = planner.simulate(set, count);
+    PassResult result = planner.simulate(set, count, planned);
     PlannedOrdinals after = planned;
     merge_ordinals(after, result);
     const auto open = planner.open_groups(kernels, after);
-    double cost = double(result.profiled) * options.seconds_per_launch;
+    double cost = pass_seconds(options, result.replayed, planner.stage_launches()) +
+                  double(result.profiled) * options.seconds_per_launch;
     if (!open.empty())
       cost += options.seconds_per_pass + double(planner.wanted_launches(open, after)) * options.seconds_per_launch;
     if (open.size() < open_before && (!best || cost < best_cost)) {
@@ -222,12 +270,15 @@ struct PlannedPasses {
   std::vector<std::string> unreached;
 
   void add(std::vector<std::string> kernels, std::int64_t count, const PassResult& result,
-           const NcuPlanOptions& options) {
+           const NcuPlanOptions& options, std::int64_t stage_launches) {
     NcuPlanPass pass;
     pass.kernels = std::move(kernels);
     pass.launch_skip = options.launch_skip;
     pass.launch_count = count;
     pass.profiled_launches = result.profiled;
+    pass.replayed_launches = result.replayed;
+    pass.estimated_seconds = double(result.profiled) * options.seconds_per_launch +
+                             pass_seconds(options, result.replayed, stage_launches);
     for (const auto& [key, got] : result.ordinals)
       if (!got.empty()) first_pass.emplace(key, passes.size());
     merge_ordinals(ordinals, result);
@@ -241,10 +292,10 @@ struct PlannedPasses {
     return open;
   }
 
-  double estimated_seconds(const NcuPlanOptions& options) const {
-    std::int64_t launches = 0;
-    for (const auto& pass : passes) launches += pass.profiled_launches;
-    return double(launches) * options.seconds_per_launch + double(passes.size()) * options.seconds_per_pass;
+  double estimated_seconds() const {
+    double seconds = 0;
+    for (const auto& pass : passes) seconds += pass.estimated_seconds;
+    return seconds;
   }
 };
 
@@ -265,7 +316,7 @@ void add_progress_passes(const Planner& planner, std::vector<std::string> remain
       remaining.erase(remaining.begin());
       continue;
     }
-    planned.add(std::move(kernels), choice->first, choice->second, options);
+    planned.add(std::move(kernels), choice->first, choice->second, options, planner.stage_launches());
     remaining = planned.still_open(planner, remaining);
   }
 }
@@ -281,22 +332,58 @@ PlannedPasses plan_passes(const Planner& planner, const std::vector<StageKernelL
   PlannedPasses progressive;
   add_progress_passes(planner, remaining, options, progressive);
   if (!planner.configs_known() || options.launch_skip != 0) return progressive;
+  // Groups left to extrapolation want no launch: the packer does not raise counts for them.
+  std::vector<StageKernelLaunch> packable;
+  for (std::size_t i = 0; i < launches.size(); ++i)
+    if (!planner.extrapolated_launch(i)) packable.push_back(launches[i]);
   PlannedPasses packed;
-  for (const auto& pass : detail::pack_ncu_passes(launches, remaining, options)) {
-    const PassResult result =
-        planner.simulate(std::set<std::string>(pass.kernels.begin(), pass.kernels.end()), pass.launch_count);
-    packed.add(pass.kernels, pass.launch_count, result, options);
+  for (const auto& pass : detail::pack_ncu_passes(packable, remaining, options)) {
+    const PassResult result = planner.simulate(std::set<std::string>(pass.kernels.begin(), pass.kernels.end()),
+                                               pass.launch_count, packed.ordinals);
+    packed.add(pass.kernels, pass.launch_count, result, options, planner.stage_launches());
   }
   add_progress_passes(planner, packed.still_open(planner, remaining), options, packed);
   const auto rank = [&options](const PlannedPasses& candidate) {
-    return std::pair{candidate.unreached.size(), candidate.estimated_seconds(options)};
+    return std::pair{candidate.unreached.size(), candidate.estimated_seconds()};
   };
   return rank(packed) < rank(progressive) ? std::move(packed) : std::move(progressive);
 }
 
+// The selected kernels' groups that first appear after every selected kernel has appeared (the horizon):
+// profiling one costs the replay up to its first appearance (the copies of a growing-context decode: a new
+// grid every few thousand launches). The latest are left to extrapolation while their kernel time stays
+// within options.extrapolated_share_limit of the stage's; the others are profiled. Returns the horizon.
+std::size_t choose_extrapolated_groups(Planner& planner, const std::vector<std::string>& kernels,
+                                       std::int64_t stage_kernel_time_ns, const NcuPlanOptions& options) {
+  std::size_t horizon = 0;
+  std::vector<std::pair<std::size_t, GroupKey>> candidates;  // (first appearance, group)
+  for (const auto& kernel : kernels) {
+    std::optional<std::size_t> earliest;
+    for (auto it = planner.groups().lower_bound({kernel, ""});
+         it != planner.groups().end() && it->first.first == kernel; ++it) {
+      earliest = std::min(earliest.value_or(it->second.first_seen), it->second.first_seen);
+      candidates.emplace_back(it->second.first_seen, it->first);
+    }
+    horizon = std::max(horizon, earliest.value_or(0));
+  }
+  if (!planner.configs_known()) return horizon;
+  std::sort(candidates.begin(), candidates.end(), std::greater<>());
+  const double budget_ns = options.extrapolated_share_limit * double(stage_kernel_time_ns);
+  double extrapolated_ns = 0;
+  for (const auto& [first_seen, key] : candidates) {
+    if (first_seen <= horizon) break;
+    const double time_ns = double(planner.groups().at(key).time_ns);
+    if (extrapolated_ns + time_ns > budget_ns) continue;
+    extrapolated_ns += time_ns;
+    planner.extrapolate(key);
+  }
+  return horizon;
+}
+
 void plan_from_launch_table(const KernelSelection& selection, const std::vector<StageKernelLaunch>& launches,
                             const NcuPlanOptions& options, NcuPlan& plan) {
-  const Planner planner(launches, options);
+  Planner planner(launches, options);
+  plan.stage_launches = planner.stage_launches();
   plan.configs_known = planner.configs_known();
   std::vector<std::string> remaining;
   for (const auto& kernel : selection.kernels) {
@@ -309,6 +396,7 @@ void plan_from_launch_table(const KernelSelection& selection, const std::vector<
     else
       remaining.push_back(kernel.name);
   }
+  const std::size_t horizon = choose_extrapolated_groups(planner, remaining, selection.stage_kernel_time_ns, options);
   PlannedPasses planned = plan_passes(planner, launches, remaining, options);
   plan.passes = std::move(planned.passes);
   plan.kernels_unreached.insert(plan.kernels_unreached.end(), planned.unreached.begin(), planned.unreached.end());
@@ -322,7 +410,11 @@ void plan_from_launch_table(const KernelSelection& selection, const std::vector<
     for (const auto& [key, group] : groups) {
       PlannedConfig config;
       config.kernel = kernel.name;
-      config.config = key->second;
+      config.config = group->config;
+      config.group = key->second;
+      config.group_configs = std::max<std::int64_t>(std::int64_t(group->configs.size()), 1);
+      config.first_launch = std::int64_t(group->first_seen);
+      config.late = group->first_seen > horizon;
       config.grid = group->grid;
       config.block = group->block;
       config.stage_launches = group->launches;
@@ -337,29 +429,7 @@ void plan_from_launch_table(const KernelSelection& selection, const std::vector<
   }
 }
 
-// The plan's figures stand for every launch of a configuration; how far the planned launches' nsys
-// durations say they do.
-void judge_representativeness(NcuPlan& plan) {
-  double extrapolated_ns = 0, measured_ns = 0;
-  for (std::size_t i = 0; i < plan.configs.size(); ++i) {
-    const PlannedConfig& config = plan.configs[i];
-    if (planned_duration_ratio(config) <= 0) continue;
-    extrapolated_ns += config.planned_mean_ns * double(config.stage_launches);
-    measured_ns += double(config.stage_time_ns);
-    if (is_unrepresentative(config)) plan.unrepresentative_configs.push_back(i);
-  }
-  plan.extrapolated_time_ratio = measured_ns > 0 ? extrapolated_ns / measured_ns : 0;
-  std::stable_sort(plan.unrepresentative_configs.begin(), plan.unrepresentative_configs.end(),
-                   [&plan](std::size_t a, std::size_t b) {
-                     return plan.configs[a].stage_time_ns > plan.configs[b].stage_time_ns;
-                   });
-}
-
 }  // namespace
-
-std::string launch_config_key(const StageKernelLaunch& launch) {
-  return "grid " + launch.grid + " block " + launch.block + " smem " + std::to_string(launch.shared_memory_bytes);
-}
 
 NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<StageKernelLaunch>& launches,
                           const NcuPlanOptions& options) {
@@ -371,6 +441,7 @@ NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<St
   plan.seconds_per_launch_source = options.seconds_per_launch_source;
   plan.seconds_per_pass = options.seconds_per_pass;
   plan.seconds_per_pass_source = options.seconds_per_pass_source;
+  plan.seconds_per_intercepted_launch = options.seconds_per_intercepted_launch;
   if (launches.empty()) {
     plan.configs_known = false;
     plan_without_launch_table(selection, options, plan);
@@ -387,26 +458,24 @@ NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<St
     NcuKernelFilter filter = ncu_kernel_filter(plan, pass.kernels, options.name_base);
     pass.kernel_regex = std::move(filter.kernel_regex);
     pass.by_mangled_name = filter.by_mangled_name;
+    if (launches.empty())
+      pass.estimated_seconds = double(pass.profiled_launches) * plan.seconds_per_launch + plan.seconds_per_pass;
     plan.planned_launches += pass.profiled_launches;
+    plan.estimated_seconds += pass.estimated_seconds;
   }
-  std::int64_t covered_ns = 0;
-  for (const auto& config : plan.configs)
-    if (!config.ordinals.empty()) covered_ns += config.stage_time_ns;
-  plan.expected_coverage = plan.stage_kernel_time_ns > 0 ? double(covered_ns) / double(plan.stage_kernel_time_ns) : 0;
-  plan.estimated_seconds =
-      double(plan.planned_launches) * plan.seconds_per_launch + double(plan.passes.size()) * plan.seconds_per_pass;
-  judge_representativeness(plan);
+  detail::assign_extrapolation_sources(plan);
+  std::int64_t measured_ns = 0, extrapolated_ns = 0;
+  for (const auto& config : plan.configs) {
+    if (!config.ordinals.empty()) measured_ns += config.stage_time_ns;
+    if (!config.extrapolated_from.empty()) extrapolated_ns += config.stage_time_ns;
+  }
+  const auto share = [&plan](std::int64_t ns) {
+    return plan.stage_kernel_time_ns > 0 ? double(ns) / double(plan.stage_kernel_time_ns) : 0.0;
+  };
+  plan.expected_coverage = share(measured_ns);
+  plan.expected_coverage_extrapolated = share(extrapolated_ns);
+  detail::judge_representativeness(plan);
   return plan;
-}
-
-double planned_duration_ratio(const PlannedConfig& config) {
-  if (config.planned_mean_ns <= 0 || config.stage_launches <= 0 || config.stage_time_ns <= 0) return 0;
-  return config.planned_mean_ns / (double(config.stage_time_ns) / double(config.stage_launches));
-}
-
-bool is_unrepresentative(const PlannedConfig& config) {
-  const double ratio = planned_duration_ratio(config);
-  return ratio > 0 && (ratio > 1 + kRepresentativeTolerance || ratio < 1 / (1 + kRepresentativeTolerance));
 }
 
 }  // namespace llmprof

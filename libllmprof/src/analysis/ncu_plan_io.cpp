@@ -83,6 +83,8 @@ boost::json::array passes_json(const NcuPlan& plan) {
                                             {"launch_skip", pass.launch_skip},
                                             {"launch_count", pass.launch_count},
                                             {"profiled_launches", pass.profiled_launches},
+                                            {"replayed_launches", pass.replayed_launches},
+                                            {"estimated_seconds", pass.estimated_seconds},
                                             {"kernels", std::move(kernels)}});
   }
   return passes;
@@ -103,6 +105,14 @@ boost::json::array configs_json(const NcuPlan& plan) {
                                              {"config", config.config},
                                              {"grid", config.grid},
                                              {"block", config.block},
+                                             {"group", config.group},
+                                             {"group_configs", config.group_configs},
+                                             {"first_launch", config.first_launch},
+                                             {"late", config.late},
+                                             {"measured", !config.ordinals.empty()},
+                                             {"extrapolated_from", config.extrapolated_from.empty()
+                                                                       ? boost::json::value(nullptr)
+                                                                       : boost::json::value(config.extrapolated_from)},
                                              {"stage_launches", config.stage_launches},
                                              {"stage_time_ns", config.stage_time_ns},
                                              {"ordinals", std::move(ordinals)},
@@ -126,6 +136,10 @@ std::string ncu_plan_json(const NcuPlan& plan, const std::optional<NcuPlanCheck>
   document["stage_kernel_time_ns"] = plan.stage_kernel_time_ns;
   document["selection_coverage"] = plan.selection_coverage;
   document["expected_coverage"] = plan.expected_coverage;
+  document["coverage_measured"] = plan.expected_coverage;
+  document["coverage_extrapolated"] = plan.expected_coverage_extrapolated;
+  document["stage_launches"] = plan.stage_launches;
+  document["seconds_per_intercepted_launch"] = plan.seconds_per_intercepted_launch;
   document["seconds_per_launch"] = plan.seconds_per_launch;
   document["seconds_per_launch_source"] = plan.seconds_per_launch_source;
   document["seconds_per_pass_source"] = plan.seconds_per_pass_source;
@@ -153,6 +167,8 @@ std::string ncu_plan_json(const NcuPlan& plan, const std::optional<NcuPlanCheck>
                                             {"planned_launches", check->planned_launches},
                                             {"profiled_planned_launches", check->profiled_planned_launches},
                                             {"coverage_reached", check->coverage_reached},
+                                            {"coverage_measured", check->coverage_measured},
+                                            {"coverage_extrapolated", check->coverage_extrapolated},
                                             {"not_profiled", std::move(missing)},
                                             {"kernels_without_rows", strings(check->kernels_without_rows)},
                                             {"workload_endings", strings(check->workload_endings)},
@@ -191,21 +207,27 @@ std::string ncu_plan_text(const NcuPlan& plan) {
   text << "ncu plan for " << plan.stage << ": " << plan.planned_launches << " launches in " << plan.passes.size()
        << " pass(es), estimated " << plan.estimated_seconds << " s (" << plan.seconds_per_launch << " s/launch, "
        << plan.seconds_per_launch_source << "; " << plan.seconds_per_pass << " s/pass, " << plan.seconds_per_pass_source << "), expected coverage "
-       << plan.expected_coverage * 100 << "% of the stage's kernel time\n";
+       << (plan.expected_coverage + plan.expected_coverage_extrapolated) * 100 << "% of the stage's kernel time (measured "
+       << plan.expected_coverage * 100 << "%, extrapolated " << plan.expected_coverage_extrapolated * 100 << "%)\n";
   for (std::size_t i = 0; i < plan.passes.size(); ++i) {
     const auto& pass = plan.passes[i];
     text << "  pass " << i + 1 << ": " << pass.kernels.size() << " kernel(s)"
          << (pass.by_mangled_name ? " by mangled name" : "") << ", --filter-mode per-launch-config --launch-skip " << pass.launch_skip << " --launch-count "
-         << pass.launch_count << ": " << pass.profiled_launches << " launches\n";
+         << pass.launch_count << ": " << pass.profiled_launches << " launches, ends after stage launch "
+         << pass.replayed_launches << " of " << plan.stage_launches << ", estimated " << pass.estimated_seconds << " s\n";
   }
   for (const auto& config : plan.configs) {
     text << "  " << config.ordinals.size() << " of " << config.stage_launches << "  "
          << kernel_function_name(config.kernel);
     if (!config.config.empty()) text << "  " << config.config;
+    if (config.group_configs > 1) text << " (+" << config.group_configs - 1 << " more in " << config.group << ")";
     if (!config.ordinals.empty())
       text << "  (launch " << config.ordinals.front()
            << (config.ordinals.size() > 1 ? "..." + std::to_string(config.ordinals.back()) : "") << ", pass "
            << config.pass + 1 << ")";
+    else if (!config.extrapolated_from.empty())
+      text << "  extrapolated from " << config.extrapolated_from
+           << (config.late ? " (first appears at stage launch " + std::to_string(config.first_launch) + ")" : "");
     text << "\n";
   }
   text << representativeness_text(plan);

@@ -30,4 +30,10 @@ struct PackedPass {
 std::vector<PackedPass> pack_ncu_passes(const std::vector<StageKernelLaunch>& launches,
                                         const std::vector<std::string>& kernels, const NcuPlanOptions& options);
 
+// Each group without a planned launch takes its counters from a planned group of the same kernel
+// (PlannedConfig::extrapolated_from): the one with the same block, else any, the latest to first appear.
+void assign_extrapolation_sources(NcuPlan& plan);
+// extrapolated_time_ratio and unrepresentative_configs from the planned launches' nsys durations.
+void judge_representativeness(NcuPlan& plan);
+
 }  // namespace llmprof::detail

@@ -67,7 +67,8 @@ std::string check_text(const NcuPlanCheck& check) {
   std::ostringstream text;
   text.precision(3);
   text << check.profiled_planned_launches << " of " << check.planned_launches << " planned launches profiled ("
-       << check.rows << " rows), coverage reached " << check.coverage_reached * 100 << "% of the stage's kernel time";
+       << check.rows << " rows), coverage reached " << check.coverage_reached * 100 << "% of the stage's kernel time (measured "
+       << check.coverage_measured * 100 << "%, extrapolated " << check.coverage_extrapolated * 100 << "%)";
   if (!check.not_profiled.empty()) {
     text << "; not profiled:";
     for (std::size_t i = 0; i < check.not_profiled.size() && i < 6; ++i) {
@@ -262,6 +263,8 @@ NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
   // One replay of the workload per pass: the bare run's wall time, plus what ncu spends intercepting each
   // launch it does not profile (measured on the H100, see config/deep-profile.toml).
   const double bare_s = run.directory.stage(Stage::workload).duration_s;
+  // A pass that ends its workload early spares the interception of the stage's launches after its last one.
+  if (config.end_workload_when_planned) options.seconds_per_intercepted_launch = config.seconds_per_intercepted_launch;
   if (config.seconds_per_pass > 0) {
     options.seconds_per_pass = std::max(config.seconds_per_pass, bare_s);
     options.seconds_per_pass_source = "ncu.seconds_per_pass";

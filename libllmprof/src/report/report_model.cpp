@@ -155,6 +155,14 @@ void read_analysis(const json::object& root, RunReportModel& model) {
     top.kernel_regex = detail::json_string(object, "kernel_regex", "top_kernel_selection.kernel_regex").value_or("");
     top.coverage = detail::json_number(object, "coverage", "top_kernel_selection.coverage");
     read_selection_extras(object, top);
+    if (const auto* coverage = root.if_contains("ncu_coverage"); coverage != nullptr && !coverage->is_null()) {
+      if (!coverage->is_object()) throw JsonFieldError{"ncu_coverage"};
+      const auto& split = coverage->get_object();
+      if (detail::json_string(split, "stage", "ncu_coverage.stage").value_or("") == top.stage) {
+        top.ncu_measured = detail::json_number(split, "measured", "ncu_coverage.measured");
+        top.ncu_extrapolated = detail::json_number(split, "extrapolated", "ncu_coverage.extrapolated");
+      }
+    }
     model.top_kernel_selection = top;
   }
   model.warnings = detail::json_strings(root, "warnings", "warnings");

@@ -129,6 +129,10 @@ std::string describe_kernel_selection(const ReportTopKernelSelection& selection)
     text += "the top " + std::to_string(selection.n) + " of stage " + selection.stage + ", covering " +
             format_fraction_percent(selection.coverage) + " of its kernel time";
   }
+  if (selection.ncu_measured && selection.ncu_extrapolated)
+    text += "; with ncu data: measured " + format_fraction_percent(selection.ncu_measured) + ", extrapolated " +
+            format_fraction_percent(selection.ncu_extrapolated) + " (configurations ncu did not profile, from the "
+            "same kernel's profiled ones)";
   if (selection.listed_share_of_gpu_time) {
     // A graph-traced capture lists only kernels launched outside CUDA graphs: the coverage is of those.
     text += " (the kernels the capture lists, which are " + detail::share_text(*selection.listed_share_of_gpu_time) +
