@@ -18,6 +18,11 @@ bool may_be_empty(const fs::path& file) {
   return extension == ".log" || extension == ".txt";
 }
 
+bool is_nsys_summary(const fs::path& file) {
+  const std::string name = file.filename().string();
+  return name.starts_with("summary_") && file.extension() == ".csv";
+}
+
 std::string first_bytes(const fs::path& file, std::size_t count) {
   std::ifstream in(file, std::ios::binary);
   std::string bytes(count, '\0');
@@ -35,6 +40,10 @@ std::optional<std::string> unusable_artifact(const fs::path& main, const std::st
   if (fs::is_directory(path, error)) return std::nullopt;
   const auto size = fs::file_size(path, error);
   if (error) return file + " is missing (" + error.message() + ")";
+  // nsys writes a zero-byte summary_<report>.csv for a report without rows: 2025.3.1 says "PROCESSED (EMPTY
+  // RESULTS)" (cuda_gpu_mem_time_sum of a decode without memcpy, H100), 2022.4 "SKIPPED: ... does not contain
+  // CUDA kernel data" (no GPU). A full disk leaves profile.sqlite at 0 bytes too, which is caught below.
+  if (size == 0 && is_nsys_summary(path)) return std::nullopt;
   if (size == 0) return file + " is empty (0 bytes)";
   const std::string extension = path.extension().string();
   if (extension == ".csv") {
