@@ -918,6 +918,7 @@ TEST_CASE("a zero-byte nsys summary CSV is a report without rows, not a failed w
   // On the H100, nsys 2025.3.1 printed "PROCESSED (EMPTY RESULTS)" for cuda_gpu_mem_time_sum of the HF-style
   // decode and left the file at 0 bytes; failing the stage for it made every such run incomplete.
   TempDir temp;
+  fs::create_directories(temp / "nsys");
   write_file(temp / "nsys/summary_cuda_gpu_mem_time_sum.csv", "");
   write_file(temp / "nsys/other.csv", "");
   CHECK_FALSE(detail::unusable_artifact(temp.path(), "nsys/summary_cuda_gpu_mem_time_sum.csv"));
