@@ -25,7 +25,7 @@ std::string tail_lines(const std::filesystem::path& path, std::size_t count) {
   std::vector<std::string> lines;
   for (std::string line; std::getline(text, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") != std::string::npos) lines.push_back(line);
+    if (!is_blank(line)) lines.push_back(line);
   }
   if (lines.size() > count) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(count));
   return join(lines, " | ");

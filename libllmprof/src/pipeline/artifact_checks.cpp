@@ -6,6 +6,7 @@
 
 #include "core/file_text.hpp"
 #include "core/json_fields.hpp"
+#include "core/text.hpp"
 #include "pipeline/artifact_checks.hpp"
 
 namespace llmprof::detail {
@@ -48,7 +49,7 @@ std::optional<std::string> unusable_artifact(const fs::path& main, const std::st
   const std::string extension = path.extension().string();
   if (extension == ".csv") {
     const std::string head = first_bytes(path, 4096);
-    if (head.find_first_not_of("\r\n") != 0) return file + " has no header line";
+    if (is_blank(head.substr(0, head.find('\n')))) return file + " has no header line";
   } else if (extension == ".sqlite") {
     // Every SQLite 3 database starts with this 16-byte magic string (sqlite.org/fileformat.html).
     if (first_bytes(path, 16) != std::string("SQLite format 3\0", 16)) return file + " is not an SQLite database";
