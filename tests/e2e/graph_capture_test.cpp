@@ -72,11 +72,13 @@ TEST_CASE("graph launches traced whole: a node-traced second capture supplies th
   const std::string plan = read_file(e2e.main() / "ncu/plan.json");
   CHECK(plan.find("\"configs_known\": true") != std::string::npos);
   CHECK(plan.find("\"by_mangled_name\": true") != std::string::npos);
-  // The planned launches' nsys durations against all launches of their configurations: Python sqlite3 over
-  // nodetrace.sqlite with this plan's ordinals gives 1.0539267 (14 configurations, 0.987-1.181 each).
+  // The planned launches' nsys durations against all launches of their grid-bucket groups: the oracle
+  // (tests/tools/ncu_plan_expected.py: stage_launches, select 0.9, plan, representativeness over
+  // nodetrace.sqlite) gives 1.0348739 with its default pass costs; the pipeline's pass estimate lays the passes
+  // out a little differently (1.0344916), hence the 0.1% tolerance.
   const auto plan_json = boost::json::parse(plan).as_object();
-  CHECK(plan_json.at("extrapolated_time_ratio").to_number<double>() == Approx(1.0539267).epsilon(1e-6));
-  CHECK(read_file(e2e.main() / "ncu/plan.log").find("extrapolated, give 105% of the configurations' kernel time") !=
+  CHECK(plan_json.at("extrapolated_time_ratio").to_number<double>() == Approx(1.0348739).epsilon(1e-3));
+  CHECK(read_file(e2e.main() / "ncu/plan.log").find("extrapolated, give 103% of the configurations' kernel time") !=
         std::string::npos);
   const std::string ncu_commands = read_file(e2e.main() / "ncu/cmd.txt");
   CHECK(ncu_commands.find("--kernel-name-base mangled") != std::string::npos);
@@ -175,7 +177,9 @@ TEST_CASE("planned launches much shorter than the rest of their configuration: t
     if (!config.at("unrepresentative").as_bool()) continue;
     ++unrepresentative;
     CHECK_THAT(std::string(config.at("kernel").as_string()), Catch::Contains("reduce_kernel<(int)512"));
-    CHECK(config.at("duration_ratio").to_number<double>() == Approx(0.2771208).epsilon(1e-6));
+    // The plan profiles the group's first launch only: 632 ns against the group's mean of 2035.2 ns (Python
+    // sqlite3 over the same edited copy: 0.3105325).
+    CHECK(config.at("duration_ratio").to_number<double>() == Approx(0.3105325).epsilon(1e-6));
   }
   CHECK(unrepresentative == 1);
   CHECK(read_file(e2e.main() / "ncu/plan.log").find("unrepresentative: reduce_kernel") != std::string::npos);
