@@ -120,6 +120,12 @@ phase_serving() {
     cat "/tmp/runs-serving/$id/analysis/step_kinds.md" 2>/dev/null | head -40
     grep -o -- '--profile-from-start[= ][a-z]*' "/tmp/runs-serving/$id/ncu/cmd.txt" 2>/dev/null | head -2
   done
+  # Trimmed window exports (no environment, no process names) for the step-kind fixtures in tests/data/serving/.
+  mkdir -p "$OUT/fixtures"
+  find /tmp/runs-serving -name '*.sqlite' -path '*/nsys/*' | while read -r export; do
+    local name; name=$(echo "${export#/tmp/runs-serving/}" | tr '/' '_')
+    python3 "$repo/tests/tools/trim_nsys_sqlite.py" "$export" "$OUT/fixtures/$name" && ls -l "$OUT/fixtures/$name"
+  done
   pack /tmp/runs-serving serving-runs.tar.gz
 }
 
