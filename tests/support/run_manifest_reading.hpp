@@ -28,4 +28,11 @@ inline const StageRecord& stage_of(const RunManifest& manifest, const std::strin
   throw std::logic_error("unreachable");
 }
 
+// The same from a temporary manifest (`stage_of(bench.manifest(), ...)`): a copy, since a reference into the
+// temporary dangles once the statement ends (AddressSanitizer caught one: heap-use-after-free).
+inline StageRecord stage_of(RunManifest&& manifest, const std::string& name) {
+  const RunManifest& kept = manifest;
+  return stage_of(kept, name);
+}
+
 }  // namespace llmprof::testing
