@@ -20,4 +20,9 @@ if(Python3_Interpreter_FOUND)
                    ${oracle_data}/nsys-sqlite/expected.tsv --stdout)
   set_tests_properties("oracle: timeline_expected.py prints tests/data/nsys-sqlite/expected.tsv" PROPERTIES
                        LABELS unit TIMEOUT 300)
+  add_test(NAME "oracle: step_kinds_expected.py prints tests/data/serving/expected.tsv"
+           COMMAND ${Python3_EXECUTABLE} ${oracle_tools}/run_oracle.py ${oracle_tools}/step_kinds_expected.py
+                   ${oracle_data}/serving/expected.tsv --stdout)
+  set_tests_properties("oracle: step_kinds_expected.py prints tests/data/serving/expected.tsv" PROPERTIES
+                       LABELS unit TIMEOUT 300)
 endif()

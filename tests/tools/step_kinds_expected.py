@@ -4,20 +4,23 @@
 Python's sqlite3 only, nothing shared with libllmprof, and its own algorithm: push/pop ranges (eventType 59)
 are nested by a stack walk per thread in start order (a range's parent is the innermost open range on its
 thread when it starts), where the engine builds stages from the timeline. Figures (as llmprof/step_kinds.hpp
-defines them, for a capture without GPU work): the step range is the outermost range with a child named
+defines them): the step range is the outermost range with a child named
 *_batch; the kinds are its *_batch children; a step of a kind lasts end - start; p50/p90/p99 are nearest-rank;
 the process is (globalTid >> 24) & 0xFFFFFF. Also the discovery facts (ranges, counts, parents, the
 cudaProfilerStart/Stop calls in CUPTI_ACTIVITY_KIND_RUNTIME).
 Writes tests/data/serving/expected.tsv (file, subject, figure, value). Re-run after changing a fixture:
     python3 tests/tools/step_kinds_expected.py
+With --stdout it prints the file instead (ctest's "oracle: step_kinds_expected.py ..." compares the two).
 """
 import collections
 import math
 import pathlib
 import sqlite3
+import sys
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "serving"
-FILES = ["engine_loop_cpu2022"]
+FILES = ["engine_loop_cpu2022", "serving_window1_h100", "serving_window2_h100"]
+GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 
 
 def nearest_rank(values, percent):
@@ -43,6 +46,69 @@ def ranges_of(db):
     return ranges
 
 
+def gpu_work_by_call(db, tables):
+    """(pid, correlationId) -> [(start, end, kernel name or None)] of the GPU activities a CUDA call launched."""
+    work = collections.defaultdict(list)
+    for table in GPU_TABLES:
+        if table not in tables:
+            continue
+        name = "(SELECT value FROM StringIds WHERE id = demangledName)" if table.endswith("KERNEL") else "NULL"
+        for start, end, pid, correlation, kernel in db.execute(
+                f"SELECT start, end, globalPid, correlationId, {name} FROM {table}"):
+            work[((pid >> 24) & 0xFFFFFF, correlation)].append((start, end, kernel))
+    return work
+
+
+def launches_of(db, tables):
+    """thread -> [(start, correlationId)] of its CUDA runtime calls, in start order."""
+    calls = collections.defaultdict(list)
+    if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
+        for start, thread, correlation in db.execute(
+                "SELECT start, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start"):
+            calls[thread].append((start, correlation))
+    return calls
+
+
+def union_length(intervals):
+    total, reach = 0, None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def gpu_figures(db, tables, ranges, kinds):
+    """Per kind: the GPU activities launched by CUDA calls its ranges enclose (same thread), their summed time,
+    their union within each step, the step time extended to its last GPU end, and the heaviest kernel."""
+    work, calls = gpu_work_by_call(db, tables), launches_of(db, tables)
+    out = []
+    for kind in kinds:
+        durations, gpu_time, busy, kernels = [], 0, 0, collections.Counter()
+        for r in (r for r in ranges if r["name"] == kind):
+            pid = (r["thread"] >> 24) & 0xFFFFFF
+            activities = [a for start, correlation in calls[r["thread"]] if r["start"] <= start <= r["end"]
+                          for a in work.get((pid, correlation), [])]
+            durations.append(max([r["end"]] + [end for _, end, _ in activities]) - r["start"])
+            gpu_time += sum(end - start for start, end, _ in activities)
+            busy += union_length([(start, end) for start, end, _ in activities])
+            for start, end, kernel in activities:
+                if kernel is not None:
+                    kernels[kernel] += end - start
+        for percent in (50, 90, 99):
+            out.append((kind, "p%d_ns" % percent, nearest_rank(durations, percent)))
+        out.append((kind, "gpu_time_ns", gpu_time))
+        out.append((kind, "gpu_busy_ns", busy))
+        if kernels:
+            top = max(kernels.items(), key=lambda item: (item[1], item[0]))
+            out.append((kind, "top_kernel", top[0]))
+            out.append((kind, "top_kernel_ns", top[1]))
+    return out
+
+
 def figures(path):
     db = sqlite3.connect(path)
     ranges = ranges_of(db)
@@ -64,10 +130,9 @@ def figures(path):
     out.append(("steps", "count", counts[step]))
     kinds = sorted({r["name"] for r in ranges if r["parent"] == step and r["name"].endswith("_batch")})
     out.append(("steps", "kinds", ",".join(kinds)))
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    out.extend(gpu_figures(db, tables, ranges, kinds))
     for kind in kinds:
-        durations = [r["end"] - r["start"] for r in ranges if r["name"] == kind]
-        for percent in (50, 90, 99):
-            out.append((kind, "p%d_ns" % percent, nearest_rank(durations, percent)))
         processes = sorted({(r["thread"] >> 24) & 0xFFFFFF for r in ranges if r["name"] == kind})
         out.append((kind, "processes", ",".join(str(p) for p in processes)))
     # A window bounded in steps: steps 10..29 of the step range, and the kind ranges that start inside them.
@@ -77,7 +142,6 @@ def figures(path):
             s["thread"] == r["thread"] and s["start"] <= r["start"] <= s["end"] for s in step_ranges)]
         out.append((kind, "count_in_steps_10_to_29", len(inside)))
     starts = stops = 0
-    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
         for name, count in db.execute(
                 "SELECT s.value, COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON r.nameId = s.id "
@@ -96,7 +160,11 @@ def main():
     for name in FILES:
         for subject, figure, value in figures(DATA / (name + ".sqlite")):
             lines.append("%s\t%s\t%s\t%s" % (name, subject, figure, value))
-    (DATA / "expected.tsv").write_text("\n".join(lines) + "\n")
+    text = "\n".join(lines) + "\n"
+    if "--stdout" in sys.argv[1:]:  # what tests/tools/run_oracle.py compares with the committed file
+        sys.stdout.write(text)
+        return
+    (DATA / "expected.tsv").write_text(text)
     print("wrote", DATA / "expected.tsv", len(lines) - 1, "figures")
 
 

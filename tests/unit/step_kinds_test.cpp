@@ -21,29 +21,34 @@ using llmprof::testing::data_path;
 namespace {
 
 const char* kFixture = "engine_loop_cpu2022";
+// Two windows of examples/serving/serve.py on the H100 (nsys 2025.3.1, --capture-range=cudaProfilerApi
+// --capture-range-end=repeat:2, the engine worker's kernels), trimmed by tests/tools/trim_nsys_sqlite.py.
+const char* kH100Windows[] = {"serving_window1_h100", "serving_window2_h100"};
 
-std::map<std::string, std::string> expected_figures() {
+std::map<std::string, std::string> expected_figures(const std::string& file = kFixture) {
   std::ifstream in(data_path("serving/expected.tsv"));
   std::map<std::string, std::string> figures;
   std::string line;
   std::getline(in, line);  // header
   while (std::getline(in, line)) {
     std::istringstream fields(line);
-    std::string file, subject, figure, value;
-    std::getline(fields, file, '\t');
+    std::string name, subject, figure, value;
+    std::getline(fields, name, '\t');
     std::getline(fields, subject, '\t');
     std::getline(fields, figure, '\t');
     std::getline(fields, value, '\t');
-    if (file == kFixture) figures[subject + "/" + figure] = value;
+    if (name == file) figures[subject + "/" + figure] = value;
   }
   REQUIRE(!figures.empty());
   return figures;
 }
 
-std::filesystem::path fixture() { return data_path(std::string("serving/") + kFixture + ".sqlite"); }
+std::filesystem::path fixture(const std::string& file = kFixture) {
+  return data_path("serving/" + file + ".sqlite");
+}
 
-TimelineReport timeline() {
-  auto report = analyze_timeline(fixture());
+TimelineReport timeline(const std::string& file = kFixture) {
+  auto report = analyze_timeline(fixture(file));
   REQUIRE(report.has_value());
   return report.value();
 }
@@ -75,6 +80,46 @@ TEST_CASE("step kinds of an engine loop recorded with nsys 2022.4 match the Pyth
   CHECK(steps->kinds.front().name == "decode_batch");
   CHECK(steps->verdict.find("no GPU work recorded") != std::string::npos);
   CHECK_FALSE(steps->gpu_process.has_value());
+}
+
+TEST_CASE("step kinds of H100 serving windows (engine worker, GPU work) match the Python oracle") {
+  std::vector<StepKindReport> windows;
+  for (const char* file : kH100Windows) {
+    INFO(file);
+    const auto expected = expected_figures(file);
+    const auto steps = analyze_step_kinds(timeline(file));
+    REQUIRE(steps.has_value());
+    CHECK(steps->step_range == expected.at("steps/step_range"));
+    CHECK(std::to_string(steps->steps) == expected.at("steps/count"));
+    CHECK(steps->phases == std::vector<std::string>{"sampling"});
+    REQUIRE(steps->kinds.size() == 2);
+    for (const auto& kind : steps->kinds) {
+      INFO(kind.name);
+      CHECK(std::to_string(kind.count) == expected.at(kind.name + "/count"));
+      CHECK(std::to_string(kind.step_time.p50_ns) == expected.at(kind.name + "/p50_ns"));
+      CHECK(std::to_string(kind.step_time.p90_ns) == expected.at(kind.name + "/p90_ns"));
+      CHECK(std::to_string(kind.step_time.p99_ns) == expected.at(kind.name + "/p99_ns"));
+      CHECK(std::to_string(kind.gpu_time_ns) == expected.at(kind.name + "/gpu_time_ns"));
+      CHECK(std::to_string(kind.gpu_busy_ns) == expected.at(kind.name + "/gpu_busy_ns"));
+      REQUIRE_FALSE(kind.top_kernels.empty());
+      CHECK(kind.top_kernels.front().name == expected.at(kind.name + "/top_kernel"));
+      CHECK(std::to_string(kind.top_kernels.front().total_ns) == expected.at(kind.name + "/top_kernel_ns"));
+      REQUIRE(kind.processes.size() == 1);
+      CHECK(std::to_string(kind.processes.front()) == expected.at(kind.name + "/processes"));
+      REQUIRE(kind.gpu_time_share.has_value());
+    }
+    // The engine worker ran every kernel: the report names it, not the front process.
+    REQUIRE(steps->gpu_process.has_value());
+    CHECK(std::to_string(*steps->gpu_process) == expected.at("decode_batch/processes"));
+    const double shares = *steps->kinds[0].gpu_time_share + *steps->kinds[1].gpu_time_share;
+    CHECK(shares == Approx(1.0).epsilon(1e-9));
+    windows.push_back(*steps);
+  }
+  // The workload's own count inside each window (examples/ncu-budget-h100/repeat2-counts.json): 22/18, 21/19.
+  const std::string markdown = step_kinds_markdown(windows);
+  CHECK(markdown.find("- `decode_batch`: window 1 22 steps, 1.28 ms | window 2 21 steps, 2.03 ms") !=
+        std::string::npos);
+  CHECK(markdown.find("- `mixed_batch`: window 1 18 steps, 1.84 ms | window 2 19 steps, 2.96 ms") != std::string::npos);
 }
 
 TEST_CASE("an explicit step range that is absent gives no step report") {
