@@ -8,6 +8,9 @@
    libllmprof/include/llmprof/, and every public header there is named.
 3. Every `*.hpp`/`*.cpp` path under libllmprof/ that docs/architecture.md's "Where to find" table names
    exists (rows marked TBD are skipped: their files are being created).
+4. Every status in the README's "### Exit codes" table is asserted of a finished deep-profile somewhere under
+   tests/ (`exit_code == N`, `WEXITSTATUS(status) == N`, `exit_code_for(...) == N`), so a documented code
+   without a test shows here.
 
 Usage: check_docs.py SOURCE_DIR [--write]
 """
@@ -27,6 +30,26 @@ def edges_block(layers_txt):
         layer, _, rest = line.partition(':')
         lines.append(f'{layer.strip():<9}→ {" ".join(rest.split()) or "(nothing)"}')
     return '```\n' + '\n'.join(lines) + '\n```'
+
+
+EXIT_ASSERTION = re.compile(r'(?:exit_code(?:_for\([^;]*?\))?|WEXITSTATUS\(\w+\))\s*==\s*(\d+)\b')
+
+
+def check_exit_codes(root):
+    readme = (root / 'README.md').read_text()
+    if '### Exit codes' not in readme:
+        return ['README.md: no "### Exit codes" table']
+    table = readme.split('### Exit codes', 1)[1].split('\n#', 1)[0]
+    documented = {int(code) for code in re.findall(r'^\| (\d+) \|', table, re.MULTILINE)}
+    asserted = set()
+    for source in (root / 'tests').rglob('*.cpp'):
+        text = source.read_text(errors='replace')
+        if 'deep_profile' not in text and 'deep-profile' not in text and 'exit_code_for' not in text:
+            continue  # only tests that run deep-profile (or its status mapping), not a fake tool's own exits
+        asserted.update(int(code) for code in EXIT_ASSERTION.findall(text))
+    errors = [f'README.md: exit code {code} is documented but no test of deep-profile under tests/ asserts it'
+              for code in sorted(documented - asserted)]
+    return errors
 
 
 def main():
@@ -63,6 +86,7 @@ def main():
         for path in re.findall(r'`((?:include|src)/[\w/]+\.[ch]pp)`', line):
             if not (root / 'libllmprof' / path).exists():
                 errors.append(f'{architecture}: "Where to find" names libllmprof/{path}, which does not exist')
+    errors.extend(check_exit_codes(root))
     if errors:
         print('\n'.join(errors), file=sys.stderr)
         return 1
