@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <boost/json.hpp>
+#include <cstdlib>
 
 #include "llmprof/rank_launch.hpp"
 #include "llmprof/run_directory.hpp"
@@ -127,6 +128,18 @@ TEST_CASE("rank-exec runs the profiler on a selected rank and the workload bare 
   CHECK(status_of(temp.path(), 0, "nsys").at("role") == "bare");
   CHECK(status_of(temp.path(), 0, "nsys").at("outcome") == "ok");
   CHECK(status_of(temp.path(), 0, "nsys").at("world_size") == 2);
+  // Each rank's cmd.txt, pasted into bash from elsewhere, runs that rank's command with its environment.
+  for (const int number : {0, 1}) {
+    const fs::path rank_dir = temp.path() / ("ranks/r" + std::to_string(number)) / "nsys";
+    const std::string line = read_file(rank_dir / "cmd.txt");
+    INFO(line);
+    CHECK(line.find("WHERE=") != std::string::npos);
+    const fs::path pasted = temp.path() / "pasted.sh";
+    write_file(pasted, "cd / || exit 99\n" + line);
+    const std::string output = (temp.path() / "pasted.out").string();
+    REQUIRE(std::system(("bash '" + pasted.string() + "' > '" + output + "' 2>&1").c_str()) == 0);
+    CHECK(read_file(output) == read_file(rank_dir / "output.log"));
+  }
 }
 
 TEST_CASE("rank-exec kills a hanging rank's tree at the plan's timeout and says which rank") {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include "core/atomic_file.hpp"
@@ -115,14 +116,18 @@ Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankI
     for (const auto& word : plan->profiler_argv) spec.argv.push_back(detail::substitute_rank(word, identity.rank));
   }
   spec.argv.insert(spec.argv.end(), request.workload.begin(), request.workload.end());
-  for (const auto& [name, value] : plan->environment)
-    spec.environment[name] = detail::substitute_rank(value, identity.rank);
+  std::map<std::string, std::string> environment;  // what the plan sets for this rank, as cmd.txt records it
+  for (const auto& [name, value] : plan->environment) {
+    environment[name] = detail::substitute_rank(value, identity.rank);
+    spec.environment[name] = environment[name];
+  }
   spec.working_directory = plan->working_directory;
   spec.stdout_file = request.main_directory / RunLayout::rank_stage_output(identity.rank, *stage);
   spec.stderr_file = spec.stdout_file;
   if (plan->timeout_s > 0)
     spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(plan->timeout_s * 1000)));
-  status.command = join_shell_command(spec.argv);
+  // The rank's own argv, environment and directory, as every cmd.txt records them: pasted, it runs this rank again.
+  status.command = reproduce_command_line(spec.argv, environment, spec.working_directory);
   const fs::path commands = request.main_directory / RunLayout::rank_stage_commands(identity.rank, *stage);
   if (auto written = detail::write_file_atomically(commands, status.command + "\n"); !written)
     return written.error();
