@@ -4,6 +4,7 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <sstream>
 
 #include "deep_profile_cli.hpp"
 #include "llmprof/nsys_stats.hpp"
@@ -63,6 +64,41 @@ TEST_CASE("analyze --json prints report.json", "[cli]") {
   const auto json = boost::json::parse(result.out).as_object();
   CHECK(json.at("schema").as_string() == "llmprof.report/2");
   CHECK(result.out == read_file(dir / "run" / "analysis" / "report.json"));
+}
+
+TEST_CASE("a range named with a double quote and a pipe goes through analyze and report", "[cli]") {
+  // Before: analyze wrote a report.json that report refused (exit 4), so there was no report at all.
+  TempDir dir;
+  make_main(dir / "run");
+  const std::string odd = "d|ec\"ode";  // nsys's CSV: "d|ec""ode", quoted, the quote doubled
+  for (const char* table : {"nvtx_sum", "nvtx_gpu_proj_sum", "nvtx_kern_sum"}) {
+    const auto path = nsys_stats_report_path(dir / "run" / "nsys" / "summary", table);
+    std::string text = read_file(path), edited;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      for (const char* name : {":decode,", "decode,"}) {
+        if (line.rfind(name, 0) == 0) line = "\"d|ec\"\"ode\"," + line.substr(std::string(name).size());
+      }
+      if (line.size() > 8 && line.compare(line.size() - 8, 8, ",:decode") == 0)
+        line = line.substr(0, line.size() - 8) + ",\"d|ec\"\"ode\"";
+      edited += line + "\n";
+    }
+    REQUIRE(edited.find("d|ec\"\"ode") != std::string::npos);
+    write_file(path, edited);
+  }
+  const auto analyzed = run_cli(dir, {(dir / "run").string(), "--stage", odd});
+  INFO(analyzed.err);
+  REQUIRE(analyzed.exit_code == 0);
+  const auto json = boost::json::parse(read_file(dir / "run" / "analysis" / "report.json")).as_object();
+  bool found = false;
+  for (const auto& stage : json.at("stages").as_array()) found = found || stage.at("name").as_string() == odd;
+  CHECK(found);
+  const auto reported = llmprof::testing::run_deep_profile({"report", (dir / "run").string()});
+  INFO(reported.err);
+  CHECK(reported.exit_code == 0);
+  const std::string markdown = read_file(dir / "run" / "report.md");
+  CHECK(markdown.find("| d\\|ec\"ode | 1 | 177 ms") != std::string::npos);  // the pipe escaped in tables
+  CHECK(read_file(dir / "run" / "report.html").find("d|ec&quot;ode") != std::string::npos);
 }
 
 TEST_CASE("analyze exit codes on bad input and bad usage", "[cli]") {
