@@ -145,6 +145,12 @@ def main():
         write("workload_metrics", analysis.name, analysis.read_bytes())
     for path in sorted((ROOT / "tests" / "data" / "runs").glob("*/stage1/metrics.json"))[:2]:
         write("workload_metrics", path.parent.parent.name + "_metrics.json", path.read_bytes())
+    tokens = ROOT / "tests" / "data" / "serving" / "serving_h100_step_tokens.json"
+    if tokens.exists():
+        write("step_tokens", tokens.name, tokens.read_bytes())
+    write("step_tokens", "engine_loop.json",
+          '{"schema": "llmprof.step_tokens/1", "windows": [{"kinds": {"decode_batch": '
+          '{"steps": 48, "prompt_tokens": 0, "decode_tokens": 384}}}]}\n')
     for path in sorted((ROOT / "config").glob("*.toml")):
         write("config", path.name, path.read_bytes())
 

@@ -172,6 +172,18 @@ def engine_worker(args, requests, results):
                  "windows": counter.windows, "window_starts": counter.starts, "window_steps": args.window})
 
 
+def write_step_tokens(windows):
+    """The same counts for deep-profile (schema llmprof.step_tokens/1, llmprof/step_tokens.hpp), where
+    LLMPROF_STEP_TOKENS_FILE says: it divides each step kind's time by the tokens its steps carried."""
+    path = os.environ.get("LLMPROF_STEP_TOKENS_FILE")
+    if not path:
+        return
+    kinds = [{kind: {"steps": window["steps"][kind], "prompt_tokens": window["prompt_tokens"][kind],
+                     "decode_tokens": window["decode_tokens"][kind]} for kind in STEP_KINDS} for window in windows]
+    with open(path, "w") as out:
+        json.dump({"schema": "llmprof.step_tokens/1", "windows": [{"kinds": k} for k in kinds]}, out, indent=1)
+
+
 def main(argv):
     args = parse_args(argv)
     rng = random.Random(args.seed)
@@ -196,6 +208,7 @@ def main(argv):
     summary["front_pid"] = os.getpid()
     with open(args.counts, "w") as out:
         json.dump(summary, out, indent=1)
+    write_step_tokens(summary["windows"])
     print(f"engine worker pid {summary['pid']} on {summary['device']}: {summary['steps']} steps in "
           f"{summary['seconds']:.2f} s")
     for index, window in enumerate(summary["windows"], start=1):

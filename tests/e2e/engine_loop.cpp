@@ -4,6 +4,8 @@
 // The kinds follow a fixed pattern (step i: prefill when i % 10 == 0, mixed when i % 10 == 5, else decode),
 // so the counts are known: with 60 steps 6 prefill, 6 mixed, 48 decode, 60 sampling. Each kind busy-waits
 // for its own time (prefill 1.5 ms, mixed 0.9 ms, decode 0.3 ms, sampling 0.05 ms).
+// The tokens each kind carries are fixed too (prefill 128 prompt tokens, mixed 64 prompt + 8 decode, decode 8),
+// and written, as the steps counted, to $LLMPROF_STEP_TOKENS_FILE when it is set (llmprof/step_tokens.hpp).
 // Usage: llmprof-engine-loop [steps]   (no "serve" range with --no-outer)
 #include <chrono>
 #include <cstdio>
@@ -32,7 +34,31 @@ std::chrono::microseconds kind_time(const char* kind) {
   return std::chrono::microseconds(300);
 }
 
+struct KindCount {
+  int steps = 0;
+  long prompt_tokens = 0;
+  long decode_tokens = 0;
+};
+
+// One window (the whole run): what a serving engine's scheduler knows of each step it ran.
+void write_step_tokens(const char* path, const KindCount counts[3]) {
+  std::FILE* out = std::fopen(path, "w");
+  if (out == nullptr) {
+    std::perror(path);
+    return;
+  }
+  const char* names[3] = {"prefill_batch", "decode_batch", "mixed_batch"};
+  std::fprintf(out, "{\"schema\": \"llmprof.step_tokens/1\", \"windows\": [{\"kinds\": {");
+  for (int i = 0; i < 3; ++i) {
+    std::fprintf(out, "%s\"%s\": {\"steps\": %d, \"prompt_tokens\": %ld, \"decode_tokens\": %ld}", i ? ", " : "",
+                 names[i], counts[i].steps, counts[i].prompt_tokens, counts[i].decode_tokens);
+  }
+  std::fprintf(out, "}}]}\n");
+  std::fclose(out);
+}
+
 void run_steps(int steps) {
+  KindCount counts[3];  // prefill, decode, mixed
   for (int step = 0; step < steps; ++step) {
     llmprof::nvtx::ScopedRange scheduler_step{"scheduler_step"};
     const char* kind = step_kind(step);
@@ -42,7 +68,14 @@ void run_steps(int steps) {
     }
     llmprof::nvtx::ScopedRange sampling{"sampling"};
     busy_wait(std::chrono::microseconds(50));
+    const bool prefill = std::strcmp(kind, "prefill_batch") == 0, mixed = std::strcmp(kind, "mixed_batch") == 0;
+    KindCount& count = counts[prefill ? 0 : (mixed ? 2 : 1)];
+    count.steps += 1;
+    count.prompt_tokens += prefill ? 128 : (mixed ? 64 : 0);
+    count.decode_tokens += prefill ? 0 : 8;
   }
+  if (const char* path = std::getenv("LLMPROF_STEP_TOKENS_FILE"); path != nullptr && *path != '\0')
+    write_step_tokens(path, counts);
 }
 
 }  // namespace

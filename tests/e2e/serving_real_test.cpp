@@ -69,6 +69,13 @@ TEST_CASE("real nsys: with discovery the run goes on with the discovery capture 
   CHECK(steps.find("| `decode_batch` | 48 |") != std::string::npos);
   CHECK(steps.find("| `prefill_batch` | 6 |") != std::string::npos);
   CHECK(steps.find("| `mixed_batch` | 6 |") != std::string::npos);
+  // The loop wrote its step tokens where the capture told it (LLMPROF_STEP_TOKENS_FILE), the adopted discovery
+  // capture's file moved beside the timeline: 48 decode steps x 8 tokens, 6 prefill x 128, 6 mixed x (64 + 8).
+  CHECK(fs::exists(main / "nsys" / "step_tokens.json"));
+  CHECK(steps.find("| `decode_batch` | 48 | 0 | 384 | 8 | ") != std::string::npos);
+  CHECK(steps.find("| `prefill_batch` | 6 | 768 | 0 | 128 | ") != std::string::npos);
+  CHECK(steps.find("| `mixed_batch` | 6 | 384 | 48 | 72 | ") != std::string::npos);
+  CHECK(steps.find("withheld") == std::string::npos);
   CHECK(read_file(main / "report.md").find("## Engine steps") != std::string::npos);
 }
 

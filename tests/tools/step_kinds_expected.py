@@ -13,6 +13,7 @@ Writes tests/data/serving/expected.tsv (file, subject, figure, value). Re-run af
 With --stdout it prints the file instead (ctest's "oracle: step_kinds_expected.py ..." compares the two).
 """
 import collections
+import json
 import math
 import pathlib
 import sqlite3
@@ -20,6 +21,9 @@ import sys
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "serving"
 FILES = ["engine_loop_cpu2022", "serving_window1_h100", "serving_window2_h100"]
+# The workload's own step tokens for a fixture (llmprof.step_tokens/1): file under DATA, window index.
+TOKENS = {"serving_window1_h100": ("serving_h100_step_tokens.json", 0),
+          "serving_window2_h100": ("serving_h100_step_tokens.json", 1)}
 GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 
 
@@ -100,6 +104,7 @@ def gpu_figures(db, tables, ranges, kinds):
                     kernels[kernel] += end - start
         for percent in (50, 90, 99):
             out.append((kind, "p%d_ns" % percent, nearest_rank(durations, percent)))
+        out.append((kind, "step_time_total_ns", sum(durations)))
         out.append((kind, "gpu_time_ns", gpu_time))
         out.append((kind, "gpu_busy_ns", busy))
         if kernels:
@@ -155,10 +160,32 @@ def figures(path):
     return out
 
 
+def token_figures(name, expected):
+    """Time per token per kind: the workload's own tokens (TOKENS[name], its step_tokens file and window) over
+    the kind's summed step time (the figure printed above), when its step count equals the capture's."""
+    if name not in TOKENS:
+        return []
+    path, window = TOKENS[name]
+    counted = json.loads((DATA / path).read_text())["windows"][window]["kinds"]
+    out = []
+    for kind, counts in sorted(counted.items()):
+        if ("%s/count" % kind) not in expected:
+            continue
+        tokens = counts["prompt_tokens"] + counts["decode_tokens"]
+        if counts["steps"] != int(expected["%s/count" % kind]) or tokens == 0:
+            out.append((kind, "time_per_token_ns", "withheld"))
+            continue
+        out.append((kind, "time_per_token_ns", repr(int(expected["%s/step_time_total_ns" % kind]) / tokens)))
+        out.append((kind, "tokens_per_step", repr(tokens / counts["steps"])))
+    return out
+
+
 def main():
     lines = ["file\tsubject\tfigure\tvalue"]
     for name in FILES:
-        for subject, figure, value in figures(DATA / (name + ".sqlite")):
+        rows = figures(DATA / (name + ".sqlite"))
+        rows += token_figures(name, {"%s/%s" % (subject, figure): str(value) for subject, figure, value in rows})
+        for subject, figure, value in rows:
             lines.append("%s\t%s\t%s\t%s" % (name, subject, figure, value))
     text = "\n".join(lines) + "\n"
     if "--stdout" in sys.argv[1:]:  # what tests/tools/run_oracle.py compares with the committed file

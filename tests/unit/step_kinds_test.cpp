@@ -185,3 +185,101 @@ TEST_CASE("a window bounded in steps keeps steps skip .. skip + count - 1 and th
   CHECK(step_kinds_markdown({*steps}).find("20 steps (40 more left out by nsys.capture_skip/capture_count)") !=
         std::string::npos);
 }
+
+namespace {
+
+StepTokens h100_step_tokens() {
+  auto tokens = load_step_tokens(data_path("serving/serving_h100_step_tokens.json"));
+  REQUIRE(tokens.has_value());
+  return tokens.value();
+}
+
+std::vector<StepKindReport> h100_windows() {
+  std::vector<StepKindReport> windows;
+  for (const char* file : kH100Windows) {
+    auto steps = analyze_step_kinds(timeline(file));
+    REQUIRE(steps.has_value());
+    windows.push_back(*steps);
+  }
+  return windows;
+}
+
+}  // namespace
+
+TEST_CASE("time per token per step kind: the workload's tokens over the kind's summed step time (Python oracle)") {
+  // serving_h100_step_tokens.json is the workload's own count for the two recorded windows
+  // (examples/ncu-budget-h100/repeat2-counts.json in the llmprof.step_tokens/1 schema).
+  auto windows = h100_windows();
+  attach_step_tokens(windows, h100_step_tokens());
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    const auto expected = expected_figures(kH100Windows[w]);
+    INFO("window " << w + 1);
+    CHECK(windows[w].token_notes.empty());
+    for (const auto& kind : windows[w].kinds) {
+      INFO(kind.name);
+      CHECK(std::to_string(kind.step_time.total_ns) == expected.at(kind.name + "/step_time_total_ns"));
+      REQUIRE(kind.tokens.has_value());
+      CHECK(kind.tokens->withheld.empty());
+      REQUIRE(kind.tokens->time_per_token_ns.has_value());
+      CHECK(*kind.tokens->time_per_token_ns ==
+            Approx(std::stod(expected.at(kind.name + "/time_per_token_ns"))).epsilon(1e-9));
+      CHECK(*kind.tokens->tokens_per_step ==
+            Approx(std::stod(expected.at(kind.name + "/tokens_per_step"))).epsilon(1e-9));
+    }
+  }
+  const std::string markdown = step_kinds_markdown(windows);
+  INFO(markdown);
+  CHECK(markdown.find("| `decode_batch` | 22 | 0 | 352 | 16 | 82.3 µs |") != std::string::npos);
+  CHECK(step_kinds_json(windows).find("\"tokens\":{\"workload_steps\":22,\"prompt_tokens\":0,\"decode_tokens\":352") !=
+        std::string::npos);
+}
+
+TEST_CASE("step tokens that disagree with the timeline withhold the time per token and say why") {
+  auto windows = h100_windows();
+  StepTokens tokens = h100_step_tokens();
+  tokens.windows[0].kinds["decode_batch"].steps = 21;          // one decode step fewer than the timeline's 22
+  tokens.windows[0].kinds["prefill_batch"].steps = 3;          // a kind the capture never saw
+  tokens.windows[1].kinds.erase("mixed_batch");                // a kind the workload did not count
+  tokens.windows.push_back(tokens.windows[1]);                 // a third window the capture lacks
+  attach_step_tokens(windows, tokens);
+  const auto& decode = *std::find_if(windows[0].kinds.begin(), windows[0].kinds.end(),
+                                     [](const StepKindFigures& kind) { return kind.name == "decode_batch"; });
+  REQUIRE(decode.tokens.has_value());
+  CHECK_FALSE(decode.tokens->time_per_token_ns.has_value());
+  CHECK(decode.tokens->withheld == "the workload counted 21 `decode_batch` steps in window 1, the timeline 22");
+  CHECK(windows[0].token_notes ==
+        std::vector<std::string>{"the workload counted 3 `prefill_batch` steps in window 1; the timeline has none"});
+  CHECK(windows[1].token_notes == std::vector<std::string>{
+                                      "the workload's step tokens name no `mixed_batch` in window 2",
+                                      "the workload's step tokens have a window 3 that the capture does not"});
+  const std::string markdown = step_kinds_markdown(windows);
+  CHECK(markdown.find("withheld: the workload counted 21 `decode_batch` steps in window 1, the timeline 22") !=
+        std::string::npos);
+}
+
+TEST_CASE("a step tokens file is read strictly: each bad input names the key") {
+  const auto error_of = [](const std::string& text) {
+    auto parsed = parse_step_tokens(text, "tokens.json");
+    REQUIRE_FALSE(parsed.has_value());
+    CHECK(parsed.error().code == ErrorCode::parse_error);
+    return parsed.error().message;
+  };
+  const std::string head = R"({"schema": "llmprof.step_tokens/1", "windows": [{"kinds": {"decode_batch": )";
+  CHECK(error_of("[1]").find("not a JSON object") != std::string::npos);
+  CHECK(error_of(R"({"schema": "llmprof.step_tokens/2", "windows": []})").find("tokens.json: schema must be") == 0);
+  CHECK(error_of(R"({"schema": "llmprof.step_tokens/1"})") == "tokens.json: windows is missing");
+  CHECK(error_of(head + R"({"steps": 2, "prompt_tokens": 0}}}]})") ==
+        "tokens.json: windows[0].kinds.decode_batch.decode_tokens is missing");
+  CHECK(error_of(head + R"({"steps": 2.5, "prompt_tokens": 0, "decode_tokens": 1}}}]})") ==
+        "tokens.json: windows[0].kinds.decode_batch.steps must be an integer, not the number 2.5E0");
+  CHECK(error_of(head + R"({"steps": 2, "prompt_tokens": -1, "decode_tokens": 1}}}]})") ==
+        "tokens.json: windows[0].kinds.decode_batch.prompt_tokens must not be negative (got -1)");
+  CHECK(error_of(R"({"schema": "llmprof.step_tokens/1", "windows": [{"kinds": {"": {}}}]})") ==
+        "tokens.json: windows[0].kinds. names no step kind (an empty key)");
+  auto good = parse_step_tokens(head + R"({"steps": 2, "prompt_tokens": 0, "decode_tokens": 4.0}}}]})", "t");
+  REQUIRE(good.has_value());
+  CHECK(good->windows.at(0).kinds.at("decode_batch").decode_tokens == 4);  // 4.0 from a Python float is 4
+  auto missing = load_step_tokens(data_path("serving/no-such-file.json"));
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().code == ErrorCode::not_found);
+}

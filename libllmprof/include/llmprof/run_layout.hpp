@@ -71,6 +71,8 @@ class RunLayout {
   static path nsys_log(std::string_view name) { return nsys_directory() / name; }  // "profile.log", ...
   static path nsys_report_base() { return "nsys/profile"; }   // -o; nsys appends .nsys-rep (or .qdstrm)
   static path nsys_metrics() { return "nsys/metrics.json"; }  // the workload's metrics while under nsys
+  // The tokens the workload's steps carried in each capture window (llmprof/step_tokens.hpp), when it says.
+  static path nsys_step_tokens() { return "nsys/step_tokens.json"; }
   // `nsys stats --output` prefix: nsys writes <prefix>_<report>.csv, e.g. nsys/summary_cuda_gpu_kern_sum.csv
   // (nsys_stats_report_path in nsys_stats.hpp spells that rule).
   static path nsys_stats_prefix() { return "nsys/summary"; }

@@ -11,9 +11,22 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/step_tokens.hpp"
 #include "llmprof/timeline.hpp"
 
 namespace llmprof {
+
+// What the workload said the steps of a kind carried (llmprof/step_tokens.hpp), checked against the timeline.
+struct StepKindTokens {
+  std::int64_t workload_steps = 0;  // the workload's count of this kind's steps in the window
+  std::int64_t prompt_tokens = 0;
+  std::int64_t decode_tokens = 0;
+  // The kind's summed step time over its tokens, and tokens per step; absent when `withheld` says why (the
+  // workload's step count differs from the timeline's, or the steps carried no tokens).
+  std::optional<double> time_per_token_ns;
+  std::optional<double> tokens_per_step;
+  std::string withheld;
+};
 
 struct StepKindFigures {
   std::string name;
@@ -25,6 +38,7 @@ struct StepKindFigures {
   std::optional<double> gpu_time_share;     // of all kinds' GPU time; absent without GPU work
   std::vector<TimelineKernel> top_kernels;  // at most five, by total time
   std::vector<std::int64_t> processes;      // PIDs of the threads that ran its steps, ascending
+  std::optional<StepKindTokens> tokens;     // when the workload wrote its step tokens for this window
 };
 
 struct StepKindReport {
@@ -35,6 +49,7 @@ struct StepKindReport {
   std::vector<std::string> phases;          // children of the step range found in every step (e.g. sampling)
   std::optional<std::int64_t> gpu_process;  // the PID whose steps carried the most GPU time
   std::string verdict;                      // e.g. "mixed steps take 3.1x a decode step; 72% of the window's GPU time"
+  std::vector<std::string> token_notes;     // what of the workload's step tokens could not be matched, and why
 };
 
 // The step range: `step_range` when given (a qualified name, "name" or "domain:name"), else the outermost
@@ -51,6 +66,12 @@ std::optional<StepKindReport> analyze_step_kinds(const TimelineReport& timeline,
 
 // The process id nsys packs into a globalTid (pid in bits 24..47 in the export schemas of 2022.4 and 2025.3).
 std::int64_t process_of_thread(std::int64_t global_thread_id);
+
+// Joins the workload's own step tokens to the step kinds, window by window (window k of `windows` with entry
+// k of `tokens`): per kind, tokens and, when the workload's step count equals the timeline's, the time per
+// token (the kind's summed step time over its prompt + decode tokens). A count that differs withholds the
+// figure with both counts; a kind or window on one side only becomes a note.
+void attach_step_tokens(std::vector<StepKindReport>& windows, const StepTokens& tokens);
 
 // Markdown section "Engine steps" for one or more windows (window 1 first); a side-by-side line per kind
 // when there are several windows.

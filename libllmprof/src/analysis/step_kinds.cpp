@@ -156,6 +156,93 @@ std::optional<StepKindReport> analyze_step_kinds(const TimelineReport& timeline,
   return report;
 }
 
+namespace {
+
+StepKindTokens tokens_of(const StepKindFigures& kind, const KindTokens& counted, int window) {
+  StepKindTokens tokens;
+  tokens.workload_steps = counted.steps;
+  tokens.prompt_tokens = counted.prompt_tokens;
+  tokens.decode_tokens = counted.decode_tokens;
+  const std::int64_t carried = counted.prompt_tokens + counted.decode_tokens;
+  if (counted.steps != kind.count) {
+    // Tokens of other steps than the ones timed would give a wrong time per token: withheld.
+    tokens.withheld = "the workload counted " + std::to_string(counted.steps) + " `" + kind.name +
+                      "` steps in window " + std::to_string(window) + ", the timeline " + std::to_string(kind.count);
+  } else if (carried == 0) {
+    tokens.withheld = "its steps carried no tokens";
+  } else {
+    tokens.time_per_token_ns = static_cast<double>(kind.step_time.total_ns) / static_cast<double>(carried);
+    tokens.tokens_per_step = static_cast<double>(carried) / static_cast<double>(kind.count);
+  }
+  return tokens;
+}
+
+}  // namespace
+
+void attach_step_tokens(std::vector<StepKindReport>& windows, const StepTokens& tokens) {
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    StepKindReport& report = windows[w];
+    const int number = static_cast<int>(w) + 1;
+    if (w >= tokens.windows.size()) {
+      report.token_notes.push_back("the workload's step tokens have " + std::to_string(tokens.windows.size()) +
+                                   " window(s); none for window " + std::to_string(number));
+      continue;
+    }
+    const auto& counted = tokens.windows[w].kinds;
+    for (auto& kind : report.kinds) {
+      const auto found = counted.find(kind.name);
+      if (found == counted.end()) {
+        report.token_notes.push_back("the workload's step tokens name no `" + kind.name + "` in window " +
+                                     std::to_string(number));
+        continue;
+      }
+      kind.tokens = tokens_of(kind, found->second, number);
+    }
+    for (const auto& [name, counts] : counted) {
+      const bool timed = std::any_of(report.kinds.begin(), report.kinds.end(),
+                                     [&](const StepKindFigures& kind) { return kind.name == name; });
+      if (!timed && counts.steps > 0)
+        report.token_notes.push_back("the workload counted " + std::to_string(counts.steps) + " `" + name +
+                                     "` steps in window " + std::to_string(number) + "; the timeline has none");
+    }
+  }
+  for (std::size_t w = windows.size(); w < tokens.windows.size(); ++w) {
+    if (!windows.empty())
+      windows.back().token_notes.push_back("the workload's step tokens have a window " + std::to_string(w + 1) +
+                                           " that the capture does not");
+  }
+}
+
+namespace {
+
+// The "Tokens per step kind" table of a window whose kinds have the workload's tokens; "" when none has.
+std::string tokens_markdown(const StepKindReport& report) {
+  const bool any = std::any_of(report.kinds.begin(), report.kinds.end(),
+                               [](const StepKindFigures& kind) { return kind.tokens.has_value(); });
+  std::string text;
+  if (any) {
+    text += "Tokens per step kind (the workload's own count, `nsys/step_tokens.json`):\n\n";
+    text += "| kind | steps (workload) | prompt tokens | decode tokens | tokens per step | time per token |\n";
+    text += "|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& kind : report.kinds) {
+      if (!kind.tokens) continue;
+      const StepKindTokens& tokens = *kind.tokens;
+      text += "| `" + kind.name + "` | " + std::to_string(tokens.workload_steps) + " | " +
+              std::to_string(tokens.prompt_tokens) + " | " + std::to_string(tokens.decode_tokens) + " | " +
+              (tokens.tokens_per_step ? detail::format_number(*tokens.tokens_per_step) : std::string("—")) + " | " +
+              (tokens.time_per_token_ns ? detail::format_duration_ns(*tokens.time_per_token_ns)
+                                        : "withheld: " + tokens.withheld) +
+              " |\n";
+    }
+    text += "\n";
+  }
+  for (const auto& note : report.token_notes) text += "- " + note + "\n";
+  if (!report.token_notes.empty()) text += "\n";
+  return text;
+}
+
+}  // namespace
+
 std::string step_kinds_markdown(const std::vector<StepKindReport>& windows) {
   if (windows.empty()) return {};
   std::string text = "## Engine steps\n\n";
@@ -183,7 +270,7 @@ std::string step_kinds_markdown(const std::vector<StepKindReport>& windows) {
               detail::format_fraction_percent(kind.gpu_time_share) + " | " + detail::join(pids, ", ") + " | " +
               (kind.top_kernels.empty() ? std::string("-") : "`" + kind.top_kernels.front().name + "`") + " |\n";
     }
-    text += "\n";
+    text += "\n" + tokens_markdown(report);
   }
   if (windows.size() > 1) {
     text += "Side by side (steps per kind, median step time):\n\n";
@@ -228,6 +315,17 @@ std::string step_kinds_json(const std::vector<StepKindReport>& windows) {
                                 {"processes", std::move(processes)}};
       entry["gpu_time_share"] =
           kind.gpu_time_share ? boost::json::value(*kind.gpu_time_share) : boost::json::value(nullptr);
+      if (kind.tokens) {
+        const auto optional = [](const std::optional<double>& value) {
+          return value ? boost::json::value(*value) : boost::json::value(nullptr);
+        };
+        entry["tokens"] = {{"workload_steps", kind.tokens->workload_steps},
+                           {"prompt_tokens", kind.tokens->prompt_tokens},
+                           {"decode_tokens", kind.tokens->decode_tokens},
+                           {"tokens_per_step", optional(kind.tokens->tokens_per_step)},
+                           {"time_per_token_ns", optional(kind.tokens->time_per_token_ns)},
+                           {"withheld", kind.tokens->withheld}};
+      }
       kinds.push_back(std::move(entry));
     }
     boost::json::array phases;
@@ -236,6 +334,11 @@ std::string step_kinds_json(const std::vector<StepKindReport>& windows) {
         {"step_range", report.step_range}, {"steps", report.steps},       {"steps_left_out", report.steps_left_out},
         {"kinds", std::move(kinds)},       {"phases", std::move(phases)}, {"verdict", report.verdict}};
     window["gpu_process"] = report.gpu_process ? boost::json::value(*report.gpu_process) : boost::json::value(nullptr);
+    if (!report.token_notes.empty()) {
+      boost::json::array notes;
+      for (const auto& note : report.token_notes) notes.push_back(boost::json::value(note));
+      window["token_notes"] = std::move(notes);
+    }
     listed.push_back(std::move(window));
   }
   return boost::json::serialize(

@@ -3,6 +3,7 @@
 
 #include "core/atomic_file.hpp"
 #include "llmprof/step_kinds.hpp"
+#include "llmprof/step_tokens.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof::detail {
@@ -33,6 +34,13 @@ void write_step_kinds(PipelineRun& run, const AnalysisReport& report) {
     windows.push_back(std::move(*steps));
   }
   if (windows.empty()) return;
+  // The workload's own count of the tokens its steps carried, when it wrote one under nsys.
+  if (const fs::path tokens_file = layout.resolve(RunLayout::nsys_step_tokens()); fs::exists(tokens_file)) {
+    if (auto tokens = load_step_tokens(tokens_file))
+      attach_step_tokens(windows, tokens.value());
+    else
+      run.warn(Stage::analyze, "no time per token: " + tokens.error().describe());
+  }
   StageRecord& record = run.record(Stage::analyze);
   if (auto written =
           write_file_atomically(layout.resolve(RunLayout::analysis_step_kinds()), step_kinds_json(windows) + "\n");

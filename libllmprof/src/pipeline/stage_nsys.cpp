@@ -10,6 +10,7 @@
 #include "llmprof/nsys_report_file.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/range_discovery.hpp"
+#include "llmprof/step_tokens.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "llmprof/timeline.hpp"
 #include "pipeline/capture_windows.hpp"
@@ -110,7 +111,11 @@ Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const Captur
   ToolCall call = profiler_call(run, kStage, command.argv(), target.log, run.config.nsys.timeout_s);
   call.recorded_argv = command.without_overwrite().argv();
   call.recorded_comment = kRecordedWithoutOverwrite;
-  call.environment["LLMPROF_METRICS_FILE"] = fs::absolute(run.directory.layout().resolve(target.metrics)).string();
+  const fs::path metrics = fs::absolute(run.directory.layout().resolve(target.metrics));
+  call.environment["LLMPROF_METRICS_FILE"] = metrics.string();
+  // Beside the metrics: RunLayout::nsys_step_tokens() for the main capture.
+  call.environment[std::string(step_tokens_environment_variable)] =
+      (metrics.parent_path() / RunLayout::nsys_step_tokens().filename()).string();
   call.on_line = [&run](const std::string& line) {
     if (is_nsys_progress(line)) run.tool_progress(kStage, line);
   };
@@ -216,6 +221,17 @@ std::optional<EmittedRanges> emitted_ranges(const PipelineRun& run, const Worklo
   return std::nullopt;
 }
 
+// The discovery capture became the run's timeline: the step tokens its workload wrote go where the analysis
+// reads them (RunLayout::nsys_step_tokens()).
+void adopt_discovery_step_tokens(PipelineRun& run) {
+  const RunLayout layout = run.directory.layout();
+  const fs::path written = layout.resolve(RunLayout::nsys_directory() / "discovery" / "step_tokens.json");
+  std::error_code error;
+  if (!fs::exists(written, error)) return;
+  fs::rename(written, layout.resolve(RunLayout::nsys_step_tokens()), error);
+  if (error) run.warn(kStage, "could not move " + written.string() + " beside the timeline: " + error.message());
+}
+
 // Diagnoses the empty gate, then follows run.on_empty_gate; returns the capture to continue with.
 std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& nsys, const WorkloadOutput& workload,
                                              Capture& attempt, NsysOutput& output) {
@@ -243,6 +259,7 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& n
         run.note(kStage, "run.on_empty_gate = discover: going on with the discovery capture (ungated) and `" +
                              discovery->stage + "` for kernel selection and the ncu filter, because " + discovery->why);
         run.discovered_stage = discovery->stage;
+        adopt_discovery_step_tokens(run);
         attempt = std::move(probe);
         attempt.gated = false;
         if (attempt.report)
