@@ -13,7 +13,9 @@
 #include <sstream>
 #include <string>
 
+#include "core/format.hpp"
 #include "llmprof/analysis.hpp"
+#include "llmprof/report.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -223,4 +225,84 @@ TEST_CASE("recorded CUDA-graph decode: no stage's FLOP/s over its time exceeds i
     return line.find("stage 'decode_step': its CPU range time (19.4 ms)") != std::string::npos;
   }));
   check_against_oracle(report, read_expected("graphs-h100-cpp-graphs-auto_stage_bytes.tsv"));
+}
+
+namespace {
+
+// The run's analysis written to its analysis/ directory and read back the way `deep-profile report` does.
+RunReportModel report_model_of(const AnalysisReport& report, const TempDir& temp) {
+  const auto written = write_analysis(report, temp.path() / "run" / "analysis");
+  if (!written) FAIL(written.error().describe());
+  auto model = load_run_report(temp.path() / "run");
+  if (!model) FAIL(model.error().describe());
+  return std::move(model).value();
+}
+
+}  // namespace
+
+TEST_CASE("h100-1b-decode: the Stages table shows bytes per step, bandwidth, MBU and bytes coverage from the oracle") {
+  TempDir temp;
+  std::string metrics = read_file(data_path("h100-1b-decode/stage1/metrics.json"));
+  metrics.insert(metrics.rfind('}'), ", \"model_bytes_per_step\": 2.1e9\n");
+  const auto report = analyze_copy("h100-1b-decode", temp, metrics);
+  const auto model = report_model_of(report, temp);
+  const auto expected = read_expected("h100-1b-decode_stage_bytes.tsv");
+  const std::string markdown = render_markdown(model);
+  const std::string html = render_html(model);
+  for (const auto& [name, figures] : expected.stages) {
+    INFO("stage " << name);
+    const auto& stage = stage_named(report, name);
+    REQUIRE(figures.per_s);
+    REQUIRE(figures.mbu);
+    // The cells print the oracle's figures (3 significant digits; percentages as the rest of the table).
+    const std::string cells = " | " + detail::format_si(figures.per_step, "B") + " | " +
+                              detail::format_si(*figures.per_s, "B/s") + " | " +
+                              detail::format_fraction_percent(*figures.mbu) + " | " +
+                              (stage.mbu_workload ? detail::format_fraction_percent(*stage.mbu_workload)
+                                                  : std::string(detail::kNotComputed)) +
+                              " | " + detail::format_fraction_percent(figures.coverage) + " |\n";
+    INFO(cells);
+    CHECK(markdown.find(cells) != std::string::npos);
+    CHECK(html.find(">" + detail::format_si(figures.per_step, "B") + "</td>") != std::string::npos);
+  }
+  // Hand-checked against the TSV: decode 2.069280522e9 B per step, 95.5 GB/s, MBU 2.8%, bytes for 94%.
+  CHECK(markdown.find("| 2.07 GB | 95.5 GB/s | 2.8% | ") != std::string::npos);
+  // Model MBU: 2.1e9 B x 128 steps / the bare decode_s / the peak.
+  const auto& decode = stage_named(report, "decode");
+  REQUIRE(decode.mbu_workload);
+  CHECK(*decode.mbu_workload == Approx(2.1e9 * 128 / report.workload->decode_s / expected.peak).epsilon(1e-8));
+  CHECK(markdown.find("MBU (model) = the bytes the workload says a step must move") != std::string::npos);
+  CHECK(markdown.find("| DRAM per step | DRAM bandwidth | MBU (measured) | MBU (model) | Bytes measured |") !=
+        std::string::npos);
+  CHECK(html.find("<th class=\"num\">MBU (measured)</th>") != std::string::npos);
+  // The verdict card of each memory-bound leaf stage shows its MBU and headroom.
+  std::size_t memory_bound = 0;
+  for (const auto& stage : model.stages) {
+    if (stage.kernel_bound != "memory" || !stage.mbu || !stage.share_of_limit) continue;
+    ++memory_bound;
+    INFO("memory-bound stage " << stage.name);
+    CHECK(html.find("<div class=\"tile-sub\">MBU " + detail::format_fraction_percent(stage.mbu) + " measured") !=
+          std::string::npos);
+    CHECK(html.find("<div class=\"tile-sub\">step " + detail::format_duration_ns(*stage.step_ns) + ", " +
+                    detail::format_fraction_percent(stage.share_of_limit) + " of the DRAM limit (" +
+                    detail::format_duration_ns(*stage.limit_step_ns) + ")</div>") != std::string::npos);
+  }
+  CHECK(memory_bound > 0);
+}
+
+TEST_CASE("recorded CUDA-graph decode: the Stages table says why decode_step's bandwidth and MBU are blank") {
+  TempDir temp;
+  const auto report = analyze_copy("graphs-h100-cpp-graphs-auto", temp);
+  const auto model = report_model_of(report, temp);
+  const std::string markdown = render_markdown(model);
+  const auto& step = stage_named(report, "decode_step");
+  REQUIRE(step.dram_bytes_per_step);
+  REQUIRE_FALSE(step.mbu);
+  // Its bytes per step stand (the oracle's), its rate does not: the cell is blank and the caption says why.
+  const auto expected = read_expected("graphs-h100-cpp-graphs-auto_stage_bytes.tsv");
+  CHECK(markdown.find(" | " + detail::format_si(expected.stages.at("decode_step").per_step, "B") + " | — | — | ") !=
+        std::string::npos);
+  CHECK(markdown.find("decode_step (in decode): bandwidth and MBU withheld: its CPU range time (19.4 ms) does not "
+                      "enclose its 283 ms of kernel time") != std::string::npos);
+  CHECK(markdown.find("not in this report.json") == std::string::npos);
 }

@@ -80,6 +80,9 @@ struct ReportStage {
   std::string headroom;
   std::string verdict;                 // one sentence, e.g. "host-bound: GPU busy 4% of the stage ..."
   std::vector<ReportStageKernel> top_kernels;
+  // Not a report.json field: whether the file had the DRAM keys ("dram_coverage"), so a report can tell
+  // a figure withheld by the analysis from one an older analysis never wrote. Set by the report reader.
+  bool dram_keys_recorded = false;
 };
 
 // report.json "kernels[]".
