@@ -306,3 +306,62 @@ TEST_CASE("recorded CUDA-graph decode: the Stages table says why decode_step's b
                       "enclose its 283 ms of kernel time") != std::string::npos);
   CHECK(markdown.find("not in this report.json") == std::string::npos);
 }
+
+namespace {
+
+NvtxKernelRow kernel_in(const std::string& stage, const std::string& kernel, std::int64_t total_ns,
+                        std::int64_t launches) {
+  NvtxKernelRow row;
+  row.range = NvtxRangeName{"", stage};
+  row.style = "PushPop";
+  row.kernel_instances = launches;
+  row.time.total_time_ns = total_ns;
+  row.time.count = launches;
+  row.kernel_name = kernel;
+  return row;
+}
+
+LaunchRoofline profiled(const std::string& kernel, const std::vector<std::string>& stack, double dram_bytes) {
+  LaunchRoofline launch;
+  launch.kernel_name = kernel;
+  for (const auto& range : stack) launch.nvtx_stack.push_back({"", range});
+  launch.duration_ns = 100;
+  launch.dram_bytes = dram_bytes;
+  return launch;
+}
+
+}  // namespace
+
+TEST_CASE("synthetic run: a kernel's profiled bytes per launch in a stage are carried to all its launches there") {
+  // By hand: decode's gemm has 10 launches (nsys) and two profiled ones in decode (1 MB and 3 MB: 2 MB a launch),
+  // so 20 MB; its one profiled launch in prefill (9 MB) is prefill's, not decode's. norm was profiled once
+  // without an NVTX stack (0.5 MB): that run-wide mean covers its 4 decode launches, 2 MB. copy has no ncu
+  // launch: uncovered. decode = 22 MB over 1400 of its 2000 ns of kernel time; prefill = 3 x 9 MB = 27 MB, all of it.
+  AnalysisInputs inputs;
+  NsysStats stats;
+  stats.range_kernels = std::vector<NvtxKernelRow>{
+      kernel_in("decode", "gemm", 1000, 10), kernel_in("decode", "norm", 400, 4), kernel_in("decode", "copy", 600, 5),
+      kernel_in("prefill", "gemm", 300, 3)};
+  inputs.nsys = stats;
+  inputs.ncu_launches = std::vector<LaunchRoofline>{
+      profiled("gemm", {"decode"}, 1e6), profiled("gemm", {"decode"}, 3e6), profiled("gemm", {"prefill"}, 9e6),
+      profiled("norm", {}, 5e5)};
+  auto report = analyze(inputs, {});
+  if (!report) FAIL(report.error().describe());
+  const auto& decode = stage_named(*report, "decode");
+  REQUIRE(decode.dram_bytes);
+  CHECK(*decode.dram_bytes == Approx(2.2e7).epsilon(1e-12));
+  CHECK(decode.dram_coverage == Approx(0.7).epsilon(1e-12));
+  const auto& prefill = stage_named(*report, "prefill");
+  REQUIRE(prefill.dram_bytes);
+  CHECK(*prefill.dram_bytes == Approx(2.7e7).epsilon(1e-12));
+  CHECK(prefill.dram_coverage == Approx(1.0).epsilon(1e-12));
+  // A kernel with stacks elsewhere but none in this stage is not carried from the run-wide mean.
+  inputs.ncu_launches->erase(inputs.ncu_launches->begin(), inputs.ncu_launches->begin() + 2);
+  report = analyze(inputs, {});
+  if (!report) FAIL(report.error().describe());
+  const auto& without = stage_named(*report, "decode");
+  REQUIRE(without.dram_bytes);
+  CHECK(*without.dram_bytes == Approx(2e6).epsilon(1e-12));  // norm only
+  CHECK(without.dram_coverage == Approx(0.2).epsilon(1e-12));
+}
