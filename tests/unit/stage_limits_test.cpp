@@ -365,3 +365,91 @@ TEST_CASE("synthetic run: a kernel's profiled bytes per launch in a stage are ca
   CHECK(*without.dram_bytes == Approx(2e6).epsilon(1e-12));  // norm only
   CHECK(without.dram_coverage == Approx(0.2).epsilon(1e-12));
 }
+
+namespace {
+
+PlannedConfig plan_group(const std::string& grid, const std::string& block, std::int64_t launches, std::int64_t time_ns,
+                         const std::string& extrapolated_from = "") {
+  PlannedConfig config;
+  config.kernel = "gemm";
+  config.grid = grid;
+  config.block = block;
+  config.config = "grid " + grid + " block " + block + " smem 0";
+  config.stage_launches = launches;
+  config.stage_time_ns = time_ns;
+  config.extrapolated_from = extrapolated_from;
+  return config;
+}
+
+LaunchRoofline profiled_in(const std::string& grid, const std::string& block, const std::vector<std::string>& stack,
+                           double dram_bytes) {
+  auto launch = profiled("gemm", stack, dram_bytes);
+  launch.grid_size = grid;
+  launch.block_size = block;
+  return launch;
+}
+
+}  // namespace
+
+TEST_CASE("synthetic run: with the ncu plan's groups, each configuration's bytes count for its own launches") {
+  // By hand. gemm runs 132 times in decode (2000 ns): group A (grid (2, 64, 1), block 384) 128 launches / 1600 ns,
+  // profiled at 1 MB; group B (grid bucket (4, 64, 1), block 128) 2 launches / 200 ns, profiled at 9 MB (its row's
+  // grid (3, 64, 1) falls in that bucket), inside mlp; group C (block 256) 2 launches / 200 ns, not profiled, carried
+  // from B by the plan. Per configuration: 128 x 1 MB + 2 x 9 MB + 2 x 9 MB = 164 MB; the kernel's mean would give
+  // (1 + 9) / 2 MB x 132 = 660 MB. norm (no plan group) keeps its mean: 10 x 0.5 MB = 5 MB. decode: 169 MB over all
+  // of its 2500 ns, 200 ns of it (C) carried from another configuration: 8%.
+  AnalysisInputs inputs;
+  NsysStats stats;
+  stats.range_kernels = std::vector<NvtxKernelRow>{
+      kernel_in("decode", "gemm", 2000, 132), kernel_in("decode", "norm", 500, 10),
+      kernel_in("decode_step", "gemm", 2000, 132), kernel_in("decode_step", "norm", 500, 10),
+      kernel_in("mlp", "gemm", 200, 2)};
+  inputs.nsys = stats;
+  inputs.ncu_launches = std::vector<LaunchRoofline>{
+      profiled_in("(2, 64, 1)", "(384, 1, 1)", {"decode", "decode_step"}, 1e6),
+      profiled_in("(3, 64, 1)", "(128, 1, 1)", {"decode", "decode_step", "mlp"}, 9e6),
+      profiled("norm", {"decode", "decode_step"}, 5e5)};
+  const auto group_b = plan_group("(4, 64, 1)", "(128, 1, 1)", 2, 200);
+  inputs.ncu_plan_groups = NcuPlanGroups{
+      "decode",
+      {plan_group("(2, 64, 1)", "(384, 1, 1)", 128, 1600), group_b,
+       plan_group("(2, 64, 1)", "(256, 1, 1)", 2, 200, group_b.config)}};
+  auto report = analyze(inputs, {});
+  if (!report) FAIL(report.error().describe());
+  // decode_step launched exactly decode's launches of gemm (same count, same profiled launches): the same figures.
+  for (const std::string name : {"decode", "decode_step"}) {
+    INFO(name);
+    const auto& stage = stage_named(*report, name);
+    REQUIRE(stage.dram_bytes);
+    CHECK(*stage.dram_bytes == Approx(1.69e8).epsilon(1e-12));
+    CHECK(stage.dram_coverage == Approx(1.0).epsilon(1e-12));
+    CHECK(stage.dram_coverage_extrapolated == Approx(0.08).epsilon(1e-12));
+  }
+  // mlp has 2 of gemm's launches, not the plan stage's 132: its own profiled launch's bytes, 2 x 9 MB.
+  const auto& mlp = stage_named(*report, "mlp");
+  REQUIRE(mlp.dram_bytes);
+  CHECK(*mlp.dram_bytes == Approx(1.8e7).epsilon(1e-12));
+  CHECK(mlp.dram_coverage_extrapolated == 0);
+  // The extrapolated share reaches report.json and the Stages table.
+  const std::string json = analysis_report_json(*report);
+  CHECK(json.find("\"dram_coverage_extrapolated\": 8E-2") != std::string::npos);
+  // Without the plan's groups: the kernel's mean over its two profiled launches, 5 MB x 132 = 660 MB (+ norm).
+  inputs.ncu_plan_groups.reset();
+  report = analyze(inputs, {});
+  if (!report) FAIL(report.error().describe());
+  CHECK(*stage_named(*report, "decode").dram_bytes == Approx(6.65e8).epsilon(1e-12));
+  CHECK(stage_named(*report, "decode").dram_coverage_extrapolated == 0);
+}
+
+TEST_CASE("h100-1b-decode: a plan.json whose groups do not read leaves the bytes per kernel, with a warning") {
+  TempDir temp;
+  fs::copy(data_path("h100-1b-decode"), temp.path() / "run", fs::copy_options::recursive);
+  write_file(temp.path() / "run" / "ncu" / "plan.json",
+             R"({"schema": "llmprof.ncu_plan/1", "stage": "decode", "configs": [{"kernel": 7}]})");
+  auto report = analyze_run_directory(temp.path() / "run", {});
+  if (!report) FAIL(report.error().describe());
+  CHECK(std::any_of(report->warnings.begin(), report->warnings.end(), [](const std::string& warning) {
+    return warning.find("configs.kernel has the wrong type: DRAM bytes are carried per kernel") != std::string::npos;
+  }));
+  check_against_oracle(*report, read_expected("h100-1b-decode_stage_bytes.tsv"));
+}

@@ -64,6 +64,7 @@ struct ReportStage {
   // reports written before these keys existed.
   std::optional<double> dram_bytes;
   double dram_coverage = 0;  // share of kernel time whose bytes are known
+  double dram_coverage_extrapolated = 0;  // the part of it carried from another launch configuration of the kernel
   std::optional<double> steps;
   std::string steps_source;
   std::optional<double> dram_bytes_per_step;

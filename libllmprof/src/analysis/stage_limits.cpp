@@ -81,6 +81,10 @@ void withhold_impossible_rates(StageAnalysis& stage, std::vector<std::string>& w
   std::optional<double> coverage = stage.dram_coverage;
   check.fraction(coverage, "dram_coverage", "kernel time with ncu DRAM bytes / kernel time");
   stage.dram_coverage = coverage.value_or(0);
+  std::optional<double> extrapolated = stage.dram_coverage_extrapolated;
+  check.fraction(extrapolated, "dram_coverage_extrapolated",
+                 "kernel time whose bytes come from another launch configuration / kernel time");
+  stage.dram_coverage_extrapolated = extrapolated.value_or(0);
 }
 
 std::string covered_text(double coverage) {

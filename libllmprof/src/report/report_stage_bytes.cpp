@@ -44,7 +44,10 @@ std::string mbu_model_cell(const ReportStage& stage) { return format_fraction_pe
 
 std::string bytes_coverage_cell(const ReportStage& stage) {
   if (!stage.dram_bytes) return kNotComputed;
-  return format_fraction_percent(stage.dram_coverage);
+  std::string text = format_fraction_percent(stage.dram_coverage);
+  if (stage.dram_coverage_extrapolated > 0)
+    text += " (" + format_fraction_percent(stage.dram_coverage_extrapolated) + " from another configuration)";
+  return text;
 }
 
 std::string dram_caption(const RunReportModel& model) {
@@ -59,7 +62,8 @@ std::string dram_caption(const RunReportModel& model) {
       "decode steps, else the range's instances); DRAM bandwidth = those bytes over the stage's time (its wall time, "
       "or the GPU-active time where the range does not enclose its GPU work); MBU (measured) = that bandwidth / the "
       "peak DRAM bandwidth at the profiled clocks; Bytes measured = the share of the stage's kernel time whose bytes "
-      "ncu measured (the figures count only those kernels).";
+      "ncu measured (the figures count only those kernels), and of it the share carried from another launch "
+      "configuration of the same kernel that ncu profiled (the ncu plan's groups).";
   if (any_stage(model, [](const ReportStage& stage) { return stage.mbu_workload.has_value(); })) {
     text += " MBU (model) = the bytes the workload says a step must move (stage1/metrics.json model_bytes_per_step) "
             "x its bare run's steps/s / the peak.";
