@@ -7,7 +7,8 @@ stage, the bytes ncu measured carried to all of the stage's launches: for each k
 nvtx_kern_sum), its instances x the mean DRAM bytes of its ncu launches whose NVTX stack holds the stage.
 DRAM bytes per launch are dram__bytes.sum.per_second x gpu__time_duration.sum (`--set roofline` records
 only the rate); the peak is the highest dram__bytes.sum.peak_sustained x dram__cycles_elapsed.avg.per_second
-over the launches, as ncu's roofline section computes it.
+over the launches, as ncu's roofline section computes it. The runs it reads have no ncu/plan.json: with one, the
+analysis weighs the plan stage's bytes per launch configuration instead (checked by hand in stage_limits_test.cpp).
 
     python3 tests/tools/stage_bytes_expected.py RUN_DIR            # prints the TSV
     python3 tests/tools/stage_bytes_expected.py RUN_DIR --check F  # fails unless F holds exactly that TSV

@@ -13,7 +13,9 @@
 #include <sstream>
 #include <string>
 
+#include "core/format.hpp"
 #include "llmprof/analysis.hpp"
+#include "llmprof/report.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -223,4 +225,231 @@ TEST_CASE("recorded CUDA-graph decode: no stage's FLOP/s over its time exceeds i
     return line.find("stage 'decode_step': its CPU range time (19.4 ms)") != std::string::npos;
   }));
   check_against_oracle(report, read_expected("graphs-h100-cpp-graphs-auto_stage_bytes.tsv"));
+}
+
+namespace {
+
+// The run's analysis written to its analysis/ directory and read back the way `deep-profile report` does.
+RunReportModel report_model_of(const AnalysisReport& report, const TempDir& temp) {
+  const auto written = write_analysis(report, temp.path() / "run" / "analysis");
+  if (!written) FAIL(written.error().describe());
+  auto model = load_run_report(temp.path() / "run");
+  if (!model) FAIL(model.error().describe());
+  return std::move(model).value();
+}
+
+}  // namespace
+
+TEST_CASE("h100-1b-decode: the Stages table shows bytes per step, bandwidth, MBU and bytes coverage from the oracle") {
+  TempDir temp;
+  std::string metrics = read_file(data_path("h100-1b-decode/stage1/metrics.json"));
+  metrics.insert(metrics.rfind('}'), ", \"model_bytes_per_step\": 2.1e9\n");
+  const auto report = analyze_copy("h100-1b-decode", temp, metrics);
+  const auto model = report_model_of(report, temp);
+  const auto expected = read_expected("h100-1b-decode_stage_bytes.tsv");
+  const std::string markdown = render_markdown(model);
+  const std::string html = render_html(model);
+  for (const auto& [name, figures] : expected.stages) {
+    INFO("stage " << name);
+    const auto& stage = stage_named(report, name);
+    REQUIRE(figures.per_s);
+    REQUIRE(figures.mbu);
+    // The cells print the oracle's figures (3 significant digits; percentages as the rest of the table).
+    const std::string cells = " | " + detail::format_si(figures.per_step, "B") + " | " +
+                              detail::format_si(*figures.per_s, "B/s") + " | " +
+                              detail::format_fraction_percent(*figures.mbu) + " | " +
+                              (stage.mbu_workload ? detail::format_fraction_percent(*stage.mbu_workload)
+                                                  : std::string(detail::kNotComputed)) +
+                              " | " + detail::format_fraction_percent(figures.coverage) + " |\n";
+    INFO(cells);
+    CHECK(markdown.find(cells) != std::string::npos);
+    CHECK(html.find(">" + detail::format_si(figures.per_step, "B") + "</td>") != std::string::npos);
+  }
+  // Hand-checked against the TSV: decode 2.069280522e9 B per step, 95.5 GB/s, MBU 2.8%, bytes for 94%.
+  CHECK(markdown.find("| 2.07 GB | 95.5 GB/s | 2.8% | ") != std::string::npos);
+  // Model MBU: 2.1e9 B x 128 steps / the bare decode_s / the peak.
+  const auto& decode = stage_named(report, "decode");
+  REQUIRE(decode.mbu_workload);
+  CHECK(*decode.mbu_workload == Approx(2.1e9 * 128 / report.workload->decode_s / expected.peak).epsilon(1e-8));
+  CHECK(markdown.find("MBU (model) = the bytes the workload says a step must move") != std::string::npos);
+  CHECK(markdown.find("| DRAM per step | DRAM bandwidth | MBU (measured) | MBU (model) | Bytes measured |") !=
+        std::string::npos);
+  CHECK(html.find("<th class=\"num\">MBU (measured)</th>") != std::string::npos);
+  // The verdict card of each memory-bound leaf stage shows its MBU and headroom.
+  std::size_t memory_bound = 0;
+  for (const auto& stage : model.stages) {
+    if (stage.kernel_bound != "memory" || !stage.mbu || !stage.share_of_limit) continue;
+    ++memory_bound;
+    INFO("memory-bound stage " << stage.name);
+    CHECK(html.find("<div class=\"tile-sub\">MBU " + detail::format_fraction_percent(stage.mbu) + " measured") !=
+          std::string::npos);
+    CHECK(html.find("<div class=\"tile-sub\">step " + detail::format_duration_ns(*stage.step_ns) + ", " +
+                    detail::format_fraction_percent(stage.share_of_limit) + " of the DRAM limit (" +
+                    detail::format_duration_ns(*stage.limit_step_ns) + ")</div>") != std::string::npos);
+  }
+  CHECK(memory_bound > 0);
+}
+
+TEST_CASE("recorded CUDA-graph decode: the Stages table says why decode_step's bandwidth and MBU are blank") {
+  TempDir temp;
+  const auto report = analyze_copy("graphs-h100-cpp-graphs-auto", temp);
+  const auto model = report_model_of(report, temp);
+  const std::string markdown = render_markdown(model);
+  const auto& step = stage_named(report, "decode_step");
+  REQUIRE(step.dram_bytes_per_step);
+  REQUIRE_FALSE(step.mbu);
+  // Its bytes per step stand (the oracle's), its rate does not: the cell is blank and the caption says why.
+  const auto expected = read_expected("graphs-h100-cpp-graphs-auto_stage_bytes.tsv");
+  CHECK(markdown.find(" | " + detail::format_si(expected.stages.at("decode_step").per_step, "B") + " | — | — | ") !=
+        std::string::npos);
+  CHECK(markdown.find("decode_step (in decode): bandwidth and MBU withheld: its CPU range time (19.4 ms) does not "
+                      "enclose its 283 ms of kernel time") != std::string::npos);
+  CHECK(markdown.find("not in this report.json") == std::string::npos);
+}
+
+namespace {
+
+NvtxKernelRow kernel_in(const std::string& stage, const std::string& kernel, std::int64_t total_ns,
+                        std::int64_t launches) {
+  NvtxKernelRow row;
+  row.range = NvtxRangeName{"", stage};
+  row.style = "PushPop";
+  row.kernel_instances = launches;
+  row.time.total_time_ns = total_ns;
+  row.time.count = launches;
+  row.kernel_name = kernel;
+  return row;
+}
+
+LaunchRoofline profiled(const std::string& kernel, const std::vector<std::string>& stack, double dram_bytes) {
+  LaunchRoofline launch;
+  launch.kernel_name = kernel;
+  for (const auto& range : stack) launch.nvtx_stack.push_back({"", range});
+  launch.duration_ns = 100;
+  launch.dram_bytes = dram_bytes;
+  return launch;
+}
+
+}  // namespace
+
+TEST_CASE("synthetic run: a kernel's profiled bytes per launch in a stage are carried to all its launches there") {
+  // By hand: decode's gemm has 10 launches (nsys) and two profiled ones in decode (1 MB and 3 MB: 2 MB a launch),
+  // so 20 MB; its one profiled launch in prefill (9 MB) is prefill's, not decode's. norm was profiled once
+  // without an NVTX stack (0.5 MB): that run-wide mean covers its 4 decode launches, 2 MB. copy has no ncu
+  // launch: uncovered. decode = 22 MB over 1400 of its 2000 ns of kernel time; prefill = 3 x 9 MB = 27 MB, all of it.
+  AnalysisInputs inputs;
+  NsysStats stats;
+  stats.range_kernels = std::vector<NvtxKernelRow>{
+      kernel_in("decode", "gemm", 1000, 10), kernel_in("decode", "norm", 400, 4), kernel_in("decode", "copy", 600, 5),
+      kernel_in("prefill", "gemm", 300, 3)};
+  inputs.nsys = stats;
+  inputs.ncu_launches = std::vector<LaunchRoofline>{
+      profiled("gemm", {"decode"}, 1e6), profiled("gemm", {"decode"}, 3e6), profiled("gemm", {"prefill"}, 9e6),
+      profiled("norm", {}, 5e5)};
+  auto report = analyze(inputs, {});
+  if (!report) FAIL(report.error().describe());
+  const auto& decode = stage_named(*report, "decode");
+  REQUIRE(decode.dram_bytes);
+  CHECK(*decode.dram_bytes == Approx(2.2e7).epsilon(1e-12));
+  CHECK(decode.dram_coverage == Approx(0.7).epsilon(1e-12));
+  const auto& prefill = stage_named(*report, "prefill");
+  REQUIRE(prefill.dram_bytes);
+  CHECK(*prefill.dram_bytes == Approx(2.7e7).epsilon(1e-12));
+  CHECK(prefill.dram_coverage == Approx(1.0).epsilon(1e-12));
+  // A kernel with stacks elsewhere but none in this stage is not carried from the run-wide mean.
+  inputs.ncu_launches->erase(inputs.ncu_launches->begin(), inputs.ncu_launches->begin() + 2);
+  report = analyze(inputs, {});
+  if (!report) FAIL(report.error().describe());
+  const auto& without = stage_named(*report, "decode");
+  REQUIRE(without.dram_bytes);
+  CHECK(*without.dram_bytes == Approx(2e6).epsilon(1e-12));  // norm only
+  CHECK(without.dram_coverage == Approx(0.2).epsilon(1e-12));
+}
+
+namespace {
+
+PlannedConfig plan_group(const std::string& grid, const std::string& block, std::int64_t launches, std::int64_t time_ns,
+                         const std::string& extrapolated_from = "") {
+  PlannedConfig config;
+  config.kernel = "gemm";
+  config.grid = grid;
+  config.block = block;
+  config.config = "grid " + grid + " block " + block + " smem 0";
+  config.stage_launches = launches;
+  config.stage_time_ns = time_ns;
+  config.extrapolated_from = extrapolated_from;
+  return config;
+}
+
+LaunchRoofline profiled_in(const std::string& grid, const std::string& block, const std::vector<std::string>& stack,
+                           double dram_bytes) {
+  auto launch = profiled("gemm", stack, dram_bytes);
+  launch.grid_size = grid;
+  launch.block_size = block;
+  return launch;
+}
+
+}  // namespace
+
+TEST_CASE("synthetic run: with the ncu plan's groups, each configuration's bytes count for its own launches") {
+  // By hand. gemm runs 132 times in decode (2000 ns): group A (grid (2, 64, 1), block 384) 128 launches / 1600 ns,
+  // profiled at 1 MB; group B (grid bucket (4, 64, 1), block 128) 2 launches / 200 ns, profiled at 9 MB (its row's
+  // grid (3, 64, 1) falls in that bucket), inside mlp; group C (block 256) 2 launches / 200 ns, not profiled, carried
+  // from B by the plan. Per configuration: 128 x 1 MB + 2 x 9 MB + 2 x 9 MB = 164 MB; the kernel's mean would give
+  // (1 + 9) / 2 MB x 132 = 660 MB. norm (no plan group) keeps its mean: 10 x 0.5 MB = 5 MB. decode: 169 MB over all
+  // of its 2500 ns, 200 ns of it (C) carried from another configuration: 8%.
+  AnalysisInputs inputs;
+  NsysStats stats;
+  stats.range_kernels = std::vector<NvtxKernelRow>{
+      kernel_in("decode", "gemm", 2000, 132), kernel_in("decode", "norm", 500, 10),
+      kernel_in("decode_step", "gemm", 2000, 132), kernel_in("decode_step", "norm", 500, 10),
+      kernel_in("mlp", "gemm", 200, 2)};
+  inputs.nsys = stats;
+  inputs.ncu_launches = std::vector<LaunchRoofline>{
+      profiled_in("(2, 64, 1)", "(384, 1, 1)", {"decode", "decode_step"}, 1e6),
+      profiled_in("(3, 64, 1)", "(128, 1, 1)", {"decode", "decode_step", "mlp"}, 9e6),
+      profiled("norm", {"decode", "decode_step"}, 5e5)};
+  const auto group_b = plan_group("(4, 64, 1)", "(128, 1, 1)", 2, 200);
+  inputs.ncu_plan_groups = NcuPlanGroups{
+      "decode",
+      {plan_group("(2, 64, 1)", "(384, 1, 1)", 128, 1600), group_b,
+       plan_group("(2, 64, 1)", "(256, 1, 1)", 2, 200, group_b.config)}};
+  auto report = analyze(inputs, {});
+  if (!report) FAIL(report.error().describe());
+  // decode_step launched exactly decode's launches of gemm (same count, same profiled launches): the same figures.
+  for (const std::string name : {"decode", "decode_step"}) {
+    INFO(name);
+    const auto& stage = stage_named(*report, name);
+    REQUIRE(stage.dram_bytes);
+    CHECK(*stage.dram_bytes == Approx(1.69e8).epsilon(1e-12));
+    CHECK(stage.dram_coverage == Approx(1.0).epsilon(1e-12));
+    CHECK(stage.dram_coverage_extrapolated == Approx(0.08).epsilon(1e-12));
+  }
+  // mlp has 2 of gemm's launches, not the plan stage's 132: its own profiled launch's bytes, 2 x 9 MB.
+  const auto& mlp = stage_named(*report, "mlp");
+  REQUIRE(mlp.dram_bytes);
+  CHECK(*mlp.dram_bytes == Approx(1.8e7).epsilon(1e-12));
+  CHECK(mlp.dram_coverage_extrapolated == 0);
+  // The extrapolated share reaches report.json and the Stages table.
+  const std::string json = analysis_report_json(*report);
+  CHECK(json.find("\"dram_coverage_extrapolated\": 8E-2") != std::string::npos);
+  // Without the plan's groups: the kernel's mean over its two profiled launches, 5 MB x 132 = 660 MB (+ norm).
+  inputs.ncu_plan_groups.reset();
+  report = analyze(inputs, {});
+  if (!report) FAIL(report.error().describe());
+  CHECK(*stage_named(*report, "decode").dram_bytes == Approx(6.65e8).epsilon(1e-12));
+  CHECK(stage_named(*report, "decode").dram_coverage_extrapolated == 0);
+}
+
+TEST_CASE("h100-1b-decode: a plan.json whose groups do not read leaves the bytes per kernel, with a warning") {
+  TempDir temp;
+  fs::copy(data_path("h100-1b-decode"), temp.path() / "run", fs::copy_options::recursive);
+  write_file(temp.path() / "run" / "ncu" / "plan.json",
+             R"({"schema": "llmprof.ncu_plan/1", "stage": "decode", "configs": [{"kernel": 7}]})");
+  auto report = analyze_run_directory(temp.path() / "run", {});
+  if (!report) FAIL(report.error().describe());
+  CHECK(std::any_of(report->warnings.begin(), report->warnings.end(), [](const std::string& warning) {
+    return warning.find("configs.kernel has the wrong type: DRAM bytes are carried per kernel") != std::string::npos;
+  }));
+  check_against_oracle(*report, read_expected("h100-1b-decode_stage_bytes.tsv"));
 }

@@ -13,6 +13,8 @@
 #include "llmprof/report.hpp"
 #include "llmprof/timeline.hpp"
 #include "analysis/timeline_json.hpp"
+#include "llmprof/percent.hpp"
+#include "oracle.hpp"
 #include "parse/sqlite_database.hpp"
 #include "test_support.hpp"
 
@@ -447,4 +449,81 @@ TEST_CASE("report.json keeps every instance of the charted loop and the first on
   CHECK(line.rfind("stage,instance,cpu_start_ns,", 0) == 0);
   while (std::getline(csv, line)) ++rows[line.substr(0, line.find(','))];  // these names need no quoting
   CHECK(rows == std::map<std::string, int>{{"attention", 512}, {"decode", 1}, {"decode_step", 64}, {"mlp", 512}});
+}
+
+// Gaps between consecutive CUDA graph replays against tests/tools/graph_replays_expected.py (Python sqlite3,
+// replays grouped by launch call in launch order), whose output ctest compares with tests/data/oracles/graph_replays.txt.
+TEST_CASE("timeline: the gaps between graph replays and the host time between them match the Python oracle",
+          "[timeline][graphs]") {
+  using llmprof::testing::oracle_figure;
+  using llmprof::testing::oracle_text;
+  const std::vector<std::pair<std::string, std::string>> stages = {
+      {"graphtrace", "decode"}, {"graphtrace", "decode_step"}, {"nodetrace", "decode"},
+      {"nodetrace", "decode_step"}, {"twoproc2025", "rank0_step"}, {"twoproc2025", "rank1_step"}};
+  for (const auto& [file, name] : stages) {
+    const std::string line = file + " " + name + ":";
+    INFO(line);
+    const auto& stage = stage_of(file, name);
+    REQUIRE(stage.graph_replays.has_value());
+    const auto& replays = *stage.graph_replays;
+    const auto figure = [&](const std::string& key) { return oracle_figure("graph_replays", line, key); };
+    CHECK(replays.replays == figure("replays"));
+    CHECK(replays.gap.count == figure("pairs"));
+    CHECK(replays.gap.total_ns == figure("gap_total_ns"));
+    CHECK(replays.gap.mean_ns == Approx(figure("gap_mean_ns")).epsilon(1e-12));
+    CHECK(replays.gap.p50_ns == figure("gap_p50_ns"));
+    CHECK(replays.gap.max_ns == figure("gap_max_ns"));
+    CHECK(replays.gap_before_launch_ns == figure("gap_before_launch_ns"));
+    CHECK(replays.host_between_launches.total_ns == figure("host_between_total_ns"));
+    CHECK(replays.host_between_launches.mean_ns == Approx(figure("host_between_mean_ns")).epsilon(1e-12));
+    CHECK(replays.host_between_launches.p50_ns == figure("host_between_p50_ns"));
+    CHECK(replays.host_between_launches.max_ns == figure("host_between_max_ns"));
+    CHECK(replays.replay_gpu.count == figure("replay_gpu_count"));
+    CHECK(replays.replay_gpu.mean_ns == Approx(figure("replay_gpu_mean_ns")).epsilon(1e-12));
+    // The sentence carries them where graphs are most of the stage's GPU work (after the partial capture's or the
+    // graph stage's verdict); the two-rank stages launch more GPU time outside graphs, and the host-bound verdict
+    // with its idle shares speaks for them.
+    CHECK((stage.verdict.find("between consecutive graph replays (" + oracle_text("graph_replays", line, "pairs") +
+                              " pair") != std::string::npos) == stage.mostly_graphs());
+  }
+  // Eager decode launches no graph: no replay figures, no sentence.
+  for (const std::string name : {"decode", "decode_step"}) {
+    CHECK(oracle_text("graph_replays", "eager " + name + ": no", "pair") == "of");
+    CHECK_FALSE(stage_of("eager", name).graph_replays.has_value());
+    CHECK(stage_of("eager", name).verdict.find("graph replays") == std::string::npos);
+  }
+  // The recorded graph decode: the host called each next replay long before the GPU reached it, so the GPU's
+  // 16.8 µs between replays are launch latency, none of it waiting for the host (oracle: gap_before_launch_ns=0).
+  const auto& step = stage_of("graphtrace", "decode_step");
+  CHECK(step.verdict.find("the GPU waited 16.8 µs per replay (median 16.9 µs, max 17.4 µs), none of it for the host "
+                          "to call the next replay; the host took 146 µs per step between one replay's launch call "
+                          "and the next, against 835 µs of GPU time per replay") != std::string::npos);
+  CHECK(stage_of("graphtrace", "decode").mostly_graphs());
+  CHECK(stage_of("nodetrace", "decode_step").mostly_graphs());
+  // The synthetic two-rank capture (ids reused across processes): rank 1's lost graph launch ends its pairs, and
+  // rank 0's gaps are mostly the host's: 178 of 188 µs before the next launch call (the oracle's figures above).
+  CHECK(stage_of("twoproc2025", "rank0_step").graph_replays->gap_before_launch_ns == 178000);
+  CHECK(stage_of("twoproc2025", "rank1_step").graph_replays->gap.count == 1);
+  const std::string json = llmprof::timeline_json(report_of("graphtrace"));
+  CHECK(json.find("\"graph_replays\"") != std::string::npos);
+  CHECK(json.find("\"gap_before_launch_ns\"") != std::string::npos);
+}
+
+TEST_CASE("timeline: idle shares are worded as shares of the GPU idle time, not of the stage", "[timeline]") {
+  const auto& step = stage_of("eager", "decode_step");
+  const double idle = static_cast<double>(step.idle.total_ns());
+  REQUIRE(idle > 0);
+  // "of its GPU idle time, X while the host launched, ... Y with nothing launched": X and Y add up to 100% of the
+  // idle time (the eager decode never synchronises), while the stage is idle only 1 - busy of its time.
+  const std::string expected = "of its GPU idle time, " +
+                               llmprof::format_fraction_percent(step.idle.host_launching_ns / idle) +
+                               " while the host launched, " +
+                               llmprof::format_fraction_percent(step.idle.host_in_sync_ns / idle) +
+                               " while it waited in a synchronise, " +
+                               llmprof::format_fraction_percent(step.idle.nothing_launched_ns / idle) +
+                               " with nothing launched";
+  INFO(step.verdict);
+  CHECK(step.verdict.find(expected) != std::string::npos);
+  CHECK(step.verdict.find("GPU idle " + llmprof::format_fraction_percent(step.idle.host_launching_ns / idle)) ==
+        std::string::npos);
 }

@@ -16,6 +16,7 @@
 #include "llmprof/device_peaks.hpp"
 #include "llmprof/kernel_selection.hpp"
 #include "llmprof/ncu_metrics.hpp"
+#include "llmprof/ncu_plan.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/roofline.hpp"
@@ -112,6 +113,9 @@ struct StageAnalysis {
   // Measured DRAM traffic: each kernel's ncu dram bytes per profiled launch in this stage x its launches here.
   std::optional<double> dram_bytes;
   double dram_coverage = 0;  // share of kernel time whose bytes are known (0..1)
+  // The part of dram_coverage whose bytes were carried from another launch configuration of the same kernel
+  // (a configuration group of the ncu plan that ncu did not profile, see NcuPlanGroups).
+  double dram_coverage_extrapolated = 0;
   std::optional<double> steps;  // what "per step" divides by: nvtx_sum instances, or the workload's decode steps
   std::string steps_source;
   std::optional<double> dram_bytes_per_step;
@@ -179,6 +183,15 @@ struct NcuCoverage {
   double extrapolated = 0;
 };
 
+// The ncu plan's launch-configuration groups of its stage (ncu/plan.json "stage" and "configs"): each group's
+// launches and kernel time in the stage, and for a group ncu did not profile, the group whose figures stand for
+// it. With them a kernel's DRAM bytes in the plan's stage are each group's bytes per profiled launch x the
+// group's launches, instead of one mean over the profiled launches (one per group) x all launches.
+struct NcuPlanGroups {
+  std::string stage;
+  std::vector<PlannedConfig> configs;
+};
+
 struct AnalysisReport {
   DevicePeaks device;
   std::optional<DevicePeaks> datasheet;  // the known-GPU table's figures, for comparison
@@ -201,6 +214,7 @@ struct AnalysisReport {
 // What the analysis reads, already parsed; any part may be absent (but not all).
 struct AnalysisInputs {
   std::optional<NcuCoverage> ncu_coverage;
+  std::optional<NcuPlanGroups> ncu_plan_groups;
   std::optional<NsysStats> nsys;
   std::optional<std::vector<LaunchRoofline>> ncu_launches;
   std::optional<WorkloadMetrics> workload;

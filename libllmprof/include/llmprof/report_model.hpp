@@ -64,6 +64,7 @@ struct ReportStage {
   // reports written before these keys existed.
   std::optional<double> dram_bytes;
   double dram_coverage = 0;  // share of kernel time whose bytes are known
+  double dram_coverage_extrapolated = 0;  // the part of it carried from another launch configuration of the kernel
   std::optional<double> steps;
   std::string steps_source;
   std::optional<double> dram_bytes_per_step;
@@ -80,6 +81,9 @@ struct ReportStage {
   std::string headroom;
   std::string verdict;                 // one sentence, e.g. "host-bound: GPU busy 4% of the stage ..."
   std::vector<ReportStageKernel> top_kernels;
+  // Not a report.json field: whether the file had the DRAM keys ("dram_coverage"), so a report can tell
+  // a figure withheld by the analysis from one an older analysis never wrote. Set by the report reader.
+  bool dram_keys_recorded = false;
 };
 
 // report.json "kernels[]".

@@ -50,6 +50,7 @@ struct LaunchRoofline {
   std::int64_t launch_id = 0;
   std::string kernel_name;
   std::vector<NvtxRangeName> nvtx_stack;
+  std::string grid_size, block_size;  // the launch configuration as ncu printed it: "(16, 1, 1)"
   std::string device_name;  // device__attribute_display_name when recorded
   std::optional<double> duration_ns;
   std::map<std::string, double> flop_by_precision;  // precision key (device_peaks.hpp) -> FLOP; non-zero only

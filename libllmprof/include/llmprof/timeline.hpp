@@ -99,6 +99,19 @@ struct Headroom {
   double predicted_steps_per_s = 0;  // tokens/s at one token per step (batch 1)
 };
 
+// Consecutive CUDA graph replays of a stage and the gaps between them. A replay is one graph execution (traced
+// whole) or the nodes of one graph launch call (traced per node). A pair is two consecutive graph launches of one
+// thread whose GPU work was both recorded, so a replay the capture lost never makes its neighbours look adjacent.
+struct GraphReplayGaps {
+  std::int64_t replays = 0;  // replays recorded
+  DurationSummary gap;       // per pair: the next replay's GPU start - the previous one's GPU end (0 if they overlap)
+  // Summed over pairs: the part of each gap before the host called the next replay (the GPU waited on host work
+  // between steps); the rest lies between that call and the replay's GPU start (launch latency).
+  std::int64_t gap_before_launch_ns = 0;
+  DurationSummary host_between_launches;  // per pair: the next launch call's start - the previous call's end
+  DurationSummary replay_gpu;             // per replay: its first GPU start to its last GPU end
+};
+
 struct TimelineStage {
   std::string name;
   std::string domain;                 // empty for the default domain
@@ -131,6 +144,7 @@ struct TimelineStage {
   IdleAttribution idle;
   CaptureLoss loss;
   std::optional<Headroom> headroom;     // host-bound stages with recorded steady-state work
+  std::optional<GraphReplayGaps> graph_replays;  // stages with at least one pair of consecutive graph replays
   std::vector<TimelineKernel> kernels;  // by total time, descending
   std::string verdict;
 

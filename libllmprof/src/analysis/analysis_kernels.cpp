@@ -210,8 +210,13 @@ void fill_flop_per_launch(const AnalysisInputs& inputs, const JoinedLaunches& jo
     const auto& launch = (*inputs.ncu_launches)[i];
     const auto& name = joined.joined_name.at(i);
     if (!launch.nvtx_stack.empty()) flop_per_launch.kernels_with_stacks.insert(name);
-    for (const auto& range : launch.nvtx_stack) add_launch(by_stage[detail::qualified_range(range)][name], launch);
+    for (const auto& range : launch.nvtx_stack) {
+      const std::string stage = detail::qualified_range(range);
+      add_launch(by_stage[stage][name], launch);
+      flop_per_launch.launches_by_stage[stage][name].push_back(i);
+    }
   }
+  detail::fill_config_bytes(inputs, flop_per_launch);
   for (const auto& [stage, stage_totals] : by_stage) {
     flop_per_launch.by_stage[stage] = mean_flop_per_launch(stage_totals);
     flop_per_launch.dram_bytes_by_stage[stage] = mean_dram_bytes_per_launch(stage_totals);

@@ -18,6 +18,18 @@ using FlopPerLaunch = std::map<std::string, std::map<std::string, double>>;
 // The same per stage (qualified range name) from the launches whose NVTX stack holds the stage,
 // because one kernel does different work in prefill and decode; `any_stage` is over all launches,
 // used only for kernels none of whose launches carries an NVTX stack.
+// One kernel of the plan's stage over the plan's launch-configuration groups (stage_config_bytes.cpp).
+struct ConfigBytes {
+  std::int64_t launches = 0;  // the groups' launches in the stage
+  std::int64_t time_ns = 0;   // and their kernel time
+  double bytes = 0;           // over the covered groups: bytes per launch x launches
+  // Group time (and launches) whose bytes ncu measured in that group, and whose bytes were carried from another
+  // group of the same kernel.
+  std::int64_t measured_ns = 0, extrapolated_ns = 0;
+  std::int64_t measured_launches = 0, extrapolated_launches = 0;
+  std::vector<std::size_t> launches_profiled;  // the kernel's ncu launches in the stage, in file order
+};
+
 struct PerLaunchMeans {
   std::map<std::string, FlopPerLaunch> by_stage;
   FlopPerLaunch any_stage;
@@ -26,7 +38,18 @@ struct PerLaunchMeans {
   // stage's bytes extrapolate from the same launches as its FLOP.
   std::map<std::string, std::map<std::string, double>> dram_bytes_by_stage;
   std::map<std::string, double> dram_bytes_any_stage;
+  // Stage -> kernel -> its ncu launches there (indices in file order).
+  std::map<std::string, std::map<std::string, std::vector<std::size_t>>> launches_by_stage;
+  // With the ncu plan's groups: the plan's stage, and per kernel its bytes there per launch configuration. A
+  // stage whose launches of the kernel are exactly the plan stage's (the same count, the same profiled launches:
+  // the stage itself, or a range around all of it) takes these bytes instead of the kernel's mean.
+  std::string config_stage;
+  std::map<std::string, ConfigBytes> dram_bytes_by_config;
 };
+
+// Fills config_stage and dram_bytes_by_config from inputs.ncu_plan_groups, once launches_by_stage is filled
+// (its kernel names are the analysis's join of ncu's names to nsys's).
+void fill_config_bytes(const AnalysisInputs& inputs, PerLaunchMeans& means);
 
 std::string qualified_range(const NvtxRangeName& range);
 

@@ -141,6 +141,36 @@ Result<void> load_workload(const std::filesystem::path& metrics_json, AnalysisIn
   return {};
 }
 
+// The plan's launch-configuration groups, for carrying DRAM bytes per configuration; a plan whose groups do not
+// read (a field of the wrong type) leaves them out with a warning, and the bytes are carried per kernel.
+void load_ncu_plan_groups(const boost::json::object& plan, const std::filesystem::path& plan_json,
+                          AnalysisInputs& inputs) {
+  NcuPlanGroups groups;
+  groups.stage = std::string(plan.at("stage").as_string());
+  try {
+    for (const auto& object : detail::json_objects(plan, "configs", "configs")) {
+      PlannedConfig config;
+      config.kernel = detail::json_string(object, "kernel", "configs.kernel").value_or("");
+      config.config = detail::json_string(object, "config", "configs.config").value_or("");
+      config.grid = detail::json_string(object, "grid", "configs.grid").value_or("");
+      config.block = detail::json_string(object, "block", "configs.block").value_or("");
+      config.stage_launches = detail::json_integer(object, "stage_launches", "configs.stage_launches").value_or(0);
+      config.stage_time_ns = detail::json_integer(object, "stage_time_ns", "configs.stage_time_ns").value_or(0);
+      config.extrapolated_from =
+          detail::json_string(object, "extrapolated_from", "configs.extrapolated_from").value_or("");
+      if (config.kernel.empty() || config.stage_launches <= 0) continue;
+      groups.configs.push_back(std::move(config));
+    }
+  } catch (const detail::JsonFieldError& error) {
+    inputs.warnings.push_back(plan_json.string() + ": " + error.field +
+                              " has the wrong type: DRAM bytes are carried per kernel, not per launch configuration");
+    return;
+  }
+  if (groups.configs.empty()) return;
+  inputs.ncu_plan_groups = std::move(groups);
+  inputs.sources["ncu_plan_groups"] = plan_json.string();
+}
+
 // The plan's check, when ncu/plan.json has one with the measured / extrapolated split (plans written before
 // the split have none: nothing is made up for them).
 void load_ncu_coverage(const std::filesystem::path& plan_json, AnalysisInputs& inputs) {
@@ -155,7 +185,9 @@ void load_ncu_coverage(const std::filesystem::path& plan_json, AnalysisInputs& i
   }
   const auto* check = document.as_object().if_contains("check");
   const auto* stage = document.as_object().if_contains("stage");
-  if (!check || !check->is_object() || !stage || !stage->is_string()) return;
+  if (!stage || !stage->is_string()) return;
+  load_ncu_plan_groups(document.as_object(), plan_json, inputs);
+  if (!check || !check->is_object()) return;
   std::optional<double> measured, extrapolated;
   try {
     measured = detail::json_number(check->as_object(), "coverage_measured", "check.coverage_measured");

@@ -95,27 +95,57 @@ void fill_flop(const StageKernels& kernels, const PerLaunchMeans& flop_per_launc
       stage.kernel_time_ns > 0 ? static_cast<double>(covered_ns) / static_cast<double>(stage.kernel_time_ns) : 0;
 }
 
+// The kernel's bytes per launch configuration (the ncu plan's groups) where the stage launched exactly the plan
+// stage's launches of it; nullptr otherwise.
+const ConfigBytes* config_bytes(const PerLaunchMeans& per_launch, const std::string& stage, const std::string& kernel,
+                                std::int64_t launches) {
+  const auto found = per_launch.dram_bytes_by_config.find(kernel);
+  if (found == per_launch.dram_bytes_by_config.end() || found->second.launches != launches) return nullptr;
+  const auto in_stage = per_launch.launches_by_stage.find(stage);
+  if (in_stage == per_launch.launches_by_stage.end()) return nullptr;
+  const auto profiled = in_stage->second.find(kernel);
+  if (profiled == in_stage->second.end() || profiled->second != found->second.launches_profiled) return nullptr;
+  return &found->second;
+}
+
+// The share of a kernel's stage time that `part` of its groups' time (or launches, without durations) stands for.
+double time_share(const ConfigBytes& groups, std::int64_t part_ns, std::int64_t part_launches) {
+  if (groups.time_ns > 0) return static_cast<double>(part_ns) / static_cast<double>(groups.time_ns);
+  return groups.launches > 0 ? static_cast<double>(part_launches) / static_cast<double>(groups.launches) : 0;
+}
+
 // DRAM bytes of the stage: each kernel's launches in the stage times its mean ncu bytes per profiled launch,
-// chosen like the FLOP (the stage's own launches; the run-wide mean only for kernels ncu saw without stacks).
+// chosen like the FLOP (the stage's own launches; the run-wide mean only for kernels ncu saw without stacks);
+// per launch configuration where the ncu plan's groups cover the stage's launches of the kernel.
 void fill_dram_bytes(const StageKernels& kernels, const PerLaunchMeans& per_launch, StageAnalysis& stage) {
   static const std::map<std::string, double> none;
   const auto stage_entry = per_launch.dram_bytes_by_stage.find(stage.qualified_name());
   const auto& in_stage = stage_entry == per_launch.dram_bytes_by_stage.end() ? none : stage_entry->second;
-  std::int64_t covered_ns = 0;
+  double covered_ns = 0, extrapolated_ns = 0;
   double bytes = 0;
   for (const auto& [name, time_and_count] : kernels) {
+    if (const auto* groups = config_bytes(per_launch, stage.qualified_name(), name, time_and_count.second)) {
+      const double time = static_cast<double>(time_and_count.first);
+      const double measured = time * time_share(*groups, groups->measured_ns, groups->measured_launches);
+      const double extrapolated = time * time_share(*groups, groups->extrapolated_ns, groups->extrapolated_launches);
+      covered_ns += measured + extrapolated;
+      extrapolated_ns += extrapolated;
+      bytes += groups->bytes;
+      continue;
+    }
     auto it = in_stage.find(name);
     if (it == in_stage.end()) {
       if (per_launch.kernels_with_stacks.count(name)) continue;
       it = per_launch.dram_bytes_any_stage.find(name);
       if (it == per_launch.dram_bytes_any_stage.end()) continue;
     }
-    covered_ns += time_and_count.first;
+    covered_ns += static_cast<double>(time_and_count.first);
     bytes += it->second * static_cast<double>(time_and_count.second);
   }
   if (covered_ns > 0) stage.dram_bytes = bytes;
-  stage.dram_coverage =
-      stage.kernel_time_ns > 0 ? static_cast<double>(covered_ns) / static_cast<double>(stage.kernel_time_ns) : 0;
+  const double kernel_ns = static_cast<double>(stage.kernel_time_ns);
+  stage.dram_coverage = kernel_ns > 0 ? covered_ns / kernel_ns : 0;
+  stage.dram_coverage_extrapolated = kernel_ns > 0 ? extrapolated_ns / kernel_ns : 0;
 }
 
 void dominant_precision(const std::map<std::string, double>& by_precision, StageAnalysis& stage) {

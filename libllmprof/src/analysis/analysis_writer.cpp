@@ -83,6 +83,7 @@ ReportStage stage_record(const StageAnalysis& stage) {
   record.rate_time_note = stage.rate_time_note;
   record.dram_bytes = stage.dram_bytes;
   record.dram_coverage = stage.dram_coverage;
+  record.dram_coverage_extrapolated = stage.dram_coverage_extrapolated;
   record.steps = stage.steps;
   record.steps_source = stage.steps_source;
   record.dram_bytes_per_step = stage.dram_bytes_per_step;
@@ -248,7 +249,7 @@ std::string stages_csv(const AnalysisReport& report) {
   std::string text =
       "name,domain,parent,level,wall_ns,gpu_projection_ns,kernel_time_ns,kernel_instances,gpu_busy_fraction,flop,"
       "flop_coverage,achieved_flop_per_s,mfu,model_flop_per_s,mfu_workload,dominant_precision,rate_time_ns,"
-      "dram_bytes,dram_coverage,dram_bytes_per_step,dram_bytes_per_s,dram_bytes_per_s_while_busy,mbu,"
+      "dram_bytes,dram_coverage,dram_coverage_extrapolated,dram_bytes_per_step,dram_bytes_per_s,dram_bytes_per_s_while_busy,mbu,"
       "model_bytes_per_step,mbu_workload,kernel_bound,step_ns,limit_step_ns,share_of_limit,verdict\n";
   auto integer = [](const std::optional<std::int64_t>& value) { return value ? std::to_string(*value) : ""; };
   for (const auto& stage : report.stages) {
@@ -261,7 +262,8 @@ std::string stages_csv(const AnalysisReport& report) {
         format_data_number(stage.flop_coverage) + "," + csv_number(stage.achieved_flop_per_s) + "," +
         csv_number(stage.mfu) + "," + csv_number(stage.model_flop_per_s) + "," + csv_number(stage.mfu_workload) + "," +
         stage.dominant_precision + "," + integer(stage.rate_time_ns) + "," + csv_number(stage.dram_bytes) + "," +
-        format_data_number(stage.dram_coverage) + "," + csv_number(stage.dram_bytes_per_step) + "," +
+        format_data_number(stage.dram_coverage) + "," + format_data_number(stage.dram_coverage_extrapolated) + "," +
+        csv_number(stage.dram_bytes_per_step) + "," +
         csv_number(stage.dram_bytes_per_s) + "," + csv_number(stage.dram_bytes_per_s_while_busy) + "," +
         csv_number(stage.mbu) + "," + csv_number(stage.model_bytes_per_step) + "," + csv_number(stage.mbu_workload) +
         "," + (stage.kernel_bound ? to_string(*stage.kernel_bound) : "") + "," + csv_number(stage.step_ns) + "," +

@@ -236,6 +236,8 @@ LaunchRoofline analyze_launch(const NcuKernelLaunch& launch, const RooflineThres
   result.launch_id = launch.id;
   result.kernel_name = launch.kernel_name;
   result.nvtx_stack = launch.nvtx_stack;
+  result.grid_size = launch.grid_size;
+  result.block_size = launch.block_size;
   if (auto name = launch.text_metric("device__attribute_display_name")) result.device_name = std::string(*name);
   const bool has_duration = launch.metrics.count("gpu__time_duration.sum") > 0;
   result.duration_ns = metric_in(launch, has_duration ? "gpu__time_duration.sum" : "Duration", "ns", result);

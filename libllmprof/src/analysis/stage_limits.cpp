@@ -57,8 +57,9 @@ void withhold_impossible_rates(StageAnalysis& stage, std::vector<std::string>& w
   const bool bytes_beyond = stage.dram_bytes_per_s && stage.dram_bytes_per_s_while_busy &&
                             *stage.dram_bytes_per_s > *stage.dram_bytes_per_s_while_busy * 1.001;
   if (flop_beyond || bytes_beyond) {
-    warnings.push_back("stage '" + stage.qualified_name() + "': its time (" + stage.rate_time_source +
-                       ") is shorter than its kernel time, so achieved FLOP/s, bandwidth, MFU and MBU are withheld");
+    stage.rate_time_note = "its time (" + stage.rate_time_source +
+                           ") is shorter than its kernel time, so achieved FLOP/s, bandwidth, MFU and MBU are withheld";
+    warnings.push_back("stage '" + stage.qualified_name() + "': " + stage.rate_time_note);
     stage.achieved_flop_per_s.reset();
     stage.mfu.reset();
     stage.dram_bytes_per_s.reset();
@@ -80,6 +81,10 @@ void withhold_impossible_rates(StageAnalysis& stage, std::vector<std::string>& w
   std::optional<double> coverage = stage.dram_coverage;
   check.fraction(coverage, "dram_coverage", "kernel time with ncu DRAM bytes / kernel time");
   stage.dram_coverage = coverage.value_or(0);
+  std::optional<double> extrapolated = stage.dram_coverage_extrapolated;
+  check.fraction(extrapolated, "dram_coverage_extrapolated",
+                 "kernel time whose bytes come from another launch configuration / kernel time");
+  stage.dram_coverage_extrapolated = extrapolated.value_or(0);
 }
 
 std::string covered_text(double coverage) {
@@ -188,11 +193,13 @@ void fill_stage_limits(AnalysisReport& report) {
   for (auto& stage : report.stages) {
     if (stage.outside_capture) continue;
     fill_rates(report, stage);
+    // A time withheld below is a warning already; one withheld before (no enclosing time) is a skipped figure.
+    const bool time_withheld_before = !stage.rate_time_note.empty();
     withhold_impossible_rates(stage, report.warnings);
     fill_headroom(report, stage);
     fill_bytes_comparison(stage);
     fill_mfu_gap(report, stage);
-    if (!stage.rate_time_note.empty() && (stage.flop || stage.dram_bytes)) {
+    if (time_withheld_before && (stage.flop || stage.dram_bytes)) {
       report.skipped.push_back("stage '" + stage.qualified_name() + "': " + stage.rate_time_note);
     }
     if (stage.kernel_bound == KernelBound::memory) add_to_verdict(stage, bandwidth_sentence(report, stage));

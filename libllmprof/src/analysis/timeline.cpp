@@ -87,6 +87,7 @@ void gather_ranges(TimelineGathered& gathered) {
   gathered.stage_busy.resize(stages);
   gathered.stage_gpu_start.assign(stages, std::numeric_limits<std::int64_t>::max());
   gathered.stage_kernels.resize(stages);
+  gathered.stage_replays.resize(stages);
 }
 
 // Pass 2: API calls, attributed to the instances open on their thread when they start.
@@ -96,6 +97,8 @@ Result<void> gather_api_calls(const NsysSqliteReader& reader, TimelineGathered& 
     const std::int64_t duration = call.end_ns - call.start_ns;
     const bool sync = call.kind == ApiCallKind::synchronize;
     if (sync) sync_by_thread[call.thread].add(call.start_ns, call.end_ns);
+    if (call.kind == ApiCallKind::graph_launch && !call.has_gpu_record)
+      gathered.unrecorded_graph_launches[call.thread].push_back(call.start_ns);
     gathered.index.for_each_enclosing(call.thread, call.start_ns, [&](std::size_t range) {
       auto& instance = gathered.instances[range];
       if (sync) {
@@ -202,6 +205,11 @@ Result<GpuPassTotals> gather_gpu_activities(const NsysSqliteReader& reader, Time
         ++kernel.count;
         add_saturating(kernel.total_ns, duration);
         kernel.from_graph |= activity.in_graph;
+        if (activity.in_graph) {
+          const auto lost = gathered.unrecorded_graph_launches.find(*activity.launch_thread);
+          gathered.stage_replays[stage].add(
+              activity, lost != gathered.unrecorded_graph_launches.end() ? &lost->second : nullptr);
+        }
       });
     }
     if (!attributed) ++totals.unattributed;
@@ -245,10 +253,11 @@ Result<TimelineReport> analyze_timeline(const std::filesystem::path& sqlite_expo
                       "mark the stages with NVTX ranges (llmprof/nvtx.hpp, torch.cuda.nvtx.range) and trace with "
                       "`--trace=nvtx,...`; a capture gated on a range that never closed has none either",
                       sqlite_export.string());
-  TimelineGathered gathered{RangeIndex(std::move(*ranges)), {}, {}, {}, {}, {}, {}, {}};
+  TimelineGathered gathered{RangeIndex(std::move(*ranges)), {}, {}, {}, {}, {}, {}, {}, {}, {}};
   gather_ranges(gathered);
   std::unordered_map<std::int64_t, SyncIntervals> sync_by_thread;
   if (auto calls = gather_api_calls(*reader, gathered, sync_by_thread); !calls) return calls.error();
+  for (auto& [thread, starts] : gathered.unrecorded_graph_launches) std::sort(starts.begin(), starts.end());
   std::vector<BusyAccumulator> instance_busy(gathered.instances.size());
   for (std::size_t range = 0; range < instance_busy.size(); ++range)
     instance_busy[range].merged_end_ns = gathered.instances[range].cpu_start_ns;

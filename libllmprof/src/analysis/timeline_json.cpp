@@ -90,6 +90,15 @@ boost::json::object json_stage(const TimelineStage& stage, const std::optional<I
   } else {
     object["headroom"] = nullptr;
   }
+  if (stage.graph_replays) {
+    object["graph_replays"] = {{"replays", stage.graph_replays->replays},
+                               {"gap", json_summary(stage.graph_replays->gap)},
+                               {"gap_before_launch_ns", stage.graph_replays->gap_before_launch_ns},
+                               {"host_between_launches", json_summary(stage.graph_replays->host_between_launches)},
+                               {"replay_gpu", json_summary(stage.graph_replays->replay_gpu)}};
+  } else {
+    object["graph_replays"] = nullptr;
+  }
   boost::json::array kernels;
   for (const auto& kernel : stage.kernels)
     kernels.emplace_back(boost::json::object{{"name", kernel.name},

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -71,6 +72,34 @@ struct BusyAccumulator {
   std::pair<std::int64_t, std::int64_t> add(std::int64_t start_ns, std::int64_t end_ns);
 };
 
+// The graph replays of one stage as its GPU activities stream by in start order (see GraphReplayGaps).
+class GraphReplayTracker {
+ public:
+  // One GPU activity of a graph (in_graph, with a launch thread). `unrecorded_launches`: the start times,
+  // sorted, of that thread's graph launch calls without a GPU record; nullptr when none.
+  void add(const GpuActivityRow& activity, const std::vector<std::int64_t>* unrecorded_launches);
+  // The figures once every activity was added; nullopt without a pair of consecutive recorded replays.
+  std::optional<GraphReplayGaps> finish();
+
+ private:
+  struct Replay {
+    std::int64_t launch_start_ns = 0;
+    std::int64_t launch_end_ns = 0;
+    std::int64_t gpu_start_ns = 0;
+    std::int64_t gpu_end_ns = 0;
+  };
+  void close(const Replay& previous, const Replay& next, const std::vector<std::int64_t>* unrecorded_launches);
+
+  std::unordered_map<std::int64_t, Replay> latest_;  // launching thread -> its replay still receiving work
+  std::int64_t replays_ = 0;
+  std::int64_t gap_before_launch_ns_ = 0;
+  std::vector<std::int64_t> gaps_, host_between_, replay_gpu_;
+};
+
+// The verdict's sentence on a stage's graph replays: the gaps per replay, how much of them the GPU waited for
+// the host to call the next replay, and the host's time between launch calls against a replay's GPU time.
+std::string graph_replay_sentence(const GraphReplayGaps& replays);
+
 struct KernelTotals {
   std::int64_t count = 0;
   std::int64_t total_ns = 0;
@@ -87,6 +116,9 @@ struct TimelineGathered {
   std::vector<std::int64_t> stage_gpu_start;                        // first GPU start per stage (max when none)
   std::vector<std::map<std::int64_t, KernelTotals>> stage_kernels;  // stage -> name id -> totals
   std::map<std::int64_t, std::string> names;                        // name id -> kernel name
+  std::vector<GraphReplayTracker> stage_replays;                    // stage -> its graph replays
+  // Launching thread -> start times (sorted) of its graph launch calls whose GPU work has no record.
+  std::unordered_map<std::int64_t, std::vector<std::int64_t>> unrecorded_graph_launches;
 };
 
 // Names for activities without a kernel name (negative ids in stage_kernels).

@@ -141,6 +141,9 @@ void set_verdict(TimelineStage& stage, const TimelineOptions& options) {
                     " have no GPU record (the capture ended before the GPU finished); GPU busy not computed";
     if (stage.mostly_graphs() || stage.loss.graph_launches * 2 >= stage.loss.launches)
       stage.verdict += "; its GPU work is CUDA graph executions, so launch overhead is not what limits it";
+    // Pairs of replays are consecutive recorded ones only, so their gaps stand where the capture lost others.
+    if (stage.graph_replays && stage.mostly_graphs())
+      stage.verdict += "; of the recorded replays: " + graph_replay_sentence(*stage.graph_replays);
     stage.headroom.reset();
     return;
   }
@@ -150,6 +153,7 @@ void set_verdict(TimelineStage& stage, const TimelineOptions& options) {
   if (stage.mostly_graphs()) {
     stage.verdict = "runs as CUDA graphs: GPU busy " + format_fraction_percent(busy) + " of the stage";
     if (const std::string gap = graph_gap_text(stage); !gap.empty()) stage.verdict += "; " + gap;
+    if (stage.graph_replays) stage.verdict += "; " + graph_replay_sentence(*stage.graph_replays);
     if (busy < options.host_bound_busy_fraction)
       stage.verdict += "; the GPU waits between graph replays on host work between steps, not on kernel launches";
     stage.headroom.reset();
@@ -294,6 +298,7 @@ void build_stages(TimelineGathered& gathered, const TimelineOptions& options, Ti
       if (name_id >= 0 && is_collective_kernel(activity_name(name_id, gathered.names)))
         add_saturating(stage.collective_time_ns, totals.total_ns);
     }
+    stage.graph_replays = gathered.stage_replays[id].finish();
     summarize_stage(stage, options);
     set_verdict(stage, options);
   }

@@ -11,6 +11,7 @@
 #include "report/report_html_page.hpp"
 #include "report/report_ranges.hpp"
 #include "report/report_repeats.hpp"
+#include "report/report_stage_bytes.hpp"
 #include "report/report_timeline.hpp"
 #include "report/report_view.hpp"
 #include "report/svg_chart.hpp"
@@ -57,7 +58,13 @@ void write_verdicts(const RunReportModel& model, std::ostringstream& out) {
         << format_fraction_percent(stage->gpu_busy_fraction)
         << "</div><div class=\"tile-caption\">GPU busy</div><div class=\"tile-sub\">MFU "
         << format_fraction_percent(stage->mfu) << " profiled · " << format_fraction_percent(stage->mfu_workload)
-        << " workload</div></div>";
+        << " workload</div>";
+    // A memory-bound stage is judged by bandwidth: its MBU and how far a step is from the DRAM limit.
+    if (const std::string mbu = detail::memory_bound_mbu_line(*stage); !mbu.empty())
+      out << "<div class=\"tile-sub\">" << html_escape(mbu) << "</div>";
+    if (const std::string headroom = detail::memory_bound_headroom_line(*stage); !headroom.empty())
+      out << "<div class=\"tile-sub\">" << html_escape(headroom) << "</div>";
+    out << "</div>";
   }
   out << "</div><ul class=\"verdicts\">";
   for (const auto& stage : model.stages) {

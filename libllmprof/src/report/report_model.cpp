@@ -42,6 +42,7 @@ ReportStage stage_from(const json::object& object, std::size_t index, bool versi
   const std::string where = "stages[" + std::to_string(index) + "].";
   ReportStage stage;
   detail::read_report_json(object, where, stage);
+  stage.dram_keys_recorded = object.contains("dram_coverage");
   // /1 files written by other tools (and the recorded fixtures) spell the second-opinion MFU differently.
   if (version1 && !stage.mfu_workload)
     stage.mfu_workload = detail::json_number(object, "workload_mfu", where + "workload_mfu");
@@ -72,6 +73,10 @@ void withhold_impossible_figures(RunReportModel& model) {
     check.non_negative(stage.achieved_flop_per_s, "achieved_flop_per_s", from);
     check.fraction(stage.mfu, "mfu", from);
     check.fraction(stage.mfu_workload, "mfu_workload", from);
+    check.non_negative(stage.dram_bytes_per_step, "dram_bytes_per_step", from);
+    check.non_negative(stage.dram_bytes_per_s, "dram_bytes_per_s", from);
+    check.fraction(stage.mbu, "mbu", from);
+    check.fraction(stage.mbu_workload, "mbu_workload", from);
   }
   for (std::size_t i = 0; i < model.kernels.size(); ++i) {
     auto& kernel = model.kernels[i];

@@ -116,6 +116,7 @@ constexpr RecordField<Stage> kStageFields[] = {
     {"rate_time_note", &Stage::rate_time_note},
     {"dram_bytes", &Stage::dram_bytes},
     {"dram_coverage", &Stage::dram_coverage},
+    {"dram_coverage_extrapolated", &Stage::dram_coverage_extrapolated},
     {"steps", &Stage::steps},
     {"steps_source", &Stage::steps_source},
     {"dram_bytes_per_step", &Stage::dram_bytes_per_step},
