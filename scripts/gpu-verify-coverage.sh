@@ -8,6 +8,7 @@
 #             with ITS defaults on BEFORE_RUNS (default "1b hf"; also "1b90" = 1b at kernel_coverage=0.9, "graphs")
 #   after     this tree's defaults on AFTER_RUNS (default "1b hf graphs")
 #   serving   examples/serving with --preset serving; then the same with nsys.capture_range_end=repeat:2
+# SKIP_EXAMPLE=1 leaves the LibTorch example unbuilt (enough for `serving`).
 # Every run appends a row to $OUT/coverage.tsv (ncu and total seconds, coverage with ncu data, launches, passes,
 # whether passes ended the workload); run directories without reports/exports go to $OUT/<phase>-runs.tar.gz.
 set -uo pipefail
@@ -27,6 +28,7 @@ use_carried_libdw() {  # the bundled QdstrmImporter needs libdw.so.1, which the 
 
 build_example() {
   [ -x "$ex" ] && return 0
+  [ -n "${SKIP_EXAMPLE:-}" ] && return 0  # the serving phase needs only deep-profile and PyTorch
   local torch_prefix; torch_prefix=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
   cmake -S "$repo" -B /tmp/ex -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLMPROF_CORE=OFF -DLLMPROF_BUILD_TESTS=OFF \
     -DCMAKE_PREFIX_PATH="$torch_prefix" > /tmp/ex.configure.log 2>&1 &&
