@@ -94,26 +94,26 @@ std::string covered_text(double coverage) {
 
 void fill_headroom(const AnalysisReport& report, StageAnalysis& stage) {
   if (!stage.kernel_bound || !stage.step_ns || *stage.step_ns <= 0 || !stage.steps) return;
-  std::string limit;
+  std::string limit, measured_for;  // the coverage goes last, after the share it qualifies
   if (*stage.kernel_bound == KernelBound::memory && stage.dram_bytes_per_step && report.device.peak_dram_bytes_per_s) {
     stage.limit_step_ns = *stage.dram_bytes_per_step / *report.device.peak_dram_bytes_per_s * 1e9;
-    limit = "peak DRAM bandwidth (" + format_si(report.device.peak_dram_bytes_per_s, "B/s") + ")" +
-            covered_text(stage.dram_coverage);
+    limit = "peak DRAM bandwidth (" + format_si(report.device.peak_dram_bytes_per_s, "B/s") + ")";
+    if (stage.dram_coverage < 0.999)
+      measured_for = "; bytes measured for " + format_fraction_percent(stage.dram_coverage) + " of its kernel time";
   } else if (*stage.kernel_bound == KernelBound::compute && stage.flop) {
     const auto peak = peak_flop(report, stage.dominant_precision);
     if (!peak) return;
     stage.limit_step_ns = *stage.flop / *stage.steps / *peak * 1e9;
-    limit = "peak " + stage.dominant_precision + " FLOP/s (" + format_si(*peak, "FLOP/s") + ")" +
-            (stage.flop_coverage >= 0.999 ? ""
-                                          : " (FLOP measured for " + format_fraction_percent(stage.flop_coverage) +
-                                                " of its kernel time)");
+    limit = "peak " + stage.dominant_precision + " FLOP/s (" + format_si(*peak, "FLOP/s") + ")";
+    if (stage.flop_coverage < 0.999)
+      measured_for = "; FLOP measured for " + format_fraction_percent(stage.flop_coverage) + " of its kernel time";
   } else {
     return;
   }
   stage.share_of_limit = *stage.limit_step_ns / *stage.step_ns;
   stage.headroom = "at 100% of " + limit + " a step would take " + format_duration_ns(*stage.limit_step_ns) +
                    "; it takes " + format_duration_ns(*stage.step_ns) + " (" +
-                   format_fraction_percent(stage.share_of_limit) + " of the limit)";
+                   format_fraction_percent(stage.share_of_limit) + " of the limit" + measured_for + ")";
 }
 
 void fill_bytes_comparison(StageAnalysis& stage) {
