@@ -288,6 +288,22 @@ TEST_CASE("h100-1b-decode: the Stages table shows bytes per step, bandwidth, MBU
                     detail::format_duration_ns(*stage.limit_step_ns) + ")</div>") != std::string::npos);
   }
   CHECK(memory_bound > 0);
+  // The headroom sentence: the limit, the two step times, the share of the limit, then (last, once) how much of
+  // the kernel time had measured bytes.
+  for (const auto& stage : report.stages) {
+    if (stage.headroom.empty() || !stage.limit_step_ns || stage.kernel_bound != KernelBound::memory) continue;
+    INFO(stage.name << ": " << stage.headroom);
+    const std::string share = detail::format_fraction_percent(stage.share_of_limit);
+    CHECK(stage.headroom ==
+          "at 100% of peak DRAM bandwidth (" + detail::format_si(report.device.peak_dram_bytes_per_s, "B/s") +
+              ") a step would take " + detail::format_duration_ns(*stage.limit_step_ns) + "; it takes " +
+              detail::format_duration_ns(*stage.step_ns) + " (" + share + " of the limit" +
+              (stage.dram_coverage < 0.999
+                   ? "; bytes measured for " + detail::format_fraction_percent(stage.dram_coverage) +
+                         " of its kernel time"
+                   : std::string()) +
+              ")");
+  }
 }
 
 TEST_CASE("recorded CUDA-graph decode: the Stages table says why decode_step's bandwidth and MBU are blank") {
