@@ -14,6 +14,7 @@
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/stop_signal_watcher.hpp"
+#include "llmprof/workload_discovery.hpp"
 
 namespace deep_profile {
 namespace fs = std::filesystem;
@@ -28,6 +29,7 @@ struct RunOptions {
   std::string ranks;                  // --ranks list
   std::vector<std::string> workload;  // after "--"
   std::string resume;                 // --resume MAIN
+  bool discover = false;              // --discover: name the workload's ranges, profile nothing
 };
 
 fs::path own_executable() {
@@ -39,14 +41,18 @@ fs::path own_executable() {
 const char* usage_text =
     "usage: deep-profile run [--config FILE]... [--preset NAME] [--set KEY=VALUE]... [KEY=VALUE]... [--quiet]\n"
     "                        [--launcher 'LAUNCHER WORDS' [--ranks LIST]] [-- CMD ARGS...]\n"
-    "       deep-profile run --resume MAIN [--quiet]\n\n"
+    "       deep-profile run --resume MAIN [--quiet]\n"
+    "       deep-profile run --discover [--config FILE]... [--set KEY=VALUE]... [-- CMD ARGS...]\n\n"
     "Runs the workload (the bundled llmprof-decode example, or CMD) bare, under nsys, and under ncu on its top\n"
     "kernels, and leaves one run directory (MAIN) with run.json, the raw reports, the analysis and the reports.\n"
     "With --launcher (srun, mpirun, torchrun) every workload stage runs as\n"
     "`LAUNCHER deep-profile rank-exec --run-directory MAIN --stage S -- CMD`; each rank writes MAIN/ranks/r<k>/. nsys\n"
     "profiles every rank and ncu rank 0 unless --ranks (e.g. 0,3 or 0-3) names the ranks to profile.\n"
     "--resume MAIN continues a run that did not finish from its first stage that is not ok, with the configuration\n"
-    "and workload MAIN recorded; it refuses (exit 2) when the workload or the tools changed since.\n\n"
+    "and workload MAIN recorded; it refuses (exit 2) when the workload or the tools changed since.\n"
+    "--discover runs the workload once under a light, ungated nsys capture (NVTX and CUDA API) and prints the NVTX\n"
+    "ranges it emits (counts, nesting), whether it calls cudaProfilerStart/Stop, and the --set line that would\n"
+    "profile it; nothing else runs (exit 1 when the capture holds no NVTX range).\n\n"
     "exit codes: 0 everything asked for succeeded; 1 a stage failed or was skipped; 2 bad command line or\n"
     "config; 3 the machine is not ready (tool missing, no space, unwritable runs root); 4 the workload program\n"
     "is missing (e.g. the bundled example was not built); 124 a stage timed out; 130 interrupted (SIGINT/SIGTERM),\n"
@@ -60,7 +66,9 @@ std::optional<RunOptions> parse_options(const std::vector<std::string>& args, in
                                "no progress lines; only errors and the final table")(
       "launcher", po::value(&options.launcher), "run every workload stage under this launcher, e.g. 'srun -n 2'")(
       "ranks", po::value(&options.ranks), "ranks nsys and ncu profile (default: nsys every rank, ncu rank 0)")(
-      "resume", po::value(&options.resume), "continue the run in this MAIN directory from its first stage not ok");
+      "resume", po::value(&options.resume), "continue the run in this MAIN directory from its first stage not ok")(
+      "discover", po::bool_switch(&options.discover),
+      "only name the ranges the workload emits and print the --set line that profiles them");
   auto line = parse_profiling_command_line(syntax, args, exit);
   if (!line) return std::nullopt;
   options.selection = std::move(line->selection);
@@ -189,10 +197,38 @@ bool resume_alone(const RunOptions& options) {
   return true;
 }
 
+// --discover: the ranges, the choice and the --set line (llmprof/workload_discovery.hpp).
+int discover_command(const RunOptions& options) {
+  auto config = load(options);
+  if (!config) return report_config_error("run", config.error(), std::cerr);
+  llmprof::init_logging({llmprof::LogLevel::error, options.quiet, nullptr});
+  auto runner = llmprof::make_system_process_runner();
+  llmprof::SystemClock clock;
+  ProgressPrinter printer(options.quiet);
+  llmprof::DeepProfilerEnvironment environment;
+  environment.executable = own_executable();
+  auto found = llmprof::discover_workload_ranges(
+      config.value(), *runner, clock, [&printer](const auto& event) { printer(event); }, environment);
+  if (!found) {
+    std::cerr << "deep-profile run --discover: " << found.error().describe() << "\n";
+    return exit_code_for(found.error());
+  }
+  std::cout << llmprof::describe_discovery(found->discovery) << "\n"
+            << "discovery run: " << found->run.main_directory.string() << "\n";
+  return exit_ok;
+}
+
 int run_command(const std::vector<std::string>& args) {
   int exit = exit_ok;
   auto options = parse_options(args, exit);
   if (!options) return exit;
+  if (options->discover) {
+    if (!options->resume.empty() || !options->launcher.empty()) {
+      std::cerr << "deep-profile run: --discover takes neither --resume nor --launcher (discover on one process)\n";
+      return exit_usage;
+    }
+    return discover_command(options.value());
+  }
   if (!options->resume.empty() && !resume_alone(options.value())) return exit_usage;
   auto launch = rank_launch_from(options.value(), exit);
   if (exit != exit_ok) return exit;

@@ -100,3 +100,29 @@ TEST_CASE("real nsys: a repeat capture of two windows gives two numbered reports
   REQUIRE(listed.size() == 2);
   CHECK(listed[1].at("directory").as_string() == "nsys/window-2");
 }
+
+TEST_CASE("real nsys: run --discover names the ranges, the profiler window and the --set line, and profiles nothing") {
+  if (!have_real_tools()) return;
+  TempDir temp;
+  const Finished run = deep_profile(
+      temp, {"run", "--discover", "--set", "run.runs_root=" + (temp / "runs").string(), "--set", "run.run_id=serving",
+             "--set", "run.min_free_space_gb=0", "--", LLMPROF_ENGINE_LOOP_EXE, "60"});
+  INFO(run.out);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("scheduler_step x60 (in serve)") != std::string::npos);
+  CHECK(run.out.find("decode_batch x48 (in scheduler_step)") != std::string::npos);
+  CHECK(run.out.find("cudaProfilerStart/Stop calls: 0/0") != std::string::npos);
+  CHECK(run.out.find("To profile it: --set nsys.capture_range=nvtx --set nsys.nvtx_capture=serve "
+                     "--set run.stage=decode_batch") != std::string::npos);
+  // Its own run directory: the probe and one ungated capture; no bare run, no ncu, no analysis.
+  const fs::path main = temp / "runs" / "serving-discovery";
+  const RunManifest manifest = manifest_of(main);
+  CHECK(stage_of(manifest, "nsys").status == StageStatus::ok);
+  CHECK(stage_of(manifest, "stage1").status == StageStatus::skipped);
+  CHECK(stage_of(manifest, "ncu").status == StageStatus::skipped);
+  CHECK(read_file(main / "nsys" / "cmd.txt").find("--capture-range") == std::string::npos);
+  CHECK_FALSE(fs::exists(main / "analysis" / "report.json"));
+  // --discover with --launcher is refused at once.
+  const Finished refused = deep_profile(temp, {"run", "--discover", "--launcher", "srun -n 2", "--", "true"});
+  CHECK(refused.exit_code == 2);
+}

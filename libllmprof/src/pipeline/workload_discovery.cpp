@@ -1,0 +1,58 @@
+// discover_workload_ranges: a run of its own with only the probe and one ungated, light nsys capture, read
+// back through the timeline engine and range discovery.
+#include "llmprof/workload_discovery.hpp"
+
+#include <algorithm>
+
+#include "llmprof/run_layout.hpp"
+#include "llmprof/timeline.hpp"
+
+namespace llmprof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Ungated, NVTX and CUDA API only: kernels need no counters here, and without sampling the capture is light
+// (the engine loop under the real nsys 2022.4: a few seconds).
+DeepProfileConfig discovery_config(DeepProfileConfig config) {
+  config.run.enable_stage1 = false;
+  config.run.enable_ncu = false;
+  config.run.enable_analyze = false;
+  config.run.enable_report = false;
+  config.run.repeats = 1;
+  if (!config.run.run_id.empty()) config.run.run_id += "-discovery";
+  config.nsys.capture_range = NsysCaptureRange::none;
+  config.nsys.capture_windows = 0;
+  config.nsys.trace = {"cuda", "nvtx"};
+  config.nsys.sample = NsysProcessScope::none;
+  config.nsys.cpuctxsw = NsysProcessScope::none;
+  config.nsys.export_sqlite = true;
+  config.nsys.graph_node_pass = false;
+  return config;
+}
+
+}  // namespace
+
+Result<WorkloadDiscovery> discover_workload_ranges(DeepProfileConfig config, ProcessRunner& runner, const Clock& clock,
+                                                   ProgressCallback progress, DeepProfilerEnvironment environment) {
+  DeepProfiler profiler(discovery_config(std::move(config)), runner, clock, std::move(progress),
+                        std::move(environment));
+  auto run = profiler.run();
+  if (!run) return run.error();
+  const auto nsys = std::find_if(run->stages.begin(), run->stages.end(),
+                                 [](const StageRecord& stage) { return stage.name == to_string(Stage::nsys); });
+  const fs::path sqlite = run->main_directory / RunLayout::nsys_sqlite();
+  if (nsys == run->stages.end() || nsys->status != StageStatus::ok || !fs::exists(sqlite)) {
+    const std::string why = nsys == run->stages.end() ? "no nsys stage ran" : nsys->reason;
+    return make_error(ErrorCode::no_report, "the discovery capture gave no timeline: " + why,
+                      "read " + (run->main_directory / "nsys/profile.log").string() + " and run.json there",
+                      run->main_directory.string());
+  }
+  auto timeline = analyze_timeline(sqlite);
+  if (!timeline) return timeline.error();
+  auto discovery = discover_ranges(timeline.value(), sqlite);
+  if (!discovery) return discovery.error();
+  return WorkloadDiscovery{std::move(run.value()), std::move(discovery.value())};
+}
+
+}  // namespace llmprof
