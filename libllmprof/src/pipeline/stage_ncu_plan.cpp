@@ -281,11 +281,10 @@ NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
   return options;
 }
 
-std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs,
-                                           std::optional<NcuAttempt>& profiled_nothing) {
-  if (run.config.ncu.plan != NcuPlanMode::per_kernel || !inputs.select.plan) return std::nullopt;
-  const NcuPlan& plan = *inputs.select.plan;
-  const NcuInfo& ncu = inputs.probe.ncu;
+namespace {
+
+// Whether this ncu can run the per-kernel plan and the plan has a launch to profile; says why not when not.
+bool plan_can_run(PipelineRun& run, const NcuPlan& plan, const NcuInfo& ncu) {
   if (!ncu.has_filter_mode("per-launch-config")) {
     const std::string listed =
         ncu.filter_modes.empty() ? "its --help could not be read" : "its --help lists " + join(ncu.filter_modes, ", ");
@@ -297,13 +296,24 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
       run.say(kStage, why);
     else
       run.note(kStage, why);
-    return std::nullopt;
+    return false;
   }
   if (plan.passes.empty()) {
     run.note(kStage,
              "the per-kernel plan has no launch to profile (see ncu/plan.log): profiling by the bounded plan instead");
-    return std::nullopt;
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs,
+                                           std::optional<NcuAttempt>& profiled_nothing) {
+  if (run.config.ncu.plan != NcuPlanMode::per_kernel || !inputs.select.plan) return std::nullopt;
+  const NcuPlan& plan = *inputs.select.plan;
+  const NcuInfo& ncu = inputs.probe.ncu;
+  if (!plan_can_run(run, plan, ncu)) return std::nullopt;
   const std::string text = ncu_plan_text(plan);
   (void)run.directory.write_text(RunLayout::ncu_plan_log(), text);
   if (auto written = run.directory.write_json(RunLayout::ncu_plan(), ncu_plan_json(plan)); written)
