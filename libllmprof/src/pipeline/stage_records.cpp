@@ -16,16 +16,19 @@ void write_manifest_or_warn(PipelineRun& run) {
 }
 
 // Files a stage left in its own folder but did not list (an interrupted nsys keeps its .nsys-rep)
-// are added to its artifacts: nothing on disk goes unrecorded.
+// are added to its report's artifacts: nothing on disk goes unrecorded.
 void record_unlisted_files(PipelineRun& run, Stage stage) {
   const std::optional<fs::path> folder = RunLayout::stage_directory(stage);
   if (!folder) return;
   std::set<std::string> listed;
-  for (const auto& record : run.directory.manifest().stages) {
-    listed.insert(record.artifacts.begin(), record.artifacts.end());
-    if (record.cmd_file) listed.insert(*record.cmd_file);
-    if (record.log_file) listed.insert(*record.log_file);
-  }
+  const auto list = [&listed](const auto& files) {
+    listed.insert(files.artifacts.begin(), files.artifacts.end());
+    if (files.cmd_file) listed.insert(*files.cmd_file);
+    if (files.log_file) listed.insert(*files.log_file);
+  };
+  for (const auto& record : run.directory.manifest().stages) list(record);
+  StageReport& reported = run.stage_report(stage);  // written into the record when the stage ends
+  list(reported);
   std::vector<std::string> found;
   std::error_code error;
   for (fs::recursive_directory_iterator it(run.directory.path() / *folder, error), end; !error && it != end;
@@ -37,8 +40,7 @@ void record_unlisted_files(PipelineRun& run, Stage stage) {
     }
   }
   std::sort(found.begin(), found.end());
-  auto& artifacts = run.directory.stage(stage).artifacts;
-  artifacts.insert(artifacts.end(), found.begin(), found.end());
+  reported.artifacts.insert(reported.artifacts.end(), found.begin(), found.end());
 }
 
 // What run.json records of a stage's typed output, written here rather than by the stage: the nsys stage's

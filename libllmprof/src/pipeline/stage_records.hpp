@@ -15,7 +15,7 @@ void write_manifest_or_warn(PipelineRun& run);
 void apply_stage_report(StageRecord& record, StageReport&& report);
 // What `stage` reported so far goes into its record (apply_stage_report); its report starts afresh.
 void record_stage_report(PipelineRun& run, Stage stage);
-// Files a stage left in its own folder but did not list are added to its artifacts.
+// Files a stage left in its own folder but did not list are added to its report's artifacts.
 void record_unlisted_files(PipelineRun& run, Stage stage);
 // What run.json keeps of a stage's typed output: the nsys stage's capture record.
 void record_outputs(PipelineRun& run, Stage stage, const StageOutputs& outputs);
