@@ -2,6 +2,10 @@
 //
 // Layout: <root>/<run-id>/ holds the files RunLayout names (run_layout.hpp). run.json is rewritten atomically (temp
 // file + rename) after every stage change so a crash or Ctrl-C never leaves a run without its manifest.
+//
+// Order of this header: the calls a harness reading a run needs come first (read_manifest; the paths are
+// RunLayout's), then the manifest's types, then RunDirectory (the pipeline's writer of a run, its lock and
+// retention), then the JSON converters and environment readers those are built from.
 #pragma once
 
 #include <chrono>
@@ -23,6 +27,19 @@
 #include "llmprof/stage.hpp"
 
 namespace llmprof {
+
+struct RunManifest;
+
+// The calls a harness needs:
+//   auto manifest = read_manifest(main);                           // status, each stage's record, the capture
+//   const RunLayout layout(main);                                  // every file of MAIN by name
+//   const auto report = layout.resolve(RunLayout::report_markdown());  // MAIN/report.md
+//
+// MAIN/run.json read and checked: the one reader of a run's manifest. Errors: not_found without a
+// run.json, io_error when it cannot be read, parse_error (subject: the file) when it is not llmprof.run/1.
+Result<RunManifest> read_manifest(const std::filesystem::path& main_directory);
+
+// ---- The manifest (run.json) and its records. ----
 
 enum class StageStatus { pending, running, ok, skipped, failed, interrupted };
 const char* to_string(StageStatus status) noexcept;
@@ -108,11 +125,9 @@ struct RunManifest {
   std::optional<CaptureRecord> capture;
 };
 
-struct EnvironmentRecord;
+// ---- RunDirectory: the pipeline's writer of a run, with its lock and retention. ----
 
-// MAIN/run.json read and checked: the one reader of a run's manifest. Errors: not_found without a
-// run.json, io_error when it cannot be read, parse_error (subject: the file) when it is not llmprof.run/1.
-Result<RunManifest> read_manifest(const std::filesystem::path& main_directory);
+struct EnvironmentRecord;
 
 struct RunDirectoryOptions {
   std::filesystem::path runs_root = "runs";  // must not be outputs/ (reserved by the harness)
@@ -190,6 +205,8 @@ bool is_generated_run_id(std::string_view name);
 // run.lock is held (it is still going) is kept; it is locked while it is removed.
 Result<RetentionOutcome> apply_retention(const std::filesystem::path& runs_root, int keep,
                                          const std::filesystem::path& protect = {});
+
+// ---- What RunDirectory is built from, public for tests and tools: JSON converters, environment readers. ----
 
 // Manifest <-> JSON ("llmprof.run/1").
 std::string manifest_to_json(const RunManifest& manifest);

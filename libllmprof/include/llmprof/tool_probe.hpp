@@ -45,18 +45,12 @@ struct ToolVersion {
   std::string to_string() const;  // "2025.3.1.0"
 };
 
-// Parse the first line of `nsys --version` / the version line of `ncu --version`, current and
-// older formats. An Error (parse_error) names the text it could not read.
-Result<ToolVersion> parse_nsys_version(std::string_view version_output);
-Result<ToolVersion> parse_ncu_version(std::string_view version_output);
-
 // `nsys status --environment`: "Name: value" / "Name = value" lines as named checks.
 struct EnvironmentCheck {
   std::string name;
   std::string value;
   bool ok = true;  // false for values such as "Not Available", "Fail", "disabled"
 };
-std::vector<EnvironmentCheck> parse_nsys_status_environment(std::string_view output);
 
 // `ncu --list-sections` / `ncu --list-sets`: the Identifier column of the fixed-width table.
 struct NcuSection {
@@ -69,8 +63,6 @@ struct NcuSet {
   std::vector<std::string> sections;
   bool enabled_by_default = false;
 };
-std::vector<NcuSection> parse_ncu_section_list(std::string_view output);
-std::vector<NcuSet> parse_ncu_set_list(std::string_view output);
 
 // Health of the QdstrmImporter that converts nsys's raw .qdstrm into a .nsys-rep.
 struct ImporterHealth {
@@ -126,9 +118,6 @@ struct NcuInfo {
   bool has_filter_mode(std::string_view mode) const;
 };
 
-// The values listed under --filter-mode in `ncu --help` ("global", "per-gpu", "per-launch-config").
-std::vector<std::string> parse_ncu_filter_modes(std::string_view help);
-
 struct ProbeOptions {
   std::filesystem::path nsys_path;  // explicit path from config; empty to search
   std::filesystem::path ncu_path;
@@ -139,12 +128,6 @@ struct ProbeOptions {
   bool use_default_locations = true;
 };
 
-// `nsys stats --help-reports`: the report names ("  nvtx_sum -- NVTX Range Summary" -> "nvtx_sum"; the
-// ":base|:mangled" option suffixes dropped). nsys 2022.4 prints the list and exits 1.
-std::vector<std::string> parse_nsys_report_list(std::string_view help_reports_output);
-// Where scripts/install-nsight.sh unpacks the Debian packages: $LLMPROF_NSIGHT_DIR/root when that is set,
-// else /opt/llmprof/nsight/root. Searched after PATH and the usual NVIDIA and Debian install places.
-std::vector<std::filesystem::path> nsight_cache_roots();
 // Whether this machine has an NVIDIA kernel driver loaded (/proc/driver/nvidia/version). Without it
 // ncu fails with "failed to connect to the CUDA driver" and nsys records no CUDA activity.
 struct NvidiaDriver {
@@ -152,20 +135,6 @@ struct NvidiaDriver {
   std::string evidence;  // the version line, or why the driver is considered absent
 };
 NvidiaDriver detect_nvidia_driver();
-
-// The report file extension nsys writes: ".qdrep" before 2021.4, ".nsys-rep" from 2021.4 on.
-std::string report_extension_for(const ToolVersion& nsys_version);
-
-// Where a QdstrmImporter may sit next to this nsys, in the order they are tried:
-// <nsys-dir>/../linux-desktop-glibc_2_11_3-x64/ (the nsys bundled with Nsight Compute),
-// <nsys-dir>/../host-linux-x64/ (a standalone Nsight Systems), <nsys-dir>/, each for the path as
-// given and for its realpath.
-std::vector<std::filesystem::path> importer_candidates(const std::filesystem::path& nsys_path);
-// Finds the importer next to nsys and runs `QdstrmImporter --version` to see whether it loads.
-ImporterHealth check_importer(ProcessRunner& runner, const std::filesystem::path& nsys_path);
-// Library names from the dynamic loader's "error while loading shared libraries: X: cannot open
-// shared object file" lines, in order, without duplicates.
-std::vector<std::string> parse_missing_libraries(std::string_view loader_output);
 
 // Whether this machine can run the deep-profile pipeline.
 enum class Readiness {
@@ -196,5 +165,41 @@ std::vector<ToolAbility> describe_abilities(const NsysInfo& nsys, const NcuInfo&
 
 // JSON text for env.json's "tools": {"nsys":{...},"ncu":{...},"verdict":{...}}.
 std::string probe_to_json(const NsysInfo& nsys, const NcuInfo& ncu);
+
+// ---- The parsers and checks the probe is built from, public so that tests and tools can feed them recorded
+// tool output. ----
+
+// Parse the first line of `nsys --version` / the version line of `ncu --version`, current and
+// older formats. An Error (parse_error) names the text it could not read.
+Result<ToolVersion> parse_nsys_version(std::string_view version_output);
+Result<ToolVersion> parse_ncu_version(std::string_view version_output);
+
+// `nsys status --environment`: "Name: value" / "Name = value" lines as named checks.
+std::vector<EnvironmentCheck> parse_nsys_status_environment(std::string_view output);
+// `ncu --list-sections` / `ncu --list-sets`: the Identifier column of the fixed-width table.
+std::vector<NcuSection> parse_ncu_section_list(std::string_view output);
+std::vector<NcuSet> parse_ncu_set_list(std::string_view output);
+// The values listed under --filter-mode in `ncu --help` ("global", "per-gpu", "per-launch-config").
+std::vector<std::string> parse_ncu_filter_modes(std::string_view help);
+
+// `nsys stats --help-reports`: the report names ("  nvtx_sum -- NVTX Range Summary" -> "nvtx_sum"; the
+// ":base|:mangled" option suffixes dropped). nsys 2022.4 prints the list and exits 1.
+std::vector<std::string> parse_nsys_report_list(std::string_view help_reports_output);
+// Where scripts/install-nsight.sh unpacks the Debian packages: $LLMPROF_NSIGHT_DIR/root when that is set,
+// else /opt/llmprof/nsight/root. Searched after PATH and the usual NVIDIA and Debian install places.
+std::vector<std::filesystem::path> nsight_cache_roots();
+// The report file extension nsys writes: ".qdrep" before 2021.4, ".nsys-rep" from 2021.4 on.
+std::string report_extension_for(const ToolVersion& nsys_version);
+
+// Where a QdstrmImporter may sit next to this nsys, in the order they are tried:
+// <nsys-dir>/../linux-desktop-glibc_2_11_3-x64/ (the nsys bundled with Nsight Compute),
+// <nsys-dir>/../host-linux-x64/ (a standalone Nsight Systems), <nsys-dir>/, each for the path as
+// given and for its realpath.
+std::vector<std::filesystem::path> importer_candidates(const std::filesystem::path& nsys_path);
+// Finds the importer next to nsys and runs `QdstrmImporter --version` to see whether it loads.
+ImporterHealth check_importer(ProcessRunner& runner, const std::filesystem::path& nsys_path);
+// Library names from the dynamic loader's "error while loading shared libraries: X: cannot open
+// shared object file" lines, in order, without duplicates.
+std::vector<std::string> parse_missing_libraries(std::string_view loader_output);
 
 }  // namespace llmprof

@@ -1,5 +1,5 @@
 // load_config: layers TOML files and dotted command-line overrides onto DeepProfileConfig, checking every
-// key against the schema (config_schema.cpp) and every value's type, then runs validate_config.
+// key against the schema (config_schema.cpp) and every value's type (config_value.cpp), then runs validate_config.
 #include "llmprof/config.hpp"
 
 #include <toml++/toml.h>
@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "config/config_schema.hpp"
+#include "config/config_value.hpp"
 #include "config/toml_text_guard.hpp"
 #include "core/file_text.hpp"
 #include "core/text.hpp"
@@ -31,51 +32,6 @@ std::string position(const std::string& source_name, const toml::source_region& 
   return source_name + ":" + std::to_string(region.begin.line) + ":" + std::to_string(region.begin.column);
 }
 
-// "string \"ten\"", "integer 3", "array": what the user wrote, for wrong-type messages.
-std::string describe_node(const toml::node& node) {
-  switch (node.type()) {
-    case toml::node_type::string:
-      return "string " + detail::quote_toml_string(*node.value<std::string>());
-    case toml::node_type::integer:
-      return "integer " + std::to_string(*node.value<std::int64_t>());
-    case toml::node_type::floating_point:
-      return "float " + detail::format_toml_float(*node.value<double>());
-    case toml::node_type::boolean:
-      return std::string("boolean ") + (*node.value<bool>() ? "true" : "false");
-    case toml::node_type::array:
-      return "an array";
-    case toml::node_type::table:
-      return "a table";
-    case toml::node_type::date:
-      return "a date";
-    case toml::node_type::time:
-      return "a time";
-    case toml::node_type::date_time:
-      return "a date-time";
-    default:
-      return "nothing";
-  }
-}
-
-std::string example_for(const std::string& type) {
-  if (type == "string" || type == "path") return "\"text\"";
-  if (type == "integer") return "10";
-  if (type == "float") return "2.5";
-  if (type == "boolean") return "true";
-  if (type == "string array") return "[\"a\", \"b\"]";
-  if (type == "table") return "{ NAME = \"value\" }";
-  return "";
-}
-
-Error wrong_type(const std::string& key, const std::string& expected, const toml::node& got, const std::string& where) {
-  return make_error(
-      ErrorCode::invalid_argument,
-      "configuration key " + key + " expects " + expected + ", got " + describe_node(got) + " at " + where,
-      "write it as " + key.substr(key.find('.') + 1) + " = " + example_for(expected) + " in a file, or " + key + "=" +
-          example_for(expected) + " on the command line",
-      key);
-}
-
 Error unknown_key(const std::string& key, const std::string& where) {
   const std::string nearest = detail::nearest_candidate(key, detail::config_key_names());
   std::string message = "unknown configuration key '" + key + "' at " + where;
@@ -91,153 +47,6 @@ Error unknown_key(const std::string& key, const std::string& where) {
   hint += "; `deep-profile config --keys` describes every key";
   return make_error(ErrorCode::invalid_argument, std::move(message), std::move(hint), key);
 }
-
-Result<std::string> string_of(const std::string& key, const toml::node& node, const std::string& where) {
-  if (auto text = node.value_exact<std::string>()) return *text;
-  return wrong_type(key, "string", node, where);
-}
-
-// Sets one member from one TOML node; `entry` names a single table entry (workload.env.FOO=bar).
-class FieldAssigner {
- public:
-  FieldAssigner(const ConfigField& field, const toml::node& node, std::string where)
-      : field_(field), node_(node), where_(std::move(where)) {}
-
-  Result<void> assign(DeepProfileConfig& config, const std::optional<std::string>& entry) {
-    if (auto windows = repeat_with_count(); windows) {
-      config.nsys.capture_range_end = NsysCaptureRangeEnd::repeat;
-      config.nsys.capture_windows = *windows;
-      return {};
-    }
-    return std::visit(
-        [&](auto ref) -> Result<void> {
-          if constexpr (std::is_same_v<decltype(ref), detail::ChoiceFieldRef>) {
-            return set_choice(ref);
-          } else {
-            return set(*ref, entry);
-          }
-        },
-        detail::locate_field(field_, config));
-  }
-
-  // A string that names no enumerator: kept aside rather than failing at once, because a later layer
-  // may still replace it (only a key's final value must be valid).
-  std::optional<Error> rejected_choice;
-
- private:
-  const std::string& key() const { return field_.info.key; }
-
-  // nsys spells a bounded repeat "repeat:N"; the config takes that spelling too and keeps the count in
-  // nsys.capture_windows (so config.toml writes capture_range_end = "repeat" and capture_windows = N).
-  std::optional<int> repeat_with_count() const {
-    if (key() != "nsys.capture_range_end") return std::nullopt;
-    const auto text = node_.value_exact<std::string>();
-    if (!text || text->rfind("repeat:", 0) != 0) return std::nullopt;
-    const std::string count = text->substr(7);
-    if (count.empty() || count.size() > 6 || count.find_first_not_of("0123456789") != std::string::npos)
-      return std::nullopt;
-    const int windows = std::stoi(count);
-    if (windows < 1) return std::nullopt;
-    return windows;
-  }
-
-  Result<void> set_choice(const detail::ChoiceFieldRef& choice) {
-    auto text = string_of(key(), node_, where_);
-    if (!text) return text.error();
-    if (!choice.assign(*text)) rejected_choice = detail::unknown_choice(key(), *text, choice.names, where_);
-    return {};
-  }
-  Result<void> set(std::string& member, const std::optional<std::string>&) {
-    auto text = string_of(key(), node_, where_);
-    if (!text) return text.error();
-    member = std::move(*text);
-    return {};
-  }
-  Result<void> set(std::filesystem::path& member, const std::optional<std::string>& entry) {
-    std::string text;
-    if (auto result = set(text, entry); !result) return result;
-    member = text;
-    return {};
-  }
-  Result<void> set(bool& member, const std::optional<std::string>&) {
-    if (auto value = node_.value_exact<bool>()) {
-      member = *value;
-      return {};
-    }
-    return wrong_type(key(), "boolean", node_, where_);
-  }
-  Result<void> set(std::int64_t& member, const std::optional<std::string>&) {
-    if (auto value = node_.value_exact<std::int64_t>()) {
-      member = *value;
-      return {};
-    }
-    return wrong_type(key(), "integer", node_, where_);
-  }
-  Result<void> set(int& member, const std::optional<std::string>& entry) {
-    std::int64_t wide = 0;
-    if (auto result = set(wide, entry); !result) return result;
-    if (wide < std::numeric_limits<int>::min() || wide > std::numeric_limits<int>::max()) {
-      return make_error(ErrorCode::invalid_argument, "configuration key " + key() + " is out of range at " + where_,
-                        "use a value between " + std::to_string(std::numeric_limits<int>::min()) + " and " +
-                            std::to_string(std::numeric_limits<int>::max()),
-                        key());
-    }
-    member = static_cast<int>(wide);
-    return {};
-  }
-  Result<void> set(std::optional<int>& member, const std::optional<std::string>& entry) {
-    int value = 0;
-    if (auto result = set(value, entry); !result) return result;
-    member = value;
-    return {};
-  }
-  Result<void> set(double& member, const std::optional<std::string>&) {
-    // An integer is a fine float ("timeout_s = 600"); the reverse is not.
-    if (node_.is_floating_point() || node_.is_integer()) {
-      member = *node_.value<double>();
-      return {};
-    }
-    return wrong_type(key(), "float", node_, where_);
-  }
-  Result<void> set(detail::StringList& member, const std::optional<std::string>&) {
-    const toml::array* array = node_.as_array();
-    if (array == nullptr) return wrong_type(key(), "string array", node_, where_);
-    detail::StringList values;
-    for (std::size_t i = 0; i < array->size(); ++i) {
-      const toml::node& element = *array->get(i);
-      auto text = element.value_exact<std::string>();
-      if (!text) {
-        return make_error(ErrorCode::invalid_argument,
-                          "configuration key " + key() + " expects a string array, but element " + std::to_string(i) +
-                              " is " + describe_node(element) + " at " + where_,
-                          "quote every element: [\"a\", \"b\"]", key());
-      }
-      values.push_back(std::move(*text));
-    }
-    member = std::move(values);
-    return {};
-  }
-  Result<void> set(detail::StringTable& member, const std::optional<std::string>& entry) {
-    if (entry) {
-      auto text = string_of(key() + "." + *entry, node_, where_);
-      if (!text) return text.error();
-      member[*entry] = std::move(*text);
-      return {};
-    }
-    const toml::table* table = node_.as_table();
-    if (table == nullptr) return wrong_type(key(), "table", node_, where_);
-    for (auto&& [name, value] : *table) {
-      auto text = string_of(key() + "." + std::string(name.str()), value, where_);
-      if (!text) return text.error();
-      member[std::string(name.str())] = std::move(*text);  // tables merge key by key across layers
-    }
-    return {};
-  }
-
-  const ConfigField& field_;
-  const toml::node& node_;
-  std::string where_;
-};
 
 class ConfigLayers {
  public:
@@ -257,10 +66,11 @@ class ConfigLayers {
   Result<void> apply_table(const toml::table& root, const std::string& source_name);
   Result<void> apply_value(const ConfigField& field, const toml::node& node, const std::string& where,
                            const std::optional<std::string>& entry = std::nullopt) {
-    FieldAssigner assigner(field, node, where);
-    if (auto assigned = assigner.assign(config_, entry); !assigned) return assigned;
-    if (assigner.rejected_choice) {
-      rejected_choices_.insert_or_assign(field.info.key, *assigner.rejected_choice);
+    std::optional<Error> rejected_choice;
+    if (auto assigned = detail::assign_config_value(config_, field, node, where, entry, rejected_choice); !assigned)
+      return assigned;
+    if (rejected_choice) {
+      rejected_choices_.insert_or_assign(field.info.key, *rejected_choice);
     } else {
       rejected_choices_.erase(field.info.key);
     }
@@ -341,7 +151,7 @@ Result<void> ConfigLayers::apply_table(const toml::table& root, const std::strin
     const toml::table* section_table = section_node.as_table();
     if (section_table == nullptr) {
       return make_error(ErrorCode::invalid_argument,
-                        "'" + section + "' must be a table ([" + section + "]), got " + describe_node(section_node) +
+                        "'" + section + "' must be a table ([" + section + "]), got " + detail::describe_node(section_node) +
                             " at " + section_where,
                         "put its keys under a [" + section + "] header", section);
     }

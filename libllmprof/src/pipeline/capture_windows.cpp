@@ -79,7 +79,7 @@ StageResult export_capture_windows(PipelineRun& run, const NsysInfo& nsys, std::
         run.warn(kStage, "capture window " + std::to_string(window.number) + " was not exported: " + result.reason);
         continue;
       }
-      run.record(kStage).artifacts.push_back(fs::relative(window.report, fs::absolute(run.directory.path())).string());
+      run.stage_report(kStage).artifacts.push_back(fs::relative(window.report, fs::absolute(run.directory.path())).string());
     }
     boost::json::object entry;
     entry["number"] = window.number;
@@ -100,7 +100,7 @@ StageResult export_capture_windows(PipelineRun& run, const NsysInfo& nsys, std::
   if (auto written = run.directory.write_json(RunLayout::nsys_windows(), boost::json::serialize(document)); !written)
     run.warn(kStage, "could not write " + RunLayout::nsys_windows().string() + ": " + written.error().describe());
   else
-    run.record(kStage).artifacts.push_back(RunLayout::nsys_windows().string());
+    run.stage_report(kStage).artifacts.push_back(RunLayout::nsys_windows().string());
   return StageResult::ok();
 }
 

@@ -9,12 +9,17 @@
 #include "pipeline/artifact_checks.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline/disk_space.hpp"
+#include "pipeline/stage_records.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;
 using detail::PipelineRun;
 using detail::StageProblemKind;
 using detail::StageResult;
+using detail::record_outputs;
+using detail::record_stage_report;
+using detail::record_unlisted_files;
+using detail::write_manifest_or_warn;
 
 namespace {
 
@@ -109,13 +114,6 @@ constexpr std::uint64_t kManifestReserveBytes = 1 << 20;
 // Below this, a failed write or a failed child is taken to be the full disk's doing.
 constexpr std::uint64_t kFullDiskBytes = 256 << 10;
 
-void write_manifest_or_warn(PipelineRun& run) {
-  if (auto written = run.directory.write_manifest(run.clock); !written) {
-    if (written.error().code == ErrorCode::no_space) run.disk_full = written.error().describe();
-    run.say_about_run("could not rewrite run.json: " + written.error().describe(), true);
-  }
-}
-
 // A child writing to a full disk usually dies with a generic exit code and an empty stderr.log
 // (stderr is on the same disk), so a failure is checked against the free space of MAIN's file
 // system and named as what it is: the machine's problem (exit 3), not the workload's.
@@ -136,40 +134,8 @@ StageResult name_full_disk(PipelineRun& run, StageOutputs& outputs, StageResult 
   return result;
 }
 
-// Files a stage left in its own folder but did not list (an interrupted nsys keeps its .nsys-rep)
-// are added to its artifacts: nothing on disk goes unrecorded.
-void record_unlisted_files(PipelineRun& run, Stage stage) {
-  const std::optional<fs::path> folder = RunLayout::stage_directory(stage);
-  if (!folder) return;
-  std::set<std::string> listed;
-  for (const auto& record : run.directory.manifest().stages) {
-    listed.insert(record.artifacts.begin(), record.artifacts.end());
-    if (record.cmd_file) listed.insert(*record.cmd_file);
-    if (record.log_file) listed.insert(*record.log_file);
-  }
-  std::vector<std::string> found;
-  std::error_code error;
-  for (fs::recursive_directory_iterator it(run.directory.path() / *folder, error), end; !error && it != end;
-       it.increment(error)) {
-    std::error_code ignored;
-    const std::string relative = it->path().lexically_relative(run.directory.path()).string();
-    if (it->is_regular_file(ignored) && it->path().filename().string().front() != '.' && !listed.count(relative)) {
-      found.push_back(relative);
-    }
-  }
-  std::sort(found.begin(), found.end());
-  auto& artifacts = run.record(stage).artifacts;
-  artifacts.insert(artifacts.end(), found.begin(), found.end());
-}
-
-// What run.json records of a stage's typed output, written here rather than by the stage: the nsys stage's
-// capture record (unset when it captured nothing, so a re-run nsys stage never leaves the earlier record).
-void record_outputs(PipelineRun& run, Stage stage, const StageOutputs& outputs) {
-  if (stage == Stage::nsys) run.directory.manifest().capture = outputs.nsys.capture;
-}
-
 void start_stage(PipelineRun& run, const StageEntry& entry) {
-  StageRecord& record = run.record(entry.stage);
+  StageRecord& record = run.directory.stage(entry.stage);
   record.status = StageStatus::running;
   record.started_utc = format_utc_iso8601(run.clock.wall_now());
   write_manifest_or_warn(run);
@@ -183,7 +149,8 @@ void start_stage(PipelineRun& run, const StageEntry& entry) {
 
 void finish_stage(PipelineRun& run, Stage stage, const StageResult& result,
                   std::chrono::steady_clock::time_point began) {
-  StageRecord& record = run.record(stage);
+  record_stage_report(run, stage);  // no-op when the stage table recorded it already
+  StageRecord& record = run.directory.stage(stage);
   record.status = result.status;
   record.reason = result.reason;
   record.duration_s = std::chrono::duration<double>(run.clock.now() - began).count();
@@ -219,7 +186,7 @@ namespace detail {
 StageProblemKind run_stages(PipelineRun& run, std::map<Stage, StageProblemKind>& problems, StageOutputs& outputs,
                             const std::set<Stage>& kept) {
   StageProblemKind worst = StageProblemKind::none;
-  for (const auto& entry : stage_table()) run.record(entry.stage);  // run.json lists every stage up front
+  for (const auto& entry : stage_table()) run.directory.stage(entry.stage);  // run.json lists every stage up front
   for (const auto& entry : stage_table()) {
     if (kept.count(entry.stage)) {
       problems[entry.stage] = StageProblemKind::none;
@@ -228,7 +195,7 @@ StageProblemKind run_stages(PipelineRun& run, std::map<Stage, StageProblemKind>&
     const auto began = run.clock.now();
     StageResult result;
     if (run.stopping()) {
-      run.record(entry.stage).started_utc = format_utc_iso8601(run.clock.wall_now());
+      run.directory.stage(entry.stage).started_utc = format_utc_iso8601(run.clock.wall_now());
       result = StageResult::skipped("not run: the run was interrupted before this stage");
     } else {
       // The report renders run.json's status: give it the outcome of the stages before it.
@@ -236,8 +203,9 @@ StageProblemKind run_stages(PipelineRun& run, std::map<Stage, StageProblemKind>&
       start_stage(run, entry);
       detail::record_gpu_state(run, entry.stage, "before");
       result = entry.run(run, outputs);
+      record_stage_report(run, entry.stage);
       record_outputs(run, entry.stage, outputs);
-      result = detail::check_artifacts(run.directory.path(), run.record(entry.stage), result);
+      result = detail::check_artifacts(run.directory.path(), run.directory.stage(entry.stage), result);
       if (result.status != StageStatus::skipped) detail::record_gpu_state(run, entry.stage, "after");
       // A stop that arrived while this stage ran interrupts it, whatever its child made of the signal.
       if (run.stopping() && (result.status == StageStatus::ok || result.status == StageStatus::failed)) {

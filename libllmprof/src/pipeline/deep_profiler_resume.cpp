@@ -13,6 +13,7 @@
 #include "llmprof/rank_analysis.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/stage_records.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;
@@ -156,7 +157,8 @@ std::size_t rehydrate(PipelineRun& run, StageOutputs& outputs, std::size_t from)
     if (auto ranges = read_emitted_ranges(layout.resolve(RunLayout::stage1_metrics())); ranges)
       outputs.workload.emitted_ranges = ranges.value();
   }
-  if (from > index_of(Stage::nsys) && run.record(Stage::nsys).status == StageStatus::ok) {
+  const StageRecord* nsys_record = run.recorded(Stage::nsys);
+  if (from > index_of(Stage::nsys) && nsys_record && nsys_record->status == StageStatus::ok) {
     // What was captured (gated or the ungated re-run, the node pass) is read from run.json's record of it,
     // never worked out again from the configuration.
     const std::optional<CaptureRecord>& capture = run.directory.manifest().capture;
@@ -279,15 +281,7 @@ Result<RunSummary> DeepProfiler::resume(const fs::path& main) {
   resumption.resumed_utc = format_utc_iso8601(clock_.wall_now());
   resumption.from_stage = to_string(kStages[first]);
   std::vector<Stage> rerun(kStages.begin() + static_cast<std::ptrdiff_t>(first), kStages.end());
-  StageRecord& probe = run.record(Stage::probe);  // the probe runs again: its record starts afresh
-  probe = StageRecord{};
-  probe.name = to_string(Stage::probe);
-  for (const Stage stage : rerun) {
-    StageRecord& record = run.record(stage);
-    resumption.previous.push_back({to_string(stage), record.status, record.reason});
-    record = StageRecord{};
-    record.name = to_string(stage);
-  }
+  resumption.previous = detail::restart_stage_records(run, rerun);
   resumption.attempts_directory = detail::set_aside_earlier_attempt(run, rerun).string();
   directory->manifest().resumptions.push_back(resumption);
   run.note_about_run("resuming from stage " + resumption.from_stage +

@@ -1,4 +1,5 @@
 // Helpers shared by the pipeline's stages: progress, running tools, reading logs, size checks.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -62,8 +63,15 @@ void PipelineRun::tool_progress(Stage stage, const std::string& message) {
   emit(event);
 }
 
+const StageRecord* PipelineRun::recorded(Stage stage) const {
+  const auto& stages = directory.manifest().stages;
+  auto found = std::find_if(stages.begin(), stages.end(),
+                            [&](const StageRecord& record) { return record.name == to_string(stage); });
+  return found == stages.end() ? nullptr : &*found;
+}
+
 void PipelineRun::warn(Stage stage, const std::string& message) {
-  record(stage).warnings.push_back(message);
+  stage_report(stage).warnings.push_back(message);
   say(stage, message, true);
 }
 
@@ -107,10 +115,10 @@ ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::str
 
 std::optional<StageResult> run_profiler_call(PipelineRun& run, const ToolCall& call, const fs::path& cmd_file,
                                              const std::string& what, std::optional<ProcessOutcome>& outcome) {
-  StageRecord& record = run.record(call.stage);
-  record.command = command_line(run, call);
-  record.cmd_file = cmd_file.string();
-  record.log_file = call.log_file.string();
+  StageReport& reported = run.stage_report(call.stage);
+  reported.command = command_line(run, call);
+  reported.cmd_file = cmd_file.string();
+  reported.log_file = call.log_file.string();
   append_command(run, cmd_file, call);
   auto finished = run_tool(run, call);
   if (!finished)
@@ -139,7 +147,8 @@ Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call) {
   log_info(to_string(call.stage), "running: " + command_line(run, call));
   auto outcome = run.runner.run(spec);
   if (outcome) {
-    run.record(call.stage).exit_code = outcome->exited ? std::optional<int>(outcome->exit_code) : std::nullopt;
+    run.stage_report(call.stage).exit_code.emplace(outcome->exited ? std::optional<int>(outcome->exit_code)
+                                                                   : std::nullopt);
     log_info(to_string(call.stage), "finished: " + outcome->describe());
   }
   return outcome;

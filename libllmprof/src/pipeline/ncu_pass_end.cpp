@@ -81,8 +81,8 @@ void settle_ended_workload(PipelineRun& run, const NcuPassEnd& end, NcuAttempt& 
   // The ended application's exit code (15 for SIGTERM) is ncu's error line, not a profiling error.
   auto& errors = attempt.diagnosis.errors;
   std::erase_if(errors, [](const std::string& line) { return line.find(kApplicationError) != std::string::npos; });
-  StageRecord& record = run.record(kStage);
-  record.workload_endings.push_back(*attempt.workload_ended + " (ncu: " + attempt.outcome->describe() + ")");
+  StageReport& reported = run.stage_report(kStage);
+  reported.workload_endings.push_back(*attempt.workload_ended + " (ncu: " + attempt.outcome->describe() + ")");
   run.say(kStage, *attempt.workload_ended);
 }
 

@@ -125,10 +125,10 @@ LaunchedRanks launch_ranks(PipelineRun& run, const RankPlan& plan, const std::op
   ToolCall call{stage, argv};
   call.log_file = RunLayout::launcher_log(stage);
   if (plan.timeout_s > 0) call.timeout = seconds_to_milliseconds(plan.timeout_s + kLauncherGraceS);
-  StageRecord& record = run.record(stage);
-  record.command = command_line(run, call);
-  record.cmd_file = RunLayout::launcher_commands(stage).string();
-  record.log_file = call.log_file.string();
+  StageReport& reported = run.stage_report(stage);
+  reported.command = command_line(run, call);
+  reported.cmd_file = RunLayout::launcher_commands(stage).string();
+  reported.log_file = call.log_file.string();
   append_command(run, RunLayout::launcher_commands(stage), call);
   auto outcome = run_tool(run, call);
   if (!outcome) {
@@ -137,7 +137,7 @@ LaunchedRanks launch_ranks(PipelineRun& run, const RankPlan& plan, const std::op
     return launched;
   }
   collect_statuses(run, stage, launched);
-  for (const auto& status : launched.statuses) record.ranks.push_back(rank_record(status, stage));
+  for (const auto& status : launched.statuses) reported.ranks.push_back(rank_record(status, stage));
   if (outcome->interrupted) {
     launched.problem = StageResult::interrupted("the launcher was stopped by SIGINT/SIGTERM");
     return launched;

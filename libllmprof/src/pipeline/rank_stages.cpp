@@ -129,7 +129,7 @@ std::optional<StageResult> post_process_nsys_rank(PipelineRun& run, const NsysIn
   if (!report)
     return StageResult::failed("rank " + std::to_string(status.rank) +
                                " left no nsys report: " + report.error().describe());
-  run.record(Stage::nsys)
+  run.stage_report(Stage::nsys)
       .artifacts.push_back(fs::relative(report->report, fs::absolute(run.directory.path())).string());
   NsysStats stats;
   if (auto exported = export_nsys_stats(run, nsys, report->report, directory, stats);
@@ -162,9 +162,9 @@ void write_cross_rank(PipelineRun& run) {
     run.warn(Stage::analyze, written.error().describe());
     return;
   }
-  StageRecord& record = run.record(Stage::analyze);
-  record.artifacts.push_back(RunLayout::analysis_ranks_csv().string());
-  record.artifacts.push_back(RunLayout::analysis_ranks_markdown().string());
+  StageReport& reported = run.stage_report(Stage::analyze);
+  reported.artifacts.push_back(RunLayout::analysis_ranks_csv().string());
+  reported.artifacts.push_back(RunLayout::analysis_ranks_markdown().string());
   if (analysis.straggler) {
     run.say(Stage::analyze, "straggler: rank " + std::to_string(*analysis.straggler) + " (steps start " +
                                 detail::format_number(*analysis.straggler_lag_ms) +
@@ -192,7 +192,7 @@ Staged<WorkloadOutput> run_ranked_workload_stage(PipelineRun& run) {
   if (auto ranges = read_emitted_ranges(metrics); ranges) output.emitted_ranges = ranges.value();
   for (const auto& status : launched.statuses) {
     const std::string file = rank_path(status.rank, Stage::workload, "metrics.json");
-    if (fs::exists(run.directory.path() / file)) run.record(Stage::workload).artifacts.push_back(file);
+    if (fs::exists(run.directory.path() / file)) run.stage_report(Stage::workload).artifacts.push_back(file);
   }
   return {StageResult::ok(), std::move(output)};
 }
@@ -267,7 +267,7 @@ StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
                                  (directory / "profile.ncu-rep").string() + "); see " +
                                  RunLayout::rank_stage_output(rank, Stage::ncu).string());
     }
-    run.record(Stage::ncu).artifacts.push_back((directory / "profile.ncu-rep").string());
+    run.stage_report(Stage::ncu).artifacts.push_back((directory / "profile.ncu-rep").string());
     if (auto exported = export_ncu_raw_csv(run, ncu, fs::absolute(report), directory, "raw.csv");
         exported.status != StageStatus::ok) {
       exported.reason = "rank " + std::to_string(rank) + ": " + exported.reason;
@@ -289,7 +289,7 @@ Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutpu
   if (auto written = write_analysis(report.value(), run.directory.analysis_dir()); !written) {
     return StageResult::failed("could not write the analysis: " + written.error().describe());
   }
-  StageRecord& record = run.record(Stage::analyze);
+  StageReport& record = run.stage_report(Stage::analyze);
   for (const auto& file : {RunLayout::analysis_kernels(), RunLayout::analysis_stages(), RunLayout::analysis_report()})
     record.artifacts.push_back(file.string());
   record.warnings.push_back("single-rank figures are rank " + std::to_string(primary) + "'s");

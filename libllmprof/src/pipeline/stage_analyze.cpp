@@ -21,11 +21,11 @@ Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys
   if (auto written = write_analysis(report.value(), run.directory.analysis_dir()); !written) {
     return StageResult::failed("could not write the analysis: " + written.error().describe());
   }
-  StageRecord& record = run.record(Stage::analyze);
-  record.artifacts = {RunLayout::analysis_kernels().string(), RunLayout::analysis_stages().string(),
+  StageReport& reported = run.stage_report(Stage::analyze);
+  reported.artifacts = {RunLayout::analysis_kernels().string(), RunLayout::analysis_stages().string(),
                       RunLayout::analysis_report().string()};
-  for (const auto& warning : report->warnings) record.warnings.push_back(warning);
-  for (const auto& skipped : report->skipped) record.warnings.push_back("not computed: " + skipped);
+  for (const auto& warning : report->warnings) reported.warnings.push_back(warning);
+  for (const auto& skipped : report->skipped) reported.warnings.push_back("not computed: " + skipped);
   write_step_kinds(run, report.value());
   return {StageResult::ok(), AnalyzeOutput{.written = true}};
 }

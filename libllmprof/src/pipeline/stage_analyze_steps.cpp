@@ -41,15 +41,15 @@ void write_step_kinds(PipelineRun& run, const AnalysisReport& report) {
     else
       run.warn(Stage::analyze, "no time per token: " + tokens.error().describe());
   }
-  StageRecord& record = run.record(Stage::analyze);
+  StageReport& reported = run.stage_report(Stage::analyze);
   if (auto written =
           write_file_atomically(layout.resolve(RunLayout::analysis_step_kinds()), step_kinds_json(windows) + "\n");
       written)
-    record.artifacts.push_back(RunLayout::analysis_step_kinds().string());
+    reported.artifacts.push_back(RunLayout::analysis_step_kinds().string());
   if (auto written = write_file_atomically(layout.resolve(RunLayout::analysis_step_kinds_markdown()),
                                            step_kinds_markdown(windows));
       written)
-    record.artifacts.push_back(RunLayout::analysis_step_kinds_markdown().string());
+    reported.artifacts.push_back(RunLayout::analysis_step_kinds_markdown().string());
   run.say(Stage::analyze, "engine steps (`" + windows.front().step_range + "`): " + windows.front().verdict);
 }
 

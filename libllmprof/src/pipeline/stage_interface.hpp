@@ -32,6 +32,24 @@ namespace llmprof::detail {
 // Why a stage did not succeed; decides the run's outcome (and the CLI's exit code).
 enum class StageProblemKind { none, environment, failure, timeout, interrupted };
 
+// What a stage did, in the StageRecord fields a stage owns. A stage fills its report through
+// PipelineRun::stage_report() while it runs; the stage table alone writes it into run.json's record
+// (apply_stage_report, stage_records.cpp) when the stage returns, and what came after (the GPU state read after
+// it) when the stage ends, with the record's status, reason and timing. run.json is written when a stage starts (status running) and when it ends, not in between (the
+// report stage's own write, before it renders run.json, holds only the stages before it), so a run killed
+// mid-stage leaves run.json saying that stage is running, as it did when stages wrote the record directly.
+struct StageReport {
+  std::optional<std::string> command;   // the exact command, shell-quoted (the stage's main one)
+  std::optional<std::string> cmd_file;  // relative to MAIN
+  std::optional<std::string> log_file;  // relative to MAIN
+  // Set once the stage ran a tool: the last one's exit code, or nullopt when a signal ended it.
+  std::optional<std::optional<int>> exit_code;
+  std::vector<std::string> artifacts;   // relative to MAIN
+  std::vector<std::string> warnings;
+  std::vector<std::string> workload_endings;  // see StageRecord::workload_endings
+  std::vector<RankRecord> ranks;              // under a launcher: one per rank
+};
+
 // What a stage function returns; the orchestrator records it in run.json.
 struct StageResult {
   StageStatus status = StageStatus::ok;
@@ -153,16 +171,20 @@ struct PipelineRun {
   // run.on_empty_gate = discover chose this range for selection and the ncu NVTX filter (over run.stage).
   std::optional<std::string> discovered_stage;
   const std::string& selection_stage() const { return discovered_stage ? *discovered_stage : config.run.stage; }
+  std::map<Stage, StageReport> stage_reports;  // of the stages not yet written into run.json (stage_report())
 
   bool stopping() const { return stop_requested.load(); }
   std::chrono::nanoseconds elapsed() const { return clock.now() - started; }
-  StageRecord& record(Stage stage) { return directory.stage(stage); }
+  // What `stage` has reported so far (created empty); the stage table writes it into run.json when the stage ends.
+  StageReport& stage_report(Stage stage) { return stage_reports[stage]; }
+  // run.json's record of `stage` as the stage table last wrote it; nullptr when run.json lists no such stage.
+  const StageRecord* recorded(Stage stage) const;
 
   // Progress helpers (also logged to deep-profile.log).
   void say(Stage stage, const std::string& message, bool warning = false);
   void tool_progress(Stage stage, const std::string& message);
   void emit(ProgressEvent event) const;
-  // Adds a warning to the stage record and tells the user.
+  // Adds a warning to the stage's report and tells the user.
   void warn(Stage stage, const std::string& message);
   void note(Stage stage, const std::string& message);  // also into RunSummary::notes
   // The same for what concerns the run as a whole rather than one stage (run.json, retention, resuming).
@@ -174,7 +196,7 @@ struct PipelineRun {
 // holds), then settles run.json's status: the end of every run, fresh or resumed.
 RunSummary finish_run(PipelineRun& run, StageOutputs& outputs, const std::set<Stage>& kept);
 
-// Stages (one file each). They fill their StageRecord (command, exit code, artifacts, warnings) and
+// Stages (one file each). They fill their StageReport (command, exit code, artifacts, warnings) and
 // return what the later stages read; they read nothing else from one another.
 Staged<ProbeOutput> run_probe_stage(PipelineRun& run);
 Staged<WorkloadOutput> run_workload_stage(PipelineRun& run);

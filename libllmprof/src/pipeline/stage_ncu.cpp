@@ -173,7 +173,7 @@ StageResult export_ncu_raw_csv(PipelineRun& run, const NcuInfo& ncu, const fs::p
   if (error)
     return StageResult::failed("could not rename " + call.stdout_file.string() + " to " + csv.string() + ": " +
                                error.message());
-  run.record(kStage).artifacts.push_back(csv.string());
+  run.stage_report(kStage).artifacts.push_back(csv.string());
   return StageResult::ok();
 }
 
@@ -267,7 +267,7 @@ void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOu
            std::to_string(missed.size()) + " selected kernel(s) did not occur within the first --launch-count " +
                std::to_string(select.launch_bound.value_or(0)) + " launches; profiling each in its own bounded pass");
   // The stage record keeps naming the main pass; follow-up commands are in ncu/cmd.txt.
-  const StageRecord saved = run.record(kStage);
+  const StageReport saved = run.stage_report(kStage);
   std::size_t index = 0;
   for (const auto& name : missed) {
     if (run.stopping()) return;
@@ -291,11 +291,11 @@ void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOu
       run.warn(kStage, label + ": its CSV could not be merged into raw.csv; it stays in " + csv.string());
       continue;
     }
-    run.record(kStage).artifacts.push_back(RunLayout::ncu_report(filter.output_name).string());
+    run.stage_report(kStage).artifacts.push_back(RunLayout::ncu_report(filter.output_name).string());
   }
-  StageRecord& record = run.record(kStage);
-  record.command = saved.command;
-  record.log_file = saved.log_file;
+  StageReport& report = run.stage_report(kStage);
+  report.command = saved.command;
+  report.log_file = saved.log_file;
 }
 
 std::optional<StageResult> ncu_driver_skip(const NcuAttempt& attempt, const NcuInputs& inputs) {
@@ -328,7 +328,7 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
                          " (ncu listed: " + kernel_list(attempt.diagnosis.available_kernels) +
                          "); re-running once without the kernel filter, bounded to --launch-count " +
                          std::to_string(run.config.ncu.max_launches));
-    run.record(kStage).warnings.push_back("the kernel filter matched nothing; " + RunLayout::ncu_report().string() +
+    run.stage_report(kStage).warnings.push_back("the kernel filter matched nothing; " + RunLayout::ncu_report().string() +
                                           " comes from an unfiltered re-run");
     attempt = run_ncu_pass(run, ncu, selection_filter(inputs.select, false), "profile_unfiltered.log");
     complete_selection = false;  // the unfiltered pass is not a selection to complete
@@ -336,13 +336,13 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   }
   if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
   if (!attempt.outcome->succeeded())
-    return outcome_problem(*attempt.outcome, to_string(kStage), run.record(kStage).log_file.value_or(""));
+    return outcome_problem(*attempt.outcome, to_string(kStage), run.stage_report(kStage).log_file.value_or(""));
   const fs::path report = run.directory.layout().resolve(RunLayout::ncu_report());
   if (!fs::exists(report)) {
     return StageResult::failed("ncu finished but wrote no " + RunLayout::ncu_report().string() + "; see " +
-                               run.record(kStage).log_file.value_or(""));
+                               run.stage_report(kStage).log_file.value_or(""));
   }
-  run.record(kStage).artifacts.push_back(RunLayout::ncu_report().string());
+  run.stage_report(kStage).artifacts.push_back(RunLayout::ncu_report().string());
   check_report_size(run, kStage, report);
   if (run.stopping()) return StageResult::interrupted("interrupted after ncu profiled");
   StageResult exported = export_raw_csv_of(run, ncu, fs::absolute(report));

@@ -100,7 +100,7 @@ void run_later_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& f
     run.warn(kStage, label + ": its CSV could not be merged into raw.csv; it stays in " + csv.string());
     return;
   }
-  run.record(kStage).artifacts.push_back(RunLayout::ncu_report(filter.output_name).string());
+  run.stage_report(kStage).artifacts.push_back(RunLayout::ncu_report(filter.output_name).string());
 }
 
 NcuPassFilter pass_filter(const NcuPlanPass& pass, std::size_t index) {
@@ -129,12 +129,12 @@ std::optional<StageResult> run_first_pass(PipelineRun& run, const NcuInputs& inp
   }
   if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
   if (!attempt.succeeded())
-    return outcome_problem(*attempt.outcome, to_string(kStage), run.record(kStage).log_file.value_or(""));
+    return outcome_problem(*attempt.outcome, to_string(kStage), run.stage_report(kStage).log_file.value_or(""));
   const fs::path report = run.directory.layout().resolve(RunLayout::ncu_report());
   if (!fs::exists(report))
     return StageResult::failed("ncu finished but wrote no " + RunLayout::ncu_report().string() + "; see " +
-                               run.record(kStage).log_file.value_or(""));
-  run.record(kStage).artifacts.push_back(RunLayout::ncu_report().string());
+                               run.stage_report(kStage).log_file.value_or(""));
+  run.stage_report(kStage).artifacts.push_back(RunLayout::ncu_report().string());
   check_report_size(run, kStage, report);
   if (run.stopping()) return StageResult::interrupted("interrupted after ncu profiled");
   StageResult exported = export_ncu_raw_csv(run, ncu, fs::absolute(report), RunLayout::ncu_directory(),
@@ -262,7 +262,8 @@ NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
     std::tie(options.seconds_per_launch, options.seconds_per_launch_source) = *measured;
   // One replay of the workload per pass: the bare run's wall time, plus what ncu spends intercepting each
   // launch it does not profile (measured on the H100, see config/deep-profile.toml).
-  const double bare_s = run.directory.stage(Stage::workload).duration_s;
+  const StageRecord* bare = run.recorded(Stage::workload);
+  const double bare_s = bare ? bare->duration_s : 0;
   // A pass that ends its workload early spares the interception of the stage's launches after its last one.
   if (config.end_workload_when_planned) options.seconds_per_intercepted_launch = config.seconds_per_intercepted_launch;
   if (config.seconds_per_pass > 0) {
@@ -280,11 +281,10 @@ NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
   return options;
 }
 
-std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs,
-                                           std::optional<NcuAttempt>& profiled_nothing) {
-  if (run.config.ncu.plan != NcuPlanMode::per_kernel || !inputs.select.plan) return std::nullopt;
-  const NcuPlan& plan = *inputs.select.plan;
-  const NcuInfo& ncu = inputs.probe.ncu;
+namespace {
+
+// Whether this ncu can run the per-kernel plan and the plan has a launch to profile; says why not when not.
+bool plan_can_run(PipelineRun& run, const NcuPlan& plan, const NcuInfo& ncu) {
   if (!ncu.has_filter_mode("per-launch-config")) {
     const std::string listed =
         ncu.filter_modes.empty() ? "its --help could not be read" : "its --help lists " + join(ncu.filter_modes, ", ");
@@ -296,17 +296,28 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
       run.say(kStage, why);
     else
       run.note(kStage, why);
-    return std::nullopt;
+    return false;
   }
   if (plan.passes.empty()) {
     run.note(kStage,
              "the per-kernel plan has no launch to profile (see ncu/plan.log): profiling by the bounded plan instead");
-    return std::nullopt;
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs,
+                                           std::optional<NcuAttempt>& profiled_nothing) {
+  if (run.config.ncu.plan != NcuPlanMode::per_kernel || !inputs.select.plan) return std::nullopt;
+  const NcuPlan& plan = *inputs.select.plan;
+  const NcuInfo& ncu = inputs.probe.ncu;
+  if (!plan_can_run(run, plan, ncu)) return std::nullopt;
   const std::string text = ncu_plan_text(plan);
   (void)run.directory.write_text(RunLayout::ncu_plan_log(), text);
   if (auto written = run.directory.write_json(RunLayout::ncu_plan(), ncu_plan_json(plan)); written)
-    run.record(kStage).artifacts.push_back(RunLayout::ncu_plan().string());
+    run.stage_report(kStage).artifacts.push_back(RunLayout::ncu_plan().string());
   run.say(kStage, text.substr(0, text.find('\n')));
   warn_unrepresentative(run, plan);
   const auto started = run.clock.now();

@@ -1,5 +1,6 @@
-// Stage "nsys": the timeline under Nsight Systems (gated on an NVTX range by default), the report
-// resolved (a .qdstrm imported when needed), `nsys stats` CSVs, and the optional SQLite export.
+// Stage "nsys": the timeline under Nsight Systems (gated on an NVTX range by default), the report resolved
+// (a .qdstrm imported when needed), the empty gate followed up, the graph node pass, and the exports of the
+// report (`nsys stats` CSVs, the optional SQLite file; nsys_capture.cpp runs them).
 #include <algorithm>
 
 #include "core/duration.hpp"
@@ -23,49 +24,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr Stage kStage = Stage::nsys;
-
-}  // namespace
-
-NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated, const fs::path& output_base,
-                                 const std::vector<std::string>& added_arguments) {
-  const NsysConfig& config = run.config.nsys;
-  NsysProfileOptions options;
-  options.nsys = nsys.path;
-  options.trace = config.trace;
-  options.sample = config.sample;
-  options.cpuctxsw = config.cpuctxsw;
-  options.capture_range = gated ? config.capture_range : NsysCaptureRange::none;
-  if (options.capture_range == NsysCaptureRange::nvtx) options.nvtx_capture = config.nvtx_capture;
-  if (options.capture_range != NsysCaptureRange::none) {
-    options.capture_range_end = config.capture_range_end;
-    if (config.capture_range_end == NsysCaptureRangeEnd::repeat)
-      options.capture_range_end_count = config.capture_windows;
-  }
-  options.nvtx_domain_include = config.nvtx_domain_include;
-  options.nvtx_domain_exclude = config.nvtx_domain_exclude;
-  options.env_vars = config.env_vars;
-  options.output_base = output_base;
-  options.force_overwrite = true;
-  options.stats = config.profile_stats;
-  options.extra_args = config.extra_args;
-  options.extra_args.insert(options.extra_args.end(), added_arguments.begin(), added_arguments.end());
-  options.application = run.workload.argv;
-  return NsysCommand::profile(std::move(options));
-}
-
-CaptureGateKind capture_gate_kind(NsysCaptureRange range) {
-  switch (range) {
-    case NsysCaptureRange::none:
-      return CaptureGateKind::none;
-    case NsysCaptureRange::nvtx:
-      return CaptureGateKind::nvtx;
-    case NsysCaptureRange::cuda_profiler_api:
-      return CaptureGateKind::cuda_profiler_api;
-  }
-  return CaptureGateKind::none;
-}
-
-namespace {
 
 // Lines of nsys's own progress worth showing (not the workload's output).
 bool is_nsys_progress(const std::string& line) {
@@ -263,7 +221,7 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& n
         attempt = std::move(probe);
         attempt.gated = false;
         if (attempt.report)
-          run.record(kStage).warnings.push_back(
+          run.stage_report(kStage).warnings.push_back(
               "the capture never opened; this timeline is the ungated discovery "
               "capture, and the stage was chosen by discovery: " +
               discovery->stage);
@@ -276,7 +234,7 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& n
     attempt = capture(run, nsys, false, first_capture("profile_ungated.log"));
     if (attempt.problem) return attempt.problem;
     if (attempt.report) {
-      run.record(kStage).warnings.push_back("the NVTX gate never opened; this timeline is an ungated capture");
+      run.stage_report(kStage).warnings.push_back("the NVTX gate never opened; this timeline is an ungated capture");
     }
     return std::nullopt;
   }
@@ -285,119 +243,12 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& n
   return StageResult::failed(diagnosis);
 }
 
-// The report names to ask this nsys for: the configured list as given, else each report the pipeline reads
-// under the spelling `nsys stats --help-reports` listed (2022.4 `gpukernsum`, 2025.3 `cuda_gpu_kern_sum`).
-// An Error names a report the tool does not have, before nsys profiles anything.
-Result<std::vector<std::string>> stats_report_names(const PipelineRun& run, const NsysInfo& nsys) {
-  const std::vector<std::string>& listed = nsys.stats_reports;
-  const std::string version = nsys.version ? nsys.version->to_string() : "(unknown version)";
-  if (!run.config.nsys.stats_reports.empty()) {
-    for (const auto& name : run.config.nsys.stats_reports) {
-      if (!listed.empty() && std::find(listed.begin(), listed.end(), name) == listed.end()) {
-        return make_error(ErrorCode::unsupported, "nsys " + version + " has no report " + name,
-                          "choose nsys.stats_reports from `nsys stats --help-reports`, or leave it empty so that "
-                          "deep-profile picks the names this nsys has",
-                          name);
-      }
-    }
-    return run.config.nsys.stats_reports;
-  }
-  if (listed.empty()) return nsys_stats_report_names();  // the probe could not list them: ask for the current names
-  const NsysStatsReportChoice choice = choose_nsys_stats_reports(listed);
-  if (!choice.missing.empty()) {
-    return make_error(
-        ErrorCode::unsupported,
-        "nsys " + version + " has no report " + choice.missing.front() + "; need Nsight Systems 2022.4 or newer",
-        "install a newer Nsight Systems (scripts/install-nsight.sh) or point nsys.path at one", choice.missing.front());
-  }
-  return choice.names;
-}
-
-}  // namespace
-
-StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& report, const fs::path& directory,
-                              NsysStats& stats) {
-  auto names = stats_report_names(run, nsys);
-  if (!names) return StageResult::failed(names.error().describe(), StageProblemKind::environment);
-  const std::vector<std::string>& reports = names.value();
-  const fs::path prefix = fs::absolute(run.directory.path() / directory / RunLayout::nsys_stats_prefix().filename());
-  const NsysCommand command = NsysCommand::stats(nsys.path, report, reports, prefix, run.config.nsys.stats_extra_args);
-  ToolCall call{kStage, command.argv()};
-  call.log_file = directory / RunLayout::nsys_stats_log().filename();
-  call.timeout = seconds_to_milliseconds(run.config.nsys.postprocess_timeout_s);
-  call.on_line = [&run](const std::string& line) {
-    if (line.rfind("Processing", 0) == 0) run.tool_progress(kStage, line);
-  };
-  append_command(run, directory / RunLayout::nsys_commands().filename(), call);
-  auto outcome = run_tool(run, call);
-  if (!outcome) return StageResult::failed("could not start nsys stats: " + outcome.error().describe());
-  if (!outcome->succeeded()) return outcome_problem(outcome.value(), "nsys stats", call.log_file.string());
-  auto loaded = load_nsys_stats(prefix);
-  if (!loaded) return StageResult::failed("nsys stats wrote no usable tables: " + loaded.error().describe());
-  stats = std::move(loaded.value());
-  for (const auto& name : reports) {
-    const fs::path file = nsys_stats_report_path(prefix, name);
-    if (fs::exists(file))
-      run.record(kStage).artifacts.push_back(fs::relative(file, fs::absolute(run.directory.path())).string());
-  }
-  return StageResult::ok();
-}
-
-StageResult export_nsys_sqlite(PipelineRun& run, const NsysInfo& nsys, const fs::path& report,
-                               const fs::path& directory) {
-  const fs::path sqlite = directory / RunLayout::nsys_sqlite().filename();
-  const NsysCommand command =
-      NsysCommand::export_sqlite(nsys.path, report, fs::absolute(run.directory.path() / sqlite));
-  ToolCall call{kStage, command.argv()};
-  call.log_file = directory / RunLayout::nsys_export_log().filename();
-  call.timeout = seconds_to_milliseconds(run.config.nsys.postprocess_timeout_s);
-  append_command(run, directory / RunLayout::nsys_commands().filename(), call);
-  auto outcome = run_tool(run, call);
-  if (!outcome) return StageResult::failed("could not start nsys export: " + outcome.error().describe());
-  if (!outcome->succeeded())
-    return outcome_problem(outcome.value(), "nsys export --type sqlite", call.log_file.string());
-  // Listed only when written, so that the stage's artifact check does not take an export this nsys skipped
-  // for a missing one; one it wrote is checked like every other file the stage hands on.
-  if (fs::exists(run.directory.path() / sqlite)) run.record(kStage).artifacts.push_back(sqlite.string());
-  return StageResult::ok();
-}
-
-namespace {
-
 StageResult run_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& report, NsysOutput& output) {
   NsysStats stats;
   StageResult result = export_nsys_stats(run, nsys, report, RunLayout::nsys_directory(), stats);
   if (result.status == StageStatus::ok) output.stats = std::move(stats);
   return result;
 }
-
-}  // namespace
-
-std::optional<std::string> no_kernels_to_select(const NsysStats& stats, const NvidiaDriver& driver) {
-  if ((stats.kernels && !stats.kernels->empty()) || driver.present) return std::nullopt;
-  return "the timeline holds no CUDA kernel to select: kernel-level stages need an NVIDIA GPU, and this machine has "
-         "none (" +
-         driver.evidence + ")";
-}
-
-std::optional<StageResult> nsys_stage_precondition(const PipelineRun& run, const ProbeOutput& probe,
-                                                   const WorkloadOutput& workload) {
-  if (!run.config.run.enable_nsys) return StageResult::skipped("disabled (run.enable_nsys = false)");
-  if (workload.failure) return StageResult::skipped("not run: " + *workload.failure);
-  if (!probe.nsys.found) {
-    const std::string why =
-        probe.nsys.problems.empty() ? "nsys (Nsight Systems) was not found" : probe.nsys.problems.front();
-    return StageResult::skipped(why + "; install Nsight Systems or set nsys.path", StageProblemKind::environment);
-  }
-  // A tool too old for a report the pipeline reads is refused before it profiles anything.
-  if (auto names = stats_report_names(run, probe.nsys); !names) {
-    return StageResult::skipped(names.error().describe(), StageProblemKind::environment);
-  }
-  if (probe.low_disk_space) return StageResult::skipped(*probe.low_disk_space, StageProblemKind::environment);
-  return std::nullopt;
-}
-
-namespace {
 
 // Why the capture needs no node-traced second one; nullopt when it does (it recorded graph launches whole).
 std::optional<std::string> node_pass_not_needed(const PipelineRun& run, const NsysOutput& output) {
@@ -437,7 +288,7 @@ StageResult run_graph_node_pass(PipelineRun& run, const NsysInfo& nsys, bool gat
     return StageResult::ok();
   }
   const fs::path report = node.report->report;
-  run.record(kStage).artifacts.push_back(fs::relative(report, fs::absolute(run.directory.path())).string());
+  run.stage_report(kStage).artifacts.push_back(fs::relative(report, fs::absolute(run.directory.path())).string());
   check_report_size(run, kStage, report);
   NsysStats node_stats;
   if (auto stats = export_nsys_stats(run, nsys, report, RunLayout::nsys_node_directory(), node_stats);
@@ -476,8 +327,8 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
   if (!attempt.report) return StageResult::failed(attempt.report.error().describe());
   const ResolvedReport& report = attempt.report.value();
   for (const auto& note : report.notes) run.warn(kStage, note);
-  StageRecord& record = run.record(kStage);
-  record.artifacts.push_back(fs::relative(report.report, fs::absolute(run.directory.path())).string());
+  StageReport& reported = run.stage_report(kStage);
+  reported.artifacts.push_back(fs::relative(report.report, fs::absolute(run.directory.path())).string());
   check_report_size(run, kStage, report.report);
   if (run.stopping()) return StageResult::interrupted("interrupted after nsys profile");
   if (auto stats = run_stats(run, nsys, report.report, output); stats.status != StageStatus::ok) return stats;

@@ -74,10 +74,10 @@ Staged<ProbeOutput> run_probe_stage(PipelineRun& run) {
                               "): the timeline and NVTX stage table can run, kernel-level stages need an NVIDIA GPU");
   }
   if (run.stopping()) return {StageResult::interrupted("interrupted while probing the tools"), std::move(probe)};
-  StageRecord& record = run.record(Stage::probe);
+  StageReport& reported = run.stage_report(Stage::probe);
   if (probe.ncu.found && !probe.ncu.sections_listing.empty()) {
     if (auto written = run.directory.write_text(RunLayout::ncu_sections(), probe.ncu.sections_listing); written) {
-      record.artifacts.push_back(RunLayout::ncu_sections().string());
+      reported.artifacts.push_back(RunLayout::ncu_sections().string());
     } else {
       run.warn(Stage::probe, written.error().describe());
     }
@@ -86,14 +86,14 @@ Staged<ProbeOutput> run_probe_stage(PipelineRun& run) {
   if (auto written = run.directory.write_environment(environment); !written) {
     return {StageResult::failed("could not write env.json: " + written.error().describe()), std::move(probe)};
   }
-  record.artifacts.push_back(RunLayout::environment().string());
+  reported.artifacts.push_back(RunLayout::environment().string());
   const ProbeVerdict verdict = assess_readiness(probe.nsys, probe.ncu);
   const std::string text = verdict_text(verdict, probe.nsys, probe.ncu);
   if (auto written = run.directory.write_text(RunLayout::probe_log(), text); written)
-    record.log_file = RunLayout::probe_log().string();
+    reported.log_file = RunLayout::probe_log().string();
   run.say(Stage::probe, std::string("readiness: ") + to_string(verdict.readiness) +
                             (verdict.reasons.empty() ? "" : " (" + verdict.reasons.front() + ")"));
-  for (const auto& reason : verdict.reasons) record.warnings.push_back(reason);
+  for (const auto& reason : verdict.reasons) reported.warnings.push_back(reason);
   probe.low_disk_space = check_free_space(run);
   return {StageResult::ok(), std::move(probe)};
 }

@@ -89,7 +89,7 @@ void record_repeats(PipelineRun& run, const RepeatSamples& samples) {
                                         {"stable_spread", default_stable_spread},
                                         {"quantities", std::move(quantities)}};
   if (auto written = run.directory.write_json(RunLayout::stage1_repeats(), boost::json::serialize(document)); written) {
-    run.record(Stage::workload).artifacts.push_back(RunLayout::stage1_repeats().string());
+    run.stage_report(Stage::workload).artifacts.push_back(RunLayout::stage1_repeats().string());
   } else {
     run.warn(Stage::workload, written.error().describe());
   }

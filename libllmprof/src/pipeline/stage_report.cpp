@@ -14,7 +14,7 @@ StageResult run_report_stage(PipelineRun& run, const AnalyzeOutput& analysis) {
   if (auto written = write_reports(run.directory.path()); !written) {
     return StageResult::failed("could not write the reports: " + written.error().describe());
   }
-  run.record(Stage::report).artifacts = {RunLayout::report_markdown().string(), RunLayout::report_html().string()};
+  run.stage_report(Stage::report).artifacts = {RunLayout::report_markdown().string(), RunLayout::report_html().string()};
   run.say(Stage::report, "wrote " + run.directory.layout().resolve(RunLayout::report_markdown()).string() + " and " +
                              RunLayout::report_html().string());
   return StageResult::ok();

@@ -167,16 +167,16 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
   for (const auto& kernel : selection->kernels) output.selected_kernels.push_back(kernel.name);
   if (run.config.ncu.plan == NcuPlanMode::per_kernel)
     output.plan = ncu_plan(run, selection.value(), base.value(), nsys);
-  StageRecord& record = run.record(kStage);
+  StageReport& reported = run.stage_report(kStage);
   if (auto written =
           run.directory.write_json(RunLayout::kernel_selection(), selection_json(selection.value(), launches));
       written) {
-    record.artifacts.push_back(RunLayout::kernel_selection().string());
+    reported.artifacts.push_back(RunLayout::kernel_selection().string());
   } else {
     run.warn(kStage, written.error().describe());
   }
   if (auto written = run.directory.write_text(RunLayout::select_log(), selection_log(selection.value())); written) {
-    record.log_file = RunLayout::select_log().string();
+    reported.log_file = RunLayout::select_log().string();
   }
   std::string message = std::to_string(selection->kernels.size()) + " kernels of " + selection->stage + " (" +
                         rule_text(selection.value()) + ") cover " + percent(selection->coverage) +

@@ -33,7 +33,7 @@ void read_metrics(PipelineRun& run, const fs::path& metrics_file, WorkloadOutput
   auto ranges = read_emitted_ranges(metrics_file);
   if (ranges) {
     output.emitted_ranges = ranges.value();
-    run.record(Stage::workload).artifacts.push_back(RunLayout::stage1_metrics().string());
+    run.stage_report(Stage::workload).artifacts.push_back(RunLayout::stage1_metrics().string());
     return;
   }
   const std::string why = ranges.error().message;  // names the file
@@ -71,11 +71,11 @@ Result<WorkloadRun> run_workload_once(PipelineRun& run, const fs::path& director
   recorded.environment = environment;
   const std::string command = command_line(run, recorded);
   if (first) {
-    StageRecord& record = run.record(Stage::workload);
-    record.command = command;
-    record.cmd_file = RunLayout::stage1_commands().string();
-    record.log_file = RunLayout::stage1_stderr().string();
-    record.artifacts = {RunLayout::stage1_stdout().string(), RunLayout::stage1_stderr().string()};
+    StageReport& reported = run.stage_report(Stage::workload);
+    reported.command = command;
+    reported.cmd_file = RunLayout::stage1_commands().string();
+    reported.log_file = RunLayout::stage1_stderr().string();
+    reported.artifacts = {RunLayout::stage1_stdout().string(), RunLayout::stage1_stderr().string()};
   }
   append_command(run, RunLayout::stage1_commands(), recorded);
   log_info(to_string(Stage::workload), "running: " + command);
@@ -99,7 +99,7 @@ StageResult workload_stage(PipelineRun& run, WorkloadOutput& output) {
       return StageResult::failed("could not start the workload: " + ran.error().describe());
     }
     const ProcessOutcome& outcome = ran->outcome;
-    if (index == 1 && outcome.exited) run.record(Stage::workload).exit_code = outcome.exit_code;
+    if (index == 1 && outcome.exited) run.stage_report(Stage::workload).exit_code.emplace(outcome.exit_code);
     run.say(Stage::workload,
             (repeats > 1 ? "repeat " + std::to_string(index) + "/" + std::to_string(repeats) + ": " : std::string()) +
                 "workload " + outcome.describe());

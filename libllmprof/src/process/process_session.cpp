@@ -33,6 +33,7 @@
 #include <boost/process/v2/stdio.hpp>
 
 #include "core/duration.hpp"
+#include "process/child_session.hpp"
 #include "process/child_setup.hpp"
 #include "process/process_group.hpp"
 #include "process/process_launch.hpp"
@@ -43,77 +44,9 @@ namespace {
 
 namespace asio = boost::asio;
 namespace bp = boost::process::v2;
-using SteadyClock = std::chrono::steady_clock;  // real children need real time, not llmprof::Clock
+using SteadyClock = ChildSession::SteadyClock;
 
-// How often the exit status, the stop flag and the deadline are checked.
-constexpr auto poll_interval = std::chrono::milliseconds(5);
-// After a normal exit, how long output is still read from processes the child left behind.
-constexpr auto drain_limit = std::chrono::milliseconds(500);
-
-enum class StopReason { none, timed_out, interrupted, callback_failed };
-
-struct OutputPump {
-  OutputPump(asio::io_context& io, const char* stream_name) : pipe(io), name(stream_name) {}
-  asio::readable_pipe pipe;
-  const char* name;
-  int file_fd = -1;                   // copy of the bytes goes here when >= 0 (not owned)
-  std::optional<LineSplitter> lines;  // set when the spec has a callback for this stream
-  std::array<char, 64 * 1024> buffer{};
-  bool open = false;
-};
-
-class ChildSession {
- public:
-  ChildSession(const ProcessSpec& spec, const std::atomic<bool>& stop_requested)
-      : spec_(spec),
-        stop_requested_(stop_requested),
-        timer_(io_),
-        stdout_pump_(io_, "stdout"),
-        stderr_pump_(io_, "stderr") {}
-
-  Result<ProcessOutcome> run();
-
- private:
-  Result<void> prepare_pump(OutputPump& pump, int file_fd, const std::function<void(const std::string&)>& on_line,
-                            UniqueFd& child_end);
-  Result<void> launch(const std::filesystem::path& executable, int child_stdout, int child_stderr);
-  void start_reading(OutputPump& pump);
-  void deliver(OutputPump& pump, std::size_t size);
-  void close_pump(OutputPump& pump);
-  void schedule_tick();
-  bool tick();  // false once the run is over
-  void poll_exit(SteadyClock::time_point now);
-  void enforce_limits(SteadyClock::time_point now);
-  void end_descendants_on_request(SteadyClock::time_point now);
-  bool tree_finished(SteadyClock::time_point now);
-  bool output_finished(SteadyClock::time_point now) const;
-  void begin_stop(StopReason reason, SteadyClock::time_point now);
-  void signal_tree(int signal_number);
-  bool group_alive() const;
-  ProcessOutcome outcome() const;
-
-  const ProcessSpec& spec_;
-  const std::atomic<bool>& stop_requested_;
-  asio::io_context io_;
-  asio::steady_timer timer_;
-  OutputPump stdout_pump_;
-  OutputPump stderr_pump_;
-  std::optional<bp::basic_process<asio::io_context::executor_type>> process_;
-  pid_t process_group_ = -1;
-  std::optional<DescendantTracker> descendants_;  // the child's tree beyond its process group
-  SteadyClock::time_point started_at_;
-  std::optional<SteadyClock::time_point> deadline_;
-  std::optional<int> wait_status_;  // raw waitpid() status once reaped
-  bool status_unknown_ = false;     // someone else reaped the child (SIGCHLD ignored by the parent)
-  SteadyClock::time_point exited_at_;
-  StopReason stop_reason_ = StopReason::none;
-  SteadyClock::time_point stop_began_;
-  bool kill_sent_ = false;
-  std::optional<SteadyClock::time_point> descendants_ending_began_;  // ProcessSpec::end_descendants honoured
-  bool descendants_kill_sent_ = false;
-  std::exception_ptr callback_error_;
-  std::optional<Error> output_error_;
-};
+}  // namespace
 
 Result<void> ChildSession::prepare_pump(OutputPump& pump, int file_fd,
                                         const std::function<void(const std::string&)>& on_line, UniqueFd& child_end) {
@@ -216,111 +149,6 @@ void ChildSession::close_pump(OutputPump& pump) {
   pump.pipe.close(ignored);
 }
 
-void ChildSession::schedule_tick() {
-  timer_.expires_after(poll_interval);
-  timer_.async_wait([this](boost::system::error_code error) {
-    if (error) return;
-    if (tick()) {
-      schedule_tick();
-    } else {
-      io_.stop();
-    }
-  });
-}
-
-bool ChildSession::tick() {
-  const auto now = SteadyClock::now();
-  if (!wait_status_ && !status_unknown_) poll_exit(now);
-  if (!wait_status_ && !status_unknown_) {
-    enforce_limits(now);
-    return true;
-  }
-  if (!tree_finished(now)) return true;
-  return !output_finished(now);
-}
-
-void ChildSession::poll_exit(SteadyClock::time_point now) {
-  boost::system::error_code error;
-  if (process_->running(error)) return;
-  exited_at_ = now;
-  if (error) {
-    status_unknown_ = true;  // ECHILD: reaped elsewhere, e.g. SIGCHLD set to SIG_IGN in the parent
-  } else {
-    wait_status_ = process_->native_exit_code();
-  }
-  // Reaped: forget the pid, so that basic_process's destructor cannot SIGKILL a process that was
-  // given the same pid later.
-  process_->detach();
-}
-
-void ChildSession::enforce_limits(SteadyClock::time_point now) {
-  if (stop_reason_ == StopReason::none) {
-    if (stop_requested_.load()) {
-      begin_stop(StopReason::interrupted, now);
-    } else if (deadline_ && now >= *deadline_) {
-      begin_stop(StopReason::timed_out, now);
-    }
-  } else if (!kill_sent_ && now - stop_began_ >= spec_.kill_grace) {
-    signal_tree(SIGKILL);
-  }
-  if (stop_reason_ == StopReason::none) end_descendants_on_request(now);
-}
-
-// The descendants only, never the child nor its process group: the child (a profiler) must live on to
-// write what it gathered from them.
-void ChildSession::end_descendants_on_request(SteadyClock::time_point now) {
-  if (!spec_.end_descendants || !descendants_) return;
-  if (!descendants_ending_began_) {
-    if (!spec_.end_descendants->requested()) return;
-    descendants_ending_began_ = now;
-    descendants_->refresh();
-    descendants_->signal_all(spec_.descendants_kill_grace.count() > 0 ? SIGTERM : SIGKILL);
-  } else if (!descendants_kill_sent_ && now - *descendants_ending_began_ >= spec_.descendants_kill_grace) {
-    descendants_kill_sent_ = true;
-    descendants_->refresh();
-    descendants_->signal_all(SIGKILL);
-  }
-}
-
-// After the child has exited: when we were stopping the tree, give the rest of the group the same
-// grace, then SIGKILL whatever is left.
-bool ChildSession::tree_finished(SteadyClock::time_point now) {
-  if (stop_reason_ == StopReason::none || kill_sent_) return true;
-  if (!group_alive()) return true;
-  if (now - stop_began_ < spec_.kill_grace) return false;
-  signal_tree(SIGKILL);
-  return true;
-}
-
-bool ChildSession::output_finished(SteadyClock::time_point now) const {
-  if (!stdout_pump_.open && !stderr_pump_.open) return true;
-  // Something the child left behind still holds the pipe; do not wait for it forever.
-  return stop_requested_.load() || now - exited_at_ >= drain_limit;
-}
-
-void ChildSession::begin_stop(StopReason reason, SteadyClock::time_point now) {
-  stop_reason_ = reason;
-  stop_began_ = now;
-  signal_tree(spec_.kill_grace.count() > 0 ? SIGTERM : SIGKILL);
-}
-
-void ChildSession::signal_tree(int signal_number) {
-  if (signal_number == SIGKILL) kill_sent_ = true;
-  if (process_group_ > 0) ::kill(-process_group_, signal_number);
-  // Descendants that left the group (setsid) or were re-parented to us are signalled one by one.
-  if (descendants_) {
-    descendants_->refresh();
-    descendants_->signal_all(signal_number);
-  }
-  // The child may have left our group (setsid); while it is not reaped its pid cannot be reused.
-  if (process_ && !wait_status_ && !status_unknown_) ::kill(process_->id(), signal_number);
-}
-
-bool ChildSession::group_alive() const {
-  if (process_group_ > 0 && process_group_has_live_members(process_group_)) return true;
-  return descendants_ && descendants_->any_alive();
-}
-
 ProcessOutcome ChildSession::outcome() const {
   ProcessOutcome outcome;
   outcome.timeout = spec_.timeout;
@@ -394,8 +222,6 @@ Result<ProcessOutcome> ChildSession::run() {
   }
   return result;
 }
-
-}  // namespace
 
 Result<ProcessOutcome> run_child_process(const ProcessSpec& spec, const std::atomic<bool>& stop_requested) {
   ChildSession session(spec, stop_requested);

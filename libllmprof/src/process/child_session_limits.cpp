@@ -1,0 +1,127 @@
+// The session's timer tick (child_session.hpp): whether the child has exited, its deadline and stop
+// requests, ending its descendants on request, and stopping its whole process tree (SIGTERM, then SIGKILL
+// after the grace).
+#include <csignal>
+
+#include <sys/wait.h>
+
+#include "process/child_session.hpp"
+
+namespace llmprof::detail {
+namespace {
+
+using SteadyClock = ChildSession::SteadyClock;
+
+// How often the exit status, the stop flag and the deadline are checked.
+constexpr auto poll_interval = std::chrono::milliseconds(5);
+// After a normal exit, how long output is still read from processes the child left behind.
+constexpr auto drain_limit = std::chrono::milliseconds(500);
+
+}  // namespace
+
+void ChildSession::schedule_tick() {
+  timer_.expires_after(poll_interval);
+  timer_.async_wait([this](boost::system::error_code error) {
+    if (error) return;
+    if (tick()) {
+      schedule_tick();
+    } else {
+      io_.stop();
+    }
+  });
+}
+
+bool ChildSession::tick() {
+  const auto now = SteadyClock::now();
+  if (!wait_status_ && !status_unknown_) poll_exit(now);
+  if (!wait_status_ && !status_unknown_) {
+    enforce_limits(now);
+    return true;
+  }
+  if (!tree_finished(now)) return true;
+  return !output_finished(now);
+}
+
+void ChildSession::poll_exit(SteadyClock::time_point now) {
+  boost::system::error_code error;
+  if (process_->running(error)) return;
+  exited_at_ = now;
+  if (error) {
+    status_unknown_ = true;  // ECHILD: reaped elsewhere, e.g. SIGCHLD set to SIG_IGN in the parent
+  } else {
+    wait_status_ = process_->native_exit_code();
+  }
+  // Reaped: forget the pid, so that basic_process's destructor cannot SIGKILL a process that was
+  // given the same pid later.
+  process_->detach();
+}
+
+void ChildSession::enforce_limits(SteadyClock::time_point now) {
+  if (stop_reason_ == StopReason::none) {
+    if (stop_requested_.load()) {
+      begin_stop(StopReason::interrupted, now);
+    } else if (deadline_ && now >= *deadline_) {
+      begin_stop(StopReason::timed_out, now);
+    }
+  } else if (!kill_sent_ && now - stop_began_ >= spec_.kill_grace) {
+    signal_tree(SIGKILL);
+  }
+  if (stop_reason_ == StopReason::none) end_descendants_on_request(now);
+}
+
+// The descendants only, never the child nor its process group: the child (a profiler) must live on to
+// write what it gathered from them.
+void ChildSession::end_descendants_on_request(SteadyClock::time_point now) {
+  if (!spec_.end_descendants || !descendants_) return;
+  if (!descendants_ending_began_) {
+    if (!spec_.end_descendants->requested()) return;
+    descendants_ending_began_ = now;
+    descendants_->refresh();
+    descendants_->signal_all(spec_.descendants_kill_grace.count() > 0 ? SIGTERM : SIGKILL);
+  } else if (!descendants_kill_sent_ && now - *descendants_ending_began_ >= spec_.descendants_kill_grace) {
+    descendants_kill_sent_ = true;
+    descendants_->refresh();
+    descendants_->signal_all(SIGKILL);
+  }
+}
+
+// After the child has exited: when we were stopping the tree, give the rest of the group the same
+// grace, then SIGKILL whatever is left.
+bool ChildSession::tree_finished(SteadyClock::time_point now) {
+  if (stop_reason_ == StopReason::none || kill_sent_) return true;
+  if (!group_alive()) return true;
+  if (now - stop_began_ < spec_.kill_grace) return false;
+  signal_tree(SIGKILL);
+  return true;
+}
+
+bool ChildSession::output_finished(SteadyClock::time_point now) const {
+  if (!stdout_pump_.open && !stderr_pump_.open) return true;
+  // Something the child left behind still holds the pipe; do not wait for it forever.
+  return stop_requested_.load() || now - exited_at_ >= drain_limit;
+}
+
+void ChildSession::begin_stop(StopReason reason, SteadyClock::time_point now) {
+  stop_reason_ = reason;
+  stop_began_ = now;
+  signal_tree(spec_.kill_grace.count() > 0 ? SIGTERM : SIGKILL);
+}
+
+void ChildSession::signal_tree(int signal_number) {
+  if (signal_number == SIGKILL) kill_sent_ = true;
+  if (process_group_ > 0) ::kill(-process_group_, signal_number);
+  // Descendants that left the group (setsid) or were re-parented to us are signalled one by one.
+  if (descendants_) {
+    descendants_->refresh();
+    descendants_->signal_all(signal_number);
+  }
+  // The child may have left our group (setsid); while it is not reaped its pid cannot be reused.
+  if (process_ && !wait_status_ && !status_unknown_) ::kill(process_->id(), signal_number);
+}
+
+bool ChildSession::group_alive() const {
+  if (process_group_ > 0 && process_group_has_live_members(process_group_)) return true;
+  return descendants_ && descendants_->any_alive();
+}
+
+}  // namespace llmprof::detail
