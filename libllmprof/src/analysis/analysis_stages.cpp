@@ -281,74 +281,113 @@ std::optional<std::string> find_parent(const AnalysisInputs& inputs, const Stage
   return std::nullopt;
 }
 
+// A stage's kernels (name -> total time and launches): nsys's per-range kernel table, else, without nsys, the
+// ncu-profiled launches under the range (whose depth in the NVTX stack gives the stage's level).
+StageKernels stage_kernels(const AnalysisInputs& inputs, const StageKey& key, StageAnalysis& stage) {
+  StageKernels kernels;
+  if (inputs.nsys && inputs.nsys->range_kernels) {
+    kernels = stage_kernels_from_nsys(*inputs.nsys, key);
+    stage.kernel_time_source = "nsys nvtx_kern_sum";
+  } else if (inputs.ncu_launches) {
+    // Without nsys only the profiled launches are known: time and FLOP are those of the sample.
+    for (const auto& launch : *inputs.ncu_launches) {
+      if (!stack_contains(launch, key)) continue;
+      auto& entry = kernels[launch.kernel_name];
+      entry.first += static_cast<std::int64_t>(std::llround(launch.duration_ns.value_or(0)));
+      entry.second += 1;
+      stage.level = static_cast<int>(std::distance(
+          launch.nvtx_stack.begin(),
+          std::find_if(launch.nvtx_stack.begin(), launch.nvtx_stack.end(), [&](const NvtxRangeName& range) {
+            return range.domain == key.first && range.name == key.second;
+          })));
+    }
+    stage.kernel_time_source = "ncu launches";
+  }
+  for (const auto& [name, time_and_count] : kernels) {
+    stage.kernel_time_ns += time_and_count.first;
+    stage.kernel_instances += time_and_count.second;
+  }
+  return kernels;
+}
+
+// Busy over the time the stage took: the larger of its wall time and its GPU projection. nsys's projection
+// (2025.3 nvtx_gpu_proj_sum) spans only the GPU work the range launched, so kernel time / projection called the
+// H100 sample's `sample` (wall 4.41 ms, GPU work 1.32 ms) "GPU busy 100%". The timeline engine divides by the
+// active span the same way; the projection can outlast the wall time (work still queued when the range closed),
+// hence the larger of the two. Kernel time past the projection cannot be (the tables are of different
+// captures): that ratio is kept so that withhold_impossible_figures withholds it and says why.
+void fill_busy_fraction(StageAnalysis& stage) {
+  if (!stage.gpu_projection_ns || *stage.gpu_projection_ns <= 0) return;
+  const auto kernel = static_cast<double>(stage.kernel_time_ns);
+  const double over_projection = kernel / static_cast<double>(*stage.gpu_projection_ns);
+  const std::int64_t span = std::max(*stage.gpu_projection_ns, stage.wall_ns.value_or(0));
+  stage.gpu_busy_fraction = over_projection > 1 ? over_projection : kernel / static_cast<double>(span);
+}
+
+void fill_top_kernels(const StageKernels& kernels, std::size_t count, StageAnalysis& stage) {
+  std::vector<std::pair<std::string, std::int64_t>> ranked;
+  for (const auto& [name, time_and_count] : kernels) ranked.emplace_back(name, time_and_count.first);
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  for (std::size_t i = 0; i < ranked.size() && i < count; ++i) {
+    const double share = stage.kernel_time_ns > 0
+                             ? static_cast<double>(ranked[i].second) / static_cast<double>(stage.kernel_time_ns)
+                             : 0;
+    stage.top_kernels.push_back({ranked[i].first, ranked[i].second, share});
+  }
+}
+
+// What the report says of a stage's figures' inputs: partial FLOP coverage, no ncu launches, no projection row,
+// kernel time from ncu alone.
+void note_stage_inputs(const AnalysisInputs& inputs, const StageAnalysis& stage, AnalysisReport& report) {
+  if (stage.flop && stage.flop_coverage < 0.999) {
+    std::string split;
+    if (report.ncu_coverage && report.ncu_coverage->stage == stage.name)
+      split = "; of the kernel time, ncu measured " + format_fraction_percent(report.ncu_coverage->measured) +
+              ", extrapolated " + format_fraction_percent(report.ncu_coverage->extrapolated) +
+              " from the same kernels' profiled configurations";
+    report.warnings.push_back("stage '" + stage.qualified_name() + "': FLOP cover only " +
+                              format_fraction_percent(stage.flop_coverage) +
+                              " of its kernel time (kernels without ncu data count as 0 FLOP" + split + ")");
+  }
+  if (!stage.flop && inputs.ncu_launches && stage.kernel_time_ns > 0) {
+    report.skipped.push_back("stage '" + stage.qualified_name() +
+                             "': FLOP and MFU need ncu launches of its kernels; none was profiled in this stage");
+  }
+  if (!stage.gpu_projection_ns) {
+    report.skipped.push_back("stage '" + stage.qualified_name() +
+                             "': gpu_busy_fraction needs nsys nvtx_gpu_proj_sum, which has no row for it");
+  }
+  if (stage.kernel_time_source == "ncu launches") {
+    report.warnings.push_back("stage '" + stage.qualified_name() +
+                              "': kernel time is the sum of the ncu-profiled launches only (no nsys nvtx_kern_sum)");
+  }
+}
+
 }  // namespace
 
 void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
                   const PerLaunchMeans& flop_per_launch, AnalysisReport& report) {
-  const bool nsys_kernels = inputs.nsys && inputs.nsys->range_kernels;
   std::map<StageKey, StageKernels> kernels_by_stage;
   for (const auto& key : collect_stages(inputs)) {
     StageAnalysis stage;
     stage.domain = key.first;
     stage.name = key.second;
     fill_times(inputs, key, stage);
-    StageKernels kernels;
-    std::map<std::string, double> by_precision;
-    if (nsys_kernels) {
-      kernels = stage_kernels_from_nsys(*inputs.nsys, key);
-      stage.kernel_time_source = "nsys nvtx_kern_sum";
-    } else if (inputs.ncu_launches) {
-      // Without nsys only the profiled launches are known: time and FLOP are those of the sample.
-      for (const auto& launch : *inputs.ncu_launches) {
-        if (!stack_contains(launch, key)) continue;
-        auto& entry = kernels[launch.kernel_name];
-        entry.first += static_cast<std::int64_t>(std::llround(launch.duration_ns.value_or(0)));
-        entry.second += 1;
-        stage.level = static_cast<int>(std::distance(
-            launch.nvtx_stack.begin(),
-            std::find_if(launch.nvtx_stack.begin(), launch.nvtx_stack.end(), [&](const NvtxRangeName& range) {
-              return range.domain == key.first && range.name == key.second;
-            })));
-      }
-      stage.kernel_time_source = "ncu launches";
-    }
-    for (const auto& [name, time_and_count] : kernels) {
-      stage.kernel_time_ns += time_and_count.first;
-      stage.kernel_instances += time_and_count.second;
-    }
+    StageKernels kernels = stage_kernels(inputs, key, stage);
     // No kernel, no wall time, no projection: nsys never saw the range (its time is unknown, which is not
     // the same as idle).
     stage.outside_capture = stage.kernel_time_ns == 0 && !stage.wall_ns && !stage.gpu_projection_ns;
-    // Busy over the time the stage took: the larger of its wall time and its GPU projection. nsys's
-    // projection (2025.3 nvtx_gpu_proj_sum) spans only the GPU work the range launched, so kernel time /
-    // projection called the H100 sample's `sample` (wall 4.41 ms, GPU work 1.32 ms) "GPU busy 100%". The
-    // timeline engine divides by the active span the same way; the projection can outlast the wall time
-    // (work still queued when the range closed), hence the larger of the two.
-    // Kernel time past the projection cannot be (the tables are of different captures): that ratio is kept
-    // so that withhold_impossible_figures withholds it and says why.
-    if (stage.gpu_projection_ns && *stage.gpu_projection_ns > 0) {
-      const auto kernel = static_cast<double>(stage.kernel_time_ns);
-      const double over_projection = kernel / static_cast<double>(*stage.gpu_projection_ns);
-      const std::int64_t span = std::max(*stage.gpu_projection_ns, stage.wall_ns.value_or(0));
-      stage.gpu_busy_fraction = over_projection > 1 ? over_projection : kernel / static_cast<double>(span);
-    }
+    fill_busy_fraction(stage);
+    std::map<std::string, double> by_precision;
     fill_flop(kernels, flop_per_launch, stage, by_precision);
     dominant_precision(by_precision, stage);
     fill_dram_bytes(kernels, flop_per_launch, stage);
     choose_rate_time(stage);
     stage.kernel_bound = dominant_bound(report, kernels);
     fill_workload(report, stage);
-    std::vector<std::pair<std::string, std::int64_t>> ranked;
-    for (const auto& [name, time_and_count] : kernels) ranked.emplace_back(name, time_and_count.first);
-    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-      return a.second != b.second ? a.second > b.second : a.first < b.first;
-    });
-    for (std::size_t i = 0; i < ranked.size() && i < options.stage_top_kernels; ++i) {
-      const double share = stage.kernel_time_ns > 0
-                               ? static_cast<double>(ranked[i].second) / static_cast<double>(stage.kernel_time_ns)
-                               : 0;
-      stage.top_kernels.push_back({ranked[i].first, ranked[i].second, share});
-    }
+    fill_top_kernels(kernels, options.stage_top_kernels, stage);
     withhold_impossible_figures(stage, report.warnings);
     stage.verdict = verdict(report, options, kernels, stage);
     kernels_by_stage[key] = std::move(kernels);
@@ -356,28 +395,7 @@ void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
   }
   for (auto& stage : report.stages) {
     stage.parent = find_parent(inputs, {stage.domain, stage.name}, stage, report.stages, kernels_by_stage);
-    if (stage.flop && stage.flop_coverage < 0.999) {
-      std::string split;
-      if (report.ncu_coverage && report.ncu_coverage->stage == stage.name)
-        split = "; of the kernel time, ncu measured " + format_fraction_percent(report.ncu_coverage->measured) +
-                ", extrapolated " + format_fraction_percent(report.ncu_coverage->extrapolated) +
-                " from the same kernels' profiled configurations";
-      report.warnings.push_back("stage '" + stage.qualified_name() + "': FLOP cover only " +
-                                format_fraction_percent(stage.flop_coverage) +
-                                " of its kernel time (kernels without ncu data count as 0 FLOP" + split + ")");
-    }
-    if (!stage.flop && inputs.ncu_launches && stage.kernel_time_ns > 0) {
-      report.skipped.push_back("stage '" + stage.qualified_name() +
-                               "': FLOP and MFU need ncu launches of its kernels; none was profiled in this stage");
-    }
-    if (!stage.gpu_projection_ns) {
-      report.skipped.push_back("stage '" + stage.qualified_name() +
-                               "': gpu_busy_fraction needs nsys nvtx_gpu_proj_sum, which has no row for it");
-    }
-    if (stage.kernel_time_source == "ncu launches") {
-      report.warnings.push_back("stage '" + stage.qualified_name() +
-                                "': kernel time is the sum of the ncu-profiled launches only (no nsys nvtx_kern_sum)");
-    }
+    note_stage_inputs(inputs, stage, report);
   }
   std::stable_sort(report.stages.begin(), report.stages.end(), [](const auto& a, const auto& b) {
     if (a.level != b.level) return a.level < b.level;

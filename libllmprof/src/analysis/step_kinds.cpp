@@ -198,11 +198,12 @@ void attach_step_tokens(std::vector<StepKindReport>& windows, const StepTokens& 
       }
       kind.tokens = tokens_of(kind, found->second, number);
     }
-    for (const auto& [name, counts] : counted) {
+    for (const auto& entry : counted) {  // not a structured binding: clang before 16 cannot capture one
+      const std::string& name = entry.first;
       const bool timed = std::any_of(report.kinds.begin(), report.kinds.end(),
-                                     [&](const StepKindFigures& kind) { return kind.name == name; });
-      if (!timed && counts.steps > 0)
-        report.token_notes.push_back("the workload counted " + std::to_string(counts.steps) + " `" + name +
+                                     [&name](const StepKindFigures& kind) { return kind.name == name; });
+      if (!timed && entry.second.steps > 0)
+        report.token_notes.push_back("the workload counted " + std::to_string(entry.second.steps) + " `" + name +
                                      "` steps in window " + std::to_string(number) + "; the timeline has none");
     }
   }

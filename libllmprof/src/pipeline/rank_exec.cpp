@@ -72,6 +72,41 @@ int record_outcome(RankStatus& status, const ProcessOutcome& outcome, const Rank
   return outcome.exited && outcome.exit_code != 0 ? outcome.exit_code : 1;
 }
 
+// What status.json says of a rank before it runs.
+RankStatus starting_status(const RankIdentity& identity, const std::string& role) {
+  RankStatus status;
+  status.rank = identity.rank;
+  status.local_rank = identity.local_rank;
+  status.world_size = identity.world_size;
+  status.source = to_string(identity.source);
+  status.evidence = identity.evidence;
+  status.host = host_name();
+  status.role = role;
+  status.started_utc = format_utc_iso8601(SystemClock().wall_now());
+  return status;
+}
+
+// The process one rank runs: the profiler's words (a profiled rank) then the workload, with the plan's
+// environment and directory, @RANK@ filled in; `recorded` gets the environment its cmd.txt records.
+ProcessSpec rank_process(const detail::RankPlan& plan, const RankExecRequest& request, const RankIdentity& identity,
+                         Stage stage, bool profiled, std::map<std::string, std::string>& recorded) {
+  ProcessSpec spec;
+  if (profiled) {
+    for (const auto& word : plan.profiler_argv) spec.argv.push_back(detail::substitute_rank(word, identity.rank));
+  }
+  spec.argv.insert(spec.argv.end(), request.workload.begin(), request.workload.end());
+  for (const auto& [name, value] : plan.environment) {
+    recorded[name] = detail::substitute_rank(value, identity.rank);
+    spec.environment[name] = recorded[name];
+  }
+  spec.working_directory = plan.working_directory;
+  spec.stdout_file = request.main_directory / RunLayout::rank_stage_output(identity.rank, stage);
+  spec.stderr_file = spec.stdout_file;
+  if (plan.timeout_s > 0)
+    spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(plan.timeout_s * 1000)));
+  return spec;
+}
+
 }  // namespace
 
 Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankIdentity& identity,
@@ -89,17 +124,8 @@ Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankI
   fs::create_directories(directory, error);
   if (error) return detail::io_error_from_errno(error.value(), "could not create the rank directory", directory);
 
-  RankStatus status;
-  status.rank = identity.rank;
-  status.local_rank = identity.local_rank;
-  status.world_size = identity.world_size;
-  status.source = to_string(identity.source);
-  status.evidence = identity.evidence;
-  status.host = host_name();
   const bool profiled = plan->role != detail::kBareRole && selected(request, identity.rank);
-  status.role = profiled ? plan->role : detail::kBareRole;
-  SystemClock clock;
-  status.started_utc = format_utc_iso8601(clock.wall_now());
+  RankStatus status = starting_status(identity, profiled ? plan->role : detail::kBareRole);
 
   if (request.ranks && !request.ranks->empty() && request.ranks->back() >= identity.world_size) {
     status.outcome = "refused";
@@ -111,21 +137,8 @@ Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankI
     return RankExecResult{kExitBadRequest, status.reason};
   }
 
-  ProcessSpec spec;
-  if (profiled) {
-    for (const auto& word : plan->profiler_argv) spec.argv.push_back(detail::substitute_rank(word, identity.rank));
-  }
-  spec.argv.insert(spec.argv.end(), request.workload.begin(), request.workload.end());
   std::map<std::string, std::string> environment;  // what the plan sets for this rank, as cmd.txt records it
-  for (const auto& [name, value] : plan->environment) {
-    environment[name] = detail::substitute_rank(value, identity.rank);
-    spec.environment[name] = environment[name];
-  }
-  spec.working_directory = plan->working_directory;
-  spec.stdout_file = request.main_directory / RunLayout::rank_stage_output(identity.rank, *stage);
-  spec.stderr_file = spec.stdout_file;
-  if (plan->timeout_s > 0)
-    spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(plan->timeout_s * 1000)));
+  const ProcessSpec spec = rank_process(plan.value(), request, identity, *stage, profiled, environment);
   // The rank's own argv, environment and directory, as every cmd.txt records them: pasted, it runs this rank again.
   status.command = reproduce_command_line(spec.argv, environment, spec.working_directory);
   const fs::path commands = request.main_directory / RunLayout::rank_stage_commands(identity.rank, *stage);

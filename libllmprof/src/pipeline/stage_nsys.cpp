@@ -55,36 +55,31 @@ struct Capture {
   std::optional<StageResult> problem;  // the profile could not run, was interrupted or timed out
 };
 
-Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const CaptureTarget& target) {
-  Capture result;
-  result.gated = gated;
-  const fs::path report_base = fs::absolute(run.directory.layout().resolve(target.report_base));
-  const NsysCommand command = nsys_profile_command(run, nsys, gated, report_base, target.added_arguments);
-  std::vector<std::string> warnings;
-  if (auto valid = command.validate(nsys, &warnings); !valid) {
-    result.problem = StageResult::failed("invalid nsys options: " + valid.error().describe());
-    return result;
-  }
-  for (const auto& warning : warnings) run.warn(kStage, warning);
+// The nsys profile call: cmd.txt records it without the overwrite flag, and the workload learns where it may
+// write its metrics and its step tokens (beside them: RunLayout::nsys_step_tokens() for the main capture).
+ToolCall profile_call(PipelineRun& run, const NsysCommand& command, const CaptureTarget& target) {
   ToolCall call = profiler_call(run, kStage, command.argv(), target.log, run.config.nsys.timeout_s);
   call.recorded_argv = command.without_overwrite().argv();
   call.recorded_comment = kRecordedWithoutOverwrite;
   const fs::path metrics = fs::absolute(run.directory.layout().resolve(target.metrics));
   call.environment["LLMPROF_METRICS_FILE"] = metrics.string();
-  // Beside the metrics: RunLayout::nsys_step_tokens() for the main capture.
   call.environment[std::string(step_tokens_environment_variable)] =
       (metrics.parent_path() / RunLayout::nsys_step_tokens().filename()).string();
   call.on_line = [&run](const std::string& line) {
     if (is_nsys_progress(line)) run.tool_progress(kStage, line);
   };
-  result.problem = run_profiler_call(run, call, RunLayout::nsys_commands(), "nsys profile", result.outcome);
-  if (result.problem) return result;
-  warn_about_cupti_conflict(run, kStage, call.log_file);
+  return call;
+}
+
+// What the report resolver needs of a finished profile; an exit 143 that the capture range's end caused is
+// no workload failure.
+ReportResolveRequest resolve_request(PipelineRun& run, const NsysCommand& command, const ToolCall& call,
+                                     const ProcessOutcome& outcome, const fs::path& report_base) {
   ReportResolveRequest request;
   request.output_base = report_base;
   request.profiler_output = read_text(run.directory.path() / call.log_file);
-  request.profile_outcome = *result.outcome;
-  if (ended_by_capture_range(run, *result.outcome)) {
+  request.profile_outcome = outcome;
+  if (ended_by_capture_range(run, outcome)) {
     run.note(kStage,
              "nsys ended the workload when the NVTX capture range closed (--capture-range-end=stop-shutdown) "
              "and exited 143; that is how this setting works, not a workload failure");
@@ -96,6 +91,25 @@ Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const Captur
     append_command(run, RunLayout::nsys_commands(), ToolCall{kStage, argv});
     run.say(kStage, "nsys left only a .qdstrm; importing it: " + join_shell_command(argv));
   };
+  return request;
+}
+
+Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const CaptureTarget& target) {
+  Capture result;
+  result.gated = gated;
+  const fs::path report_base = fs::absolute(run.directory.layout().resolve(target.report_base));
+  const NsysCommand command = nsys_profile_command(run, nsys, gated, report_base, target.added_arguments);
+  std::vector<std::string> warnings;
+  if (auto valid = command.validate(nsys, &warnings); !valid) {
+    result.problem = StageResult::failed("invalid nsys options: " + valid.error().describe());
+    return result;
+  }
+  for (const auto& warning : warnings) run.warn(kStage, warning);
+  ToolCall call = profile_call(run, command, target);
+  result.problem = run_profiler_call(run, call, RunLayout::nsys_commands(), "nsys profile", result.outcome);
+  if (result.problem) return result;
+  warn_about_cupti_conflict(run, kStage, call.log_file);
+  ReportResolveRequest request = resolve_request(run, command, call, *result.outcome, report_base);
   if (captures_windows(run.config.nsys, gated) && target.added_arguments.empty()) {
     auto windows = resolve_capture_windows(run.runner, nsys, request);
     if (!windows) {
