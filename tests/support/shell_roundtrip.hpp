@@ -9,6 +9,21 @@
 
 namespace llmprof::testing {
 
+// The NUL-terminated words of `text` (what `printf '%s\0'` writes).
+inline std::vector<std::string> split_nul_terminated(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : text) {
+    if (c == '\0') {
+      words.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  return words;
+}
+
 // `printf '%s\0' WORDS` re-applies the format to each word, so every word comes back NUL-terminated,
 // newlines included.
 inline std::vector<std::string> words_seen_by_shell(const std::string& quoted_line) {
@@ -20,17 +35,7 @@ inline std::vector<std::string> words_seen_by_shell(const std::string& quoted_li
   std::size_t count = 0;
   while ((count = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, count);
   if (::pclose(pipe) != 0) throw std::runtime_error("sh failed on: " + command);
-  std::vector<std::string> words;
-  std::string word;
-  for (char c : output) {
-    if (c == '\0') {
-      words.push_back(word);
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  return words;
+  return split_nul_terminated(output);
 }
 
 }  // namespace llmprof::testing

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "llmprof/shell_quote.hpp"
+#include "shell_roundtrip.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -25,20 +26,6 @@ void write_probe(const fs::path& path) {
   fs::permissions(path, fs::perms::owner_all);
 }
 
-std::vector<std::string> split_nul(const std::string& text) {
-  std::vector<std::string> words;
-  std::string word;
-  for (char c : text) {
-    if (c == '\0') {
-      words.push_back(word);
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  return words;
-}
-
 // Runs `line` with bash from another directory; returns what the probe saw.
 std::vector<std::string> run_pasted(const std::string& line, const fs::path& out) {
   const fs::path script = out.parent_path() / "pasted.sh";
@@ -46,7 +33,7 @@ std::vector<std::string> run_pasted(const std::string& line, const fs::path& out
   const std::string command = "env PROBE_OUT=" + quote_shell_argument(out.string()) + " bash " +
                               quote_shell_argument(script.string()) + " </dev/null";
   REQUIRE(std::system(command.c_str()) == 0);
-  return split_nul(read_file(out));
+  return split_nul_terminated(read_file(out));
 }
 
 }  // namespace

@@ -18,6 +18,21 @@ std::optional<std::string> read_file_text(const std::filesystem::path& path) {
   return text.str();
 }
 
+Result<std::string> read_input_file(const std::filesystem::path& path, const std::string& what,
+                                    const std::string& missing_hint) {
+  std::error_code status_error;
+  if (!std::filesystem::is_regular_file(path, status_error)) {
+    return make_error(ErrorCode::not_found, what + " " + path.string() + " does not exist", missing_hint,
+                      path.string());
+  }
+  auto text = read_file_text(path);
+  if (!text) {
+    return make_error(ErrorCode::io_error, "cannot read " + what + " " + path.string(), "check the file's permissions",
+                      path.string());
+  }
+  return std::move(*text);
+}
+
 std::string read_text(const std::filesystem::path& path) { return read_file_text(path).value_or(std::string()); }
 
 std::string tail_lines(const std::filesystem::path& path, std::size_t count) {

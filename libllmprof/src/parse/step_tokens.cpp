@@ -78,16 +78,8 @@ Result<StepTokens> parse_step_tokens(std::string_view json_text, const std::stri
 }
 
 Result<StepTokens> load_step_tokens(const std::filesystem::path& path) {
-  std::error_code status_error;
-  if (!std::filesystem::is_regular_file(path, status_error)) {
-    return make_error(ErrorCode::not_found, "step tokens file " + path.string() + " does not exist",
-                      "have the workload write it where LLMPROF_STEP_TOKENS_FILE says", path.string());
-  }
-  const auto text = detail::read_file_text(path);
-  if (!text) {
-    return make_error(ErrorCode::io_error, "cannot read step tokens file " + path.string(),
-                      "check the file's permissions", path.string());
-  }
+  auto text = detail::read_input_file(path, "step tokens file", "have the workload write it where LLMPROF_STEP_TOKENS_FILE says");
+  if (!text) return text.error();
   return parse_step_tokens(*text, path.string());
 }
 

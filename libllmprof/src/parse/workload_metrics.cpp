@@ -157,16 +157,9 @@ Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const
 }
 
 Result<WorkloadMetrics> load_workload_metrics(const std::filesystem::path& path) {
-  std::error_code status_error;
-  if (!std::filesystem::is_regular_file(path, status_error)) {
-    return make_error(ErrorCode::not_found, "workload metrics file " + path.string() + " does not exist",
-                      "run the workload with --metrics-out FILE (or LLMPROF_METRICS_FILE) to write it", path.string());
-  }
-  const auto text = detail::read_file_text(path);
-  if (!text) {
-    return make_error(ErrorCode::io_error, "cannot read workload metrics file " + path.string(),
-                      "check the file's permissions", path.string());
-  }
+  auto text = detail::read_input_file(path, "workload metrics file",
+                                      "run the workload with --metrics-out FILE (or LLMPROF_METRICS_FILE) to write it");
+  if (!text) return text.error();
   return parse_workload_metrics(*text, path.string());
 }
 
