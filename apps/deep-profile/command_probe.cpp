@@ -130,7 +130,8 @@ int run_probe(const std::vector<std::string>& args) {
   probe_options.use_default_locations = values.count("no-default-locations") == 0;
   const NsysInfo nsys = probe_nsys(*runner, probe_options);
   const NcuInfo ncu = probe_ncu(*runner, probe_options);
-  const ProbeVerdict verdict = assess_readiness(nsys, ncu);
+  const NvidiaDriver driver = detect_nvidia_driver();
+  const ProbeVerdict verdict = assess_readiness(nsys, ncu, driver);
   if (!sections_out.empty()) {
     std::ofstream file(sections_out, std::ios::binary);
     file << ncu.sections_listing;
@@ -142,7 +143,7 @@ int run_probe(const std::vector<std::string>& args) {
       std::cerr << "deep-profile probe: no ncu section listing; wrote an empty " << sections_out << "\n";
   }
   if (values.count("json")) {
-    std::cout << probe_to_json(nsys, ncu);
+    std::cout << probe_to_json(nsys, ncu, driver);
   } else {
     print_nsys(std::cout, nsys);
     print_ncu(std::cout, ncu);

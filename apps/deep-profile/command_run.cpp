@@ -129,6 +129,11 @@ void print_summary(const llmprof::RunSummary& summary, std::ostream& out) {
         << time.str() << stage.reason << "\n";
   }
   for (const auto& note : summary.notes) out << "note: " << note << "\n";
+  if (!summary.skipped_for_hardware.empty()) {
+    std::string stages;
+    for (const auto& stage : summary.skipped_for_hardware) stages += (stages.empty() ? "" : ", ") + stage;
+    out << "skipped for lack of hardware: " << stages << " (each stage's reason above says what is missing)\n";
+  }
   out << "total size: " << std::fixed << std::setprecision(1) << static_cast<double>(summary.total_bytes) / 1e6
       << " MB; outcome: " << llmprof::to_string(summary.outcome) << "\n";
 }

@@ -84,6 +84,9 @@ llmprof::Result<llmprof::DeepProfileConfig> load_selected_config(const llmprof::
 int report_config_error(std::string_view command, const llmprof::Error& error, std::ostream& out) {
   out << "deep-profile " << command << ": " << error.message << "\n";
   if (!error.hint.empty()) out << "  hint: " << error.hint << "\n";
+  // The library's errors name no flags (a harness has none); on the command line these are the ways in.
+  if (error.code == llmprof::ErrorCode::not_found && !error.subject.empty())
+    out << "  hint: pass a file with --config PATH, or a preset with --preset NAME (deep-profile config --keys)\n";
   return llmprof::exit_usage;
 }
 

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "command.hpp"
+#include "llmprof/logging.hpp"
 
 namespace deep_profile {
 std::vector<Command>& command_registry() {
@@ -44,6 +45,9 @@ void print_usage(std::ostream& out) {
 
 int main(int argc, char** argv) {
   std::set_terminate(report_uncaught_exception);
+  // The library is silent by default (a harness decides where its lines go); the CLI shows them on stderr.
+  // Subcommands that print their own progress (run, sweep) lower this to errors.
+  llmprof::init_logging({});
   if (argc < 2) {
     print_usage(std::cerr);
     return deep_profile::exit_usage;

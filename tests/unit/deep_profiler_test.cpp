@@ -8,7 +8,10 @@
 #include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <functional>
+#include <optional>
 #include <thread>
+#include <tuple>
 
 #include "core/text.hpp"
 #include "fake_process_runner.hpp"
@@ -16,6 +19,7 @@
 #include "llmprof/ncu_progress.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/stop_signal_watcher.hpp"
+#include "llmprof/tool_probe.hpp"
 #include "pipeline/artifact_checks.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline_bench.hpp"
@@ -284,8 +288,48 @@ TEST_CASE("a workload that exits non-zero is reported with its exit code and las
   CHECK(stage_of(manifest, "nsys").status == StageStatus::skipped);
   CHECK(stage_of(manifest, "ncu").status == StageStatus::skipped);
   CHECK(bench.runs_of(command_is("nsys", {"profile"})).empty());
-  CHECK(summary.outcome == RunOutcome::incomplete);
+  // One vocabulary: the summary, RunOutcome and run.json all say failed (exit 1, as incomplete).
+  CHECK(summary.outcome == RunOutcome::failed);
   CHECK(manifest.status == RunStatus::failed);
+  CHECK(exit_code_for(summary.outcome) == exit_incomplete);
+}
+
+TEST_CASE("a configuration built in code that validate_config rejects is an error before anything runs",
+          "[outcome]") {
+  Bench bench;
+  bench.script_workload();
+  bench.config.run.top_n_kernels = 0;
+  DeepProfiler profiler(bench.config, bench.runner, bench.clock, {}, bench.environment);
+  const auto summary = profiler.run();
+  REQUIRE_FALSE(summary.has_value());
+  CHECK(summary.error().code == ErrorCode::invalid_argument);
+  CHECK_THAT(summary.error().message, Catch::Contains("run.top_n_kernels"));
+  CHECK(bench.runner.runs().empty());
+  CHECK_FALSE(fs::exists(bench.main()));
+}
+
+TEST_CASE("ncu skipped because the machine has no GPU is its own outcome, not ok", "[outcome]") {
+  Bench bench;
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.runner.on(ncu_profile(true), FakeAnswer::printing(fixture_lines("debian-nsight-2022/cli/ncu_no_driver.txt")));
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+  const StageRecord& ncu = stage_of(manifest, "ncu");
+  CHECK(ncu.status == StageStatus::skipped);
+  CHECK_THAT(ncu.reason, Catch::Contains("need an NVIDIA GPU and its driver"));
+  CHECK_FALSE(summary.all_requested_succeeded);
+  CHECK(manifest.status == summary.outcome);
+  if (detect_nvidia_driver().present) {
+    // A machine with a driver whose ncu cannot reach it has a problem: the machine's (exit 3).
+    CHECK(summary.outcome == RunOutcome::environment);
+    CHECK(summary.skipped_for_hardware.empty());
+  } else {
+    CHECK(summary.outcome == RunOutcome::hardware_limited);
+    CHECK(summary.skipped_for_hardware == std::vector<std::string>{"ncu"});
+    CHECK(to_string(manifest.status) == std::string("hardware_limited"));
+    CHECK(exit_code_for(summary.outcome) == exit_ok);  // the quick start's exit 0 on a GPU-less machine
+  }
 }
 
 TEST_CASE("a workload past its timeout fails stage1 with the timeout outcome") {
@@ -944,4 +988,48 @@ TEST_CASE("unusable_artifact names what makes a handed-on file unusable, and lea
         std::optional<std::string>("f.nsys-rep is empty (0 bytes)"));
   CHECK_THAT(*detail::unusable_artifact(temp.path(), "absent.csv"), Catch::StartsWith("absent.csv is missing"));
   CHECK_FALSE(detail::unusable_artifact(fs::path(LLMPROF_TEST_DATA_DIR), "nsys-sqlite/eager.sqlite"));
+}
+
+TEST_CASE("two DeepProfilers running at once in one process keep their own logs and complete run directories",
+          "[outcome][logging]") {
+  Bench first;
+  Bench second;
+  for (Bench* bench : {&first, &second}) {
+    bench->script_workload();
+    bench->script_nsys_report();
+    bench->script_ncu_report();
+  }
+  // Catch2's assertions are not thread-safe: the threads only run, the checks come after the joins.
+  std::optional<Result<RunSummary>> first_summary;
+  std::optional<Result<RunSummary>> second_summary;
+  auto run_on = [](Bench& bench, std::optional<Result<RunSummary>>& into) {
+    DeepProfiler profiler(bench.config, bench.runner, bench.clock, {}, bench.environment);
+    into = profiler.run();
+  };
+  std::thread first_thread(run_on, std::ref(first), std::ref(first_summary));
+  std::thread second_thread(run_on, std::ref(second), std::ref(second_summary));
+  first_thread.join();
+  second_thread.join();
+
+  for (auto [bench, other, summary] : {std::tuple{&first, &second, &first_summary},
+                                       std::tuple{&second, &first, &second_summary}}) {
+    REQUIRE(summary->has_value());
+    const Result<RunSummary>& result = summary->value();
+    REQUIRE(result.has_value());
+    CHECK(result.value().outcome == RunOutcome::ok);
+    const RunManifest manifest = bench->manifest();
+    CHECK(manifest.status == RunStatus::ok);
+    for (const char* file : {"run.json", "env.json", "nsys/cmd.txt", "ncu/raw.csv", "deep-profile.log"}) {
+      INFO(bench->main() / file);
+      CHECK(fs::exists(bench->main() / file));
+    }
+    const std::string log = read_file(bench->main() / "deep-profile.log");
+    CHECK(log.find("run directory " + bench->main().string()) != std::string::npos);
+    CHECK(log.find(other->main().string()) == std::string::npos);
+    // One "stage started" line per stage: a log shared by both runs would hold two of each.
+    std::size_t started = 0;
+    for (std::size_t at = log.find("stage started: "); at != std::string::npos; at = log.find("stage started: ", at + 1))
+      ++started;
+    CHECK(started == deep_profile_stage_names().size());
+  }
 }

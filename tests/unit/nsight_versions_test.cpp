@@ -15,6 +15,9 @@
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
+// These tests weigh the tools; the machine has an NVIDIA driver unless a test says otherwise.
+const llmprof::NvidiaDriver kDriver{true, "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05"};
+
 using namespace llmprof;
 using llmprof::testing::data_path;
 using llmprof::testing::oracle_figure;
@@ -90,17 +93,17 @@ TEST_CASE("the stats stage asks each nsys for the names it has") {
 TEST_CASE("readiness: an nsys without a needed report is not ready, and says which and what version is needed") {
   const NcuInfo ncu = healthy_ncu();
   const auto old_names = listed_reports("debian-nsight-2022/cli/nsys_reports.txt");
-  CHECK(assess_readiness(healthy_nsys({2022, 4, 2, 1, "2022.4.2.1-df9881f"}, old_names), ncu).readiness ==
+  CHECK(assess_readiness(healthy_nsys({2022, 4, 2, 1, "2022.4.2.1-df9881f"}, old_names), ncu, kDriver).readiness ==
         Readiness::ready);
   std::vector<std::string> without_projection = old_names;
   without_projection.erase(std::find(without_projection.begin(), without_projection.end(), "nvtxgpuproj"));
-  const auto verdict = assess_readiness(healthy_nsys({2021, 1, 0, 0, "2021.1.0"}, without_projection), ncu);
+  const auto verdict = assess_readiness(healthy_nsys({2021, 1, 0, 0, "2021.1.0"}, without_projection), ncu, kDriver);
   CHECK(verdict.readiness == Readiness::degraded);
   REQUIRE(verdict.reasons.size() == 1);
   CHECK(verdict.reasons[0] ==
         "nsys 2021.1.0.0 has no report nvtx_gpu_proj_sum (nor its older name nvtxgpuproj); "
         "need Nsight Systems 2022.4 or newer");
-  const auto unlisted = assess_readiness(healthy_nsys({2022, 4, 2, 1, "2022.4.2.1"}, {}), ncu);
+  const auto unlisted = assess_readiness(healthy_nsys({2022, 4, 2, 1, "2022.4.2.1"}, {}), ncu, kDriver);
   CHECK(unlisted.readiness == Readiness::degraded);
   CHECK(unlisted.reasons[0].find("listed no stats reports") != std::string::npos);
 }

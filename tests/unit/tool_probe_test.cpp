@@ -12,6 +12,9 @@
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
+// These tests weigh the tools; the machine has an NVIDIA driver unless a test says otherwise.
+const llmprof::NvidiaDriver kDriver{true, "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05"};
+
 using namespace llmprof;
 using llmprof::testing::data_path;
 using llmprof::testing::fake_tool_path;
@@ -212,7 +215,7 @@ TEST_CASE("a missing tool is a result that lists where the probe looked") {
   CHECK(nsys.searched[5] == temp / "root" / "host" / "target-linux-x64" / "nsys");
   CHECK(ncu.searched == std::vector<fs::path>{temp / "empty-bin" / "ncu", temp / "other" / "ncu", temp / "root" / "ncu",
                                               temp / "root" / "bin" / "ncu"});
-  const ProbeVerdict verdict = assess_readiness(nsys, ncu);
+  const ProbeVerdict verdict = assess_readiness(nsys, ncu, kDriver);
   CHECK(verdict.readiness == Readiness::not_ready);
   REQUIRE(verdict.reasons.size() == 2);
   CHECK(verdict.reasons[0].find((temp / "empty-bin" / "nsys").string()) != std::string::npos);
@@ -232,7 +235,7 @@ TEST_CASE("an explicit path that does not exist is reported, not replaced by ano
   CHECK(nsys.searched == std::vector<fs::path>{temp / "missing" / "nsys"});
   REQUIRE(nsys.problems.size() == 1);
   CHECK(nsys.problems[0].find("does not exist") != std::string::npos);
-  CHECK(assess_readiness(nsys, NcuInfo{}).reasons[0] == nsys.problems[0]);
+  CHECK(assess_readiness(nsys, NcuInfo{}, kDriver).reasons[0] == nsys.problems[0]);
 }
 
 TEST_CASE("the nsys bundled with Nsight Compute is found next to ncu, with a broken importer diagnosed") {
@@ -275,14 +278,14 @@ TEST_CASE("the nsys bundled with Nsight Compute is found next to ncu, with a bro
   CHECK(ncu.sections_listing == cli_fixture("ncu_sections.txt"));
   CHECK(ncu.problems.empty());
 
-  const ProbeVerdict verdict = assess_readiness(nsys, ncu);
+  const ProbeVerdict verdict = assess_readiness(nsys, ncu, kDriver);
   CHECK(verdict.readiness == Readiness::degraded);
   const bool names_library = std::any_of(verdict.reasons.begin(), verdict.reasons.end(), [](const std::string& reason) {
     return reason.find("cannot load libdw.so.1") != std::string::npos;
   });
   CHECK(names_library);
 
-  const auto tools = boost::json::parse(probe_to_json(nsys, ncu)).as_object();
+  const auto tools = boost::json::parse(probe_to_json(nsys, ncu, kDriver)).as_object();
   CHECK(tools.at("nsys").at("version").at("number").as_string() == "2025.3.1.0");
   CHECK(tools.at("nsys").at("importer").at("missing_libraries").as_array().at(0).as_string() == "libdw.so.1");
   CHECK(tools.at("ncu").at("sections").as_array().size() == 24);
@@ -323,12 +326,28 @@ TEST_CASE("everything found and healthy is ready") {
   ncu.found = true;
   ncu.version = ToolVersion{2025, 3, 1, 0, "2025.3.1.0"};
   ncu.sections = {NcuSection{"SpeedOfLight", "GPU Speed Of Light Throughput", true}};
-  const auto verdict = assess_readiness(nsys, ncu);
+  const auto verdict = assess_readiness(nsys, ncu, kDriver);
   CHECK(verdict.readiness == Readiness::ready);
   CHECK(verdict.reasons.empty());
   CHECK(verdict.skipped.empty());
   ncu.found = false;
-  CHECK(assess_readiness(nsys, ncu).readiness == Readiness::degraded);
+  CHECK(assess_readiness(nsys, ncu, kDriver).readiness == Readiness::degraded);
+
+  SECTION("the same tools on a machine without an NVIDIA driver are degraded, never ready") {
+    ncu.found = true;
+    const llmprof::NvidiaDriver absent{false, "no NVIDIA kernel driver is loaded (/proc/driver/nvidia/version is absent)"};
+    const auto without = assess_readiness(nsys, ncu, absent);
+    CHECK(without.readiness == Readiness::degraded);
+    REQUIRE(without.reasons.size() == 1);
+    CHECK(without.reasons[0].starts_with("no NVIDIA GPU driver: no NVIDIA kernel driver is loaded"));
+    CHECK(without.fixes == std::vector<std::string>{"run on a machine with an NVIDIA GPU and its driver loaded "
+                                                    "(`nvidia-smi` must work)"});
+    CHECK(without.skipped == std::vector<std::string>{"kernel selection (no kernels in a GPU-less timeline)",
+                                                      "ncu kernel metrics (stage 3): no GPU to profile"});
+    const auto json = boost::json::parse(probe_to_json(nsys, ncu, absent)).as_object();
+    CHECK(json.at("verdict").at("readiness").as_string() == "degraded");
+    CHECK_FALSE(json.at("nvidia_driver").at("present").as_bool());
+  }
 }
 
 // --- through the real ProcessRunner, on the fake tools -------------------------------------------------
@@ -353,7 +372,7 @@ TEST_CASE("probe runs the fake tools on PATH through the system runner") {
   CHECK(ncu.sets.size() == 6);
   CHECK(nsys.problems.empty());
   CHECK(ncu.problems.empty());
-  const ProbeVerdict verdict = assess_readiness(nsys, ncu);
+  const ProbeVerdict verdict = assess_readiness(nsys, ncu, kDriver);
   CHECK(verdict.readiness == Readiness::ready);
   // The recorded machine has no LBR: a note, not a reason to call the machine degraded.
   REQUIRE(verdict.notes.size() == 1);
@@ -379,7 +398,7 @@ TEST_CASE("probe of a fake Nsight Compute tree finds the bundled nsys and the im
   const NcuInfo ncu = probe_ncu(*runner, options);
   REQUIRE(ncu.found);
   CHECK(ncu.path == install / "ncu");
-  CHECK(assess_readiness(nsys, ncu).readiness == Readiness::degraded);
+  CHECK(assess_readiness(nsys, ncu, kDriver).readiness == Readiness::degraded);
 }
 
 TEST_CASE("old tool versions from the fakes give the .qdrep extension") {

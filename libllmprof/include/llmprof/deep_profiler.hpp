@@ -57,23 +57,21 @@ struct ProgressEvent {
 };
 using ProgressCallback = std::function<void(const ProgressEvent&)>;
 
-// Why a run did not fully succeed; the CLI maps it to an exit code (apps/deep-profile/command.hpp).
-enum class RunOutcome {
-  ok,           // every stage that was asked for succeeded
-  incomplete,   // a requested stage failed or was skipped (the run still left what it could)
-  environment,  // only the machine was lacking: a profiler missing, too little free space
-  timeout,      // a stage ran past its timeout; its process tree was killed
-  interrupted,  // SIGINT/SIGTERM (request_stop) stopped the run
-};
-const char* to_string(RunOutcome outcome) noexcept;
-// The exit status of a run that ended this way: ok 0, incomplete 1, environment 3, timeout 124,
-// interrupted 130 (README "Exit codes"), for `deep-profile run` and every tool that runs one.
+// How a run ended: the same type and names as run.json's "status" (llmprof/run_directory.hpp), so a harness,
+// the CLI's summary and run.json never disagree. Never `running` for a run that returned.
+using RunOutcome = RunStatus;
+// The exit status of a run that ended this way: ok 0, hardware_limited 0 (everything the machine allows ran),
+// incomplete 1, failed 1, environment 3, timeout 124, interrupted 130 (README "Exit codes"), for
+// `deep-profile run` and every tool that runs one.
 ExitCode exit_code_for(RunOutcome outcome) noexcept;
 
 struct RunSummary {
   std::filesystem::path main_directory;
-  RunOutcome outcome = RunOutcome::ok;
+  RunOutcome outcome = RunOutcome::running;
+  // outcome == ok: every stage asked for succeeded. False under hardware_limited too: stages were skipped.
   bool all_requested_succeeded = false;
+  // The stages skipped because this machine lacks the hardware they need, with the reason in their records.
+  std::vector<std::string> skipped_for_hardware;
   std::vector<StageRecord> stages;  // as in run.json
   std::uint64_t total_bytes = 0;
   std::vector<std::string> notes;  // diagnoses and fallbacks a user should read (e.g. the gate fix)
@@ -102,9 +100,10 @@ class DeepProfiler {
   DeepProfiler(const DeepProfiler&) = delete;
   DeepProfiler& operator=(const DeepProfiler&) = delete;
 
-  // Runs every stage. An Error only when no run directory could be made or the workload cannot be
-  // resolved (unwritable runs root, bundled example not built, invalid run id); everything later is a
-  // stage status inside the summary.
+  // Runs every stage. An Error, before anything runs or is written, when the configuration fails
+  // validate_config (invalid_argument naming the key), when no run directory could be made or the workload
+  // cannot be resolved (unwritable runs root, bundled example not built, invalid run id); everything later
+  // is a stage status inside the summary.
   Result<RunSummary> run();
 
   // Continues the run in `main` (created by run() with this configuration: MAIN/config.toml, see

@@ -85,6 +85,11 @@ enum class NcuPage { raw, details };
 class NcuCommand {
  public:
   static NcuCommand profile(NcuProfileOptions options);
+  // The same, run by the probed ncu (tool.path) when options.ncu is left at its bare default "ncu"; an explicit
+  // options.ncu is kept. A tool the probe did not find leaves "ncu" (validate says so).
+  static NcuCommand profile(const NcuInfo& tool, NcuProfileOptions options);
+  // ncu --import ... by the probed ncu (tool.path; "ncu" when the probe did not find one).
+  static NcuCommand import_csv(const NcuInfo& tool, std::filesystem::path report, NcuPage page, bool base_units);
   // ncu --import REPORT --page raw|details --csv [--print-units base]
   static NcuCommand import_csv(std::filesystem::path ncu, std::filesystem::path report, NcuPage page, bool base_units);
   static NcuCommand list_sections(std::filesystem::path ncu);

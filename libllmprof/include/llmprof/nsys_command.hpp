@@ -71,6 +71,9 @@ class NsysCommand {
   // nsys profile ...; with capture_range nvtx also --env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0,
   // without which nsys ignores unregistered NVTX strings and a gate like "decode" never opens.
   static NsysCommand profile(NsysProfileOptions options);
+  // The same, run by the probed nsys (tool.path) when options.nsys is left at its bare default "nsys"; an
+  // explicit options.nsys (a wrapper, say) is kept. A tool the probe did not find leaves "nsys" (validate says so).
+  static NsysCommand profile(const NsysInfo& tool, NsysProfileOptions options);
   // nsys stats --report r1,r2 --format csv --output PREFIX --force-export=true --force-overwrite=true
   //   [EXTRA_ARGS...] REPORT
   static NsysCommand stats(std::filesystem::path nsys, std::filesystem::path report, std::vector<std::string> reports,
@@ -78,10 +81,16 @@ class NsysCommand {
   // nsys export --type sqlite --output FILE --force-overwrite true REPORT (never `--sqlite`)
   static NsysCommand export_sqlite(std::filesystem::path nsys, std::filesystem::path report,
                                    std::filesystem::path output_file);
+  // stats and export run by the probed nsys (tool.path; "nsys" when the probe did not find one).
+  static NsysCommand stats(const NsysInfo& tool, std::filesystem::path report, std::vector<std::string> reports,
+                           std::filesystem::path output_prefix, std::vector<std::string> extra_args = {});
+  static NsysCommand export_sqlite(const NsysInfo& tool, std::filesystem::path report,
+                                   std::filesystem::path output_file);
 
   // Checks the options against the probed tool: NVTX capture with an empty expression, domains
   // both included and excluded, missing output base or application, export arguments the version
-  // does not take. Returns the errors; warnings (non-fatal adjustments) go to `warnings`.
+  // does not take. Returns the errors; warnings (non-fatal adjustments, and a command that runs another
+  // nsys than the probed one) go to `warnings`.
   Result<void> validate(const NsysInfo& tool, std::vector<std::string>* warnings = nullptr) const;
 
   std::vector<std::string> argv() const;

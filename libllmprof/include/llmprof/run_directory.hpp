@@ -75,7 +75,19 @@ struct StageRecord {
   std::vector<RankRecord> ranks;  // stages run under a launcher: one per rank (absent from run.json otherwise)
 };
 
-enum class RunStatus { running, ok, incomplete, failed, interrupted };
+// How a run stands: run.json's "status", RunSummary::outcome (RunOutcome is this type) and the summary line
+// the CLI prints share these names. A finished run is never `running`.
+enum class RunStatus {
+  running,           // not finished (or killed before it could say how it ended)
+  ok,                // every stage that was asked for succeeded
+  hardware_limited,  // every stage this machine can run succeeded; stages needing hardware it lacks (an
+                     // NVIDIA GPU and driver: kernel selection, ncu) were skipped, each saying so
+  incomplete,        // a requested stage failed or was skipped for another reason (the run kept what it could)
+  failed,            // the workload itself failed (bare run), so nothing was measured
+  environment,       // only the machine was lacking: a profiler missing, too little free space
+  timeout,           // a stage ran past its timeout; its process tree was killed
+  interrupted,       // SIGINT/SIGTERM (request_stop) stopped the run
+};
 const char* to_string(RunStatus status) noexcept;
 
 // A file the workload consists of (its executable, a script named in argv), as it was when the run started:

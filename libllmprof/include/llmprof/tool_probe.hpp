@@ -20,16 +20,20 @@ struct ProbeOptions;
 struct NsysInfo;
 struct NcuInfo;
 struct ProbeVerdict;
+struct NvidiaDriver;
 
 // The calls a harness needs:
 //   auto runner = make_system_process_runner();
 //   const NsysInfo nsys = probe_nsys(*runner, {});
 //   const NcuInfo ncu = probe_ncu(*runner, {});
-//   const ProbeVerdict verdict = assess_readiness(nsys, ncu);  // ready / degraded / not_ready, with fixes
+//   const ProbeVerdict verdict = assess_readiness(nsys, ncu, detect_nvidia_driver());  // ready / degraded /
+//                                                                                      // not_ready, with fixes
 NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options);
 NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options);
-// Whether this machine can run the deep-profile pipeline with these tools, why not, and how to fix it.
-ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu);
+// Whether this machine can run the deep-profile pipeline with these tools and this driver, why not, and how to
+// fix it. Without an NVIDIA driver nsys still traces the host side (NVTX, CUDA API calls) but there are no
+// kernels to select or profile: degraded at best, never ready.
+ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu, const NvidiaDriver& driver);
 
 // "2025.3.1.0" -> {2025, 3, 1, 0}. Compares numerically.
 struct ToolVersion {
@@ -163,8 +167,8 @@ struct ToolAbility {
 };
 std::vector<ToolAbility> describe_abilities(const NsysInfo& nsys, const NcuInfo& ncu);
 
-// JSON text for env.json's "tools": {"nsys":{...},"ncu":{...},"verdict":{...}}.
-std::string probe_to_json(const NsysInfo& nsys, const NcuInfo& ncu);
+// JSON text for env.json's "tools": {"nvidia_driver":{...},"nsys":{...},"ncu":{...},"verdict":{...}}.
+std::string probe_to_json(const NsysInfo& nsys, const NcuInfo& ncu, const NvidiaDriver& driver);
 
 // ---- The parsers and checks the probe is built from, public so that tests and tools can feed them recorded
 // tool output. ----

@@ -128,8 +128,15 @@ Result<void> ConfigLayers::apply_file(const std::filesystem::path& file) {
   ++layer_;
   std::error_code status_error;
   if (!std::filesystem::is_regular_file(file, status_error)) {
+    // Said for a harness as much as for the CLI: no flag names here (the CLI adds its own, config_options.cpp).
+    const std::string relative =
+        file.is_relative() ? " (a relative path is taken from the current directory, " +
+                                 std::filesystem::current_path(status_error).string() + ")"
+                           : "";
     return make_error(ErrorCode::not_found, "configuration file " + file.string() + " does not exist or is not a file",
-                      "check the --config path, or use --preset NAME for a preset in config/", file.string());
+                      "check the path" + relative +
+                          "; every default is already in DeepProfileConfig{}, so a program needs no file to start from",
+                      file.string());
   }
   const auto text = detail::read_file_text(file);
   if (!text) {

@@ -31,7 +31,7 @@ Result<std::filesystem::path> find_preset(const std::string& name,
   if (stem.size() > 5 && stem.ends_with(".toml")) stem.resize(stem.size() - 5);
   if (stem.empty() || stem.find_first_of("/\\") != std::string::npos || stem == "." || stem == "..") {
     return make_error(ErrorCode::invalid_argument, "'" + name + "' is not a preset name",
-                      "a preset is a name such as quick or thorough; pass a file with --config PATH", name);
+                      "a preset is a name such as quick, thorough or serving; a file is a path, not a preset name", name);
   }
   std::vector<std::string> searched;
   for (const auto& dir : search_dirs) {

@@ -1,13 +1,22 @@
-// Logging through Boost.Log: a console sink (stderr, short lines) and an optional run log file.
+// Logging through Boost.Log: an optional console sink (the CLI's), an optional harness sink (a callback)
+// and per-thread run log files (ScopedLogFile).
+//
+// Why per thread: a harness may run two DeepProfilers at once on two threads, and each run's
+// deep-profile.log must hold its own lines only. The pipeline logs from the thread that called run(), and
+// the sinks are synchronous, so a file sink's filter runs on the logging thread and can ask that thread
+// which files it has open (a thread_local list), with no attribute plumbing.
 #include "llmprof/logging.hpp"
 #include "llmprof/choice.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <boost/core/null_deleter.hpp>
 #include <boost/date_time/posix_time/posix_time_types.hpp>
 #include <boost/date_time/posix_time/time_formatters.hpp>
 #include <boost/log/attributes/clock.hpp>
 #include <boost/log/core.hpp>
 #include <boost/log/expressions.hpp>
+#include <boost/log/sinks/basic_sink_backend.hpp>
 #include <boost/log/sinks/sync_frontend.hpp>
 #include <boost/log/sinks/text_ostream_backend.hpp>
 #include <boost/log/sources/record_ostream.hpp>
@@ -19,28 +28,61 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <vector>
 
 namespace llmprof {
 namespace {
 
 namespace blog = boost::log;
-using Sink = blog::sinks::synchronous_sink<blog::sinks::text_ostream_backend>;
+using TextSink = blog::sinks::synchronous_sink<blog::sinks::text_ostream_backend>;
 using Logger = blog::sources::severity_channel_logger_mt<LogLevel, std::string>;
 
 BOOST_LOG_ATTRIBUTE_KEYWORD(severity_keyword, "Severity", LogLevel)
 BOOST_LOG_ATTRIBUTE_KEYWORD(channel_keyword, "Channel", std::string)
 BOOST_LOG_ATTRIBUTE_KEYWORD(timestamp_keyword, "TimeStamp", boost::posix_time::ptime)
 
+// Hands each record to the harness's callback; synchronized_feeding serialises the calls.
+class CallbackBackend : public blog::sinks::basic_sink_backend<blog::sinks::synchronized_feeding> {
+ public:
+  explicit CallbackBackend(LogSink sink) : sink_(std::move(sink)) {}
+  void consume(const blog::record_view& record) {
+    const auto level = record[severity_keyword];
+    const auto channel = record[channel_keyword];
+    const auto message = record[blog::expressions::smessage];
+    LogRecord line;
+    line.level = level ? *level : LogLevel::info;
+    line.channel = channel ? std::string_view(*channel) : std::string_view("llmprof");
+    line.message = message ? std::string_view(*message) : std::string_view();
+    sink_(line);
+  }
+
+ private:
+  LogSink sink_;
+};
+using CallbackSink = blog::sinks::synchronous_sink<CallbackBackend>;
+
 struct LoggingState {
   std::mutex mutex;
   bool initialized = false;
-  boost::shared_ptr<Sink> console;
-  boost::shared_ptr<Sink> file;
+  boost::shared_ptr<TextSink> console;
+  boost::shared_ptr<CallbackSink> harness;
+  std::atomic<bool> any_sink{false};
 };
 
 LoggingState& state() {
   static LoggingState instance;
   return instance;
+}
+
+// The ScopedLogFiles this thread has open, innermost last.
+std::vector<std::uint64_t>& thread_files() {
+  thread_local std::vector<std::uint64_t> files;
+  return files;
+}
+
+bool thread_has_file(std::uint64_t id) {
+  const auto& files = thread_files();
+  return std::find(files.begin(), files.end(), id) != files.end();
 }
 
 // "warning: message" (info and below print just the message: the console is for people).
@@ -59,25 +101,20 @@ void format_file(const blog::record_view& record, blog::formatting_ostream& out)
       << record[blog::expressions::smessage];
 }
 
-void set_console(const LoggingOptions& options, LoggingState& current) {
-  auto core = blog::core::get();
-  if (current.console) core->remove_sink(current.console);
-  auto backend = boost::make_shared<blog::sinks::text_ostream_backend>();
-  std::ostream* stream = options.console_stream != nullptr ? options.console_stream : &std::clog;
-  backend->add_stream(boost::shared_ptr<std::ostream>(stream, boost::null_deleter()));
-  backend->auto_flush(true);
-  current.console = boost::make_shared<Sink>(backend);
-  const LogLevel threshold = options.quiet ? LogLevel::error : options.console_level;
-  current.console->set_filter(severity_keyword >= threshold);
-  current.console->set_formatter(&format_console);
-  core->add_sink(current.console);
-}
-
+// Boost.Log writes every record to std::clog while the core has no sink at all: a sink that accepts
+// nothing keeps the library silent until its host adds one.
 void ensure_initialized(LoggingState& current) {
   if (current.initialized) return;
-  blog::core::get()->add_global_attribute("TimeStamp", blog::attributes::utc_clock());
-  set_console(LoggingOptions{}, current);
+  auto core = blog::core::get();
+  core->add_global_attribute("TimeStamp", blog::attributes::utc_clock());
+  auto silent = boost::make_shared<TextSink>();
+  silent->set_filter([](const blog::attribute_value_set&) { return false; });
+  core->add_sink(silent);
   current.initialized = true;
+}
+
+void update_any_sink(LoggingState& current) {
+  current.any_sink = static_cast<bool>(current.console) || static_cast<bool>(current.harness);
 }
 
 Logger& logger() {
@@ -105,42 +142,98 @@ void init_logging(const LoggingOptions& options) {
   auto& current = state();
   std::lock_guard lock(current.mutex);
   ensure_initialized(current);
-  set_console(options, current);
+  auto core = blog::core::get();
+  if (current.console) core->remove_sink(current.console);
+  auto backend = boost::make_shared<blog::sinks::text_ostream_backend>();
+  std::ostream* stream = options.console_stream != nullptr ? options.console_stream : &std::clog;
+  backend->add_stream(boost::shared_ptr<std::ostream>(stream, boost::null_deleter()));
+  backend->auto_flush(true);
+  current.console = boost::make_shared<TextSink>(backend);
+  const LogLevel threshold = options.quiet ? LogLevel::error : options.console_level;
+  current.console->set_filter(severity_keyword >= threshold);
+  current.console->set_formatter(&format_console);
+  core->add_sink(current.console);
+  update_any_sink(current);
 }
 
-Result<void> add_log_file(const std::filesystem::path& path, LogLevel level) {
+void disable_console_logging() {
+  auto& current = state();
+  std::lock_guard lock(current.mutex);
+  if (!current.console) return;
+  blog::core::get()->remove_sink(current.console);
+  current.console.reset();
+  update_any_sink(current);
+}
+
+void set_log_sink(LogSink sink, LogLevel level) {
+  auto& current = state();
+  std::lock_guard lock(current.mutex);
+  ensure_initialized(current);
+  auto core = blog::core::get();
+  if (current.harness) {
+    core->remove_sink(current.harness);
+    current.harness->flush();
+    current.harness.reset();
+  }
+  if (sink) {
+    current.harness = boost::make_shared<CallbackSink>(boost::make_shared<CallbackBackend>(std::move(sink)));
+    current.harness->set_filter(severity_keyword >= level);
+    core->add_sink(current.harness);
+  }
+  update_any_sink(current);
+}
+
+struct ScopedLogFile::State {
+  std::uint64_t id = 0;
+  boost::shared_ptr<TextSink> sink;
+};
+
+ScopedLogFile::ScopedLogFile(std::filesystem::path path, std::unique_ptr<State> state)
+    : path_(std::move(path)), state_(std::move(state)) {}
+
+Result<std::unique_ptr<ScopedLogFile>> ScopedLogFile::open(const std::filesystem::path& path, LogLevel level) {
   auto stream = boost::make_shared<std::ofstream>(path, std::ios::app);
   if (!*stream) {
     return make_error(ErrorCode::io_error, "could not open log file " + path.string() + ": " + std::strerror(errno),
                       "make the run directory writable", path.string());
   }
-  auto& current = state();
-  std::lock_guard lock(current.mutex);
-  ensure_initialized(current);
-  auto core = blog::core::get();
-  if (current.file) core->remove_sink(current.file);
+  static std::atomic<std::uint64_t> next_id{1};
+  auto file_state = std::make_unique<State>();
+  file_state->id = next_id++;
   auto backend = boost::make_shared<blog::sinks::text_ostream_backend>();
   backend->add_stream(stream);
   backend->auto_flush(true);  // a crash must not lose the lines that explain it
-  current.file = boost::make_shared<Sink>(backend);
-  current.file->set_filter(severity_keyword >= level);
-  current.file->set_formatter(&format_file);
-  core->add_sink(current.file);
-  return {};
+  file_state->sink = boost::make_shared<TextSink>(backend);
+  const std::uint64_t id = file_state->id;
+  file_state->sink->set_filter([id, level](const blog::attribute_value_set& values) {
+    const auto severity = values[severity_keyword];
+    return severity && *severity >= level && thread_has_file(id);
+  });
+  file_state->sink->set_formatter(&format_file);
+  auto& current = state();
+  {
+    std::lock_guard lock(current.mutex);
+    ensure_initialized(current);
+    blog::core::get()->add_sink(file_state->sink);
+  }
+  thread_files().push_back(id);
+  return std::unique_ptr<ScopedLogFile>(new ScopedLogFile(path, std::move(file_state)));
 }
 
-void remove_log_file() {
+ScopedLogFile::~ScopedLogFile() {
+  auto& files = thread_files();
+  files.erase(std::remove(files.begin(), files.end(), state_->id), files.end());
   auto& current = state();
   std::lock_guard lock(current.mutex);
-  if (!current.file) return;
-  blog::core::get()->remove_sink(current.file);
-  current.file->flush();
-  current.file.reset();  // closes the ofstream
+  blog::core::get()->remove_sink(state_->sink);
+  state_->sink->flush();
 }
 
 void log(LogLevel level, std::string_view channel, std::string_view message) {
+  auto& current = state();
+  // Nothing listens: no console, no harness sink, no run log on this thread.
+  if (!current.any_sink && thread_files().empty()) return;
   {
-    auto& current = state();
     std::lock_guard lock(current.mutex);
     ensure_initialized(current);
   }

@@ -152,6 +152,20 @@ NcuCommand NcuCommand::profile(NcuProfileOptions options) {
   return command;
 }
 
+namespace {
+// The probed executable, when the probe found one; else the bare name (PATH decides, and validate warns).
+std::filesystem::path probed_ncu(const NcuInfo& tool) { return tool.found ? tool.path : "ncu"; }
+}  // namespace
+
+NcuCommand NcuCommand::profile(const NcuInfo& tool, NcuProfileOptions options) {
+  if (options.ncu == "ncu") options.ncu = probed_ncu(tool);
+  return profile(std::move(options));
+}
+
+NcuCommand NcuCommand::import_csv(const NcuInfo& tool, std::filesystem::path report, NcuPage page, bool base_units) {
+  return import_csv(probed_ncu(tool), std::move(report), page, base_units);
+}
+
 NcuCommand NcuCommand::import_csv(std::filesystem::path ncu, std::filesystem::path report, NcuPage page,
                                   bool base_units) {
   NcuCommand command;
@@ -180,6 +194,10 @@ NcuCommand NcuCommand::list_sets(std::filesystem::path ncu) {
 Result<void> NcuCommand::validate(const NcuInfo& tool, std::vector<std::string>* warnings) const {
   detail::warn_about_probe("ncu", tool.found, tool.version, warnings);
   if (profile_.ncu.empty()) return invalid("no ncu executable was given", "set the ncu path");
+  if (tool.found && profile_.ncu != tool.path) {
+    add_warning(warnings, "the command runs " + profile_.ncu.string() + ", not the probed " + tool.path.string() +
+                              " (build it with the probe: NcuCommand::profile(tool, options))");
+  }
   if (kind_ == Kind::import_csv && report_.empty()) {
     return invalid("no ncu report to import was given", "pass the .ncu-rep path");
   }

@@ -197,6 +197,27 @@ NsysCommand NsysCommand::profile(NsysProfileOptions options) {
   return command;
 }
 
+namespace {
+// The probed executable, when the probe found one; else the bare name (PATH decides, and validate warns).
+std::filesystem::path probed_nsys(const NsysInfo& tool) { return tool.found ? tool.path : "nsys"; }
+}  // namespace
+
+NsysCommand NsysCommand::profile(const NsysInfo& tool, NsysProfileOptions options) {
+  if (options.nsys == "nsys") options.nsys = probed_nsys(tool);
+  return profile(std::move(options));
+}
+
+NsysCommand NsysCommand::stats(const NsysInfo& tool, std::filesystem::path report, std::vector<std::string> reports,
+                               std::filesystem::path output_prefix, std::vector<std::string> extra_args) {
+  return stats(probed_nsys(tool), std::move(report), std::move(reports), std::move(output_prefix),
+               std::move(extra_args));
+}
+
+NsysCommand NsysCommand::export_sqlite(const NsysInfo& tool, std::filesystem::path report,
+                                       std::filesystem::path output_file) {
+  return export_sqlite(probed_nsys(tool), std::move(report), std::move(output_file));
+}
+
 NsysCommand NsysCommand::stats(std::filesystem::path nsys, std::filesystem::path report,
                                std::vector<std::string> reports, std::filesystem::path output_prefix,
                                std::vector<std::string> extra_args) {
@@ -223,6 +244,10 @@ NsysCommand NsysCommand::export_sqlite(std::filesystem::path nsys, std::filesyst
 Result<void> NsysCommand::validate(const NsysInfo& tool, std::vector<std::string>* warnings) const {
   detail::warn_about_probe("nsys", tool.found, tool.version, warnings);
   if (profile_.nsys.empty()) return invalid("no nsys executable was given", "set the nsys path");
+  if (tool.found && profile_.nsys != tool.path) {
+    add_warning(warnings, "the command runs " + profile_.nsys.string() + ", not the probed " + tool.path.string() +
+                              " (build it with the probe: NsysCommand::profile(tool, options))");
+  }
   if (kind_ == Kind::profile) {
     if (auto error = check_profile(profile_, warnings)) return *error;
     return {};

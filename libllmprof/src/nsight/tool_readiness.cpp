@@ -191,12 +191,22 @@ std::span<const std::string_view> choice_names(Readiness) noexcept {
 // The table holds string literals, so each entry's data() is NUL-terminated.
 const char* to_string(Readiness readiness) noexcept { return choice_name(readiness).data(); }
 
-ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu) {
+ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu, const NvidiaDriver& driver) {
   ProbeVerdict verdict;
   const bool nsys_usable = assess_nsys(nsys, verdict);
   const bool ncu_usable = assess_ncu(ncu, verdict);
   if (!nsys_usable) verdict.skipped.push_back("nsys timeline (stage 2) and the kernel selection that needs it");
   if (!ncu_usable) verdict.skipped.push_back("ncu kernel metrics (stage 3)");
+  if (!driver.present) {
+    // ncu 2022.3 and 2025.3.1 both end with "failed to connect to the CUDA driver" without one, and nsys
+    // records NVTX and the CUDA API but no kernel.
+    verdict.reasons.push_back("no NVIDIA GPU driver: " + driver.evidence +
+                              "; nsys can trace only the host side (NVTX ranges, CUDA API calls) and ncu cannot "
+                              "profile kernels");
+    verdict.fixes.push_back("run on a machine with an NVIDIA GPU and its driver loaded (`nvidia-smi` must work)");
+    if (nsys_usable) verdict.skipped.push_back("kernel selection (no kernels in a GPU-less timeline)");
+    if (ncu_usable) verdict.skipped.push_back("ncu kernel metrics (stage 3): no GPU to profile");
+  }
   if (!nsys_usable && !ncu_usable) {
     verdict.readiness = Readiness::not_ready;
   } else if (!nsys_usable || !ncu_usable || !verdict.reasons.empty()) {
@@ -207,13 +217,12 @@ ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu) {
   return verdict;
 }
 
-std::string probe_to_json(const NsysInfo& nsys, const NcuInfo& ncu) {
-  const ProbeVerdict verdict = assess_readiness(nsys, ncu);
+std::string probe_to_json(const NsysInfo& nsys, const NcuInfo& ncu, const NvidiaDriver& driver) {
+  const ProbeVerdict verdict = assess_readiness(nsys, ncu, driver);
   json::array abilities;
   for (const auto& ability : describe_abilities(nsys, ncu)) {
     abilities.emplace_back(json::object{{"what", ability.what}, {"able", ability.able}, {"detail", ability.detail}});
   }
-  const NvidiaDriver driver = detect_nvidia_driver();
   const json::object root = {
       {"nvidia_driver", json::object{{"present", driver.present}, {"evidence", driver.evidence}}},
       {"abilities", std::move(abilities)},

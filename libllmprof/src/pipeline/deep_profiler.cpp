@@ -81,32 +81,41 @@ int severity(StageProblemKind kind) {
   switch (kind) {
     case StageProblemKind::none:
       return 0;
-    case StageProblemKind::environment:
+    case StageProblemKind::no_hardware:
       return 1;
-    case StageProblemKind::failure:
+    case StageProblemKind::environment:
       return 2;
-    case StageProblemKind::timeout:
+    case StageProblemKind::failure:
       return 3;
-    case StageProblemKind::interrupted:
+    case StageProblemKind::timeout:
       return 4;
+    case StageProblemKind::interrupted:
+      return 5;
   }
   return 0;
 }
 
-RunOutcome outcome_for(StageProblemKind kind) {
-  switch (kind) {
+// The one mapping from the stages' problems to the run's status (summary, RunOutcome and run.json alike):
+// the worst problem decides, and a failure of the bare workload run is `failed` (nothing was measured).
+RunStatus run_status_for(StageProblemKind worst, const std::map<Stage, StageProblemKind>& problems) {
+  switch (worst) {
     case StageProblemKind::none:
-      return RunOutcome::ok;
+      return RunStatus::ok;
+    case StageProblemKind::no_hardware:
+      return RunStatus::hardware_limited;
     case StageProblemKind::environment:
-      return RunOutcome::environment;
-    case StageProblemKind::failure:
-      return RunOutcome::incomplete;
+      return RunStatus::environment;
+    case StageProblemKind::failure: {
+      const auto workload = problems.find(Stage::workload);
+      const bool workload_failed = workload != problems.end() && workload->second == StageProblemKind::failure;
+      return workload_failed ? RunStatus::failed : RunStatus::incomplete;
+    }
     case StageProblemKind::timeout:
-      return RunOutcome::timeout;
+      return RunStatus::timeout;
     case StageProblemKind::interrupted:
-      return RunOutcome::interrupted;
+      return RunStatus::interrupted;
   }
-  return RunOutcome::incomplete;
+  return RunStatus::incomplete;
 }
 
 // Room kept for run.json's last rewrites when a stage fills the disk (run.json is a few KB).
@@ -169,14 +178,6 @@ void finish_stage(PipelineRun& run, Stage stage, const StageResult& result,
     log_warning(event.stage, line);
 }
 
-RunStatus run_status_for(RunOutcome outcome, const std::map<Stage, StageProblemKind>& problems) {
-  if (outcome == RunOutcome::ok) return RunStatus::ok;
-  if (outcome == RunOutcome::interrupted) return RunStatus::interrupted;
-  auto workload = problems.find(Stage::workload);
-  if (workload != problems.end() && workload->second != StageProblemKind::none) return RunStatus::failed;
-  return RunStatus::incomplete;
-}
-
 }  // namespace
 
 namespace detail {
@@ -199,7 +200,7 @@ StageProblemKind run_stages(PipelineRun& run, std::map<Stage, StageProblemKind>&
       result = StageResult::skipped("not run: the run was interrupted before this stage");
     } else {
       // The report renders run.json's status: give it the outcome of the stages before it.
-      if (entry.stage == Stage::report) run.directory.manifest().status = run_status_for(outcome_for(worst), problems);
+      if (entry.stage == Stage::report) run.directory.manifest().status = run_status_for(worst, problems);
       start_stage(run, entry);
       detail::record_gpu_state(run, entry.stage, "before");
       result = entry.run(run, outputs);
@@ -265,33 +266,20 @@ const std::vector<std::string>& deep_profile_stage_names() {
   return names;
 }
 
-const char* to_string(RunOutcome outcome) noexcept {
-  switch (outcome) {
-    case RunOutcome::ok:
-      return "ok";
-    case RunOutcome::incomplete:
-      return "incomplete";
-    case RunOutcome::environment:
-      return "environment";
-    case RunOutcome::timeout:
-      return "timeout";
-    case RunOutcome::interrupted:
-      return "interrupted";
-  }
-  return "unknown";
-}
-
 ExitCode exit_code_for(RunOutcome outcome) noexcept {
   switch (outcome) {
-    case RunOutcome::ok:
+    case RunStatus::ok:
+    case RunStatus::hardware_limited:  // everything the machine allows ran (the quick start on a GPU-less machine)
       return exit_ok;
-    case RunOutcome::incomplete:
+    case RunStatus::running:  // not an outcome of a returned run; counted as not finished
+    case RunStatus::incomplete:
+    case RunStatus::failed:
       return exit_incomplete;
-    case RunOutcome::environment:
+    case RunStatus::environment:
       return exit_not_ready;
-    case RunOutcome::timeout:
+    case RunStatus::timeout:
       return exit_timeout;
-    case RunOutcome::interrupted:
+    case RunStatus::interrupted:
       return exit_interrupted;
   }
   return exit_incomplete;
@@ -314,6 +302,8 @@ void DeepProfiler::request_stop() noexcept {
 
 Result<RunSummary> DeepProfiler::run() {
   const auto started = clock_.now();
+  // A configuration built in code gets the checks load_config runs on files, before anything is written.
+  if (auto valid = validate_config(config_); !valid) return valid.error();
   auto workload = detail::resolve_workload(config_, environment_);
   if (!workload) return workload.error();
   RunDirectoryOptions options;
@@ -324,7 +314,8 @@ Result<RunSummary> DeepProfiler::run() {
   if (!directory) return directory.error();
   (void)directory->reserve_space(kManifestReserveBytes);  // best effort: without it, nothing changes
   if (auto written = write_provenance(directory.value(), config_, workload.value()); !written) return written.error();
-  const bool log_attached = environment_.attach_log_file && add_log_file(directory->layout().resolve(RunLayout::log()));
+  // This run's lines only (llmprof/logging.hpp): another DeepProfiler on another thread keeps its own log.
+  const auto run_log = detail::open_run_log(environment_, directory->layout().resolve(RunLayout::log()));
 
   PipelineRun run{config_, runner_, clock_, progress_, environment_, stop_requested_, directory.value(), started};
   run.workload = std::move(workload.value());
@@ -334,7 +325,6 @@ Result<RunSummary> DeepProfiler::run() {
   report_retention(run);
   StageOutputs outputs;
   RunSummary summary = detail::finish_run(run, outputs, {});
-  if (log_attached) remove_log_file();
   return summary;
 }
 
@@ -344,14 +334,18 @@ RunSummary finish_run(PipelineRun& run, StageOutputs& outputs, const std::set<St
   std::map<Stage, StageProblemKind> problems;
   StageProblemKind worst = run_stages(run, problems, outputs, kept);
   // A full disk explains whatever else failed: exit 3 (machine not ready), as the README says.
-  if (run.disk_full && (worst == StageProblemKind::none || worst == StageProblemKind::failure))
+  if (run.disk_full && (worst == StageProblemKind::none || worst == StageProblemKind::no_hardware ||
+                        worst == StageProblemKind::failure))
     worst = StageProblemKind::environment;
 
   RunSummary summary;
   summary.main_directory = run.directory.path();
-  summary.outcome = outcome_for(worst);
+  summary.outcome = run_status_for(worst, problems);
   summary.all_requested_succeeded = summary.outcome == RunOutcome::ok;
-  run.directory.manifest().status = run_status_for(summary.outcome, problems);
+  for (const auto& [stage, problem] : problems) {
+    if (problem == StageProblemKind::no_hardware) summary.skipped_for_hardware.emplace_back(to_string(stage));
+  }
+  run.directory.manifest().status = summary.outcome;
   write_manifest_or_warn(run);
   run.directory.release_space_reserve();
   summary.stages = run.directory.manifest().stages;

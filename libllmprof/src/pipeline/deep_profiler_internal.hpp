@@ -8,10 +8,12 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "llmprof/analysis.hpp"
+#include "llmprof/logging.hpp"
 #include "pipeline/ncu_pass.hpp"
 #include "pipeline/nsys_capture.hpp"
 #include "pipeline/stage_interface.hpp"
@@ -42,5 +44,11 @@ std::vector<FileFingerprint> fingerprint_workload_files(const std::vector<std::s
 ProbeOptions probe_options(const PipelineRun& run);
 
 AnalysisOptions analysis_options(const PipelineRun& run, const NsysOutput& nsys);
+
+// MAIN/deep-profile.log for the lines this thread logs while the run goes on; null when
+// environment.attach_log_file is off, or when the file cannot be opened (then a warning says so: the run
+// goes on, its run.json and stage logs still say what happened).
+std::unique_ptr<ScopedLogFile> open_run_log(const DeepProfilerEnvironment& environment,
+                                            const std::filesystem::path& path);
 
 }  // namespace llmprof::detail

@@ -273,7 +273,8 @@ Result<RunSummary> DeepProfiler::resume(const fs::path& main) {
   run.workload = std::move(workload.value());
   if (auto refused = detail::check_tools(run, main)) return *refused;
 
-  const bool log_attached = environment_.attach_log_file && add_log_file(directory->layout().resolve(RunLayout::log()));
+  // This run's lines only (llmprof/logging.hpp): another DeepProfiler on another thread keeps its own log.
+  const auto run_log = detail::open_run_log(environment_, directory->layout().resolve(RunLayout::log()));
   detail::StageOutputs outputs;
   const std::size_t first = detail::rehydrate(run, outputs, from.value());
   std::set<Stage> kept(kStages.begin() + 1, kStages.begin() + static_cast<std::ptrdiff_t>(first));
@@ -287,7 +288,6 @@ Result<RunSummary> DeepProfiler::resume(const fs::path& main) {
   run.note_about_run("resuming from stage " + resumption.from_stage +
                      "; the earlier files of the stages run again are in " + resumption.attempts_directory);
   RunSummary summary = detail::finish_run(run, outputs, kept);
-  if (log_attached) remove_log_file();
   return summary;
 }
 

@@ -22,6 +22,16 @@ void PipelineRun::emit(ProgressEvent event) const {
   if (progress) progress(event);
 }
 
+std::unique_ptr<ScopedLogFile> open_run_log(const DeepProfilerEnvironment& environment, const fs::path& path) {
+  if (!environment.attach_log_file) return nullptr;
+  auto file = ScopedLogFile::open(path);
+  if (!file) {
+    log_warning("run", "no run log: " + file.error().describe());
+    return nullptr;
+  }
+  return std::move(file.value());
+}
+
 namespace {
 
 // Run-level messages go out under this name (the log's component, the progress line's stage column).

@@ -304,7 +304,7 @@ std::optional<StageResult> ncu_driver_skip(const NcuAttempt& attempt, const NcuI
   const auto error = ncu_output_error(attempt.diagnosis, attempt.filters);
   const NvidiaDriver& driver = inputs.probe.nvidia_driver;
   const std::string why = error->message + (driver.present ? "" : " (this machine has none: " + driver.evidence + ")");
-  return StageResult::skipped(why, driver.present ? StageProblemKind::environment : StageProblemKind::none);
+  return StageResult::skipped(why, driver.present ? StageProblemKind::environment : StageProblemKind::no_hardware);
 }
 
 StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {

@@ -82,12 +82,12 @@ Staged<ProbeOutput> run_probe_stage(PipelineRun& run) {
       run.warn(Stage::probe, written.error().describe());
     }
   }
-  const EnvironmentRecord environment = collect_environment(run.runner, probe_to_json(probe.nsys, probe.ncu));
+  const EnvironmentRecord environment = collect_environment(run.runner, probe_to_json(probe.nsys, probe.ncu, probe.nvidia_driver));
   if (auto written = run.directory.write_environment(environment); !written) {
     return {StageResult::failed("could not write env.json: " + written.error().describe()), std::move(probe)};
   }
   reported.artifacts.push_back(RunLayout::environment().string());
-  const ProbeVerdict verdict = assess_readiness(probe.nsys, probe.ncu);
+  const ProbeVerdict verdict = assess_readiness(probe.nsys, probe.ncu, probe.nvidia_driver);
   const std::string text = verdict_text(verdict, probe.nsys, probe.ncu);
   if (auto written = run.directory.write_text(RunLayout::probe_log(), text); written)
     reported.log_file = RunLayout::probe_log().string();

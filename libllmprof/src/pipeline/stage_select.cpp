@@ -149,7 +149,8 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
     return StageResult::skipped("ncu is disabled (run.enable_ncu = false), nothing to select for");
   if (!nsys.stats) return StageResult::skipped("no nsys tables to select from (see the nsys stage)");
   // Not a failure: a machine without a GPU runs no kernel, so there is nothing to select.
-  if (nsys.no_kernels_without_gpu) return StageResult::skipped(*nsys.no_kernels_without_gpu);
+  if (nsys.no_kernels_without_gpu)
+    return StageResult::skipped(*nsys.no_kernels_without_gpu, StageProblemKind::no_hardware);
   auto base = name_base(run.config.ncu.kernel_name_base);
   if (!base) return StageResult::failed(base.error().describe());
   TopKernelRequest request;

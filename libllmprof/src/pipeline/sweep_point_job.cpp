@@ -11,9 +11,9 @@ namespace llmprof {
 namespace fs = std::filesystem;
 namespace {
 
-bool finished(RunStatus status) {
-  return status == RunStatus::ok || status == RunStatus::incomplete || status == RunStatus::failed;
-}
+// A run that said how it ended is not run again; one still `running` was killed, and an interrupted one was
+// stopped on purpose: both run again.
+bool finished(RunStatus status) { return status != RunStatus::running && status != RunStatus::interrupted; }
 
 // run.json of `main`: nullopt when there is none (an attempt killed before it wrote one left nothing
 // to keep); an Error when one is there but cannot be read, since it may belong to a finished point

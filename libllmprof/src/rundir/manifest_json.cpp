@@ -25,7 +25,10 @@ const char* to_string(StageStatus status) noexcept { return choice_name(status).
 
 // RunStatus's one spelling table (choice.hpp): to_string writes with it, parse_choice reads with it.
 std::span<const std::string_view> choice_names(RunStatus) noexcept {
-  static constexpr std::string_view names[] = {"running", "ok", "incomplete", "failed", "interrupted"};
+  // Runs recorded before hardware_limited, environment and timeout existed said incomplete for those: they
+  // still read, as what they said.
+  static constexpr std::string_view names[] = {"running",     "ok",      "hardware_limited", "incomplete",
+                                               "failed",      "environment", "timeout",       "interrupted"};
   return names;
 }
 
