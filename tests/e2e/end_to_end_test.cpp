@@ -185,7 +185,7 @@ TEST_CASE("nsys missing: its stage is skipped with the reason, ncu runs unfilter
   CHECK(stage_of(manifest, "select").status == StageStatus::skipped);
   CHECK(stage_of(manifest, "ncu").status == StageStatus::ok);
   CHECK(fs::exists(e2e.main() / "ncu/raw.csv"));
-  CHECK(manifest.status == RunStatus::incomplete);
+  CHECK(manifest.status == RunStatus::environment);
 }
 
 TEST_CASE("workload crash: stage1 failed with exit code and stderr, profilers not run", "[e2e][slow]") {

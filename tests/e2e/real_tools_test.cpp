@@ -96,6 +96,10 @@ TEST_CASE("real tools: a gated run of the CPU example gives a real timeline, sta
   CHECK(ncu.reason.find("ncu could not connect to the CUDA driver") != std::string::npos);
   const std::string ncu_log = read_file(main / "ncu/profile.log");
   CHECK(ncu_log.find("==WARNING== No kernels were profiled.") != std::string::npos);
+  // Exit 0 as documented, but not "ok": the run says which stages the machine could not run.
+  CHECK(manifest.status == RunStatus::hardware_limited);
+  CHECK(run.out.find("outcome: hardware_limited") != std::string::npos);
+  CHECK(run.out.find("skipped for lack of hardware: select, ncu") != std::string::npos);
   const std::string ncu_commands = read_file(main / "ncu/cmd.txt");
   CHECK(count_command_lines(ncu_commands) == 1);  // not retried
   CHECK(ncu_commands.rfind("# recorded without the overwrite flag", 0) == 0);

@@ -11,6 +11,9 @@
 4. Every status in the README's "### Exit codes" table is asserted of a finished deep-profile somewhere under
    tests/ (`exit_code == N`, `WEXITSTATUS(status) == N`, `exit_code_for(...) == N`), so a documented code
    without a test shows here.
+5. The README's library snippet (between `<!-- harness excerpt` and `<!-- end of harness excerpt -->`) is
+   code of examples/harness/harness.cpp: each of its lines is a line of that file (leading spaces aside), in
+   the file's order, so the snippet is compiled and run wherever the harness is (the package test).
 
 Usage: check_docs.py SOURCE_DIR [--write]
 """
@@ -52,6 +55,26 @@ def check_exit_codes(root):
     return errors
 
 
+def check_harness_excerpt(root):
+    readme = (root / 'README.md').read_text()
+    if '<!-- harness excerpt' not in readme or '<!-- end of harness excerpt -->' not in readme:
+        return ['README.md: no "<!-- harness excerpt" ... "<!-- end of harness excerpt -->" block']
+    block = readme.split('<!-- harness excerpt', 1)[1].split('<!-- end of harness excerpt -->', 1)[0]
+    code = block.split('```cpp', 1)[1].split('```', 1)[0] if '```cpp' in block else ''
+    wanted = [line.strip() for line in code.splitlines() if line.strip()]
+    if not wanted:
+        return ['README.md: the harness excerpt has no ```cpp block']
+    source = [line.strip() for line in (root / 'examples' / 'harness' / 'harness.cpp').read_text().splitlines()]
+    errors, at = [], 0
+    for line in wanted:
+        try:
+            at = source.index(line, at) + 1
+        except ValueError:
+            errors.append(f'README.md: the harness excerpt line "{line}" is not in examples/harness/harness.cpp '
+                          f'(after the excerpt\'s previous line)')
+    return errors
+
+
 def main():
     root = pathlib.Path(sys.argv[1])
     errors = []
@@ -87,6 +110,7 @@ def main():
             if not (root / 'libllmprof' / path).exists():
                 errors.append(f'{architecture}: "Where to find" names libllmprof/{path}, which does not exist')
     errors.extend(check_exit_codes(root))
+    errors.extend(check_harness_excerpt(root))
     if errors:
         print('\n'.join(errors), file=sys.stderr)
         return 1
