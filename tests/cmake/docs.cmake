@@ -7,3 +7,11 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties("docs: architecture edges, README headers and Where to find match the tree" PROPERTIES
                        LABELS unit)
 endif()
+# The tree is what it says (tests/tools/check_tree.py): nothing at the root but the shape, no empty source
+# file, no link out of the repository. It reads git's file list, so it runs where the source is a checkout.
+if(Python3_Interpreter_FOUND AND EXISTS ${PROJECT_SOURCE_DIR}/.git)
+  add_test(NAME "tree: nothing at the root but the shape, no empty source file, no link out of the repository"
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_tree.py ${PROJECT_SOURCE_DIR})
+  set_tests_properties("tree: nothing at the root but the shape, no empty source file, no link out of the repository"
+                       PROPERTIES LABELS unit)
+endif()

@@ -1,7 +1,7 @@
 // The timeline engine on real nsys SQLite exports (H100, nsys 2025.3; a CPU program under nsys 2022.4).
 // Expected figures: tests/data/nsys-sqlite/expected.tsv, written by tests/tools/timeline_expected.py
 // (Python sqlite3, a different algorithm, no code shared with libllmprof); fixtures trimmed from
-// ../shared/fixtures by tests/tools/trim_nsys_sqlite.py (same rows for engine and oracle).
+// the H100 recordings by tests/tools/trim_nsys_sqlite.py (same rows for engine and oracle).
 #include <catch2/catch.hpp>
 
 #include <fstream>

@@ -26,6 +26,11 @@ namespace llmprof::nvtx {
 constexpr bool enabled() noexcept { return LLMPROF_NVTX_ENABLED != 0; }
 
 // A named NVTX domain. A default-constructed Domain is NVTX's default domain.
+//
+// The registration lives as long as the process, as NVTX3's own C++ API has it (nvtx3::domain::get<D>()
+// never destroys a domain): nvtxDomainCreateA returns the same handle for the same name, and a ScopedRange
+// keeps the handle itself, so a range that outlives the Domain object it was opened with still pops the
+// right domain (before, it kept a pointer to the Domain and ~Domain destroyed the handle under it).
 class Domain {
  public:
   Domain() noexcept = default;
@@ -34,11 +39,6 @@ class Domain {
     if (name != nullptr && name[0] != '\0') handle_ = nvtxDomainCreateA(name);
 #else
     (void)name;
-#endif
-  }
-  ~Domain() {
-#if LLMPROF_NVTX_ENABLED
-    if (handle_ != nullptr) nvtxDomainDestroy(handle_);
 #endif
   }
   Domain(const Domain&) = delete;
@@ -54,7 +54,23 @@ class Domain {
 
   void push(const char* name) const noexcept {
 #if LLMPROF_NVTX_ENABLED
-    if (handle_ == nullptr) {
+    push_in(handle_, name);
+#else
+    (void)name;
+#endif
+  }
+
+  void pop() const noexcept {
+#if LLMPROF_NVTX_ENABLED
+    pop_in(handle_);
+#endif
+  }
+
+ private:
+  friend class ScopedRange;
+#if LLMPROF_NVTX_ENABLED
+  static void push_in(nvtxDomainHandle_t handle, const char* name) noexcept {
+    if (handle == nullptr) {
       nvtxRangePushA(name);
       return;
     }
@@ -63,43 +79,51 @@ class Domain {
     attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
     attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
     attributes.message.ascii = name;
-    nvtxDomainRangePushEx(handle_, &attributes);
+    nvtxDomainRangePushEx(handle, &attributes);
+  }
+  static void pop_in(nvtxDomainHandle_t handle) noexcept {
+    if (handle == nullptr) {
+      nvtxRangePop();
+      return;
+    }
+    nvtxDomainRangePop(handle);
+  }
+  nvtxDomainHandle_t handle_ = nullptr;
+#endif
+};
+
+// Pushes a range on construction and pops it on destruction (also during stack unwinding). It keeps the
+// domain's handle, not the Domain: destroying the Domain object first leaves the range valid.
+class ScopedRange {
+ public:
+  explicit ScopedRange(const char* name) noexcept {
+#if LLMPROF_NVTX_ENABLED
+    Domain::push_in(nullptr, name);
 #else
     (void)name;
 #endif
   }
-
-  void pop() const noexcept {
+  ScopedRange(const Domain& domain, const char* name) noexcept {
 #if LLMPROF_NVTX_ENABLED
-    if (handle_ == nullptr) {
-      nvtxRangePop();
-      return;
-    }
-    nvtxDomainRangePop(handle_);
+    handle_ = domain.handle_;
+    Domain::push_in(handle_, name);
+#else
+    (void)domain;
+    (void)name;
 #endif
   }
+  ~ScopedRange() {
+#if LLMPROF_NVTX_ENABLED
+    Domain::pop_in(handle_);
+#endif
+  }
+  ScopedRange(const ScopedRange&) = delete;
+  ScopedRange& operator=(const ScopedRange&) = delete;
 
  private:
 #if LLMPROF_NVTX_ENABLED
   nvtxDomainHandle_t handle_ = nullptr;
 #endif
-};
-
-// Pushes a range on construction and pops it on destruction (also during stack unwinding).
-class ScopedRange {
- public:
-  explicit ScopedRange(const char* name) noexcept : domain_(nullptr) { default_domain().push(name); }
-  ScopedRange(const Domain& domain, const char* name) noexcept : domain_(&domain) { domain.push(name); }
-  ~ScopedRange() { (domain_ != nullptr ? *domain_ : default_domain()).pop(); }
-  ScopedRange(const ScopedRange&) = delete;
-  ScopedRange& operator=(const ScopedRange&) = delete;
-
- private:
-  static const Domain& default_domain() noexcept {
-    static const Domain instance;
-    return instance;
-  }
-  const Domain* domain_;
 };
 
 }  // namespace llmprof::nvtx
