@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Builds the seed corpora fuzz/corpus/<target>/ and the dictionary seeds from the real fixtures.
+"""Builds the seed corpora fuzz/corpus/<target>/ from the real fixtures: what is cut out of them.
 
-Seeds are small slices of tests/data/h100-nsight-2025.3 (each < 64 KB): a few whole small files,
-the first rows and first columns of the wide ncu raw pages, the NVTX cells and unit strings.
+Seeds are small slices of tests/data/h100-nsight-2025.3 and tests/data/nsys-sqlite (each < 64 KB): the first
+rows and first columns of the wide ncu raw pages, the NVTX cells, unit strings and kernel names, the first
+activity rows of the large SQLite exports. Whole fixture files are not copied here: fuzz/fixture-seeds.txt
+names them and fuzz/run-fuzzers.sh passes them to the targets where they are kept. fuzz/corpus/config/ is not
+written here (its one seed is an earlier config/deep-profile.toml; config/ itself is a seed directory).
 Re-run after the fixtures change:  python3 fuzz/make_corpus.py
 """
 import csv
@@ -16,6 +19,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "h100-nsight-2025.3"
 CORPUS = ROOT / "fuzz" / "corpus"
 LIMIT = 60 * 1024
+# The directories this script writes, emptied first; the others under fuzz/corpus/ are kept as they are.
+GENERATED = ["csv_reader", "ncu_csv", "ncu_diagnosis", "ncu_nvtx_stack", "ncu_units", "kernel_name", "step_tokens",
+             "nsys_sqlite"]
 
 
 def write(target, name, data):
@@ -78,17 +84,11 @@ def sqlite_slice(path, activity_rows):
 
 
 def main():
-    if CORPUS.exists():
-        shutil.rmtree(CORPUS)
-    nsys = sorted((DATA / "nsys").glob("*.csv"))
+    for target in GENERATED:
+        if (CORPUS / target).exists():
+            shutil.rmtree(CORPUS / target)
     ncu = DATA / "ncu"
 
-    for path in nsys:
-        write("nsys_stats", path.name, path.read_bytes())
-        write("csv_reader", path.name, path.read_bytes())
-
-    write("ncu_csv", "gemm_details.csv", (ncu / "gemm_details.csv").read_bytes())
-    write("ncu_csv", "gemm_metrics_stdout.csv", (ncu / "gemm_metrics_stdout.csv").read_bytes())
     write("ncu_csv", "nc1_details_head.csv", head_lines(ncu / "nc1_details.csv", 120))
     write("ncu_csv", "nc2_log_head.csv", head_lines(ncu / "nc2_log.csv", 120))
     write("ncu_csv", "nc1_raw_slice.csv", raw_slice(ncu / "nc1_raw.csv", 3, 60))
@@ -97,11 +97,9 @@ def main():
           raw_slice_columns(ncu / "gemm_raw.csv", ["gpu__time_duration", "sm__ops_path_tensor_src_bf16", "dram__bytes_read.sum", "dram__bytes_write.sum", "smsp__sass_thread_inst_executed_op_ffma"]))
     write("ncu_csv", "nc1_raw_flop.csv",
           raw_slice_columns(ncu / "nc1_raw.csv", ["gpu__time_duration", "sm__ops_path_tensor_src_fp16", "dram__bytes_read.sum", "sm__cycles_elapsed.avg.per_second"]))
-    write("ncu_csv", "ncu_nokernels.txt", (DATA / "cli" / "ncu_nokernels.txt").read_bytes())
 
     write("csv_reader", "nc1_raw_slice.csv", raw_slice(ncu / "nc1_raw.csv", 2, 40))
     write("csv_reader", "nc2_log_head.csv", head_lines(ncu / "nc2_log.csv", 30))
-    write("csv_reader", "gemm_metrics_stdout.csv", (ncu / "gemm_metrics_stdout.csv").read_bytes())
     write("csv_reader", "crlf_quotes.csv",
           b'==PROF== x\r\n"ID","Name","Value"\r\n"1","void f<int, 2>(""a,b"")","1,712,814,376,811,594.25"\r\n'
           b'"2","multi\nline","n/a"\r\n"3","","-1.5e+03"')
@@ -124,12 +122,6 @@ def main():
     for i, unit in enumerate(sorted(u for u in units if u)):
         write("ncu_units", f"unit_{i}.txt", unit)
 
-    cli = DATA / "cli"
-    for name in ["nsys_version.txt", "ncu_version.txt", "nsys_status_environment.txt", "ncu_sections.txt",
-                 "ncu_sets.txt", "transcripts.md"]:
-        write("tool_listing", name, (cli / name).read_bytes())
-    for name in ["ncu_nokernels.txt", "ncu_nvtx_nomatch.txt", "transcripts.md"]:
-        write("ncu_diagnosis", name, (cli / name).read_bytes())
     write("ncu_diagnosis", "gemm_metrics_stdout_head.txt", head_lines(ncu / "gemm_metrics_stdout.csv", 4))
     write("ncu_diagnosis", "nc2_log_prof_lines.txt", head_lines(ncu / "nc2_log.csv", 3))
 
@@ -140,25 +132,13 @@ def main():
     for i, name in enumerate(sorted(names)):
         write("kernel_name", f"name_{i}.txt", name)
 
-    analysis = ROOT / "tests" / "data" / "analysis" / "workload_metrics_decode.json"
-    if analysis.exists():
-        write("workload_metrics", analysis.name, analysis.read_bytes())
-    for path in sorted((ROOT / "tests" / "data" / "runs").glob("*/stage1/metrics.json"))[:2]:
-        write("workload_metrics", path.parent.parent.name + "_metrics.json", path.read_bytes())
-    tokens = ROOT / "tests" / "data" / "serving" / "serving_h100_step_tokens.json"
-    if tokens.exists():
-        write("step_tokens", tokens.name, tokens.read_bytes())
     write("step_tokens", "engine_loop.json",
           '{"schema": "llmprof.step_tokens/1", "windows": [{"kinds": {"decode_batch": '
           '{"steps": 48, "prompt_tokens": 0, "decode_tokens": 384}}}]}\n')
-    for path in sorted((ROOT / "config").glob("*.toml")):
-        write("config", path.name, path.read_bytes())
 
-    # The timeline engine's seeds: whole small exports (nsys 2022.4 CPU-only; 2025.3 graph trace) and
-    # slices of the larger 2025.3 ones (graph nodes as kernels; eager).
+    # The timeline engine's seeds: slices of the larger 2025.3 exports (graph nodes as kernels; eager); the whole
+    # small ones (cpu2022, graphtrace) are in fuzz/fixture-seeds.txt.
     exports = ROOT / "tests" / "data" / "nsys-sqlite"
-    for name in ["cpu2022.sqlite", "graphtrace.sqlite"]:
-        write("nsys_sqlite", name, (exports / name).read_bytes())
     write("nsys_sqlite", "nodetrace_head.sqlite", sqlite_slice(exports / "nodetrace.sqlite", 40))
     write("nsys_sqlite", "eager_head.sqlite", sqlite_slice(exports / "eager.sqlite", 40))
 

@@ -5,9 +5,10 @@
 #
 # Environment: FUZZ_JOBS (targets run at once, default 2), FUZZ_BUILD_DIR (default build/fuzz),
 # FUZZ_NICE (nice level, default 19), FUZZ_SKIP_BUILD=1 (run the binaries already built).
-# Each target starts from the seeds in fuzz/corpus/<target>/
-# (read only: libFuzzer writes new inputs only into the first corpus directory,
-# $FUZZ_BUILD_DIR/corpus/<target>/, so the committed seeds stay small).
+# Each target starts from the seeds in fuzz/corpus/<target>/ and the fixtures fuzz/fixture-seeds.txt names for
+# it (directories passed as they are, files copied into a temporary directory), all read only: libFuzzer writes
+# new inputs only into the first corpus directory, $FUZZ_BUILD_DIR/corpus/<target>/, so the committed seeds stay
+# small and no fixture is written to.
 # Logs: $FUZZ_BUILD_DIR/logs/<target>.log; crashing inputs: $FUZZ_BUILD_DIR/findings/<target>/.
 # Exit status 1 when any target found a crash, leak, timeout or out-of-memory input.
 set -euo pipefail
@@ -38,13 +39,39 @@ if [[ ${#targets[@]} -eq 0 ]]; then
   done
 fi
 
+# The fixture seeds (fuzz/fixture-seeds.txt: "target path" lines): a directory is a corpus directory of its own,
+# a file goes into $seed_files/<target>/, removed when the script ends.
+seed_files=$(mktemp -d "${TMPDIR:-/tmp}/llmprof-fuzz-seeds.XXXXXX")
+trap 'rm -rf "$seed_files"' EXIT
+declare -A seed_dirs=()
+while read -r target path rest; do
+  [[ -z $target || $target == \#* ]] && continue
+  if [[ -n $rest || -z $path ]]; then
+    echo "fuzz/fixture-seeds.txt: expected \"target path\", got: $target $path $rest" >&2
+    exit 2
+  fi
+  if [[ -d $path ]]; then
+    seed_dirs[$target]+="$path"$'\n'
+  elif [[ -f $path ]]; then
+    mkdir -p "$seed_files/$target"
+    cp "$path" "$seed_files/$target/${path//\//_}"
+  else
+    echo "fuzz/fixture-seeds.txt: $path (a seed of $target) does not exist; update the list" >&2
+    exit 2
+  fi
+done <fuzz/fixture-seeds.txt
+
 mkdir -p "$build/logs"
 run_target() {
   local name=$1
   local corpus=$build/corpus/$name findings=$build/findings/$name
   mkdir -p "$corpus" "$findings"
-  local seeds=()
-  [[ -d fuzz/corpus/$name ]] && seeds=("fuzz/corpus/$name")
+  local seeds=() dir
+  if [[ -d fuzz/corpus/$name ]]; then seeds+=("fuzz/corpus/$name"); fi
+  if [[ -d $seed_files/$name ]]; then seeds+=("$seed_files/$name"); fi
+  while read -r dir; do
+    if [[ -n $dir ]]; then seeds+=("$dir"); fi
+  done <<<"${seed_dirs[$name]:-}"
   nice -n "$nice_level" "$build/fuzz/fuzz_$name" \
     -max_len=65536 -timeout=25 -rss_limit_mb=2048 -max_total_time="$seconds" -print_final_stats=1 \
     -dict=fuzz/csv.dict -artifact_prefix="$findings/" "$corpus" "${seeds[@]}" \

@@ -1,15 +1,15 @@
 # The Python oracles (tests/tools/*_expected.py) compute the figures the C++ tests expect with nothing of
 # libllmprof. Each runs here and must print exactly its committed expected-values file, the file the C++
 # test reads (tests/support/oracle.hpp) or quotes: an oracle that no longer agrees with what the test
-# asserts fails here (tests/tools/run_oracle.py shows the diff). graph_scope_expected.py, which reads a
-# run directory, runs inside the "sample: graphs-h100 ..." tests (sample_run.cmake).
+# asserts fails here (tests/tools/run_oracle.py shows the diff). Oracles whose file lives beside its fixture
+# (timeline, step_kinds, cross_rank_h200) write it there and print it with --stdout. graph_scope_expected.py,
+# which reads a run directory, runs inside the "sample: graphs-h100 ..." tests (sample_run.cmake).
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND)
   set(oracle_tools ${CMAKE_CURRENT_SOURCE_DIR}/tools)
   set(oracle_data ${CMAKE_CURRENT_SOURCE_DIR}/data)
   # oracle name | expected-values file | extra arguments
-  foreach(oracle IN ITEMS analysis cross_rank_h200 graph_node_pass graph_replays legacy_nsys ncu_plan selection
-                        statistics)
+  foreach(oracle IN ITEMS analysis graph_node_pass graph_replays legacy_nsys ncu_plan selection statistics)
     add_test(NAME "oracle: ${oracle}_expected.py prints tests/data/oracles/${oracle}.txt"
              COMMAND ${Python3_EXECUTABLE} ${oracle_tools}/run_oracle.py ${oracle_tools}/${oracle}_expected.py
                      ${oracle_data}/oracles/${oracle}.txt)
@@ -26,4 +26,9 @@ if(Python3_Interpreter_FOUND)
                    ${oracle_data}/serving/expected.tsv --stdout)
   set_tests_properties("oracle: step_kinds_expected.py prints tests/data/serving/expected.tsv" PROPERTIES
                        LABELS unit TIMEOUT 300)
+  add_test(NAME "oracle: cross_rank_h200_expected.py prints tests/data/cross-rank/h200x2/expected.json"
+           COMMAND ${Python3_EXECUTABLE} ${oracle_tools}/run_oracle.py ${oracle_tools}/cross_rank_h200_expected.py
+                   ${oracle_data}/cross-rank/h200x2/expected.json --stdout)
+  set_tests_properties("oracle: cross_rank_h200_expected.py prints tests/data/cross-rank/h200x2/expected.json"
+                       PROPERTIES LABELS unit TIMEOUT 300)
 endif()

@@ -16,6 +16,11 @@ inline std::filesystem::path data_path(const std::string& relative) {
   return std::filesystem::path(LLMPROF_TEST_DATA_DIR) / relative;
 }
 
+// examples/<relative>: a recorded run directory a test reads where it is kept, not a copy under tests/data.
+inline std::filesystem::path example_path(const std::string& relative) {
+  return std::filesystem::path(LLMPROF_SOURCE_DIR) / "examples" / relative;
+}
+
 // tests/fake_tools/<relative>: fake nsys/ncu executables reproducing recorded behaviours.
 inline std::filesystem::path fake_tool_path(const std::string& relative) {
   return std::filesystem::path(LLMPROF_FAKE_TOOLS_DIR) / relative;

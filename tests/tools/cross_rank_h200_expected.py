@@ -11,7 +11,9 @@ Definitions (those of llmprof/cross_rank.hpp): a step starts when the first GPU 
 `decode_step` range (by a call on the range's thread) starts; each rank's time zero is the end of its
 first collective (nccl*) kernel; a rank's lag at a step is its aligned start minus the earliest rank's;
 the straggler has the largest mean lag; the step period is the median interval between the earliest
-rank's consecutive aligned step starts. Re-run after re-recording:
+rank's consecutive aligned step starts. Writes tests/data/cross-rank/h200x2/expected.json, which
+tests/unit/cross_rank_test.cpp reads; with --stdout it prints that file instead (ctest's "oracle:
+cross_rank_h200_expected.py ..." compares the two, tests/cmake/oracles.cmake). Re-run after re-recording:
     python3 tests/tools/cross_rank_h200_expected.py
 """
 import json
@@ -77,7 +79,9 @@ def figures(run):
 
 if __name__ == "__main__":
     expected = {run: figures(run) for run in ("straggler-5ms", "no-straggler")}
-    with open(HERE / "expected.json", "w") as out:
-        json.dump(expected, out, indent=2, sort_keys=True)
-        out.write("\n")
-    print(json.dumps(expected, indent=2, sort_keys=True))
+    text = json.dumps(expected, indent=2, sort_keys=True) + "\n"
+    if "--stdout" in sys.argv[1:]:  # what tests/tools/run_oracle.py compares with the committed file
+        sys.stdout.write(text)
+    else:
+        (HERE / "expected.json").write_text(text)
+        print(f"wrote {HERE / 'expected.json'}")

@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/format.hpp"
 #include "llmprof/analysis.hpp"
@@ -20,6 +21,7 @@
 
 using namespace llmprof;
 using llmprof::testing::data_path;
+using llmprof::testing::example_path;
 using llmprof::testing::read_file;
 using llmprof::testing::TempDir;
 using llmprof::testing::write_file;
@@ -28,13 +30,44 @@ namespace {
 
 namespace fs = std::filesystem;
 
-AnalysisReport analyze_copy(const std::string& run, const TempDir& temp,
-                            const std::string& metrics_override = "") {
-  fs::copy(data_path(run), temp.path() / "run", fs::copy_options::recursive);
+// The analysis of TEMP/run, with stage1/metrics.json replaced when `metrics_override` is given.
+AnalysisReport analyze_run_in(const TempDir& temp, const std::string& metrics_override = "") {
   if (!metrics_override.empty()) write_file(temp.path() / "run" / "stage1" / "metrics.json", metrics_override);
   auto report = analyze_run_directory(temp.path() / "run", {});
   if (!report) FAIL(report.error().describe());
   return std::move(report).value();
+}
+
+// tests/data/<run>, copied whole.
+AnalysisReport analyze_copy(const std::string& run, const TempDir& temp,
+                            const std::string& metrics_override = "") {
+  fs::copy(data_path(run), temp.path() / "run", fs::copy_options::recursive);
+  return analyze_run_in(temp, metrics_override);
+}
+
+// The recorded H100 CUDA-graph decode, examples/graphs-h100/cpp-graphs-auto (`llmprof-decode --cuda-graphs`,
+// 1b preset, 512 + 128 tokens, bf16, default settings): only its analysis inputs are copied (the first nsys
+// capture's tables, `--cuda-graph-trace=graph`, nsys/; the node-traced second capture's, nsys/node/; ncu's raw
+// CSV; the bare run's metrics; run.json and config.toml), not the analysis/, selection.json or follow-up ncu
+// CSVs the run also wrote, so the figures are those of these files alone, the files
+// tests/tools/stage_bytes_expected.py reads. The SQLite export was not kept: the analysis has no timeline.
+AnalysisReport analyze_graphs_auto(const TempDir& temp) {
+  const fs::path recorded = example_path("graphs-h100/cpp-graphs-auto");
+  std::vector<fs::path> inputs = {"config.toml", "run.json", "stage1/metrics.json", "ncu/raw.csv", "nsys/cmd.txt",
+                                  "nsys/node/cmd.txt"};
+  for (const char* capture : {"nsys", "nsys/node"}) {
+    for (const char* table : {"cuda_api_sum", "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "nvtx_gpu_proj_sum",
+                              "nvtx_kern_sum", "nvtx_sum"}) {
+      inputs.push_back(fs::path(capture) / ("summary_" + std::string(table) + ".csv"));
+    }
+  }
+  for (const auto& relative : inputs) {
+    INFO("examples/graphs-h100/cpp-graphs-auto/" << relative.string());
+    REQUIRE(fs::is_regular_file(recorded / relative));
+    fs::create_directories((temp.path() / "run" / relative).parent_path());
+    fs::copy_file(recorded / relative, temp.path() / "run" / relative);
+  }
+  return analyze_run_in(temp);
 }
 
 const StageAnalysis& stage_named(const AnalysisReport& report, const std::string& name) {
@@ -204,7 +237,7 @@ TEST_CASE("recorded CUDA-graph decode: no stage's FLOP/s over its time exceeds i
   // (19.4 ms of CPU time) while their kernels ran 283 ms; dividing the FLOP by the CPU time claimed 129 TFLOP/s
   // and MFU 15% for kernels that reach 8.8 TFLOP/s while they run.
   TempDir temp;
-  const auto report = analyze_copy("graphs-h100-cpp-graphs-auto", temp);
+  const auto report = analyze_graphs_auto(temp);
   for (const auto& stage : report.stages) {
     INFO("stage " << stage.qualified_name());
     if (stage.achieved_flop_per_s && stage.flop_per_s_while_busy) {
@@ -308,7 +341,7 @@ TEST_CASE("h100-1b-decode: the Stages table shows bytes per step, bandwidth, MBU
 
 TEST_CASE("recorded CUDA-graph decode: the Stages table says why decode_step's bandwidth and MBU are blank") {
   TempDir temp;
-  const auto report = analyze_copy("graphs-h100-cpp-graphs-auto", temp);
+  const auto report = analyze_graphs_auto(temp);
   const auto model = report_model_of(report, temp);
   const std::string markdown = render_markdown(model);
   const auto& step = stage_named(report, "decode_step");
