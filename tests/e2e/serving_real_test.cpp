@@ -64,6 +64,9 @@ TEST_CASE("real nsys: with discovery the run goes on with the discovery capture 
   INFO("nsys stage: " << nsys.reason);
   CHECK(nsys.status == StageStatus::ok);
   CHECK(run.out.find("going on with the discovery capture (ungated) and `decode_batch`") != std::string::npos);
+  // Discovery's choice is in run.json's capture record: select, ncu, analyze and run --resume read it there.
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->discovered_stage == std::optional<std::string>("decode_batch"));
   const std::string steps = read_file(main / "analysis" / "step_kinds.md");
   CHECK(steps.find("Step range `scheduler_step`: 60 steps") != std::string::npos);
   CHECK(steps.find("| `decode_batch` | 48 |") != std::string::npos);

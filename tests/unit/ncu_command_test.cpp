@@ -303,3 +303,26 @@ TEST_CASE("ncu profile inside the workload's own window: --profile-from-start of
   const auto plain = NcuCommand::profile(decode_roofline_options()).argv();
   CHECK(std::find(plain.begin(), plain.end(), "--profile-from-start") == plain.end());
 }
+
+TEST_CASE("a command built from the probe runs the probed ncu; another explicit ncu is warned about",
+          "[probe]") {
+  const NcuInfo tool = recorded_ncu();  // found at /usr/local/cuda/bin/ncu
+  const auto probed = NcuCommand::profile(tool, decode_roofline_options());
+  CHECK(probed.argv().front() == "/usr/local/cuda/bin/ncu");
+  std::vector<std::string> warnings;
+  CHECK(probed.validate(tool, &warnings).has_value());
+  CHECK(warnings.empty());
+  CHECK(NcuCommand::import_csv(tool, "/tmp/nc1.ncu-rep", llmprof::NcuPage::raw, true).argv().front() ==
+        "/usr/local/cuda/bin/ncu");
+
+  auto options = decode_roofline_options();
+  options.ncu = "/opt/wrappers/ncu";  // chosen on purpose: kept, and validate says it is not the probed one
+  const auto wrapped = NcuCommand::profile(tool, options);
+  CHECK(wrapped.argv().front() == "/opt/wrappers/ncu");
+  CHECK(wrapped.validate(tool, &warnings).has_value());
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("runs /opt/wrappers/ncu, not the probed /usr/local/cuda/bin/ncu") != std::string::npos);
+
+  NcuInfo missing;  // the probe found none: the bare name, for PATH to decide
+  CHECK(NcuCommand::profile(missing, decode_roofline_options()).argv().front() == "ncu");
+}

@@ -283,3 +283,19 @@ TEST_CASE("nsys profile: the workload's own window, repeated up to N times") {
     CHECK(valid.error().message.find("not repeat") != std::string::npos);
   }
 }
+
+TEST_CASE("nsys commands built from the probe run the probed nsys", "[probe]") {
+  const NsysInfo tool = recorded_nsys();
+  const std::string probed = "/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys";
+  CHECK(NsysCommand::profile(tool, decode_gate_options()).argv().front() == probed);
+  CHECK(NsysCommand::stats(tool, "/tmp/r.nsys-rep", {"nvtx_sum"}, "/tmp/r").argv().front() == probed);
+  CHECK(NsysCommand::export_sqlite(tool, "/tmp/r.nsys-rep", "/tmp/r.sqlite").argv().front() == probed);
+  std::vector<std::string> warnings;
+  CHECK(NsysCommand::profile(tool, decode_gate_options()).validate(tool, &warnings).has_value());
+  CHECK(warnings.empty());
+  auto options = decode_gate_options();
+  options.nsys = "/usr/bin/nsys";  // an explicit other nsys is kept, and said
+  CHECK(NsysCommand::profile(tool, options).validate(tool, &warnings).has_value());
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("runs /usr/bin/nsys, not the probed " + probed) != std::string::npos);
+}

@@ -220,6 +220,9 @@ struct AnalysisInputs {
   std::optional<WorkloadMetrics> workload;
   std::optional<TimelineReport> timeline;
   std::optional<NodeTracedCapture> node_capture;  // set when `nsys` holds its kernel tables
+  // The select stage's selection (MAIN/nsys/selection.json): the kernels ncu was filtered to. When it is of the
+  // stage the options ask for, report.json's top_kernel_selection is this one, not one selected again.
+  std::optional<KernelSelection> selection;
   std::map<std::string, std::string> sources;
   std::vector<std::string> warnings;  // about the inputs themselves; copied into AnalysisReport::warnings
 };

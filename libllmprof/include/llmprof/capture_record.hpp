@@ -36,6 +36,10 @@ struct CaptureRecord {
   // The second, node-traced capture (when the first recorded graph launches whole): its folder relative to
   // MAIN, e.g. "nsys/node"; unset when none was taken.
   std::optional<std::string> node_capture_directory;
+  // run.on_empty_gate = discover: the gate never opened, the timeline is the ungated discovery capture, and this
+  // is the stage discovery chose for the kernel selection and the ncu filter (select, ncu, analyze and
+  // `run --resume` read it here). Unset otherwise.
+  std::optional<std::string> discovered_stage;
 
   // The NVTX range name (without @domain) the captured timeline is limited to: set only for an nvtx gate
   // that opened; nullopt for an ungated capture, an ungated re-run, and a cudaProfilerApi gate.

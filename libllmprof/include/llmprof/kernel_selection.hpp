@@ -39,6 +39,7 @@ struct SelectedKernel {
   std::int64_t total_time_ns = 0;  // GPU time of the kernel inside the stage
   std::int64_t instances = 0;      // launches inside the stage
   double share = 0;                // total_time_ns / the stage's kernel time
+  bool operator==(const SelectedKernel&) const = default;
 };
 
 // What reaching a higher coverage would take: "3 more kernels for 95%".
@@ -47,6 +48,7 @@ struct CoverageStep {
   std::size_t kernels = 0;       // distinct kernels needed in all (when reachable)
   std::size_t more_kernels = 0;  // kernels beyond the selection (when reachable)
   bool reachable = true;         // false: collectives hold too much of the stage's time
+  bool operator==(const CoverageStep&) const = default;
 };
 
 // The coverage targets reported beyond what a selection reached.
@@ -79,6 +81,7 @@ struct KernelSelection {
   // when ncu is filtered to the same stage (--nvtx-include): all matching launches except those of
   // the rarest selected kernel, plus one.
   std::int64_t launch_count = 0;
+  bool operator==(const KernelSelection&) const = default;
 };
 
 // Errors: the stage has no rows (the message lists the stages that exist), nvtx_kern_sum absent

@@ -57,6 +57,19 @@ void build_device(const AnalysisInputs& inputs, const AnalysisOptions& options, 
 }
 
 void build_selection(const AnalysisInputs& inputs, const AnalysisOptions& options, AnalysisReport& report) {
+  // One selection: the kernels the select stage chose are the kernels ncu profiled, so the report shows those.
+  if (inputs.selection) {
+    const bool same_stage = inputs.selection->stage == options.selection_stage &&
+                            (!options.selection_domain || *options.selection_domain == inputs.selection->domain);
+    if (same_stage) {
+      report.top_kernel_selection = *inputs.selection;
+      return;
+    }
+    report.warnings.push_back("top_kernel_selection is of stage " + options.selection_stage +
+                              ", as asked; the kernels ncu profiled were selected from stage " +
+                              inputs.selection->stage + " (nsys/selection.json)");
+    report.sources.erase("top_kernel_selection");
+  }
   if (!inputs.nsys) {
     report.skipped.push_back("top_kernel_selection: needs the nsys tables (nvtx_kern_sum), which are absent");
     return;

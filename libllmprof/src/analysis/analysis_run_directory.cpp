@@ -5,6 +5,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include "analysis/kernel_selection_json.hpp"
 #include "core/file_text.hpp"
 #include "core/json_fields.hpp"
 #include "llmprof/analysis.hpp"
@@ -202,6 +203,21 @@ void load_ncu_coverage(const std::filesystem::path& plan_json, AnalysisInputs& i
   inputs.sources["ncu_coverage"] = plan_json.string();
 }
 
+// The select stage's choice (nsys/selection.json): the kernels ncu was filtered to. A file that does not read is a
+// warning, and the analysis selects again from the tables (and says it did, in top_kernel_selection's source).
+void load_recorded_selection(const std::filesystem::path& selection_json, AnalysisInputs& inputs) {
+  std::error_code ec;
+  if (!std::filesystem::exists(selection_json, ec)) return;
+  auto selection = detail::read_kernel_selection(selection_json);
+  if (!selection) {
+    inputs.warnings.push_back(selection.error().message + ": the analysis selected the kernels again from the nsys "
+                              "tables, which may not be the kernels ncu profiled");
+    return;
+  }
+  inputs.selection = std::move(selection).value();
+  inputs.sources["top_kernel_selection"] = selection_json.string();
+}
+
 }  // namespace
 
 Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_directory,
@@ -224,6 +240,7 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
   if (inputs.ncu_launches) load_ncu_coverage(layout.resolve(RunLayout::ncu_plan()), inputs);
   const auto metrics_json = layout.resolve(RunLayout::stage1_metrics());
   if (auto loaded = load_workload(metrics_json, inputs); !loaded) return loaded.error();
+  load_recorded_selection(layout.resolve(RunLayout::kernel_selection()), inputs);
   if (!inputs.nsys && !inputs.ncu_launches && !inputs.workload && !inputs.timeline) {
     if (timeline_problem) return make_error(ErrorCode::parse_error, *timeline_problem, "", sqlite_export.string());
     return make_error(ErrorCode::not_found,

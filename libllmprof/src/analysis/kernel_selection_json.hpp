@@ -3,8 +3,10 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <filesystem>
 
 #include "llmprof/kernel_selection.hpp"
+#include "llmprof/result.hpp"
 
 namespace llmprof::detail {
 
@@ -12,5 +14,13 @@ namespace llmprof::detail {
 // also_matched, rule ({kind: top_n, n} or {kind: coverage, target, max_kernels, capped}), more_coverage
 // ([{target, reachable, kernels, more_kernels}]) and collectives_left_out ({count, total_time_ns, share, names}).
 boost::json::object kernel_selection_json(const KernelSelection& selection);
+
+// The reverse, for the analysis: the select stage's MAIN/nsys/selection.json as the selection it wrote, so that
+// report.json's kernels are the kernels ncu profiled (issue 32: the analysis used to select again, from another
+// stage under run.on_empty_gate = discover). Strict: a missing field or one of the wrong type is a parse_error
+// naming the file and the field. Files written before stage_kernel_instances and the collectives' own figures
+// were recorded read with those at 0 (the figures the analysis takes from a selection are the kernels).
+Result<KernelSelection> read_kernel_selection(const std::filesystem::path& file);
+Result<KernelSelection> kernel_selection_from_json(const boost::json::object& object, const std::string& where);
 
 }  // namespace llmprof::detail

@@ -194,7 +194,8 @@ NcuCommand NcuCommand::list_sets(std::filesystem::path ncu) {
 Result<void> NcuCommand::validate(const NcuInfo& tool, std::vector<std::string>* warnings) const {
   detail::warn_about_probe("ncu", tool.found, tool.version, warnings);
   if (profile_.ncu.empty()) return invalid("no ncu executable was given", "set the ncu path");
-  if (tool.found && profile_.ncu != tool.path) {
+  // A bare name is left to PATH (where the probe found it, as a rule); an explicit path to another ncu is said.
+  if (tool.found && profile_.ncu.has_parent_path() && profile_.ncu != tool.path) {
     add_warning(warnings, "the command runs " + profile_.ncu.string() + ", not the probed " + tool.path.string() +
                               " (build it with the probe: NcuCommand::profile(tool, options))");
   }

@@ -244,7 +244,8 @@ NsysCommand NsysCommand::export_sqlite(std::filesystem::path nsys, std::filesyst
 Result<void> NsysCommand::validate(const NsysInfo& tool, std::vector<std::string>* warnings) const {
   detail::warn_about_probe("nsys", tool.found, tool.version, warnings);
   if (profile_.nsys.empty()) return invalid("no nsys executable was given", "set the nsys path");
-  if (tool.found && profile_.nsys != tool.path) {
+  // A bare name is left to PATH (where the probe found it, as a rule); an explicit path to another nsys is said.
+  if (tool.found && profile_.nsys.has_parent_path() && profile_.nsys != tool.path) {
     add_warning(warnings, "the command runs " + profile_.nsys.string() + ", not the probed " + tool.path.string() +
                               " (build it with the probe: NsysCommand::profile(tool, options))");
   }

@@ -71,7 +71,14 @@ Result<AnalysisOptions> analysis_options_of_run(const fs::path& main) {
   }
   if (!config) return config.error();
   auto manifest = read_manifest(main);
-  return analysis_options_for(config.value(), manifest ? capture_gate_of_run(main, *manifest) : std::nullopt);
+  AnalysisOptions options =
+      analysis_options_for(config.value(), manifest ? capture_gate_of_run(main, *manifest) : std::nullopt);
+  // run.on_empty_gate = discover: the stage discovery chose is the one select and ncu used.
+  if (manifest && manifest->capture && manifest->capture->discovered_stage) {
+    options.selection_stage = *manifest->capture->discovered_stage;
+    options.capture_gated_on_stage = capture_gate_of_run(main, *manifest) == options.selection_stage;
+  }
+  return options;
 }
 
 std::optional<std::string> capture_gate_of_run(const fs::path& main, const RunManifest& manifest) {

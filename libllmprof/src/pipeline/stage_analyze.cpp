@@ -6,7 +6,12 @@
 namespace llmprof::detail {
 namespace fs = std::filesystem;
 AnalysisOptions analysis_options(const PipelineRun& run, const NsysOutput& nsys) {
-  return analysis_options_for(run.config, nsys.gate());
+  AnalysisOptions options = analysis_options_for(run.config, nsys.gate());
+  // The stage select chose from (discovery's under run.on_empty_gate = discover), so the analysis reads the
+  // select stage's selection.json as the selection of the stage it reports.
+  options.selection_stage = run.selection_stage();
+  options.capture_gated_on_stage = nsys.gate() == run.selection_stage();
+  return options;
 }
 
 Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys) {

@@ -156,6 +156,7 @@ CaptureRecord capture_record(const PipelineRun& run, const Capture& attempt, boo
     record.windows.push_back({fs::relative(attempt.report->report, fs::absolute(run.directory.path())).string()});
   }
   record.graph_trace = requested_graph_trace(config.extra_args) == "node" ? "node" : "graph";
+  record.discovered_stage = run.discovered_stage;  // in run.json, so resume and analyze MAIN keep discovery's choice
   return record;
 }
 

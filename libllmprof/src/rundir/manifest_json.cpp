@@ -136,7 +136,9 @@ json::object capture_to_object(const CaptureRecord& capture) {
           {"windows", std::move(windows)},
           {"graph_trace", capture.graph_trace},
           {"node_capture_directory",
-           capture.node_capture_directory ? json::value(*capture.node_capture_directory) : json::value(nullptr)}};
+           capture.node_capture_directory ? json::value(*capture.node_capture_directory) : json::value(nullptr)},
+          {"discovered_stage",
+           capture.discovered_stage ? json::value(*capture.discovered_stage) : json::value(nullptr)}};
 }
 
 bool capture_flag(const json::object& object, std::string_view key) {
@@ -159,6 +161,7 @@ CaptureRecord capture_from_object(const json::object& object) {
     capture.windows.push_back({json_string(window, "report", "capture.windows.report").value_or("")});
   capture.graph_trace = json_string(object, "graph_trace", "capture.graph_trace").value_or("graph");
   capture.node_capture_directory = json_string(object, "node_capture_directory", "capture.node_capture_directory");
+  capture.discovered_stage = json_string(object, "discovered_stage", "capture.discovered_stage");
   return capture;
 }
 
