@@ -38,15 +38,15 @@ void print_summary(std::ostream& out, const llmprof::AnalysisReport& report, con
   for (const auto& stage : report.stages) {
     out << "  " << std::string(static_cast<std::size_t>(stage.level) * 2, ' ') << stage.qualified_name()
         << ": GPU busy " << percent(stage.gpu_busy_fraction) << ", "
-        << (stage.outside_capture ? std::string("unmeasured") : std::to_string(stage.kernel_instances))
+        << (stage.kernel_instances ? std::to_string(*stage.kernel_instances) : std::string("unmeasured"))
         << " kernels, MFU " << percent(stage.mfu) << " (workload: " << percent(stage.mfu_workload) << ")\n"
         << "  " << std::string(static_cast<std::size_t>(stage.level) * 2, ' ') << "  " << stage.verdict << "\n";
   }
   out << "top kernels:\n";
   for (std::size_t i = 0; i < report.kernels.size() && i < 5; ++i) {
     const auto& kernel = report.kernels[i];
-    out << "  " << percent(kernel.share_of_total) << "  x" << kernel.instances << "  "
-        << (kernel.bound ? llmprof::to_string(*kernel.bound) : "-") << "  " << kernel.name.substr(0, 100) << "\n";
+    out << "  " << percent(kernel.share_of_total) << "  x" << kernel.instances.value_or(0) << "  "
+        << kernel.bound.value_or("-") << "  " << kernel.name.substr(0, 100) << "\n";
   }
   if (report.top_kernel_selection) {
     out << "ncu selection for " << report.top_kernel_selection->stage << ": coverage "

@@ -55,7 +55,7 @@ TEST_CASE("the recorded H100 decode run analyses to independently computed figur
   CHECK(report->kernels.front().instances == 4096);
   // Batch-1 GEMV on tensor cores: DRAM-bound (the weights stream once), far from the compute roof.
   REQUIRE(report->kernels.front().bound);
-  CHECK(*report->kernels.front().bound == KernelBound::memory);
+  CHECK(*report->kernels.front().bound == "memory");
   REQUIRE(report->kernels.front().pct_peak_dram);
   CHECK(*report->kernels.front().pct_peak_dram > 50.0);
   CHECK(report->device.name == "NVIDIA H100 80GB HBM3");

@@ -324,7 +324,7 @@ TEST_CASE("h100-1b-decode: the Stages table shows bytes per step, bandwidth, MBU
   // The headroom sentence: the limit, the two step times, the share of the limit, then (last, once) how much of
   // the kernel time had measured bytes.
   for (const auto& stage : report.stages) {
-    if (stage.headroom.empty() || !stage.limit_step_ns || stage.kernel_bound != KernelBound::memory) continue;
+    if (stage.headroom.empty() || !stage.limit_step_ns || stage.kernel_bound != std::optional<std::string>("memory")) continue;
     INFO(stage.name << ": " << stage.headroom);
     const std::string share = detail::format_fraction_percent(stage.share_of_limit);
     CHECK(stage.headroom ==

@@ -18,6 +18,7 @@
 #include "llmprof/ncu_metrics.hpp"
 #include "llmprof/ncu_plan.hpp"
 #include "llmprof/nsys_stats.hpp"
+#include "llmprof/report_model.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/roofline.hpp"
 #include "llmprof/timeline.hpp"
@@ -49,95 +50,13 @@ struct AnalysisOptions {
   std::size_t stage_top_kernels = 3;  // kernels listed per stage
 };
 
-struct KernelAnalysis {
-  std::string name;                 // nsys name when nsys is present, else ncu's
-  std::string ncu_name;             // as ncu printed it, when profiled
-  std::string join;                 // how the ncu name was matched: "exact", "join key", "function name", ""
-  std::vector<std::string> stages;  // NVTX ranges (qualified "domain:name" or "name") it ran in
-  std::int64_t instances = 0;
-  std::int64_t total_time_ns = 0;
-  double avg_time_ns = 0;
-  double share_of_total = 0;  // of all kernel time in the run
-  std::string time_source;    // "nsys cuda_gpu_kern_sum" or "ncu gpu__time_duration.sum"
-  std::int64_t profiled_launches = 0;
-  std::optional<double> flop_per_launch;
-  std::optional<double> dram_bytes_per_launch;
-  std::optional<double> arithmetic_intensity;
-  std::optional<double> achieved_flop_per_s;
-  std::optional<double> pct_peak_compute;  // duration-weighted over the profiled launches
-  std::optional<double> pct_peak_dram;
-  std::optional<KernelBound> bound;
-  std::string dominant_precision;
-};
-
-struct StageTopKernel {
-  std::string name;
-  std::int64_t time_ns = 0;
-  double share = 0;  // of the stage's kernel time
-};
-
-struct StageAnalysis {
-  std::string name;
-  std::string domain;
-  std::optional<std::string> parent;  // qualified name of the enclosing stage
-  int level = 0;                      // nesting depth, 0 = outermost
-  std::optional<std::int64_t> wall_ns;
-  std::optional<std::int64_t> gpu_projection_ns;
-  std::int64_t kernel_time_ns = 0;
-  std::int64_t kernel_instances = 0;
-  // A range known only from ncu's NVTX stacks (e.g. `generate` around a capture gated on `decode`): it was
-  // never inside the nsys capture, so its kernel time and count are unknown (null in report.json), not 0.
-  bool outside_capture = false;
-  std::string kernel_time_source;  // "nsys nvtx_kern_sum" or "ncu launches"
-  // kernel_time_ns / max(wall_ns, gpu_projection_ns); with a timeline, its busy over the time the stage was active
-  std::optional<double> gpu_busy_fraction;
-  std::optional<double> flop;                   // estimated: nsys instances x ncu FLOP per launch
-  double flop_coverage = 0;                     // share of kernel time whose FLOP is known (0..1)
-  std::optional<double> achieved_flop_per_s;    // flop / wall time
-  std::optional<double> flop_per_s_while_busy;  // flop / kernel time
-  std::string dominant_precision;
-  std::optional<double> mfu;               // achieved_flop_per_s / device dense peak of dominant precision
-  std::optional<double> model_flop_per_s;  // from the workload metrics (prefill / decode)
-  std::optional<double> mfu_workload;      // model_flop_per_s / device dense peak of the workload dtype
-  // Why MFU (profiled) and MFU (workload) differ more than 2x: FLOP counted vs the model's, and the two times.
-  std::string mfu_gap_reason;
-
-  // The time the stage's rates divide by: its wall time (nsys nvtx_sum), or the timeline's GPU-active time
-  // when the CPU range does not enclose the GPU work it launched (CUDA graphs, asynchronous loops: the
-  // recorded graph decode's `decode_step` ranges last 19.4 ms for 283 ms of kernels). Unset, with
-  // rate_time_note saying why, when no measured time encloses the stage's kernels: the rates are withheld.
-  std::optional<std::int64_t> rate_time_ns;
-  std::string rate_time_source;
-  std::string rate_time_note;
-
-  // Measured DRAM traffic: each kernel's ncu dram bytes per profiled launch in this stage x its launches here.
-  std::optional<double> dram_bytes;
-  double dram_coverage = 0;  // share of kernel time whose bytes are known (0..1)
-  // The part of dram_coverage whose bytes were carried from another launch configuration of the same kernel
-  // (a configuration group of the ncu plan that ncu did not profile, see NcuPlanGroups).
-  double dram_coverage_extrapolated = 0;
-  std::optional<double> steps;  // what "per step" divides by: nvtx_sum instances, or the workload's decode steps
-  std::string steps_source;
-  std::optional<double> dram_bytes_per_step;
-  std::optional<double> dram_bytes_per_s;             // dram_bytes / rate time
-  std::optional<double> dram_bytes_per_s_while_busy;  // dram_bytes / kernel time
-  std::optional<double> mbu;  // dram_bytes_per_s / peak DRAM bandwidth (ncu's, at the profiled clocks)
-  // From the workload's model_bytes_per_step (weights + KV cache a decode step must read).
-  std::optional<double> model_bytes_per_step;
-  std::optional<double> mbu_workload;  // model bytes per step x steps/s of the bare run / peak DRAM bandwidth
-  std::string bytes_comparison;        // measured bytes per step against the model's, in words
-  // The limit: the bound of most of the stage's kernel time, the step at 100% of that peak, and the sentence.
-  std::optional<KernelBound> kernel_bound;
-  std::optional<double> step_ns;        // rate time / steps
-  std::optional<double> limit_step_ns;  // bytes per step / peak bandwidth (memory) or FLOP / peak FLOP/s (compute)
-  std::optional<double> share_of_limit;  // limit_step_ns / step_ns
-  std::string headroom;
-
-  std::string verdict;
-  std::vector<StageTopKernel> top_kernels;
-
-  std::string qualified_name() const { return domain.empty() ? name : domain + ":" + name; }
-};
+// The analysis fills report.json's records directly (llmprof/report_model.hpp): one type per figure set from
+// the computation to the file to the harness, so a new per-stage figure is a field there, a row of its field
+// table (src/rundir/report_model_json.cpp, which writes report.json and stages.csv) and its computation here.
+// A stage outside the nsys capture has no kernel_time_ns / kernel_instances (null, not 0).
+using KernelAnalysis = ReportKernel;
+using StageTopKernel = ReportStageKernel;
+using StageAnalysis = ReportStage;
 
 // One NVTX range on the CPU timeline (nsys nvtx_sum): how often it ran and how long each instance took.
 // This is what a machine without a GPU still measures. A row whose statistics contradict each other
@@ -235,7 +154,8 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
 Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_directory,
                                              const AnalysisOptions& options);
 
-// Writes kernels.csv, stages.csv and report.json into `analysis_directory` (created if needed).
+// Writes kernels.csv, stages.csv and report.json into `analysis_directory` (created if needed): the two tables
+// from the same field tables as report.json, one column per field.
 Result<void> write_analysis(const AnalysisReport& report, const std::filesystem::path& analysis_directory);
 
 // report.json's text (schema llmprof.report/2).

@@ -81,6 +81,11 @@ struct ReportStage {
   std::string headroom;
   std::string verdict;                 // one sentence, e.g. "host-bound: GPU busy 4% of the stage ..."
   std::vector<ReportStageKernel> top_kernels;
+  // Kernel launches per second of the stage's rate time (kernel_instances / rate_time_ns): what a host-bound
+  // stage's launch overhead scales with. Null where either is unmeasured.
+  std::optional<double> kernel_launches_per_s;
+
+  std::string qualified_name() const { return domain.empty() ? name : domain + ":" + name; }
   // Not a report.json field: whether the file had the DRAM keys ("dram_coverage"), so a report can tell
   // a figure withheld by the analysis from one an older analysis never wrote. Set by the report reader.
   bool dram_keys_recorded = false;

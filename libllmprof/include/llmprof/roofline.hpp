@@ -24,6 +24,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,8 @@ namespace llmprof {
 
 enum class KernelBound { compute, memory, latency };
 const char* to_string(KernelBound bound) noexcept;
+// The one spelling table (choice.hpp): report.json's records hold the bound as this text.
+std::span<const std::string_view> choice_names(KernelBound) noexcept;
 
 struct RooflineThresholds {
   // A launch below this percent of peak on BOTH compute and DRAM is latency/launch-bound: it

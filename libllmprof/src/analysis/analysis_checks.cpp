@@ -31,9 +31,7 @@ void withhold_impossible_figures(StageAnalysis& stage, std::vector<std::string>&
 
 void withhold_impossible_figures(KernelAnalysis& kernel, std::vector<std::string>& warnings) {
   FigureChecker check(warnings, "kernel '" + kernel.name.substr(0, 80) + "'");
-  std::optional<double> share = kernel.share_of_total;
-  check.fraction(share, "share_of_total", kernel.time_source);
-  kernel.share_of_total = share.value_or(0);
+  check.fraction(kernel.share_of_total, "share_of_total", kernel.time_source);
   check.non_negative(kernel.flop_per_launch, "flop_per_launch", "ncu FLOP metrics");
   check.non_negative(kernel.dram_bytes_per_launch, "dram_bytes_per_launch", "ncu dram__bytes");
   check.non_negative(kernel.arithmetic_intensity, "arithmetic_intensity", "ncu FLOP / DRAM bytes");

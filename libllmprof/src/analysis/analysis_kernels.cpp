@@ -81,7 +81,7 @@ void add_launch(LaunchTotals& totals, const LaunchRoofline& launch) {
 void fill_efficiency(KernelAnalysis& kernel, const LaunchTotals& totals, const AnalysisOptions& options) {
   kernel.profiled_launches = totals.launches;
   kernel.ncu_name = totals.ncu_name;
-  kernel.join = totals.join;
+  kernel.ncu_name_join = totals.join;
   if (totals.flop_launches > 0) kernel.flop_per_launch = totals.flop / static_cast<double>(totals.flop_launches);
   if (totals.dram_launches > 0) {
     kernel.dram_bytes_per_launch = totals.dram_bytes / static_cast<double>(totals.dram_launches);
@@ -94,12 +94,13 @@ void fill_efficiency(KernelAnalysis& kernel, const LaunchTotals& totals, const A
   }
   if (totals.compute_weight > 0) kernel.pct_peak_compute = totals.compute_weighted / totals.compute_weight;
   if (totals.dram_weight > 0) kernel.pct_peak_dram = totals.dram_weighted / totals.dram_weight;
-  kernel.bound = classify_bound(kernel.pct_peak_compute, kernel.pct_peak_dram, options.thresholds);
+  if (const auto bound = classify_bound(kernel.pct_peak_compute, kernel.pct_peak_dram, options.thresholds))
+    kernel.bound = to_string(*bound);
   double most = 0;
   for (const auto& [key, flop] : totals.flop_by_precision) {
     if (flop > most) {
       most = flop;
-      kernel.dominant_precision = key;
+      kernel.precision = key;
     }
   }
   kernel.stages.insert(kernel.stages.end(), totals.stages.begin(), totals.stages.end());
@@ -174,6 +175,8 @@ void add_nsys_kernels(const AnalysisInputs& inputs, const AnalysisOptions& optio
     kernel.total_time_ns = row.time.total_time_ns;
     kernel.avg_time_ns = row.time.average_ns;
     kernel.time_source = "nsys cuda_gpu_kern_sum";
+    kernel.precision = std::string();  // "" until ncu's FLOP name one (report.json has always written "")
+    kernel.profiled_launches = 0;       // none until fill_efficiency counts its ncu launches
     auto& stages = nsys_stages[row.name];
     if (auto it = totals.find(row.name); it != totals.end()) {
       stages.insert(it->second.stages.begin(), it->second.stages.end());
@@ -196,6 +199,7 @@ KernelAnalysis ncu_only_kernel(const std::string& name, const LaunchTotals& entr
   kernel.total_time_ns = static_cast<std::int64_t>(entry.duration_ns + 0.5);
   kernel.avg_time_ns = entry.launches ? entry.duration_ns / static_cast<double>(entry.launches) : 0;
   kernel.time_source = "ncu gpu__time_duration.sum";
+  kernel.precision = std::string();
   fill_efficiency(kernel, entry, options);
   return kernel;
 }
@@ -225,13 +229,16 @@ void fill_flop_per_launch(const AnalysisInputs& inputs, const JoinedLaunches& jo
 
 // Each kernel's share of the kernels' total time; the longest first.
 void rank_by_time(std::vector<KernelAnalysis>& kernels) {
+  // Every kernel the analysis builds has a time (nsys's, or its ncu launches' sum); value_or is for the type.
   std::int64_t total = 0;
-  for (const auto& kernel : kernels) total += kernel.total_time_ns;
+  for (const auto& kernel : kernels) total += kernel.total_time_ns.value_or(0);
   for (auto& kernel : kernels) {
-    kernel.share_of_total = total > 0 ? static_cast<double>(kernel.total_time_ns) / static_cast<double>(total) : 0;
+    const auto time = static_cast<double>(kernel.total_time_ns.value_or(0));
+    kernel.share_of_total = total > 0 ? time / static_cast<double>(total) : 0;
   }
-  std::stable_sort(kernels.begin(), kernels.end(),
-                   [](const auto& a, const auto& b) { return a.total_time_ns > b.total_time_ns; });
+  std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) {
+    return a.total_time_ns.value_or(0) > b.total_time_ns.value_or(0);
+  });
 }
 
 }  // namespace

@@ -6,11 +6,16 @@
 
 #include "analysis/analysis_model.hpp"
 #include "core/format.hpp"
+#include "llmprof/choice.hpp"
 
 namespace llmprof::detail {
 namespace {
 
 using StageKey = std::pair<std::string, std::string>;  // (domain, name)
+
+// The stage's kernel time for arithmetic: unmeasured (outside the capture) counts as none here, and the record
+// keeps it null.
+double kernel_ns(const StageAnalysis& stage) { return static_cast<double>(stage.kernel_time_ns.value_or(0)); }
 
 // Kernels of one stage: name -> (time, instances).
 using StageKernels = std::map<std::string, std::pair<std::int64_t, std::int64_t>>;
@@ -91,8 +96,7 @@ void fill_flop(const StageKernels& kernels, const PerLaunchMeans& flop_per_launc
     }
   }
   if (covered_ns > 0) stage.flop = flop;
-  stage.flop_coverage =
-      stage.kernel_time_ns > 0 ? static_cast<double>(covered_ns) / static_cast<double>(stage.kernel_time_ns) : 0;
+  stage.flop_coverage = kernel_ns(stage) > 0 ? static_cast<double>(covered_ns) / kernel_ns(stage) : 0;
 }
 
 // The kernel's bytes per launch configuration (the ncu plan's groups) where the stage launched exactly the plan
@@ -143,9 +147,9 @@ void fill_dram_bytes(const StageKernels& kernels, const PerLaunchMeans& per_laun
     bytes += it->second * static_cast<double>(time_and_count.second);
   }
   if (covered_ns > 0) stage.dram_bytes = bytes;
-  const double kernel_ns = static_cast<double>(stage.kernel_time_ns);
-  stage.dram_coverage = kernel_ns > 0 ? covered_ns / kernel_ns : 0;
-  stage.dram_coverage_extrapolated = kernel_ns > 0 ? extrapolated_ns / kernel_ns : 0;
+  const double kernel_time = kernel_ns(stage);
+  stage.dram_coverage = kernel_time > 0 ? covered_ns / kernel_time : 0;
+  stage.dram_coverage_extrapolated = kernel_time > 0 ? extrapolated_ns / kernel_time : 0;
 }
 
 void dominant_precision(const std::map<std::string, double>& by_precision, StageAnalysis& stage) {
@@ -163,9 +167,9 @@ void dominant_precision(const std::map<std::string, double>& by_precision, Stage
 // for 283 ms of kernels). The timeline may then supply the GPU-active time (analysis_timeline.cpp).
 void choose_rate_time(StageAnalysis& stage) {
   if (!stage.wall_ns || *stage.wall_ns <= 0) return;
-  if (stage.kernel_time_ns > *stage.wall_ns) {
+  if (kernel_ns(stage) > static_cast<double>(*stage.wall_ns)) {
     stage.rate_time_note = "its CPU range time (" + format_duration_ns(static_cast<double>(*stage.wall_ns)) +
-                           ") does not enclose its " + format_duration_ns(static_cast<double>(stage.kernel_time_ns)) +
+                           ") does not enclose its " + format_duration_ns(kernel_ns(stage)) +
                            " of kernel time (CUDA graphs or asynchronous launches), so FLOP/s, bandwidth, MFU and MBU "
                            "over the stage's time need the GPU-active time from the timeline (nsys/profile.sqlite)";
     return;
@@ -207,26 +211,33 @@ std::string bound_advice(KernelBound bound, double threshold_percent) {
   return "";
 }
 
-// The bound (ncu) of most of the stage's kernel time; nullopt when none of its kernels has one.
-std::optional<KernelBound> dominant_bound(const AnalysisReport& report, const StageKernels& kernels) {
-  std::map<KernelBound, std::int64_t> time_by_bound;
+// The stage's kernel time by the bound (ncu) of each kernel; kernels without one are left out.
+std::map<KernelBound, std::int64_t> time_by_bound(const AnalysisReport& report, const StageKernels& kernels) {
+  std::map<KernelBound, std::int64_t> by_bound;
   for (const auto& [name, time_and_count] : kernels) {
     for (const auto& kernel : report.kernels) {
-      if (kernel.name == name && kernel.bound) time_by_bound[*kernel.bound] += time_and_count.first;
+      if (kernel.name != name || !kernel.bound) continue;
+      if (const auto bound = parse_choice<KernelBound>(*kernel.bound)) by_bound[*bound] += time_and_count.first;
     }
   }
-  if (time_by_bound.empty()) return std::nullopt;
-  return std::max_element(time_by_bound.begin(), time_by_bound.end(), [](const auto& a, const auto& b) {
+  return by_bound;
+}
+
+// The bound (ncu) of most of the stage's kernel time; nullopt when none of its kernels has one.
+std::optional<KernelBound> dominant_bound(const AnalysisReport& report, const StageKernels& kernels) {
+  const auto by_bound = time_by_bound(report, kernels);
+  if (by_bound.empty()) return std::nullopt;
+  return std::max_element(by_bound.begin(), by_bound.end(), [](const auto& a, const auto& b) {
            return a.second < b.second;
          })->first;
 }
 
 std::string verdict(const AnalysisReport& report, const AnalysisOptions& options, const StageKernels& kernels,
                     const StageAnalysis& stage) {
-  if (stage.outside_capture) {
+  if (!stage.kernel_time_ns) {
     return "outside the nsys capture (it encloses the gated range), so its time is not measured here";
   }
-  if (stage.kernel_time_ns == 0) return "no GPU kernels ran in this stage";
+  if (*stage.kernel_time_ns == 0) return "no GPU kernels ran in this stage";
   std::string text;
   if (stage.gpu_busy_fraction && *stage.gpu_busy_fraction < options.host_bound_busy_fraction) {
     return "host/launch-bound: GPU busy " + format_fraction_percent(*stage.gpu_busy_fraction) +
@@ -236,17 +247,11 @@ std::string verdict(const AnalysisReport& report, const AnalysisOptions& options
              ? "GPU-bound: GPU busy " + format_fraction_percent(*stage.gpu_busy_fraction) + " of the stage"
          : stage.gpu_projection_ns ? "GPU busy fraction withheld (its inputs disagree; see the warnings)"
                                    : "GPU busy fraction unknown (no nsys GPU projection)";
-  std::map<KernelBound, std::int64_t> time_by_bound;
-  for (const auto& [name, time_and_count] : kernels) {
-    for (const auto& kernel : report.kernels) {
-      if (kernel.name == name && kernel.bound) time_by_bound[*kernel.bound] += time_and_count.first;
-    }
-  }
-  if (time_by_bound.empty()) return text + "; no ncu data for its kernels: profile them to see their limits";
-  const auto top = std::max_element(time_by_bound.begin(), time_by_bound.end(),
+  const auto by_bound = time_by_bound(report, kernels);
+  if (by_bound.empty()) return text + "; no ncu data for its kernels: profile them to see their limits";
+  const auto top = std::max_element(by_bound.begin(), by_bound.end(),
                                     [](const auto& a, const auto& b) { return a.second < b.second; });
-  return text + "; " +
-         format_fraction_percent(static_cast<double>(top->second) / static_cast<double>(stage.kernel_time_ns)) +
+  return text + "; " + format_fraction_percent(static_cast<double>(top->second) / kernel_ns(stage)) +
          " of kernel time in " + bound_advice(top->first, options.thresholds.latency_percent);
 }
 
@@ -303,10 +308,13 @@ StageKernels stage_kernels(const AnalysisInputs& inputs, const StageKey& key, St
     }
     stage.kernel_time_source = "ncu launches";
   }
+  std::int64_t time_ns = 0, instances = 0;
   for (const auto& [name, time_and_count] : kernels) {
-    stage.kernel_time_ns += time_and_count.first;
-    stage.kernel_instances += time_and_count.second;
+    time_ns += time_and_count.first;
+    instances += time_and_count.second;
   }
+  stage.kernel_time_ns = time_ns;
+  stage.kernel_instances = instances;
   return kernels;
 }
 
@@ -318,7 +326,7 @@ StageKernels stage_kernels(const AnalysisInputs& inputs, const StageKey& key, St
 // captures): that ratio is kept so that withhold_impossible_figures withholds it and says why.
 void fill_busy_fraction(StageAnalysis& stage) {
   if (!stage.gpu_projection_ns || *stage.gpu_projection_ns <= 0) return;
-  const auto kernel = static_cast<double>(stage.kernel_time_ns);
+  const double kernel = kernel_ns(stage);
   const double over_projection = kernel / static_cast<double>(*stage.gpu_projection_ns);
   const std::int64_t span = std::max(*stage.gpu_projection_ns, stage.wall_ns.value_or(0));
   stage.gpu_busy_fraction = over_projection > 1 ? over_projection : kernel / static_cast<double>(span);
@@ -331,9 +339,7 @@ void fill_top_kernels(const StageKernels& kernels, std::size_t count, StageAnaly
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
   for (std::size_t i = 0; i < ranked.size() && i < count; ++i) {
-    const double share = stage.kernel_time_ns > 0
-                             ? static_cast<double>(ranked[i].second) / static_cast<double>(stage.kernel_time_ns)
-                             : 0;
+    const double share = kernel_ns(stage) > 0 ? static_cast<double>(ranked[i].second) / kernel_ns(stage) : 0;
     stage.top_kernels.push_back({ranked[i].first, ranked[i].second, share});
   }
 }
@@ -351,7 +357,7 @@ void note_stage_inputs(const AnalysisInputs& inputs, const StageAnalysis& stage,
                               format_fraction_percent(stage.flop_coverage) +
                               " of its kernel time (kernels without ncu data count as 0 FLOP" + split + ")");
   }
-  if (!stage.flop && inputs.ncu_launches && stage.kernel_time_ns > 0) {
+  if (!stage.flop && inputs.ncu_launches && kernel_ns(stage) > 0) {
     report.skipped.push_back("stage '" + stage.qualified_name() +
                              "': FLOP and MFU need ncu launches of its kernels; none was profiled in this stage");
   }
@@ -378,14 +384,17 @@ void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
     StageKernels kernels = stage_kernels(inputs, key, stage);
     // No kernel, no wall time, no projection: nsys never saw the range (its time is unknown, which is not
     // the same as idle).
-    stage.outside_capture = stage.kernel_time_ns == 0 && !stage.wall_ns && !stage.gpu_projection_ns;
+    if (kernel_ns(stage) == 0 && !stage.wall_ns && !stage.gpu_projection_ns) {
+      stage.kernel_time_ns.reset();
+      stage.kernel_instances.reset();
+    }
     fill_busy_fraction(stage);
     std::map<std::string, double> by_precision;
     fill_flop(kernels, flop_per_launch, stage, by_precision);
     dominant_precision(by_precision, stage);
     fill_dram_bytes(kernels, flop_per_launch, stage);
     choose_rate_time(stage);
-    stage.kernel_bound = dominant_bound(report, kernels);
+    if (const auto bound = dominant_bound(report, kernels)) stage.kernel_bound = to_string(*bound);
     fill_workload(report, stage);
     fill_top_kernels(kernels, options.stage_top_kernels, stage);
     withhold_impossible_figures(stage, report.warnings);

@@ -17,7 +17,7 @@ void apply_timeline(const TimelineReport& timeline, AnalysisReport& report) {
     // GPU work the stage launched, which its CPU range time does not under CUDA graphs; a partial capture
     // lost some of that work, so its time is no better than the wall's.
     const bool outlasts_wall = !stage.wall_ns || timed->active_ns > *stage.wall_ns;
-    if (!timed->partial() && timed->active_ns >= stage.kernel_time_ns && outlasts_wall && timed->active_ns > 0) {
+    if (!timed->partial() && timed->active_ns >= stage.kernel_time_ns.value_or(0) && outlasts_wall && timed->active_ns > 0) {
       stage.rate_time_ns = timed->active_ns;
       stage.rate_time_source = "GPU-active time (nsys/profile.sqlite: per instance, CPU start to the later of CPU end "
                                "and the end of the GPU work it launched)";

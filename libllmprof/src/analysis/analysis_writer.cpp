@@ -1,4 +1,5 @@
-// Writes the analysis: kernels.csv, stages.csv and report.json (schema llmprof.report/2).
+// Writes the analysis: report.json (schema llmprof.report/2), and kernels.csv and stages.csv from the same records
+// and field tables (rundir/report_model_json.cpp), so the files cannot list different figures.
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -25,18 +26,6 @@ using detail::format_data_number;
 using detail::json_array;
 using detail::json_or_null;
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
-
-std::string csv_number(const std::optional<double>& value) { return value ? format_data_number(*value) : ""; }
-
 // The analysis's figures as report.json's records (report_model.hpp), whose one table writes them.
 ReportDevicePeaks peaks_record(const DevicePeaks& peaks) {
   ReportDevicePeaks record;
@@ -51,78 +40,6 @@ ReportDevice device_record(const AnalysisReport& report) {
   ReportDevice record;
   static_cast<ReportDevicePeaks&>(record) = peaks_record(report.device);
   if (report.datasheet) record.datasheet = peaks_record(*report.datasheet);
-  return record;
-}
-
-ReportStage stage_record(const StageAnalysis& stage) {
-  ReportStage record;
-  record.name = stage.name;
-  record.domain = stage.domain;
-  record.parent = stage.parent;
-  record.level = stage.level;
-  record.wall_ns = stage.wall_ns;
-  record.gpu_projection_ns = stage.gpu_projection_ns;
-  // Unmeasured, not 0, for a range outside the nsys capture.
-  if (!stage.outside_capture) {
-    record.kernel_time_ns = stage.kernel_time_ns;
-    record.kernel_instances = stage.kernel_instances;
-  }
-  record.kernel_time_source = stage.kernel_time_source;
-  record.gpu_busy_fraction = stage.gpu_busy_fraction;
-  record.flop = stage.flop;
-  record.flop_coverage = stage.flop_coverage;
-  record.achieved_flop_per_s = stage.achieved_flop_per_s;
-  record.flop_per_s_while_busy = stage.flop_per_s_while_busy;
-  record.dominant_precision = stage.dominant_precision;
-  record.mfu = stage.mfu;
-  record.model_flop_per_s = stage.model_flop_per_s;
-  record.mfu_workload = stage.mfu_workload;
-  record.mfu_gap_reason = stage.mfu_gap_reason;
-  record.rate_time_ns = stage.rate_time_ns;
-  record.rate_time_source = stage.rate_time_source;
-  record.rate_time_note = stage.rate_time_note;
-  record.dram_bytes = stage.dram_bytes;
-  record.dram_coverage = stage.dram_coverage;
-  record.dram_coverage_extrapolated = stage.dram_coverage_extrapolated;
-  record.steps = stage.steps;
-  record.steps_source = stage.steps_source;
-  record.dram_bytes_per_step = stage.dram_bytes_per_step;
-  record.dram_bytes_per_s = stage.dram_bytes_per_s;
-  record.dram_bytes_per_s_while_busy = stage.dram_bytes_per_s_while_busy;
-  record.mbu = stage.mbu;
-  record.model_bytes_per_step = stage.model_bytes_per_step;
-  record.mbu_workload = stage.mbu_workload;
-  record.bytes_comparison = stage.bytes_comparison;
-  if (stage.kernel_bound) record.kernel_bound = to_string(*stage.kernel_bound);
-  record.step_ns = stage.step_ns;
-  record.limit_step_ns = stage.limit_step_ns;
-  record.share_of_limit = stage.share_of_limit;
-  record.headroom = stage.headroom;
-  record.verdict = stage.verdict;
-  for (const auto& kernel : stage.top_kernels) record.top_kernels.push_back({kernel.name, kernel.time_ns, kernel.share});
-  return record;
-}
-
-ReportKernel kernel_record(const KernelAnalysis& kernel) {
-  ReportKernel record;
-  record.name = kernel.name;
-  record.stages = kernel.stages;
-  record.instances = kernel.instances;
-  record.total_time_ns = kernel.total_time_ns;
-  record.avg_time_ns = kernel.avg_time_ns;
-  record.share_of_total = kernel.share_of_total;
-  record.time_source = kernel.time_source;
-  record.profiled_launches = kernel.profiled_launches;
-  record.flop_per_launch = kernel.flop_per_launch;
-  record.dram_bytes_per_launch = kernel.dram_bytes_per_launch;
-  record.arithmetic_intensity = kernel.arithmetic_intensity;
-  record.achieved_flop_per_s = kernel.achieved_flop_per_s;
-  record.pct_peak_compute = kernel.pct_peak_compute;
-  record.pct_peak_dram = kernel.pct_peak_dram;
-  if (kernel.bound) record.bound = to_string(*kernel.bound);
-  record.precision = kernel.dominant_precision;
-  record.ncu_name = kernel.ncu_name;
-  record.ncu_name_join = kernel.join;
   return record;
 }
 
@@ -227,52 +144,6 @@ boost::json::value json_bare_run(const AnalysisReport& report) {
   return detail::report_json(record);
 }
 
-std::string kernels_csv(const AnalysisReport& report) {
-  std::string text =
-      "name,stages,instances,total_time_ns,avg_time_ns,share_of_total,profiled_launches,flop_per_launch,"
-      "dram_bytes_per_launch,arithmetic_intensity,achieved_flop_per_s,pct_peak_compute,pct_peak_dram,bound,"
-      "dominant_precision,time_source,ncu_name\n";
-  for (const auto& kernel : report.kernels) {
-    text += csv_field(kernel.name) + "," + csv_field(detail::join(kernel.stages, ";")) + "," +
-            std::to_string(kernel.instances) + "," + std::to_string(kernel.total_time_ns) + "," +
-            format_data_number(kernel.avg_time_ns) + "," + format_data_number(kernel.share_of_total) + "," +
-            std::to_string(kernel.profiled_launches) + "," + csv_number(kernel.flop_per_launch) + "," +
-            csv_number(kernel.dram_bytes_per_launch) + "," + csv_number(kernel.arithmetic_intensity) + "," +
-            csv_number(kernel.achieved_flop_per_s) + "," + csv_number(kernel.pct_peak_compute) + "," +
-            csv_number(kernel.pct_peak_dram) + "," + (kernel.bound ? to_string(*kernel.bound) : "") + "," +
-            kernel.dominant_precision + "," + kernel.time_source + "," + csv_field(kernel.ncu_name) + "\n";
-  }
-  return text;
-}
-
-std::string stages_csv(const AnalysisReport& report) {
-  std::string text =
-      "name,domain,parent,level,wall_ns,gpu_projection_ns,kernel_time_ns,kernel_instances,gpu_busy_fraction,flop,"
-      "flop_coverage,achieved_flop_per_s,mfu,model_flop_per_s,mfu_workload,dominant_precision,rate_time_ns,"
-      "dram_bytes,dram_coverage,dram_coverage_extrapolated,dram_bytes_per_step,dram_bytes_per_s,dram_bytes_per_s_while_busy,mbu,"
-      "model_bytes_per_step,mbu_workload,kernel_bound,step_ns,limit_step_ns,share_of_limit,verdict\n";
-  auto integer = [](const std::optional<std::int64_t>& value) { return value ? std::to_string(*value) : ""; };
-  for (const auto& stage : report.stages) {
-    text +=
-        csv_field(stage.name) + "," + csv_field(stage.domain) + "," + csv_field(stage.parent.value_or("")) + "," +
-        std::to_string(stage.level) + "," + integer(stage.wall_ns) + "," + integer(stage.gpu_projection_ns) + "," +
-        (stage.outside_capture ? ","
-                               : std::to_string(stage.kernel_time_ns) + "," + std::to_string(stage.kernel_instances)) +
-        "," + csv_number(stage.gpu_busy_fraction) + "," + csv_number(stage.flop) + "," +
-        format_data_number(stage.flop_coverage) + "," + csv_number(stage.achieved_flop_per_s) + "," +
-        csv_number(stage.mfu) + "," + csv_number(stage.model_flop_per_s) + "," + csv_number(stage.mfu_workload) + "," +
-        stage.dominant_precision + "," + integer(stage.rate_time_ns) + "," + csv_number(stage.dram_bytes) + "," +
-        format_data_number(stage.dram_coverage) + "," + format_data_number(stage.dram_coverage_extrapolated) + "," +
-        csv_number(stage.dram_bytes_per_step) + "," +
-        csv_number(stage.dram_bytes_per_s) + "," + csv_number(stage.dram_bytes_per_s_while_busy) + "," +
-        csv_number(stage.mbu) + "," + csv_number(stage.model_bytes_per_step) + "," + csv_number(stage.mbu_workload) +
-        "," + (stage.kernel_bound ? to_string(*stage.kernel_bound) : "") + "," + csv_number(stage.step_ns) + "," +
-        csv_number(stage.limit_step_ns) + "," + csv_number(stage.share_of_limit) + "," + csv_field(stage.verdict) +
-        "\n";
-  }
-  return text;
-}
-
 }  // namespace
 
 std::string analysis_report_json(const AnalysisReport& report) {
@@ -280,10 +151,11 @@ std::string analysis_report_json(const AnalysisReport& report) {
   root["schema"] = std::string(analysis_report_schema);
   root["device"] = detail::report_json(device_record(report));
   boost::json::array stages;
-  for (const auto& stage : report.stages) stages.emplace_back(detail::report_json(stage_record(stage)));
+  // The analysis's own records (report_model.hpp): written as computed, no copy in between.
+  for (const auto& stage : report.stages) stages.emplace_back(detail::report_json(stage));
   root["stages"] = std::move(stages);
   boost::json::array kernels;
-  for (const auto& kernel : report.kernels) kernels.emplace_back(detail::report_json(kernel_record(kernel)));
+  for (const auto& kernel : report.kernels) kernels.emplace_back(detail::report_json(kernel));
   root["kernels"] = std::move(kernels);
   root["top_kernel_selection"] = json_selection(report.top_kernel_selection);
   if (report.ncu_coverage)
@@ -323,7 +195,7 @@ std::string instances_csv(const TimelineReport& timeline) {
   for (const auto& stage : timeline.stages) {
     for (std::size_t i = 0; i < stage.instances.size(); ++i) {
       const TimelineInstance& instance = stage.instances[i];
-      out << csv_field(stage.name) << ',' << i + 1 << ',' << instance.cpu_start_ns << ',' << instance.cpu_end_ns << ','
+      out << detail::csv_cell(stage.name) << ',' << i + 1 << ',' << instance.cpu_start_ns << ',' << instance.cpu_end_ns << ','
           << optional(instance.gpu_start_ns) << ',' << optional(instance.gpu_end_ns) << ',' << instance.gpu_busy_ns
           << ',' << instance.gpu_activities << ',' << instance.graph_executions << ',' << instance.launch_api_ns << ','
           << instance.sync_api_ns << ',' << (instance.partial() ? "true" : "false") << '\n';
@@ -340,8 +212,8 @@ Result<void> write_analysis(const AnalysisReport& report, const std::filesystem:
                       "cannot create analysis directory " + analysis_directory.string() + ": " + ec.message(),
                       "check the permissions of the run directory", analysis_directory.string());
   }
-  for (const auto& [name, content] : {std::pair{RunLayout::analysis_kernels(), kernels_csv(report)},
-                                      std::pair{RunLayout::analysis_stages(), stages_csv(report)},
+  for (const auto& [name, content] : {std::pair{RunLayout::analysis_kernels(), detail::report_csv(report.kernels)},
+                                      std::pair{RunLayout::analysis_stages(), detail::report_csv(report.stages)},
                                       std::pair{RunLayout::analysis_report(), analysis_report_json(report)}}) {
     auto written = detail::write_file_atomically(analysis_directory / name.filename(), content);
     if (!written) return written;

@@ -26,7 +26,10 @@ std::optional<double> peak_flop(const AnalysisReport& report, const std::string&
 
 void fill_rates(const AnalysisReport& report, StageAnalysis& stage) {
   const double seconds = stage.rate_time_ns ? static_cast<double>(*stage.rate_time_ns) * 1e-9 : 0;
-  const double busy_seconds = static_cast<double>(stage.kernel_time_ns) * 1e-9;
+  const double busy_seconds = static_cast<double>(stage.kernel_time_ns.value_or(0)) * 1e-9;
+  // Launches per second of the same time the other rates divide by (wall time, or the GPU-active time).
+  if (seconds > 0 && stage.kernel_instances)
+    stage.kernel_launches_per_s = static_cast<double>(*stage.kernel_instances) / seconds;
   if (stage.flop) {
     if (seconds > 0) stage.achieved_flop_per_s = *stage.flop / seconds;
     if (busy_seconds > 0) stage.flop_per_s_while_busy = *stage.flop / busy_seconds;
@@ -65,12 +68,14 @@ void withhold_impossible_rates(StageAnalysis& stage, std::vector<std::string>& w
     stage.dram_bytes_per_s.reset();
     stage.mbu.reset();
     stage.step_ns.reset();
+    stage.kernel_launches_per_s.reset();
   }
   FigureChecker check(warnings, "stage '" + stage.qualified_name() + "'");
   check.non_negative(stage.achieved_flop_per_s, "achieved_flop_per_s", "flop / the stage's time");
   check.non_negative(stage.flop_per_s_while_busy, "flop_per_s_while_busy", "flop / kernel time");
   check.fraction(stage.mfu, "mfu", "achieved_flop_per_s / the device's peak (ncu peak metrics or datasheet)");
   check.non_negative(stage.dram_bytes, "dram_bytes", "ncu DRAM bytes per launch x nsys instances");
+  check.non_negative(stage.kernel_launches_per_s, "kernel_launches_per_s", "kernel_instances / the stage's time");
   check.non_negative(stage.dram_bytes_per_s, "dram_bytes_per_s", "dram_bytes / the stage's time");
   check.non_negative(stage.dram_bytes_per_s_while_busy, "dram_bytes_per_s_while_busy", "dram_bytes / kernel time");
   // ncu's peak is the sustained one: a little above it is measurement noise, far above it is not.
@@ -95,12 +100,12 @@ std::string covered_text(double coverage) {
 void fill_headroom(const AnalysisReport& report, StageAnalysis& stage) {
   if (!stage.kernel_bound || !stage.step_ns || *stage.step_ns <= 0 || !stage.steps) return;
   std::string limit, measured_for;  // the coverage goes last, after the share it qualifies
-  if (*stage.kernel_bound == KernelBound::memory && stage.dram_bytes_per_step && report.device.peak_dram_bytes_per_s) {
+  if (*stage.kernel_bound == to_string(KernelBound::memory) && stage.dram_bytes_per_step && report.device.peak_dram_bytes_per_s) {
     stage.limit_step_ns = *stage.dram_bytes_per_step / *report.device.peak_dram_bytes_per_s * 1e9;
     limit = "peak DRAM bandwidth (" + format_si(report.device.peak_dram_bytes_per_s, "B/s") + ")";
     if (stage.dram_coverage < 0.999)
       measured_for = "; bytes measured for " + format_fraction_percent(stage.dram_coverage) + " of its kernel time";
-  } else if (*stage.kernel_bound == KernelBound::compute && stage.flop) {
+  } else if (*stage.kernel_bound == to_string(KernelBound::compute) && stage.flop) {
     const auto peak = peak_flop(report, stage.dominant_precision);
     if (!peak) return;
     stage.limit_step_ns = *stage.flop / *stage.steps / *peak * 1e9;
@@ -191,7 +196,7 @@ void add_to_verdict(StageAnalysis& stage, const std::string& sentence) {
 
 void fill_stage_limits(AnalysisReport& report) {
   for (auto& stage : report.stages) {
-    if (stage.outside_capture) continue;
+    if (!stage.kernel_time_ns) continue;  // outside the nsys capture: nothing measured to rate
     fill_rates(report, stage);
     // A time withheld below is a warning already; one withheld before (no enclosing time) is a skipped figure.
     const bool time_withheld_before = !stage.rate_time_note.empty();
@@ -202,7 +207,7 @@ void fill_stage_limits(AnalysisReport& report) {
     if (time_withheld_before && (stage.flop || stage.dram_bytes)) {
       report.skipped.push_back("stage '" + stage.qualified_name() + "': " + stage.rate_time_note);
     }
-    if (stage.kernel_bound == KernelBound::memory) add_to_verdict(stage, bandwidth_sentence(report, stage));
+    if (stage.kernel_bound == to_string(KernelBound::memory)) add_to_verdict(stage, bandwidth_sentence(report, stage));
     add_to_verdict(stage, stage.headroom);
     add_to_verdict(stage, stage.bytes_comparison);
     add_to_verdict(stage, stage.mfu_gap_reason);

@@ -68,5 +68,8 @@ std::string format_exact_number(double value);
 // Ten significant digits, with an exponent where printf's %g uses one ("0.125", "1.234567891e+15"):
 // the numeric cells of the CSV files we write for other programs to read.
 std::string format_data_number(double value);
+// One cell of the CSV files we write (RFC 4180): as is, or quoted with its quotes doubled when it holds a comma,
+// a quote or a line break.
+std::string csv_cell(const std::string& text);
 
 }  // namespace llmprof::detail

@@ -10,6 +10,7 @@
 
 #include "core/json_fields.hpp"
 #include "core/json_values.hpp"
+#include "core/text.hpp"
 
 namespace llmprof::detail {
 namespace json = boost::json;
@@ -89,6 +90,33 @@ void read_fields(const json::object& object, const std::string& where, std::span
   }
 }
 
+std::string csv_text(const std::string& value) { return csv_cell(value); }
+std::string csv_text(const std::optional<std::string>& value) { return value ? csv_cell(*value) : std::string(); }
+std::string csv_text(const std::vector<std::string>& values) { return csv_cell(join(values, ";")); }
+std::string csv_text(int value) { return std::to_string(value); }
+std::string csv_text(std::int64_t value) { return std::to_string(value); }
+std::string csv_text(const std::optional<std::int64_t>& value) { return value ? std::to_string(*value) : std::string(); }
+std::string csv_text(double value) { return format_data_number(value); }
+std::string csv_text(const std::optional<double>& value) { return value ? format_data_number(*value) : std::string(); }
+
+template <class Record>
+std::string csv_rows(const std::vector<Record>& records, std::span<const RecordField<Record>> table) {
+  std::string text;
+  for (const auto& field : table) text += (text.empty() ? "" : ",") + std::string(field.key);
+  text += "\n";
+  for (const auto& record : records) {
+    std::string row;
+    bool first = true;
+    for (const auto& field : table) {
+      if (!first) row += ",";
+      first = false;
+      std::visit([&](auto member) { row += csv_text(record.*member); }, field.member);
+    }
+    text += row + "\n";
+  }
+  return text;
+}
+
 // The tables: report.json's fields, in the order the file lists them.
 using Stage = ReportStage;
 constexpr RecordField<Stage> kStageFields[] = {
@@ -130,6 +158,7 @@ constexpr RecordField<Stage> kStageFields[] = {
     {"step_ns", &Stage::step_ns},
     {"limit_step_ns", &Stage::limit_step_ns},
     {"share_of_limit", &Stage::share_of_limit},
+    {"kernel_launches_per_s", &Stage::kernel_launches_per_s},
     {"headroom", &Stage::headroom},
     {"verdict", &Stage::verdict},
 };  // then "top_kernels"
@@ -306,5 +335,8 @@ void read_report_json(const json::object& object, const std::string& where, Repo
   read_field(object, "kernel_tables", where + "kernel_tables", capture.kernel_tables);
   capture.range_walls = read_records<RangeWall>(object, "range_walls", where, kRangeWallFields);
 }
+
+std::string report_csv(const std::vector<ReportStage>& stages) { return csv_rows<Stage>(stages, kStageFields); }
+std::string report_csv(const std::vector<ReportKernel>& kernels) { return csv_rows<Kernel>(kernels, kKernelFields); }
 
 }  // namespace llmprof::detail

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <boost/json/object.hpp>
 
@@ -28,5 +29,11 @@ void read_report_json(const boost::json::object& object, const std::string& wher
 void read_report_json(const boost::json::object& object, const std::string& where, ReportBareRun& run);
 void read_report_json(const boost::json::object& object, const std::string& where, ReportRangeTiming& range);
 void read_report_json(const boost::json::object& object, const std::string& where, ReportNodeCapture& capture);
+
+// analysis/stages.csv and analysis/kernels.csv from the same tables: one column per field of the record, named
+// and ordered as in report.json (a list field such as kernels[].stages joined with ';', null an empty cell, numbers
+// to ten significant digits). A field added to a table is a column here too.
+std::string report_csv(const std::vector<ReportStage>& stages);
+std::string report_csv(const std::vector<ReportKernel>& kernels);
 
 }  // namespace llmprof::detail
