@@ -7,6 +7,7 @@
 // identifiers are non-empty; every missing library name occurs in the output.
 #include "fuzz_support.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "nsight/tool_listings.hpp"
 
 namespace {
 

@@ -8,6 +8,7 @@
 #include "llmprof/analysis.hpp"
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/percent.hpp"
+#include "llmprof/run_analysis.hpp"
 #include "llmprof/rank_analysis.hpp"
 #include "llmprof/run_directory.hpp"
 #include "llmprof/run_layout.hpp"

@@ -69,7 +69,13 @@ TEST_CASE("real tools: probe finds nsys 2022.4 and ncu 2022.3 in the cache with 
             "[yes] nsys stats tables: gpukernsum, nvtxsum, nvtxkernsum, nvtxgpuproj, cudaapisum, gpumemtimesum") !=
         std::string::npos);
   CHECK(probe.out.find("[no ] tensor-core FLOP per kernel") != std::string::npos);
-  CHECK(probe.out.find("verdict: ready") != std::string::npos);
+  // The tools are ready; the verdict weighs the driver too: on a machine without one (CI) it is degraded and says so.
+  if (detect_nvidia_driver().present) {
+    CHECK(probe.out.find("verdict: ready") != std::string::npos);
+  } else {
+    CHECK(probe.out.find("verdict: degraded") != std::string::npos);
+    CHECK(probe.out.find("no NVIDIA GPU driver: ") != std::string::npos);
+  }
 }
 
 TEST_CASE("real tools: a gated run of the CPU example gives a real timeline, stats, SQLite and a diagnosed ncu") {

@@ -12,6 +12,7 @@
 #include "llmprof/run_directory.hpp"
 #include "test_cluster.hpp"
 #include "test_support.hpp"
+#include "rundir/run_records.hpp"
 
 using namespace llmprof;
 using namespace llmprof::testing;

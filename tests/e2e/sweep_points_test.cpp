@@ -6,6 +6,7 @@
 #include "deep_profile_cli.hpp"
 #include "llmprof/run_directory.hpp"
 #include "test_support.hpp"
+#include "rundir/run_records.hpp"
 
 using namespace llmprof;
 using namespace llmprof::testing;

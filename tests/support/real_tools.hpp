@@ -17,6 +17,7 @@
 
 #include "llmprof/shell_quote.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "nsight/tool_listings.hpp"
 #include "skip.hpp"
 #include "test_support.hpp"
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "llmprof/run_directory.hpp"
+#include "rundir/run_records.hpp"
 
 using llmprof::ProcessOutcome;
 using llmprof::ProcessSpec;

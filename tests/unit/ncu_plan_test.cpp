@@ -14,6 +14,7 @@
 #include "llmprof/ncu_command.hpp"
 #include "llmprof/ncu_plan.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "nsight/tool_listings.hpp"
 #include "oracle.hpp"
 #include "test_support.hpp"
 

@@ -10,6 +10,7 @@
 #include "llmprof/nsys_report_file.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "nsight/tool_listings.hpp"
 #include "oracle.hpp"
 #include "probe_scripted_runner.hpp"
 #include "test_support.hpp"

@@ -9,6 +9,7 @@
 #include "llmprof/run_directory.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "test_support.hpp"
+#include "rundir/run_records.hpp"
 
 namespace fs = std::filesystem;
 using llmprof::testing::read_file;

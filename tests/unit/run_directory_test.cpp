@@ -12,6 +12,7 @@
 #include "llmprof/run_directory.hpp"
 #include "skip.hpp"
 #include "test_support.hpp"
+#include "rundir/run_records.hpp"
 
 using llmprof::ErrorCode;
 using llmprof::ManualClock;

@@ -8,6 +8,7 @@
 #include "llmprof/run_directory.hpp"
 #include "llmprof/run_layout.hpp"
 #include "test_support.hpp"
+#include "rundir/run_records.hpp"
 
 using namespace llmprof;
 using llmprof::testing::data_path;

@@ -5,6 +5,7 @@
 #include <csignal>
 
 #include "pipeline_bench.hpp"
+#include "rundir/run_records.hpp"
 
 using namespace llmprof;
 using namespace llmprof::testing;

@@ -10,9 +10,11 @@
 #include "llmprof/analysis.hpp"
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/nsys_stats.hpp"
+#include "llmprof/run_analysis.hpp"
 #include "llmprof/run_directory.hpp"
 #include "llmprof/run_layout.hpp"
 #include "test_support.hpp"
+#include "rundir/run_records.hpp"
 
 using namespace llmprof;
 using namespace llmprof::testing;

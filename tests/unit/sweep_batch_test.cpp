@@ -13,6 +13,7 @@
 #include "report_golden.hpp"
 #include "rundir/run_lock.hpp"
 #include "test_support.hpp"
+#include "rundir/run_records.hpp"
 
 using namespace llmprof;
 using namespace llmprof::testing;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "llmprof/tool_probe.hpp"
+#include "nsight/tool_listings.hpp"
 #include "nsight/ncu_section_files.hpp"
 #include "probe_scripted_runner.hpp"
 #include "test_support.hpp"

@@ -7,6 +7,7 @@
 
 #include "core/json_pretty.hpp"
 #include "llmprof/run_directory.hpp"
+#include "rundir/run_records.hpp"
 
 using namespace llmprof;
 using namespace llmprof::detail;

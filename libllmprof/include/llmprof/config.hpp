@@ -170,6 +170,13 @@ struct ConfigSources {
   std::vector<std::string> overrides;        // "section.key=value", applied last
 };
 
+// The nsys and ncu sections as their command builders' options: the one place a configuration key becomes a
+// command-line option (docs/architecture.md, "Adding a tool option"). What a run decides is left for the pipeline
+// to add: the executable the probe found, whether the capture is gated this time, the kernel filter and its
+// launch count, the output, the workload.
+NsysProfileOptions nsys_profile_options(const NsysConfig& config);
+NcuProfileOptions ncu_profile_options(const NcuConfig& config);
+
 // Loads, layers and validates. Errors name the file (or "command line"), line and column, the key, the
 // expected type, and suggest the nearest valid key ("nsys.nvtx_captur" -> "did you mean
 // nsys.nvtx_capture?"). Override values are parsed as TOML values (10, true, ["a","b"], {K="v"}); a

@@ -7,7 +7,9 @@
 // says whether everything that was asked for succeeded.
 //
 // Related headers: stop_signal_watcher.hpp (SIGINT/SIGTERM -> request_stop), ncu_progress.hpp (the ncu
-// lines behind ProgressEvent's kernel n/N), run_layout.hpp (the files of MAIN).
+// lines behind ProgressEvent's kernel n/N), run_layout.hpp (the files of MAIN), run_analysis.hpp (re-analysing a
+// run as it was profiled). This header includes what its declarations need: the configuration, the process
+// runner, the run record; not the analysis (a harness that only runs the pipeline does not compile it).
 #pragma once
 
 #include <atomic>
@@ -21,7 +23,6 @@
 #include <string_view>
 #include <vector>
 
-#include "llmprof/analysis.hpp"
 #include "llmprof/clock.hpp"
 #include "llmprof/config.hpp"
 #include "llmprof/exit_code.hpp"
@@ -134,17 +135,5 @@ Result<DeepProfileConfig> load_recorded_config(const std::filesystem::path& main
 
 // One human line for a progress event: "[  12.3s] ncu     kernel 4/40 reduce_kernel (17 passes)".
 std::string format_progress_event(const ProgressEvent& event);
-
-// The analysis options a run used: run.stage, run.top_n_kernels and ncu.kernel_name_base from its
-// config, and whether the nsys capture was gated on that stage (`capture_gate`: the NVTX range the
-// capture was gated on, if it was).
-AnalysisOptions analysis_options_for(const DeepProfileConfig& config, std::optional<std::string> capture_gate);
-// The same, read back from a run directory (MAIN/config.toml, and run.json's capture record for the gate),
-// so that re-analysing a run reproduces what it measured. not_found without config.toml.
-Result<AnalysisOptions> analysis_options_of_run(const std::filesystem::path& main);
-// The NVTX range name the captured timeline of the run in `main` is limited to (CaptureRecord::gated_range);
-// for a run recorded before run.json had a capture record, read from the last `nsys profile` line of its
-// nsys/cmd.txt (the primary rank's under a launcher). nullopt: the capture was not limited to a range.
-std::optional<std::string> capture_gate_of_run(const std::filesystem::path& main, const RunManifest& manifest);
 
 }  // namespace llmprof

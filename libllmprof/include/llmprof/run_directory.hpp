@@ -218,12 +218,6 @@ bool is_generated_run_id(std::string_view name);
 Result<RetentionOutcome> apply_retention(const std::filesystem::path& runs_root, int keep,
                                          const std::filesystem::path& protect = {});
 
-// ---- What RunDirectory is built from, public for tests and tools: JSON converters, environment readers. ----
-
-// Manifest <-> JSON ("llmprof.run/1").
-std::string manifest_to_json(const RunManifest& manifest);
-Result<RunManifest> manifest_from_json(const std::string& json_text);
-
 // env.json: host, OS, GPUs (from nvidia-smi when present), CUDA_VISIBLE_DEVICES, tools.
 struct GpuRecord {
   int index = 0;
@@ -239,16 +233,4 @@ struct EnvironmentRecord {
   std::string tools_json = "{}";      // the probe's JSON, embedded as "tools"
   std::vector<std::string> problems;  // what could not be gathered, e.g. "nvidia-smi not found"
 };
-// {"host","os","gpus":[{"index","name","driver","memory_mib"}],"cuda_visible_devices":str|null,
-//  "tools":{...},"problems":[...]}. Throws nothing; tools_json that is not JSON is stored as a string.
-std::string environment_to_json(const EnvironmentRecord& environment);
-// Host name, OS (/etc/os-release + uname), CUDA_VISIBLE_DEVICES, and GPUs from
-// `nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader` run through
-// `runner` (no nvidia-smi, or one that fails: no GPUs and a line in problems, not an error).
-EnvironmentRecord collect_environment(ProcessRunner& runner, std::string tools_json = "{}");
-// Rows of that nvidia-smi query ("0, NVIDIA H100 80GB HBM3, 580.159.04, 81559 MiB"); bad rows are skipped.
-std::vector<GpuRecord> parse_nvidia_smi_gpus(std::string_view csv);
-// inputs.json text for a workload.
-std::string inputs_to_json(const WorkloadRecord& workload);
-
 }  // namespace llmprof

@@ -1,8 +1,8 @@
 // Tool probe: finds nsys and ncu, reads their versions and what they can do on this machine.
 //
 // Probing a missing tool is not an error: the result says "not found" and where it looked. A harness
-// needs the three calls right below; the types they return follow, then the parsers and checks the
-// probe is built from (public so that tests and tools can feed them recorded tool output).
+// needs the calls right below; the types they return follow. The parsers and checks the probe is built from
+// are the library's own (src/nsight/tool_listings.hpp), where tests feed them recorded tool output.
 #pragma once
 
 #include <filesystem>
@@ -169,41 +169,5 @@ std::vector<ToolAbility> describe_abilities(const NsysInfo& nsys, const NcuInfo&
 
 // JSON text for env.json's "tools": {"nvidia_driver":{...},"nsys":{...},"ncu":{...},"verdict":{...}}.
 std::string probe_to_json(const NsysInfo& nsys, const NcuInfo& ncu, const NvidiaDriver& driver);
-
-// ---- The parsers and checks the probe is built from, public so that tests and tools can feed them recorded
-// tool output. ----
-
-// Parse the first line of `nsys --version` / the version line of `ncu --version`, current and
-// older formats. An Error (parse_error) names the text it could not read.
-Result<ToolVersion> parse_nsys_version(std::string_view version_output);
-Result<ToolVersion> parse_ncu_version(std::string_view version_output);
-
-// `nsys status --environment`: "Name: value" / "Name = value" lines as named checks.
-std::vector<EnvironmentCheck> parse_nsys_status_environment(std::string_view output);
-// `ncu --list-sections` / `ncu --list-sets`: the Identifier column of the fixed-width table.
-std::vector<NcuSection> parse_ncu_section_list(std::string_view output);
-std::vector<NcuSet> parse_ncu_set_list(std::string_view output);
-// The values listed under --filter-mode in `ncu --help` ("global", "per-gpu", "per-launch-config").
-std::vector<std::string> parse_ncu_filter_modes(std::string_view help);
-
-// `nsys stats --help-reports`: the report names ("  nvtx_sum -- NVTX Range Summary" -> "nvtx_sum"; the
-// ":base|:mangled" option suffixes dropped). nsys 2022.4 prints the list and exits 1.
-std::vector<std::string> parse_nsys_report_list(std::string_view help_reports_output);
-// Where scripts/install-nsight.sh unpacks the Debian packages: $LLMPROF_NSIGHT_DIR/root when that is set,
-// else /opt/llmprof/nsight/root. Searched after PATH and the usual NVIDIA and Debian install places.
-std::vector<std::filesystem::path> nsight_cache_roots();
-// The report file extension nsys writes: ".qdrep" before 2021.4, ".nsys-rep" from 2021.4 on.
-std::string report_extension_for(const ToolVersion& nsys_version);
-
-// Where a QdstrmImporter may sit next to this nsys, in the order they are tried:
-// <nsys-dir>/../linux-desktop-glibc_2_11_3-x64/ (the nsys bundled with Nsight Compute),
-// <nsys-dir>/../host-linux-x64/ (a standalone Nsight Systems), <nsys-dir>/, each for the path as
-// given and for its realpath.
-std::vector<std::filesystem::path> importer_candidates(const std::filesystem::path& nsys_path);
-// Finds the importer next to nsys and runs `QdstrmImporter --version` to see whether it loads.
-ImporterHealth check_importer(ProcessRunner& runner, const std::filesystem::path& nsys_path);
-// Library names from the dynamic loader's "error while loading shared libraries: X: cannot open
-// shared object file" lines, in order, without duplicates.
-std::vector<std::string> parse_missing_libraries(std::string_view loader_output);
 
 }  // namespace llmprof

@@ -11,6 +11,7 @@
 
 #include "core/text.hpp"
 #include "nsight/tool_capture.hpp"
+#include "nsight/tool_listings.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;

@@ -12,6 +12,7 @@
 
 #include "core/text.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "nsight/tool_listings.hpp"
 
 namespace llmprof {
 namespace {

@@ -12,6 +12,7 @@
 
 #include "core/text.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "nsight/tool_listings.hpp"
 #include "nsight/ncu_section_files.hpp"
 #include "nsight/tool_capture.hpp"
 

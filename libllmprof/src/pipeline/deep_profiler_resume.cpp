@@ -133,8 +133,8 @@ std::optional<Error> check_tools(PipelineRun& run, const fs::path& main) {
                  "put the recorded tools back (nsys.path, ncu.path, PATH), or " + std::string(kStartAgain), main);
 }
 
-// The stage to continue from: the first after the probe that is not ok. The ncu stage needs the selection's
-// plan in memory, so a resume at ncu re-runs select too (it takes well under a second).
+// The stage to continue from: the first after the probe that is not ok. The ncu stage plans from the selection
+// in memory, so a resume at ncu re-runs select too (it takes well under a second).
 Result<std::size_t> resume_point(const RunManifest& manifest, const fs::path& main) {
   for (std::size_t i = 1; i < kStages.size(); ++i) {
     const auto found = std::find_if(manifest.stages.begin(), manifest.stages.end(),

@@ -106,10 +106,6 @@ void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOu
 // pass in `profiled_nothing` when ncu profiled no kernels (the bounded plan then retries unfiltered).
 std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs,
                                            std::optional<NcuAttempt>& profiled_nothing);
-// The plan's options from the configuration, the bare run's wall time and a measured per-launch cost.
-// `recorded_launches`: kernel launches the nsys capture recorded (nullopt: unknown), for the pass estimate.
-NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
-                                std::optional<std::int64_t> recorded_launches);
 StageResult export_ncu_raw_csv(PipelineRun& run, const NcuInfo& ncu, const std::filesystem::path& report,
                                const std::filesystem::path& directory, const std::string& csv_name);
 

@@ -48,25 +48,16 @@ Result<std::vector<std::string>> stats_report_names(const PipelineRun& run, cons
 NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated, const fs::path& output_base,
                                  const std::vector<std::string>& added_arguments) {
   const NsysConfig& config = run.config.nsys;
-  NsysProfileOptions options;
+  NsysProfileOptions options = nsys_profile_options(config);  // the nsys section, mapped in one place
   options.nsys = nsys.path;
-  options.trace = config.trace;
-  options.sample = config.sample;
-  options.cpuctxsw = config.cpuctxsw;
-  options.capture_range = gated ? config.capture_range : NsysCaptureRange::none;
-  if (options.capture_range == NsysCaptureRange::nvtx) options.nvtx_capture = config.nvtx_capture;
-  if (options.capture_range != NsysCaptureRange::none) {
-    options.capture_range_end = config.capture_range_end;
-    if (config.capture_range_end == NsysCaptureRangeEnd::repeat)
-      options.capture_range_end_count = config.capture_windows;
+  if (!gated) {  // this capture runs ungated (discovery, the ungated re-run, the node pass of one)
+    options.capture_range = NsysCaptureRange::none;
+    options.nvtx_capture.clear();
+    options.capture_range_end.reset();
+    options.capture_range_end_count = 0;
   }
-  options.nvtx_domain_include = config.nvtx_domain_include;
-  options.nvtx_domain_exclude = config.nvtx_domain_exclude;
-  options.env_vars = config.env_vars;
   options.output_base = output_base;
   options.force_overwrite = true;
-  options.stats = config.profile_stats;
-  options.extra_args = config.extra_args;
   options.extra_args.insert(options.extra_args.end(), added_arguments.begin(), added_arguments.end());
   options.application = run.workload.argv;
   return NsysCommand::profile(std::move(options));

@@ -5,6 +5,7 @@
 
 #include "core/atomic_file.hpp"
 #include "llmprof/deep_profiler.hpp"
+#include "llmprof/run_analysis.hpp"
 #include "llmprof/run_layout.hpp"
 
 namespace llmprof {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "llmprof/deep_profiler.hpp"
+#include "llmprof/run_analysis.hpp"
 #include "llmprof/rank_analysis.hpp"
 #include "pipeline/ncu_pass.hpp"
 

@@ -1,5 +1,6 @@
 // Stage "analyze": the analysis of MAIN (nsys tables, ncu raw CSV, stage-1 metrics) into MAIN/analysis/.
 #include "llmprof/analysis.hpp"
+#include "llmprof/run_analysis.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline/stage_analyze_steps.hpp"
 

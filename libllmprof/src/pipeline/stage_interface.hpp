@@ -117,7 +117,9 @@ struct SelectOutput {
   std::optional<std::string> kernel_regex;    // ncu --kernel-name, when there is a filter
   std::optional<std::int64_t> launch_bound;   // ncu --launch-count for that filter
   std::vector<std::string> selected_kernels;  // demangled names (empty for a user regex)
-  std::optional<NcuPlan> plan;                // ncu.plan = per-kernel: the launches to profile
+  // The selection itself (unset for a user regex): the ncu stage plans its launches from it (ncu.plan =
+  // per-kernel). Select owns the selection; the ncu stage owns the plan.
+  std::optional<KernelSelection> selection;
 };
 
 struct AnalyzeOutput {

@@ -48,39 +48,23 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
                                const fs::path& output, std::optional<std::int64_t> launch_skip,
                                std::optional<NcuFilterMode> filter_mode, bool by_mangled_name) {
   const NcuConfig& config = run.config.ncu;
-  NcuProfileOptions options;
+  NcuProfileOptions options = ncu_profile_options(config);  // the ncu section, mapped in one place (config layer)
   options.ncu = ncu.path;
-  options.target_all_processes = config.target_all_processes;
   // A workload that opens its own window (cudaProfilerStart/Stop) is profiled by ncu inside it only. Without
   // this ncu profiles from the start of the process: on the H100 a serving-shaped workload brought new launch
   // configurations with every warm-up batch size and was still under ncu after 386 s, against 15 launches
   // in 212 s with --profile-from-start off (ncu 2025.3.1).
   options.profile_from_start = run.config.nsys.capture_range != NsysCaptureRange::cuda_profiler_api;
-  options.nvtx_include = config.nvtx_include;
   if (run.discovered_stage) options.nvtx_include = {*run.discovered_stage + "/"};  // run.on_empty_gate = discover
-  options.nvtx_exclude = config.nvtx_exclude;
-  options.set = config.set;
-  options.sections = config.sections;
-  options.metrics = config.metrics;
   if (kernel_regex) {
     options.kernel_name = *kernel_regex;
     options.kernel_name_base = by_mangled_name ? NcuKernelNameBase::mangled : config.kernel_name_base;
   }
-  if (launch_skip)
-    options.launch_skip = *launch_skip;
-  else if (config.launch_skip > 0)
-    options.launch_skip = config.launch_skip;
+  if (launch_skip) options.launch_skip = *launch_skip;
   options.filter_mode = filter_mode;
-  if (launch_count)
-    options.launch_count = *launch_count;
-  else if (config.max_launches > 0)
-    options.launch_count = config.max_launches;
-  options.replay_mode = config.replay_mode;
-  options.clock_control = config.clock_control;
-  options.cache_control = config.cache_control;
+  if (launch_count) options.launch_count = *launch_count;
   options.output = output;
   options.force_overwrite = true;
-  options.extra_args = config.extra_args;
   options.application = run.workload.argv;
   return NcuCommand::profile(std::move(options));
 }

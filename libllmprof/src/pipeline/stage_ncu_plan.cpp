@@ -248,6 +248,9 @@ std::string NcuPlanProgress::finished_launch(std::chrono::steady_clock::time_poi
   return line;
 }
 
+namespace {
+
+// The plan's options: the ncu section's budget keys, and the bare run's time for a pass's start-up.
 NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
                                 std::optional<std::int64_t> recorded_launches) {
   const NcuConfig& config = run.config.ncu;
@@ -281,7 +284,27 @@ NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
   return options;
 }
 
-namespace {
+// ncu.plan = per-kernel: the launches of each selected kernel and launch configuration to profile, from
+// the stage's launch table in the nsys SQLite export (without one, from the selection's counts alone).
+// The node-traced capture's export when the selection came from it: the first one has no graph kernel rows.
+NcuPlan plan_launches(PipelineRun& run, const KernelSelection& selection, KernelNameBase base, const NsysOutput& nsys) {
+  const bool node_capture = nsys.kernels_from_node_capture;
+  std::vector<StageKernelLaunch> launches;
+  const fs::path sqlite =
+      run.directory.layout().resolve(node_capture ? RunLayout::nsys_node_sqlite() : RunLayout::nsys_sqlite());
+  if (!fs::exists(sqlite)) {
+    run.say(kStage,
+            "no nsys SQLite export (nsys.export_sqlite): the ncu plan cannot tell launch configurations "
+            "apart and plans from the kernels' counts alone");
+  } else if (auto read = read_stage_kernel_launches(sqlite, selection.stage); read) {
+    launches = std::move(read.value());
+  } else {
+    run.say(kStage, "the ncu plan plans from the kernels' counts alone: " + read.error().describe());
+  }
+  return plan_ncu_launches(selection, launches,
+                           ncu_plan_options(run, base, nsys.stats ? count_kernel_launches(*nsys.stats) : std::nullopt));
+}
+
 
 // Whether this ncu can run the per-kernel plan and the plan has a launch to profile; says why not when not.
 bool plan_can_run(PipelineRun& run, const NcuPlan& plan, const NcuInfo& ncu) {
@@ -310,8 +333,10 @@ bool plan_can_run(PipelineRun& run, const NcuPlan& plan, const NcuInfo& ncu) {
 
 std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs,
                                            std::optional<NcuAttempt>& profiled_nothing) {
-  if (run.config.ncu.plan != NcuPlanMode::per_kernel || !inputs.select.plan) return std::nullopt;
-  const NcuPlan& plan = *inputs.select.plan;
+  if (run.config.ncu.plan != NcuPlanMode::per_kernel || !inputs.select.selection) return std::nullopt;
+  const auto base = selection_name_base(run.config.ncu.kernel_name_base);
+  if (!base) return std::nullopt;  // select refuses mangled names before this
+  const NcuPlan plan = plan_launches(run, *inputs.select.selection, *base, inputs.nsys);
   const NcuInfo& ncu = inputs.probe.ncu;
   if (!plan_can_run(run, plan, ncu)) return std::nullopt;
   const std::string text = ncu_plan_text(plan);

@@ -6,6 +6,7 @@
 #include "llmprof/tool_probe.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline/disk_space.hpp"
+#include "rundir/run_records.hpp"
 
 namespace llmprof::detail {
 

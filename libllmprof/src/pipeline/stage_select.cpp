@@ -104,27 +104,6 @@ std::int64_t launch_bound(PipelineRun& run, const KernelSelection& selection) {
   return wanted;
 }
 
-// ncu.plan = per-kernel: the launches of each selected kernel and launch configuration to profile, from
-// the stage's launch table in the nsys SQLite export (without one, from the selection's counts alone).
-// The node-traced capture's export when the selection came from it: the first one has no graph kernel rows.
-NcuPlan ncu_plan(PipelineRun& run, const KernelSelection& selection, KernelNameBase base, const NsysOutput& nsys) {
-  const bool node_capture = nsys.kernels_from_node_capture;
-  std::vector<StageKernelLaunch> launches;
-  const fs::path sqlite =
-      run.directory.layout().resolve(node_capture ? RunLayout::nsys_node_sqlite() : RunLayout::nsys_sqlite());
-  if (!fs::exists(sqlite)) {
-    run.say(kStage,
-            "no nsys SQLite export (nsys.export_sqlite): the ncu plan cannot tell launch configurations "
-            "apart and plans from the kernels' counts alone");
-  } else if (auto read = read_stage_kernel_launches(sqlite, selection.stage); read) {
-    launches = std::move(read.value());
-  } else {
-    run.say(kStage, "the ncu plan plans from the kernels' counts alone: " + read.error().describe());
-  }
-  return plan_ncu_launches(selection, launches,
-                           ncu_plan_options(run, base, nsys.stats ? count_kernel_launches(*nsys.stats) : std::nullopt));
-}
-
 }  // namespace
 
 std::optional<KernelNameBase> selection_name_base(NcuKernelNameBase base) {
@@ -166,8 +145,7 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
   output.kernel_regex = selection->kernel_regex;
   output.launch_bound = launches;
   for (const auto& kernel : selection->kernels) output.selected_kernels.push_back(kernel.name);
-  if (run.config.ncu.plan == NcuPlanMode::per_kernel)
-    output.plan = ncu_plan(run, selection.value(), base.value(), nsys);
+  output.selection = selection.value();
   StageReport& reported = run.stage_report(kStage);
   if (auto written =
           run.directory.write_json(RunLayout::kernel_selection(), selection_json(selection.value(), launches));

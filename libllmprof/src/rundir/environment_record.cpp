@@ -12,6 +12,7 @@
 #include "core/text.hpp"
 #include "llmprof/run_directory.hpp"
 #include "rundir/nvidia_smi_csv.hpp"
+#include "rundir/run_records.hpp"
 
 namespace llmprof {
 namespace json = boost::json;

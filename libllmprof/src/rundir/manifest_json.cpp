@@ -10,6 +10,7 @@
 #include "core/utf8.hpp"
 #include "llmprof/choice.hpp"
 #include "llmprof/run_directory.hpp"
+#include "rundir/run_records.hpp"
 
 namespace llmprof {
 namespace json = boost::json;

@@ -20,6 +20,7 @@
 #include "llmprof/logging.hpp"
 #include "llmprof/run_layout.hpp"
 #include "rundir/run_lock.hpp"
+#include "rundir/run_records.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;

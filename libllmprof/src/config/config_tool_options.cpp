@@ -1,0 +1,42 @@
+// nsys_profile_options / ncu_profile_options: the config sections as the command builders' options, in one place.
+#include "llmprof/config.hpp"
+
+namespace llmprof {
+
+NsysProfileOptions nsys_profile_options(const NsysConfig& config) {
+  NsysProfileOptions options;
+  options.trace = config.trace;
+  options.sample = config.sample;
+  options.cpuctxsw = config.cpuctxsw;
+  options.capture_range = config.capture_range;
+  if (options.capture_range == NsysCaptureRange::nvtx) options.nvtx_capture = config.nvtx_capture;
+  if (options.capture_range != NsysCaptureRange::none) {
+    options.capture_range_end = config.capture_range_end;
+    if (config.capture_range_end == NsysCaptureRangeEnd::repeat) options.capture_range_end_count = config.capture_windows;
+  }
+  options.nvtx_domain_include = config.nvtx_domain_include;
+  options.nvtx_domain_exclude = config.nvtx_domain_exclude;
+  options.env_vars = config.env_vars;
+  options.stats = config.profile_stats;
+  options.extra_args = config.extra_args;
+  return options;
+}
+
+NcuProfileOptions ncu_profile_options(const NcuConfig& config) {
+  NcuProfileOptions options;
+  options.target_all_processes = config.target_all_processes;
+  options.nvtx_include = config.nvtx_include;
+  options.nvtx_exclude = config.nvtx_exclude;
+  options.set = config.set;
+  options.sections = config.sections;
+  options.metrics = config.metrics;
+  if (config.launch_skip > 0) options.launch_skip = config.launch_skip;
+  if (config.max_launches > 0) options.launch_count = config.max_launches;
+  options.replay_mode = config.replay_mode;
+  options.clock_control = config.clock_control;
+  options.cache_control = config.cache_control;
+  options.extra_args = config.extra_args;
+  return options;
+}
+
+}  // namespace llmprof
