@@ -41,16 +41,20 @@ def resolve_application(name):
     return shutil.which(name)
 
 
-def run_application(argv):
-    """Runs the profiled application as a child with inherited stdio; returns its exit status."""
+def run_application(argv, on_start=None):
+    """Runs the profiled application as a child with inherited stdio; returns its exit status. on_start(pid) is
+    called once it runs (the fake ncu prints "Connected to process PID" with the application's pid, as ncu does)."""
     sys.stdout.flush()
     sys.stderr.flush()
     try:
-        completed = subprocess.run(argv)
+        child = subprocess.Popen(argv)
     except OSError as error:
         sys.stderr.write(f"{argv[0]}: {error}\n")
         return 127
-    return completed.returncode if completed.returncode >= 0 else 128 - completed.returncode
+    if on_start:
+        on_start(child.pid)
+    returncode = child.wait()
+    return returncode if returncode >= 0 else 128 - returncode
 
 
 def write_file(path, content):

@@ -9,8 +9,11 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <thread>
 
+#include "llmprof/ncu_progress.hpp"
 #include "llmprof/process.hpp"
 #include "process/process_group.hpp"
 #include "test_support.hpp"
@@ -177,4 +180,103 @@ TEST_CASE("without a request the descendants are left alone and the child ends w
   CHECK_FALSE(outcome->descendants_ended);
   CHECK(outcome->succeeded());
   CHECK(fs::exists(temp / "profile.ncu-rep"));
+}
+
+// Issue 33: the pass end touches only what it owns. In each case the run's line callback does what the ncu stage
+// does: the processes ncu says it profiles ("==PROF== Connected to process PID") are the ending's targets.
+namespace {
+
+std::function<void(const std::string&)> ending_at_progress(ProcessSpec& spec, int at) {
+  auto progress = std::make_shared<int>(0);
+  return [&spec, progress, at](const std::string& line) {
+    if (const auto pid = parse_ncu_connected_process(line)) spec.end_descendants->add_target(*pid);
+    if (line.find("==PROF== Profiling") != std::string::npos && ++*progress == at) spec.end_descendants->request();
+  };
+}
+
+}  // namespace
+
+TEST_CASE("ncu run by a launcher script: the pass end ends the application, not the profiler under the launcher",
+          "[ownership]") {
+  TempDir temp;
+  // ncu.path a wrapper that runs ncu as its child (Debian's usr/lib/nsight-compute/ncu, `sudo ncu`): the real ncu
+  // is the child's child. Ending every descendant would SIGTERM it and lose its report.
+  ProcessSpec spec = endless_fake_ncu(temp / "profile", "echo $$ > '" + (temp / "app.pid").string() + "'; exec sleep 600");
+  std::vector<std::string> inner = spec.argv;
+  std::string command = "\"$@\"; exit $?";
+  spec.argv = {"/bin/sh", "-c", command, "launcher"};
+  spec.argv.insert(spec.argv.end(), inner.begin(), inner.end());
+  spec.end_descendants = std::make_shared<DescendantEnding>();
+  spec.on_stdout_line = ending_at_progress(spec, 3);
+  const auto outcome = make_system_process_runner()->run(spec);
+  REQUIRE(outcome.has_value());
+  INFO(outcome->describe());
+  CHECK(outcome->descendants_ended);
+  CHECK(outcome->exited);
+  CHECK(outcome->exit_code == 15);  // the launcher passes on ncu's code for the application it ended
+  CHECK(fs::exists(temp / "profile.ncu-rep"));  // ncu lived on to write it
+  CHECK_FALSE(running(wait_for_pid_file(temp / "app.pid")));
+}
+
+TEST_CASE("a daemon an earlier child left behind is not ended by a later child's pass end", "[ownership]") {
+  TempDir temp;
+  auto runner = make_system_process_runner();
+  // Stage 1's workload leaves a setsid daemon; it is re-parented to this process (the subreaper) when sh exits.
+  auto earlier = runner->run(with_setsid_grandchild(temp / "daemon.pid", "exit 0"));
+  REQUIRE(earlier.has_value());
+  const pid_t daemon = wait_for_pid_file(temp / "daemon.pid");
+  REQUIRE(running(daemon));
+  ProcessSpec spec = endless_fake_ncu(temp / "profile", "exec sleep 600");
+  spec.end_descendants = std::make_shared<DescendantEnding>();
+  spec.on_stdout_line = ending_at_progress(spec, 2);
+  const auto outcome = runner->run(spec);
+  REQUIRE(outcome.has_value());
+  CHECK(outcome->descendants_ended);
+  CHECK(running(daemon));  // not ours to end: it was there before this child started
+  ::kill(daemon, SIGKILL);
+
+  // Without targets (a caller that names none) the rule still holds: only processes born after the child.
+  auto again = runner->run(with_setsid_grandchild(temp / "daemon2.pid", "exit 0"));
+  REQUIRE(again.has_value());
+  const pid_t second = wait_for_pid_file(temp / "daemon2.pid");
+  ProcessSpec untargeted = endless_fake_ncu(temp / "profile2", "exec sleep 600");
+  untargeted.end_descendants = std::make_shared<DescendantEnding>();
+  int progress = 0;
+  untargeted.on_stdout_line = [&](const std::string& line) {
+    if (line.find("==PROF== Profiling") != std::string::npos && ++progress == 2) untargeted.end_descendants->request();
+  };
+  REQUIRE(runner->run(untargeted).has_value());
+  CHECK(running(second));
+  ::kill(second, SIGKILL);
+}
+
+TEST_CASE("a grandchild of the application that ignores SIGTERM is killed even when ncu exits first",
+          "[ownership]") {
+  TempDir temp;
+  // The application starts a worker that ignores SIGTERM (an engine worker holding its port), then waits. ncu
+  // exits as soon as the application is gone, long before the grace: the worker must not outlive the run.
+  const std::string app = "(trap '' TERM; echo $$ > '" + (temp / "worker.pid").string() +
+                          "'; while :; do sleep 0.05; done) & sleep 600";
+  ProcessSpec spec = endless_fake_ncu(temp / "profile", app);
+  spec.end_descendants = std::make_shared<DescendantEnding>();
+  spec.descendants_kill_grace = std::chrono::milliseconds(500);
+  spec.on_stdout_line = ending_at_progress(spec, 3);
+  const auto outcome = make_system_process_runner()->run(spec);
+  REQUIRE(outcome.has_value());
+  INFO(outcome->describe());
+  CHECK(outcome->descendants_ended);
+  CHECK(fs::exists(temp / "profile.ncu-rep"));
+  const pid_t worker = wait_for_pid_file(temp / "worker.pid");
+  CHECK_FALSE(running(worker));
+  CHECK(outcome->surviving_descendants.empty());
+}
+
+TEST_CASE("ncu's Connected lines name the processes it profiles", "[ownership]") {
+  CHECK(parse_ncu_connected_process("==PROF== Connected to process 4242 (/usr/bin/python3.11)") == 4242);
+  CHECK(parse_ncu_connected_process("==PROF== Connected to process 7") == 7);
+  CHECK_FALSE(parse_ncu_connected_process("==PROF== Connected to process x (/bin/a)"));
+  CHECK_FALSE(parse_ncu_connected_process("==PROF== Connected to process 0 (/bin/a)"));
+  CHECK_FALSE(parse_ncu_connected_process("==PROF== Connected to process 12a (/bin/a)"));
+  CHECK_FALSE(parse_ncu_connected_process("==PROF== Disconnected from process 4242"));
+  CHECK_FALSE(parse_ncu_connected_process("==PROF== Connected to process 99999999999 (/bin/a)"));
 }

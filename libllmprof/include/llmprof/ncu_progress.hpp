@@ -19,4 +19,9 @@ struct NcuKernelProgress {
 // nullopt for any other line (the workload's output, other ==PROF== lines).
 std::optional<NcuKernelProgress> parse_ncu_progress_line(std::string_view line);
 
+// The pid of `==PROF== Connected to process 4242 (/usr/bin/python3.11)` (ncu 2022.3 and 2025.3.1 print one per
+// process they profile, with --target-processes all each child too): the processes a pass may end. nullopt for
+// any other line, and for a pid that is not a positive integer.
+std::optional<int> parse_ncu_connected_process(std::string_view line);
+
 }  // namespace llmprof

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,13 +25,31 @@ namespace llmprof {
 // spec's descendants_kill_grace. The child goes on and exits by itself. Made for a profiler that writes its
 // report only when it outlives its application: on the H100 (ncu 2025.3.1) SIGTERM to the workload once the
 // wanted launches were profiled ended an ncu pass at 25.6 s instead of 49.8 s, and ncu still wrote its report.
+//
+// Only what the run owns is ended: with targets named (ncu's "==PROF== Connected to process PID" lines: the
+// processes it profiles), only those processes and the processes they started; without, the child's
+// descendants started after the child. Never the child itself, nor anything the child runs that is not a
+// target: when ncu.path is a launcher (Debian's usr/lib/nsight-compute/ncu script, `sudo ncu`) the real ncu is
+// the child's child, and ending it would lose the report. Never a process started before the child (a daemon an
+// earlier stage left, re-parented to this process as the subreaper).
 class DescendantEnding {
  public:
   void request() noexcept { requested_.store(true); }
   bool requested() const noexcept { return requested_.load(); }
+  // A process the child works on (its pid); safe from the line callbacks and from other threads.
+  void add_target(int pid) {
+    std::lock_guard lock(mutex_);
+    targets_.push_back(pid);
+  }
+  std::vector<int> targets() const {
+    std::lock_guard lock(mutex_);
+    return targets_;
+  }
 
  private:
   std::atomic<bool> requested_{false};
+  mutable std::mutex mutex_;
+  std::vector<int> targets_;
 };
 
 struct ProcessSpec {

@@ -49,6 +49,20 @@ std::optional<NcuKernelProgress> parse_unnumbered(std::string_view line, std::si
 
 }  // namespace
 
+std::optional<int> parse_ncu_connected_process(std::string_view line) {
+  constexpr std::string_view prefix = "==PROF== Connected to process ";
+  const auto at = line.find(prefix);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(at + prefix.size());
+  long long pid = 0;
+  std::size_t digits = 0;
+  for (; digits < rest.size() && digits < 10 && rest[digits] >= '0' && rest[digits] <= '9'; ++digits)
+    pid = pid * 10 + (rest[digits] - '0');
+  // A pid ends at a space or the line's end; Linux pids stay below 2^22 (pid_max's ceiling).
+  if (digits == 0 || (digits < rest.size() && rest[digits] != ' ') || pid <= 0 || pid > (1 << 22)) return std::nullopt;
+  return static_cast<int>(pid);
+}
+
 // ==PROF== Profiling "reduce_kernel" - 0 (1/40): 0%....50%....100% - 17 passes
 std::optional<NcuKernelProgress> parse_ncu_progress_line(std::string_view line) {
   constexpr std::string_view prefix = "==PROF== Profiling \"";

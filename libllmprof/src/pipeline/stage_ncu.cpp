@@ -72,6 +72,10 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
 namespace {
 
 void report_line(PipelineRun& run, const std::string& line, NcuPlanProgress* plan, NcuPassEnd* end) {
+  // "==PROF== Connected to process 4242 (/usr/bin/python3)" (ncu 2022.3 and 2025.3.1): what the pass end may end.
+  if (end) {
+    if (const auto pid = parse_ncu_connected_process(line)) end->ending->add_target(*pid);
+  }
   auto progress = parse_ncu_progress_line(line);
   if (!progress) return;
   if (end && progress->passes > 0) end->finished_launch(progress->kernel_name, run.clock.now());

@@ -69,6 +69,8 @@ class ChildSession {
   void poll_exit(SteadyClock::time_point now);
   void enforce_limits(SteadyClock::time_point now);
   void end_descendants_on_request(SteadyClock::time_point now);
+  void signal_ending(int signal_number);  // the ending's processes: its targets' trees, else all descendants
+  bool ending_alive();
   bool tree_finished(SteadyClock::time_point now);
   bool output_finished(SteadyClock::time_point now) const;
   void begin_stop(StopReason reason, SteadyClock::time_point now);

@@ -69,25 +69,51 @@ void ChildSession::enforce_limits(SteadyClock::time_point now) {
   if (stop_reason_ == StopReason::none) end_descendants_on_request(now);
 }
 
+namespace {
+std::vector<pid_t> as_pids(const std::vector<int>& targets) { return {targets.begin(), targets.end()}; }
+}  // namespace
+
 // The descendants only, never the child nor its process group: the child (a profiler) must live on to
-// write what it gathered from them.
+// write what it gathered from them. With targets named, only their process trees (see DescendantEnding).
 void ChildSession::end_descendants_on_request(SteadyClock::time_point now) {
   if (!spec_.end_descendants || !descendants_) return;
   if (!descendants_ending_began_) {
     if (!spec_.end_descendants->requested()) return;
     descendants_ending_began_ = now;
-    descendants_->refresh();
-    descendants_->signal_all(spec_.descendants_kill_grace.count() > 0 ? SIGTERM : SIGKILL);
+    signal_ending(spec_.descendants_kill_grace.count() > 0 ? SIGTERM : SIGKILL);
   } else if (!descendants_kill_sent_ && now - *descendants_ending_began_ >= spec_.descendants_kill_grace) {
     descendants_kill_sent_ = true;
-    descendants_->refresh();
-    descendants_->signal_all(SIGKILL);
+    signal_ending(SIGKILL);
   }
+}
+
+void ChildSession::signal_ending(int signal_number) {
+  const auto targets = spec_.end_descendants->targets();
+  if (!targets.empty()) {
+    descendants_->signal_subtrees(as_pids(targets), signal_number);
+    return;
+  }
+  descendants_->refresh();
+  descendants_->signal_all(signal_number);
+}
+
+bool ChildSession::ending_alive() {
+  const auto targets = spec_.end_descendants->targets();
+  return targets.empty() ? descendants_->any_alive() : descendants_->any_alive_in_subtrees(as_pids(targets));
 }
 
 // After the child has exited: when we were stopping the tree, give the rest of the group the same
 // grace, then SIGKILL whatever is left.
 bool ChildSession::tree_finished(SteadyClock::time_point now) {
+  // An ending the child outlived by less than its grace: what ignored SIGTERM still gets SIGKILL (ncu exits as
+  // soon as its application is gone, long before the grace, and a SIGTERM-proof grandchild of the application
+  // would otherwise outlive the run, holding its port; issue 33).
+  if (stop_reason_ == StopReason::none && descendants_ending_began_ && !descendants_kill_sent_ && descendants_ &&
+      ending_alive()) {
+    if (now - *descendants_ending_began_ < spec_.descendants_kill_grace) return false;
+    descendants_kill_sent_ = true;
+    signal_ending(SIGKILL);
+  }
   if (stop_reason_ == StopReason::none || kill_sent_) return true;
   if (!group_alive()) return true;
   if (now - stop_began_ < spec_.kill_grace) return false;

@@ -135,6 +135,7 @@ bool become_child_subreaper() {
 }
 
 DescendantTracker::DescendantTracker(pid_t root) : root_(root) {
+  if (const auto stat = read_stat(root)) root_start_time_ = stat->start_time;
   std::lock_guard lock(roots_mutex);
   active_roots().insert(root);
 }
@@ -154,6 +155,8 @@ void DescendantTracker::refresh() {
     // Orphans re-parented to us (the subreaper) that are not the root of another running session.
     std::lock_guard lock(roots_mutex);
     for (const auto* orphan : children[::getpid()]) {
+      // Started before the root: not its descendant (jiffies since boot; equal ones are taken as ours).
+      if (orphan->start_time < root_start_time_) continue;
       if (!active_roots().count(orphan->pid)) frontier.push_back(orphan->pid);
     }
   }
@@ -167,14 +170,14 @@ void DescendantTracker::refresh() {
       const bool known = std::any_of(tracked_.begin(), tracked_.end(), [&](const Tracked& t) {
         return t.pid == child->pid && t.start_time == child->start_time;
       });
-      if (!known) tracked_.push_back({child->pid, child->start_time, child->name});
+      if (!known) tracked_.push_back({child->pid, child->start_time, child->name, parent});
     }
     // An orphan itself (frontier entry that is our child) is a descendant too.
     if (parent != root_) {
       if (auto stat = read_stat(parent); stat && stat->parent == ::getpid() && stat->state != 'Z') {
         const bool known =
             std::any_of(tracked_.begin(), tracked_.end(), [&](const Tracked& t) { return t.pid == parent; });
-        if (!known) tracked_.push_back({parent, stat->start_time, stat->name});
+        if (!known) tracked_.push_back({parent, stat->start_time, stat->name, stat->parent});
       }
     }
   }
@@ -199,6 +202,43 @@ std::vector<std::string> DescendantTracker::survivors() const {
 }
 
 bool DescendantTracker::any_alive() const { return !survivors().empty(); }
+
+std::vector<const DescendantTracker::Tracked*> DescendantTracker::in_subtrees(const std::vector<pid_t>& targets) const {
+  // Parent links as first seen: a target's child re-parented to us when the target died is still its own.
+  std::set<pid_t> members(targets.begin(), targets.end());
+  bool grew = true;
+  while (grew) {
+    grew = false;
+    for (const auto& tracked : tracked_) {
+      if (!members.count(tracked.pid) && members.count(tracked.parent)) grew = members.insert(tracked.pid).second;
+    }
+  }
+  std::vector<const Tracked*> found;
+  for (const auto& tracked : tracked_) {
+    if (members.count(tracked.pid)) found.push_back(&tracked);
+  }
+  return found;
+}
+
+std::size_t DescendantTracker::signal_subtrees(const std::vector<pid_t>& targets, int signal_number) {
+  refresh();
+  std::size_t signalled = 0;
+  for (const Tracked* tracked : in_subtrees(targets)) {
+    const auto stat = read_stat(tracked->pid);
+    if (stat && stat->start_time == tracked->start_time && stat->state != 'Z' && ::kill(tracked->pid, signal_number) == 0)
+      ++signalled;
+  }
+  return signalled;
+}
+
+bool DescendantTracker::any_alive_in_subtrees(const std::vector<pid_t>& targets) {
+  refresh();
+  for (const Tracked* tracked : in_subtrees(targets)) {
+    const auto stat = read_stat(tracked->pid);
+    if (stat && stat->start_time == tracked->start_time && stat->state != 'Z' && stat->state != 'X') return true;
+  }
+  return false;
+}
 
 void DescendantTracker::reap_orphans() const {
   for (const auto& tracked : tracked_) {

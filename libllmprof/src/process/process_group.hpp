@@ -42,6 +42,11 @@ class DescendantTracker {
   void refresh();
   // Sends the signal to every tracked process that is still the same process (pid and start time).
   void signal_all(int signal_number) const;
+  // The same, to the tracked processes that are one of `targets` or were started by one (by /proc's parent
+  // links now, and by what refresh() saw of them before). Returns how many were signalled.
+  std::size_t signal_subtrees(const std::vector<pid_t>& targets, int signal_number);
+  // Whether a process of those subtrees is still alive (zombies excluded).
+  bool any_alive_in_subtrees(const std::vector<pid_t>& targets);
   // "pid (name)" of each tracked process still alive (zombies excluded).
   std::vector<std::string> survivors() const;
   bool any_alive() const;
@@ -53,8 +58,13 @@ class DescendantTracker {
     pid_t pid;
     unsigned long long start_time;  // /proc/<pid>/stat field 22: tells a reused pid apart
     std::string name;
+    pid_t parent = 0;  // when first seen
   };
+  std::vector<const Tracked*> in_subtrees(const std::vector<pid_t>& targets) const;
   pid_t root_;
+  // The root's start time: an orphan started before it cannot be its descendant (a daemon an earlier child
+  // left behind, re-parented to us as the subreaper), and is never claimed.
+  unsigned long long root_start_time_ = 0;
   std::vector<Tracked> tracked_;
 };
 
