@@ -384,17 +384,6 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
   // know) gets the bounded follow-up pass.
   if (!recovered.kernels_without_rows.empty() && !run.stopping()) profile_missed_kernels(run, ncu, inputs.select);
   warn_past_estimate(run, plan, started);
-  // A plan none of whose launches ncu's rows meet, even after the recovery and follow-up passes, measured nothing
-  // of the planned kernels: not ok (issue 33: 0 of 23 planned launches, 67 s, and the stage said ok).
-  const NcuPlanCheck final_check =
-      check_ncu_plan(plan, profiled_launches(run.directory.layout().resolve(RunLayout::ncu_raw_csv())),
-                     selection_name_base(run.config.ncu.kernel_name_base).value_or(KernelNameBase::demangled));
-  if (final_check.planned_launches > 0 && final_check.profiled_planned_launches == 0) {
-    return StageResult::failed("ncu's rows meet none of the " + std::to_string(final_check.planned_launches) +
-                               " planned launches (" + std::to_string(final_check.rows) +
-                               " rows, of other kernels or launch configurations; ncu/plan.log lists the plan): no "
-                               "figure of the planned kernels was measured");
-  }
   return StageResult::ok();
 }
 
