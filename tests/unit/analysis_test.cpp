@@ -301,7 +301,7 @@ TEST_CASE("the ncu plan's check says which part of the ncu coverage was measured
     selection.stage = "decode";
     selection.n = 19;
     selection.coverage = 0.909;
-    selection.coverage_target = 0.9;
+    selection.rule = {.kind = "coverage", .target = 0.9};
     selection.ncu_measured = 0.878;
     selection.ncu_extrapolated = 0.023;
     CHECK_THAT(describe_kernel_selection(selection), Catch::Contains("with ncu data: measured 88%, extrapolated 2.3%"));

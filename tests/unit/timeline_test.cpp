@@ -12,9 +12,10 @@
 #include "llmprof/analysis.hpp"
 #include "llmprof/report.hpp"
 #include "llmprof/timeline.hpp"
-#include "analysis/timeline_json.hpp"
+#include "rundir/timeline_record_json.hpp"
 #include "llmprof/percent.hpp"
 #include "oracle.hpp"
+#include "core/json_fields.hpp"
 #include "parse/sqlite_database.hpp"
 #include "test_support.hpp"
 
@@ -526,4 +527,71 @@ TEST_CASE("timeline: idle shares are worded as shares of the GPU idle time, not 
   CHECK(step.verdict.find(expected) != std::string::npos);
   CHECK(step.verdict.find("GPU idle " + llmprof::format_fraction_percent(step.idle.host_launching_ns / idle)) ==
         std::string::npos);
+}
+
+// The timeline's field tables: what the analysis writes under report.json "timeline" the report reads back as the
+// same records, member for member, on every recorded export (the computed `partial` is recomputed, and an
+// instance's capture loss and thread are not written).
+TEST_CASE("timeline: report.json's timeline is read back as the records the engine built", "[timeline][report_model]") {
+  for (const std::string name : {"graphtrace", "nodetrace", "twoproc2025"}) {
+    INFO(name);
+    const auto& built = report_of(name);
+    const auto read = llmprof::detail::read_timeline_record(llmprof::detail::timeline_json_object(built), "timeline.");
+    CHECK(read.source == built.source);
+    CHECK(read.graph_trace == built.graph_trace);
+    CHECK(read.unclosed_ranges == built.unclosed_ranges);
+    CHECK(read.validity.capture_losses == built.validity.capture_losses);
+    CHECK(read.validity.graph_hidden == built.validity.graph_hidden);
+    REQUIRE(read.stages.size() == built.stages.size());
+    for (std::size_t i = 0; i < built.stages.size(); ++i) {
+      const auto& want = built.stages[i];
+      const auto& got = read.stages[i];
+      INFO(want.qualified_name());
+      CHECK(got.qualified_name() == want.qualified_name());
+      CHECK(got.parent == want.parent);
+      CHECK(got.cpu_duration.p99_ns == want.cpu_duration.p99_ns);
+      CHECK(got.steady_gpu_busy.mean_ns == want.steady_gpu_busy.mean_ns);
+      CHECK(got.warmup_instances == want.warmup_instances);
+      CHECK(got.gpu_busy_fraction == want.gpu_busy_fraction);
+      CHECK(got.idle.host_in_sync_ns == want.idle.host_in_sync_ns);
+      CHECK(got.loss.graph_launches_without_record == want.loss.graph_launches_without_record);
+      CHECK(got.partial() == want.partial());
+      CHECK(got.headroom.has_value() == want.headroom.has_value());
+      if (want.headroom) CHECK(got.headroom->predicted_steps_per_s == want.headroom->predicted_steps_per_s);
+      CHECK(got.graph_replays.has_value() == want.graph_replays.has_value());
+      if (want.graph_replays) CHECK(got.graph_replays->gap.p50_ns == want.graph_replays->gap.p50_ns);
+      REQUIRE(got.kernels.size() == want.kernels.size());
+      for (std::size_t k = 0; k < want.kernels.size(); ++k) {
+        CHECK(got.kernels[k].name == want.kernels[k].name);
+        CHECK(got.kernels[k].from_graph == want.kernels[k].from_graph);
+      }
+      REQUIRE(got.instances.size() == want.instances.size());
+      for (std::size_t k = 0; k < want.instances.size(); ++k) {
+        CHECK(got.instances[k].cpu_duration_ns() == want.instances[k].cpu_duration_ns());
+        CHECK(got.instances[k].gpu_end_ns == want.instances[k].gpu_end_ns);
+        CHECK(got.instances[k].gpu_busy_ns == want.instances[k].gpu_busy_ns);
+      }
+      CHECK(got.verdict == want.verdict);
+    }
+  }
+}
+
+TEST_CASE("timeline: a field of the wrong type in report.json's timeline names its full path", "[timeline][report_model]") {
+  auto object = llmprof::detail::timeline_json_object(report_of("graphtrace"));
+  auto& stage = object.at("stages").as_array().at(1).as_object();
+  stage.at("cpu_duration").as_object()["p50_ns"] = "fast";
+  try {
+    (void)llmprof::detail::read_timeline_record(object, "timeline.");
+    FAIL("a string p50_ns was read");
+  } catch (const llmprof::detail::JsonFieldError& error) {
+    CHECK(error.field == "timeline.stages[1].cpu_duration.p50_ns");
+  }
+  stage.at("cpu_duration").as_object()["p50_ns"] = 5;
+  stage.at("instances").as_array().at(2).as_object()["gpu_end_ns"] = boost::json::array{};
+  try {
+    (void)llmprof::detail::read_timeline_record(object, "timeline.");
+    FAIL("an array gpu_end_ns was read");
+  } catch (const llmprof::detail::JsonFieldError& error) {
+    CHECK(error.field == "timeline.stages[1].instances[2].gpu_end_ns");
+  }
 }

@@ -18,32 +18,48 @@
 #include "llmprof/report_model.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/run_directory.hpp"
+#include "llmprof/timeline_record.hpp"
 
 namespace llmprof {
 
+// report.json's top_kernel_selection, member for member (its `rule`, `more_coverage` and
+// `collectives_left_out` objects are records of their own), read through one field table. Keys a
+// report.json from before they existed lacks keep their defaults.
 struct ReportCoverageStep {
   double target = 0;  // 0..1
   bool reachable = true;
   std::int64_t more_kernels = 0;  // beyond the selection
 };
 
+struct ReportSelectionRule {
+  std::string kind;              // "top_n", "coverage"; "" before the coverage rule existed (top-N)
+  std::optional<double> target;  // the coverage rule's target, 0..1
+  bool capped = false;           // the cap on distinct kernels stopped the coverage rule
+};
+
+struct ReportCollectivesLeftOut {
+  std::int64_t count = 0;       // collective kernels never profiled
+  std::optional<double> share;  // their share of the stage's kernel time
+};
+
 struct ReportTopKernelSelection {
   std::string stage;
   std::int64_t n = 0;
   std::string kernel_regex;
-  std::optional<double> coverage;         // 0..1
-  std::optional<double> coverage_target;  // the coverage rule's target; nullopt: top-N
+  std::optional<double> coverage;  // 0..1
+  ReportSelectionRule rule;
+  std::vector<ReportCoverageStep> more_coverage;
+  ReportCollectivesLeftOut collectives_left_out;
   // report.json's ncu_coverage for this stage: of its kernel time, the share ncu measured and the share
   // extrapolated from the same kernels' profiled configurations; nullopt without the plan's check.
   std::optional<double> ncu_measured, ncu_extrapolated;
-  bool capped = false;                    // the cap on distinct kernels stopped the coverage rule
-  std::vector<ReportCoverageStep> more_coverage;
-  std::int64_t collectives_left_out = 0;   // collective kernels never profiled
-  std::optional<double> collective_share;  // their share of the stage's kernel time
   // The stage's recorded GPU time outside CUDA graph executions, 0..1, when its capture traced graphs
   // whole (--cuda-graph-trace=graph): the kernel time the coverage is measured against is only that
   // part, and the sentence says so instead of claiming the whole stage. From the report's timeline.
   std::optional<double> listed_share_of_gpu_time;
+
+  // The coverage rule's target; nullopt under the top-N rule.
+  std::optional<double> coverage_target() const { return rule.kind == "coverage" ? rule.target : std::nullopt; }
 };
 
 // "Kernels profiled with ncu: the top 10 of stage decode, covering 70.7% of its kernel time; 3 more kernels
@@ -73,42 +89,6 @@ struct RunEnvironmentSummary {
   std::vector<std::pair<std::string, std::string>> tool_versions;  // "nsys" -> "2025.3.1.0"
 };
 
-// One stage of analysis/report.json "timeline" (the nsys SQLite timeline engine, llmprof/timeline.hpp).
-struct ReportTimelineStage {
-  std::string name;  // qualified "domain:name" or "name"
-  int level = 0;
-  std::string parent;  // qualified name of the enclosing stage; empty at the top
-  std::int64_t instances = 0;
-  std::optional<double> mean_ns, p50_ns, p90_ns, p99_ns, max_ns;  // CPU time per instance
-  std::optional<double> gpu_busy_fraction;                        // null: no GPU work, or a partial capture
-  std::int64_t graph_executions = 0;
-  std::int64_t graph_launches = 0;
-  std::int64_t graph_launches_without_record = 0;
-  std::optional<double> active_ns;      // union of the instances' windows: the busy fraction's denominator
-  std::optional<double> gpu_busy_ns;    // union of the GPU work it launched
-  std::optional<double> gpu_time_ns;    // summed duration of that work (graph executions included)
-  std::optional<double> graph_time_ns;  // the part inside CUDA graphs (whole executions or graph nodes)
-  bool partial = false;
-  std::string steady_state;
-  std::string verdict;
-  std::optional<double> predicted_step_ns;  // headroom: launch overhead gone
-  std::optional<double> current_step_ns;
-  std::optional<double> predicted_steps_per_s;
-  std::vector<std::pair<double, double>> instance_cpu_and_busy_ns;  // per instance, in order
-  std::int64_t instances_omitted = 0;  // the last ones, left out of report.json (analysis/instances.csv has them)
-};
-
-struct ReportTimeline {
-  std::string source;       // the SQLite file
-  std::string graph_trace;  // "graph", "node", "none seen"
-  std::vector<std::string> capture_losses;
-  std::optional<std::string> graph_hidden;
-  bool empty_capture = false;
-  bool partial_capture = false;
-  std::vector<std::string> notes;
-  std::vector<ReportTimelineStage> stages;
-};
-
 // One quantity of stage 1's repeated bare runs (stage1/repeats.json): "wall_s", "prefill_s", "decode_s".
 struct ReportRepeatQuantity {
   std::string name;
@@ -128,7 +108,7 @@ struct RunReportModel {
   std::vector<ReportKernel> kernels;  // sorted by total_time_ns descending, as written
   std::optional<ReportTopKernelSelection> top_kernel_selection;
   std::vector<std::string> warnings;
-  std::optional<ReportTimeline> timeline;  // report.json "timeline", when the run has an SQLite export
+  std::optional<TimelineReport> timeline;  // report.json "timeline", when the run has an SQLite export
   std::optional<ReportNodeCapture> node_capture;
   std::optional<ReportBareRun> bare_run;
   std::vector<ReportRangeTiming> nvtx_ranges;

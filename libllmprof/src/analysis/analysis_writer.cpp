@@ -10,7 +10,7 @@
 
 #include "analysis/analysis_model.hpp"
 #include "analysis/kernel_selection_json.hpp"
-#include "analysis/timeline_json.hpp"
+#include "rundir/timeline_record_json.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_pretty.hpp"
 #include "core/json_values.hpp"
@@ -184,26 +184,6 @@ std::string analysis_report_json(const AnalysisReport& report) {
   return detail::pretty_json(root);
 }
 
-// Every instance of every timeline stage, one row each (report.json keeps only some of them).
-std::string instances_csv(const TimelineReport& timeline) {
-  std::ostringstream out;
-  out << "stage,instance,cpu_start_ns,cpu_end_ns,gpu_start_ns,gpu_end_ns,gpu_busy_ns,gpu_activities,"
-         "graph_executions,launch_api_ns,sync_api_ns,partial\n";
-  const auto optional = [](const std::optional<std::int64_t>& value) {
-    return value ? std::to_string(*value) : std::string();
-  };
-  for (const auto& stage : timeline.stages) {
-    for (std::size_t i = 0; i < stage.instances.size(); ++i) {
-      const TimelineInstance& instance = stage.instances[i];
-      out << detail::csv_cell(stage.name) << ',' << i + 1 << ',' << instance.cpu_start_ns << ',' << instance.cpu_end_ns << ','
-          << optional(instance.gpu_start_ns) << ',' << optional(instance.gpu_end_ns) << ',' << instance.gpu_busy_ns
-          << ',' << instance.gpu_activities << ',' << instance.graph_executions << ',' << instance.launch_api_ns << ','
-          << instance.sync_api_ns << ',' << (instance.partial() ? "true" : "false") << '\n';
-    }
-  }
-  return out.str();
-}
-
 Result<void> write_analysis(const AnalysisReport& report, const std::filesystem::path& analysis_directory) {
   std::error_code ec;
   std::filesystem::create_directories(analysis_directory, ec);
@@ -220,7 +200,7 @@ Result<void> write_analysis(const AnalysisReport& report, const std::filesystem:
   }
   if (report.timeline)
     return detail::write_file_atomically(analysis_directory / RunLayout::analysis_instances().filename(),
-                                         instances_csv(*report.timeline));
+                                         detail::instances_csv(*report.timeline));
   return {};
 }
 

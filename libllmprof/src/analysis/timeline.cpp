@@ -7,8 +7,10 @@
 #include <algorithm>
 
 #include "analysis/timeline_model.hpp"
+#include "core/json_pretty.hpp"
 #include "core/saturating.hpp"
 #include "parse/nsys_sqlite.hpp"
+#include "rundir/timeline_record_json.hpp"
 
 namespace llmprof {
 namespace detail {
@@ -274,10 +276,8 @@ Result<TimelineReport> analyze_timeline(const std::filesystem::path& sqlite_expo
   return report;
 }
 
-const TimelineStage* TimelineReport::find_stage(std::string_view qualified_name) const {
-  for (const auto& stage : stages)
-    if (stage.qualified_name() == qualified_name) return &stage;
-  return nullptr;
+std::string timeline_json(const TimelineReport& report) {
+  return detail::pretty_json(detail::timeline_json_object(report));
 }
 
 }  // namespace llmprof

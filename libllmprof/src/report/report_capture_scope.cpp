@@ -14,13 +14,13 @@ std::string qualified(const ReportStage& stage) {
   return stage.domain.empty() ? stage.name : stage.domain + ":" + stage.name;
 }
 
-bool measured(const ReportTimelineStage& stage) { return stage.gpu_time_ns.value_or(0) > 0 || stage.partial; }
+bool measured(const TimelineStage& stage) { return stage.gpu_time_ns > 0 || stage.partial(); }
 
 // The stage's recorded GPU time outside CUDA graphs, 0..1; nullopt without GPU time.
-std::optional<double> outside_graphs_share(const ReportTimelineStage& stage) {
-  const double total = stage.gpu_time_ns.value_or(0);
+std::optional<double> outside_graphs_share(const TimelineStage& stage) {
+  const auto total = static_cast<double>(stage.gpu_time_ns);
   if (total <= 0) return std::nullopt;
-  return std::max(0.0, total - stage.graph_time_ns.value_or(0)) / total;
+  return std::max(0.0, total - static_cast<double>(stage.graph_time_ns)) / total;
 }
 
 // The nsys option that lists graph kernels, as this tool's configuration spells it.
@@ -34,7 +34,7 @@ const ReportStage* report_stage_named(const RunReportModel& model, const std::st
 
 // The kernel table read from the node-traced second capture: which capture each figure comes from, whether its
 // kernel time agrees with the GPU time the first capture recorded, and what node tracing cost the host.
-std::string node_capture_scope(const RunReportModel& model, const ReportTimelineStage* stage) {
+std::string node_capture_scope(const RunReportModel& model, const TimelineStage* stage) {
   std::string text =
       "Kernel figures (this table, the kernel selection and ncu's) come from a second capture traced per CUDA graph "
       "node (--cuda-graph-trace=node, " +
@@ -42,26 +42,26 @@ std::string node_capture_scope(const RunReportModel& model, const ReportTimeline
       "), taken because the first one recorded CUDA graph launches whole; stage times, GPU busy and the step chart "
       "come from the first capture.";
   if (stage == nullptr) return text;
-  const std::string name = "`" + stage->name + "`";
-  const ReportStage* tabled = report_stage_named(model, stage->name);
-  if (tabled != nullptr && tabled->kernel_time_ns && stage->gpu_time_ns.value_or(0) > 0) {
+  const std::string name = "`" + stage->qualified_name() + "`";
+  const ReportStage* tabled = report_stage_named(model, stage->qualified_name());
+  if (tabled != nullptr && tabled->kernel_time_ns && stage->gpu_time_ns > 0) {
     const double kernels = static_cast<double>(*tabled->kernel_time_ns);
     text += " In " + name + " the node-traced capture lists " + format_duration_ns(kernels) +
-            " of kernel time against the " + format_duration_ns(*stage->gpu_time_ns) +
+            " of kernel time against the " + format_duration_ns(static_cast<double>(stage->gpu_time_ns)) +
             " of GPU work the first capture recorded there, graph executions included (" +
-            format_fraction_percent(kernels / *stage->gpu_time_ns) + ")";
+            format_fraction_percent(kernels / static_cast<double>(stage->gpu_time_ns)) + ")";
     // The two captures see the same work only when neither lost any: a loss explains a ratio far from 100%.
-    if (kernels < *stage->gpu_time_ns && stage->graph_time_ns.value_or(0) > 0) {
+    if (kernels < static_cast<double>(stage->gpu_time_ns) && stage->graph_time_ns > 0) {
       text += "; a graph execution's time includes the gaps between its kernels";
     }
-    if (stage->graph_launches_without_record > 0) {
-      text += "; the first capture has no GPU record of " + std::to_string(stage->graph_launches_without_record) +
-              " of its " + std::to_string(stage->graph_launches) + " graph launches (see Measurement validity)";
+    if (stage->loss.graph_launches_without_record > 0) {
+      text += "; the first capture has no GPU record of " + std::to_string(stage->loss.graph_launches_without_record) +
+              " of its " + std::to_string(stage->loss.graph_launches) + " graph launches (see Measurement validity)";
     }
     text += ".";
   }
   for (const auto& wall : model.node_capture->range_walls) {
-    if (wall.range != stage->name || wall.first_capture_ns <= 0) continue;
+    if (wall.range != stage->qualified_name() || wall.first_capture_ns <= 0) continue;
     text += " Node tracing slowed the host side: " + name + " took " + format_duration_ns(wall.node_capture_ns) +
             " of CPU time instead of " + format_duration_ns(wall.first_capture_ns) + ".";
   }
@@ -72,25 +72,25 @@ std::string node_capture_scope(const RunReportModel& model, const ReportTimeline
 
 std::string share_text(double fraction) { return format_fraction_percent(fraction, PercentDigits::short_of_whole); }
 
-const ReportTimelineStage* timeline_stage_of(const RunReportModel& model, const ReportStage& stage) {
+const TimelineStage* timeline_stage_of(const RunReportModel& model, const ReportStage& stage) {
   if (!model.timeline) return nullptr;
   const std::string name = qualified(stage);
   for (const auto& timed : model.timeline->stages)
-    if (timed.name == name) return measured(timed) ? &timed : nullptr;
+    if (timed.qualified_name() == name) return measured(timed) ? &timed : nullptr;
   return nullptr;
 }
 
-const ReportTimelineStage* kernel_table_stage(const RunReportModel& model) {
+const TimelineStage* kernel_table_stage(const RunReportModel& model) {
   if (!model.timeline) return nullptr;
   if (model.top_kernel_selection) {
     for (const auto& timed : model.timeline->stages)
-      if (timed.name == model.top_kernel_selection->stage && measured(timed)) return &timed;
+      if (timed.qualified_name() == model.top_kernel_selection->stage && measured(timed)) return &timed;
   }
-  const ReportTimelineStage* best = nullptr;
+  const TimelineStage* best = nullptr;
   for (const auto& timed : model.timeline->stages) {
     if (!measured(timed)) continue;
     if (best == nullptr || timed.level < best->level ||
-        (timed.level == best->level && timed.gpu_time_ns.value_or(0) > best->gpu_time_ns.value_or(0)))
+        (timed.level == best->level && timed.gpu_time_ns > best->gpu_time_ns))
       best = &timed;
   }
   return best;
@@ -99,14 +99,14 @@ const ReportTimelineStage* kernel_table_stage(const RunReportModel& model) {
 bool kernel_table_misses_graph_kernels(const RunReportModel& model) {
   const auto* stage = kernel_table_stage(model);
   return stage != nullptr && !model.node_capture && model.timeline->graph_trace == "graph" &&
-         (stage->graph_time_ns.value_or(0) > 0 || stage->graph_launches > 0);
+         (stage->graph_time_ns > 0 || stage->loss.graph_launches > 0);
 }
 
 std::string kernel_table_scope(const RunReportModel& model) {
   const auto* stage = kernel_table_stage(model);
   if (model.node_capture) return node_capture_scope(model, stage);
   if (stage == nullptr) return {};
-  const std::string name = "`" + stage->name + "`";
+  const std::string name = "`" + stage->qualified_name() + "`";
   const auto outside = outside_graphs_share(*stage);
   if (kernel_table_misses_graph_kernels(model)) {
     std::string text =
@@ -118,15 +118,15 @@ std::string kernel_table_scope(const RunReportModel& model) {
               std::to_string(stage->graph_executions) + " CUDA graph execution" +
               (stage->graph_executions == 1 ? "" : "s") + " whose kernels this capture does not list";
     }
-    if (stage->graph_launches_without_record > 0) {
-      text += "; " + std::to_string(stage->graph_launches_without_record) + " more of its " +
-              std::to_string(stage->graph_launches) +
+    if (stage->loss.graph_launches_without_record > 0) {
+      text += "; " + std::to_string(stage->loss.graph_launches_without_record) + " more of its " +
+              std::to_string(stage->loss.graph_launches) +
               " graph launches have no GPU record at all (see Measurement validity)";
     }
     return text + ". Re-run with " + kNodeTraceSetting +
            " to list the graph kernels (node tracing slows the host side, so keep this capture for CPU times).";
   }
-  if (model.timeline->graph_trace == "node" && stage->graph_time_ns.value_or(0) > 0 && outside) {
+  if (model.timeline->graph_trace == "node" && stage->graph_time_ns > 0 && outside) {
     return "Kernel figures come from a node-traced capture (--cuda-graph-trace=node): kernels inside CUDA graphs are "
            "listed, and " +
            share_text(1 - *outside) + " of " + name +
@@ -183,7 +183,7 @@ std::string stages_caption(const RunReportModel& model) {
 void annotate_selection_scope(RunReportModel& model) {
   if (!model.top_kernel_selection || !kernel_table_misses_graph_kernels(model)) return;
   const auto* stage = kernel_table_stage(model);
-  if (stage->name != model.top_kernel_selection->stage) return;
+  if (stage->qualified_name() != model.top_kernel_selection->stage) return;
   model.top_kernel_selection->listed_share_of_gpu_time = outside_graphs_share(*stage);
 }
 

@@ -13,11 +13,11 @@ namespace llmprof::detail {
 
 // The timeline stage behind a Stages row: same qualified name, and the timeline saw its GPU work or
 // its launches (then the analysis took the timeline's busy fraction and verdict for it). nullptr else.
-const ReportTimelineStage* timeline_stage_of(const RunReportModel& model, const ReportStage& stage);
+const TimelineStage* timeline_stage_of(const RunReportModel& model, const ReportStage& stage);
 
 // The timeline stage that stands for the kernel table: the ncu selection's stage when the timeline has
 // it, else the outermost stage with the most recorded GPU time. nullptr without a timeline.
-const ReportTimelineStage* kernel_table_stage(const RunReportModel& model);
+const TimelineStage* kernel_table_stage(const RunReportModel& model);
 
 // Whether the kernel table misses graph kernels: a graph-traced capture whose kernel-table stage ran
 // some of its GPU time inside CUDA graph executions.

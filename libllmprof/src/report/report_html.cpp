@@ -90,12 +90,12 @@ void write_timeline(const RunReportModel& model, std::ostringstream& out) {
     row.label = stage.name;
     // Where the timeline measured the stage, draw its figures, the ones the verdict uses: the summaries'
     // projection and kernel sum cannot see graph executions and ignore the time the stage took.
-    if (const auto* timed = detail::timeline_stage_of(model, stage); timed != nullptr && timed->active_ns) {
+    if (const auto* timed = detail::timeline_stage_of(model, stage); timed != nullptr && timed->active_ns > 0) {
       any_timeline = true;
-      row.wall_ns = *timed->active_ns;
-      row.busy_ns = timed->gpu_busy_ns.value_or(0);
-      row.annotation = "timeline: active " + format_duration_ns(*timed->active_ns) + " · GPU busy " +
-                       format_duration_ns(timed->gpu_busy_ns.value_or(0)) + " (" +
+      row.wall_ns = static_cast<double>(timed->active_ns);
+      row.busy_ns = static_cast<double>(timed->gpu_busy_ns);
+      row.annotation = "timeline: active " + format_duration_ns(row.wall_ns) + " · GPU busy " +
+                       format_duration_ns(row.busy_ns) + " (" +
                        (timed->gpu_busy_fraction ? format_fraction_percent(timed->gpu_busy_fraction) : "partial") + ")";
       rows.push_back(row);
       continue;

@@ -10,6 +10,7 @@
 #include "core/file_text.hpp"
 #include "core/format.hpp"
 #include "core/json_fields.hpp"
+#include "core/record_fields.hpp"
 #include "core/text.hpp"
 #include "core/toml_flatten.hpp"
 #include "llmprof/report.hpp"
@@ -23,6 +24,51 @@
 namespace llmprof {
 namespace json = boost::json;
 using detail::JsonFieldError;
+namespace detail {
+
+// top_kernel_selection's keys as analysis/kernel_selection_json.cpp writes them (the report reads only these).
+template <>
+struct RecordTable<ReportCoverageStep> {
+  static constexpr RecordField<ReportCoverageStep> fields[] = {
+      field<&ReportCoverageStep::target>("target"),
+      field<&ReportCoverageStep::reachable>("reachable"),
+      field<&ReportCoverageStep::more_kernels>("more_kernels"),
+  };
+};
+
+template <>
+struct RecordTable<ReportSelectionRule> {
+  static constexpr RecordField<ReportSelectionRule> fields[] = {
+      field<&ReportSelectionRule::kind>("kind"),
+      field<&ReportSelectionRule::target>("target"),
+      field<&ReportSelectionRule::capped>("capped"),
+  };
+};
+
+template <>
+struct RecordTable<ReportCollectivesLeftOut> {
+  static constexpr RecordField<ReportCollectivesLeftOut> fields[] = {
+      field<&ReportCollectivesLeftOut::count>("count"),
+      field<&ReportCollectivesLeftOut::share>("share"),
+  };
+};
+
+template <>
+struct RecordTable<ReportTopKernelSelection> {
+  using Selection = ReportTopKernelSelection;
+  static constexpr RecordField<Selection> fields[] = {
+      field<&Selection::stage>("stage"),
+      field<&Selection::n>("n"),
+      field<&Selection::kernel_regex>("kernel_regex"),
+      field<&Selection::coverage>("coverage"),
+      field<&Selection::rule>("rule"),
+      field<&Selection::more_coverage>("more_coverage"),
+      field<&Selection::collectives_left_out>("collectives_left_out"),
+  };
+};
+
+}  // namespace detail
+
 namespace {
 
 // The schema this reader follows; /1 (written before the stage spellings were unified) still reads.
@@ -99,35 +145,6 @@ void withhold_impossible_figures(RunReportModel& model) {
   }
 }
 
-// Rule, more_coverage and collectives_left_out: absent from report.json files written before they existed.
-void read_selection_extras(const json::object& object, ReportTopKernelSelection& top) {
-  if (const auto* rule = object.if_contains("rule"); rule != nullptr && rule->is_object()) {
-    const auto& rule_object = rule->get_object();
-    if (detail::json_string(rule_object, "kind", "top_kernel_selection.rule.kind").value_or("") == "coverage") {
-      top.coverage_target = detail::json_number(rule_object, "target", "top_kernel_selection.rule.target");
-      const auto* capped = rule_object.if_contains("capped");
-      top.capped = capped != nullptr && capped->is_bool() && capped->as_bool();
-    }
-  }
-  for (const auto& step : detail::json_objects(object, "more_coverage", "top_kernel_selection.more_coverage")) {
-    ReportCoverageStep entry;
-    entry.target = detail::json_number(step, "target", "top_kernel_selection.more_coverage.target").value_or(0);
-    const auto* reachable = step.if_contains("reachable");
-    entry.reachable = reachable == nullptr || !reachable->is_bool() || reachable->as_bool();
-    entry.more_kernels =
-        detail::json_integer(step, "more_kernels", "top_kernel_selection.more_coverage.more_kernels").value_or(0);
-    top.more_coverage.push_back(entry);
-  }
-  if (const auto* collectives = object.if_contains("collectives_left_out");
-      collectives != nullptr && collectives->is_object()) {
-    const auto& collective_object = collectives->get_object();
-    top.collectives_left_out =
-        detail::json_integer(collective_object, "count", "top_kernel_selection.collectives_left_out.count").value_or(0);
-    top.collective_share =
-        detail::json_number(collective_object, "share", "top_kernel_selection.collectives_left_out.share");
-  }
-}
-
 void read_node_capture(const json::object& root, RunReportModel& model) {
   const auto* value = root.if_contains("node_capture");
   if (value == nullptr || value->is_null()) return;
@@ -153,13 +170,8 @@ void read_analysis(const json::object& root, RunReportModel& model) {
   });
   if (const auto* selection = root.if_contains("top_kernel_selection"); selection != nullptr && !selection->is_null()) {
     if (!selection->is_object()) throw JsonFieldError{"top_kernel_selection"};
-    const auto& object = selection->get_object();
     ReportTopKernelSelection top;
-    top.stage = detail::json_string(object, "stage", "top_kernel_selection.stage").value_or("");
-    top.n = detail::json_integer(object, "n", "top_kernel_selection.n").value_or(0);
-    top.kernel_regex = detail::json_string(object, "kernel_regex", "top_kernel_selection.kernel_regex").value_or("");
-    top.coverage = detail::json_number(object, "coverage", "top_kernel_selection.coverage");
-    read_selection_extras(object, top);
+    detail::read_record(selection->get_object(), "top_kernel_selection.", top);
     if (const auto* coverage = root.if_contains("ncu_coverage"); coverage != nullptr && !coverage->is_null()) {
       if (!coverage->is_object()) throw JsonFieldError{"ncu_coverage"};
       const auto& split = coverage->get_object();

@@ -120,10 +120,9 @@ namespace llmprof {
 std::string describe_kernel_selection(const ReportTopKernelSelection& selection) {
   using detail::format_fraction_percent;
   std::string text = "Kernels profiled with ncu: ";
-  if (selection.coverage_target) {
+  if (const auto target = selection.coverage_target()) {
     text += std::to_string(selection.n) + " of stage " + selection.stage + " (target " +
-            format_fraction_percent(selection.coverage_target) +
-            (selection.capped ? ", stopped by the kernel cap" : "") + "), covering " +
+            format_fraction_percent(target) + (selection.rule.capped ? ", stopped by the kernel cap" : "") + "), covering " +
             format_fraction_percent(selection.coverage) + " of its kernel time";
   } else {
     text += "the top " + std::to_string(selection.n) + " of stage " + selection.stage + ", covering " +
@@ -151,10 +150,10 @@ std::string describe_kernel_selection(const ReportTopKernelSelection& selection)
   }
   if (!more.empty()) text += "; " + more;
   text += ".";
-  if (selection.collectives_left_out > 0) {
-    text += " " + std::to_string(selection.collectives_left_out) +
-            (selection.collectives_left_out == 1 ? " collective kernel" : " collective kernels") + " (" +
-            format_fraction_percent(selection.collective_share) +
+  if (const auto& collectives = selection.collectives_left_out; collectives.count > 0) {
+    text += " " + std::to_string(collectives.count) +
+            (collectives.count == 1 ? " collective kernel" : " collective kernels") + " (" +
+            format_fraction_percent(collectives.share) +
             " of the stage's kernel time) left out: ncu replays kernels serially and a collective would wait for its "
             "peers.";
   }

@@ -1,0 +1,297 @@
+// Field tables: one table per record names each JSON key and the member it holds, and the writer, the
+// reader and the CSV columns all walk that one table, so a record cannot be written under one name and
+// read back under another. A figure added to a record is one member and one table row.
+//
+//   template <> struct RecordTable<Headroom> {
+//     static constexpr RecordField<Headroom> fields[] = {field<&Headroom::speedup>("speedup"), ...};
+//   };
+//   boost::json::object object = write_record(headroom);
+//   read_record(object, "headroom.", headroom);
+//
+// A member may itself be a record with a table (nested object), a vector of such records (array of
+// objects), or an optional record (null when absent). Reading: unknown keys are ignored, an absent or
+// null key keeps the member's default (an optional becomes nullopt), a key of the wrong type throws
+// JsonFieldError naming `where` + the key ("timeline.stages[2].cpu_duration.p50_ns").
+#pragma once
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "core/json_fields.hpp"
+#include "core/json_values.hpp"
+#include "core/text.hpp"
+
+namespace llmprof::detail {
+
+template <class Record>
+struct RecordField {
+  std::string_view key;
+  boost::json::value (*write)(const Record&) = nullptr;
+  void (*read)(const boost::json::object&, std::string_view key, const std::string& where, Record&) = nullptr;
+  std::string (*csv)(const Record&) = nullptr;  // nullptr: the member has no single-cell form (a nested record)
+};
+
+// Specialised once per record, in the file that owns its JSON form.
+template <class Record>
+struct RecordTable;
+
+template <class Record>
+concept TabledRecord = requires { RecordTable<Record>::fields; };
+
+template <class Record>
+std::span<const RecordField<Record>> record_fields() {
+  return RecordTable<Record>::fields;
+}
+
+template <TabledRecord Record>
+boost::json::object write_record(const Record& record);
+template <TabledRecord Record>
+void read_record(const boost::json::object& object, const std::string& where, Record& record);
+
+// --- one value <-> JSON, by the member's type --------------------------------------------------------
+
+inline boost::json::value field_json(const std::string& value) { return boost::json::value(value); }
+inline boost::json::value field_json(const std::optional<std::string>& value) { return json_or_null(value); }
+inline boost::json::value field_json(const std::vector<std::string>& values) { return json_array(values); }
+inline boost::json::value field_json(bool value) { return boost::json::value(value); }
+inline boost::json::value field_json(int value) { return boost::json::value(value); }
+inline boost::json::value field_json(std::int64_t value) { return boost::json::value(value); }
+inline boost::json::value field_json(std::size_t value) { return boost::json::value(value); }
+inline boost::json::value field_json(const std::optional<std::int64_t>& value) { return json_or_null(value); }
+inline boost::json::value field_json(double value) { return boost::json::value(value); }
+inline boost::json::value field_json(const std::optional<double>& value) { return json_or_null(value); }
+inline boost::json::value field_json(const std::vector<std::size_t>& values) {
+  boost::json::array array;
+  for (auto value : values) array.emplace_back(value);
+  return array;
+}
+template <TabledRecord Record>
+boost::json::value field_json(const Record& record) {
+  return write_record(record);
+}
+template <TabledRecord Record>
+boost::json::value field_json(const std::optional<Record>& record) {
+  if (!record) return nullptr;
+  return write_record(*record);
+}
+template <TabledRecord Record>
+boost::json::value field_json(const std::vector<Record>& records) {
+  boost::json::array array;
+  for (const auto& record : records) array.emplace_back(write_record(record));
+  return array;
+}
+
+inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                       std::string& value) {
+  if (auto text = json_string(object, key, where)) value = std::move(*text);
+}
+inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                       std::optional<std::string>& value) {
+  value = json_string(object, key, where);
+}
+inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                       std::vector<std::string>& values) {
+  values = json_strings(object, key, where);
+}
+inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                       bool& value) {
+  const auto* found = object.if_contains(key);
+  if (found == nullptr || found->is_null()) return;
+  if (!found->is_bool()) throw JsonFieldError{where};
+  value = found->get_bool();
+}
+inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                       int& value) {
+  if (auto number = json_integer(object, key, where)) value = static_cast<int>(*number);
+}
+inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                       std::int64_t& value) {
+  if (auto number = json_integer(object, key, where)) value = *number;
+}
+inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                       std::size_t& value) {
+  if (auto number = json_integer(object, key, where)) {
+    if (*number < 0) throw JsonFieldError{where};  // a count: a negative one is a corrupt file, not a figure
+    value = static_cast<std::size_t>(*number);
+  }
+}
+inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                       std::optional<std::int64_t>& value) {
+  value = json_integer(object, key, where);
+}
+inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                       double& value) {
+  if (auto number = json_number(object, key, where)) value = *number;
+}
+inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                       std::optional<double>& value) {
+  value = json_number(object, key, where);
+}
+inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                       std::vector<std::size_t>& values) {
+  values.clear();
+  const auto* found = object.if_contains(key);
+  if (found == nullptr || found->is_null()) return;
+  if (!found->is_array()) throw JsonFieldError{where};
+  for (const auto& element : found->get_array()) {
+    const auto number = json_to_int64(element);
+    if (!number || *number < 0) throw JsonFieldError{where};
+    values.push_back(static_cast<std::size_t>(*number));
+  }
+}
+
+inline const boost::json::object* nested_object(const boost::json::object& object, std::string_view key,
+                                                const std::string& where) {
+  const auto* found = object.if_contains(key);
+  if (found == nullptr || found->is_null()) return nullptr;
+  if (!found->is_object()) throw JsonFieldError{where};
+  return &found->get_object();
+}
+template <TabledRecord Record>
+void read_field(const boost::json::object& object, std::string_view key, const std::string& where, Record& record) {
+  if (const auto* nested = nested_object(object, key, where)) read_record(*nested, where + ".", record);
+}
+template <TabledRecord Record>
+void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                std::optional<Record>& record) {
+  record.reset();
+  if (const auto* nested = nested_object(object, key, where)) read_record(*nested, where + ".", record.emplace());
+}
+template <TabledRecord Record>
+void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                std::vector<Record>& records) {
+  records.clear();
+  for (const auto& element : json_objects(object, key, where)) {
+    const std::string element_where = where + "[" + std::to_string(records.size()) + "].";
+    read_record(element, element_where, records.emplace_back());
+  }
+}
+
+// --- one value -> one CSV cell ----------------------------------------------------------------------
+
+inline std::string field_csv(const std::string& value) { return csv_cell(value); }
+inline std::string field_csv(const std::optional<std::string>& value) { return value ? csv_cell(*value) : ""; }
+inline std::string field_csv(const std::vector<std::string>& values) { return csv_cell(join(values, ";")); }
+inline std::string field_csv(bool value) { return value ? "true" : "false"; }
+inline std::string field_csv(int value) { return std::to_string(value); }
+inline std::string field_csv(std::int64_t value) { return std::to_string(value); }
+inline std::string field_csv(std::size_t value) { return std::to_string(value); }
+inline std::string field_csv(const std::optional<std::int64_t>& value) {
+  return value ? std::to_string(*value) : std::string();
+}
+inline std::string field_csv(double value) { return format_data_number(value); }
+inline std::string field_csv(const std::optional<double>& value) {
+  return value ? format_data_number(*value) : std::string();
+}
+
+// --- the table rows ---------------------------------------------------------------------------------
+
+template <class Member>
+struct MemberPointer;
+template <class Record, class Value>
+struct MemberPointer<Value Record::*> {
+  using RecordType = Record;
+  using ValueType = Value;
+};
+
+// A row: `field<&Stage::wall_ns>("wall_ns")`.
+template <auto Member>
+constexpr RecordField<typename MemberPointer<decltype(Member)>::RecordType> field(std::string_view key) {
+  using Record = typename MemberPointer<decltype(Member)>::RecordType;
+  using Value = typename MemberPointer<decltype(Member)>::ValueType;
+  RecordField<Record> row;
+  row.key = key;
+  row.write = [](const Record& record) { return field_json(record.*Member); };
+  row.read = [](const boost::json::object& object, std::string_view name, const std::string& where,
+                Record& record) { read_field(object, name, where, record.*Member); };
+  if constexpr (requires(const Value& value) { field_csv(value); })
+    row.csv = [](const Record& record) { return field_csv(record.*Member); };
+  return row;
+}
+
+// A name the record cannot do without: absent or empty is an error.
+template <auto Member>
+constexpr RecordField<typename MemberPointer<decltype(Member)>::RecordType> name_field(std::string_view key) {
+  using Record = typename MemberPointer<decltype(Member)>::RecordType;
+  static_assert(std::is_same_v<typename MemberPointer<decltype(Member)>::ValueType, std::string>);
+  RecordField<Record> row = field<Member>(key);
+  row.read = [](const boost::json::object& object, std::string_view name, const std::string& where,
+                Record& record) {
+    read_field(object, name, where, record.*Member);
+    if ((record.*Member).empty()) throw JsonFieldError{where};
+  };
+  return row;
+}
+
+// A figure the record computes (`&TimelineStage::partial`): written for readers of the file, and not read
+// back, since the record recomputes it from the members it is computed from.
+template <auto Function>
+constexpr auto computed_field(std::string_view key) {
+  using Record = typename MemberPointer<decltype(Function)>::RecordType;  // Value is the function's type
+  RecordField<Record> row;
+  row.key = key;
+  row.write = [](const Record& record) { return field_json((record.*Function)()); };
+  row.read = [](const boost::json::object&, std::string_view, const std::string&, Record&) {};
+  row.csv = [](const Record& record) { return field_csv((record.*Function)()); };
+  return row;
+}
+
+// --- the record walks ---------------------------------------------------------------------------------
+
+template <TabledRecord Record>
+boost::json::object write_record(const Record& record) {
+  boost::json::object object;
+  for (const auto& row : record_fields<Record>()) object[row.key] = row.write(record);
+  return object;
+}
+
+template <TabledRecord Record>
+void read_record(const boost::json::object& object, const std::string& where, Record& record) {
+  for (const auto& row : record_fields<Record>()) row.read(object, row.key, where + std::string(row.key), record);
+}
+
+template <TabledRecord Record>
+std::vector<Record> read_records(const boost::json::object& object, std::string_view key, const std::string& where) {
+  std::vector<Record> records;
+  read_field(object, key, where + std::string(key), records);
+  return records;
+}
+
+// CSV: one column per row of the record's table that has a cell form, named by its key.
+template <TabledRecord Record>
+std::string csv_header() {
+  std::string text;
+  for (const auto& row : record_fields<Record>())
+    if (row.csv != nullptr) text += (text.empty() ? "" : ",") + std::string(row.key);
+  return text;
+}
+
+template <TabledRecord Record>
+std::string csv_line(const Record& record) {
+  std::string line;
+  bool first = true;
+  for (const auto& row : record_fields<Record>()) {
+    if (row.csv == nullptr) continue;
+    line += (first ? "" : ",") + row.csv(record);
+    first = false;
+  }
+  return line;
+}
+
+template <TabledRecord Record>
+std::string write_csv(const std::vector<Record>& records) {
+  std::string text = csv_header<Record>() + "\n";
+  for (const auto& record : records) text += csv_line(record) + "\n";
+  return text;
+}
+
+}  // namespace llmprof::detail
