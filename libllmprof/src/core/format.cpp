@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 #include <vector>
 
 namespace llmprof::detail {
@@ -86,6 +87,13 @@ std::string markdown_code(std::string_view text) {
       out += c;
   }
   return out + "`";
+}
+
+std::string format_seconds(double seconds) {
+  std::ostringstream text;
+  text.precision(seconds < 10 ? 2 : 3);
+  text << seconds << " s";
+  return text.str();
 }
 
 std::string format_duration_ns(double nanoseconds) {

@@ -24,6 +24,8 @@ std::string markdown_code(std::string_view text);
 // 3 significant digits with a unit: "177 ms", "5.03 µs", "1.28 s", "812 ns".
 std::string format_duration_ns(double nanoseconds);
 std::string format_duration_ns(const std::optional<std::int64_t>& nanoseconds);
+// Seconds for progress lines and plan estimates: 2 significant digits under 10 s, else 3 ("4.2 s", "67 s").
+std::string format_seconds(double seconds);
 // format_fraction_percent and PercentDigits: llmprof/percent.hpp (public: the CLI prints percentages too).
 using llmprof::format_fraction_percent;
 using llmprof::PercentDigits;

@@ -108,6 +108,11 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
                                            std::optional<NcuAttempt>& profiled_nothing);
 StageResult export_ncu_raw_csv(PipelineRun& run, const NcuInfo& ncu, const std::filesystem::path& report,
                                const std::filesystem::path& directory, const std::string& csv_name);
+// The same, to `csv` relative to MAIN (ncu/raw.csv unless given).
+StageResult export_raw_csv_of(PipelineRun& run, const NcuInfo& ncu, const std::filesystem::path& report,
+                              const std::filesystem::path& csv = RunLayout::ncu_raw_csv());
+// "a, b, c and 5 more" (at most 8 names), or "none listed".
+std::string kernel_list(const std::vector<std::string>& names);
 
 // The form a selection made from nsys's (demangled) kernel names is written in for ncu.kernel_name_base;
 // nullopt for mangled, which no nsys name can be turned into. The one place the config's

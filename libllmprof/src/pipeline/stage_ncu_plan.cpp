@@ -44,13 +44,6 @@ std::optional<std::pair<double, std::string>> measured_launch_cost(const Pipelin
                    "measured by run " + std::string(from && from->is_string() ? from->as_string().c_str() : "?")};
 }
 
-std::string format_seconds(double seconds) {
-  std::ostringstream text;
-  text.precision(seconds < 10 ? 2 : 3);
-  text << seconds << " s";
-  return text.str();
-}
-
 std::vector<ProfiledLaunch> profiled_launches(const fs::path& csv) {
   std::vector<ProfiledLaunch> rows;
   NcuParseOptions options;
@@ -235,18 +228,6 @@ void warn_past_estimate(PipelineRun& run, const NcuPlan& plan, std::chrono::stea
 }
 
 }  // namespace
-
-std::string NcuPlanProgress::finished_launch(std::chrono::steady_clock::time_point now) {
-  ++finished;
-  const double elapsed_s = std::chrono::duration<double>(now - started).count();
-  const double per_launch = finished > 0 && elapsed_s > 0 ? elapsed_s / double(finished) : seconds_per_launch;
-  const double eta_s = double(std::max<std::int64_t>(planned - finished, 0)) * per_launch;
-  std::string line = "launch " + std::to_string(finished) + " of " + std::to_string(planned) + " planned, ETA " +
-                     format_seconds(eta_s);
-  if (estimated_seconds > 0 && elapsed_s > kPastEstimateFactor * estimated_seconds)
-    line += "; past " + format_number(kPastEstimateFactor) + "x the estimate of " + format_seconds(estimated_seconds);
-  return line;
-}
 
 namespace {
 
