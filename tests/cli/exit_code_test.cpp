@@ -66,6 +66,38 @@ TEST_CASE("compare: a run directory that does not exist is a missing input (4)",
   CHECK(result.exit_code == 4);
 }
 
+// Issue 33: a missing workload program was exit 1 ("failed") from run and run --discover; the README says 4.
+TEST_CASE("run and run --discover: a workload program that does not exist is a missing input (4)", "[cli]") {
+  TempDir temp;
+  const std::string program = (temp / "no-such-program").string();
+  const auto run = run_deep_profile({"run", "--set", "run.runs_root=" + (temp / "runs").string(), "--", program});
+  CHECK(run.exit_code == 4);
+  CHECK_THAT(run.out, Catch::Contains("outcome: bad_input"));
+  CHECK_THAT(run.out, Catch::Contains("executable '" + program + "' does not exist"));
+  const auto discover =
+      run_deep_profile({"run", "--discover", "--set", "run.runs_root=" + (temp / "runs").string(), "--", program});
+  CHECK(discover.exit_code == 4);
+  CHECK_THAT(discover.err, Catch::Contains("executable '" + program + "' does not exist"));
+}
+
+// Issue 33: each message names what the user gave and what the tool found there.
+TEST_CASE("analyze FILE, report MISSING_DIR and a newer run.json say what they were given", "[cli]") {
+  TempDir temp;
+  write_file(temp / "run" / "run.json", R"({"schema": "llmprof.run/9"})");
+  write_file(temp / "run" / "config.toml", "");
+  const auto file = run_deep_profile({"analyze", (temp / "run" / "run.json").string()});
+  CHECK(file.exit_code == 4);
+  CHECK_THAT(file.err, Catch::Contains("run.json is a file, not a run directory"));
+  CHECK_THAT(file.err, !Catch::Contains("does not exist"));
+  const auto missing = run_deep_profile({"report", (temp / "absent").string()});
+  CHECK(missing.exit_code == 4);
+  CHECK_THAT(missing.err, Catch::Contains("absent does not exist"));
+  CHECK_THAT(missing.err, !Catch::Contains("deep-profile analyze"));
+  const auto newer = run_deep_profile({"run", "--resume", (temp / "run").string()});
+  CHECK(newer.exit_code == 4);
+  CHECK_THAT(newer.err, Catch::Contains("run.json has schema llmprof.run/9; this deep-profile reads llmprof.run/1"));
+}
+
 TEST_CASE("sweep: no points is a usage error (2)", "[cli]") {
   const auto result = run_deep_profile({"sweep"});
   CHECK(result.exit_code == 2);

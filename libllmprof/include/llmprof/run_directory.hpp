@@ -87,6 +87,7 @@ enum class RunStatus {
   environment,       // only the machine was lacking: a profiler missing, too little free space
   timeout,           // a stage ran past its timeout; its process tree was killed
   interrupted,       // SIGINT/SIGTERM (request_stop) stopped the run
+  bad_input,         // an input the run needs is missing: the workload program does not exist (README exit 4)
 };
 const char* to_string(RunStatus status) noexcept;
 

@@ -10,6 +10,7 @@
 #include "core/json_fields.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/run_layout.hpp"
+#include "rundir/run_records.hpp"
 
 namespace llmprof {
 namespace {
@@ -222,11 +223,7 @@ void load_recorded_selection(const std::filesystem::path& selection_json, Analys
 
 Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_directory,
                                              const AnalysisOptions& options) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(main_directory, ec)) {
-    return make_error(ErrorCode::not_found, "run directory " + main_directory.string() + " does not exist",
-                      "pass the MAIN directory a deep-profile run created", main_directory.string());
-  }
+  if (auto checked = check_main_directory(main_directory, "to analyse"); !checked) return checked.error();
   AnalysisInputs inputs;
   const RunLayout layout(main_directory);
   const auto nsys_prefix = layout.resolve(RunLayout::nsys_stats_prefix());

@@ -87,10 +87,12 @@ int severity(StageProblemKind kind) {
       return 2;
     case StageProblemKind::failure:
       return 3;
-    case StageProblemKind::timeout:
+    case StageProblemKind::missing_input:  // the run never had a workload: that, not what followed, is the news
       return 4;
-    case StageProblemKind::interrupted:
+    case StageProblemKind::timeout:
       return 5;
+    case StageProblemKind::interrupted:
+      return 6;
   }
   return 0;
 }
@@ -110,6 +112,8 @@ RunStatus run_status_for(StageProblemKind worst, const std::map<Stage, StageProb
       const bool workload_failed = workload != problems.end() && workload->second == StageProblemKind::failure;
       return workload_failed ? RunStatus::failed : RunStatus::incomplete;
     }
+    case StageProblemKind::missing_input:
+      return RunStatus::bad_input;
     case StageProblemKind::timeout:
       return RunStatus::timeout;
     case StageProblemKind::interrupted:
@@ -281,6 +285,8 @@ ExitCode exit_code_for(RunOutcome outcome) noexcept {
       return exit_timeout;
     case RunStatus::interrupted:
       return exit_interrupted;
+    case RunStatus::bad_input:
+      return exit_bad_input;
   }
   return exit_incomplete;
 }

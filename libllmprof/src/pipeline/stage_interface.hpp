@@ -33,7 +33,8 @@ namespace llmprof::detail {
 // What a stage's problem says about the run (the worst one decides RunStatus). no_hardware: skipped because
 // the machine lacks what the stage needs (no NVIDIA driver: no kernels to select or profile), which is not a
 // failure of the run but must not read as ok either.
-enum class StageProblemKind { none, no_hardware, environment, failure, timeout, interrupted };
+// missing_input: the stage could not start what it was given (the workload program does not exist).
+enum class StageProblemKind { none, no_hardware, environment, failure, missing_input, timeout, interrupted };
 
 // What a stage did, in the StageRecord fields a stage owns. A stage fills its report through
 // PipelineRun::stage_report() while it runs; the stage table alone writes it into run.json's record

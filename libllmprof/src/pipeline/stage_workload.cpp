@@ -96,7 +96,9 @@ StageResult workload_stage(PipelineRun& run, WorkloadOutput& output) {
     auto ran = run_workload_once(run, directory, index == 1);
     if (!ran) {
       output.failure = "the workload could not be started";
-      return StageResult::failed("could not start the workload: " + ran.error().describe());
+      return StageResult::failed("could not start the workload: " + ran.error().describe(),
+                                 ran.error().code == ErrorCode::not_found ? StageProblemKind::missing_input
+                                                                          : StageProblemKind::failure);
     }
     const ProcessOutcome& outcome = ran->outcome;
     if (index == 1 && outcome.exited) run.stage_report(Stage::workload).exit_code.emplace(outcome.exit_code);

@@ -6,6 +6,8 @@
 
 #include "llmprof/run_layout.hpp"
 #include "llmprof/timeline.hpp"
+#include "pipeline/workload.hpp"
+#include "process/process_launch.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;
@@ -31,10 +33,24 @@ DeepProfileConfig discovery_config(DeepProfileConfig config) {
   return config;
 }
 
+// The workload's program, checked before the capture: nsys only says that the application failed (exit 1),
+// where a program that does not exist is a missing input (exit 4), as `run` says of it.
+Result<void> check_workload_program(const DeepProfileConfig& config, const DeepProfilerEnvironment& environment) {
+  auto workload = detail::resolve_workload(config, environment);
+  if (!workload) return workload.error();
+  ProcessSpec spec;
+  spec.argv = workload->argv;
+  for (const auto& [name, value] : workload->environment) spec.environment[name] = value;
+  auto program = detail::resolve_executable(spec);
+  if (!program) return program.error();
+  return {};
+}
+
 }  // namespace
 
 Result<WorkloadDiscovery> discover_workload_ranges(DeepProfileConfig config, ProcessRunner& runner, const Clock& clock,
                                                    ProgressCallback progress, DeepProfilerEnvironment environment) {
+  if (auto program = check_workload_program(config, environment); !program) return program.error();
   DeepProfiler profiler(discovery_config(std::move(config)), runner, clock, std::move(progress),
                         std::move(environment));
   auto run = profiler.run();

@@ -20,6 +20,7 @@
 #include "report/report_repeats.hpp"
 #include "report/report_timeline.hpp"
 #include "rundir/report_model_json.hpp"
+#include "rundir/run_records.hpp"
 
 namespace llmprof {
 namespace json = boost::json;
@@ -293,6 +294,7 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
   if (model.run_id.empty() || model.run_id == ".")
     model.run_id = std::filesystem::absolute(main_directory).parent_path().filename().string();
 
+  if (auto checked = check_main_directory(main_directory, "to report on"); !checked) return checked.error();
   const RunLayout layout(main_directory);
   const auto report_path = layout.resolve(RunLayout::analysis_report());
   const auto report_text = read_text(report_path);

@@ -29,7 +29,8 @@ std::span<const std::string_view> choice_names(RunStatus) noexcept {
   // Runs recorded before hardware_limited, environment and timeout existed said incomplete for those: they
   // still read, as what they said.
   static constexpr std::string_view names[] = {"running",     "ok",      "hardware_limited", "incomplete",
-                                               "failed",      "environment", "timeout",       "interrupted"};
+                                               "failed",      "environment", "timeout",       "interrupted",
+                                               "bad_input"};
   return names;
 }
 
@@ -339,6 +340,16 @@ Result<RunManifest> manifest_from_json(const std::string& json_text) {
                       "restore it from a backup or re-run; a run.json written by llmprof is never partial");
   }
   if (!root.is_object()) return make_error(ErrorCode::parse_error, "run.json is not a JSON object");
+  // A run written by another version of llmprof: name the schema it has, not a "wrong type".
+  if (const auto* schema = root.get_object().if_contains("schema");
+      schema != nullptr && schema->is_string() && schema->get_string() != kRunSchema &&
+      schema->get_string().starts_with("llmprof.run/")) {
+    return make_error(ErrorCode::parse_error,
+                      "run.json has schema " + std::string(schema->get_string()) + "; this deep-profile reads " +
+                          kRunSchema,
+                      "open it with the deep-profile version that wrote it (its run.json names the tool's version)",
+                      "schema");
+  }
   try {
     return manifest_from_object(root.get_object());
   } catch (const JsonFieldError& field) {

@@ -180,12 +180,28 @@ Result<RunDirectory> RunDirectory::create(const RunDirectoryOptions& options, co
   return run;
 }
 
-Result<RunDirectory> RunDirectory::open(const fs::path& main_directory) {
+Result<void> check_main_directory(const fs::path& main_directory, const std::string& what_for) {
   std::error_code error;
-  if (!fs::is_directory(main_directory, error)) {
-    return make_error(ErrorCode::not_found, "run directory " + main_directory.string() + " does not exist",
-                      "pass the MAIN directory of a run (runs/<run-id>)", main_directory.string());
+  const auto status = fs::status(main_directory, error);
+  const std::string hint = "pass the MAIN directory a deep-profile run created (runs/<run-id>) " + what_for;
+  if (status.type() == fs::file_type::not_found)
+    return make_error(ErrorCode::not_found, "run directory " + main_directory.string() + " does not exist", hint,
+                      main_directory.string());
+  if (error)
+    return make_error(ErrorCode::io_error, "cannot read run directory " + main_directory.string() + ": " + error.message(),
+                      "check its permissions and those of the directories above it", main_directory.string());
+  if (status.type() != fs::file_type::directory) {
+    const std::string parent = main_directory.parent_path().empty() ? "." : main_directory.parent_path().string();
+    return make_error(ErrorCode::not_found,
+                      main_directory.string() + " is a file, not a run directory",
+                      hint + "; a file inside a run names its run as its directory, here " + parent,
+                      main_directory.string());
   }
+  return {};
+}
+
+Result<RunDirectory> RunDirectory::open(const fs::path& main_directory) {
+  if (auto checked = check_main_directory(main_directory, "to open"); !checked) return checked.error();
   RunDirectory run;
   run.path_ = main_directory;
   auto manifest = read_manifest(main_directory);

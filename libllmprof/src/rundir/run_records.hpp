@@ -14,6 +14,11 @@
 namespace llmprof {
 
 // Manifest <-> JSON ("llmprof.run/1").
+// The MAIN directory a command was given, before anything is read from it: not_found when it does not exist
+// or is a file (naming which, so `analyze run.json` is not told its directory is missing), io_error when it
+// cannot be read. `what_for` names the command's use of it ("to analyse").
+Result<void> check_main_directory(const std::filesystem::path& main_directory, const std::string& what_for);
+
 std::string manifest_to_json(const RunManifest& manifest);
 Result<RunManifest> manifest_from_json(const std::string& json_text);
 
