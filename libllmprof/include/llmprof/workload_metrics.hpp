@@ -46,6 +46,9 @@ struct WorkloadMetrics {
   double model_bytes_per_step = 0;
   std::string nvtx_domain;            // "" = NVTX's default domain
   std::vector<std::string> nvtx_ranges;
+  // Optional keys that failed their checks and were left out (their figures are not computed), one sentence
+  // each naming the file, the key and what it held: a bad optional key never costs the rest of the file.
+  std::vector<std::string> warnings;
 
   // Model FLOP/s of the decode phase: flop_per_token * generated_tokens / decode_s.
   // 0 when decode_s is 0 (the workload did not decode).

@@ -138,6 +138,7 @@ Result<void> load_workload(const std::filesystem::path& metrics_json, AnalysisIn
   if (!std::filesystem::exists(metrics_json, ec)) return {};
   auto metrics = load_workload_metrics(metrics_json);
   if (!metrics) return metrics.error();
+  inputs.warnings.insert(inputs.warnings.end(), metrics->warnings.begin(), metrics->warnings.end());
   inputs.workload = std::move(metrics).value();
   inputs.sources["workload"] = metrics_json.string();
   return {};

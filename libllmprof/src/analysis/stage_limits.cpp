@@ -52,9 +52,68 @@ void fill_rates(const AnalysisReport& report, StageAnalysis& stage) {
   }
 }
 
+// A derived figure goes with the input it came from: a stage whose DRAM bytes were withheld keeps no
+// bandwidth, bytes per step or MBU computed from them (issue 33: report.json kept a negative
+// dram_bytes_per_step from withheld bytes, which report.md then withheld on its own).
+void withhold_derived_of_withheld(StageAnalysis& stage) {
+  if (!stage.dram_bytes) {
+    stage.dram_bytes_per_s.reset();
+    stage.dram_bytes_per_s_while_busy.reset();
+    stage.dram_bytes_per_step.reset();
+  }
+  if (!stage.dram_bytes_per_s) stage.mbu.reset();
+  if (!stage.flop) {
+    stage.achieved_flop_per_s.reset();
+    stage.flop_per_s_while_busy.reset();
+  }
+  if (!stage.achieved_flop_per_s) stage.mfu.reset();
+  if (!stage.steps) {
+    stage.dram_bytes_per_step.reset();
+    stage.step_ns.reset();
+  }
+}
+
+// ncu's peak is the sustained one: a little above it is measurement noise, far above it is not.
+constexpr double kPeakNoise = 1.05;
+
+// No stage moves bytes or does FLOP faster than the device can while its kernels run: a rate past the peak
+// means the input is wrong (issue 33: ncu bytes x1000 withheld MBU but printed 374 TB/s, 111x the peak), so
+// the input and everything from it is withheld, with the figures that show why.
+void withhold_rates_past_peak(const AnalysisReport& report, StageAnalysis& stage, std::vector<std::string>& warnings) {
+  const std::string name = "stage '" + stage.qualified_name() + "': ";
+  const auto peak_bandwidth = report.device.peak_dram_bytes_per_s;
+  if (stage.dram_bytes_per_s_while_busy && peak_bandwidth && *peak_bandwidth > 0 &&
+      *stage.dram_bytes_per_s_while_busy > kPeakNoise * *peak_bandwidth) {
+    warnings.push_back(name + "its DRAM bytes (" + format_si(stage.dram_bytes, "B") + ", ncu bytes per launch x nsys "
+                       "launches) over its kernel time are " + format_si(stage.dram_bytes_per_s_while_busy, "B/s") +
+                       ", " + ratio_text(*stage.dram_bytes_per_s_while_busy / *peak_bandwidth) + " the device's peak of " +
+                       format_si(peak_bandwidth, "B/s") + ": the bytes cannot be right, so DRAM bytes, bandwidth, "
+                       "bytes per step and MBU are withheld (check ncu/raw.csv's dram__bytes columns and units)");
+    stage.dram_bytes.reset();
+  }
+  const auto peak = peak_flop(report, stage.dominant_precision);
+  if (stage.flop_per_s_while_busy && peak && *stage.flop_per_s_while_busy > kPeakNoise * *peak) {
+    warnings.push_back(name + "its FLOP over its kernel time are " + format_si(stage.flop_per_s_while_busy, "FLOP/s") +
+                       ", " + ratio_text(*stage.flop_per_s_while_busy / *peak) + " the device's " +
+                       stage.dominant_precision + " peak of " + format_si(peak, "FLOP/s") +
+                       ": the FLOP cannot be right, so FLOP, FLOP/s and MFU are withheld (check ncu/raw.csv's "
+                       "instruction-count columns)");
+    stage.flop.reset();
+  }
+  withhold_derived_of_withheld(stage);
+}
+
 // A rate over the stage's time above the rate while its kernels run means the time does not enclose the
-// kernels: every figure over that time is withheld.
-void withhold_impossible_rates(StageAnalysis& stage, std::vector<std::string>& warnings) {
+// kernels: every figure over that time is withheld. Inputs are checked first and what came from a
+// withheld input goes with it, so that no writer (report.json, stages.csv, report.md, report.html) sees a
+// figure another withholds.
+void withhold_impossible_rates(const AnalysisReport& report, StageAnalysis& stage, std::vector<std::string>& warnings) {
+  FigureChecker check(warnings, "stage '" + stage.qualified_name() + "'");
+  check.non_negative(stage.dram_bytes, "dram_bytes", "ncu DRAM bytes per launch x nsys instances");
+  check.non_negative(stage.flop, "flop", "ncu FLOP per launch x nsys instances");
+  check.non_negative(stage.steps, "steps", stage.steps_source.empty() ? "the stage's steps" : stage.steps_source);
+  withhold_derived_of_withheld(stage);
+  withhold_rates_past_peak(report, stage, warnings);
   const bool flop_beyond = stage.achieved_flop_per_s && stage.flop_per_s_while_busy &&
                            *stage.achieved_flop_per_s > *stage.flop_per_s_while_busy * 1.001;
   const bool bytes_beyond = stage.dram_bytes_per_s && stage.dram_bytes_per_s_while_busy &&
@@ -70,16 +129,15 @@ void withhold_impossible_rates(StageAnalysis& stage, std::vector<std::string>& w
     stage.step_ns.reset();
     stage.kernel_launches_per_s.reset();
   }
-  FigureChecker check(warnings, "stage '" + stage.qualified_name() + "'");
   check.non_negative(stage.achieved_flop_per_s, "achieved_flop_per_s", "flop / the stage's time");
   check.non_negative(stage.flop_per_s_while_busy, "flop_per_s_while_busy", "flop / kernel time");
   check.fraction(stage.mfu, "mfu", "achieved_flop_per_s / the device's peak (ncu peak metrics or datasheet)");
-  check.non_negative(stage.dram_bytes, "dram_bytes", "ncu DRAM bytes per launch x nsys instances");
   check.non_negative(stage.kernel_launches_per_s, "kernel_launches_per_s", "kernel_instances / the stage's time");
   check.non_negative(stage.dram_bytes_per_s, "dram_bytes_per_s", "dram_bytes / the stage's time");
   check.non_negative(stage.dram_bytes_per_s_while_busy, "dram_bytes_per_s_while_busy", "dram_bytes / kernel time");
-  // ncu's peak is the sustained one: a little above it is measurement noise, far above it is not.
-  if (stage.mbu && *stage.mbu > 1.0 && *stage.mbu <= 1.05) stage.mbu = 1.0;
+  check.non_negative(stage.dram_bytes_per_step, "dram_bytes_per_step", "dram_bytes / steps");
+  check.non_negative(stage.step_ns, "step_ns", "the stage's time / steps");
+  if (stage.mbu && *stage.mbu > 1.0 && *stage.mbu <= kPeakNoise) stage.mbu = 1.0;
   check.fraction(stage.mbu, "mbu", "dram_bytes_per_s / the device's peak DRAM bandwidth");
   check.fraction(stage.mbu_workload, "mbu_workload",
                  "stage1/metrics.json model_bytes_per_step x steps/s / the device's peak DRAM bandwidth");
@@ -200,7 +258,7 @@ void fill_stage_limits(AnalysisReport& report) {
     fill_rates(report, stage);
     // A time withheld below is a warning already; one withheld before (no enclosing time) is a skipped figure.
     const bool time_withheld_before = !stage.rate_time_note.empty();
-    withhold_impossible_rates(stage, report.warnings);
+    withhold_impossible_rates(report, stage, report.warnings);
     fill_headroom(report, stage);
     fill_bytes_comparison(stage);
     fill_mfu_gap(report, stage);

@@ -50,7 +50,8 @@ class FieldReader {
     if (!value) return;
     if (!value->is_number()) return fail(key, "must be a number, not " + detail::describe_json_value(*value));
     out = value->to_number<double>();
-    if (!std::isfinite(out) || out < 0) fail(key, "must be a finite number >= 0");
+    if (!std::isfinite(out) || out < 0)
+      fail(key, "must be a finite number >= 0, not " + detail::describe_json_value(*value));
   }
   void text_list(const char* key, std::vector<std::string>& out) {
     const auto* value = find(key);
@@ -142,7 +143,19 @@ Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const
   read.number("flop_per_token", metrics.flop_per_token);
   read.number("decode_flop", metrics.decode_flop);
   // Optional (added without a schema change: older files lack it, and readers of /1 ignore unknown keys).
-  if (object.if_contains("model_bytes_per_step")) read.number("model_bytes_per_step", metrics.model_bytes_per_step);
+  if (object.if_contains("model_bytes_per_step")) {
+    // Its own reader: a bad value leaves this key out with a warning, not the whole file (issue 33: a negative
+    // model_bytes_per_step passed stage 1 silently, then failed the analysis, and the run had no report at all).
+    FieldReader optional(object, source_name);
+    double bytes = 0;
+    optional.number("model_bytes_per_step", bytes);
+    if (optional.error()) {
+      metrics.warnings.push_back(optional.error()->message +
+                                 "; left out: model MBU and the measured-vs-model bytes are not computed");
+    } else {
+      metrics.model_bytes_per_step = bytes;
+    }
+  }
   read.text("nvtx_domain", metrics.nvtx_domain);
   read.text_list("nvtx_ranges", metrics.nvtx_ranges);
   if (read.error()) return *read.error();

@@ -195,7 +195,7 @@ void check_report_size(PipelineRun& run, Stage stage, const fs::path& report) {
 Result<EmittedRanges> read_emitted_ranges(const fs::path& metrics_file) {
   auto metrics = load_workload_metrics(metrics_file);
   if (!metrics) return metrics.error();
-  return EmittedRanges{metrics->nvtx_domain, metrics->nvtx_ranges};
+  return EmittedRanges{metrics->nvtx_domain, metrics->nvtx_ranges, metrics->warnings};
 }
 
 }  // namespace llmprof::detail

@@ -76,6 +76,7 @@ struct StageResult {
 struct EmittedRanges {
   std::string domain;              // "" = default domain
   std::vector<std::string> names;  // e.g. prefill, decode
+  std::vector<std::string> warnings;  // optional keys of the metrics file left out (WorkloadMetrics::warnings)
 };
 
 // A stage's status with what it hands to the later stages (default-constructed when it had nothing

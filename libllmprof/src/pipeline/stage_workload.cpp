@@ -34,6 +34,7 @@ void read_metrics(PipelineRun& run, const fs::path& metrics_file, WorkloadOutput
   if (ranges) {
     output.emitted_ranges = ranges.value();
     run.stage_report(Stage::workload).artifacts.push_back(RunLayout::stage1_metrics().string());
+    for (const auto& warning : ranges->warnings) run.warn(Stage::workload, warning);
     return;
   }
   const std::string why = ranges.error().message;  // names the file
