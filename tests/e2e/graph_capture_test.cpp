@@ -36,15 +36,31 @@ std::size_t count_of(const std::string& text, const std::string& part) {
   return count;
 }
 
+// The fake ncu replays the recorded eager decode's rows (no ncu run of this graph decode was recorded), which
+// meet none of the graph plan's launches: the ncu stage fails saying so (issue 33: a plan met by no row is not
+// ok) and the run is incomplete (exit 1). Every other stage is ok, and the figures these tests check come from
+// the nsys captures.
+void check_only_ncu_failed_on_unmet_plan(const CliResult& finished, const RunManifest& manifest) {
+  CHECK(finished.exit_code == 1);
+  for (const auto& stage : manifest.stages) {
+    INFO(stage.name << ": " << stage.reason);
+    if (stage.name == "ncu") {
+      CHECK(stage.status == StageStatus::failed);
+      CHECK_THAT(stage.reason, Catch::Contains("ncu's rows meet none of the") && Catch::Contains("planned launches"));
+    } else {
+      CHECK(stage.status == StageStatus::ok);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("graph launches traced whole: a node-traced second capture supplies the kernel figures", "[e2e][slow]") {
   EndToEnd e2e;
   const CliResult finished = e2e.run(graph_workload());
   INFO(finished.out << finished.err);
-  CHECK(finished.exit_code == 0);
   const RunManifest manifest = e2e.manifest();
-  CHECK(stage_of(manifest, "nsys").status == StageStatus::ok);
+  check_only_ncu_failed_on_unmet_plan(finished, manifest);
 
   // Two captures, the second with node tracing into nsys/node/; its stats and export beside it.
   const std::string commands = read_file(e2e.main() / "nsys/cmd.txt");
@@ -111,7 +127,7 @@ TEST_CASE("node-traced second capture: not taken when switched off or already no
   SECTION("nsys.graph_node_pass = false: one capture, and the report says how to list the graph kernels") {
     EndToEnd e2e;
     const CliResult finished = e2e.run(graph_workload({"--set", "nsys.graph_node_pass=false"}));
-    CHECK(finished.exit_code == 0);
+    check_only_ncu_failed_on_unmet_plan(finished, e2e.manifest());
     CHECK(count_of(read_file(e2e.main() / "nsys/cmd.txt"), " profile ") == 1);
     CHECK_FALSE(fs::exists(e2e.main() / "nsys/node"));
     const std::string report = read_file(e2e.main() / "report.md");
@@ -120,7 +136,7 @@ TEST_CASE("node-traced second capture: not taken when switched off or already no
   SECTION("nsys.extra_args already trace nodes: the first capture is the node-traced one") {
     EndToEnd e2e;
     const CliResult finished = e2e.run(graph_workload({"--set", "nsys.extra_args=[\"--cuda-graph-trace=node\"]"}));
-    CHECK(finished.exit_code == 0);
+    check_only_ncu_failed_on_unmet_plan(finished, e2e.manifest());
     const std::string commands = read_file(e2e.main() / "nsys/cmd.txt");
     CHECK(count_of(commands, " profile ") == 1);
     CHECK(count_of(commands, "--cuda-graph-trace=node") == 1);
@@ -132,8 +148,8 @@ TEST_CASE("a failed node-traced capture costs only the graph kernels: a warning,
           "[e2e][slow]") {
   EndToEnd e2e;
   const CliResult finished = e2e.run(graph_workload({}, {{"FAKE_NSYS_NODE_MODE", "fails"}}));
-  CHECK(finished.exit_code == 0);
   const RunManifest manifest = e2e.manifest();
+  check_only_ncu_failed_on_unmet_plan(finished, manifest);
   const StageRecord& nsys = stage_of(manifest, "nsys");
   CHECK(nsys.status == StageStatus::ok);
   bool warned = false;
@@ -169,7 +185,7 @@ TEST_CASE("planned launches much shorter than the rest of their configuration: t
   invocation.env["FAKE_NSYS_NODE_SQLITE"] = edited.string();
   const CliResult finished = e2e.run(invocation);
   INFO(finished.out << finished.err);
-  CHECK(finished.exit_code == 0);
+  check_only_ncu_failed_on_unmet_plan(finished, e2e.manifest());
 
   const auto plan = boost::json::parse(read_file(e2e.main() / "ncu/plan.json")).as_object();
   int unrepresentative = 0;

@@ -1033,3 +1033,33 @@ TEST_CASE("two DeepProfilers running at once in one process keep their own logs 
     CHECK(started == deep_profile_stage_names().size());
   }
 }
+
+TEST_CASE("ncu plan: rows that meet none of the planned launches fail the stage instead of reading ok", "[issue33]") {
+  Bench bench;
+  bench.config.ncu.plan = NcuPlanMode::per_kernel;
+  bench.runner.on(command_is("ncu", {"--help"}),
+                  FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_help.txt")));
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.script_ncu_report();
+  // Every export holds one row of a kernel the plan never named: ncu profiled something else every time.
+  const std::vector<std::string> recorded = fixture_lines("h100-nsight-2025.3/ncu/nc1_raw_base.csv");
+  const std::string kernel = "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_relubias_TNT";
+  std::vector<std::string> unplanned(recorded.begin(), recorded.begin() + 2);
+  for (auto line = recorded.begin() + 2; line != recorded.end(); ++line) {
+    if (line->find(kernel) == std::string::npos) continue;
+    unplanned.push_back(*line);
+    unplanned.back().replace(unplanned.back().find(kernel), kernel.size(), "unplanned_kernel_of_another_library");
+    break;
+  }
+  REQUIRE(unplanned.size() == 3);
+  bench.runner.on_first(command_is("ncu", {"--import"}), FakeAnswer::printing(unplanned));
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+  const StageRecord& ncu = stage_of(manifest, "ncu");
+  INFO(ncu.reason);
+  CHECK(ncu.status == StageStatus::failed);
+  CHECK_THAT(ncu.reason, Catch::Contains("ncu's rows meet none of the") && Catch::Contains("planned launches"));
+  CHECK(summary.outcome == RunOutcome::incomplete);
+  CHECK(exit_code_for(summary.outcome) == exit_incomplete);
+}

@@ -310,6 +310,20 @@ bool plan_can_run(PipelineRun& run, const NcuPlan& plan, const NcuInfo& ncu) {
   return true;
 }
 
+// A plan none of whose launches ncu's rows meet, after the recovery and follow-up passes, measured nothing of
+// the planned kernels: the stage failed (issue 33: 0 of 23 planned launches, 67 s, and the stage said ok). A
+// plan met in part is ok: the recovery pass's warning names the launches still missing and the coverage reached.
+StageResult plan_outcome(PipelineRun& run, const NcuPlan& plan) {
+  const NcuPlanCheck final_check =
+      check_ncu_plan(plan, profiled_launches(run.directory.layout().resolve(RunLayout::ncu_raw_csv())),
+                     selection_name_base(run.config.ncu.kernel_name_base).value_or(KernelNameBase::demangled));
+  if (final_check.planned_launches == 0 || final_check.profiled_planned_launches > 0) return StageResult::ok();
+  return StageResult::failed("ncu's rows meet none of the " + std::to_string(final_check.planned_launches) +
+                             " planned launches (" + std::to_string(final_check.rows) +
+                             " rows, all of other kernels or launch configurations; ncu/plan.log lists the plan): "
+                             "no figure of the planned kernels was measured, and the analysis has no ncu data for them");
+}
+
 }  // namespace
 
 std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& inputs,
@@ -365,7 +379,7 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
   // know) gets the bounded follow-up pass.
   if (!recovered.kernels_without_rows.empty() && !run.stopping()) profile_missed_kernels(run, ncu, inputs.select);
   warn_past_estimate(run, plan, started);
-  return StageResult::ok();
+  return plan_outcome(run, plan);
 }
 
 }  // namespace llmprof::detail
