@@ -1,8 +1,9 @@
-// One rule for what a step is (analysis/step_rule.hpp), seen through step kinds and the cross-rank view. Each case
-// copies a real recording and adds the rows the adversarial round produced: a `decode_batch` nested in a
-// `decode_batch`, ranges left open at exit, a kind instance whose step a window's edge cut off. The expected figures
-// are those of the untouched recording (its oracle: tests/tools/step_kinds_expected.py,
-// tests/tools/cross_rank_h200_expected.py), since the added rows are exactly what the rule must set aside.
+// One rule for what a step is (analysis/step_rule.hpp), seen through step kinds, range discovery and the cross-rank
+// view. Each case copies a real recording and adds the rows the adversarial round produced: a `decode_batch` nested
+// in a `decode_batch`, ranges left open at exit, a kind instance whose step a window's edge cut off, a prefill
+// before the bundled example's decode. The expected figures are those of the untouched recording (its oracle:
+// tests/tools/step_kinds_expected.py, tests/tools/cross_rank_h200_expected.py) or counted from it by SQL, since the
+// added rows are exactly what the rule must set aside.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <sstream>
 
 #include "llmprof/cross_rank.hpp"
+#include "llmprof/range_discovery.hpp"
 #include "llmprof/step_kinds.hpp"
 #include "parse/sqlite_database.hpp"
 #include "test_support.hpp"
@@ -133,6 +135,54 @@ TEST_CASE("a kind instance whose step a window's edge cut off is no step, and it
           "SELECT 315252700, 315253900, 59, 'decode_batch', globalTid, 0 FROM NVTX_EVENTS WHERE text = 'serve'");
   const StepKindReport steps = steps_of(copy);
   check_engine_loop_figures(steps);  // decode_batch was no kind at all when its first instance decided its parent
+}
+
+TEST_CASE("discovery places a range where most of its instances are and gates on no range that misses some",
+          "[step_rule]") {
+  TempDir directory;
+  // The bundled example (llmprof-decode --preset 1b --new-tokens 8 on the H100), recorded gated on `decode`: 8
+  // decode steps x 16 layers = 128 `attention` and 128 `mlp` in `decode_step` (SELECT count(*) ... GROUP BY text).
+  // Ungated, its prefill comes first with one `attention` and one `mlp` per layer: added here before `decode`.
+  const fs::path copy = copy_of(directory, "nsys-sqlite/ex1b8.sqlite", "prefill.sqlite");
+  run_sql(copy,
+          "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+          "SELECT 1000000, 12000000, 59, 'prefill', globalTid, 0 FROM NVTX_EVENTS WHERE text = 'decode'; "
+          "WITH RECURSIVE layer(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM layer WHERE i < 15) "
+          "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+          "SELECT 1100000 + 600000 * i + 300000 * m.o, 1350000 + 600000 * i + 300000 * m.o, 59, m.name, d.globalTid, 0 "
+          "FROM layer, (SELECT 'attention' AS name, 0 AS o UNION ALL SELECT 'mlp', 1) m, "
+          "(SELECT globalTid FROM NVTX_EVENTS WHERE text = 'decode') d;");
+  // The prefill's attention is where its GPU time goes (prompt 512): 570 µs per layer, launched like the recorded
+  // kernel of correlation id 8918 (cudaLaunchKernel), which makes `attention` the range discovery chooses.
+  run_sql(
+      copy,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
+      "returnValue) SELECT n.start + 1000, n.start + 5000, r.eventClass, r.globalTid, 900000 + n.start / 1000, "
+      "r.nameId, 0 FROM NVTX_EVENTS n, CUPTI_ACTIVITY_KIND_RUNTIME r WHERE n.text = 'attention' AND "
+      "n.start < 12000000 AND r.correlationId = 8918; "
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, globalPid, "
+      "demangledName, shortName) SELECT n.start + 10000, n.start + 580000, k.deviceId, k.contextId, k.streamId, "
+      "900000 + n.start / 1000, k.globalPid, k.demangledName, k.shortName FROM NVTX_EVENTS n, "
+      "CUPTI_ACTIVITY_KIND_KERNEL k WHERE n.text = 'attention' AND n.start < 12000000 AND k.correlationId = 8918;");
+  auto timeline = analyze_timeline(copy);
+  REQUIRE(timeline);
+  auto discovery = discover_ranges(timeline.value(), copy);
+  REQUIRE(discovery);
+  for (const auto& range : discovery->ranges) {
+    if (range.name != "attention" && range.name != "mlp") continue;
+    INFO(range.name);
+    CHECK(range.count == 144);
+    CHECK(range.parent == std::optional<std::string>("decode_step"));  // the first instance's parent: prefill
+    CHECK(range.parents == std::vector<std::pair<std::string, std::int64_t>>{{"decode_step", 128}, {"prefill", 16}});
+  }
+  // Listed, and indented, under decode_step (two levels below decode).
+  CHECK_THAT(describe_discovery(*discovery),
+             Catch::Contains("\n      attention x144 (in decode_step x128, prefill x16)"));
+  INFO(describe_discovery(*discovery));
+  CHECK(discovery->stage == "attention");
+  // Neither `prefill` (16 of 144) nor `decode` (128 of 144) holds every instance: no gate is suggested.
+  CHECK(discovery->nvtx_capture.empty());
+  CHECK(discovery->capture_range == "none");
 }
 
 TEST_CASE("cross-rank steps follow the same rule: a nested decode_step changes no figure of two H200 ranks",
