@@ -191,8 +191,11 @@ StepKindTokens tokens_of(const StepKindFigures& kind, const KindTokens& counted,
   tokens.workload_steps = counted.steps;
   tokens.prompt_tokens = counted.prompt_tokens;
   tokens.decode_tokens = counted.decode_tokens;
-  const std::int64_t carried = counted.prompt_tokens + counted.decode_tokens;
-  if (counted.steps != kind.count) {
+  std::int64_t carried = 0;
+  if (__builtin_add_overflow(counted.prompt_tokens, counted.decode_tokens, &carried)) {
+    tokens.withheld = "its prompt and decode tokens in window " + std::to_string(window) +
+                      " add up past a 64-bit count";  // load_step_tokens rejects such a file; a caller's own may not
+  } else if (counted.steps != kind.count) {
     // Tokens of other steps than the ones timed would give a wrong time per token: withheld.
     tokens.withheld = "the workload counted " + std::to_string(counted.steps) + " `" + kind.name +
                       "` steps in window " + std::to_string(window) + ", the timeline " + std::to_string(kind.count);
@@ -203,6 +206,32 @@ StepKindTokens tokens_of(const StepKindFigures& kind, const KindTokens& counted,
     tokens.tokens_per_step = static_cast<double>(carried) / static_cast<double>(kind.count);
   }
   return tokens;
+}
+
+}  // namespace
+
+namespace {
+
+// The workload's kinds in one window that the timeline has no step of: one note however many there are (a
+// generated file can name millions), naming the first few.
+void note_untimed_kinds(StepKindReport& report, const WindowTokens& counted, int window) {
+  constexpr std::size_t kNamed = 3;
+  std::vector<std::string> named;
+  std::size_t untimed = 0;
+  for (const auto& entry : counted.kinds) {  // not a structured binding: clang before 16 cannot capture one
+    const std::string& name = entry.first;
+    const bool timed = std::any_of(report.kinds.begin(), report.kinds.end(),
+                                   [&name](const StepKindFigures& kind) { return kind.name == name; });
+    if (timed || entry.second.steps <= 0) continue;
+    if (++untimed <= kNamed) named.push_back(std::to_string(entry.second.steps) + " `" + name + "`");
+  }
+  if (untimed == 1)
+    report.token_notes.push_back("the workload counted " + named.front() + " steps in window " +
+                                 std::to_string(window) + "; the timeline has none");
+  else if (untimed > 1)
+    report.token_notes.push_back("the workload counted steps of " + std::to_string(untimed) + " kinds in window " +
+                                 std::to_string(window) + " that the timeline has none of (" +
+                                 detail::join(named, ", ") + (untimed > kNamed ? ", ..." : "") + ")");
 }
 
 }  // namespace
@@ -226,19 +255,17 @@ void attach_step_tokens(std::vector<StepKindReport>& windows, const StepTokens& 
       }
       kind.tokens = tokens_of(kind, found->second, number);
     }
-    for (const auto& entry : counted) {  // not a structured binding: clang before 16 cannot capture one
-      const std::string& name = entry.first;
-      const bool timed = std::any_of(report.kinds.begin(), report.kinds.end(),
-                                     [&name](const StepKindFigures& kind) { return kind.name == name; });
-      if (!timed && entry.second.steps > 0)
-        report.token_notes.push_back("the workload counted " + std::to_string(entry.second.steps) + " `" + name +
-                                     "` steps in window " + std::to_string(number) + "; the timeline has none");
-    }
+    note_untimed_kinds(report, tokens.windows[w], number);
   }
-  for (std::size_t w = windows.size(); w < tokens.windows.size(); ++w) {
-    if (!windows.empty())
-      windows.back().token_notes.push_back("the workload's step tokens have a window " + std::to_string(w + 1) +
-                                           " that the capture does not");
+  // One note for every window past the capture's, not one each.
+  if (!windows.empty() && tokens.windows.size() > windows.size()) {
+    const std::size_t extra = tokens.windows.size() - windows.size();
+    windows.back().token_notes.push_back(
+        extra == 1 ? "the workload's step tokens have a window " + std::to_string(tokens.windows.size()) +
+                         " that the capture does not"
+                   : "the workload's step tokens have " + std::to_string(extra) + " windows (" +
+                         std::to_string(windows.size() + 1) + " to " + std::to_string(tokens.windows.size()) +
+                         ") that the capture does not");
   }
 }
 
