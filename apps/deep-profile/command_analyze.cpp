@@ -130,6 +130,15 @@ llmprof::Result<std::filesystem::path> single_rank_inputs(const std::string& mai
   return std::filesystem::path(main) / llmprof::RunLayout::rank_directory(primary);
 }
 
+// The engine steps as the analyze stage writes them, from the step window the run used (nsys.capture_skip and
+// capture_count) and the workload's step tokens as they are now; what could not be read joins the warnings.
+void write_engine_steps_of_run(const std::string& main, llmprof::AnalysisReport& report) {
+  llmprof::StepWindow bounds;
+  if (auto config = llmprof::load_recorded_config(main))
+    bounds = {config->nsys.capture_skip, config->nsys.capture_count};
+  llmprof::write_engine_steps(main, report, bounds, report.warnings);
+}
+
 int run_analyze(const std::vector<std::string>& args) {
   std::string main;
   AnalyzeOverrides given;
@@ -175,6 +184,7 @@ int run_analyze(const std::vector<std::string>& args) {
     return exit_code_for(report.error());
   }
   const auto directory = llmprof::RunLayout(main).resolve(llmprof::RunLayout::analysis_directory());
+  write_engine_steps_of_run(main, *report);
   if (auto written = llmprof::write_analysis(*report, directory); !written) {
     std::cerr << "deep-profile analyze: " << written.error().describe() << "\n";
     return exit_code_for(written.error());

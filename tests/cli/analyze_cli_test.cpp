@@ -167,3 +167,36 @@ TEST_CASE("analyze refuses negative, zero, absurd and non-numeric --top with exi
     CHECK_FALSE(std::filesystem::exists(dir / "run" / "analysis" / "report.json"));
   }
 }
+
+TEST_CASE("analyze MAIN reads the step tokens again: a fixed tokens file replaces stale step kinds", "[cli]") {
+  TempDir dir;
+  const auto main = dir / "run";
+  // Two recorded H100 serving windows (tests/data/serving) and the workload's own tokens for them.
+  std::filesystem::create_directories(main / "nsys" / "window-2");
+  std::filesystem::copy_file(data_path("serving/serving_window1_h100.sqlite"), main / "nsys" / "profile.sqlite");
+  std::filesystem::copy_file(data_path("serving/serving_window2_h100.sqlite"),
+                             main / "nsys" / "window-2" / "profile.sqlite");
+  write_file(main / "nsys" / "step_tokens.json", read_file(data_path("serving/serving_h100_step_tokens.json")));
+  // What the run's own analysis wrote from the tokens file before it was fixed.
+  write_file(main / "analysis" / "step_kinds.json", "{\"schema\": \"llmprof.step_kinds/1\", \"windows\": []}\n");
+  write_file(main / "analysis" / "step_kinds.md", "## Engine steps\n\nstale\n");
+  const auto result = run_cli(dir, {main.string(), "--stage", "decode_batch"});
+  INFO(result.err);
+  CHECK(result.exit_code == 0);
+  const auto json = boost::json::parse(read_file(main / "analysis" / "step_kinds.json")).as_object();
+  const auto& windows = json.at("windows").as_array();
+  REQUIRE(windows.size() == 2);
+  for (const auto& kind : windows.at(0).as_object().at("kinds").as_array()) {
+    if (kind.as_object().at("name").as_string() != "decode_batch") continue;
+    // tests/tools/step_kinds_expected.py: 82289.48579545454 ns per decode token in window 1.
+    CHECK(kind.as_object().at("tokens").as_object().at("time_per_token_ns").to_number<double>() ==
+          Approx(82289.48579545454).epsilon(1e-12));
+  }
+  CHECK(read_file(main / "analysis" / "step_kinds.md").find("stale") == std::string::npos);
+  // A broken tokens file now: the step kinds stay, the time per token goes, and the reason is a warning.
+  write_file(main / "nsys" / "step_tokens.json", "{}");
+  const auto broken = run_cli(dir, {main.string(), "--stage", "decode_batch"});
+  CHECK(broken.exit_code == 0);
+  CHECK(read_file(main / "analysis" / "step_kinds.json").find("time_per_token_ns") == std::string::npos);
+  CHECK(read_file(main / "analysis" / "report.json").find("no time per token") != std::string::npos);
+}

@@ -45,6 +45,10 @@ struct RankTimeline {
   // The GPU side of each range that launched GPU work: the first start and last end of that work
   // (the timeline engine's projection); unset when the source cannot tell (the stats tables).
   std::optional<std::vector<NvtxRangeInstance>> gpu_ranges;
+  // Range instances that are not steps and were left out of `ranges` (analysis/step_rule.hpp, the rule step kinds
+  // and discovery use): nested inside another of the same name on the same thread; left open at exit.
+  std::int64_t nested_set_aside = 0;
+  std::int64_t unclosed_ranges = 0;
 };
 
 struct CrossRankOptions {
@@ -93,6 +97,7 @@ struct CrossRankAnalysis {
   std::string alignment;                  // e.g. "end of the first 'prefill' range"
   std::string step_basis;                 // which start of a step was compared: "GPU" or "CPU" (see above)
   std::vector<std::string> not_computed;  // each figure left out, and why
+  std::string step_rule;                  // what the step rule set aside over all ranks, one line; "" for nothing
 };
 
 CrossRankAnalysis analyze_ranks(const std::vector<RankTimeline>& ranks, const CrossRankOptions& options = {});

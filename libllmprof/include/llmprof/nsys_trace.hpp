@@ -17,6 +17,7 @@ struct NvtxRangeInstance {
   std::string name;  // as nsys prints it (a ':' prefix marks the default domain in some versions)
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
+  std::int64_t thread = 0;  // "TID" (a globalTid from the SQLite export); 0 when the report has no such column
 };
 
 struct GpuKernelInterval {
@@ -26,7 +27,7 @@ struct GpuKernelInterval {
   std::int64_t stream = -1;  // "Strm"; -1 when the report has no such column
 };
 
-// nvtx_pushpop_trace: "Start (ns)", "End (ns)", "Name".
+// nvtx_pushpop_trace: "Start (ns)", "End (ns)", "Name" (+ "TID").
 Result<std::vector<NvtxRangeInstance>> parse_nsys_nvtx_trace(const std::filesystem::path& csv_file);
 Result<std::vector<NvtxRangeInstance>> parse_nsys_nvtx_trace(std::istream& in, const std::string& source_name);
 // cuda_gpu_trace: "Start (ns)", "Duration (ns)", "Name" (+ "Strm"); memory operations ("[CUDA memcpy

@@ -5,11 +5,13 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "llmprof/analysis.hpp"
 #include "llmprof/config.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/run_directory.hpp"
+#include "llmprof/step_kinds.hpp"
 
 namespace llmprof {
 
@@ -24,5 +26,13 @@ Result<AnalysisOptions> analysis_options_of_run(const std::filesystem::path& mai
 // for a run recorded before run.json had a capture record, read from the last `nsys profile` line of its
 // nsys/cmd.txt (the primary rank's under a launcher). nullopt: the capture was not limited to a range.
 std::optional<std::string> capture_gate_of_run(const std::filesystem::path& main, const RunManifest& manifest);
+
+// The engine steps of the run in `main` (analysis/step_kinds.json and .md, llmprof/step_kinds.hpp): window 1 from
+// the analysed timeline, windows 2.. from nsys/window-<k>/profile.sqlite, with the workload's step tokens read
+// again from nsys/step_tokens.json. The analyze stage and `deep-profile analyze MAIN` both call it, so a
+// re-analysis replaces what an earlier one wrote (and removes it when no step range is found now). What could
+// not be read is appended to `warnings`; returns the windows (empty: no step range).
+std::vector<StepKindReport> write_engine_steps(const std::filesystem::path& main, const AnalysisReport& report,
+                                               StepWindow window, std::vector<std::string>& warnings);
 
 }  // namespace llmprof

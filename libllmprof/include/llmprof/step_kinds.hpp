@@ -45,6 +45,10 @@ struct StepKindReport {
   std::string step_range;                   // e.g. "scheduler_step"
   std::int64_t steps = 0;                   // instances of the step range (inside the step window)
   std::int64_t steps_left_out = 0;          // outside the step window (nsys.capture_skip / capture_count)
+  // Not steps (one rule for steps, kinds, discovery and the cross-rank view): instances of the step range or a
+  // kind nested inside another of the same name on the same thread, and ranges the export holds no end for.
+  std::int64_t nested_set_aside = 0;
+  std::int64_t unclosed_ranges = 0;
   std::vector<StepKindFigures> kinds;       // by GPU time, then by count, descending
   std::vector<std::string> phases;          // children of the step range found in every step (e.g. sampling)
   std::optional<std::int64_t> gpu_process;  // the PID whose steps carried the most GPU time
@@ -55,8 +59,9 @@ struct StepKindReport {
 // The step range: `step_range` when given (a qualified name, "name" or "domain:name"), else the outermost
 // stage whose children include a range named *_batch. The kinds are its children named *_batch (vLLM's
 // convention), or, when none is, every child that is not in every step. nullopt when no step range is found.
-// `skip`/`count` keep only steps skip .. skip + count - 1 (count 0: all after skip), and the kind instances
-// that start inside them: a window bounded in steps (nsys.capture_skip / nsys.capture_count).
+// Steps and kind instances are the outermost closed instances of their range; a kind instance counts when it
+// starts inside a counted step. `skip`/`count` keep only steps skip .. skip + count - 1 (count 0: all after
+// skip): a window bounded in steps (nsys.capture_skip / nsys.capture_count).
 struct StepWindow {
   std::int64_t skip = 0;
   std::int64_t count = 0;
@@ -77,7 +82,8 @@ void attach_step_tokens(std::vector<StepKindReport>& windows, const StepTokens& 
 // when there are several windows.
 std::string step_kinds_markdown(const std::vector<StepKindReport>& windows);
 
-// JSON (schema llmprof.step_kinds/1): {"windows": [{"step_range", "steps", "kinds": [...], ...}]}.
+// JSON (schema llmprof.step_kinds/1): {"windows": [{"step_range", "steps", "kinds": [...], "nested_set_aside",
+// "unclosed_ranges", ...}]}.
 std::string step_kinds_json(const std::vector<StepKindReport>& windows);
 
 }  // namespace llmprof

@@ -42,7 +42,8 @@ struct StepTokens {
 };
 
 // Reads and validates a step-tokens file: Error(not_found) when it cannot be read, Error(parse_error) naming
-// the file and the key for invalid JSON, another schema, a missing key, a non-integer or negative count.
+// the file and the key for invalid JSON, another schema, a missing key, a non-integer or negative count, or a
+// kind whose prompt_tokens + decode_tokens overflow a 64-bit count.
 Result<StepTokens> load_step_tokens(const std::filesystem::path& path);
 Result<StepTokens> parse_step_tokens(std::string_view json_text, const std::string& source_name);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/step_rule.hpp"
 #include "llmprof/kernel_name.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/timeline.hpp"
@@ -20,6 +21,27 @@ double median_of(std::vector<double> values) {
 
 bool named(const NvtxRangeInstance& range, const std::string& wanted) {
   return parse_nsys_range_name(range.name).name == wanted || range.name == wanted;
+}
+
+// The instances of each range name that count as steps (analysis/step_rule.hpp); `nested` counts the rest.
+std::vector<NvtxRangeInstance> outermost_of_each_name(std::vector<NvtxRangeInstance> ranges, std::int64_t& nested) {
+  std::map<std::string, std::vector<std::size_t>> by_name;
+  for (std::size_t i = 0; i < ranges.size(); ++i) by_name[ranges[i].name].push_back(i);
+  std::vector<bool> keep(ranges.size(), true);
+  for (const auto& [name, indices] : by_name) {
+    std::vector<detail::RangeSpan> spans;
+    for (const std::size_t i : indices) spans.push_back({ranges[i].thread, ranges[i].start_ns, ranges[i].end_ns});
+    const std::vector<bool> outermost = detail::outermost_spans(spans);
+    for (std::size_t k = 0; k < indices.size(); ++k) keep[indices[k]] = outermost[k];
+  }
+  std::vector<NvtxRangeInstance> kept;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (keep[i])
+      kept.push_back(std::move(ranges[i]));
+    else
+      ++nested;
+  }
+  return kept;
 }
 
 struct Interval {
@@ -246,7 +268,13 @@ void add_step_figures(CrossRankAnalysis& analysis, const std::vector<RankTimelin
 
 CrossRankAnalysis analyze_ranks(const std::vector<RankTimeline>& ranks, const CrossRankOptions& options) {
   CrossRankAnalysis analysis;
-  for (const auto& rank : ranks) analysis.ranks.push_back(figures_of(rank));
+  std::int64_t nested = 0, unclosed = 0;
+  for (const auto& rank : ranks) {
+    analysis.ranks.push_back(figures_of(rank));
+    nested += rank.nested_set_aside;
+    unclosed += rank.unclosed_ranges;
+  }
+  analysis.step_rule = detail::step_rule_note(nested, unclosed);
   add_imbalance(analysis, "stage1_wall_s", &RankFigures::stage1_wall_s);
   add_imbalance(analysis, "nsys_wall_s", &RankFigures::nsys_wall_s);
   add_imbalance(analysis, "kernel_time_s", &RankFigures::kernel_time_s);
@@ -283,7 +311,7 @@ Result<RankTimeline> rank_timeline_from_nsys_stats(int rank, const std::filesyst
   if (std::filesystem::exists(ranges_file)) {
     auto ranges = parse_nsys_nvtx_trace(ranges_file);
     if (!ranges) return ranges.error();
-    timeline.ranges = std::move(ranges.value());
+    timeline.ranges = outermost_of_each_name(std::move(ranges.value()), timeline.nested_set_aside);
   }
   const auto trace_file = std::filesystem::path(prefix.string() + "_" + kNsysGpuTraceReport + ".csv");
   if (std::filesystem::exists(trace_file)) {
@@ -299,12 +327,15 @@ Result<RankTimeline> rank_timeline_from_sqlite(int rank, const std::filesystem::
   if (!report) return report.error();
   RankTimeline timeline;
   timeline.rank = rank;
+  timeline.unclosed_ranges = report->unclosed_ranges;
   std::vector<NvtxRangeInstance> ranges, gpu_ranges;
   for (const TimelineStage& stage : report->stages) {
-    for (const TimelineInstance& instance : stage.instances) {
-      ranges.push_back({stage.name, instance.cpu_start_ns, instance.cpu_end_ns});
-      if (instance.gpu_start_ns && instance.gpu_end_ns)
-        gpu_ranges.push_back({stage.name, *instance.gpu_start_ns, *instance.gpu_end_ns});
+    const detail::StepInstances counted = detail::step_instances(stage);
+    timeline.nested_set_aside += counted.nested;
+    for (const TimelineInstance* instance : counted.counted) {
+      ranges.push_back({stage.name, instance->cpu_start_ns, instance->cpu_end_ns, instance->thread});
+      if (instance->gpu_start_ns && instance->gpu_end_ns)
+        gpu_ranges.push_back({stage.name, *instance->gpu_start_ns, *instance->gpu_end_ns, instance->thread});
     }
   }
   timeline.ranges = std::move(ranges);

@@ -87,6 +87,7 @@ std::string cross_rank_markdown(const CrossRankAnalysis& analysis) {
     md << "- NCCL share counts each collective kernel's whole duration, which includes waiting for the other "
           "ranks to join: a high share on the ranks that wait points at the straggler, not at the network\n";
   for (const auto& reason : analysis.not_computed) md << "- Not computed: " << reason << "\n";
+  if (!analysis.step_rule.empty()) md << "- " << analysis.step_rule << "\n";
   return md.str();
 }
 

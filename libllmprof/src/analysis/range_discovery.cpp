@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "analysis/step_rule.hpp"
 #include "core/format.hpp"
 #include "core/text.hpp"
 #include "parse/sqlite_database.hpp"
@@ -68,8 +69,21 @@ void choose_stage(RangeDiscovery& discovery) {
                   (best->gpu_time_ns > 0 ? std::string("GPU time") : "instances (" + std::to_string(best->count) + ")");
 }
 
-// The capture: the workload's own window, else an enclosing range emitted once, else none.
-void choose_capture(RangeDiscovery& discovery) {
+// Whether `outer` occurs once and its instance holds every instance of `inner` (on its thread, start to end).
+bool encloses_every(const TimelineReport& timeline, const DiscoveredRange& outer, const std::string& inner) {
+  const TimelineStage* up = timeline.find_stage(outer.qualified_name());
+  const TimelineStage* chosen = timeline.find_stage(inner);
+  if (up == nullptr || chosen == nullptr || up->instances.size() != 1) return false;
+  const TimelineInstance& once = up->instances.front();
+  return std::all_of(chosen->instances.begin(), chosen->instances.end(), [&](const TimelineInstance& instance) {
+    return instance.thread == once.thread && once.cpu_start_ns <= instance.cpu_start_ns &&
+           instance.cpu_end_ns <= once.cpu_end_ns;
+  });
+}
+
+// The capture: the workload's own window, else an enclosing range emitted once that holds every instance of the
+// chosen stage (not only its first, nor only most), else none.
+void choose_capture(RangeDiscovery& discovery, const TimelineReport& timeline) {
   if (discovery.profiler_start_calls > 0) {
     discovery.capture_range = "cudaProfilerApi";
     discovery.why += "; the workload calls cudaProfilerStart (" + std::to_string(discovery.profiler_start_calls) +
@@ -81,7 +95,7 @@ void choose_capture(RangeDiscovery& discovery) {
     if (range.name == discovery.stage) chosen = &range;
   for (const DiscoveredRange* up = chosen; up != nullptr && up->parent;) {
     up = find_range(discovery, *up->parent);
-    if (up != nullptr && up->count == 1) {
+    if (up != nullptr && encloses_every(timeline, *up, chosen->qualified_name())) {
       discovery.capture_range = "nvtx";
       discovery.nvtx_capture = up->domain.empty() ? up->name : up->name + "@" + up->domain;
       discovery.why +=
@@ -105,15 +119,28 @@ std::string RangeDiscovery::set_line() const {
 
 Result<RangeDiscovery> discover_ranges(const TimelineReport& timeline, const std::filesystem::path& sqlite_export) {
   RangeDiscovery discovery;
+  const detail::EnclosingCounts nesting = detail::enclosing_stages(timeline);
   for (const auto& stage : timeline.stages) {
     DiscoveredRange range;
     range.name = stage.name;
     range.domain = stage.domain;
-    range.parent = stage.parent;
-    range.level = stage.level;
+    range.parent = detail::main_enclosing_stage(nesting, stage.qualified_name());
+    if (const auto found = nesting.find(stage.qualified_name()); found != nesting.end())
+      range.parents.assign(found->second.begin(), found->second.end());
+    std::stable_sort(range.parents.begin(), range.parents.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
     range.count = static_cast<std::int64_t>(stage.instances.size());
     range.gpu_time_ns = stage.gpu_time_ns;
     discovery.ranges.push_back(std::move(range));
+  }
+  // Indented under the range that holds most instances, as `parent` says, not under the first instance's.
+  for (auto& range : discovery.ranges) {
+    range.level = 0;
+    for (const DiscoveredRange* up = &range; up->parent && range.level < static_cast<int>(discovery.ranges.size());
+         ++range.level) {
+      up = find_range(discovery, *up->parent);
+      if (up == nullptr) break;
+    }
   }
   if (discovery.ranges.empty()) {
     return make_error(ErrorCode::no_report, "the discovery capture holds no NVTX range",
@@ -124,7 +151,7 @@ Result<RangeDiscovery> discover_ranges(const TimelineReport& timeline, const std
   if (auto counted = count_profiler_calls(sqlite_export, discovery); !counted) return counted.error();
   discovery.steps = analyze_step_kinds(timeline);
   choose_stage(discovery);
-  choose_capture(discovery);
+  choose_capture(discovery, timeline);
   discovery.set_arguments.push_back("nsys.capture_range=" + discovery.capture_range);
   if (discovery.capture_range == "nvtx")
     discovery.set_arguments.push_back("nsys.nvtx_capture=" + discovery.nvtx_capture);
@@ -138,7 +165,10 @@ std::string describe_discovery(const RangeDiscovery& discovery) {
   for (const auto& range : discovery.ranges) {
     text += "\n  " + std::string(static_cast<std::size_t>(2 * range.level), ' ') + range.qualified_name() + " x" +
             std::to_string(range.count);
-    if (range.parent) text += " (in " + *range.parent + ")";
+    if (range.parents.size() == 1) text += " (in " + range.parents.front().first + ")";
+    for (std::size_t i = 0; range.parents.size() > 1 && i < range.parents.size(); ++i)
+      text += (i == 0 ? " (in " : ", ") + range.parents[i].first + " x" + std::to_string(range.parents[i].second) +
+              (i + 1 == range.parents.size() ? ")" : "");
     if (range.gpu_time_ns > 0) text += ", GPU " + detail::format_duration_ns(static_cast<double>(range.gpu_time_ns));
   }
   text += "\ncudaProfilerStart/Stop calls: " + std::to_string(discovery.profiler_start_calls) + "/" +

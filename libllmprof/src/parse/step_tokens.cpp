@@ -1,5 +1,5 @@
-// Reading llmprof.step_tokens/1 files strictly: a count that is missing, fractional or negative is an error
-// naming the key, never a zero that would turn into a time per token.
+// Reading llmprof.step_tokens/1 files strictly: a count that is missing, fractional or negative, or counts whose
+// sum overflows, is an error naming the key, never a zero or a wrapped sum that would turn into a time per token.
 #include "llmprof/step_tokens.hpp"
 
 #include <boost/json/parse.hpp>
@@ -49,6 +49,12 @@ Result<WindowTokens> window_of(const boost::json::value& value, const std::strin
       if (!count) return count.error();
       *out = *count;
     }
+    // The time per token divides by their sum: a sum past 2^63 - 1 would wrap into a negative count.
+    if (std::int64_t carried = 0; __builtin_add_overflow(tokens.prompt_tokens, tokens.decode_tokens, &carried))
+      return malformed(source, kind_key,
+                       "carries more tokens than a 64-bit count holds (prompt_tokens " +
+                           std::to_string(tokens.prompt_tokens) + " + decode_tokens " +
+                           std::to_string(tokens.decode_tokens) + ")");
     window.kinds[std::string(name)] = tokens;
   }
   return window;

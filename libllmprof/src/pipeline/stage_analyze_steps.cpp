@@ -1,56 +1,86 @@
-// Engine steps per kind for every capture window (llmprof/step_kinds.hpp), written beside the analysis.
+// Engine steps per kind for every capture window (llmprof/step_kinds.hpp), written beside the analysis by the
+// analyze stage and by `deep-profile analyze MAIN` alike.
 #include "pipeline/stage_analyze_steps.hpp"
 
 #include "core/atomic_file.hpp"
-#include "llmprof/step_kinds.hpp"
+#include "llmprof/run_analysis.hpp"
 #include "llmprof/step_tokens.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 
-namespace llmprof::detail {
+namespace llmprof {
 namespace fs = std::filesystem;
 
-void write_step_kinds(PipelineRun& run, const AnalysisReport& report) {
+namespace {
+
+// Window 1 from the analysis's timeline, windows 2.. from nsys/window-<k>/profile.sqlite.
+std::vector<StepKindReport> step_windows(const RunLayout& layout, const AnalysisReport& report, StepWindow bounds,
+                                         std::vector<std::string>& warnings) {
   std::vector<StepKindReport> windows;
-  const StepWindow bounds{run.config.nsys.capture_skip, run.config.nsys.capture_count};
   if (report.timeline) {
     if (auto steps = analyze_step_kinds(*report.timeline, {}, bounds)) windows.push_back(std::move(*steps));
   }
-  const RunLayout layout = run.directory.layout();
   for (int window = 2; !windows.empty(); ++window) {
     const fs::path sqlite =
         layout.resolve(RunLayout::nsys_window_directory(window) / RunLayout::nsys_sqlite().filename());
     if (!fs::exists(sqlite)) break;
     auto timeline = analyze_timeline(sqlite);
     if (!timeline) {
-      run.warn(Stage::analyze, "capture window " + std::to_string(window) + ": " + timeline.error().describe());
+      warnings.push_back("capture window " + std::to_string(window) + ": " + timeline.error().describe());
       break;
     }
     auto steps = analyze_step_kinds(timeline.value(), windows.front().step_range, bounds);
     if (!steps) {
-      run.warn(Stage::analyze,
-               "capture window " + std::to_string(window) + " has no `" + windows.front().step_range + "` step range");
+      warnings.push_back("capture window " + std::to_string(window) + " has no `" + windows.front().step_range +
+                         "` step range");
       break;
     }
     windows.push_back(std::move(*steps));
   }
-  if (windows.empty()) return;
-  // The workload's own count of the tokens its steps carried, when it wrote one under nsys.
+  return windows;
+}
+
+}  // namespace
+
+std::vector<StepKindReport> write_engine_steps(const fs::path& main, const AnalysisReport& report, StepWindow bounds,
+                                               std::vector<std::string>& warnings) {
+  const RunLayout layout(main);
+  std::vector<StepKindReport> windows = step_windows(layout, report, bounds, warnings);
+  const fs::path json = layout.resolve(RunLayout::analysis_step_kinds());
+  const fs::path markdown = layout.resolve(RunLayout::analysis_step_kinds_markdown());
+  if (windows.empty()) {
+    std::error_code ignored;  // an earlier analysis's figures would otherwise stand in the report
+    fs::remove(json, ignored);
+    fs::remove(markdown, ignored);
+    return windows;
+  }
+  // Read again on every analysis: a tokens file fixed after the run replaces what the run's analysis attached.
   if (const fs::path tokens_file = layout.resolve(RunLayout::nsys_step_tokens()); fs::exists(tokens_file)) {
     if (auto tokens = load_step_tokens(tokens_file))
       attach_step_tokens(windows, tokens.value());
     else
-      run.warn(Stage::analyze, "no time per token: " + tokens.error().describe());
+      warnings.push_back("no time per token: " + tokens.error().describe());
   }
+  if (auto written = detail::write_file_atomically(json, step_kinds_json(windows) + "\n"); !written)
+    warnings.push_back(written.error().describe());
+  if (auto written = detail::write_file_atomically(markdown, step_kinds_markdown(windows)); !written)
+    warnings.push_back(written.error().describe());
+  return windows;
+}
+
+namespace detail {
+
+void write_step_kinds(PipelineRun& run, const AnalysisReport& report) {
+  const StepWindow bounds{run.config.nsys.capture_skip, run.config.nsys.capture_count};
+  std::vector<std::string> warnings;
+  const auto windows = write_engine_steps(run.directory.path(), report, bounds, warnings);
+  for (const auto& warning : warnings) run.warn(Stage::analyze, warning);
+  if (windows.empty()) return;
+  const RunLayout layout = run.directory.layout();
   StageReport& reported = run.stage_report(Stage::analyze);
-  if (auto written =
-          write_file_atomically(layout.resolve(RunLayout::analysis_step_kinds()), step_kinds_json(windows) + "\n");
-      written)
-    reported.artifacts.push_back(RunLayout::analysis_step_kinds().string());
-  if (auto written = write_file_atomically(layout.resolve(RunLayout::analysis_step_kinds_markdown()),
-                                           step_kinds_markdown(windows));
-      written)
-    reported.artifacts.push_back(RunLayout::analysis_step_kinds_markdown().string());
+  for (const fs::path& file : {RunLayout::analysis_step_kinds(), RunLayout::analysis_step_kinds_markdown()})
+    if (fs::exists(layout.resolve(file))) reported.artifacts.push_back(file.string());
   run.say(Stage::analyze, "engine steps (`" + windows.front().step_range + "`): " + windows.front().verdict);
 }
 
-}  // namespace llmprof::detail
+}  // namespace detail
+}  // namespace llmprof

@@ -7,8 +7,8 @@ namespace llmprof::detail {
 
 struct PipelineRun;
 
-// Window 1 from the analysis's timeline, windows 2.. from nsys/window-<k>/profile.sqlite. Writes nothing when
-// no window has a step range with kinds; a window that cannot be read is a warning of the stage.
+// write_engine_steps (llmprof/run_analysis.hpp) for the analyze stage: its warnings become the stage's, the files
+// it wrote the stage's artifacts.
 void write_step_kinds(PipelineRun& run, const AnalysisReport& report);
 
 }  // namespace llmprof::detail

@@ -1,0 +1,156 @@
+// The writers of the engine steps (llmprof/step_kinds.hpp): the Markdown section and step_kinds.json.
+#include <algorithm>
+#include <boost/json.hpp>
+#include <set>
+
+#include "analysis/step_rule.hpp"
+#include "core/format.hpp"
+#include "core/saturating.hpp"
+#include "core/text.hpp"
+#include "llmprof/step_kinds.hpp"
+
+namespace llmprof {
+namespace {
+
+// The "Tokens per step kind" table of a window whose kinds have the workload's tokens; "" when none has.
+std::string tokens_markdown(const StepKindReport& report) {
+  const bool any = std::any_of(report.kinds.begin(), report.kinds.end(),
+                               [](const StepKindFigures& kind) { return kind.tokens.has_value(); });
+  std::string text;
+  if (any) {
+    text += "Tokens per step kind (the workload's own count, `nsys/step_tokens.json`):\n\n";
+    text += "| kind | steps (workload) | prompt tokens | decode tokens | tokens per step | time per token |\n";
+    text += "|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& kind : report.kinds) {
+      if (!kind.tokens) continue;
+      const StepKindTokens& tokens = *kind.tokens;
+      text += "| `" + kind.name + "` | " + std::to_string(tokens.workload_steps) + " | " +
+              std::to_string(tokens.prompt_tokens) + " | " + std::to_string(tokens.decode_tokens) + " | " +
+              (tokens.tokens_per_step ? detail::format_number(*tokens.tokens_per_step) : std::string("—")) + " | " +
+              (tokens.time_per_token_ns ? detail::format_duration_ns(*tokens.time_per_token_ns)
+                                        : "withheld: " + tokens.withheld) +
+              " |\n";
+    }
+    text += "\n";
+  }
+  for (const auto& note : report.token_notes) text += "- " + note + "\n";
+  if (!report.token_notes.empty()) text += "\n";
+  return text;
+}
+
+}  // namespace
+
+std::string step_kinds_markdown(const std::vector<StepKindReport>& windows) {
+  if (windows.empty()) return {};
+  std::string text = "## Engine steps\n\n";
+  std::int64_t nested = 0, unclosed = 0;
+  for (const auto& report : windows) {
+    detail::add_saturating(nested, report.nested_set_aside);
+    detail::add_saturating(unclosed, report.unclosed_ranges);
+  }
+  if (const std::string rule = detail::step_rule_note(nested, unclosed); !rule.empty()) text += rule + "\n\n";
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    const StepKindReport& report = windows[w];
+    if (windows.size() > 1) text += "### Window " + std::to_string(w + 1) + "\n\n";
+    text += "Step range `" + report.step_range + "`: " + std::to_string(report.steps) + " steps" +
+            (report.steps_left_out > 0
+                 ? " (" + std::to_string(report.steps_left_out) + " more left out by nsys.capture_skip/capture_count)"
+                 : std::string()) +
+            ". **" + report.verdict + ".**";
+    if (report.gpu_process) text += " The GPU work ran in process " + std::to_string(*report.gpu_process) + ".";
+    if (!report.phases.empty()) text += " In every step: `" + detail::join(report.phases, "`, `") + "`.";
+    text += "\n\n| kind | steps | p50 | p90 | p99 | GPU busy | GPU time | share | processes | top kernel |\n";
+    text += "|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
+    for (const auto& kind : report.kinds) {
+      std::vector<std::string> pids;
+      for (auto pid : kind.processes) pids.push_back(std::to_string(pid));
+      text += "| `" + kind.name + "` | " + std::to_string(kind.count) + " | " +
+              detail::format_duration_ns(static_cast<double>(kind.step_time.p50_ns)) + " | " +
+              detail::format_duration_ns(static_cast<double>(kind.step_time.p90_ns)) + " | " +
+              detail::format_duration_ns(static_cast<double>(kind.step_time.p99_ns)) + " | " +
+              detail::format_duration_ns(static_cast<double>(kind.gpu_busy_ns)) + " | " +
+              detail::format_duration_ns(static_cast<double>(kind.gpu_time_ns)) + " | " +
+              detail::format_fraction_percent(kind.gpu_time_share) + " | " + detail::join(pids, ", ") + " | " +
+              (kind.top_kernels.empty() ? std::string("-") : "`" + kind.top_kernels.front().name + "`") + " |\n";
+    }
+    text += "\n" + tokens_markdown(report);
+  }
+  if (windows.size() > 1) {
+    text += "Side by side (steps per kind, median step time):\n\n";
+    std::set<std::string> names;
+    for (const auto& report : windows)
+      for (const auto& kind : report.kinds) names.insert(kind.name);
+    for (const auto& name : names) {
+      std::string line = "- `" + name + "`:";
+      for (std::size_t w = 0; w < windows.size(); ++w) {
+        const auto& kinds = windows[w].kinds;
+        const auto found =
+            std::find_if(kinds.begin(), kinds.end(), [&](const auto& kind) { return kind.name == name; });
+        line += (w == 0 ? " " : " | ") + ("window " + std::to_string(w + 1) + " ");
+        line += found == kinds.end() ? std::string("none")
+                                     : std::to_string(found->count) + " steps, " +
+                                           detail::format_duration_ns(static_cast<double>(found->step_time.p50_ns));
+      }
+      text += line + "\n";
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+std::string step_kinds_json(const std::vector<StepKindReport>& windows) {
+  boost::json::array listed;
+  for (const auto& report : windows) {
+    boost::json::array kinds;
+    for (const auto& kind : report.kinds) {
+      boost::json::array kernels, processes;
+      for (const auto& kernel : kind.top_kernels)
+        kernels.push_back({{"name", kernel.name}, {"count", kernel.count}, {"total_ns", kernel.total_ns}});
+      for (auto pid : kind.processes) processes.push_back(pid);
+      boost::json::object entry{{"name", kind.name},
+                                {"count", kind.count},
+                                {"p50_ns", kind.step_time.p50_ns},
+                                {"p90_ns", kind.step_time.p90_ns},
+                                {"p99_ns", kind.step_time.p99_ns},
+                                {"gpu_busy_ns", kind.gpu_busy_ns},
+                                {"gpu_time_ns", kind.gpu_time_ns},
+                                {"top_kernels", std::move(kernels)},
+                                {"processes", std::move(processes)}};
+      entry["gpu_time_share"] =
+          kind.gpu_time_share ? boost::json::value(*kind.gpu_time_share) : boost::json::value(nullptr);
+      if (kind.tokens) {
+        const auto optional = [](const std::optional<double>& value) {
+          return value ? boost::json::value(*value) : boost::json::value(nullptr);
+        };
+        entry["tokens"] = {{"workload_steps", kind.tokens->workload_steps},
+                           {"prompt_tokens", kind.tokens->prompt_tokens},
+                           {"decode_tokens", kind.tokens->decode_tokens},
+                           {"tokens_per_step", optional(kind.tokens->tokens_per_step)},
+                           {"time_per_token_ns", optional(kind.tokens->time_per_token_ns)},
+                           {"withheld", kind.tokens->withheld}};
+      }
+      kinds.push_back(std::move(entry));
+    }
+    boost::json::array phases;
+    for (const auto& phase : report.phases) phases.push_back(boost::json::value(phase));
+    boost::json::object window{{"step_range", report.step_range},
+                               {"steps", report.steps},
+                               {"steps_left_out", report.steps_left_out},
+                               {"kinds", std::move(kinds)},
+                               {"phases", std::move(phases)},
+                               {"verdict", report.verdict},
+                               {"nested_set_aside", report.nested_set_aside},
+                               {"unclosed_ranges", report.unclosed_ranges}};
+    window["gpu_process"] = report.gpu_process ? boost::json::value(*report.gpu_process) : boost::json::value(nullptr);
+    if (!report.token_notes.empty()) {
+      boost::json::array notes;
+      for (const auto& note : report.token_notes) notes.push_back(boost::json::value(note));
+      window["token_notes"] = std::move(notes);
+    }
+    listed.push_back(std::move(window));
+  }
+  return boost::json::serialize(
+      boost::json::object{{"schema", "llmprof.step_kinds/1"}, {"windows", std::move(listed)}});
+}
+
+}  // namespace llmprof

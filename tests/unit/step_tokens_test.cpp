@@ -1,0 +1,109 @@
+// The workload's step tokens under hostile input: counts whose sum overflows, files that would flood the report
+// with notes. On the two H100 serving windows (tests/data/serving) and the workload's own count for them.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <limits>
+
+#include "llmprof/step_kinds.hpp"
+#include "llmprof/step_tokens.hpp"
+#include "llmprof/timeline.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using llmprof::testing::data_path;
+using llmprof::testing::TempDir;
+
+namespace {
+
+std::vector<StepKindReport> h100_windows() {
+  std::vector<StepKindReport> windows;
+  for (const char* file : {"serving_window1_h100", "serving_window2_h100"}) {
+    auto timeline = analyze_timeline(data_path(std::string("serving/") + file + ".sqlite"));
+    REQUIRE(timeline);
+    auto steps = analyze_step_kinds(timeline.value());
+    REQUIRE(steps);
+    windows.push_back(*steps);
+  }
+  return windows;
+}
+
+StepTokens h100_step_tokens() {
+  auto tokens = load_step_tokens(data_path("serving/serving_h100_step_tokens.json"));
+  REQUIRE(tokens);
+  return tokens.value();
+}
+
+const StepKindFigures& kind_named(const StepKindReport& window, const std::string& name) {
+  const auto found = std::find_if(window.kinds.begin(), window.kinds.end(),
+                                  [&](const StepKindFigures& kind) { return kind.name == name; });
+  REQUIRE(found != window.kinds.end());
+  return *found;
+}
+
+}  // namespace
+
+TEST_CASE("step tokens whose sum overflows are rejected with the file and the key", "[step_tokens]") {
+  // 2^63 - 1 prompt tokens and 1 decode token: summed, a negative count (-0.04 tokens/step before the check).
+  const std::string text = R"({"schema": "llmprof.step_tokens/1", "windows": [{"kinds": {"decode_batch": )"
+                           R"({"steps": 22, "prompt_tokens": 9223372036854775807, "decode_tokens": 1}}}]})";
+  TempDir directory;
+  const auto file = directory / "step_tokens.json";
+  llmprof::testing::write_file(file, text);
+  auto parsed = load_step_tokens(file);
+  REQUIRE_FALSE(parsed.has_value());
+  CHECK(parsed.error().code == ErrorCode::parse_error);
+  CHECK(parsed.error().message ==
+        file.string() +
+            ": windows[0].kinds.decode_batch carries more tokens than a 64-bit count holds (prompt_tokens "
+            "9223372036854775807 + decode_tokens 1)");
+  // The largest sum that fits is read.
+  auto fits = parse_step_tokens(R"({"schema": "llmprof.step_tokens/1", "windows": [{"kinds": {"decode_batch": )"
+                                R"({"steps": 22, "prompt_tokens": 9223372036854775806, "decode_tokens": 1}}}]})",
+                                "t");
+  CHECK(fits.has_value());
+}
+
+TEST_CASE("overflowing tokens built in code withhold the time per token instead of a negative one", "[step_tokens]") {
+  auto windows = h100_windows();
+  StepTokens tokens = h100_step_tokens();
+  tokens.windows[0].kinds["decode_batch"].prompt_tokens = std::numeric_limits<std::int64_t>::max();
+  attach_step_tokens(windows, tokens);
+  const auto& decode = kind_named(windows[0], "decode_batch");
+  REQUIRE(decode.tokens);
+  CHECK_FALSE(decode.tokens->time_per_token_ns);
+  CHECK_FALSE(decode.tokens->tokens_per_step);
+  CHECK(decode.tokens->withheld == "its prompt and decode tokens in window 1 add up past a 64-bit count");
+  CHECK(step_kinds_markdown(windows).find("-0.0") == std::string::npos);
+}
+
+TEST_CASE("a step tokens file with 100,000 windows and 2,000 unknown kinds gives one note each, counted",
+          "[step_tokens]") {
+  // The recorded workload's two windows, then what a runaway writer appends: 2,000 kinds the capture never saw
+  // in window 1, and 100,000 windows the capture does not have.
+  std::string text = R"({"schema": "llmprof.step_tokens/1", "windows": [{"kinds": {)"
+                     R"("decode_batch": {"steps": 22, "prompt_tokens": 0, "decode_tokens": 352},)"
+                     R"("mixed_batch": {"steps": 18, "prompt_tokens": 3599, "decode_tokens": 265})";
+  for (int kind = 0; kind < 2000; ++kind)
+    text += R"(, "extra_)" + std::to_string(kind) + R"(_batch": {"steps": 1, "prompt_tokens": 0, "decode_tokens": 1})";
+  text += R"(}}, {"kinds": {"decode_batch": {"steps": 21, "prompt_tokens": 0, "decode_tokens": 336},)"
+          R"("mixed_batch": {"steps": 19, "prompt_tokens": 4018, "decode_tokens": 276}}})";
+  for (int window = 0; window < 100000; ++window)
+    text += R"(, {"kinds": {"decode_batch": {"steps": 0, "prompt_tokens": 0, "decode_tokens": 0}}})";
+  text += "]}";
+  auto tokens = parse_step_tokens(text, "step_tokens.json");
+  REQUIRE(tokens);
+  REQUIRE(tokens->windows.size() == 100002);
+  auto windows = h100_windows();
+  attach_step_tokens(windows, tokens.value());
+  REQUIRE(windows[0].token_notes.size() == 1);  // not one per kind: 2,000 before
+  REQUIRE(windows[1].token_notes.size() == 1);  // not one per window: 100,000 before
+  CHECK(windows[0].token_notes ==
+        std::vector<std::string>{"the workload counted steps of 2000 kinds in window 1 that the timeline has none of "
+                                 "(1 `extra_0_batch`, 1 `extra_1000_batch`, 1 `extra_1001_batch`, ...)"});
+  CHECK(windows[1].token_notes == std::vector<std::string>{"the workload's step tokens have 100000 windows (3 to "
+                                                           "100002) that the capture does not"});
+  // The figures of the windows both sides have still stand (82.3 µs per decode token in window 1).
+  REQUIRE(kind_named(windows[0], "decode_batch").tokens->time_per_token_ns);
+  CHECK(step_kinds_markdown(windows).size() < 8000);
+}
