@@ -136,6 +136,8 @@ bool become_child_subreaper() {
 
 DescendantTracker::DescendantTracker(pid_t root) : root_(root) {
   if (const auto stat = read_stat(root)) root_start_time_ = stat->start_time;
+  for (const auto& process : all_processes())
+    if (process.parent == ::getpid() && process.pid != root) orphans_before_root_.insert({process.pid, process.start_time});
   std::lock_guard lock(roots_mutex);
   active_roots().insert(root);
 }
@@ -156,7 +158,8 @@ void DescendantTracker::refresh() {
     std::lock_guard lock(roots_mutex);
     for (const auto* orphan : children[::getpid()]) {
       // Started before the root: not its descendant (jiffies since boot; equal ones are taken as ours).
-      if (orphan->start_time < root_start_time_) continue;
+      if (orphan->start_time < root_start_time_ || orphans_before_root_.count({orphan->pid, orphan->start_time}))
+        continue;
       if (!active_roots().count(orphan->pid)) frontier.push_back(orphan->pid);
     }
   }

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,10 @@ class DescendantTracker {
   // The root's start time: an orphan started before it cannot be its descendant (a daemon an earlier child
   // left behind, re-parented to us as the subreaper), and is never claimed.
   unsigned long long root_start_time_ = 0;
+  // Orphans already re-parented to this process when the root started (pid, start time): an earlier child's
+  // daemon, never the root's. The start-time rule alone cannot tell one started in the root's clock tick
+  // (10 ms) from the root's own.
+  std::set<std::pair<pid_t, unsigned long long>> orphans_before_root_;
   std::vector<Tracked> tracked_;
 };
 
