@@ -274,3 +274,47 @@ TEST_CASE("sweep: one run directory per point and an index comparing them", "[e2
   CHECK(index.find("ncu.max_launches=50") != std::string::npos);
   CHECK(fs::exists(sweeps.front() / "index.md"));
 }
+
+// Issue 33: a workload that leaves a daemon behind in every run (an engine worker that holds its port). After
+// each stage that ran it (stage 1, the nsys captures, the ncu passes) the daemon is named and ended; with
+// run.leave_survivors = true it is named and left. Each daemon writes its pid to a file of its own.
+TEST_CASE("a daemon the workload leaves is named and ended after every stage, or left when asked", "[e2e][slow]") {
+  for (const bool leave : {false, true}) {
+    INFO("run.leave_survivors = " << leave);
+    EndToEnd e2e;
+    const fs::path pids = e2e.temp() / "daemons";
+    fs::create_directories(pids);
+    const fs::path workload = e2e.temp() / "leaves_daemon.sh";
+    write_file(workload,
+               "#!/bin/sh\n"
+               "setsid /bin/sh -c 'trap \"\" TERM; echo $$ > \"$0\"/$$.pid; while :; do sleep 0.05; done' '" +
+                   pids.string() + "' &\n"
+               "exit 0\n");
+    fs::permissions(workload, fs::perms::owner_all);
+    const Finished finished = e2e.run({{"--set", std::string("run.leave_survivors=") + (leave ? "true" : "false"),
+                                        "--set", "run.survivor_grace_s=0.2", "--", workload.string()}});
+    INFO(finished.out << finished.err);
+    const RunManifest manifest = e2e.manifest();
+    std::size_t named = 0;
+    for (const auto& stage : manifest.stages) {
+      for (const auto& warning : stage.warnings) {
+        if (warning.find("process(es) of its own running") == std::string::npos) continue;
+        ++named;
+        CHECK_THAT(warning, Catch::Contains(leave ? "left running (run.leave_survivors = true)"
+                                                  : "ended them with SIGTERM, and with SIGKILL after"));
+      }
+    }
+    std::size_t daemons = 0, alive = 0;
+    for (const auto& entry : fs::directory_iterator(pids)) {
+      ++daemons;
+      const pid_t pid = static_cast<pid_t>(std::stol(entry.path().stem().string()));
+      if (::kill(pid, 0) == 0 && read_file("/proc/" + std::to_string(pid) + "/stat").find(") Z") == std::string::npos) {
+        ++alive;
+        ::kill(pid, SIGKILL);
+      }
+    }
+    CHECK(daemons >= 3);  // stage 1, the nsys capture, at least one ncu pass
+    CHECK(named == daemons);
+    CHECK(alive == (leave ? daemons : 0));
+  }
+}

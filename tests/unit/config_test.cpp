@@ -339,6 +339,8 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.run.max_kernels = 12;
   config.run.repeats = 5;
   config.run.record_gpu_state = false;
+  config.run.leave_survivors = true;
+  config.run.survivor_grace_s = 0.5;
   config.workload.argv = {"python3", "-c", "print('a\\b')\n", ""};
   config.workload.example_args = {"--preset", "1b"};
   config.workload.env = {{"PYTHONPATH", "/x:/y"}, {"WEIRD.NAME", "tab\there"}, {"UNICODE", "décodé ✓"}};

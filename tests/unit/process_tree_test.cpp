@@ -1,13 +1,18 @@
 // The whole tree of a child is tracked (subreaper + /proc parent links), not only its process group:
 // a grandchild that escaped with setsid is killed on a timeout, and one left running after a normal
 // exit is reported.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -279,4 +284,82 @@ TEST_CASE("ncu's Connected lines name the processes it profiles", "[ownership]")
   CHECK_FALSE(parse_ncu_connected_process("==PROF== Connected to process 12a (/bin/a)"));
   CHECK_FALSE(parse_ncu_connected_process("==PROF== Disconnected from process 4242"));
   CHECK_FALSE(parse_ncu_connected_process("==PROF== Connected to process 99999999999 (/bin/a)"));
+}
+
+namespace {
+
+// Whether a TCP port on 127.0.0.1 can be bound now (its holder is gone).
+bool port_free(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const bool bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return bound;
+}
+
+}  // namespace
+
+// Issue 33: survivors of a stage are ended after it, each kind of escape included, and a SIGTERM-ignoring one
+// by SIGKILL after the grace; the child exits by itself first, as a workload that forgets its children does.
+TEST_CASE("a child's survivors are ended after it exits: SIGTERM-ignoring, other group, setsid daemon, port holder",
+          "[ownership]") {
+  TempDir temp;
+  const auto file = [&](const char* name) { return "'" + (temp / name).string() + "'"; };
+  const std::string script =
+      "/bin/sh -c 'trap \"\" TERM; echo $$ > \"$0\"; while :; do sleep 0.05; done' " + file("ignores.pid") + " & "
+      "python3 -c 'import os,sys,time; os.setpgid(0,0); open(sys.argv[1],\"w\").write(\"%d\\n\" % os.getpid()); "
+      "time.sleep(600)' " + file("group.pid") + " & "
+      "setsid /bin/sh -c 'echo $$ > \"$0\"; exec sleep 600' " + file("daemon.pid") + " & "
+      "python3 -c 'import os,socket,sys,time; s=socket.socket(); s.bind((\"127.0.0.1\",0)); s.listen(); "
+      "open(sys.argv[2],\"w\").write(\"%d\\n\" % s.getsockname()[1]); open(sys.argv[1],\"w\").write(\"%d\\n\" % "
+      "os.getpid()); time.sleep(600)' " + file("port_holder.pid") + " " + file("port") + " & "
+      "for f in ignores.pid group.pid daemon.pid port_holder.pid; do while [ ! -s '" + temp.path().string() +
+      "'/$f ]; do sleep 0.01; done; done; exit 0";
+  ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", script};
+  spec.end_survivors_after = std::chrono::milliseconds(300);
+  auto runner = make_system_process_runner();
+  const auto started = std::chrono::steady_clock::now();
+  const auto outcome = runner->run(spec);
+  REQUIRE(outcome.has_value());
+  CHECK(outcome->exited);
+  CHECK(outcome->exit_code == 0);
+  CHECK(outcome->survivors_ended);
+  const pid_t ignores = wait_for_pid_file(temp / "ignores.pid");
+  const pid_t group = wait_for_pid_file(temp / "group.pid");
+  const pid_t daemon = wait_for_pid_file(temp / "daemon.pid");
+  const pid_t holder = wait_for_pid_file(temp / "port_holder.pid");
+  const int port = static_cast<int>(wait_for_pid_file(temp / "port"));
+  for (pid_t pid : {ignores, group, daemon, holder}) {
+    INFO("pid " << pid);
+    CHECK(std::any_of(outcome->surviving_descendants.begin(), outcome->surviving_descendants.end(),
+                      [&](const std::string& process) { return process.rfind(std::to_string(pid) + " ", 0) == 0; }));
+    CHECK_FALSE(running(pid));
+  }
+  // Only the one that ignores SIGTERM (with the sleep it may be waiting on) needed SIGKILL, after the grace.
+  const auto killed = [&](pid_t pid) {
+    return std::any_of(outcome->survivors_killed.begin(), outcome->survivors_killed.end(),
+                       [&](const std::string& process) { return process.rfind(std::to_string(pid) + " ", 0) == 0; });
+  };
+  CHECK(killed(ignores));
+  for (pid_t pid : {group, daemon, holder}) CHECK_FALSE(killed(pid));
+  CHECK(std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(300));
+  CHECK(port_free(port));
+}
+
+TEST_CASE("without end_survivors_after, survivors are reported and left running", "[ownership]") {
+  TempDir temp;
+  auto runner = make_system_process_runner();
+  const auto outcome = runner->run(with_setsid_grandchild(temp / "daemon.pid", "exit 0"));
+  REQUIRE(outcome.has_value());
+  const pid_t daemon = wait_for_pid_file(temp / "daemon.pid");
+  CHECK_FALSE(outcome->survivors_ended);
+  CHECK(outcome->surviving_descendants.size() == 1);
+  CHECK(running(daemon));
+  ::kill(daemon, SIGKILL);
 }

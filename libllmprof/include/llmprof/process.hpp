@@ -80,6 +80,10 @@ struct ProcessSpec {
   std::shared_ptr<DescendantEnding> end_descendants;
   // Between the descendants' SIGTERM and their SIGKILL.
   std::chrono::milliseconds descendants_kill_grace{10000};
+  // Set: after a normal exit, the child's descendants still running (ProcessOutcome::surviving_descendants) get
+  // SIGTERM, and SIGKILL when they outlive this grace. Unset: they are reported and left running. Only the
+  // child's own tree is touched: never a process that existed before the child started.
+  std::optional<std::chrono::milliseconds> end_survivors_after;
 };
 
 struct ProcessOutcome {
@@ -100,6 +104,10 @@ struct ProcessOutcome {
   // background job, a setsid daemon). They are left alone but reported; on a timeout or a stop the
   // whole tree, these included, is killed.
   std::vector<std::string> surviving_descendants;
+  // With ProcessSpec::end_survivors_after: those survivors were sent SIGTERM (then SIGKILL where needed);
+  // `survivors_killed` names the ones that outlived the grace and got SIGKILL.
+  bool survivors_ended = false;
+  std::vector<std::string> survivors_killed;
 
   bool succeeded() const noexcept { return exited && exit_code == 0 && !timed_out && !interrupted; }
   // "exit code 3", "killed by signal 9 (SIGKILL) after timeout of 30s", ...

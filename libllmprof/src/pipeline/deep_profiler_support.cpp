@@ -154,14 +154,39 @@ Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call) {
   if (call.timeout.count() > 0) spec.timeout = call.timeout;
   spec.end_descendants = call.end_descendants;
   spec.descendants_kill_grace = call.descendants_kill_grace;
+  spec.end_survivors_after = survivor_grace(run);
   log_info(to_string(call.stage), "running: " + command_line(run, call));
   auto outcome = run.runner.run(spec);
   if (outcome) {
     run.stage_report(call.stage).exit_code.emplace(outcome->exited ? std::optional<int>(outcome->exit_code)
                                                                    : std::nullopt);
     log_info(to_string(call.stage), "finished: " + outcome->describe());
+    report_survivors(run, call.stage, call.argv.empty() ? "the tool" : fs::path(call.argv.front()).filename().string(),
+                     *outcome);
   }
   return outcome;
+}
+
+std::optional<std::chrono::milliseconds> survivor_grace(const PipelineRun& run) {
+  if (run.config.run.leave_survivors) return std::nullopt;
+  return seconds_to_milliseconds(run.config.run.survivor_grace_s);
+}
+
+void report_survivors(PipelineRun& run, Stage stage, const std::string& what, const ProcessOutcome& outcome) {
+  if (outcome.surviving_descendants.empty()) return;
+  const std::string list = join(outcome.surviving_descendants, ", ");
+  std::string text = what + " exited but left " + std::to_string(outcome.surviving_descendants.size()) +
+                     " process(es) of its own running: " + list;
+  if (!outcome.survivors_ended) {
+    text += "; left running (run.leave_survivors = true): they may hold ports or GPU memory the next stage needs";
+  } else {
+    text += "; ended them with SIGTERM";
+    if (!outcome.survivors_killed.empty())
+      text += ", and with SIGKILL after run.survivor_grace_s = " + format_number(run.config.run.survivor_grace_s) +
+              " s: " + join(outcome.survivors_killed, ", ");
+    text += " (set run.leave_survivors = true to leave them)";
+  }
+  run.warn(stage, text);
 }
 
 StageResult outcome_problem(const ProcessOutcome& outcome, const std::string& what, const std::string& log_file) {

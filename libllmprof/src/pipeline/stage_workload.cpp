@@ -68,6 +68,7 @@ Result<WorkloadRun> run_workload_once(PipelineRun& run, const fs::path& director
   spec.stdout_file = layout.resolve(first ? RunLayout::stage1_stdout() : directory / "stdout.log");
   spec.stderr_file = result.stderr_file;
   spec.timeout = seconds_to_milliseconds(run.config.workload.timeout_s);
+  spec.end_survivors_after = survivor_grace(run);
   ToolCall recorded{Stage::workload, run.workload.argv};
   recorded.environment = environment;
   const std::string command = command_line(run, recorded);
@@ -106,14 +107,7 @@ StageResult workload_stage(PipelineRun& run, WorkloadOutput& output) {
     run.say(Stage::workload,
             (repeats > 1 ? "repeat " + std::to_string(index) + "/" + std::to_string(repeats) + ": " : std::string()) +
                 "workload " + outcome.describe());
-    if (!outcome.surviving_descendants.empty()) {
-      std::string list;
-      for (const auto& process : outcome.surviving_descendants) list += (list.empty() ? "" : ", ") + process;
-      run.warn(Stage::workload, "the workload exited but left " + std::to_string(outcome.surviving_descendants.size()) +
-                                    " process(es) running: " + list +
-                                    "; they may skew the profiled runs (kill them, or make the "
-                                    "workload wait for its children)");
-    }
+    report_survivors(run, Stage::workload, "the workload", outcome);
     if (!outcome.succeeded()) {
       if (index > 1)
         run.warn(Stage::workload, "repeat " + std::to_string(index) + " failed; its logs are in " + directory.string());

@@ -41,6 +41,13 @@ struct ToolCall {
   std::chrono::milliseconds descendants_kill_grace{10000};
 };
 Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call);
+
+// run.leave_survivors and run.survivor_grace_s as a ProcessSpec's end_survivors_after: every process the pipeline
+// runs for a stage (the bare workload, nsys, ncu, their helpers) has its survivors ended, or left, by this.
+std::optional<std::chrono::milliseconds> survivor_grace(const PipelineRun& run);
+// After a process of `stage` exited normally: one warning naming its survivors by PID and name, and whether
+// they were ended (SIGTERM; SIGKILL for those that outlived the grace) or left running. `what`: "the workload".
+void report_survivors(PipelineRun& run, Stage stage, const std::string& what, const ProcessOutcome& outcome);
 // A profiler's call in stage `stage` (nsys, ncu): the workload's environment, output to `log_file`
 // (relative to MAIN), and a timeout of `timeout_s` seconds.
 ToolCall profiler_call(const PipelineRun& run, Stage stage, std::vector<std::string> argv,

@@ -75,6 +75,8 @@ class ChildSession {
   bool output_finished(SteadyClock::time_point now) const;
   void begin_stop(StopReason reason, SteadyClock::time_point now);
   void signal_tree(int signal_number);
+  // After a normal exit: SIGTERM to the child's surviving descendants, SIGKILL to those alive after `grace`.
+  void end_survivors(std::chrono::milliseconds grace);
   bool group_alive() const;
   ProcessOutcome outcome() const;
 
@@ -97,6 +99,7 @@ class ChildSession {
   bool kill_sent_ = false;
   std::optional<SteadyClock::time_point> descendants_ending_began_;  // ProcessSpec::end_descendants honoured
   bool descendants_kill_sent_ = false;
+  std::vector<std::string> survivors_killed_;  // end_survivors(): outlived the grace, got SIGKILL
   std::exception_ptr callback_error_;
   std::optional<Error> output_error_;
 };

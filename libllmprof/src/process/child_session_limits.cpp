@@ -2,6 +2,7 @@
 // requests, ending its descendants on request, and stopping its whole process tree (SIGTERM, then SIGKILL
 // after the grace).
 #include <csignal>
+#include <thread>
 
 #include <sys/wait.h>
 
@@ -143,6 +144,24 @@ void ChildSession::signal_tree(int signal_number) {
   }
   // The child may have left our group (setsid); while it is not reaped its pid cannot be reused.
   if (process_ && !wait_status_ && !status_unknown_) ::kill(process_->id(), signal_number);
+}
+
+void ChildSession::end_survivors(std::chrono::milliseconds grace) {
+  // Polled, not waited on: the survivors are re-parented orphans or live in other sessions, and reaping the
+  // ones that are now our children is what lets any_alive() see them go.
+  const auto wait_while_alive = [this](SteadyClock::time_point deadline) {
+    while (descendants_->any_alive() && SteadyClock::now() < deadline) {
+      descendants_->reap_orphans();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    descendants_->reap_orphans();
+  };
+  descendants_->signal_all(SIGTERM);
+  wait_while_alive(SteadyClock::now() + grace);
+  if (!descendants_->any_alive()) return;
+  survivors_killed_ = descendants_->survivors();
+  descendants_->signal_all(SIGKILL);
+  wait_while_alive(SteadyClock::now() + std::chrono::seconds(2));
 }
 
 bool ChildSession::group_alive() const {

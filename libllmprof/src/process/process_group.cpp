@@ -134,10 +134,16 @@ bool become_child_subreaper() {
 #endif
 }
 
-DescendantTracker::DescendantTracker(pid_t root) : root_(root) {
-  if (const auto stat = read_stat(root)) root_start_time_ = stat->start_time;
+std::set<std::pair<pid_t, unsigned long long>> DescendantTracker::orphans_now() {
+  std::set<std::pair<pid_t, unsigned long long>> orphans;
   for (const auto& process : all_processes())
-    if (process.parent == ::getpid() && process.pid != root) orphans_before_root_.insert({process.pid, process.start_time});
+    if (process.parent == ::getpid()) orphans.insert({process.pid, process.start_time});
+  return orphans;
+}
+
+DescendantTracker::DescendantTracker(pid_t root, std::set<std::pair<pid_t, unsigned long long>> orphans_before_root)
+    : root_(root), orphans_before_root_(std::move(orphans_before_root)) {
+  if (const auto stat = read_stat(root)) root_start_time_ = stat->start_time;
   std::lock_guard lock(roots_mutex);
   active_roots().insert(root);
 }

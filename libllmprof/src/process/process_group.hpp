@@ -34,7 +34,11 @@ bool become_child_subreaper();
 // walking /proc's parent links from the child and from this process's orphans.
 class DescendantTracker {
  public:
-  explicit DescendantTracker(pid_t root);
+  // `orphans_before_root`: orphans_now() taken before the root was forked (after it, a root that daemonises and
+  // exits at once has already handed its daemon to us).
+  DescendantTracker(pid_t root, std::set<std::pair<pid_t, unsigned long long>> orphans_before_root);
+  // The processes re-parented to this process now (pid, start time).
+  static std::set<std::pair<pid_t, unsigned long long>> orphans_now();
   ~DescendantTracker();
   DescendantTracker(const DescendantTracker&) = delete;
   DescendantTracker& operator=(const DescendantTracker&) = delete;

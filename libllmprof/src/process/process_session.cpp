@@ -79,6 +79,7 @@ Result<void> ChildSession::launch(const std::filesystem::path& executable, int c
   for (const auto& entry : environment) environment_block.push_back(entry.c_str());
   environment_block.push_back(nullptr);
   bp::posix::default_launcher launcher;
+  std::set<std::pair<pid_t, unsigned long long>> orphans_before_launch;
   boost::system::error_code error;
   std::string failure;
   try {
@@ -88,6 +89,7 @@ Result<void> ChildSession::launch(const std::filesystem::path& executable, int c
                       ChildSetup{environment_block.data()}, bp::process_stdio{nullptr, child_stdout, child_stderr},
                       extra...);
     };
+    orphans_before_launch = DescendantTracker::orphans_now();
     started_at_ = SteadyClock::now();
     auto started = spec_.working_directory.empty()
                        ? start()
@@ -100,7 +102,7 @@ Result<void> ChildSession::launch(const std::filesystem::path& executable, int c
   }
   if (!error) {
     process_group_ = process_->id();
-    descendants_.emplace(process_group_);
+    descendants_.emplace(process_group_, std::move(orphans_before_launch));
     return {};
   }
   if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);  // the forked child ended in _exit(127)
@@ -207,6 +209,7 @@ Result<ProcessOutcome> ChildSession::run() {
   if (descendants_) {
     descendants_->refresh();  // orphans of the tree are ours now (subreaper): find them too
     if (stop_reason_ == StopReason::none) survivors = descendants_->survivors();
+    if (!survivors.empty() && spec_.end_survivors_after) end_survivors(*spec_.end_survivors_after);
     descendants_->reap_orphans();
   }
   if (callback_error_) std::rethrow_exception(callback_error_);
@@ -214,6 +217,8 @@ Result<ProcessOutcome> ChildSession::run() {
   if (stdout_pump_.lines) stdout_pump_.lines->finish();
   if (stderr_pump_.lines) stderr_pump_.lines->finish();
   ProcessOutcome result = outcome();
+  result.survivors_ended = !survivors.empty() && spec_.end_survivors_after.has_value();
+  result.survivors_killed = std::move(survivors_killed_);
   result.surviving_descendants = std::move(survivors);
   if (output_error_) {
     Error error = *output_error_;
