@@ -167,3 +167,30 @@ TEST_CASE("a launcher that dies before any rank starts fails the stage with its 
       Catch::StartsWith("the launcher (mpirun) ended with exit code 1 before any rank started; its last lines:"));
   CHECK(fs::exists(e2e.main() / "stage1/launcher.log"));
 }
+
+// Issue 33: a task that refuses before it knows its rank writes no status (srun with a stale RANK/WORLD_SIZE
+// beside SLURM_PROCID): the rank that reported finished, the launcher exits 2, and the stage's reason carries
+// the refusing task's own words instead of "although every rank finished". The launcher is a stand-in for
+// mpirun on PATH: it runs the rank command once as rank 0 of 1, then reports the other task's refusal.
+TEST_CASE("a launcher failing after the ranks that reported finished: the reason quotes its log") {
+  EndToEnd e2e;
+  const fs::path bin = e2e.temp() / "bin";
+  fs::create_directories(bin);
+  write_file(bin / "mpirun",
+             "#!/bin/sh\n"
+             "while [ $# -gt 0 ]; do case \"$1\" in -*|[0-9]*) shift;; *) break;; esac; done\n"
+             "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1 OMPI_COMM_WORLD_LOCAL_RANK=0 \"$@\"\n"
+             "echo 'deep-profile rank-exec: the launcher rank variables disagree: SLURM_PROCID=1 of 2 beside RANK=0 "
+             "WORLD_SIZE=1' >&2\n"
+             "exit 2\n");
+  fs::permissions(bin / "mpirun", fs::perms::owner_all);
+  const Finished finished =
+      e2e.run({launched("mpirun -np 2"), {{"PATH", bin.string() + ":" + path_with_fake_tools()}}});
+  INFO(finished.out << finished.err);
+  const StageRecord& stage1 = stage_of(e2e.manifest(), "stage1");
+  CHECK(stage1.status == StageStatus::failed);
+  CHECK_THAT(stage1.reason, Catch::Contains("the launcher ended with exit code 2 after the 1 rank(s) that reported "
+                                            "finished; its log says: deep-profile rank-exec: the launcher rank "
+                                            "variables disagree"));
+  CHECK_THAT(stage1.reason, !Catch::Contains("although every rank finished"));
+}

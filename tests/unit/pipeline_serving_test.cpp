@@ -6,6 +6,7 @@
 
 #include "fake_process_runner.hpp"
 #include "llmprof/deep_profiler.hpp"
+#include "llmprof/tool_probe.hpp"
 #include "pipeline_bench.hpp"
 #include "run_manifest_reading.hpp"
 #include "test_support.hpp"
@@ -60,4 +61,27 @@ TEST_CASE("with an NVTX gate ncu profiles from the start, as before") {
   bench.script_ncu_report();
   bench.run();
   CHECK(read_file(bench.main() / "ncu/cmd.txt").find("--profile-from-start") == std::string::npos);
+}
+
+// Issue 33: without an NVIDIA driver nsys cannot see a cudaProfilerStart call, so the diagnosis must not say the
+// workload never made it; on a GPU machine it may. (The driver is this machine's: /proc/driver/nvidia/version.)
+TEST_CASE("a cudaProfilerApi window that never opens: 'never called' only where a driver could have seen the call") {
+  Bench bench;
+  bench.config.nsys.capture_range = NsysCaptureRange::cuda_profiler_api;
+  bench.config.run.on_empty_gate = OnEmptyGate::fail;
+  bench.script_workload();
+  bench.runner.on(command_is("nsys", {"profile"}),
+                  FakeAnswer::printing({"Processing events...", "Generated:", "    No reports were generated"}));
+  bench.script_ncu_report(false);
+  bench.run();
+  const StageRecord& nsys = stage_of(bench.manifest(), "nsys");
+  INFO(nsys.reason);
+  CHECK(nsys.status == StageStatus::failed);
+  CHECK_THAT(nsys.reason, Catch::Contains("the capture range cudaProfilerApi never opened"));
+  if (detect_nvidia_driver().present) {
+    CHECK_THAT(nsys.reason, Catch::Contains("the workload never called cudaProfilerStart"));
+  } else {
+    CHECK_THAT(nsys.reason, Catch::Contains("this machine has no NVIDIA driver"));
+    CHECK_THAT(nsys.reason, !Catch::Contains("never called"));
+  }
 }

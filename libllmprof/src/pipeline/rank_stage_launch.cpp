@@ -2,6 +2,7 @@
 #include "pipeline/rank_stage_launch.hpp"
 #include "core/duration.hpp"
 #include "core/file_text.hpp"
+#include "core/text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -77,11 +78,23 @@ void collect_statuses(PipelineRun& run, Stage stage, LaunchedRanks& launched) {
   for (const auto& status : launched.statuses) launched.world_size = std::max(launched.world_size, status.world_size);
 }
 
+// The first line in which a task explains itself in the launcher's log ("deep-profile rank-exec: ...", an
+// "error" line), else its last lines: the stage's reason carries the child's own words.
+std::string launcher_explanation(const fs::path& log) {
+  const std::string text = read_text(log);
+  for (const auto& line : split_lines(text)) {
+    const std::string_view trimmed = trim(line);
+    if (trimmed.find("deep-profile") != std::string_view::npos || trimmed.find("rror") != std::string_view::npos)
+      return printable_excerpt(trimmed, 300);
+  }
+  return tail_lines(log, 3);
+}
+
 // The stage's reason: the first rank that timed out, else failed or was refused, else a rank that
 // left no status or never finished, else one that was stopped (usually by the launcher, after
 // another rank's failure).
 std::optional<StageResult> worst_rank(const LaunchedRanks& launched, const ProcessOutcome& launcher,
-                                      const std::string& log) {
+                                      const std::string& log, const fs::path& log_path) {
   for (const auto& status : launched.statuses) {
     if (status.outcome == "timeout") return StageResult::failed(status.reason, StageProblemKind::timeout);
   }
@@ -106,8 +119,12 @@ std::optional<StageResult> worst_rank(const LaunchedRanks& launched, const Proce
     if (status.outcome == "interrupted") return StageResult::interrupted(status.reason);
   }
   if (!launcher.succeeded()) {
-    return StageResult::failed("the launcher ended with " + launcher.describe() +
-                               " although every rank finished; see " + log);
+    // A task that refused before it knew its rank wrote no status (issue 33: srun with a stale RANK/WORLD_SIZE):
+    // the ranks that reported all finished, and the launcher's own log says why it failed.
+    const std::string said = launcher_explanation(log_path);
+    return StageResult::failed("the launcher ended with " + launcher.describe() + " after the " +
+                               std::to_string(launched.statuses.size()) + " rank(s) that reported finished" +
+                               (said.empty() ? std::string() : "; its log says: " + said) + "; see " + log);
   }
   return std::nullopt;
 }
@@ -151,7 +168,8 @@ LaunchedRanks launch_ranks(PipelineRun& run, const RankPlan& plan, const std::op
                             outcome->timed_out ? StageProblemKind::timeout : StageProblemKind::failure);
     return launched;
   }
-  launched.problem = worst_rank(launched, outcome.value(), call.log_file.string());
+  launched.problem =
+      worst_rank(launched, outcome.value(), call.log_file.string(), run.directory.path() / call.log_file);
   if (!launched.problem && outcome->timed_out) {
     launched.problem = StageResult::failed("the launcher ran past its timeout", StageProblemKind::timeout);
   }

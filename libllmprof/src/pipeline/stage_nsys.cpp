@@ -12,6 +12,7 @@
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/range_discovery.hpp"
 #include "llmprof/step_tokens.hpp"
+#include "llmprof/tool_probe.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "llmprof/timeline.hpp"
 #include "pipeline/capture_windows.hpp"
@@ -205,15 +206,28 @@ void adopt_discovery_step_tokens(PipelineRun& run) {
   if (error) run.warn(kStage, "could not move " + written.string() + " beside the timeline: " + error.message());
 }
 
+// Why a cudaProfilerApi window never opened. Without an NVIDIA driver a workload's cudaProfilerStart has no
+// CUDA context to start, and nsys records no such call: "it never called" would be a guess (issue 33: a
+// workload that does call it was told it never did, on a machine without a GPU).
+std::string profiler_window_diagnosis() {
+  const NvidiaDriver driver = detect_nvidia_driver();
+  if (!driver.present) {
+    return "the capture range cudaProfilerApi never opened: this machine has no NVIDIA driver (" + driver.evidence +
+           "), so a cudaProfilerStart call (torch.cuda.profiler.start()) has no CUDA context to start and nsys "
+           "cannot see it; whether the workload calls it can be told only on a GPU machine. nsys wrote no report.";
+  }
+  return "the capture range cudaProfilerApi never opened: the workload never called cudaProfilerStart "
+         "(torch.cuda.profiler.start()), so nsys wrote no report.";
+}
+
 // Diagnoses the empty gate, then follows run.on_empty_gate; returns the capture to continue with.
 std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& nsys, const WorkloadOutput& workload,
                                              Capture& attempt, NsysOutput& output) {
   const bool profiler_window = run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api;
   const auto emitted = emitted_ranges(run, workload);
-  std::string diagnosis =
-      profiler_window ? "the capture range cudaProfilerApi never opened: the workload never called cudaProfilerStart "
-                        "(torch.cuda.profiler.start()), so nsys wrote no report."
-                      : diagnose_empty_gate(run.config.nsys.nvtx_capture, emitted, run.config.run.stage);
+  std::string diagnosis = profiler_window
+                              ? profiler_window_diagnosis()
+                              : diagnose_empty_gate(run.config.nsys.nvtx_capture, emitted, run.config.run.stage);
   const OnEmptyGate policy = run.config.run.on_empty_gate;
   const bool names_unknown = profiler_window || !emitted || emitted->names.empty();
   if (policy == OnEmptyGate::discover || (policy == OnEmptyGate::diagnose && names_unknown)) {
