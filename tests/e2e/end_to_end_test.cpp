@@ -276,8 +276,9 @@ TEST_CASE("sweep: one run directory per point and an index comparing them", "[e2
 }
 
 // Issue 33: a workload that leaves a daemon behind in every run (an engine worker that holds its port). After
-// each stage that ran it (stage 1, the nsys captures, the ncu passes) the daemon is named and ended; with
-// run.leave_survivors = true it is named and left. Each daemon writes its pid to a file of its own.
+// each stage that ran it (stage 1, the nsys captures, the ncu passes) the daemon is named; stage 1's is ended
+// (a profiler's survivors may be its own report writer, so those are named and left); with
+// run.leave_survivors = true every one is named and left. Each daemon writes its pid to a file of its own.
 TEST_CASE("a daemon the workload leaves is named and ended after every stage, or left when asked", "[e2e][slow]") {
   for (const bool leave : {false, true}) {
     INFO("run.leave_survivors = " << leave);
@@ -300,8 +301,13 @@ TEST_CASE("a daemon the workload leaves is named and ended after every stage, or
       for (const auto& warning : stage.warnings) {
         if (warning.find("process(es) of its own running") == std::string::npos) continue;
         ++named;
-        CHECK_THAT(warning, Catch::Contains(leave ? "left running (run.leave_survivors = true)"
-                                                  : "ended them with SIGTERM, and with SIGKILL after"));
+        if (leave) {
+          CHECK_THAT(warning, Catch::Contains("left running (run.leave_survivors = true)"));
+        } else if (stage.name == "stage1") {
+          CHECK_THAT(warning, Catch::Contains("ended them with SIGTERM, and with SIGKILL after"));
+        } else {
+          CHECK_THAT(warning, Catch::Contains("only the bare run's survivors are ended"));
+        }
       }
     }
     std::size_t daemons = 0, alive = 0;
@@ -315,6 +321,6 @@ TEST_CASE("a daemon the workload leaves is named and ended after every stage, or
     }
     CHECK(daemons >= 3);  // stage 1, the nsys capture, at least one ncu pass
     CHECK(named == daemons);
-    CHECK(alive == (leave ? daemons : 0));
+    CHECK(alive == (leave ? daemons : daemons - 1));
   }
 }

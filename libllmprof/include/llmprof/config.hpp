@@ -78,8 +78,9 @@ struct RunConfig {
   int max_kernels = 30;          // cap on distinct kernels of a coverage selection
   int repeats = 1;               // bare stage-1 runs; >= 2 gives a confidence interval
   bool record_gpu_state = true;  // nvidia-smi clocks/temperature/power/throttling around GPU stages
-  // Processes a stage's workload (or tool) started that outlive it: reported by name and PID after every stage,
-  // then sent SIGTERM and, after survivor_grace_s, SIGKILL, unless leave_survivors. Only the stage's own tree.
+  // Processes a stage's workload (or tool) started that outlive it: reported by name and PID after every stage;
+  // the bare run's are then sent SIGTERM and, after survivor_grace_s, SIGKILL, unless leave_survivors (a
+  // profiler's are left: nsys finishes its report in a process of its own). Only the stage's own tree.
   bool leave_survivors = false;
   double survivor_grace_s = 5.0;
 

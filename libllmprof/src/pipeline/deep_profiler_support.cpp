@@ -154,7 +154,9 @@ Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call) {
   if (call.timeout.count() > 0) spec.timeout = call.timeout;
   spec.end_descendants = call.end_descendants;
   spec.descendants_kill_grace = call.descendants_kill_grace;
-  spec.end_survivors_after = survivor_grace(run);
+  // A profiler's survivors are reported, never ended: nsys 2022.4 finishes its report in a process of its own
+  // after its CLI exits, and ending it left a capture with no closed NVTX range (seen under ASan, where the
+  // pipeline runs slower). Only the bare run's survivors (stage 1) are the workload's alone, and ended.
   log_info(to_string(call.stage), "running: " + command_line(run, call));
   auto outcome = run.runner.run(spec);
   if (outcome) {
@@ -177,8 +179,11 @@ void report_survivors(PipelineRun& run, Stage stage, const std::string& what, co
   const std::string list = join(outcome.surviving_descendants, ", ");
   std::string text = what + " exited but left " + std::to_string(outcome.surviving_descendants.size()) +
                      " process(es) of its own running: " + list;
-  if (!outcome.survivors_ended) {
+  if (!outcome.survivors_ended && run.config.run.leave_survivors) {
     text += "; left running (run.leave_survivors = true): they may hold ports or GPU memory the next stage needs";
+  } else if (!outcome.survivors_ended) {
+    text += "; left running: a profiler finishes its report in processes of its own, so only the bare run's "
+            "survivors are ended; the workload's among these may hold ports or GPU memory the next stage needs";
   } else {
     text += "; ended them with SIGTERM";
     if (!outcome.survivors_killed.empty())

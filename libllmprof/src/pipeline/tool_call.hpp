@@ -42,8 +42,8 @@ struct ToolCall {
 };
 Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call);
 
-// run.leave_survivors and run.survivor_grace_s as a ProcessSpec's end_survivors_after: every process the pipeline
-// runs for a stage (the bare workload, nsys, ncu, their helpers) has its survivors ended, or left, by this.
+// run.leave_survivors and run.survivor_grace_s as a ProcessSpec's end_survivors_after, for the bare workload run
+// (a profiler's survivors may be its own report writer: run_tool reports them and leaves them).
 std::optional<std::chrono::milliseconds> survivor_grace(const PipelineRun& run);
 // After a process of `stage` exited normally: one warning naming its survivors by PID and name, and whether
 // they were ended (SIGTERM; SIGKILL for those that outlived the grace) or left running. `what`: "the workload".
