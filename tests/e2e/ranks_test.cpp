@@ -2,6 +2,8 @@
 // asserting on MAIN/ranks/r<k>/ and run.json (srun, on a real single-node Slurm, is in slurm_test.cpp).
 // Where a launcher is missing the tests skip with the reason, unless LLMPROF_REQUIRE_CLUSTER=1
 // (scripts/test.sh, i.e. CI) turns the skip into a failure.
+#include <csignal>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
@@ -117,6 +119,41 @@ TEST_CASE("a hanging rank is killed at the stage timeout and the stage names it"
   CHECK(stage1.ranks[1].status == StageStatus::failed);
   CHECK(stage1.ranks[1].exit_code == std::nullopt);
   CHECK(fs::exists(e2e.main() / "ranks/r1/stage1/output.log"));  // nothing lost
+}
+
+// Issue 33: a rank's survivors are its own rank-exec's to end (the launcher never sees them): each stage that ran
+// rank 1 names its daemon with the rank, and ends it.
+TEST_CASE("a daemon one rank leaves is named with its rank and ended after every stage") {
+  if (!have("mpirun", "openmpi-bin")) return;
+  EndToEnd e2e;
+  const fs::path pids = e2e.temp() / "daemons";
+  fs::create_directories(pids);
+  const Finished finished =
+      e2e.run({launched(mpirun, {"--set", "run.survivor_grace_s=0.2"}),
+               {{"E2E_DAEMON_RANK", "1"}, {"E2E_DAEMON_DIR", pids.string()}}});
+  INFO(finished.out);
+  const RunManifest manifest = e2e.manifest();
+  std::size_t named = 0;
+  for (const auto& stage : manifest.stages) {
+    for (const auto& warning : stage.warnings) {
+      if (warning.find("process(es) running after exiting") == std::string::npos) continue;
+      ++named;
+      CHECK_THAT(warning, Catch::StartsWith("rank 1's workload"));
+      CHECK_THAT(warning, Catch::Contains("ended them with SIGTERM, and with SIGKILL after"));
+    }
+  }
+  std::size_t daemons = 0, alive = 0;
+  for (const auto& entry : fs::directory_iterator(pids)) {
+    ++daemons;
+    const pid_t pid = static_cast<pid_t>(std::stol(entry.path().stem().string()));
+    if (::kill(pid, 0) == 0 && read_file("/proc/" + std::to_string(pid) + "/stat").find(") Z") == std::string::npos) {
+      ++alive;
+      ::kill(pid, SIGKILL);
+    }
+  }
+  CHECK(daemons >= 3);  // stage 1, nsys, at least one ncu pass
+  CHECK(named == daemons);
+  CHECK(alive == 0);
 }
 
 TEST_CASE("a failing rank fails the stage with that rank named") {

@@ -5,6 +5,8 @@
 // Where the tools are absent the tests skip (tests/support/real_tools.hpp), unless CI requires them.
 #include <sys/wait.h>
 
+#include <csignal>
+
 #include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
 #include <iostream>
@@ -128,4 +130,58 @@ TEST_CASE("real nsys: run --discover names the ranges, the profiler window and t
   // --discover with --launcher is refused at once.
   const Finished refused = deep_profile(temp, {"run", "--discover", "--launcher", "srun -n 2", "--", "true"});
   CHECK(refused.exit_code == 2);
+}
+
+// Issue 33, ownership: an engine that leaves a SIGTERM-proof setsid daemon (a worker holding its port) in every
+// run. With the real nsys 2022.4, whose CLI exits while its own agent (`nsys --start-agent`, re-parented to us)
+// still writes the report, the daemon is ended after stage 1 and after the capture, and the agent is not: the
+// capture keeps every range (48 decode_batch steps) and the step kinds are reported.
+TEST_CASE("real nsys: the workload's daemon is ended after every stage, the profiler's own processes are not") {
+  if (!have_real_tools()) return;
+  TempDir temp;
+  const fs::path pids = temp / "daemons";
+  fs::create_directories(pids);
+  const fs::path workload = temp / "engine_with_daemon.sh";
+  write_file(workload,
+             "#!/bin/sh\n"
+             "setsid /bin/sh -c 'trap \"\" TERM; echo $$ > \"$0\"/$$.pid; while :; do sleep 0.05; done' '" +
+                 pids.string() + "' &\n"
+             "exec " + quote_shell_argument(LLMPROF_ENGINE_LOOP_EXE) + " 60\n");
+  fs::permissions(workload, fs::perms::owner_all);
+  std::vector<std::string> args = {"run", "--set", "run.runs_root=" + (temp / "runs").string(), "--set",
+                                   "run.run_id=serving", "--set", "run.min_free_space_gb=0", "--set",
+                                   "run.enable_ncu=false", "--set", "nsys.nvtx_capture=serve", "--set",
+                                   "run.stage=decode_batch", "--set", "run.survivor_grace_s=0.2", "--",
+                                   workload.string()};
+  const Finished run = deep_profile(temp, args);
+  INFO(run.out);
+  const fs::path main = temp / "runs" / "serving";
+  const RunManifest manifest = manifest_of(main);
+  CHECK(stage_of(manifest, "nsys").status == StageStatus::ok);
+  std::size_t named = 0;
+  for (const auto& stage : manifest.stages) {
+    for (const auto& warning : stage.warnings) {
+      if (warning.find("process(es) running after exiting") == std::string::npos) continue;
+      ++named;
+      CHECK_THAT(warning, Catch::Contains("ended them with SIGTERM, and with SIGKILL after"));
+      // Only the daemon: never nsys's agent nor its launcher.
+      const bool names_no_profiler_process = warning.find("(nsys") == std::string::npos;
+      CHECK(names_no_profiler_process);
+    }
+  }
+  std::size_t daemons = 0, alive = 0;
+  for (const auto& entry : fs::directory_iterator(pids)) {
+    ++daemons;
+    const pid_t pid = static_cast<pid_t>(std::stol(entry.path().stem().string()));
+    if (::kill(pid, 0) == 0 && read_file("/proc/" + std::to_string(pid) + "/stat").find(") Z") == std::string::npos) {
+      ++alive;
+      ::kill(pid, SIGKILL);
+    }
+  }
+  CHECK(daemons == 2);  // stage 1 and the nsys capture
+  CHECK(named == 2);
+  CHECK(alive == 0);
+  // The capture is whole: the agent finished it.
+  const std::string steps = read_file(main / "analysis" / "step_kinds.md");
+  CHECK_THAT(steps, Catch::Contains("decode_batch"));
 }

@@ -71,6 +71,8 @@ TEST_CASE("nsys profile flags exist in the recorded nsys profile --help") {
   auto options = decode_gate_options();
   options.nvtx_domain_include = {"llm"};
   options.stats = true;
+  options.wait = llmprof::NsysWait::primary;
+  CHECK(NsysCommand::profile(options).to_shell_string().find(" --wait=primary ") != std::string::npos);
   for (const auto& argument : NsysCommand::profile(options).argv()) {
     if (argument.rfind("--", 0) != 0) continue;
     // "--trace=cuda,nvtx" is looked up as "--trace="; a flag without a value ("--stats") as itself, not

@@ -363,3 +363,36 @@ TEST_CASE("without end_survivors_after, survivors are reported and left running"
   CHECK(running(daemon));
   ::kill(daemon, SIGKILL);
 }
+
+// Issue 33: a profiler's own process that outlives its command line (nsys 2022.4's `nsys --start-agent`, which
+// finishes the report) is named apart and left; the workload's daemon beside it is ended. The "tool" here is a
+// copy of sleep whose path has an nsight-* folder, as every Nsight install has; the predicate is the caller's.
+TEST_CASE("survivors the tool predicate claims are listed apart and left; the others are ended", "[ownership]") {
+  TempDir temp;
+  const fs::path tool_directory = temp / "nsight-systems" / "target-linux-x64";
+  fs::create_directories(tool_directory);
+  const fs::path agent = tool_directory / "agent";
+  fs::copy_file(find_executable("sleep"), agent);
+  const auto file = [&](const char* name) { return "'" + (temp / name).string() + "'"; };
+  const std::string script = "setsid /bin/sh -c 'echo $$ > \"$0\"; exec \"$1\" 600' " + file("agent.pid") + " '" +
+                             agent.string() + "' & setsid /bin/sh -c 'echo $$ > \"$0\"; exec sleep 600' " +
+                             file("daemon.pid") + " & while [ ! -s " + file("agent.pid") + " ] || [ ! -s " +
+                             file("daemon.pid") + " ]; do sleep 0.01; done; exit 0";
+  ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", script};
+  spec.end_survivors_after = std::chrono::milliseconds(300);
+  spec.is_tool_executable = [&](const fs::path& executable) { return executable == fs::canonical(agent); };
+  auto runner = make_system_process_runner();
+  const auto outcome = runner->run(spec);
+  REQUIRE(outcome.has_value());
+  const pid_t agent_pid = wait_for_pid_file(temp / "agent.pid");
+  const pid_t daemon = wait_for_pid_file(temp / "daemon.pid");
+  CHECK(outcome->survivors_ended);
+  REQUIRE(outcome->tool_survivors.size() == 1);
+  CHECK(outcome->tool_survivors.front() == std::to_string(agent_pid) + " (agent)");
+  REQUIRE(outcome->surviving_descendants.size() == 1);
+  CHECK(outcome->surviving_descendants.front() == std::to_string(daemon) + " (sleep)");
+  CHECK(running(agent_pid));
+  CHECK_FALSE(running(daemon));
+  ::kill(agent_pid, SIGKILL);
+}

@@ -124,6 +124,9 @@ struct NsysConfig {
   // skip instances of an NVTX range, so this filters the analysed timeline; the capture itself is not cut.
   int capture_skip = 0;
   int capture_count = 0;
+  // nsys profile --wait. primary: the capture ends with the workload's own process, and what it leaves running
+  // is ended after the stage like every stage's survivors (run.leave_survivors); all: nsys waits for them too.
+  NsysWait wait = NsysWait::primary;
 
   bool operator==(const NsysConfig&) const = default;
 };

@@ -84,6 +84,11 @@ struct ProcessSpec {
   // SIGTERM, and SIGKILL when they outlive this grace. Unset: they are reported and left running. Only the
   // child's own tree is touched: never a process that existed before the child started.
   std::optional<std::chrono::milliseconds> end_survivors_after;
+  // Set: a descendant whose executable it accepts is the child tool's own (a profiler's agent that finishes the
+  // report after the tool's command line exits: nsys 2022.4's `nsys --start-agent`). Such survivors are listed in
+  // ProcessOutcome::tool_survivors and never ended; only the others (the workload's) are. Unset: every survivor
+  // is the child's workload's.
+  std::function<bool(const std::filesystem::path& executable)> is_tool_executable;
 };
 
 struct ProcessOutcome {
@@ -108,6 +113,9 @@ struct ProcessOutcome {
   // `survivors_killed` names the ones that outlived the grace and got SIGKILL.
   bool survivors_ended = false;
   std::vector<std::string> survivors_killed;
+  // After a normal exit: "pid (name)" of the tool's own processes still running (ProcessSpec::is_tool_executable);
+  // never ended, never in surviving_descendants.
+  std::vector<std::string> tool_survivors;
 
   bool succeeded() const noexcept { return exited && exit_code == 0 && !timed_out && !interrupted; }
   // "exit code 3", "killed by signal 9 (SIGKILL) after timeout of 30s", ...

@@ -109,6 +109,9 @@ std::vector<ConfigField> build_nsys_fields() {
                  not_empty()),
       make_field(LLMPROF_CONFIG_KEY(nsys, sample), "nsys profile --sample (CPU IP sampling)"),
       make_field(LLMPROF_CONFIG_KEY(nsys, cpuctxsw), "nsys profile --cpuctxsw (CPU context switches)"),
+      make_field(LLMPROF_CONFIG_KEY(nsys, wait),
+                 "nsys profile --wait: primary ends the capture with the workload's process (what it leaves running "
+                 "is ended after the stage); all waits for every process it started"),
       make_field(LLMPROF_CONFIG_KEY(nsys, capture_range), "nsys profile --capture-range (what opens the capture)"),
       make_field(LLMPROF_CONFIG_KEY(nsys, nvtx_capture),
                  "nsys profile --nvtx-capture: NVTX range that opens the gate (range[@domain])"),

@@ -8,6 +8,7 @@ NsysProfileOptions nsys_profile_options(const NsysConfig& config) {
   options.trace = config.trace;
   options.sample = config.sample;
   options.cpuctxsw = config.cpuctxsw;
+  options.wait = config.wait;
   options.capture_range = config.capture_range;
   if (options.capture_range == NsysCaptureRange::nvtx) options.nvtx_capture = config.nvtx_capture;
   if (options.capture_range != NsysCaptureRange::none) {

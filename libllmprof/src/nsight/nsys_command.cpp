@@ -301,6 +301,7 @@ std::vector<std::string> NsysCommand::argv() const {
   if (!o.trace.empty()) args.push_back("--trace=" + join(o.trace, ","));
   args.push_back("--sample=" + std::string(choice_name(o.sample)));
   args.push_back("--cpuctxsw=" + std::string(choice_name(o.cpuctxsw)));
+  if (o.wait) args.push_back("--wait=" + std::string(choice_name(*o.wait)));
   if (o.capture_range != NsysCaptureRange::none) {
     args.push_back("--capture-range=" + std::string(choice_name(o.capture_range)));
   }

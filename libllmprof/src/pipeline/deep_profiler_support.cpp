@@ -154,19 +154,34 @@ Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call) {
   if (call.timeout.count() > 0) spec.timeout = call.timeout;
   spec.end_descendants = call.end_descendants;
   spec.descendants_kill_grace = call.descendants_kill_grace;
-  // A profiler's survivors are reported, never ended: nsys 2022.4 finishes its report in a process of its own
-  // after its CLI exits, and ending it left a capture with no closed NVTX range (seen under ASan, where the
-  // pipeline runs slower). Only the bare run's survivors (stage 1) are the workload's alone, and ended.
+  spec.end_survivors_after = survivor_grace(run);
+  std::error_code unresolved;
+  fs::path tool_executable = call.argv.empty() ? fs::path() : fs::canonical(call.argv.front(), unresolved);
+  if (unresolved) tool_executable = call.argv.front();
+  spec.is_tool_executable = [tool_executable](const fs::path& executable) {
+    return is_tool_process(executable, tool_executable);
+  };
   log_info(to_string(call.stage), "running: " + command_line(run, call));
   auto outcome = run.runner.run(spec);
   if (outcome) {
     run.stage_report(call.stage).exit_code.emplace(outcome->exited ? std::optional<int>(outcome->exit_code)
                                                                    : std::nullopt);
     log_info(to_string(call.stage), "finished: " + outcome->describe());
-    report_survivors(run, call.stage, call.argv.empty() ? "the tool" : fs::path(call.argv.front()).filename().string(),
+    report_survivors(run, call.stage,
+                     "the workload under " +
+                         (call.argv.empty() ? std::string("the tool") : fs::path(call.argv.front()).filename().string()),
                      *outcome);
   }
   return outcome;
+}
+
+bool is_tool_process(const fs::path& executable, const fs::path& tool_executable) {
+  if (!tool_executable.empty() && executable == tool_executable) return true;
+  return std::any_of(executable.begin(), executable.end(), [](const fs::path& component) {
+    std::string name = component.string();
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    return name.starts_with("nsight-");
+  });
 }
 
 std::optional<std::chrono::milliseconds> survivor_grace(const PipelineRun& run) {
@@ -175,15 +190,18 @@ std::optional<std::chrono::milliseconds> survivor_grace(const PipelineRun& run) 
 }
 
 void report_survivors(PipelineRun& run, Stage stage, const std::string& what, const ProcessOutcome& outcome) {
+  if (!outcome.tool_survivors.empty())
+    log_info(to_string(stage), "the profiler's own processes still running under " + what +
+                                   ", left to finish its work: " + join(outcome.tool_survivors, ", "));
   if (outcome.surviving_descendants.empty()) return;
   const std::string list = join(outcome.surviving_descendants, ", ");
-  std::string text = what + " exited but left " + std::to_string(outcome.surviving_descendants.size()) +
-                     " process(es) of its own running: " + list;
+  // The tool's own survivors were split off above: these are its workload's.
+  std::string text = what + " left " +
+                     std::to_string(outcome.surviving_descendants.size()) + " process(es) running after exiting: " + list;
   if (!outcome.survivors_ended && run.config.run.leave_survivors) {
     text += "; left running (run.leave_survivors = true): they may hold ports or GPU memory the next stage needs";
   } else if (!outcome.survivors_ended) {
-    text += "; left running: a profiler finishes its report in processes of its own, so only the bare run's "
-            "survivors are ended; the workload's among these may hold ports or GPU memory the next stage needs";
+    text += "; left running: they may hold ports or GPU memory the next stage needs";
   } else {
     text += "; ended them with SIGTERM";
     if (!outcome.survivors_killed.empty())

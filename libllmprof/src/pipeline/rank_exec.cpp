@@ -12,6 +12,7 @@
 #include "llmprof/run_layout.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "pipeline/rank_files.hpp"
+#include "pipeline/tool_call.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;
@@ -48,6 +49,9 @@ std::string seconds_text(double seconds) {
 // Fills outcome, reason and exit code from how the child ended; returns rank-exec's exit status.
 int record_outcome(RankStatus& status, const ProcessOutcome& outcome, const RankPlan& plan, const std::string& log) {
   status.duration_s = std::chrono::duration<double>(outcome.wall_time).count();
+  status.survivors = outcome.surviving_descendants;
+  status.survivors_ended = outcome.survivors_ended;
+  status.survivors_killed = outcome.survivors_killed;
   if (outcome.exited) status.exit_code = outcome.exit_code;
   if (outcome.timed_out) {
     status.outcome = "timeout";
@@ -104,6 +108,12 @@ ProcessSpec rank_process(const detail::RankPlan& plan, const RankExecRequest& re
   spec.stderr_file = spec.stdout_file;
   if (plan.timeout_s > 0)
     spec.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(plan.timeout_s * 1000)));
+  if (plan.survivor_grace_s)
+    spec.end_survivors_after = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(*plan.survivor_grace_s * 1000)));
+  const std::filesystem::path tool = spec.argv.empty() ? std::filesystem::path() : std::filesystem::path(spec.argv.front());
+  spec.is_tool_executable = [tool, profiled](const std::filesystem::path& executable) {
+    return profiled && detail::is_tool_process(executable, tool);
+  };
   return spec;
 }
 

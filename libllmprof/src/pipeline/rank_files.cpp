@@ -52,7 +52,9 @@ std::string rank_plan_to_json(const RankPlan& plan) {
                                       {"environment", std::move(environment)},
                                       {"working_directory", plan.working_directory.string()},
                                       {"timeout_s", plan.timeout_s},
-                                      {"timeout_key", plan.timeout_key}});
+                                      {"timeout_key", plan.timeout_key},
+                                      {"survivor_grace_s", plan.survivor_grace_s ? json::value(*plan.survivor_grace_s)
+                                                                                 : json::value(nullptr)}});
 }
 
 Result<RankPlan> read_rank_plan(const fs::path& file) {
@@ -71,6 +73,7 @@ Result<RankPlan> read_rank_plan(const fs::path& file) {
     plan.working_directory = json_string(*object, "working_directory", "working_directory").value_or("");
     plan.timeout_key = json_string(*object, "timeout_key", "timeout_key").value_or("");
     if (auto timeout = json_number(*object, "timeout_s", "timeout_s")) plan.timeout_s = *timeout;
+    plan.survivor_grace_s = json_number(*object, "survivor_grace_s", "survivor_grace_s");
     plan.profiler_argv = json_strings(*object, "profiler_argv", "profiler_argv");
     plan.environment = json_string_map(*object, "environment", "environment");
   } catch (const JsonFieldError& wrong) {
@@ -94,7 +97,10 @@ std::string rank_status_to_json(const RankStatus& status) {
                    {"outcome", status.outcome},
                    {"reason", status.reason},
                    {"exit_code", status.exit_code ? json::value(*status.exit_code) : json::value(nullptr)},
-                   {"duration_s", status.duration_s}});
+                   {"duration_s", status.duration_s},
+                   {"survivors", json::array(status.survivors.begin(), status.survivors.end())},
+                   {"survivors_ended", status.survivors_ended},
+                   {"survivors_killed", json::array(status.survivors_killed.begin(), status.survivors_killed.end())}});
 }
 
 Result<RankStatus> read_rank_status(const fs::path& file) {
@@ -123,6 +129,10 @@ Result<RankStatus> read_rank_status(const fs::path& file) {
     status.reason = text("reason");
     if (auto code = json_integer(*object, "exit_code", "exit_code")) status.exit_code = static_cast<int>(*code);
     if (auto duration = json_number(*object, "duration_s", "duration_s")) status.duration_s = *duration;
+    status.survivors = json_strings(*object, "survivors", "survivors");
+    if (const auto* ended = object->if_contains("survivors_ended"); ended && ended->is_bool())
+      status.survivors_ended = ended->as_bool();
+    status.survivors_killed = json_strings(*object, "survivors_killed", "survivors_killed");
   } catch (const JsonFieldError& wrong) {
     return wrong_field(file, "rank status", wrong);
   }

@@ -27,6 +27,8 @@ struct RankPlan {
   std::filesystem::path working_directory;
   double timeout_s = 0;     // per rank; 0: none
   std::string timeout_key;  // the config key it came from, for messages
+  // run.survivor_grace_s: the rank's workload survivors are ended after it; nullopt (run.leave_survivors): left.
+  std::optional<double> survivor_grace_s;
 };
 
 std::string rank_plan_to_json(const RankPlan& plan);
@@ -47,6 +49,10 @@ struct RankStatus {
   std::string reason;
   std::optional<int> exit_code;
   double duration_s = 0;
+  // "pid (name)" of the rank's workload processes that outlived it, and whether they were ended.
+  std::vector<std::string> survivors;
+  bool survivors_ended = false;
+  std::vector<std::string> survivors_killed;  // those that outlived the grace and got SIGKILL
 };
 
 std::string rank_status_to_json(const RankStatus& status);

@@ -154,7 +154,15 @@ LaunchedRanks launch_ranks(PipelineRun& run, const RankPlan& plan, const std::op
     return launched;
   }
   collect_statuses(run, stage, launched);
-  for (const auto& status : launched.statuses) reported.ranks.push_back(rank_record(status, stage));
+  for (const auto& status : launched.statuses) {
+    reported.ranks.push_back(rank_record(status, stage));
+    if (status.survivors.empty()) continue;
+    ProcessOutcome survivors;  // the rank's, as its status.json says, worded like every stage's survivors
+    survivors.surviving_descendants = status.survivors;
+    survivors.survivors_ended = status.survivors_ended;
+    survivors.survivors_killed = status.survivors_killed;
+    report_survivors(run, stage, "rank " + std::to_string(status.rank) + "'s workload", survivors);
+  }
   if (outcome->interrupted) {
     launched.problem = StageResult::interrupted("the launcher was stopped by SIGINT/SIGTERM");
     return launched;

@@ -44,6 +44,7 @@ RankPlan base_plan(const PipelineRun& run, Stage stage, double timeout_s, const 
   plan.working_directory = run.workload.working_directory;
   plan.timeout_s = timeout_s;
   plan.timeout_key = timeout_key;
+  if (const auto grace = survivor_grace(run)) plan.survivor_grace_s = std::chrono::duration<double>(*grace).count();
   return plan;
 }
 

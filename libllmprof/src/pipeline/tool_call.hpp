@@ -42,11 +42,18 @@ struct ToolCall {
 };
 Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call);
 
-// run.leave_survivors and run.survivor_grace_s as a ProcessSpec's end_survivors_after, for the bare workload run
-// (a profiler's survivors may be its own report writer: run_tool reports them and leaves them).
+// run.leave_survivors and run.survivor_grace_s as a ProcessSpec's end_survivors_after: after every stage's
+// process, the workload's survivors are ended (run_tool leaves the tool's own, see is_tool_process).
 std::optional<std::chrono::milliseconds> survivor_grace(const PipelineRun& run);
+// Whether a process running `executable` is the tool's own, not its workload's: an Nsight binary (a path with a
+// component named nsight-*: /opt/nvidia/nsight-systems/2025.3.1/target-linux-x64/nsys, Debian's
+// /usr/lib/x86_64-linux-gnu/nsight-systems/target-linux-x64/nsys-launcher, nsight-compute-2025.3.1/...), or
+// `tool_executable` itself (a launcher's own helpers). Seen on nsys 2022.4: its CLI exits while
+// `nsys --start-agent` (re-parented to us) still writes the report; ending it lost the capture's last ranges.
+bool is_tool_process(const std::filesystem::path& executable, const std::filesystem::path& tool_executable);
 // After a process of `stage` exited normally: one warning naming its survivors by PID and name, and whether
-// they were ended (SIGTERM; SIGKILL for those that outlived the grace) or left running. `what`: "the workload".
+// they were ended (SIGTERM; SIGKILL for those that outlived the grace) or left running. `what` names whose they
+// are: "the workload", "the workload under nsys", "rank 1's workload".
 void report_survivors(PipelineRun& run, Stage stage, const std::string& what, const ProcessOutcome& outcome);
 // A profiler's call in stage `stage` (nsys, ncu): the workload's environment, output to `log_file`
 // (relative to MAIN), and a timeout of `timeout_s` seconds.

@@ -149,18 +149,24 @@ void ChildSession::signal_tree(int signal_number) {
 void ChildSession::end_survivors(std::chrono::milliseconds grace) {
   // Polled, not waited on: the survivors are re-parented orphans or live in other sessions, and reaping the
   // ones that are now our children is what lets any_alive() see them go.
-  const auto wait_while_alive = [this](SteadyClock::time_point deadline) {
-    while (descendants_->any_alive() && SteadyClock::now() < deadline) {
+  // The tool's own survivors (ProcessSpec::is_tool_executable) are left: a profiler's agent finishes its report.
+  const auto& is_tool = spec_.is_tool_executable;
+  const auto wait_while_alive = [this, &is_tool](SteadyClock::time_point deadline) {
+    while (descendants_->workload_alive(is_tool) && SteadyClock::now() < deadline) {
       descendants_->reap_orphans();
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     descendants_->reap_orphans();
   };
-  descendants_->signal_all(SIGTERM);
+  // refresh() first each time: a survivor that loops over short children (`while :; do sleep 0.05; done`) has one
+  // started since the last look, which would outlive its parent's SIGKILL and turn up in the next stage's list.
+  descendants_->refresh();
+  descendants_->signal_workload(SIGTERM, is_tool);
   wait_while_alive(SteadyClock::now() + grace);
-  if (!descendants_->any_alive()) return;
-  survivors_killed_ = descendants_->survivors();
-  descendants_->signal_all(SIGKILL);
+  if (!descendants_->workload_alive(is_tool)) return;
+  descendants_->refresh();
+  survivors_killed_ = descendants_->survivors_by_owner(is_tool).first;
+  descendants_->signal_workload(SIGKILL, is_tool);
   wait_while_alive(SteadyClock::now() + std::chrono::seconds(2));
 }
 

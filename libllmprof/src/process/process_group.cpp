@@ -199,18 +199,54 @@ void DescendantTracker::signal_all(int signal_number) const {
   }
 }
 
-std::vector<std::string> DescendantTracker::survivors() const {
-  std::vector<std::string> alive;
+std::vector<const DescendantTracker::Tracked*> DescendantTracker::alive() const {
+  std::vector<const Tracked*> found;
   for (const auto& tracked : tracked_) {
     const auto stat = read_stat(tracked.pid);
-    if (stat && stat->start_time == tracked.start_time && stat->state != 'Z' && stat->state != 'X') {
-      alive.push_back(std::to_string(tracked.pid) + " (" + tracked.name + ")");
-    }
+    if (stat && stat->start_time == tracked.start_time && stat->state != 'Z' && stat->state != 'X')
+      found.push_back(&tracked);
   }
-  return alive;
+  return found;
 }
 
-bool DescendantTracker::any_alive() const { return !survivors().empty(); }
+namespace {
+std::string describe(pid_t pid, const std::string& name) { return std::to_string(pid) + " (" + name + ")"; }
+}  // namespace
+
+std::vector<std::string> DescendantTracker::survivors() const {
+  std::vector<std::string> names;
+  for (const Tracked* tracked : alive()) names.push_back(describe(tracked->pid, tracked->name));
+  return names;
+}
+
+bool DescendantTracker::any_alive() const { return !alive().empty(); }
+
+// The executable now, not when first seen: a process forked by the tool runs the tool's executable until it
+// execs the workload, and refresh() may have seen it in between.
+bool DescendantTracker::is_tools(const Tracked& tracked, const ExecutableTest& is_tool) {
+  if (!is_tool) return false;
+  std::error_code error;
+  const auto executable = std::filesystem::read_symlink("/proc/" + std::to_string(tracked.pid) + "/exe", error);
+  return !error && is_tool(executable);
+}
+
+std::pair<std::vector<std::string>, std::vector<std::string>> DescendantTracker::survivors_by_owner(
+    const ExecutableTest& is_tool) const {
+  std::pair<std::vector<std::string>, std::vector<std::string>> split;
+  for (const Tracked* tracked : alive())
+    (is_tools(*tracked, is_tool) ? split.second : split.first).push_back(describe(tracked->pid, tracked->name));
+  return split;
+}
+
+void DescendantTracker::signal_workload(int signal_number, const ExecutableTest& is_tool) const {
+  for (const Tracked* tracked : alive())
+    if (!is_tools(*tracked, is_tool)) ::kill(tracked->pid, signal_number);
+}
+
+bool DescendantTracker::workload_alive(const ExecutableTest& is_tool) const {
+  const auto found = alive();
+  return std::any_of(found.begin(), found.end(), [&](const Tracked* tracked) { return !is_tools(*tracked, is_tool); });
+}
 
 std::vector<const DescendantTracker::Tracked*> DescendantTracker::in_subtrees(const std::vector<pid_t>& targets) const {
   // Parent links as first seen: a target's child re-parented to us when the target died is still its own.

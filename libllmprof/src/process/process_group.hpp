@@ -3,6 +3,8 @@
 
 #include <sys/types.h>
 
+#include <filesystem>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -54,6 +56,13 @@ class DescendantTracker {
   bool any_alive_in_subtrees(const std::vector<pid_t>& targets);
   // "pid (name)" of each tracked process still alive (zombies excluded).
   std::vector<std::string> survivors() const;
+  // Decides, by a process's executable (/proc/<pid>/exe now), whether it is the child tool's own.
+  using ExecutableTest = std::function<bool(const std::filesystem::path&)>;
+  // survivors() split by `is_tool` (unset: none is the tool's): {the workload's, the tool's}.
+  std::pair<std::vector<std::string>, std::vector<std::string>> survivors_by_owner(const ExecutableTest& is_tool) const;
+  // Sends the signal to the live tracked processes that are not the tool's; whether any such one is still alive.
+  void signal_workload(int signal_number, const ExecutableTest& is_tool) const;
+  bool workload_alive(const ExecutableTest& is_tool) const;
   bool any_alive() const;
   // Reaps tracked processes that died as our children (re-parented orphans), so no zombie stays.
   void reap_orphans() const;
@@ -66,6 +75,9 @@ class DescendantTracker {
     pid_t parent = 0;  // when first seen
   };
   std::vector<const Tracked*> in_subtrees(const std::vector<pid_t>& targets) const;
+  // The tracked processes still alive as themselves (same start time, not a zombie).
+  std::vector<const Tracked*> alive() const;
+  static bool is_tools(const Tracked& tracked, const ExecutableTest& is_tool);
   pid_t root_;
   // The root's start time: an orphan started before it cannot be its descendant (a daemon an earlier child
   // left behind, re-parented to us as the subreaper), and is never claimed.

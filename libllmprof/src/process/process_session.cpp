@@ -18,6 +18,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fcntl.h>
@@ -206,9 +207,11 @@ Result<ProcessOutcome> ChildSession::run() {
   io_.run();
 
   std::vector<std::string> survivors;
+  std::vector<std::string> tool_survivors;
   if (descendants_) {
     descendants_->refresh();  // orphans of the tree are ours now (subreaper): find them too
-    if (stop_reason_ == StopReason::none) survivors = descendants_->survivors();
+    if (stop_reason_ == StopReason::none)
+      std::tie(survivors, tool_survivors) = descendants_->survivors_by_owner(spec_.is_tool_executable);
     if (!survivors.empty() && spec_.end_survivors_after) end_survivors(*spec_.end_survivors_after);
     descendants_->reap_orphans();
   }
@@ -220,6 +223,7 @@ Result<ProcessOutcome> ChildSession::run() {
   result.survivors_ended = !survivors.empty() && spec_.end_survivors_after.has_value();
   result.survivors_killed = std::move(survivors_killed_);
   result.surviving_descendants = std::move(survivors);
+  result.tool_survivors = std::move(tool_survivors);
   if (output_error_) {
     Error error = *output_error_;
     error.message += " (the process itself: " + result.describe() + ")";
