@@ -6,7 +6,12 @@
 // for its own time (prefill 1.5 ms, mixed 0.9 ms, decode 0.3 ms, sampling 0.05 ms).
 // The tokens each kind carries are fixed too (prefill 128 prompt tokens, mixed 64 prompt + 8 decode, decode 8),
 // and written, as the steps counted, to $LLMPROF_STEP_TOKENS_FILE when it is set (llmprof/step_tokens.hpp).
-// Usage: llmprof-engine-loop [steps]   (no "serve" range with --no-outer)
+// Usage: llmprof-engine-loop [steps] [--no-outer] [--flat] [--names sglang] [--domain NAME]
+//   --no-outer      no "serve" range
+//   --flat          no scheduler_step: each step is only its kind range, sampling inside it (issue 34: engines that
+//                   wrap each step only in its kind)
+//   --names sglang  SGLang's forward-mode names: extend, decode, mixed (for prefill_batch, decode_batch, mixed_batch)
+//   --domain NAME   every range in the NVTX domain NAME
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,16 +27,30 @@ void busy_wait(std::chrono::microseconds duration) {
   }
 }
 
-const char* step_kind(int step) {
-  if (step % 10 == 0) return "prefill_batch";
-  if (step % 10 == 5) return "mixed_batch";
-  return "decode_batch";
+struct Shape {
+  bool outer = true;
+  bool flat = false;
+  bool sglang = false;
+  const char* domain = nullptr;
+};
+
+// 0 prefill, 1 decode, 2 mixed
+int step_kind(int step) {
+  if (step % 10 == 0) return 0;
+  if (step % 10 == 5) return 2;
+  return 1;
 }
 
-std::chrono::microseconds kind_time(const char* kind) {
-  if (std::strcmp(kind, "prefill_batch") == 0) return std::chrono::microseconds(1500);
-  if (std::strcmp(kind, "mixed_batch") == 0) return std::chrono::microseconds(900);
-  return std::chrono::microseconds(300);
+const char* kind_name(int kind, const Shape& shape) {
+  static const char* vllm[3] = {"prefill_batch", "decode_batch", "mixed_batch"};
+  static const char* sglang[3] = {"extend", "decode", "mixed"};
+  return (shape.sglang ? sglang : vllm)[kind];
+}
+
+std::chrono::microseconds kind_time(int kind) {
+  static const std::chrono::microseconds times[3] = {std::chrono::microseconds(1500), std::chrono::microseconds(300),
+                                                     std::chrono::microseconds(900)};
+  return times[kind];
 }
 
 struct KindCount {
@@ -41,63 +60,80 @@ struct KindCount {
 };
 
 // One window (the whole run): what a serving engine's scheduler knows of each step it ran.
-void write_step_tokens(const char* path, const KindCount counts[3]) {
+void write_step_tokens(const char* path, const KindCount counts[3], const Shape& shape) {
   std::FILE* out = std::fopen(path, "w");
   if (out == nullptr) {
     std::perror(path);
     return;
   }
-  const char* names[3] = {"prefill_batch", "decode_batch", "mixed_batch"};
   std::fprintf(out, "{\"schema\": \"llmprof.step_tokens/1\", \"windows\": [{\"kinds\": {");
   for (int i = 0; i < 3; ++i) {
     std::fprintf(out, "%s\"%s\": {\"steps\": %d, \"prompt_tokens\": %ld, \"decode_tokens\": %ld}", i ? ", " : "",
-                 names[i], counts[i].steps, counts[i].prompt_tokens, counts[i].decode_tokens);
+                 kind_name(i, shape), counts[i].steps, counts[i].prompt_tokens, counts[i].decode_tokens);
   }
   std::fprintf(out, "}}]}\n");
   std::fclose(out);
 }
 
-void run_steps(int steps) {
+void sample(const llmprof::nvtx::Domain& domain) {
+  llmprof::nvtx::ScopedRange sampling{domain, "sampling"};
+  busy_wait(std::chrono::microseconds(50));
+}
+
+void run_steps(int steps, const Shape& shape, const llmprof::nvtx::Domain& domain) {
   KindCount counts[3];  // prefill, decode, mixed
   for (int step = 0; step < steps; ++step) {
-    llmprof::nvtx::ScopedRange scheduler_step{"scheduler_step"};
-    const char* kind = step_kind(step);
-    {
-      llmprof::nvtx::ScopedRange forward{kind};
+    const int kind = step_kind(step);
+    if (shape.flat) {
+      llmprof::nvtx::ScopedRange forward{domain, kind_name(kind, shape)};
       busy_wait(kind_time(kind));
+      sample(domain);
+    } else {
+      llmprof::nvtx::ScopedRange scheduler_step{domain, "scheduler_step"};
+      {
+        llmprof::nvtx::ScopedRange forward{domain, kind_name(kind, shape)};
+        busy_wait(kind_time(kind));
+      }
+      sample(domain);
     }
-    llmprof::nvtx::ScopedRange sampling{"sampling"};
-    busy_wait(std::chrono::microseconds(50));
-    const bool prefill = std::strcmp(kind, "prefill_batch") == 0, mixed = std::strcmp(kind, "mixed_batch") == 0;
-    KindCount& count = counts[prefill ? 0 : (mixed ? 2 : 1)];
+    KindCount& count = counts[kind];
     count.steps += 1;
-    count.prompt_tokens += prefill ? 128 : (mixed ? 64 : 0);
-    count.decode_tokens += prefill ? 0 : 8;
+    count.prompt_tokens += kind == 0 ? 128 : (kind == 2 ? 64 : 0);
+    count.decode_tokens += kind == 0 ? 0 : 8;
   }
   if (const char* path = std::getenv("LLMPROF_STEP_TOKENS_FILE"); path != nullptr && *path != '\0')
-    write_step_tokens(path, counts);
+    write_step_tokens(path, counts, shape);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int steps = 60;
-  bool outer = true;
+  Shape shape;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--no-outer") == 0)
-      outer = false;
-    else
+    if (std::strcmp(argv[i], "--no-outer") == 0) {
+      shape.outer = false;
+    } else if (std::strcmp(argv[i], "--flat") == 0) {
+      shape.flat = true;
+    } else if (std::strcmp(argv[i], "--names") == 0 && i + 1 < argc) {
+      shape.sglang = std::strcmp(argv[++i], "sglang") == 0;
+    } else if (std::strcmp(argv[i], "--domain") == 0 && i + 1 < argc) {
+      shape.domain = argv[++i];
+    } else {
       steps = std::atoi(argv[i]);
+    }
   }
   if (steps < 1) {
-    std::fprintf(stderr, "usage: llmprof-engine-loop [steps >= 1] [--no-outer]\n");
+    std::fprintf(stderr,
+                 "usage: llmprof-engine-loop [steps >= 1] [--no-outer] [--flat] [--names sglang] [--domain NAME]\n");
     return 2;
   }
-  if (outer) {
-    llmprof::nvtx::ScopedRange serve{"serve"};
-    run_steps(steps);
+  const llmprof::nvtx::Domain domain{shape.domain};
+  if (shape.outer) {
+    llmprof::nvtx::ScopedRange serve{domain, "serve"};
+    run_steps(steps, shape, domain);
   } else {
-    run_steps(steps);
+    run_steps(steps, shape, domain);
   }
   std::printf("engine loop: %d steps\n", steps);
   return 0;

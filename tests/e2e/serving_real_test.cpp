@@ -185,3 +185,28 @@ TEST_CASE("real nsys: the workload's daemon is ended after every stage, the prof
   const std::string steps = read_file(main / "analysis" / "step_kinds.md");
   CHECK_THAT(steps, Catch::Contains("decode_batch"));
 }
+
+// Issue 34: run.stage = "auto" on an engine that names its steps by SGLang's modes alone (decode, extend, mixed at
+// the top level of its thread, no step range): the nsys stage says which kind it chose and why, run.json records
+// the choice (resume and `analyze MAIN` read it there), and the step kinds are found.
+TEST_CASE("real nsys: run.stage = auto picks the step kind of an engine with SGLang's mode names and records it") {
+  if (!have_real_tools()) return;
+  TempDir temp;
+  const Finished run = deep_profile(
+      temp, {"run", "--set", "run.runs_root=" + (temp / "runs").string(), "--set", "run.run_id=serving", "--set",
+             "run.min_free_space_gb=0", "--set", "run.enable_ncu=false", "--set", "nsys.capture_range=none", "--set",
+             "run.stage=auto", "--", LLMPROF_ENGINE_LOOP_EXE, "60", "--flat", "--no-outer", "--names", "sglang"});
+  INFO(run.out);
+  const fs::path main = temp / "runs" / "serving";
+  const RunManifest manifest = manifest_of(main);
+  CHECK(stage_of(manifest, "nsys").status == StageStatus::ok);
+  // No GPU here: by steps (48 decode of 60).
+  CHECK(run.out.find("run.stage = auto chose `decode`, the step kind with the most steps inside the captured "
+                     "window (48 of 60; no GPU work was recorded); the other kinds: extend x6, mixed x6") !=
+        std::string::npos);
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->discovered_stage == std::optional<std::string>("decode"));
+  CHECK_THAT(manifest.capture->stage_choice, Catch::StartsWith("run.stage = auto chose `decode`"));
+  CHECK_THAT(read_file(main / "analysis" / "step_kinds.md"),
+             Catch::Contains("Kind ranges that stand alone, each instance one step: 60 steps"));
+}

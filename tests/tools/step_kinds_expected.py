@@ -20,7 +20,14 @@ import sqlite3
 import sys
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "serving"
-FILES = ["engine_loop_cpu2022", "serving_window1_h100", "serving_window2_h100"]
+FILES = ["engine_loop_cpu2022", "serving_window1_h100", "serving_window2_h100", "engine_flat_cpu2022",
+         "engine_flat_sglang_cpu2022", "engine_domain_cpu2022"]
+# Kind names: vLLM's *_batch, or an engine mode (SGLang's forward modes, and "prefill").
+MODES = {"prefill", "decode", "extend", "mixed", "idle"}
+
+
+def is_kind(name):
+    return name is not None and ((len(name) > 6 and name.endswith("_batch")) or name in MODES)
 # The workload's own step tokens for a fixture (llmprof.step_tokens/1): file under DATA, window index.
 TOKENS = {"serving_window1_h100": ("serving_h100_step_tokens.json", 0),
           "serving_window2_h100": ("serving_h100_step_tokens.json", 1)}
@@ -125,26 +132,34 @@ def figures(path):
     for name in sorted(counts):
         out.append((name, "count", counts[name]))
         out.append((name, "parent", parents[name] or "-"))
+    # The step range: the first range (by start) with a kind among its children and at least as many instances as
+    # each such child; without one, the kinds stand alone (each instance a step): kind-named ranges whose parent
+    # is no kind.
     step = None
     for r in sorted(ranges, key=lambda r: r["start"]):
-        children = {c["name"] for c in ranges if c["parent"] == r["name"]}
-        if any(c.endswith("_batch") for c in children):
+        children = {c["name"] for c in ranges if c["parent"] == r["name"] and is_kind(c["name"])}
+        if children and all(counts[c] <= counts[r["name"]] for c in children):
             step = r["name"]
             break
-    out.append(("steps", "step_range", step))
-    out.append(("steps", "count", counts[step]))
-    kinds = sorted({r["name"] for r in ranges if r["parent"] == step and r["name"].endswith("_batch")})
+    if step is not None:
+        kinds = sorted({r["name"] for r in ranges if r["parent"] == step and is_kind(r["name"])})
+        steps = sorted((r for r in ranges if r["name"] == step), key=lambda r: r["start"])
+    else:
+        kinds = sorted({r["name"] for r in ranges if is_kind(r["name"]) and not is_kind(parents[r["name"]])})
+        steps = sorted((r for r in ranges if r["name"] in kinds), key=lambda r: r["start"])
+    out.append(("steps", "step_range", step or "-"))
+    out.append(("steps", "count", len(steps)))
     out.append(("steps", "kinds", ",".join(kinds)))
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     out.extend(gpu_figures(db, tables, ranges, kinds))
     for kind in kinds:
         processes = sorted({(r["thread"] >> 24) & 0xFFFFFF for r in ranges if r["name"] == kind})
         out.append((kind, "processes", ",".join(str(p) for p in processes)))
-    # A window bounded in steps: steps 10..29 of the step range, and the kind ranges that start inside them.
-    step_ranges = sorted((r for r in ranges if r["name"] == step), key=lambda r: r["start"])[10:30]
+    # A window bounded in steps: steps 10..29, and the kind ranges that start inside them (flat: that are them).
+    window = steps[10:30]
     for kind in kinds:
         inside = [r for r in ranges if r["name"] == kind and any(
-            s["thread"] == r["thread"] and s["start"] <= r["start"] <= s["end"] for s in step_ranges)]
+            s["thread"] == r["thread"] and s["start"] <= r["start"] <= s["end"] for s in window)]
         out.append((kind, "count_in_steps_10_to_29", len(inside)))
     starts = stops = 0
     if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:

@@ -283,3 +283,75 @@ TEST_CASE("a step tokens file is read strictly: each bad input names the key") {
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().code == ErrorCode::not_found);
 }
+
+// Issue 34: kinds however the engine shapes its ranges, each recorded with the real nsys 2022.4 from
+// tests/e2e/engine_loop.cpp: kinds that stand alone (under `serve`, which holds 60 of them in one instance, so it
+// is no step), SGLang's mode names at the top level of the thread, and the nested shape in the NVTX domain `llm`.
+// The Python oracle finds the step range, the kinds and a window of steps 10..29 by its own rules.
+TEST_CASE("step kinds of flat, SGLang-named and domain-scoped engine loops match the Python oracle") {
+  for (const char* file : {"engine_flat_cpu2022", "engine_flat_sglang_cpu2022", "engine_domain_cpu2022"}) {
+    INFO(file);
+    const auto expected = expected_figures(file);
+    const TimelineReport captured = timeline(file);
+    const auto steps = analyze_step_kinds(captured);
+    REQUIRE(steps.has_value());
+    const std::string range = expected.at("steps/step_range");
+    if (range == "-") {
+      CHECK(steps->step_range.empty());
+      CHECK(steps->phases.empty());
+    } else {
+      CHECK(steps->step_range == "llm:" + range);  // the domain's qualified name
+    }
+    CHECK(std::to_string(steps->steps) == expected.at("steps/count"));
+    std::vector<std::string> names;
+    for (const auto& kind : steps->kinds) {
+      names.push_back(kind.name);
+      check_kind_against_oracle(kind, expected);
+    }
+    std::sort(names.begin(), names.end());
+    std::string joined;
+    for (const auto& name : names) joined += (joined.empty() ? "" : ",") + name;
+    CHECK(joined == expected.at("steps/kinds"));
+    // The decode-like kind leads (no GPU work: by count) and the verdict speaks of it by its short name.
+    CHECK_THAT(steps->verdict, Catch::StartsWith("decode steps: 48 of 60"));
+    const auto window = analyze_step_kinds(captured, {}, StepWindow{10, 20});
+    REQUIRE(window.has_value());
+    CHECK(window->steps == 20);
+    CHECK(window->steps_left_out == 40);
+    for (const auto& kind : window->kinds) {
+      INFO(kind.name);
+      CHECK(std::to_string(kind.count) == expected.at(kind.name + "/count_in_steps_10_to_29"));
+    }
+  }
+}
+
+// The bundled example's ranges (decode x1 around 8 decode_step, no *_batch): no kind, and one line that says why
+// and lists what the capture held; `decode` alone, once, is a phase of a decode loop, not a step kind.
+TEST_CASE("without a step kind the reason is one line naming the ranges the capture holds") {
+  auto captured = analyze_timeline(data_path("nsys-sqlite/ex1b8.sqlite"));
+  REQUIRE(captured.has_value());
+  CHECK_FALSE(analyze_step_kinds(captured.value()).has_value());
+  const std::string why = no_step_kinds_reason(captured.value());
+  CHECK(why.find('\n') == std::string::npos);
+  CHECK_THAT(why, Catch::StartsWith("no step kind: no NVTX range named like one"));
+  CHECK_THAT(why, Catch::Contains("decode x1"));
+  CHECK_THAT(why, Catch::Contains("decode_step x8"));
+}
+
+// Issue 34: on an engine whose kinds stand alone under `serve` (nothing nested under a step), discovery picks among
+// the kinds (before: "the nested range with the most GPU time", falling back to the first range), and its
+// sentence quotes figures the oracle gives: decode_batch's 48 of the 60 steps.
+TEST_CASE("discovery on kinds that stand alone picks the busiest kind and its sentence holds the oracle's figures") {
+  const auto expected = expected_figures("engine_flat_cpu2022");
+  const auto report = timeline("engine_flat_cpu2022");
+  auto discovery = discover_ranges(report, fixture("engine_flat_cpu2022"));
+  REQUIRE(discovery.has_value());
+  CHECK(discovery->stage == "decode_batch");
+  CHECK(discovery->why.rfind("`decode_batch` is the step kind (its ranges stand alone, each one step) with the most "
+                             "instances (" +
+                                 expected.at("decode_batch/count") + " of " + expected.at("steps/count") +
+                                 "; no GPU work was recorded)",
+                             0) == 0);
+  CHECK(discovery->capture_range == "nvtx");
+  CHECK(discovery->nvtx_capture == "serve");  // encloses every decode_batch once
+}

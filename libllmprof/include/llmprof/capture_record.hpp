@@ -40,6 +40,9 @@ struct CaptureRecord {
   // is the stage discovery chose for the kernel selection and the ncu filter (select, ncu, analyze and
   // `run --resume` read it here). Unset otherwise.
   std::optional<std::string> discovered_stage;
+  // How discovered_stage was chosen, as the run said it: run.stage = "auto" (the step kind with the most GPU time
+  // inside the captured window) or discovery. Empty when nothing chose.
+  std::string stage_choice;
 
   // The NVTX range name (without @domain) the captured timeline is limited to: set only for an nvtx gate
   // that opened; nullopt for an ungated capture, an ungated re-run, and a cudaProfilerApi gate.

@@ -97,6 +97,9 @@ struct WorkloadConfig {
   bool operator==(const WorkloadConfig&) const = default;
 };
 
+// run.stage = "auto": the step kind with the most GPU time inside the captured window (the serving preset's).
+inline constexpr std::string_view kAutoStage = "auto";
+
 struct NsysConfig {
   std::filesystem::path path;  // empty: probe
   std::vector<std::string> trace = {"cuda", "nvtx"};

@@ -37,6 +37,9 @@ struct RangeDiscovery {
   std::vector<DiscoveredRange> ranges;    // outermost first, then by first start (the timeline's order)
   std::int64_t profiler_start_calls = 0;  // cudaProfilerStart, from CUPTI_ACTIVITY_KIND_RUNTIME
   std::int64_t profiler_stop_calls = 0;
+  // The workload's own profiling windows: [cudaProfilerStart, the next cudaProfilerStop] in the capture's time
+  // (a Start without a Stop runs to the capture's end).
+  std::vector<std::pair<std::int64_t, std::int64_t>> profiler_windows;
   std::optional<StepKindReport> steps;  // when a step range with kinds was found
   // The choice: the range whose kernels to select and profile (run.stage, ncu.nvtx_include), and the capture
   // that opens on the workload's own window or an enclosing range ("cudaProfilerApi", "nvtx", "none").
@@ -44,13 +47,18 @@ struct RangeDiscovery {
   std::string capture_range;
   std::string nvtx_capture;                // with capture_range "nvtx"
   std::string why;                         // one sentence: what was chosen and why
+  // The chosen range has an instance inside the workload's profiling windows (true when it opens none): only then
+  // does the suggested capture follow those windows.
+  bool chosen_in_window = true;
   std::vector<std::string> set_arguments;  // "nsys.capture_range=cudaProfilerApi", ... (one --set each)
   std::string set_line() const;            // "--set a=b --set c=d"
 };
 
-// From an analysed timeline and the export it came from (for the profiler API calls). The choice: the step
-// kind with the most GPU time, else (no GPU work, e.g. on a CPU machine) the most frequent kind, else the
-// most frequent range nested in another; the capture opens on cudaProfilerStart when the workload calls it,
+// From an analysed timeline and the export it came from (for the profiler API calls). The choice, among the step
+// kinds when there are any (nested under a step range or standing alone), else among every range whatever its
+// nesting: the most GPU time, else (no GPU work, e.g. on a CPU machine) the most instances. When the workload
+// opens profiling windows, only what falls inside them counts, and a range with instances inside them is
+// preferred; the capture opens on cudaProfilerStart only when the chosen range has an instance inside a window,
 // else on a range that occurs once and encloses every instance of the chosen one, else it is ungated.
 // Error(no_report) when the export holds no NVTX range.
 Result<RangeDiscovery> discover_ranges(const TimelineReport& timeline, const std::filesystem::path& sqlite_export);

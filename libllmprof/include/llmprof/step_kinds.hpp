@@ -42,7 +42,8 @@ struct StepKindFigures {
 };
 
 struct StepKindReport {
-  std::string step_range;                   // e.g. "scheduler_step"
+  // e.g. "scheduler_step"; empty when the kinds stand alone (each instance of a kind range is one step).
+  std::string step_range;
   std::int64_t steps = 0;                   // instances of the step range (inside the step window)
   std::int64_t steps_left_out = 0;          // outside the step window (nsys.capture_skip / capture_count)
   // Not steps (one rule for steps, kinds, discovery and the cross-rank view): instances of the step range or a
@@ -57,8 +58,12 @@ struct StepKindReport {
 };
 
 // The step range: `step_range` when given (a qualified name, "name" or "domain:name"), else the outermost
-// stage whose children include a range named *_batch. The kinds are its children named *_batch (vLLM's
-// convention), or, when none is, every child that is not in every step. nullopt when no step range is found.
+// stage whose children include a kind name (*_batch, vLLM's convention, or an engine mode: prefill, decode,
+// extend, mixed, idle, SGLang's) and that has at least as many instances as each such child. The kinds are its
+// children so named, or, when none is, every child that is not in every step. Without such a stage the kinds
+// stand alone: ranges so named (in any NVTX domain) whose enclosing range is no kind, each instance a step
+// (mode names only where they repeat: two of them twice, or one four times). nullopt when neither is found
+// (no_step_kinds_reason says why in one line).
 // Steps and kind instances are the outermost closed instances of their range; a kind instance counts when it
 // starts inside a counted step. `skip`/`count` keep only steps skip .. skip + count - 1 (count 0: all after
 // skip): a window bounded in steps (nsys.capture_skip / nsys.capture_count).
@@ -68,6 +73,8 @@ struct StepWindow {
 };
 std::optional<StepKindReport> analyze_step_kinds(const TimelineReport& timeline, std::string_view step_range = {},
                                                  StepWindow window = {});
+
+std::string no_step_kinds_reason(const TimelineReport& timeline);
 
 // The process id nsys packs into a globalTid (pid in bits 24..47 in the export schemas of 2022.4 and 2025.3).
 std::int64_t process_of_thread(std::int64_t global_thread_id);

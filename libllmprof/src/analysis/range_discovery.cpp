@@ -3,6 +3,7 @@
 #include "llmprof/range_discovery.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "analysis/step_rule.hpp"
@@ -20,18 +21,27 @@ Result<void> count_profiler_calls(const std::filesystem::path& sqlite_export, Ra
   if (!database) return database.error();
   if (!database->has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) return {};  // no CUDA call traced at all
   auto statement = database->prepare(
-      "SELECT s.value, COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON r.nameId = s.id "
-      "WHERE s.value LIKE 'cudaProfilerSt%' OR s.value LIKE 'cuProfilerSt%' GROUP BY s.value");
+      "SELECT s.value, r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON r.nameId = s.id "
+      "WHERE s.value LIKE 'cudaProfilerSt%' OR s.value LIKE 'cuProfilerSt%' ORDER BY r.start");
   if (!statement) return statement.error();
+  std::optional<std::int64_t> open;
   while (true) {
     auto row = statement->step();
     if (!row) return row.error();
     if (!*row) break;
     const std::string name(statement->text(0));
-    const std::int64_t count = statement->integer(1);
-    if (name.find("ProfilerStart") != std::string::npos) discovery.profiler_start_calls += count;
-    if (name.find("ProfilerStop") != std::string::npos) discovery.profiler_stop_calls += count;
+    const std::int64_t at = statement->integer(1);
+    if (name.find("ProfilerStart") != std::string::npos) {
+      ++discovery.profiler_start_calls;
+      if (!open) open = at;
+    }
+    if (name.find("ProfilerStop") != std::string::npos) {
+      ++discovery.profiler_stop_calls;
+      if (open) discovery.profiler_windows.emplace_back(*open, at);
+      open.reset();
+    }
   }
+  if (open) discovery.profiler_windows.emplace_back(*open, std::numeric_limits<std::int64_t>::max());
   return {};
 }
 
@@ -41,32 +51,81 @@ const DiscoveredRange* find_range(const RangeDiscovery& discovery, const std::st
   return nullptr;
 }
 
-// The stage to select, and why.
-void choose_stage(RangeDiscovery& discovery) {
+// What a candidate range holds, inside the workload's profiling windows when it opens any (else everywhere).
+struct CandidateFigures {
+  std::int64_t gpu_time_ns = 0;
+  std::int64_t instances = 0;
+};
+
+bool inside_windows(const RangeDiscovery& discovery, const TimelineInstance& instance) {
+  return std::any_of(discovery.profiler_windows.begin(), discovery.profiler_windows.end(), [&](const auto& window) {
+    return window.first <= instance.cpu_start_ns && instance.cpu_start_ns <= window.second;
+  });
+}
+
+CandidateFigures figures_of(const RangeDiscovery& discovery, const TimelineStage& stage, bool windowed) {
+  CandidateFigures figures;
+  for (const TimelineInstance* instance : detail::step_instances(stage).counted) {
+    if (windowed && !inside_windows(discovery, *instance)) continue;
+    ++figures.instances;
+    figures.gpu_time_ns += instance->gpu_time_ns;
+  }
+  return figures;
+}
+
+// The stage to select, and why: among the step kinds when there are any, else among every range; by GPU time,
+// else by instances, counted inside the profiling windows when the workload opens any.
+void choose_stage(RangeDiscovery& discovery, const TimelineReport& timeline) {
+  std::vector<const TimelineStage*> candidates;
   if (discovery.steps && !discovery.steps->kinds.empty()) {
-    const auto& kinds = discovery.steps->kinds;  // by GPU time, then count
-    const bool gpu = kinds.front().gpu_time_ns > 0;
-    const auto chosen =
-        gpu ? kinds.begin()
-            : std::max_element(kinds.begin(), kinds.end(), [](auto& a, auto& b) { return a.count < b.count; });
-    discovery.stage = chosen->name;
-    discovery.why = "`" + chosen->name + "` is the step kind (under `" + discovery.steps->step_range + "`) with " +
-                    (gpu ? "the most GPU time (" + detail::format_fraction_percent(chosen->gpu_time_share) + ")"
-                         : "the most steps (" + std::to_string(chosen->count) + " of " +
-                               std::to_string(discovery.steps->steps) + "; no GPU work was recorded)");
-    return;
+    for (const auto& kind : discovery.steps->kinds)
+      for (const auto& stage : timeline.stages)
+        if (stage.name == kind.name) candidates.push_back(&stage);
+  } else {
+    for (const auto& stage : timeline.stages) candidates.push_back(&stage);
   }
-  const DiscoveredRange* best = nullptr;
-  for (const auto& range : discovery.ranges) {
-    if (!range.parent) continue;
-    if (best == nullptr || range.gpu_time_ns > best->gpu_time_ns ||
-        (range.gpu_time_ns == best->gpu_time_ns && range.count > best->count))
-      best = &range;
+  // Inside the workload's profiling windows when it opens any and something falls inside them; else everywhere
+  // (then the suggested capture cannot follow those windows: chosen_in_window).
+  bool windowed = !discovery.profiler_windows.empty();
+  const TimelineStage* best = nullptr;
+  CandidateFigures best_figures, total;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    best = nullptr;
+    best_figures = total = CandidateFigures{};
+    for (const TimelineStage* stage : candidates) {
+      const CandidateFigures figures = figures_of(discovery, *stage, windowed);
+      total.gpu_time_ns += figures.gpu_time_ns;
+      total.instances += figures.instances;
+      if (best == nullptr || figures.gpu_time_ns > best_figures.gpu_time_ns ||
+          (figures.gpu_time_ns == best_figures.gpu_time_ns && figures.instances > best_figures.instances)) {
+        best = stage;
+        best_figures = figures;
+      }
+    }
+    if (!windowed || total.instances > 0) break;
+    windowed = false;
   }
-  if (best == nullptr) best = &discovery.ranges.front();
+  if (best == nullptr) return;
   discovery.stage = best->name;
-  discovery.why = "`" + best->qualified_name() + "` is the nested range with the most " +
-                  (best->gpu_time_ns > 0 ? std::string("GPU time") : "instances (" + std::to_string(best->count) + ")");
+  const bool kinds = discovery.steps && !discovery.steps->kinds.empty();
+  const std::string where = windowed ? " inside the workload's profiling windows" : "";
+  std::string what = kinds ? "the step kind" : "the range";
+  if (kinds) {
+    const std::string& range = discovery.steps->step_range;
+    what += range.empty() ? " (its ranges stand alone, each one step)" : " (under `" + range + "`)";
+  }
+  if (best_figures.gpu_time_ns > 0) {
+    discovery.why = "`" + best->qualified_name() + "` is " + what + " with the most GPU time" + where + " (" +
+                    detail::format_duration_ns(static_cast<double>(best_figures.gpu_time_ns)) + " of " +
+                    detail::format_duration_ns(static_cast<double>(total.gpu_time_ns)) + " over " +
+                    std::to_string(best_figures.instances) + " instances)";
+  } else {
+    discovery.why = "`" + best->qualified_name() + "` is " + what + " with the most instances" + where + " (" +
+                    std::to_string(best_figures.instances) + " of " + std::to_string(total.instances) +
+                    "; no GPU work was recorded)";
+  }
+  discovery.chosen_in_window = discovery.profiler_windows.empty() || windowed;
+  if (!discovery.chosen_in_window) discovery.why += " (none of the candidates has an instance inside its profiling windows)";
 }
 
 // Whether `outer` occurs once and its instance holds every instance of `inner` (on its thread, start to end).
@@ -84,7 +143,7 @@ bool encloses_every(const TimelineReport& timeline, const DiscoveredRange& outer
 // The capture: the workload's own window, else an enclosing range emitted once that holds every instance of the
 // chosen stage (not only its first, nor only most), else none.
 void choose_capture(RangeDiscovery& discovery, const TimelineReport& timeline) {
-  if (discovery.profiler_start_calls > 0) {
+  if (discovery.profiler_start_calls > 0 && discovery.chosen_in_window) {
     discovery.capture_range = "cudaProfilerApi";
     discovery.why += "; the workload calls cudaProfilerStart (" + std::to_string(discovery.profiler_start_calls) +
                      "x), so the suggested capture follows its window";
@@ -150,7 +209,7 @@ Result<RangeDiscovery> discover_ranges(const TimelineReport& timeline, const std
   }
   if (auto counted = count_profiler_calls(sqlite_export, discovery); !counted) return counted.error();
   discovery.steps = analyze_step_kinds(timeline);
-  choose_stage(discovery);
+  choose_stage(discovery, timeline);
   choose_capture(discovery, timeline);
   discovery.set_arguments.push_back("nsys.capture_range=" + discovery.capture_range);
   if (discovery.capture_range == "nvtx")

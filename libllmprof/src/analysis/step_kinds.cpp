@@ -22,6 +22,15 @@ constexpr std::size_t kTopKernels = 5;
 
 bool is_batch_name(const std::string& name) { return name.size() > 6 && name.ends_with("_batch"); }
 
+// SGLang's forward modes (ForwardMode: EXTEND, DECODE, MIXED, IDLE; "prefill" as other engines say it): an engine
+// that names its step by its mode alone. Taken as kinds only where the shape says steps (see flat_kind_stages).
+bool is_mode_name(const std::string& name) {
+  static const std::set<std::string> modes = {"prefill", "decode", "extend", "mixed", "idle"};
+  return modes.count(name) > 0;
+}
+
+bool is_kind_name(const std::string& name) { return is_batch_name(name) || is_mode_name(name); }
+
 // The stages most of whose instances sit inside `parent`'s: a kind whose first instance lies outside every step
 // (a window's edge cut its step off) is still a kind.
 std::vector<const TimelineStage*> children_of(const TimelineReport& timeline, const detail::EnclosingCounts& nesting,
@@ -33,14 +42,53 @@ std::vector<const TimelineStage*> children_of(const TimelineReport& timeline, co
   return children;
 }
 
+// The step range: the outermost stage with a kind among its children and at least as many steps as its busiest
+// kind has instances. A range that holds many kinds per instance (`serve` x1 around 102 `decode_batch`) is no
+// step: its kinds stand alone (flat_kind_stages).
 const TimelineStage* find_step_range(const TimelineReport& timeline, const detail::EnclosingCounts& nesting,
                                      std::string_view step_range) {
   if (!step_range.empty()) return timeline.find_stage(step_range);
   for (const auto& stage : timeline.stages) {  // outermost first
-    for (const auto* child : children_of(timeline, nesting, stage))
-      if (is_batch_name(child->name)) return &stage;
+    const auto steps = static_cast<std::int64_t>(detail::step_instances(stage).counted.size());
+    bool has_kind = false, holds_steps = true;
+    for (const auto* child : children_of(timeline, nesting, stage)) {
+      if (!is_kind_name(child->name)) continue;
+      has_kind = true;
+      holds_steps = holds_steps && static_cast<std::int64_t>(detail::step_instances(*child).counted.size()) <= steps;
+    }
+    if (has_kind && holds_steps) return &stage;
   }
   return nullptr;
+}
+
+// Kinds that stand alone, each instance one step (an engine that wraps each step only in its kind, at the top
+// level of its thread or under a range that is no step): stages named like a kind whose enclosing stage is not
+// itself a kind. A `*_batch` name is a kind by itself; a mode name alone (`decode`, `prefill`) also names whole
+// phases of a plain decode loop (the bundled example: `prefill` x1, `decode` x1), so mode names count only when
+// two of them, or one with four or more instances, repeat.
+std::vector<const TimelineStage*> flat_kind_stages(const TimelineReport& timeline,
+                                                   const detail::EnclosingCounts& nesting) {
+  std::vector<const TimelineStage*> kinds;
+  bool batch_named = false;
+  std::int64_t instances = 0, repeated_modes = 0;
+  for (const auto& stage : timeline.stages) {
+    if (!is_kind_name(stage.name)) continue;
+    const auto parent = detail::main_enclosing_stage(nesting, stage.qualified_name());
+    const TimelineStage* enclosing = parent ? timeline.find_stage(*parent) : nullptr;
+    if (enclosing != nullptr && is_kind_name(enclosing->name)) continue;
+    const auto count = static_cast<std::int64_t>(detail::step_instances(stage).counted.size());
+    if (count == 0) continue;
+    kinds.push_back(&stage);
+    batch_named = batch_named || is_batch_name(stage.name);
+    instances += count;
+    if (is_mode_name(stage.name) && count >= 2) ++repeated_modes;
+  }
+  const bool modes_repeat =
+      repeated_modes >= 2 || std::any_of(kinds.begin(), kinds.end(), [](const TimelineStage* kind) {
+        return detail::step_instances(*kind).counted.size() >= 4;
+      });
+  if (instances < 2 || (!batch_named && !modes_repeat)) return {};
+  return kinds;
 }
 
 // The CPU intervals [start, end] of the steps kept, per thread, in start order. Counted steps of one range do
@@ -119,8 +167,9 @@ std::string short_name(const std::string& name) { return is_batch_name(name) ? n
 std::string verdict_of(const StepKindReport& report) {
   if (report.kinds.empty()) return "no step kind found under `" + report.step_range + "`";
   const StepKindFigures& heaviest = report.kinds.front();
-  const auto decode = std::find_if(report.kinds.begin(), report.kinds.end(),
-                                   [](const StepKindFigures& kind) { return kind.name == "decode_batch"; });
+  const auto decode = std::find_if(report.kinds.begin(), report.kinds.end(), [](const StepKindFigures& kind) {
+    return kind.name == "decode_batch" || kind.name == "decode";
+  });
   std::string text;
   if (decode != report.kinds.end() && decode->name != heaviest.name && decode->step_time.p50_ns > 0) {
     text = short_name(heaviest.name) + " steps take " +
@@ -144,11 +193,78 @@ std::string verdict_of(const StepKindReport& report) {
 
 std::int64_t process_of_thread(std::int64_t global_thread_id) { return (global_thread_id >> 24) & 0xFFFFFF; }
 
+namespace {
+
+// Kinds that stand alone (flat_kind_stages): every counted instance of every kind is one step, in CPU start order;
+// the window keeps steps skip .. skip + count - 1 of them.
+StepKindReport analyze_flat_kinds(const TimelineReport& timeline, const std::vector<const TimelineStage*>& stages,
+                                  StepWindow window) {
+  StepKindReport report;
+  report.unclosed_ranges = timeline.unclosed_ranges;
+  std::vector<const TimelineInstance*> steps;
+  for (const TimelineStage* stage : stages) {
+    const detail::StepInstances counted = detail::step_instances(*stage);
+    report.nested_set_aside += counted.nested;
+    steps.insert(steps.end(), counted.counted.begin(), counted.counted.end());
+  }
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const TimelineInstance* a, const TimelineInstance* b) { return a->cpu_start_ns < b->cpu_start_ns; });
+  const auto total = static_cast<std::int64_t>(steps.size());
+  const std::int64_t first = std::min(std::max<std::int64_t>(window.skip, 0), total);
+  const std::int64_t last = window.count > 0 ? std::min(total, first + window.count) : total;
+  const std::set<const TimelineInstance*> kept(steps.begin() + first, steps.begin() + last);
+  report.steps = last - first;
+  report.steps_left_out = total - report.steps;
+  std::vector<std::vector<const TimelineInstance*>> kept_of_kind;
+  for (const TimelineStage* stage : stages) {
+    std::vector<const TimelineInstance*> instances;
+    for (const TimelineInstance* instance : detail::step_instances(*stage).counted)
+      if (kept.count(instance)) instances.push_back(instance);
+    report.kinds.push_back(figures_of(*stage, instances));
+    kept_of_kind.push_back(std::move(instances));
+  }
+  attribute_gpu_time(report, kept_of_kind);
+  return report;
+}
+
+void order_kinds(StepKindReport& report) {
+  std::stable_sort(report.kinds.begin(), report.kinds.end(), [](const auto& a, const auto& b) {
+    if (a.gpu_time_ns != b.gpu_time_ns) return a.gpu_time_ns > b.gpu_time_ns;
+    return a.count > b.count;
+  });
+  report.verdict = verdict_of(report);
+}
+
+}  // namespace
+
+std::string no_step_kinds_reason(const TimelineReport& timeline) {
+  std::string seen;
+  std::size_t listed = 0;
+  for (const auto& stage : timeline.stages) {
+    if (listed++ == 5) {
+      seen += ", ...";
+      break;
+    }
+    seen += (seen.empty() ? "" : ", ") + stage.qualified_name() + " x" + std::to_string(stage.instances.size());
+  }
+  return "no step kind: no NVTX range named like one (`*_batch`, or an engine mode: prefill, decode, extend, "
+         "mixed, idle) repeats in the capture" +
+         (seen.empty() ? std::string(", which holds no closed NVTX range")
+                       : "; its ranges: " + seen);
+}
+
 std::optional<StepKindReport> analyze_step_kinds(const TimelineReport& timeline, std::string_view step_range,
                                                  StepWindow window) {
   const detail::EnclosingCounts nesting = detail::enclosing_stages(timeline);
   const TimelineStage* step = find_step_range(timeline, nesting, step_range);
-  if (step == nullptr) return std::nullopt;
+  if (step == nullptr) {
+    if (!step_range.empty()) return std::nullopt;
+    const auto flat = flat_kind_stages(timeline, nesting);
+    if (flat.empty()) return std::nullopt;
+    StepKindReport report = analyze_flat_kinds(timeline, flat, window);
+    order_kinds(report);
+    return report;
+  }
   StepKindReport report;
   report.step_range = step->qualified_name();
   report.unclosed_ranges = timeline.unclosed_ranges;
@@ -163,24 +279,20 @@ std::optional<StepKindReport> analyze_step_kinds(const TimelineReport& timeline,
   report.steps_left_out = total - report.steps;
   const auto children = children_of(timeline, nesting, *step);
   const bool named_batches = std::any_of(children.begin(), children.end(),
-                                         [](const TimelineStage* child) { return is_batch_name(child->name); });
+                                         [](const TimelineStage* child) { return is_kind_name(child->name); });
   std::vector<std::vector<const TimelineInstance*>> kept_of_child;
   for (const auto* child : children) {
     kept_of_child.push_back(kept_instances(*child, kept, report.nested_set_aside));
     const auto& instances = kept_of_child.back();
     const bool kind =
-        named_batches ? is_batch_name(child->name) : static_cast<std::int64_t>(instances.size()) < report.steps;
+        named_batches ? is_kind_name(child->name) : static_cast<std::int64_t>(instances.size()) < report.steps;
     if (kind)
       report.kinds.push_back(figures_of(*child, instances));
     else
       report.phases.push_back(child->name);
   }
   attribute_gpu_time(report, kept_of_child);
-  std::stable_sort(report.kinds.begin(), report.kinds.end(), [](const auto& a, const auto& b) {
-    if (a.gpu_time_ns != b.gpu_time_ns) return a.gpu_time_ns > b.gpu_time_ns;
-    return a.count > b.count;
-  });
-  report.verdict = verdict_of(report);
+  order_kinds(report);
   return report;
 }
 

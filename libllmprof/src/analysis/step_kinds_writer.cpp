@@ -52,7 +52,9 @@ std::string step_kinds_markdown(const std::vector<StepKindReport>& windows) {
   for (std::size_t w = 0; w < windows.size(); ++w) {
     const StepKindReport& report = windows[w];
     if (windows.size() > 1) text += "### Window " + std::to_string(w + 1) + "\n\n";
-    text += "Step range `" + report.step_range + "`: " + std::to_string(report.steps) + " steps" +
+    text += (report.step_range.empty() ? std::string("Kind ranges that stand alone, each instance one step")
+                                       : "Step range `" + report.step_range + "`") +
+            ": " + std::to_string(report.steps) + " steps" +
             (report.steps_left_out > 0
                  ? " (" + std::to_string(report.steps_left_out) + " more left out by nsys.capture_skip/capture_count)"
                  : std::string()) +

@@ -174,7 +174,8 @@ std::size_t rehydrate(PipelineRun& run, StageOutputs& outputs, std::size_t from)
     }
     outputs.nsys.stats = std::move(stats.value());
     outputs.nsys.capture = capture;
-    run.discovered_stage = capture->discovered_stage;  // run.on_empty_gate = discover's choice of stage
+    run.discovered_stage = capture->discovered_stage;  // run.on_empty_gate = discover's or run.stage = auto's choice
+    run.stage_choice = capture->stage_choice;
     if (capture->node_capture_directory) {
       auto node = load_nsys_stats(layout.resolve(RunLayout::nsys_node_stats_prefix()));
       if (!node) {

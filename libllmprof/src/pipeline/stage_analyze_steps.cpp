@@ -30,8 +30,9 @@ std::vector<StepKindReport> step_windows(const RunLayout& layout, const Analysis
     }
     auto steps = analyze_step_kinds(timeline.value(), windows.front().step_range, bounds);
     if (!steps) {
-      warnings.push_back("capture window " + std::to_string(window) + " has no `" + windows.front().step_range +
-                         "` step range");
+      warnings.push_back("capture window " + std::to_string(window) + " has no " +
+                         (windows.front().step_range.empty() ? std::string("step kind ranges")
+                                                             : "`" + windows.front().step_range + "` step range"));
       break;
     }
     windows.push_back(std::move(*steps));
@@ -74,12 +75,25 @@ void write_step_kinds(PipelineRun& run, const AnalysisReport& report) {
   std::vector<std::string> warnings;
   const auto windows = write_engine_steps(run.directory.path(), report, bounds, warnings);
   for (const auto& warning : warnings) run.warn(Stage::analyze, warning);
+  const RunLayout run_layout = run.directory.layout();
+  // A run that expects steps (run.stage = "auto", or a workload that wrote its step tokens) says in one line why
+  // it has none, in the report too.
+  if (windows.empty() && report.timeline &&
+      (run.config.run.stage == kAutoStage || fs::exists(run_layout.resolve(RunLayout::nsys_step_tokens())))) {
+    const std::string why = no_step_kinds_reason(*report.timeline);
+    run.warn(Stage::analyze, why);
+    const fs::path markdown = run_layout.resolve(RunLayout::analysis_step_kinds_markdown());
+    if (auto written = detail::write_file_atomically(markdown, "## Engine steps\n\n" + why + ".\n"); written)
+      run.stage_report(Stage::analyze).artifacts.push_back(RunLayout::analysis_step_kinds_markdown().string());
+  }
   if (windows.empty()) return;
   const RunLayout layout = run.directory.layout();
   StageReport& reported = run.stage_report(Stage::analyze);
   for (const fs::path& file : {RunLayout::analysis_step_kinds(), RunLayout::analysis_step_kinds_markdown()})
     if (fs::exists(layout.resolve(file))) reported.artifacts.push_back(file.string());
-  run.say(Stage::analyze, "engine steps (`" + windows.front().step_range + "`): " + windows.front().verdict);
+  const std::string& range = windows.front().step_range;
+  run.say(Stage::analyze, "engine steps (" + (range.empty() ? std::string("kind ranges, each one step") : "`" + range + "`") +
+                              "): " + windows.front().verdict);
 }
 
 }  // namespace detail

@@ -122,6 +122,9 @@ struct SelectOutput {
   // The selection itself (unset for a user regex): the ncu stage plans its launches from it (ncu.plan =
   // per-kernel). Select owns the selection; the ncu stage owns the plan.
   std::optional<KernelSelection> selection;
+  // Select found no range to select from, so ncu's NVTX filter cannot match either: why, and the --set line that
+  // would work. The ncu stage is then skipped instead of spending a pass.
+  std::optional<std::string> filter_cannot_match;
 };
 
 struct AnalyzeOutput {
@@ -177,6 +180,7 @@ struct PipelineRun {
   std::optional<std::string> disk_full;         // a write of the run failed for want of space (its reason)
   // run.on_empty_gate = discover chose this range for selection and the ncu NVTX filter (over run.stage).
   std::optional<std::string> discovered_stage;
+  std::string stage_choice;  // why discovered_stage (run.stage = "auto"), said on select's first line
   const std::string& selection_stage() const { return discovered_stage ? *discovered_stage : config.run.stage; }
   std::map<Stage, StageReport> stage_reports;  // of the stages not yet written into run.json (stage_report())
 

@@ -18,6 +18,7 @@
 #include "pipeline/capture_windows.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline/nsys_capture.hpp"
+#include "pipeline/stage_choice.hpp"
 #include "pipeline/tool_call.hpp"
 
 namespace llmprof::detail {
@@ -158,6 +159,7 @@ CaptureRecord capture_record(const PipelineRun& run, const Capture& attempt, boo
   }
   record.graph_trace = requested_graph_trace(config.extra_args) == "node" ? "node" : "graph";
   record.discovered_stage = run.discovered_stage;  // in run.json, so resume and analyze MAIN keep discovery's choice
+  record.stage_choice = run.stage_choice;
   return record;
 }
 
@@ -365,6 +367,8 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
   if (run.config.nsys.export_sqlite) {
     StageResult exported = export_nsys_sqlite(run, nsys, report.report, RunLayout::nsys_directory());
     if (exported.status != StageStatus::ok) return exported;
+    choose_auto_stage(run);
+    output.capture = capture_record(run, attempt, empty_gate);
   }
   if (!attempt.windows.empty()) {
     run.say(kStage, std::to_string(attempt.windows.size()) +

@@ -9,6 +9,7 @@
 #include "llmprof/kernel_selection.hpp"
 #include "llmprof/ncu_plan.hpp"
 #include "pipeline/ncu_pass.hpp"
+#include "pipeline/stage_choice.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
@@ -118,6 +119,19 @@ std::optional<KernelNameBase> selection_name_base(NcuKernelNameBase base) {
   return std::nullopt;
 }
 
+namespace {
+
+// The --set line that makes select and the ncu filter find a range: the step kind the capture holds most GPU time
+// in, or, without one, run.stage = auto's verdict on why there is none.
+std::string working_set_line(const PipelineRun& run) {
+  auto choice = choose_step_kind(run);
+  if (!choice) return "no step kind in the capture either (" + choice.error().message + ")";
+  return "the step kind with the most GPU time is `" + choice->stage + "`: --set run.stage=" + choice->stage +
+         " --set 'ncu.nvtx_include=[\"" + choice->stage + "/\"]' (or --set run.stage=auto)";
+}
+
+}  // namespace
+
 Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) {
   SelectOutput output;
   if (!run.config.ncu.kernel_regex.empty()) {
@@ -132,6 +146,14 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
     return StageResult::skipped(*nsys.no_kernels_without_gpu, StageProblemKind::no_hardware);
   auto base = name_base(run.config.ncu.kernel_name_base);
   if (!base) return StageResult::failed(base.error().describe());
+  if (!run.stage_choice.empty()) run.say(kStage, run.stage_choice);  // run.stage = auto: which kind, and why
+  if (run.config.run.stage == kAutoStage && !run.discovered_stage) {
+    auto choice = choose_step_kind(run);
+    const std::string why = "run.stage = auto found no step kind to select from: " +
+                            (choice ? std::string("none was chosen") : choice.error().message);
+    output.filter_cannot_match = why + "; set run.stage (and ncu.nvtx_include) to the range to profile";
+    return {StageResult::failed(why), std::move(output)};
+  }
   TopKernelRequest request;
   request.stage = run.selection_stage();
   request.n = static_cast<std::size_t>(std::max(run.config.run.top_n_kernels, 1));
@@ -140,7 +162,13 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
   request.name_base = base.value();
   request.capture_gated_on_stage = nsys.gate() == run.selection_stage();
   auto selection = select_top_kernels(nsys.stats.value(), request);
-  if (!selection) return StageResult::failed(selection.error().describe());
+  if (!selection) {
+    if (selection.error().code == ErrorCode::not_found && !run.config.nsys.export_sqlite)
+      output.filter_cannot_match = selection.error().message;
+    else if (selection.error().code == ErrorCode::not_found)
+      output.filter_cannot_match = selection.error().message + "; " + working_set_line(run);
+    return {StageResult::failed(selection.error().describe()), std::move(output)};
+  }
   const std::int64_t launches = launch_bound(run, selection.value());
   output.kernel_regex = selection->kernel_regex;
   output.launch_bound = launches;

@@ -140,7 +140,8 @@ json::object capture_to_object(const CaptureRecord& capture) {
           {"node_capture_directory",
            capture.node_capture_directory ? json::value(*capture.node_capture_directory) : json::value(nullptr)},
           {"discovered_stage",
-           capture.discovered_stage ? json::value(*capture.discovered_stage) : json::value(nullptr)}};
+           capture.discovered_stage ? json::value(*capture.discovered_stage) : json::value(nullptr)},
+          {"stage_choice", capture.stage_choice}};
 }
 
 bool capture_flag(const json::object& object, std::string_view key) {
@@ -164,6 +165,7 @@ CaptureRecord capture_from_object(const json::object& object) {
   capture.graph_trace = json_string(object, "graph_trace", "capture.graph_trace").value_or("graph");
   capture.node_capture_directory = json_string(object, "node_capture_directory", "capture.node_capture_directory");
   capture.discovered_stage = json_string(object, "discovered_stage", "capture.discovered_stage");
+  capture.stage_choice = json_string(object, "stage_choice", "capture.stage_choice").value_or("");
   return capture;
 }
 

@@ -1,0 +1,25 @@
+// run.stage = "auto": which step kind the kernel selection and the ncu filter look at, chosen from the capture.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "pipeline/stage_interface.hpp"
+
+namespace llmprof::detail {
+
+struct StepKindChoice {
+  std::string stage;  // the kind's range name
+  std::string why;    // one sentence: which figures chose it
+};
+
+// The step kind with the most GPU time inside the captured window (MAIN/nsys/profile.sqlite, steps kept by
+// nsys.capture_skip/capture_count), else the one with the most steps when no GPU work was recorded; an error
+// line (no_step_kinds_reason) when the capture has none.
+Result<StepKindChoice> choose_step_kind(const PipelineRun& run);
+
+// With run.stage = "auto" and nothing chosen yet (a resumed run keeps its choice): sets run.discovered_stage and
+// run.stage_choice from choose_step_kind; when no kind is found, leaves them unset and says why.
+void choose_auto_stage(PipelineRun& run);
+
+}  // namespace llmprof::detail
