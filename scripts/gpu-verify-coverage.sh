@@ -8,6 +8,8 @@
 #             with ITS defaults on BEFORE_RUNS (default "1b hf"; also "1b90" = 1b at kernel_coverage=0.9, "graphs")
 #   after     this tree's defaults on AFTER_RUNS (default "1b hf graphs")
 #   serving   examples/serving with --preset serving; then the same with nsys.capture_range_end=repeat:2
+#   styles    examples/serving with --preset serving and defaults in each range style (STYLES, default "nested
+#             flat flat-sglang none fork"): the step kinds against the workload's own counts (issue 34)
 # SKIP_EXAMPLE=1 leaves the LibTorch example unbuilt (enough for `serving`).
 # Every run appends a row to $OUT/coverage.tsv (ncu and total seconds, coverage with ncu data, launches, passes,
 # whether passes ended the workload); run directories without reports/exports go to $OUT/<phase>-runs.tar.gz.
@@ -129,6 +131,35 @@ phase_serving() {
     python3 "$repo/tests/tools/trim_nsys_sqlite.py" "$export" "$OUT/fixtures/$name" && ls -l "$OUT/fixtures/$name"
   done
   pack /tmp/runs-serving serving-runs.tar.gz
+}
+
+phase_styles() {
+  [ -n "${dp_new:-}" ] || phase_build || return 1
+  mkdir -p /tmp/runs-styles
+  for style in ${STYLES:-nested flat flat-sglang none fork}; do
+    local args=()
+    case $style in
+      nested) ;;
+      flat) args=(--ranges flat) ;;
+      flat-sglang) args=(--ranges flat --kind-names sglang) ;;
+      none) args=(--ranges none) ;;
+      fork) args=(--start-method fork) ;;
+    esac
+    profile "$dp_new" /tmp/runs-styles "$style" --preset serving -- \
+      python3 "$repo/examples/serving/serve.py" "${args[@]}" --counts "/tmp/runs-styles/$style-counts.json"
+    echo "--- $style: the workload's counts, then the run's choice and step kinds"
+    cat "/tmp/runs-styles/$style-counts.json"
+    grep -h "run.stage = auto\|no step kind" "/tmp/runs-styles/$style/deep-profile.log" | head -3
+    head -30 "/tmp/runs-styles/$style/analysis/step_kinds.md" 2>/dev/null
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print([(s['name'], s['status'], round(s.get('duration_s',0),1), s.get('reason','')[:160]) for s in r['stages']])" "/tmp/runs-styles/$style/run.json"
+  done
+  mkdir -p "$OUT/fixtures"
+  for style in flat flat-sglang none; do
+    [ -f "/tmp/runs-styles/$style/nsys/profile.sqlite" ] &&
+      python3 "$repo/tests/tools/trim_nsys_sqlite.py" "/tmp/runs-styles/$style/nsys/profile.sqlite" \
+        "$OUT/fixtures/serving_${style//-/_}_h100.sqlite" && cp "/tmp/runs-styles/$style-counts.json" "$OUT/fixtures/"
+  done
+  pack /tmp/runs-styles styles-runs.tar.gz
 }
 
 printf 'run\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\tcoverage_reached\tplanned\trows\tpasses\tpasses_ended\testimated_s\n' \
