@@ -285,3 +285,23 @@ TEST_CASE("mangled names: each matches itself literally, duplicates once, the an
   CHECK_FALSE(std::regex_match("nvjet_sm90_tst_64x8_64x16", regex));
   CHECK(mangled_name_regex({"_Z1fv", "_Z1fv"}) == "regex:^(?:_Z1fv)$");
 }
+
+// Issue 34: run.stage = auto without a step kind, on a capture that is the workload's own window: every kernel of
+// cuda_gpu_kern_sum, even though nvtx_sum names other ranges (here decode), which a gated-capture selection would
+// refuse. Expected from the CSV itself (python3 csv: 17 kernels, 1,939,822 ns, the top one 322,025 ns).
+TEST_CASE("a whole-capture selection takes every kernel of the captured window") {
+  const auto stats = load_stats("ns1_st");
+  TopKernelRequest request;
+  request.stage = "the captured window";
+  request.whole_capture = true;
+  request.n = 1;
+  auto selection = select_top_kernels(stats, request);
+  REQUIRE(selection.has_value());
+  CHECK(selection->stage_kernel_time_ns == 1939822);
+  REQUIRE(selection->kernels.size() == 1);
+  CHECK(selection->kernels.front().name == "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT");
+  CHECK(selection->source == "cuda_gpu_kern_sum (the whole captured window)");
+  request.whole_capture = false;
+  request.capture_gated_on_stage = true;
+  CHECK_FALSE(select_top_kernels(stats, request).has_value());  // not a range of the capture
+}

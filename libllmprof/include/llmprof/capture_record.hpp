@@ -43,6 +43,9 @@ struct CaptureRecord {
   // How discovered_stage was chosen, as the run said it: run.stage = "auto" (the step kind with the most GPU time
   // inside the captured window) or discovery. Empty when nothing chose.
   std::string stage_choice;
+  // run.stage = "auto" found no step kind and the capture is the workload's own window: the kernels of the whole
+  // window are selected and ncu takes no NVTX filter.
+  bool whole_window_selection = false;
 
   // The NVTX range name (without @domain) the captured timeline is limited to: set only for an nvtx gate
   // that opened; nullopt for an ungated capture, an ungated re-run, and a cudaProfilerApi gate.

@@ -31,6 +31,9 @@ struct TopKernelRequest {
   // so the whole-run cuda_gpu_kern_sum holds exactly the stage's kernels. Only then is that table
   // used when nvtx_kern_sum has no rows for the stage; it is never a silent fallback.
   bool capture_gated_on_stage = false;
+  // The capture itself is the stage: the workload's own profiling window (cudaProfilerApi) when it emits no step
+  // range (run.stage = "auto" found no kind). Every kernel of cuda_gpu_kern_sum; `stage` only names it.
+  bool whole_capture = false;
 };
 
 struct SelectedKernel {

@@ -76,7 +76,7 @@ Result<std::vector<StageKernel>> kernels_from_gated_capture(const NsysStats& sta
         "run nsys stats with --report cuda_gpu_kern_sum,nvtx_kern_sum", request.stage);
   }
   domain = request.domain.value_or("");
-  if (stats.ranges) {
+  if (stats.ranges && !request.whole_capture) {
     // A gated capture still records the gate range; if it is not there, the capture was gated on
     // something else and the whole-run table is not this stage.
     std::set<std::string> present;
@@ -197,6 +197,10 @@ SelectedKernel make_selected(const StageKernel& kernel, const TopKernelRequest& 
 
 Result<std::vector<StageKernel>> stage_kernels_for(const NsysStats& stats, const TopKernelRequest& request,
                                                    KernelSelection& selection) {
+  if (request.whole_capture) {
+    selection.source = "cuda_gpu_kern_sum (the whole captured window)";
+    return kernels_from_gated_capture(stats, request, selection.domain);
+  }
   if (request.capture_gated_on_stage && !has_stage_rows(stats, request)) {
     selection.source = "cuda_gpu_kern_sum (capture gated on the stage)";
     return kernels_from_gated_capture(stats, request, selection.domain);

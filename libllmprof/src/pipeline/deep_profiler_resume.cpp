@@ -176,6 +176,7 @@ std::size_t rehydrate(PipelineRun& run, StageOutputs& outputs, std::size_t from)
     outputs.nsys.capture = capture;
     run.discovered_stage = capture->discovered_stage;  // run.on_empty_gate = discover's or run.stage = auto's choice
     run.stage_choice = capture->stage_choice;
+    run.whole_window_selection = capture->whole_window_selection;
     if (capture->node_capture_directory) {
       auto node = load_nsys_stats(layout.resolve(RunLayout::nsys_node_stats_prefix()));
       if (!node) {

@@ -47,7 +47,8 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
   // configurations with every warm-up batch size and was still under ncu after 386 s, against 15 launches
   // in 212 s with --profile-from-start off (ncu 2025.3.1).
   options.profile_from_start = run.config.nsys.capture_range != NsysCaptureRange::cuda_profiler_api;
-  if (run.discovered_stage) options.nvtx_include = {*run.discovered_stage + "/"};  // run.on_empty_gate = discover
+  if (run.discovered_stage) options.nvtx_include = {*run.discovered_stage + "/"};  // discover, or run.stage = auto
+  if (run.whole_window_selection) options.nvtx_include.clear();  // auto without a kind: the window is the stage
   if (kernel_regex) {
     options.kernel_name = *kernel_regex;
     options.kernel_name_base = by_mangled_name ? NcuKernelNameBase::mangled : config.kernel_name_base;

@@ -44,8 +44,18 @@ Result<StepKindChoice> choose_step_kind(const PipelineRun& run) {
 }
 
 void choose_auto_stage(PipelineRun& run) {
-  if (run.config.run.stage != kAutoStage || run.discovered_stage) return;
+  if (run.config.run.stage != kAutoStage || run.discovered_stage || run.whole_window_selection) return;
   auto choice = choose_step_kind(run);
+  if (!choice && run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api) {
+    // The capture is the workload's own window (its steps, by its own cudaProfilerStart/Stop): without a step
+    // range to tell kinds apart, the window itself is what to select from (issue 34: engines without NVTX).
+    run.whole_window_selection = true;
+    run.stage_choice = "run.stage = auto found no step kind (" + choice.error().message +
+                       "); the capture is the workload's own profiling window, so the kernels of the whole window "
+                       "are selected and ncu takes no NVTX filter";
+    run.say(Stage::nsys, run.stage_choice);
+    return;
+  }
   if (!choice) {
     run.warn(Stage::nsys, "run.stage = auto: " + choice.error().message);
     return;

@@ -181,6 +181,7 @@ struct PipelineRun {
   // run.on_empty_gate = discover chose this range for selection and the ncu NVTX filter (over run.stage).
   std::optional<std::string> discovered_stage;
   std::string stage_choice;  // why discovered_stage (run.stage = "auto"), said on select's first line
+  bool whole_window_selection = false;  // run.stage = "auto" without a kind: the captured window is the stage
   const std::string& selection_stage() const { return discovered_stage ? *discovered_stage : config.run.stage; }
   std::map<Stage, StageReport> stage_reports;  // of the stages not yet written into run.json (stage_report())
 

@@ -160,6 +160,7 @@ CaptureRecord capture_record(const PipelineRun& run, const Capture& attempt, boo
   record.graph_trace = requested_graph_trace(config.extra_args) == "node" ? "node" : "graph";
   record.discovered_stage = run.discovered_stage;  // in run.json, so resume and analyze MAIN keep discovery's choice
   record.stage_choice = run.stage_choice;
+  record.whole_window_selection = run.whole_window_selection;
   return record;
 }
 

@@ -147,7 +147,7 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
   auto base = name_base(run.config.ncu.kernel_name_base);
   if (!base) return StageResult::failed(base.error().describe());
   if (!run.stage_choice.empty()) run.say(kStage, run.stage_choice);  // run.stage = auto: which kind, and why
-  if (run.config.run.stage == kAutoStage && !run.discovered_stage) {
+  if (run.config.run.stage == kAutoStage && !run.discovered_stage && !run.whole_window_selection) {
     auto choice = choose_step_kind(run);
     const std::string why = "run.stage = auto found no step kind to select from: " +
                             (choice ? std::string("none was chosen") : choice.error().message);
@@ -161,6 +161,10 @@ Staged<SelectOutput> run_select_stage(PipelineRun& run, const NsysOutput& nsys) 
   request.max_kernels = static_cast<std::size_t>(std::max(run.config.run.max_kernels, 1));
   request.name_base = base.value();
   request.capture_gated_on_stage = nsys.gate() == run.selection_stage();
+  if (run.whole_window_selection) {
+    request.stage = "the captured window";
+    request.whole_capture = true;
+  }
   auto selection = select_top_kernels(nsys.stats.value(), request);
   if (!selection) {
     if (selection.error().code == ErrorCode::not_found && !run.config.nsys.export_sqlite)

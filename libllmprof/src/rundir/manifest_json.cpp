@@ -141,7 +141,8 @@ json::object capture_to_object(const CaptureRecord& capture) {
            capture.node_capture_directory ? json::value(*capture.node_capture_directory) : json::value(nullptr)},
           {"discovered_stage",
            capture.discovered_stage ? json::value(*capture.discovered_stage) : json::value(nullptr)},
-          {"stage_choice", capture.stage_choice}};
+          {"stage_choice", capture.stage_choice},
+          {"whole_window_selection", capture.whole_window_selection}};
 }
 
 bool capture_flag(const json::object& object, std::string_view key) {
@@ -166,6 +167,7 @@ CaptureRecord capture_from_object(const json::object& object) {
   capture.node_capture_directory = json_string(object, "node_capture_directory", "capture.node_capture_directory");
   capture.discovered_stage = json_string(object, "discovered_stage", "capture.discovered_stage");
   capture.stage_choice = json_string(object, "stage_choice", "capture.stage_choice").value_or("");
+  capture.whole_window_selection = capture_flag(object, "whole_window_selection");
   return capture;
 }
 
