@@ -134,9 +134,12 @@ llmprof::Result<std::filesystem::path> single_rank_inputs(const std::string& mai
 // capture_count) and the workload's step tokens as they are now; what could not be read joins the warnings.
 void write_engine_steps_of_run(const std::string& main, llmprof::AnalysisReport& report) {
   llmprof::StepWindow bounds;
-  if (auto config = llmprof::load_recorded_config(main))
+  llmprof::StepSource source = llmprof::StepSource::automatic;
+  if (auto config = llmprof::load_recorded_config(main)) {
     bounds = {config->nsys.capture_skip, config->nsys.capture_count};
-  llmprof::write_engine_steps(main, report, bounds, report.warnings);
+    source = config->run.step_source;
+  }
+  llmprof::write_engine_steps(main, report, bounds, report.warnings, source);
 }
 
 int run_analyze(const std::vector<std::string>& args) {

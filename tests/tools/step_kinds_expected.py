@@ -152,6 +152,9 @@ def figures(path):
     out.append(("steps", "kinds", ",".join(kinds)))
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     out.extend(gpu_figures(db, tables, ranges, kinds))
+    if step is not None and any(t in tables for t in GPU_TABLES):
+        # The whole step's GPU work (its kind and its sampling): what steps cut at synchronisation hold.
+        out.extend(row for row in gpu_figures(db, tables, ranges, [step]) if row[1] == "gpu_time_ns")
     for kind in kinds:
         processes = sorted({(r["thread"] >> 24) & 0xFFFFFF for r in ranges if r["name"] == kind})
         out.append((kind, "processes", ",".join(str(p) for p in processes)))

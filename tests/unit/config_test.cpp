@@ -341,6 +341,7 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.run.record_gpu_state = false;
   config.run.leave_survivors = true;
   config.run.survivor_grace_s = 0.5;
+  config.run.step_source = StepSource::sync;
   config.workload.argv = {"python3", "-c", "print('a\\b')\n", ""};
   config.workload.example_args = {"--preset", "1b"};
   config.workload.env = {{"PYTHONPATH", "/x:/y"}, {"WEIRD.NAME", "tab\there"}, {"UNICODE", "décodé ✓"}};

@@ -10,7 +10,9 @@
 #include <sstream>
 
 #include "llmprof/range_discovery.hpp"
+#include "llmprof/run_analysis.hpp"
 #include "llmprof/step_kinds.hpp"
+#include "llmprof/sync_steps.hpp"
 #include "llmprof/timeline.hpp"
 #include "pipeline/capture_windows.hpp"
 #include "test_support.hpp"
@@ -354,4 +356,58 @@ TEST_CASE("discovery on kinds that stand alone picks the busiest kind and its se
                              0) == 0);
   CHECK(discovery->capture_range == "nvtx");
   CHECK(discovery->nvtx_capture == "serve");  // encloses every decode_batch once
+}
+
+// Issue 34, steps without NVTX: the H100 serving windows hold the engine's NVTX ranges too, so the ranges the
+// Python oracle counted (decode_batch 22 + mixed_batch 18 of 40 steps; 21 + 19 in window 2) check the steps cut at
+// the host's device-to-host copies, found with the ranges ignored, and their kinds grouped by GEMM signature.
+TEST_CASE("steps cut at the host's synchronisation match the NVTX steps of the H100 serving windows") {
+  for (const char* file : kH100Windows) {
+    INFO(file);
+    const auto expected = expected_figures(file);
+    const auto inferred = infer_sync_steps(fixture(file));
+    REQUIRE(inferred.has_value());
+    REQUIRE(inferred->has_value());
+    const StepKindReport& steps = **inferred;
+    CHECK(std::to_string(steps.steps) == expected.at("steps/count"));
+    CHECK_THAT(steps.inferred, Catch::Contains("cut at each device-to-host copy"));
+    std::map<std::string, std::int64_t> counts;
+    for (const auto& kind : steps.kinds) counts[kind.name] = kind.count;
+    CHECK(counts == std::map<std::string, std::int64_t>{
+                        {"uniform-1", std::stoll(expected.at("decode_batch/count"))},
+                        {"varying", std::stoll(expected.at("mixed_batch/count"))}});
+    // The steps hold the same GPU work as the step ranges (kind and sampling, kernels and copies).
+    std::int64_t gpu = 0;
+    for (const auto& kind : steps.kinds) gpu += kind.gpu_time_ns;
+    CHECK(gpu == std::stoll(expected.at("scheduler_step/gpu_time_ns")));
+    const auto window = infer_sync_steps(fixture(file), StepWindow{10, 20});
+    REQUIRE(window.has_value());
+    REQUIRE(window->has_value());
+    CHECK((*window)->steps == 20);
+    CHECK((*window)->steps_left_out == 20);
+  }
+  // A CPU capture has no kernel: no step.
+  const auto none = infer_sync_steps(fixture());
+  REQUIRE(none.has_value());
+  CHECK_FALSE(none->has_value());
+}
+
+// run.step_source = sync through write_engine_steps, as the analyze stage and `deep-profile analyze MAIN` call it:
+// a run directory whose nsys/profile.sqlite is the H100 window; analysis/step_kinds.md says how the steps were
+// found. With the default (auto) and no run.json saying the capture was the workload's window, ranges are used.
+TEST_CASE("write_engine_steps with run.step_source = sync writes the inferred steps and says how") {
+  llmprof::testing::TempDir main;
+  std::filesystem::create_directories(main / "nsys");
+  std::filesystem::create_directories(main / "analysis");  // the analyze stage's, before it writes the steps
+  std::filesystem::copy_file(fixture("serving_window1_h100"), main / "nsys" / "profile.sqlite");
+  std::vector<std::string> warnings;
+  const auto windows = write_engine_steps(main.path(), AnalysisReport{}, {}, warnings, StepSource::sync);
+  INFO(llmprof::testing::read_file(main / "analysis" / "step_kinds.md"));
+  REQUIRE(windows.size() == 1);
+  CHECK(windows.front().steps == 40);
+  CHECK_THAT(llmprof::testing::read_file(main / "analysis" / "step_kinds.md"),
+             Catch::Contains("Steps cut at each device-to-host copy"));
+  CHECK_THAT(llmprof::testing::read_file(main / "analysis" / "step_kinds.json"), Catch::Contains("\"inferred\""));
+  warnings.clear();
+  CHECK(write_engine_steps(main.path(), AnalysisReport{}, {}, warnings, StepSource::automatic).empty());
 }

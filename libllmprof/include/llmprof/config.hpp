@@ -59,6 +59,17 @@ inline std::span<const std::string_view> choice_names(NcuPlanMode) noexcept {
   return names;
 }
 
+// Where the step view's steps come from (run.step_source; llmprof/sync_steps.hpp).
+enum class StepSource {
+  automatic,  // NVTX ranges; without any NVTX range in a capture of the workload's own window, synchronisation
+  ranges,     // NVTX ranges only
+  sync,       // host synchronisation only
+};
+inline std::span<const std::string_view> choice_names(StepSource) noexcept {
+  static constexpr std::string_view names[] = {"auto", "ranges", "sync"};
+  return names;
+}
+
 struct RunConfig {
   std::filesystem::path runs_root = "runs";
   std::string run_id;               // empty: generated (UTC timestamp + suffix)
@@ -83,6 +94,9 @@ struct RunConfig {
   // profiler's are left: nsys finishes its report in a process of its own). Only the stage's own tree.
   bool leave_survivors = false;
   double survivor_grace_s = 5.0;
+  // Where the engine-step view's steps come from: NVTX ranges, or the host's per-step synchronisation
+  // (llmprof/sync_steps.hpp); auto: ranges, and synchronisation when the workload's own window holds no range.
+  StepSource step_source = StepSource::automatic;
 
   bool operator==(const RunConfig&) const = default;
 };

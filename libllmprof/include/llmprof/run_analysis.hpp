@@ -31,8 +31,11 @@ std::optional<std::string> capture_gate_of_run(const std::filesystem::path& main
 // the analysed timeline, windows 2.. from nsys/window-<k>/profile.sqlite, with the workload's step tokens read
 // again from nsys/step_tokens.json. The analyze stage and `deep-profile analyze MAIN` both call it, so a
 // re-analysis replaces what an earlier one wrote (and removes it when no step range is found now). What could
-// not be read is appended to `warnings`; returns the windows (empty: no step range).
+// not be read is appended to `warnings`; returns the windows (empty: no step range). `source` (run.step_source):
+// sync cuts the steps at the host's synchronisation instead (llmprof/sync_steps.hpp), as auto does when the
+// capture is the workload's own window and holds no NVTX range.
 std::vector<StepKindReport> write_engine_steps(const std::filesystem::path& main, const AnalysisReport& report,
-                                               StepWindow window, std::vector<std::string>& warnings);
+                                               StepWindow window, std::vector<std::string>& warnings,
+                                               StepSource source = StepSource::automatic);
 
 }  // namespace llmprof

@@ -55,6 +55,8 @@ struct StepKindReport {
   std::optional<std::int64_t> gpu_process;  // the PID whose steps carried the most GPU time
   std::string verdict;                      // e.g. "mixed steps take 3.1x a decode step; 72% of the window's GPU time"
   std::vector<std::string> token_notes;     // what of the workload's step tokens could not be matched, and why
+  // Set when the steps were not NVTX ranges (llmprof/sync_steps.hpp): how they were found and grouped.
+  std::string inferred;
 };
 
 // The step range: `step_range` when given (a qualified name, "name" or "domain:name"), else the outermost

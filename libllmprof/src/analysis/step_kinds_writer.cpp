@@ -52,8 +52,9 @@ std::string step_kinds_markdown(const std::vector<StepKindReport>& windows) {
   for (std::size_t w = 0; w < windows.size(); ++w) {
     const StepKindReport& report = windows[w];
     if (windows.size() > 1) text += "### Window " + std::to_string(w + 1) + "\n\n";
-    text += (report.step_range.empty() ? std::string("Kind ranges that stand alone, each instance one step")
-                                       : "Step range `" + report.step_range + "`") +
+    text += (!report.inferred.empty()     ? "Steps " + report.inferred.substr(report.inferred.find("cut at"))
+             : report.step_range.empty() ? std::string("Kind ranges that stand alone, each instance one step")
+                                         : "Step range `" + report.step_range + "`") +
             ": " + std::to_string(report.steps) + " steps" +
             (report.steps_left_out > 0
                  ? " (" + std::to_string(report.steps_left_out) + " more left out by nsys.capture_skip/capture_count)"
@@ -136,6 +137,7 @@ std::string step_kinds_json(const std::vector<StepKindReport>& windows) {
     boost::json::array phases;
     for (const auto& phase : report.phases) phases.push_back(boost::json::value(phase));
     boost::json::object window{{"step_range", report.step_range},
+                               {"inferred", report.inferred},
                                {"steps", report.steps},
                                {"steps_left_out", report.steps_left_out},
                                {"kinds", std::move(kinds)},

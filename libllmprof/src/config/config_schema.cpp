@@ -82,6 +82,9 @@ std::vector<ConfigField> build_run_fields() {
                  "refuse to profile below this free space on runs_root (GB)", at_least(0)),
       make_field(LLMPROF_CONFIG_KEY(run, leave_survivors),
                  "leave running the processes a stage's workload started that outlive it (reported either way)"),
+      make_field(LLMPROF_CONFIG_KEY(run, step_source),
+                 "engine steps from NVTX ranges, or from the host's per-step synchronisation (sync); auto: ranges, "
+                 "else sync when the workload's own window holds no NVTX range"),
       make_field(LLMPROF_CONFIG_KEY(run, survivor_grace_s),
                  "seconds between a stage's survivors' SIGTERM and their SIGKILL", at_least(0)),
       make_field(LLMPROF_CONFIG_KEY(run, enable_stage1), "run the workload bare once for stage-1 timings"),

@@ -4,13 +4,46 @@
 
 #include "core/atomic_file.hpp"
 #include "llmprof/run_analysis.hpp"
+#include "llmprof/run_directory.hpp"
 #include "llmprof/step_tokens.hpp"
+#include "llmprof/sync_steps.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;
 
 namespace {
+
+// nsys/profile.sqlite for window 1, nsys/window-<k>/profile.sqlite for window k.
+fs::path window_export(const RunLayout& layout, int window) {
+  if (window == 1) return layout.resolve(RunLayout::nsys_sqlite());
+  return layout.resolve(RunLayout::nsys_window_directory(window) / RunLayout::nsys_sqlite().filename());
+}
+
+// Steps cut at the host's synchronisation (llmprof/sync_steps.hpp), window by window.
+std::vector<StepKindReport> sync_windows(const RunLayout& layout, StepWindow bounds, std::vector<std::string>& warnings) {
+  std::vector<StepKindReport> windows;
+  for (int window = 1; fs::exists(window_export(layout, window)); ++window) {
+    auto steps = infer_sync_steps(window_export(layout, window), bounds);
+    if (!steps) {
+      warnings.push_back("capture window " + std::to_string(window) + ": " + steps.error().describe());
+      break;
+    }
+    if (!steps->has_value()) break;
+    windows.push_back(std::move(**steps));
+  }
+  return windows;
+}
+
+// run.step_source = auto takes synchronisation only where ranges cannot serve: the capture is the workload's own
+// window (cudaProfilerApi) and holds no NVTX range at all.
+bool steps_from_sync(const fs::path& main, const AnalysisReport& report, StepSource source) {
+  if (source == StepSource::sync) return true;
+  if (source == StepSource::ranges) return false;
+  if (report.timeline && !report.timeline->stages.empty()) return false;
+  const auto manifest = read_manifest(main);
+  return manifest && manifest->capture && manifest->capture->gate == CaptureGateKind::cuda_profiler_api;
+}
 
 // Window 1 from the analysis's timeline, windows 2.. from nsys/window-<k>/profile.sqlite.
 std::vector<StepKindReport> step_windows(const RunLayout& layout, const AnalysisReport& report, StepWindow bounds,
@@ -43,9 +76,11 @@ std::vector<StepKindReport> step_windows(const RunLayout& layout, const Analysis
 }  // namespace
 
 std::vector<StepKindReport> write_engine_steps(const fs::path& main, const AnalysisReport& report, StepWindow bounds,
-                                               std::vector<std::string>& warnings) {
+                                               std::vector<std::string>& warnings, StepSource source) {
   const RunLayout layout(main);
-  std::vector<StepKindReport> windows = step_windows(layout, report, bounds, warnings);
+  std::vector<StepKindReport> windows = steps_from_sync(main, report, source)
+                                            ? sync_windows(layout, bounds, warnings)
+                                            : step_windows(layout, report, bounds, warnings);
   const fs::path json = layout.resolve(RunLayout::analysis_step_kinds());
   const fs::path markdown = layout.resolve(RunLayout::analysis_step_kinds_markdown());
   if (windows.empty()) {
@@ -73,7 +108,7 @@ namespace detail {
 void write_step_kinds(PipelineRun& run, const AnalysisReport& report) {
   const StepWindow bounds{run.config.nsys.capture_skip, run.config.nsys.capture_count};
   std::vector<std::string> warnings;
-  const auto windows = write_engine_steps(run.directory.path(), report, bounds, warnings);
+  const auto windows = write_engine_steps(run.directory.path(), report, bounds, warnings, run.config.run.step_source);
   for (const auto& warning : warnings) run.warn(Stage::analyze, warning);
   const RunLayout run_layout = run.directory.layout();
   // A run that expects steps (run.stage = "auto", or a workload that wrote its step tokens) says in one line why
@@ -92,8 +127,10 @@ void write_step_kinds(PipelineRun& run, const AnalysisReport& report) {
   for (const fs::path& file : {RunLayout::analysis_step_kinds(), RunLayout::analysis_step_kinds_markdown()})
     if (fs::exists(layout.resolve(file))) reported.artifacts.push_back(file.string());
   const std::string& range = windows.front().step_range;
-  run.say(Stage::analyze, "engine steps (" + (range.empty() ? std::string("kind ranges, each one step") : "`" + range + "`") +
-                              "): " + windows.front().verdict);
+  const std::string source = !windows.front().inferred.empty() ? "cut at the host's synchronisation"
+                             : range.empty()                    ? "kind ranges, each one step"
+                                                                : "`" + range + "`";
+  run.say(Stage::analyze, "engine steps (" + source + "): " + windows.front().verdict);
 }
 
 }  // namespace detail
