@@ -2,7 +2,10 @@
 // rejected by SQLite itself; seeds from tests/data/nsys-sqlite drive the schema checks and the passes.
 //
 // Invariants: no crash / leak / UB; every error names the input file; on success every stage has
-// instances, ordered percentiles, a busy fraction within [0, 1] and GPU busy time within its span.
+// instances, ordered percentiles, a busy fraction within [0, 1] and GPU busy time within its span. The engine
+// steps of the same file, from its ranges (analyze_step_kinds) and cut at its synchronisation (infer_sync_steps):
+// the kinds' steps never outnumber the window's, each kind's percentiles are ordered, its GPU busy time is no
+// more than its GPU time, and its share is within [0, 1].
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,6 +13,8 @@
 #include <string>
 
 #include "fuzz_support.hpp"
+#include "llmprof/step_kinds.hpp"
+#include "llmprof/sync_steps.hpp"
 #include "llmprof/timeline.hpp"
 
 namespace {
@@ -53,13 +58,34 @@ void check_stage(const llmprof::TimelineStage& stage) {
   LLMPROF_FUZZ_CHECK(stage.gpu_busy_ns >= 0 && stage.gpu_busy_ns <= stage.span_ns, name);
 }
 
+void check_steps(const llmprof::StepKindReport& steps) {
+  std::int64_t counted = 0;
+  for (const auto& kind : steps.kinds) {
+    counted += kind.count;
+    const auto& time = kind.step_time;
+    LLMPROF_FUZZ_CHECK(time.p50_ns <= time.p90_ns && time.p90_ns <= time.p99_ns, kind.name);
+    LLMPROF_FUZZ_CHECK(kind.gpu_busy_ns >= 0 && kind.gpu_busy_ns <= kind.gpu_time_ns, kind.name);
+    LLMPROF_FUZZ_CHECK(!kind.gpu_time_share || (*kind.gpu_time_share >= 0 && *kind.gpu_time_share <= 1), kind.name);
+  }
+  LLMPROF_FUZZ_CHECK(steps.steps >= 0 && steps.steps_left_out >= 0, "steps");
+  // Kinds that are the steps (standing alone, or cut at synchronisation) hold every step exactly once; under a step
+  // range a step may hold no kind, or two.
+  if (!steps.inferred.empty() || steps.step_range.empty()) LLMPROF_FUZZ_CHECK(counted == steps.steps, "kinds' steps");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const InputFile input;
-  const auto report = llmprof::analyze_timeline(input.write(data, size));
+  const auto file = input.write(data, size);
+  const auto report = llmprof::analyze_timeline(file);
   LLMPROF_FUZZ_CHECK_ERROR(report);
-  if (!report) return 0;
-  for (const auto& stage : report->stages) check_stage(stage);
+  if (report) {
+    for (const auto& stage : report->stages) check_stage(stage);
+    if (const auto steps = llmprof::analyze_step_kinds(*report)) check_steps(*steps);
+  }
+  const auto inferred = llmprof::infer_sync_steps(file);
+  LLMPROF_FUZZ_CHECK_ERROR(inferred);
+  if (inferred && *inferred) check_steps(**inferred);
   return 0;
 }
