@@ -14,6 +14,7 @@
 #include "llmprof/step_kinds.hpp"
 #include "llmprof/sync_steps.hpp"
 #include "llmprof/timeline.hpp"
+#include "parse/sqlite_database.hpp"
 #include "pipeline/capture_windows.hpp"
 #include "test_support.hpp"
 
@@ -410,4 +411,58 @@ TEST_CASE("write_engine_steps with run.step_source = sync writes the inferred st
   CHECK_THAT(llmprof::testing::read_file(main / "analysis" / "step_kinds.json"), Catch::Contains("\"inferred\""));
   warnings.clear();
   CHECK(write_engine_steps(main.path(), AnalysisReport{}, {}, warnings, StepSource::automatic).empty());
+}
+
+namespace {
+
+// A copy of `file` whose workload opened one profiling window [start, stop] (cudaProfilerStart/Stop rows added to
+// CUPTI_ACTIVITY_KIND_RUNTIME, as nsys records the calls).
+std::filesystem::path with_profiler_window(const llmprof::testing::TempDir& temp, const std::string& file,
+                                           std::int64_t start, std::int64_t stop) {
+  const auto copy = temp / (file + ".sqlite");
+  std::filesystem::copy_file(fixture(file), copy);
+  auto database = detail::SqliteDatabase::open_writable(copy);
+  REQUIRE(database.has_value());
+  REQUIRE(database
+              ->execute("CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, "
+                        "eventClass INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER, returnValue "
+                        "INTEGER, callchainId INTEGER)")
+              .has_value());
+  REQUIRE(database->execute("INSERT INTO StringIds (id, value) VALUES (90001, 'cudaProfilerStart_v4000'), "
+                            "(90002, 'cudaProfilerStop_v4000')")
+              .has_value());
+  REQUIRE(database
+              ->execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, globalTid, correlationId, nameId) VALUES (" +
+                        std::to_string(start) + ", " + std::to_string(start + 10) + ", 0, 1, 90001), (" +
+                        std::to_string(stop) + ", " + std::to_string(stop + 10) + ", 0, 2, 90002)")
+              .has_value());
+  return copy;
+}
+
+}  // namespace
+
+// Issue 34: discovery counts inside the workload's own window and never suggests following that window for a range
+// with no instance in it. The flat engine loop's first step, prefill_batch at 145,985,488..147,553,214 ns, is the
+// only kind inside a window around it (to 147,553,500 ns; the next step starts at 147,553,665); a window before every range holds none, so the suggestion gates on `serve`.
+TEST_CASE("discovery prefers what falls inside the workload's profiling window, and never suggests an empty one") {
+  llmprof::testing::TempDir temp;
+  const auto report = timeline("engine_flat_cpu2022");
+  const auto around_first = with_profiler_window(temp, "engine_flat_cpu2022", 145985000, 147553500);
+  auto inside = discover_ranges(report, around_first);
+  REQUIRE(inside.has_value());
+  CHECK(inside->profiler_windows.size() == 1);
+  CHECK(inside->stage == "prefill_batch");  // 1 of 1 inside; decode_batch has 48 outside
+  CHECK_THAT(inside->why, Catch::StartsWith("`prefill_batch` is the step kind (its ranges stand alone, each one step) "
+                                            "with the most instances inside the workload's profiling windows (1 of 1"));
+  CHECK(inside->capture_range == "cudaProfilerApi");
+
+  llmprof::testing::TempDir other;
+  const auto before_all = with_profiler_window(other, "engine_flat_cpu2022", 100, 200);
+  auto outside = discover_ranges(report, before_all);
+  REQUIRE(outside.has_value());
+  CHECK(outside->stage == "decode_batch");
+  CHECK_FALSE(outside->chosen_in_window);
+  CHECK(outside->capture_range == "nvtx");  // not the window, where decode_batch has no instance
+  CHECK(outside->nvtx_capture == "serve");
+  CHECK_THAT(outside->why, Catch::Contains("none of the candidates has an instance inside its profiling windows"));
 }
