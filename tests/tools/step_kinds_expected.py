@@ -21,7 +21,7 @@ import sys
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "serving"
 FILES = ["engine_loop_cpu2022", "serving_window1_h100", "serving_window2_h100", "engine_flat_cpu2022",
-         "engine_flat_sglang_cpu2022", "engine_domain_cpu2022"]
+         "engine_flat_sglang_cpu2022", "engine_domain_cpu2022", "serving_flat_h200", "serving_flat_sglang_h200"]
 # Kind names: vLLM's *_batch, or an engine mode (SGLang's forward modes, and "prefill").
 MODES = {"prefill", "decode", "extend", "mixed", "idle"}
 

@@ -466,3 +466,38 @@ TEST_CASE("discovery prefers what falls inside the workload's profiling window, 
   CHECK(outside->nvtx_capture == "serve");
   CHECK_THAT(outside->why, Catch::Contains("none of the candidates has an instance inside its profiling windows"));
 }
+
+// Issue 34 on the GPU: examples/serving/serve.py --ranges flat (and --kind-names sglang) through --preset serving
+// on the H200 (nsys 2025.3.1): the kinds stand alone, their GPU figures match the Python oracle, their counts the
+// workload's own (tests/data/serving/serving_flat_h200_counts.json: 22 decode, 18 mixed in the window), and the
+// steps cut at synchronisation, ranges ignored, split the same way.
+TEST_CASE("kinds that stand alone in H200 serving windows match the oracle, the workload's counts and sync steps") {
+  const std::map<std::string, std::map<std::string, std::int64_t>> workload = {
+      {"serving_flat_h200", {{"decode_batch", 22}, {"mixed_batch", 18}}},
+      {"serving_flat_sglang_h200", {{"decode", 22}, {"mixed", 18}}}};
+  for (const auto& [file, counts] : workload) {
+    INFO(file);
+    const auto expected = expected_figures(file);
+    const auto steps = analyze_step_kinds(timeline(file));
+    REQUIRE(steps.has_value());
+    CHECK(steps->step_range.empty());
+    CHECK(std::to_string(steps->steps) == expected.at("steps/count"));
+    std::map<std::string, std::int64_t> found;
+    for (const auto& kind : steps->kinds) {
+      found[kind.name] = kind.count;
+      check_kind_against_oracle(kind, expected);
+      CHECK(std::to_string(kind.gpu_time_ns) == expected.at(kind.name + "/gpu_time_ns"));
+      CHECK(std::to_string(kind.gpu_busy_ns) == expected.at(kind.name + "/gpu_busy_ns"));
+      REQUIRE_FALSE(kind.top_kernels.empty());
+      CHECK(kind.top_kernels.front().name == expected.at(kind.name + "/top_kernel"));
+    }
+    CHECK(found == counts);
+    const auto inferred = infer_sync_steps(fixture(file));
+    REQUIRE(inferred.has_value());
+    REQUIRE(inferred->has_value());
+    std::map<std::string, std::int64_t> clusters;
+    for (const auto& kind : (*inferred)->kinds) clusters[kind.name] = kind.count;
+    CHECK(clusters == std::map<std::string, std::int64_t>{{"uniform-1", counts.begin()->second},
+                                                          {"varying", std::next(counts.begin())->second}});
+  }
+}
