@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "analysis/timeline_model.hpp"
 #include "llmprof/percent.hpp"
@@ -145,7 +146,8 @@ std::vector<Step> cut_steps(const Export& data, std::int64_t thread, std::string
     const bool cut = copies ? data.device_to_host.count(call->correlation) > 0 : is_sync_call(data.names.at(call->correlation));
     if (cut && open) {
       current.cut_end = call->end;
-      if (!current.kernels.empty()) steps.push_back(std::move(current));  // a step launches kernels
+      Step finished = std::exchange(current, Step{});
+      if (!finished.kernels.empty()) steps.push_back(std::move(finished));  // a step launches kernels
       open = false;
     }
   }
