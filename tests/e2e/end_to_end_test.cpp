@@ -12,6 +12,7 @@
 #include "end_to_end.hpp"
 #include "llmprof/run_directory.hpp"
 #include "skip.hpp"
+#include "daemon_pids.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -309,15 +310,8 @@ TEST_CASE("a daemon the workload leaves is named and ended after every stage, or
         }
       }
     }
-    std::size_t daemons = 0, alive = 0;
-    for (const auto& entry : fs::directory_iterator(pids)) {
-      ++daemons;
-      const pid_t pid = static_cast<pid_t>(std::stol(entry.path().stem().string()));
-      if (::kill(pid, 0) == 0 && read_file("/proc/" + std::to_string(pid) + "/stat").find(") Z") == std::string::npos) {
-        ++alive;
-        ::kill(pid, SIGKILL);
-      }
-    }
+    const DaemonCount counted = count_and_kill_daemons(pids);
+    const std::size_t daemons = counted.started, alive = counted.alive;
     CHECK(daemons >= 3);  // stage 1, the nsys capture, at least one ncu pass
     CHECK(named == daemons);
     CHECK(alive == (leave ? daemons : 0));

@@ -15,6 +15,7 @@
 #include "llmprof/shell_quote.hpp"
 #include "real_tools.hpp"
 #include "run_manifest_reading.hpp"
+#include "daemon_pids.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -169,15 +170,8 @@ TEST_CASE("real nsys: the workload's daemon is ended after every stage, the prof
       CHECK(names_no_profiler_process);
     }
   }
-  std::size_t daemons = 0, alive = 0;
-  for (const auto& entry : fs::directory_iterator(pids)) {
-    ++daemons;
-    const pid_t pid = static_cast<pid_t>(std::stol(entry.path().stem().string()));
-    if (::kill(pid, 0) == 0 && read_file("/proc/" + std::to_string(pid) + "/stat").find(") Z") == std::string::npos) {
-      ++alive;
-      ::kill(pid, SIGKILL);
-    }
-  }
+  const DaemonCount counted = count_and_kill_daemons(pids);
+  const std::size_t daemons = counted.started, alive = counted.alive;
   CHECK(daemons == 2);  // stage 1 and the nsys capture
   CHECK(named == 2);
   CHECK(alive == 0);
