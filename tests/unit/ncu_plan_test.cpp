@@ -2,6 +2,7 @@
 // passes, and the coverage expected; the check of ncu's rows against the plan; the --filter-mode values
 // of ncu --help. Expected figures for the recorded H100 decode come from tests/tools/ncu_plan_expected.py
 // (Python sqlite3; its output is quoted where used).
+#include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -424,6 +425,109 @@ TEST_CASE("a serving loop whose grids change every step: grouped configurations 
   CHECK(grid_bucket("(3, 1, 1)") == "(4, 1, 1)");
   CHECK(grid_bucket("(256, 1, 1)") == "(256, 1, 1)");
   CHECK(grid_bucket("unknown") == "unknown");
+}
+
+TEST_CASE("a window without NVTX is its own stage: every launch of the export, configurations and mangled names") {
+  // The H200 serving window (flat ranges, 40 steps). sqlite3 over the same export: 3640 kernel rows, 56 kernels,
+  // 165 (kernel, grid, block) configurations, every row with a mangledName; the stage reader sees none of them
+  // under a range the window lacks.
+  const auto sqlite = data_path("serving/serving_flat_h200.sqlite");
+  auto launches = read_capture_kernel_launches(sqlite);
+  REQUIRE(launches.has_value());
+  CHECK(launches->size() == 3640);
+  std::set<std::string> kernels;
+  std::set<std::string> configs;
+  std::size_t without_mangled = 0;
+  for (const auto& one : launches.value()) {
+    kernels.insert(one.kernel);
+    configs.insert(one.kernel + one.grid + one.block);
+    without_mangled += one.mangled.empty() ? 1 : 0;
+  }
+  CHECK(without_mangled == 0);
+  CHECK(kernels.size() == 56);
+  CHECK(configs.size() == 165);
+  CHECK_FALSE(read_stage_kernel_launches(sqlite, "the captured window").has_value());
+  // Planned from them, every pass names its kernels by mangled name (nvjet GEMMs' demangled names did not
+  // match ncu's: 8 of 30 planned launches were met without).
+  const NcuPlan plan = plan_ncu_launches(coverage_selection(launches.value(), 0.9), launches.value(), free_passes());
+  CHECK(plan.configs_known);
+  REQUIRE_FALSE(plan.passes.empty());
+  for (const auto& pass : plan.passes) CHECK(pass.by_mangled_name);
+}
+
+TEST_CASE("ncu.max_seconds: kernels giving up the least time per second saved are left out until the plan fits") {
+  // The whole H200 serving window at 90%: mixed batches bring a grid per batch size (93 launches, 55.8 s at
+  // 0.6 s a launch, passes free).
+  auto launches = read_capture_kernel_launches(data_path("serving/serving_flat_h200.sqlite"));
+  REQUIRE(launches.has_value());
+  const KernelSelection selection = coverage_selection(launches.value(), 0.9);
+  const NcuPlan unbounded = plan_ncu_launches(selection, launches.value(), free_passes());
+  CHECK(unbounded.planned_launches == 93);
+  for (const double bound : {0.0, 60.0}) {
+    const NcuPlan same = fit_ncu_plan(selection, launches.value(), free_passes(), bound);
+    CHECK(same.planned_launches == unbounded.planned_launches);
+    CHECK(same.estimated_seconds == unbounded.estimated_seconds);
+    CHECK(same.left_out_for_time.empty());
+  }
+  CHECK(ncu_plan_bound_text(unbounded).empty());
+
+  const NcuPlan bounded = fit_ncu_plan(selection, launches.value(), free_passes(), 30);
+  CHECK(bounded.estimated_seconds <= 30);
+  CHECK(bounded.max_seconds == 30);
+  CHECK(bounded.unbounded_estimated_seconds == Approx(unbounded.estimated_seconds));
+  CHECK(bounded.unbounded_expected_coverage == Approx(unbounded.expected_coverage));
+  REQUIRE_FALSE(bounded.left_out_for_time.empty());
+  CHECK(bounded.expected_coverage < unbounded.expected_coverage);
+  // The first kernel left out gave up the least kernel time per second saved among the candidates: the four
+  // with the least kernel time per planned launch and each kernel alone in a pass, computed here.
+  std::set<std::string> kept;
+  for (const auto& config : bounded.configs) kept.insert(config.kernel);
+  for (const auto& kernel : bounded.left_out_for_time) CHECK_FALSE(kept.count(kernel));
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> by_kernel;  // time, planned launches
+  for (const auto& config : unbounded.configs) {
+    by_kernel[config.kernel].first += config.stage_time_ns;
+    by_kernel[config.kernel].second += std::int64_t(config.ordinals.size());
+  }
+  std::vector<std::pair<double, std::string>> per_launch;
+  for (const auto& [kernel, figures] : by_kernel)
+    if (figures.second > 0) per_launch.emplace_back(double(figures.first) / double(figures.second), kernel);
+  std::sort(per_launch.begin(), per_launch.end());
+  std::set<std::string> candidates;
+  for (std::size_t i = 0; i < 4; ++i) candidates.insert(per_launch[i].second);
+  for (const auto& pass : unbounded.passes)
+    if (pass.kernels.size() == 1) candidates.insert(pass.kernels.front());
+  std::set<std::string> candidates_found;
+  for (const auto i : fit_candidates(selection, unbounded)) candidates_found.insert(selection.kernels[i].name);
+  CHECK(candidates_found == candidates);
+  const auto cost_of_leaving_out = [&](const std::string& name) {
+    KernelSelection without = selection;
+    const auto kernel = std::find_if(without.kernels.begin(), without.kernels.end(),
+                                     [&](const auto& one) { return one.name == name; });
+    const double time_ns = double(kernel->total_time_ns);
+    without.kernels.erase(kernel);
+    const double saved =
+        unbounded.estimated_seconds - plan_ncu_launches(without, launches.value(), free_passes()).estimated_seconds;
+    return saved > 0 ? time_ns / saved : 1e300;
+  };
+  REQUIRE(candidates.count(bounded.left_out_for_time.front()));
+  for (const auto& kernel : candidates)
+    CHECK(cost_of_leaving_out(bounded.left_out_for_time.front()) <= cost_of_leaving_out(kernel));
+  CHECK_THAT(ncu_plan_bound_text(bounded),
+             Catch::StartsWith("ncu.max_seconds = 30 s: the plan of every selected kernel was estimated at 55.8 s "
+                               "for 90.5% of the stage's kernel time; "));
+  CHECK_THAT(ncu_plan_text(bounded), Catch::Contains(ncu_plan_bound_text(bounded)));
+  const auto json = boost::json::parse(ncu_plan_json(bounded)).as_object();
+  CHECK(json.at("left_out_for_time").as_array().size() == bounded.left_out_for_time.size());
+
+  SECTION("a bound no plan meets keeps one kernel") {
+    KernelSelection three = selection;
+    three.kernels.resize(3);
+    const NcuPlan tight = fit_ncu_plan(three, launches.value(), free_passes(), 0.1);
+    std::set<std::string> remaining;
+    for (const auto& config : tight.configs) remaining.insert(config.kernel);
+    CHECK(remaining.size() == 1);
+    CHECK(tight.estimated_seconds > 0.1);
+  }
 }
 
 TEST_CASE("a pass falls back on demangled patterns when one of its kernels has no mangled name") {

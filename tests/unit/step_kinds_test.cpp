@@ -16,6 +16,7 @@
 #include "llmprof/timeline.hpp"
 #include "parse/sqlite_database.hpp"
 #include "pipeline/capture_windows.hpp"
+#include "pipeline/stage_choice.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -499,5 +500,41 @@ TEST_CASE("kinds that stand alone in H200 serving windows match the oracle, the 
     for (const auto& kind : (*inferred)->kinds) clusters[kind.name] = kind.count;
     CHECK(clusters == std::map<std::string, std::int64_t>{{"uniform-1", counts.begin()->second},
                                                           {"varying", std::next(counts.begin())->second}});
+  }
+}
+
+TEST_CASE("run.stage = auto: the most GPU time, or among kinds level within 10% the one with the most steps") {
+  // serving_flat_h200: decode_batch 6122190 ns over 22 steps, mixed_batch 6065138 ns over 18 (expected.tsv):
+  // 50.2% and 49.8% of the kinds' GPU time, level.
+  const auto steps = analyze_step_kinds(timeline("serving_flat_h200"));
+  REQUIRE(steps.has_value());
+  const auto level = detail::pick_step_kind(steps.value());
+  CHECK(level.stage == "decode_batch");
+  CHECK(level.why == "run.stage = auto chose `decode_batch`: the step kinds `decode_batch` 50% of the kinds' GPU "
+                     "time, 22 steps; `mixed_batch` 50% of the kinds' GPU time, 18 steps are within 10% of the most "
+                     "GPU time inside the captured window, and of those it has the most steps (22 of 40 steps; its "
+                     "launch configurations repeat, so ncu measures it in the fewest launches)");
+  SECTION("level the other way round: still the kind with more steps") {
+    StepKindReport swapped = steps.value();
+    std::swap(swapped.kinds[0], swapped.kinds[1]);
+    swapped.kinds[0].gpu_time_ns = 6122190;  // mixed leads by 0.9%
+    swapped.kinds[1].gpu_time_ns = 6065138;
+    CHECK(detail::pick_step_kind(swapped).stage == "decode_batch");
+  }
+  SECTION("a lead beyond 10% wins whatever the counts") {
+    StepKindReport led = steps.value();
+    led.kinds[1].gpu_time_ns = 8000000;  // mixed 8.0 ms against decode 6.12 ms: 23% more
+    led.kinds[1].gpu_time_share = 8000000.0 / (8000000.0 + 6122190.0);
+    std::swap(led.kinds[0], led.kinds[1]);
+    const auto choice = detail::pick_step_kind(led);
+    CHECK(choice.stage == "mixed_batch");
+    CHECK(choice.why == "run.stage = auto chose `mixed_batch`, the step kind with the most GPU time inside the "
+                        "captured window (57% of the kinds' GPU time, 18 of 40 steps); the other kinds: decode_batch "
+                        "x22");
+  }
+  SECTION("without GPU work, the most steps") {
+    StepKindReport idle = steps.value();
+    for (auto& kind : idle.kinds) kind.gpu_time_ns = 0;
+    CHECK(detail::pick_step_kind(idle).stage == "decode_batch");
   }
 }

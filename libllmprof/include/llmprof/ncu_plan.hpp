@@ -136,6 +136,12 @@ struct NcuPlan {
   double extrapolated_time_ratio = 0;
   // Indices into configs: planned configurations beyond kRepresentativeTolerance, heaviest first.
   std::vector<std::size_t> unrepresentative_configs;
+  // Set by fit_ncu_plan when the plan was bounded: the bound, the kernels left out (in the order they were), and
+  // the unbounded plan's estimate and expected coverage.
+  double max_seconds = 0;
+  std::vector<std::string> left_out_for_time;
+  double unbounded_estimated_seconds = 0;
+  double unbounded_expected_coverage = 0;
 };
 
 // The planned launches' mean duration over their configuration's stage mean; 0 when either is unknown.
@@ -147,6 +153,17 @@ bool is_unrepresentative(const PlannedConfig& config);
 // are what ncu counts). An empty `launches` plans from the selection's instance counts alone.
 NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<StageKernelLaunch>& launches,
                           const NcuPlanOptions& options);
+
+// plan_ncu_launches bounded by `max_seconds` of estimate (0: unbounded): while the estimate is past it and more
+// than one kernel is selected, the selected kernel that gives up the least kernel time per second of estimate
+// saved, among fit_candidates, is left out and the plan made again. A plan that cannot fit keeps its last kernel and says so by its
+// estimate.
+inline constexpr std::size_t kFitCandidatesByLaunch = 4;
+// The kernels fit_ncu_plan weighs leaving out of `plan` (indices into selection.kernels, ascending): the
+// kFitCandidatesByLaunch with the least kernel time per planned launch, and each kernel alone in a pass.
+std::vector<std::size_t> fit_candidates(const KernelSelection& selection, const NcuPlan& plan);
+NcuPlan fit_ncu_plan(const KernelSelection& selection, const std::vector<StageKernelLaunch>& launches,
+                     const NcuPlanOptions& options, double max_seconds);
 
 // A --kernel-name filter for `kernels` (nsys names): their mangled names when the plan knows one for
 // every kernel (by_mangled_name), else kernel_name_regex() under `base`.
@@ -195,9 +212,15 @@ NcuPlanCheck check_ncu_plan(const NcuPlan& plan, const std::vector<ProfiledLaunc
 Result<std::vector<StageKernelLaunch>> read_stage_kernel_launches(const std::filesystem::path& sqlite_export,
                                                                   const std::string& stage);
 
+// Every kernel launch of the export, in start order: the stage when the capture is the workload's own
+// profiling window and no range tells its kernels apart (run.stage = auto on an engine without NVTX).
+Result<std::vector<StageKernelLaunch>> read_capture_kernel_launches(const std::filesystem::path& sqlite_export);
+
 // ncu/plan.json: "llmprof.ncu_plan/1"; the check and the measured cost when given.
 std::string ncu_plan_json(const NcuPlan& plan, const std::optional<NcuPlanCheck>& check = std::nullopt,
                           std::optional<double> measured_seconds_per_launch = std::nullopt);
+// "ncu.max_seconds = 30 s: the plan of every selected kernel was estimated at ...": empty when nothing was left out.
+std::string ncu_plan_bound_text(const NcuPlan& plan);
 // The plan for the log and the console: passes, launches per kernel, estimate.
 std::string ncu_plan_text(const NcuPlan& plan);
 

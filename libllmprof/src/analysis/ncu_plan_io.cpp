@@ -36,6 +36,38 @@ std::vector<std::pair<std::int64_t, std::int64_t>> stage_intervals(const std::ve
 
 }  // namespace
 
+namespace {
+
+// Launches whose GPU execution starts inside one of `intervals` (sorted, disjoint); every launch when empty.
+Result<std::vector<StageKernelLaunch>> read_launches_within(
+    detail::NsysSqliteReader& reader, const std::filesystem::path& sqlite_export,
+    const std::vector<std::pair<std::int64_t, std::int64_t>>& intervals, bool every_launch) {
+  std::vector<StageKernelLaunch> launches;
+  std::map<std::int64_t, std::string> names;  // StringIds cache: a decode has ~10^5 launches of ~30 names
+  const auto name_of = [&](std::int64_t id) -> const std::string& {
+    auto name = names.find(id);
+    if (name == names.end()) name = names.emplace(id, reader.string_value(id)).first;
+    return name->second;
+  };
+  std::size_t next = 0;
+  auto visited = reader.for_each_kernel_launch([&](const detail::KernelLaunchRow& row) {
+    if (!every_launch) {
+      while (next < intervals.size() && intervals[next].second < row.start_ns) ++next;
+      if (next == intervals.size() || row.start_ns < intervals[next].first) return;
+    }
+    launches.push_back({name_of(row.name_id), triple(row.grid), triple(row.block), row.shared_memory_bytes,
+                        row.end_ns - row.start_ns,
+                        row.mangled_name_id >= 0 ? name_of(row.mangled_name_id) : std::string()});
+  });
+  if (!visited) return visited.error();
+  if (!visited.value())
+    return make_error(ErrorCode::parse_error, sqlite_export.string() + " has no kernel launch configurations",
+                      "export with Nsight Systems 2022.4 or later", sqlite_export.string());
+  return launches;
+}
+
+}  // namespace
+
 Result<std::vector<StageKernelLaunch>> read_stage_kernel_launches(const std::filesystem::path& sqlite_export,
                                                                   const std::string& stage) {
   auto reader = detail::NsysSqliteReader::open(sqlite_export);
@@ -47,28 +79,15 @@ Result<std::vector<StageKernelLaunch>> read_stage_kernel_launches(const std::fil
   if (intervals.empty())
     return make_error(ErrorCode::not_found, "no closed NVTX range '" + stage + "' in " + sqlite_export.string(),
                       "check run.stage against the ranges the workload emits", sqlite_export.string());
-  std::vector<StageKernelLaunch> launches;
-  std::map<std::int64_t, std::string> names;  // StringIds cache: a decode has ~10^5 launches of ~30 names
-  const auto name_of = [&](std::int64_t id) -> const std::string& {
-    auto name = names.find(id);
-    if (name == names.end()) name = names.emplace(id, reader->string_value(id)).first;
-    return name->second;
-  };
-  std::size_t next = 0;
   // A kernel belongs to the stage when its GPU execution starts inside an instance: the decode range
   // of llmprof-decode and of torch workloads closes after a synchronize, so its kernels run within it.
-  auto visited = reader->for_each_kernel_launch([&](const detail::KernelLaunchRow& row) {
-    while (next < intervals.size() && intervals[next].second < row.start_ns) ++next;
-    if (next == intervals.size() || row.start_ns < intervals[next].first) return;
-    launches.push_back({name_of(row.name_id), triple(row.grid), triple(row.block), row.shared_memory_bytes,
-                        row.end_ns - row.start_ns,
-                        row.mangled_name_id >= 0 ? name_of(row.mangled_name_id) : std::string()});
-  });
-  if (!visited) return visited.error();
-  if (!visited.value())
-    return make_error(ErrorCode::parse_error, sqlite_export.string() + " has no kernel launch configurations",
-                      "export with Nsight Systems 2022.4 or later", sqlite_export.string());
-  return launches;
+  return read_launches_within(reader.value(), sqlite_export, intervals, false);
+}
+
+Result<std::vector<StageKernelLaunch>> read_capture_kernel_launches(const std::filesystem::path& sqlite_export) {
+  auto reader = detail::NsysSqliteReader::open(sqlite_export);
+  if (!reader) return reader.error();
+  return read_launches_within(reader.value(), sqlite_export, {}, true);
 }
 
 namespace {
@@ -138,6 +157,14 @@ std::string ncu_plan_json(const NcuPlan& plan, const std::optional<NcuPlanCheck>
   document["expected_coverage"] = plan.expected_coverage;
   document["coverage_measured"] = plan.expected_coverage;
   document["coverage_extrapolated"] = plan.expected_coverage_extrapolated;
+  if (plan.max_seconds > 0) {
+    boost::json::array left_out;
+    for (const auto& kernel : plan.left_out_for_time) left_out.emplace_back(kernel);
+    document["max_seconds"] = plan.max_seconds;
+    document["left_out_for_time"] = std::move(left_out);
+    document["unbounded_estimated_seconds"] = plan.unbounded_estimated_seconds;
+    document["unbounded_expected_coverage"] = plan.unbounded_expected_coverage;
+  }
   document["stage_launches"] = plan.stage_launches;
   document["seconds_per_intercepted_launch"] = plan.seconds_per_intercepted_launch;
   document["seconds_per_launch"] = plan.seconds_per_launch;
@@ -201,6 +228,25 @@ std::string representativeness_text(const NcuPlan& plan) {
 
 }  // namespace
 
+std::string ncu_plan_bound_text(const NcuPlan& plan) {
+  if (plan.left_out_for_time.empty()) return {};
+  std::ostringstream text;
+  text.precision(3);
+  text << "ncu.max_seconds = " << plan.max_seconds << " s: the plan of every selected kernel was estimated at "
+       << plan.unbounded_estimated_seconds << " s for " << plan.unbounded_expected_coverage * 100
+       << "% of the stage's kernel time; " << plan.left_out_for_time.size()
+       << " kernel(s) left out, those giving up the least kernel time per second saved (";
+  for (std::size_t i = 0; i < plan.left_out_for_time.size(); ++i) {
+    if (i == 4) {
+      text << " and " << plan.left_out_for_time.size() - 4 << " more";
+      break;
+    }
+    text << (i ? ", " : "") << kernel_function_name(plan.left_out_for_time[i]);
+  }
+  text << ")";
+  return text.str();
+}
+
 std::string ncu_plan_text(const NcuPlan& plan) {
   std::ostringstream text;
   text.precision(3);
@@ -209,6 +255,7 @@ std::string ncu_plan_text(const NcuPlan& plan) {
        << plan.seconds_per_launch_source << "; " << plan.seconds_per_pass << " s/pass, " << plan.seconds_per_pass_source << "), expected coverage "
        << (plan.expected_coverage + plan.expected_coverage_extrapolated) * 100 << "% of the stage's kernel time (measured "
        << plan.expected_coverage * 100 << "%, extrapolated " << plan.expected_coverage_extrapolated * 100 << "%)\n";
+  if (const std::string bound = ncu_plan_bound_text(plan); !bound.empty()) text << "  " << bound << "\n";
   for (std::size_t i = 0; i < plan.passes.size(); ++i) {
     const auto& pass = plan.passes[i];
     text << "  pass " << i + 1 << ": " << pass.kernels.size() << " kernel(s)"

@@ -172,6 +172,10 @@ std::vector<ConfigField> build_ncu_fields() {
       make_field(LLMPROF_CONFIG_KEY(ncu, seconds_per_launch),
                  "per-kernel plan: estimated ncu seconds per profiled launch (a run's measured figure replaces it)",
                  above(0)),
+      make_field(LLMPROF_CONFIG_KEY(ncu, max_seconds),
+                 "per-kernel plan: a bound on its estimated seconds; the kernels giving up the least kernel time per "
+                 "second saved are left out until the estimate fits (0: no bound)",
+                 at_least(0)),
       make_field(
           LLMPROF_CONFIG_KEY(ncu, seconds_per_pass),
           "per-kernel plan: ncu seconds per pass beyond its launches; 0: the bare run's wall time plus "

@@ -4,6 +4,7 @@
 #include "pipeline/stage_choice.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/format.hpp"
 #include "llmprof/config.hpp"
@@ -14,6 +15,64 @@
 
 namespace llmprof::detail {
 
+namespace {
+
+std::string kind_figures(const StepKindFigures& kind) {
+  return "`" + kind.name + "` " + format_fraction_percent(kind.gpu_time_share.value_or(0)) + " of the kinds' GPU time, " +
+         std::to_string(kind.count) + " steps";
+}
+
+}  // namespace
+
+StepKindChoice pick_step_kind(const StepKindReport& steps) {
+  const auto& kinds = steps.kinds;  // by GPU time, then by count
+  StepKindChoice choice;
+  if (kinds.empty()) return choice;
+  const bool gpu = kinds.front().gpu_time_ns > 0;
+  const auto more_steps = [](const StepKindFigures& a, const StepKindFigures& b) { return a.count < b.count; };
+  auto chosen = kinds.begin();
+  std::vector<const StepKindFigures*> tied;
+  if (gpu) {
+    // Kinds within kStepKindTie of the most GPU time are level: the serving example's two kinds split its 40-step
+    // window 50/50 and the lead flipped between captures of the same workload (H200, issue 34). The kind with
+    // more steps then wins: its kernels repeat their launch configurations, where a mixed batch brings a new GEMM
+    // shape nearly every step (74 planned ncu launches, 144 s, against 10 launches and 38 s for decode).
+    const auto level = static_cast<double>(kinds.front().gpu_time_ns) * (1 - kStepKindTie);
+    auto last = std::find_if(kinds.begin(), kinds.end(),
+                             [&](const StepKindFigures& kind) { return static_cast<double>(kind.gpu_time_ns) < level; });
+    chosen = std::max_element(kinds.begin(), last, more_steps);
+    for (auto kind = kinds.begin(); kind != last; ++kind) tied.push_back(&*kind);
+  } else {
+    chosen = std::max_element(kinds.begin(), kinds.end(), more_steps);
+  }
+  choice.stage = chosen->name;
+  std::string others;
+  const auto is_tied = [&](const StepKindFigures& kind) {
+    return tied.size() > 1 && std::any_of(tied.begin(), tied.end(), [&](const auto* one) { return one == &kind; });
+  };
+  for (const auto& kind : kinds)
+    if (kind.name != chosen->name && !is_tied(kind)) others += (others.empty() ? "" : ", ") + kind.name + " x" + std::to_string(kind.count);
+  const std::string of_steps = std::to_string(chosen->count) + " of " + std::to_string(steps.steps) + " steps";
+  if (!gpu) {
+    choice.why = "run.stage = auto chose `" + chosen->name + "`, the step kind with the most steps inside the captured "
+                 "window (" + std::to_string(chosen->count) + " of " + std::to_string(steps.steps) +
+                 "; no GPU work was recorded)";
+  } else if (tied.size() > 1) {
+    std::string level_kinds;
+    for (const auto* kind : tied) level_kinds += (level_kinds.empty() ? "" : "; ") + kind_figures(*kind);
+    choice.why = "run.stage = auto chose `" + chosen->name + "`: the step kinds " + level_kinds +
+                 " are within " + format_fraction_percent(kStepKindTie) +
+                 " of the most GPU time inside the captured window, and of those it has the most steps (" + of_steps +
+                 "; its launch configurations repeat, so ncu measures it in the fewest launches)";
+  } else {
+    choice.why = "run.stage = auto chose `" + chosen->name + "`, the step kind with the most GPU time inside the "
+                 "captured window (" + format_fraction_percent(chosen->gpu_time_share.value_or(0)) +
+                 " of the kinds' GPU time, " + of_steps + ")";
+  }
+  if (!others.empty()) choice.why += "; the other kinds: " + others;
+  return choice;
+}
+
 Result<StepKindChoice> choose_step_kind(const PipelineRun& run) {
   const auto sqlite = run.directory.layout().resolve(RunLayout::nsys_sqlite());
   auto timeline = analyze_timeline(sqlite);
@@ -23,24 +82,7 @@ Result<StepKindChoice> choose_step_kind(const PipelineRun& run) {
   if (!steps || steps->kinds.empty())
     return make_error(ErrorCode::not_found, no_step_kinds_reason(timeline.value()),
                       "set run.stage to the range the kernel selection should look at", sqlite.string());
-  const auto& kinds = steps->kinds;  // by GPU time, then by count
-  const bool gpu = kinds.front().gpu_time_ns > 0;
-  const auto chosen = gpu ? kinds.begin() : std::max_element(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) {
-    return a.count < b.count;
-  });
-  StepKindChoice choice;
-  choice.stage = chosen->name;
-  std::string others;
-  for (const auto& kind : kinds)
-    if (kind.name != chosen->name) others += (others.empty() ? "" : ", ") + kind.name + " x" + std::to_string(kind.count);
-  choice.why = "run.stage = auto chose `" + chosen->name + "`, the step kind with " +
-               (gpu ? "the most GPU time inside the captured window (" +
-                          format_fraction_percent(chosen->gpu_time_share) + " of the kinds' GPU time, " +
-                          std::to_string(chosen->count) + " of " + std::to_string(steps->steps) + " steps)"
-                    : "the most steps inside the captured window (" + std::to_string(chosen->count) + " of " +
-                          std::to_string(steps->steps) + "; no GPU work was recorded)") +
-               (others.empty() ? std::string() : "; the other kinds: " + others);
-  return choice;
+  return pick_step_kind(steps.value());
 }
 
 void choose_auto_stage(PipelineRun& run) {

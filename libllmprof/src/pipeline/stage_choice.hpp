@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "llmprof/step_kinds.hpp"
 #include "pipeline/stage_interface.hpp"
 
 namespace llmprof::detail {
@@ -12,6 +13,14 @@ struct StepKindChoice {
   std::string stage;  // the kind's range name
   std::string why;    // one sentence: which figures chose it
 };
+
+// Kinds whose GPU time is within this share of the most are level; the one of them with the most steps is chosen.
+inline constexpr double kStepKindTie = 0.1;
+
+// The kind run.stage = "auto" selects from a step-kind report, and the sentence saying why: the most GPU time,
+// the most steps among kinds level on GPU time (kStepKindTie), or the most steps without GPU work. Empty stage
+// when the report has no kind.
+StepKindChoice pick_step_kind(const StepKindReport& steps);
 
 // The step kind with the most GPU time inside the captured window (MAIN/nsys/profile.sqlite, steps kept by
 // nsys.capture_skip/capture_count), else the one with the most steps when no GPU work was recorded; an error
