@@ -6,7 +6,9 @@
 #   build     deep-profile from this tree (scripts/gpu-build-deep-profile.sh .carry/debs), and the example
 #   before    the landed code given as .carry/base-<commit>.tar.gz (git archive of it), built the same way, run
 #             with ITS defaults on BEFORE_RUNS (default "1b hf"; also "1b90" = 1b at kernel_coverage=0.9, "graphs")
-#   after     this tree's defaults on AFTER_RUNS (default "1b hf graphs")
+#   after     this tree's defaults on AFTER_RUNS (default "1b hf graphs"; also "1b-load" = the Python twin of the 1b
+#             example with 25 s of start-up, "serving" = examples/serving with --preset serving), each run named
+#             after-<n>-<name> so a name may come twice
 #   serving   examples/serving with --preset serving; then the same with nsys.capture_range_end=repeat:2
 #   styles    examples/serving with --preset serving and defaults in each range style (STYLES, default "nested
 #             flat flat-sglang none fork"): the step kinds against the workload's own counts (issue 34)
@@ -68,6 +70,8 @@ profile() {  # $1 binary, $2 runs root, $3 id, then deep-profile run arguments (
 workload() {  # the workload argv of a run name
   case $1 in
     1b|1b90) echo "$ex --preset 1b --warmup 1" ;;
+    1b-load) echo "python3 $repo/examples/decode-workload/decode_eager.py --preset 1b --warmup 1 --load-seconds 25" ;;
+    serving) echo "python3 $repo/examples/serving/serve.py" ;;
     graphs) echo "$ex --preset 1b --warmup 1 --cuda-graphs" ;;
     hf) echo "${hf[*]}" ;;
   esac
@@ -101,9 +105,19 @@ phase_before() {
 
 phase_after() {
   [ -n "${dp_new:-}" ] || phase_build || return 1
+  local round=0
   for name in ${AFTER_RUNS:-1b hf graphs}; do
+    local extra=(); [ "$name" = serving ] && extra=(--preset serving)
+    round=$((round + 1))
     # shellcheck disable=SC2046
-    profile "$dp_new" /tmp/runs-after "after-$name" -- $(workload "$name")
+    profile "$dp_new" /tmp/runs-after "after-$round-$name" "${extra[@]}" -- $(workload "$name")
+  done
+  # Trimmed exports of the 1b runs (their ANALYSIS_DETAILS kept) for the ncu plan's start-up tests.
+  mkdir -p "$OUT/fixtures"
+  for export in /tmp/runs-after/after-*/nsys/profile.sqlite; do
+    [ -f "$export" ] || continue
+    local id; id=$(basename "$(dirname "$(dirname "$export")")")
+    python3 "$repo/tests/tools/trim_nsys_sqlite.py" "$export" "$OUT/fixtures/$id.sqlite" && ls -l "$OUT/fixtures/$id.sqlite"
   done
   pack /tmp/runs-after after-runs.tar.gz
 }

@@ -78,6 +78,9 @@ def parse_flags(argv):
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--warmup", type=int, default=1, help="untimed, un-instrumented warm-up runs")
     parser.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0: torch's default)")
+    parser.add_argument("--load-seconds", type=float, default=0.0,
+                        help="wait this long before building the model, standing in for a checkpoint loaded from "
+                             "disk (a Hugging Face 1B model: about 25 s), so that a profiler's start-up cost shows")
     parser.add_argument("--metrics-out", default=None,
                         help="metrics JSON path (default $LLMPROF_METRICS_FILE when set; the flag wins)")
     parser.add_argument("--nvtx-domain", default="", help="named NVTX domain (needs the `nvtx` Python package)")
@@ -111,6 +114,8 @@ def check_flags(args, c, shape):
             return f"{name} must be positive, got {value}"
     if args.warmup < 0:
         return f"--warmup must be 0 or more, got {args.warmup}"
+    if not args.load_seconds >= 0:  # also refuses nan
+        return f"--load-seconds must be 0 or more, got {args.load_seconds}"
     if c["hidden"] % c["heads"]:
         return f"--hidden {c['hidden']} is not divisible by --heads {c['heads']} (each head gets hidden/heads dimensions)"
     if c["heads"] % c["kv_heads"]:
@@ -338,6 +343,8 @@ def main(argv=None):
     if args.threads > 0:
         torch.set_num_threads(args.threads)
 
+    if args.load_seconds > 0:
+        time.sleep(args.load_seconds)  # no GPU work: a loading model launches no kernel for ncu to intercept
     torch.manual_seed(args.seed)
     torch.set_grad_enabled(False)
     batch, prompt_len, new_tokens = shape["batch"], shape["prompt_len"], shape["new_tokens"]

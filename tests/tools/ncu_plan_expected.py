@@ -245,6 +245,9 @@ def plan(launches, kernels, skip=0, wanted=1, cap=16, per_launch_s=0.6, per_pass
         progress(remaining, passes, ordinals, unreached)
         estimate = sum(p[4] for p in passes)
         candidates.append(((len(unreached), estimate, packing), passes, ordinals))
+    # Both ways and their estimates, for the plan's "passes:" line (printed by main()).
+    plan.alternatives = {("packed" if key[2] else "progressive"): (len(p), sum(x[1] for x in p), key[1])
+                         for key, p, _ in candidates}
     _, passes, ordinals = min(candidates, key=lambda candidate: candidate[0])
     planned = {g for g, o in ordinals.items() if o}
     return passes, planned, groups, ordinals
@@ -298,6 +301,9 @@ def main():
               f"expected_coverage={covered / stage_time:.6f}")
         print(f"    seconds_per_pass={per_pass_s} split: measured={measured:.6f} extrapolated={extrapolated:.6f} "
               f"pass_ends={','.join(str(p[3]) for p in passes)} estimated_s={sum(p[4] for p in passes):.4f}")
+        print(f"    seconds_per_pass={per_pass_s} alternatives: " + " ".join(
+            f"{way}_passes={n} {way}_launches={launches_} {way}_estimated_s={estimate:.4f}"
+            for way, (n, launches_, estimate) in sorted(plan.alternatives.items())))
         ratio, low, high, outside = representativeness(launches, ordinals)
         print(f"    planned launches extrapolated / measured={ratio:.6f} per-config ratio {low:.4f}..{high:.4f} "
               f"beyond 25%={len(outside)}")

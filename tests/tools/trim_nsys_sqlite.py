@@ -20,6 +20,9 @@ KEPT_TABLES = {
     "StringIds", "NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL",
     "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
     "META_DATA_EXPORT", "EXPORT_META_DATA",
+    # Four integers with no environment in them: the capture's start since the session's (nsys 2025.3), the
+    # ncu plan's measure of the workload's start-up to the stage (stage_start_up_seconds).
+    "ANALYSIS_DETAILS",
 }
 KEPT_COLUMNS = {  # activity tables: the columns the engine reads (others only cost bytes)
     # Launch configurations and mangled names: the per-kernel ncu plan reads them (ncu_plan_io.cpp).

@@ -798,6 +798,12 @@ TEST_CASE("ncu plan: a pass whose planned launches are all profiled ends the wor
   CHECK(plan.at("check").at("workload_endings").as_array()[0].as_string() == ending);
   CHECK_THAT(read_file(bench.main() / "ncu/plan.log"), Catch::Contains(ending));
   CHECK(fs::exists(bench.main() / "ncu/raw.csv"));
+  // Each pass's estimate beside its measured time and its first progress line (the bench's clock stands still).
+  const auto& timings = plan.at("check").at("pass_timings").as_array();
+  REQUIRE(timings.size() == 1);
+  CHECK(timings[0].at("estimated_seconds").as_double() == plan.at("passes").as_array()[0].at("estimated_seconds").as_double());
+  CHECK(timings[0].at("first_launch_seconds").is_number());
+  CHECK_THAT(read_file(bench.main() / "ncu/plan.log"), Catch::Contains("  pass 1: estimated "));
 }
 
 TEST_CASE("ncu plan: a pass whose workload ends before its plan is met runs to the end and the check names the rest") {

@@ -15,11 +15,13 @@
 #include "llmprof/ncu_command.hpp"
 #include "llmprof/ncu_plan.hpp"
 #include "llmprof/tool_probe.hpp"
+#include "parse/sqlite_database.hpp"
 #include "nsight/tool_listings.hpp"
 #include "oracle.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
+namespace fs = std::filesystem;
 using llmprof::testing::data_path;
 using llmprof::testing::oracle_figure;
 using llmprof::testing::oracle_text;
@@ -271,6 +273,20 @@ TEST_CASE("the plan for the recorded H100 decode (1b, batch 8) matches the indep
     CHECK(pass_ends(plan) == oracle_list(split, "pass_ends"));
     CHECK(plan.estimated_seconds == Approx(oracle_figure("ncu_plan", split, "estimated_s")));
     CHECK(plan.estimated_seconds == Approx(36 * 0.6 + 2 * 30));
+    // plan.log says which way was taken and both estimates: here 2 passes (count raised to 9) against one packed
+    // pass whose count reaches every configuration but profiles 142 launches.
+    const std::string ways = "    seconds_per_pass=30.0 alternatives:";
+    std::ostringstream choice;
+    choice.precision(3);
+    choice << "raising --launch-count to reach shared configurations: "
+           << oracle_figure("ncu_plan", ways, "progressive_passes") << " pass(es), "
+           << oracle_figure("ncu_plan", ways, "progressive_launches") << " launches, estimated "
+           << oracle_figure("ncu_plan", ways, "progressive_estimated_s") << " s; chosen over kernels packed into passes: "
+           << oracle_figure("ncu_plan", ways, "packed_passes") << " pass(es), "
+           << oracle_figure("ncu_plan", ways, "packed_launches") << " launches, estimated "
+           << oracle_figure("ncu_plan", ways, "packed_estimated_s") << " s";
+    CHECK(plan.pass_choice == choice.str());
+    CHECK_THAT(ncu_plan_text(plan), Catch::Contains("  passes: " + plan.pass_choice + "\n"));
     // planned launches extrapolated / measured=1.036359 per-config ratio 0.8943..1.2480 beyond 25%=0
     CHECK(plan.extrapolated_time_ratio == Approx(1.036359).epsilon(1e-6));
     CHECK(plan.unrepresentative_configs.empty());
@@ -453,6 +469,36 @@ TEST_CASE("a window without NVTX is its own stage: every launch of the export, c
   CHECK(plan.configs_known);
   REQUIRE_FALSE(plan.passes.empty());
   for (const auto& pass : plan.passes) CHECK(pass.by_mangled_name);
+}
+
+TEST_CASE("a pass's start-up by the capture's own clock: the session's start to the capture's, then the first launch") {
+  // The recorded window has no ANALYSIS_DETAILS (trimmed); a copy gets the row nsys 2025.3.2 exported for the same
+  // example's window on the H200 (startTime 6431347018 ns: 6.43 s from nsys's launch to cudaProfilerStart).
+  // sqlite3: the window's first kernel starts at 14416126 ns on the capture's clock.
+  const auto recorded = data_path("serving/serving_flat_h200.sqlite");
+  auto launches = read_capture_kernel_launches(recorded);
+  REQUIRE(launches.has_value());
+  CHECK_FALSE(stage_start_up_seconds(recorded, launches.value()).has_value());
+  testing::TempDir dir;
+  const auto copy = dir / "window.sqlite";
+  fs::copy_file(recorded, copy);
+  {
+    auto database = detail::SqliteDatabase::open_writable(copy);
+    REQUIRE(database.has_value());
+    REQUIRE(database->execute("CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER, duration INTEGER, startTime INTEGER, "
+                              "stopTime INTEGER); INSERT INTO ANALYSIS_DETAILS VALUES (281474976710656, 141966501, "
+                              "6431347018, 6573313519)"));
+  }
+  const auto start_up = stage_start_up_seconds(copy, launches.value());
+  REQUIRE(start_up.has_value());
+  CHECK(*start_up == Approx((6431347018.0 + 14416126.0) / 1e9).epsilon(1e-12));
+  CHECK_FALSE(stage_start_up_seconds(copy, {}).has_value());
+  {
+    auto database = detail::SqliteDatabase::open_writable(copy);
+    REQUIRE(database.has_value());
+    REQUIRE(database->execute("UPDATE ANALYSIS_DETAILS SET startTime = -5"));
+  }
+  CHECK_FALSE(stage_start_up_seconds(copy, launches.value()).has_value());
 }
 
 TEST_CASE("ncu.max_seconds: kernels giving up the least time per second saved are left out until the plan fits") {

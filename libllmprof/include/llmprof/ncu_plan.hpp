@@ -29,6 +29,7 @@ struct StageKernelLaunch {
   std::int64_t shared_memory_bytes = 0;
   std::int64_t duration_ns = 0;
   std::string mangled;  // "" when the export has no mangledName column
+  std::int64_t start_ns = 0;  // GPU start, on the capture's clock (0 = the capture's start); 0 when not known
 };
 
 // "grid (128, 1, 1) block (256, 1, 1) smem 0": the key ncu's per-launch-config counting uses.
@@ -51,6 +52,9 @@ struct NcuPlanOptions {
   std::string seconds_per_launch_source = "default";
   double seconds_per_pass = 0;  // one replay of the workload under ncu, beyond the launches
   std::string seconds_per_pass_source = "default";
+  // The start-up that seconds_per_pass holds, as the nsys capture measured it (stage_start_up_seconds); 0 when
+  // not known. Kept in the plan so that the run can set ncu's measured start-up beside it.
+  double start_up_seconds = 0;
   // What ncu spends intercepting one launch it does not profile (0.37-0.45 ms on the H100, ncu 2025.3.1). A
   // pass ends its workload once its planned launches are profiled, so a pass that ends at the stage's launch
   // i is estimated seconds_per_pass less the interception of the stage's launches after i. 0: every pass
@@ -130,6 +134,10 @@ struct NcuPlan {
   double seconds_per_pass = 0;
   std::string seconds_per_pass_source;
   double seconds_per_intercepted_launch = 0;
+  double start_up_seconds = 0;  // NcuPlanOptions::start_up_seconds
+  // The two ways to passes the planner weighed and which it took, with both estimates; "" when only one was open
+  // (configurations unknown, or a --launch-skip).
+  std::string pass_choice;
   double estimated_seconds = 0;  // the passes' estimates
   // Kernel time of the planned configurations were every launch as long as its planned ones, over their
   // measured kernel time (nsys durations); 0 when not known (no launch table or no durations).
@@ -197,6 +205,14 @@ struct NcuPlanCheck {
   double coverage_reached = 0;
   double coverage_measured = 0;
   double coverage_extrapolated = 0;
+  // Filled by the ncu stage, not by check_ncu_plan: each plan pass's estimate beside its measured time, and
+  // when ncu's first progress line of the pass came (the start-up the estimate modelled, plus ncu's own).
+  struct PassTiming {
+    double estimated_seconds = 0;
+    double measured_seconds = 0;
+    std::optional<double> first_launch_seconds;  // nullopt: no progress line (old ncu, or nothing profiled)
+  };
+  std::vector<PassTiming> pass_timings;
   // Filled by the ncu stage, not by check_ncu_plan: the passes whose workload it ended once their planned
   // launches were profiled ("pass 1 ended the workload after its 16 planned launches at 19.6 s"), and the
   // stage's time against its estimate.
@@ -215,6 +231,13 @@ Result<std::vector<StageKernelLaunch>> read_stage_kernel_launches(const std::fil
 // Every kernel launch of the export, in start order: the stage when the capture is the workload's own
 // profiling window and no range tells its kernels apart (run.stage = auto on an engine without NVTX).
 Result<std::vector<StageKernelLaunch>> read_capture_kernel_launches(const std::filesystem::path& sqlite_export);
+
+// Seconds from the profiled process's start to the stage's first kernel launch, by the capture's own clock: the
+// session's start to the capture's (ANALYSIS_DETAILS.startTime, Nsight Systems 2025.3) plus the first of
+// `launches` (read from the same export). An ncu pass replays the workload up to there before it profiles
+// anything. nullopt when the export has no ANALYSIS_DETAILS or `launches` is empty.
+std::optional<double> stage_start_up_seconds(const std::filesystem::path& sqlite_export,
+                                             const std::vector<StageKernelLaunch>& launches);
 
 // ncu/plan.json: "llmprof.ncu_plan/1"; the check and the measured cost when given.
 std::string ncu_plan_json(const NcuPlan& plan, const std::optional<NcuPlanCheck>& check = std::nullopt,

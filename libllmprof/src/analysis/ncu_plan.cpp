@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "analysis/ncu_plan_counting.hpp"
@@ -147,8 +148,19 @@ void add_progress_passes(const Planner& planner, std::vector<std::string> remain
 // first (ncu_plan_packing.hpp), each packed pass's counting replayed and progress passes for what it leaves
 // open, wins where kernels block each other (the 1b decode with a 32-token prompt and 192 new tokens:
 // 2 passes against 11). Packing assumes --launch-skip 0 and known configurations.
+std::string passes_text(const PlannedPasses& planned) {
+  std::int64_t launches = 0;
+  for (const auto& pass : planned.passes) launches += pass.profiled_launches;
+  std::ostringstream text;
+  text.precision(3);
+  text << planned.passes.size() << " pass(es), " << launches << " launches, estimated " << planned.estimated_seconds()
+       << " s";
+  return text.str();
+}
+
 PlannedPasses plan_passes(const Planner& planner, const std::vector<StageKernelLaunch>& launches,
-                          const std::vector<std::string>& remaining, const NcuPlanOptions& options) {
+                          const std::vector<std::string>& remaining, const NcuPlanOptions& options,
+                          std::string& choice) {
   PlannedPasses progressive;
   add_progress_passes(planner, remaining, options, progressive);
   if (!planner.configs_known() || options.launch_skip != 0) return progressive;
@@ -166,7 +178,12 @@ PlannedPasses plan_passes(const Planner& planner, const std::vector<StageKernelL
   const auto rank = [&options](const PlannedPasses& candidate) {
     return std::pair{candidate.unreached.size(), candidate.estimated_seconds()};
   };
-  return rank(packed) < rank(progressive) ? std::move(packed) : std::move(progressive);
+  const bool packed_wins = rank(packed) < rank(progressive);
+  choice = (packed_wins ? "kernels packed into passes where they do not block each other: " + passes_text(packed) +
+                              "; chosen over raising --launch-count: " + passes_text(progressive)
+                        : "raising --launch-count to reach shared configurations: " + passes_text(progressive) +
+                              "; chosen over kernels packed into passes: " + passes_text(packed));
+  return packed_wins ? std::move(packed) : std::move(progressive);
 }
 
 // The selected kernels' groups that first appear after every selected kernel has appeared (the horizon):
@@ -217,7 +234,7 @@ void plan_from_launch_table(const KernelSelection& selection, const std::vector<
       remaining.push_back(kernel.name);
   }
   const std::size_t horizon = choose_extrapolated_groups(planner, remaining, selection.stage_kernel_time_ns, options);
-  PlannedPasses planned = plan_passes(planner, launches, remaining, options);
+  PlannedPasses planned = plan_passes(planner, launches, remaining, options, plan.pass_choice);
   plan.passes = std::move(planned.passes);
   plan.kernels_unreached.insert(plan.kernels_unreached.end(), planned.unreached.begin(), planned.unreached.end());
   for (const auto& kernel : selection.kernels) {
@@ -262,6 +279,7 @@ NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<St
   plan.seconds_per_pass = options.seconds_per_pass;
   plan.seconds_per_pass_source = options.seconds_per_pass_source;
   plan.seconds_per_intercepted_launch = options.seconds_per_intercepted_launch;
+  plan.start_up_seconds = options.start_up_seconds;
   if (launches.empty()) {
     plan.configs_known = false;
     plan_without_launch_table(selection, options, plan);

@@ -9,6 +9,7 @@
 #include "core/format.hpp"
 #include "llmprof/ncu_plan.hpp"
 #include "parse/nsys_sqlite.hpp"
+#include "parse/sqlite_database.hpp"
 
 namespace llmprof {
 namespace {
@@ -57,7 +58,7 @@ Result<std::vector<StageKernelLaunch>> read_launches_within(
     }
     launches.push_back({name_of(row.name_id), triple(row.grid), triple(row.block), row.shared_memory_bytes,
                         row.end_ns - row.start_ns,
-                        row.mangled_name_id >= 0 ? name_of(row.mangled_name_id) : std::string()});
+                        row.mangled_name_id >= 0 ? name_of(row.mangled_name_id) : std::string(), row.start_ns});
   });
   if (!visited) return visited.error();
   if (!visited.value())
@@ -82,6 +83,23 @@ Result<std::vector<StageKernelLaunch>> read_stage_kernel_launches(const std::fil
   // A kernel belongs to the stage when its GPU execution starts inside an instance: the decode range
   // of llmprof-decode and of torch workloads closes after a synchronize, so its kernels run within it.
   return read_launches_within(reader.value(), sqlite_export, intervals, false);
+}
+
+std::optional<double> stage_start_up_seconds(const std::filesystem::path& sqlite_export,
+                                             const std::vector<StageKernelLaunch>& launches) {
+  if (launches.empty()) return std::nullopt;
+  auto database = detail::SqliteDatabase::open_read_only(sqlite_export);
+  if (!database || !database->has_table("ANALYSIS_DETAILS")) return std::nullopt;
+  auto statement = database->prepare("SELECT MIN(startTime) FROM ANALYSIS_DETAILS");
+  if (!statement) return std::nullopt;
+  auto row = statement->step();
+  if (!row || !row.value() || statement->is_null(0)) return std::nullopt;
+  const std::int64_t capture_start_ns = statement->integer(0);
+  const std::int64_t first_ns = std::min_element(launches.begin(), launches.end(), [](const auto& a, const auto& b) {
+                                  return a.start_ns < b.start_ns;
+                                })->start_ns;
+  if (capture_start_ns < 0 || first_ns < 0) return std::nullopt;  // a corrupt export, not a start-up
+  return double(capture_start_ns + first_ns) / 1e9;
 }
 
 Result<std::vector<StageKernelLaunch>> read_capture_kernel_launches(const std::filesystem::path& sqlite_export) {
@@ -157,6 +175,8 @@ std::string ncu_plan_json(const NcuPlan& plan, const std::optional<NcuPlanCheck>
   document["expected_coverage"] = plan.expected_coverage;
   document["coverage_measured"] = plan.expected_coverage;
   document["coverage_extrapolated"] = plan.expected_coverage_extrapolated;
+  document["start_up_seconds"] = known_or_null(plan.start_up_seconds);
+  document["pass_choice"] = plan.pass_choice;
   if (plan.max_seconds > 0) {
     boost::json::array left_out;
     for (const auto& kernel : plan.left_out_for_time) left_out.emplace_back(kernel);
@@ -200,6 +220,14 @@ std::string ncu_plan_json(const NcuPlan& plan, const std::optional<NcuPlanCheck>
                                             {"kernels_without_rows", strings(check->kernels_without_rows)},
                                             {"workload_endings", strings(check->workload_endings)},
                                             {"stage_seconds", known_or_null(check->stage_seconds)}};
+    boost::json::array timings;
+    for (const auto& timing : check->pass_timings)
+      timings.emplace_back(boost::json::object{
+          {"estimated_seconds", timing.estimated_seconds},
+          {"measured_seconds", timing.measured_seconds},
+          {"first_launch_seconds",
+           timing.first_launch_seconds ? boost::json::value(*timing.first_launch_seconds) : boost::json::value(nullptr)}});
+    document["check"].as_object()["pass_timings"] = std::move(timings);
   }
   if (measured_seconds_per_launch) document["measured_seconds_per_launch"] = *measured_seconds_per_launch;
   return boost::json::serialize(document);
@@ -256,6 +284,7 @@ std::string ncu_plan_text(const NcuPlan& plan) {
        << (plan.expected_coverage + plan.expected_coverage_extrapolated) * 100 << "% of the stage's kernel time (measured "
        << plan.expected_coverage * 100 << "%, extrapolated " << plan.expected_coverage_extrapolated * 100 << "%)\n";
   if (const std::string bound = ncu_plan_bound_text(plan); !bound.empty()) text << "  " << bound << "\n";
+  if (!plan.pass_choice.empty()) text << "  passes: " << plan.pass_choice << "\n";
   for (std::size_t i = 0; i < plan.passes.size(); ++i) {
     const auto& pass = plan.passes[i];
     text << "  pass " << i + 1 << ": " << pass.kernels.size() << " kernel(s)"

@@ -99,8 +99,8 @@ NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilte
   call.recorded_argv = command.without_overwrite().argv();
   call.recorded_comment = kRecordedWithoutOverwrite;
   call.on_line = [&run, plan, end](const std::string& line) { report_line(run, line, plan, end); };
+  if (end) end->started = run.clock.now();
   if (end && end->planned_launches > 0) {
-    end->started = run.clock.now();
     call.end_descendants = end->ending;
     call.descendants_kill_grace = seconds_to_milliseconds(run.config.ncu.workload_end_grace_s);
   }

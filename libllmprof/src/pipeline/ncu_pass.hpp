@@ -81,6 +81,9 @@ struct NcuPassEnd {
   void expect_kernel(const std::string& kernel, const std::vector<std::string>& mangled_names = {});
   std::chrono::steady_clock::time_point started;
   std::optional<double> ended_at_s;  // since started, when the request was made
+  // Since started, when the pass's first progress line came: the workload's start-up under ncu, plus the
+  // interception of its launches up to the first the filter takes.
+  std::optional<double> first_launch_at_s;
   bool ended_at_bound = false;       // ended at kUnseenKernelBound times the plan, some kernels not met
   std::shared_ptr<DescendantEnding> ending = std::make_shared<DescendantEnding>();
   // Counts a finished launch; requests the workload's end at the pass's last planned one.

@@ -50,6 +50,7 @@ void NcuPassEnd::expect_kernel(const std::string& kernel, const std::vector<std:
 
 void NcuPassEnd::finished_launch(const std::string& kernel_name, std::chrono::steady_clock::time_point now) {
   ++profiled_launches;
+  if (!first_launch_at_s) first_launch_at_s = std::chrono::duration<double>(now - started).count();
   std::erase_if(kernels_unseen, [&](const auto& kernel) {
     return std::any_of(kernel.second.begin(), kernel.second.end(),
                        [&](const std::string& name) { return progress_name_matches(kernel_name, name); });
