@@ -385,6 +385,7 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.ncu.plan_max_launch_count = 4;
   config.ncu.seconds_per_launch = 1.5;
   config.ncu.max_seconds = 45;
+  config.ncu.start_up_overhead_s = 3;
   config.ncu.seconds_per_pass = 12;
   config.ncu.seconds_per_intercepted_launch = 0.001;
   config.ncu.end_workload_when_planned = false;

@@ -576,6 +576,41 @@ TEST_CASE("ncu.max_seconds: kernels giving up the least time per second saved ar
   }
 }
 
+TEST_CASE("a pass that only reaches a small share of kernels measured elsewhere is left to extrapolation") {
+  // a and b share grid (1, 1, 1): ncu's per-configuration count goes to a's launch first, so b's (1, 1, 1) needs
+  // another pass (the count may not be raised: max_launch_count 1). b's (2, 1, 1) is met in the first pass.
+  const auto launches_with = [](std::int64_t b_small_ns) {
+    std::vector<StageKernelLaunch> launches;
+    for (int step = 0; step < 10; ++step) {
+      launches.push_back(launch("a", "(1, 1, 1)", 500));
+      launches.push_back(launch("b", "(1, 1, 1)", b_small_ns));  // before b's other grid: not a late group
+      launches.push_back(launch("b", "(2, 1, 1)", 450));
+    }
+    return launches;
+  };
+  NcuPlanOptions options;
+  options.max_launch_count = 1;
+  options.seconds_per_pass = 20;
+  SECTION("b's (1, 1, 1) holds 2% of the stage (10 x 20 ns of 9,700): one pass, that group extrapolated") {
+    const auto launches = launches_with(20);
+    const NcuPlan plan = plan_ncu_launches(selection_of(launches, {"a", "b"}), launches, options);
+    REQUIRE(plan.passes.size() == 1);
+    CHECK(plan.planned_launches == 2);
+    CHECK(plan.expected_coverage == Approx(9500.0 / 9700.0));
+    CHECK(plan.expected_coverage_extrapolated == Approx(200.0 / 9700.0));
+    CHECK_THAT(plan.pass_choice, Catch::Contains("then 1 group(s) of pass 2 (2.06% of the stage's kernel time) left to "
+                                                 "extrapolation from their kernels' measured groups: 1 pass(es), "
+                                                 "estimated 21.2 s instead of 41.8 s"));  // 2 x 0.6 + 20, and + 0.6 + 20
+  }
+  SECTION("b's (1, 1, 1) holds 9% (10 x 100 ns of 10,500), past the 5% limit: the second pass stays") {
+    const auto launches = launches_with(100);
+    const NcuPlan plan = plan_ncu_launches(selection_of(launches, {"a", "b"}), launches, options);
+    CHECK(plan.passes.size() == 2);
+    CHECK(plan.expected_coverage == Approx(1.0));
+    CHECK_THAT(plan.pass_choice, !Catch::Contains("left to extrapolation"));
+  }
+}
+
 TEST_CASE("a pass falls back on demangled patterns when one of its kernels has no mangled name") {
   std::vector<StageKernelLaunch> launches = {launch("gemm", "(64, 1, 1)", 60), launch("copy", "(8, 1, 1)", 30)};
   launches[0].mangled = "_Z4gemmPf";

@@ -51,6 +51,7 @@ class Planner {
   const std::map<GroupKey, Group>& groups() const { return groups_; }
   std::int64_t stage_launches() const { return std::int64_t(launches_.size()); }
   void extrapolate(const GroupKey& key) { groups_.at(key).extrapolate = true; }
+  void measure(const GroupKey& key) { groups_.at(key).extrapolate = false; }  // undoes extrapolate()
   bool extrapolated_launch(std::size_t index) const { return group_of_id_[launches_[index].group]->extrapolate; }
 
   // Without configurations every kernel counts as its own: collisions cannot be told. With them, a kernel's

@@ -172,6 +172,10 @@ std::vector<ConfigField> build_ncu_fields() {
       make_field(LLMPROF_CONFIG_KEY(ncu, seconds_per_launch),
                  "per-kernel plan: estimated ncu seconds per profiled launch (a run's measured figure replaces it)",
                  above(0)),
+      make_field(LLMPROF_CONFIG_KEY(ncu, start_up_overhead_s),
+                 "per-kernel plan: seconds ncu adds to the workload's start-up to the stage before a pass profiles "
+                 "(a run of the runs root measures it)",
+                 at_least(0)),
       make_field(LLMPROF_CONFIG_KEY(ncu, max_seconds),
                  "per-kernel plan: a bound on its estimated seconds; the kernels giving up the least kernel time per "
                  "second saved are left out until the estimate fits (0: no bound)",

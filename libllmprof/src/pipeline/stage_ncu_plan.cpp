@@ -28,10 +28,10 @@ constexpr const char* kLaunchCostFile = "ncu-launch-cost.json";
 fs::path launch_cost_file(const PipelineRun& run) { return run.directory.path().parent_path() / kLaunchCostFile; }
 
 // What an earlier run with the same ncu set measured (runs_root/ncu-launch-cost.json): the cost per profiled
-// launch and, from runs whose export had the capture's start, ncu's start-up over the nsys capture's.
+// launch and, from runs whose export had the capture's start, what ncu added to the start-up the capture measured.
 struct MeasuredNcuCost {
   double seconds_per_launch = 0;
-  std::optional<double> start_up_ratio;
+  std::optional<double> start_up_overhead_s;
   std::string source;  // "measured by run <id>"
 };
 
@@ -43,14 +43,15 @@ std::optional<MeasuredNcuCost> measured_ncu_cost(const PipelineRun& run) {
   const auto* set = object->if_contains("set");
   const auto* seconds = object->if_contains("seconds_per_launch");
   const auto* from = object->if_contains("run");
-  const auto* ratio = object->if_contains("start_up_ratio");
+  const auto* overhead = object->if_contains("start_up_overhead_s");
   if (!set || !set->is_string() || set->as_string() != run.config.ncu.set || !seconds || !seconds->is_number())
     return std::nullopt;
   MeasuredNcuCost cost;
   cost.seconds_per_launch = seconds->to_number<double>();
   if (!std::isfinite(cost.seconds_per_launch) || cost.seconds_per_launch <= 0) return std::nullopt;
-  if (ratio && ratio->is_number() && std::isfinite(ratio->to_number<double>()) && ratio->to_number<double>() > 0)
-    cost.start_up_ratio = ratio->to_number<double>();
+  if (overhead && overhead->is_number() && std::isfinite(overhead->to_number<double>()) &&
+      overhead->to_number<double>() >= 0)
+    cost.start_up_overhead_s = overhead->to_number<double>();
   cost.source = "measured by run " + std::string(from && from->is_string() ? from->as_string().c_str() : "?");
   return cost;
 }
@@ -148,12 +149,15 @@ std::optional<StageResult> run_first_pass(PipelineRun& run, const NcuInputs& inp
 }
 
 // Returns the measured cost per launch, when there is one.
-// ncu's cost per profiled launch and its start-up over the nsys capture's, from the plan passes' timings: a
-// pass's time after its first progress line is its launches' (profiling and the interception between them),
-// the time before it the start-up. Without timings, what ncu spent beyond one replay per pass, per row.
+// ncu's cost per profiled launch and what it adds to the start-up the nsys capture measured, from the plan
+// passes' timings: a pass's time after its first progress line is its launches' (profiling, the interception
+// between them, the workload's end), the time before it the start-up. Additive, not a ratio: on the H200 ncu
+// added 12-16 s to the 1b example's 3.9 s and 14.2 s to the same decode after 25 s of loading (31.6 s), its
+// injection and the interception of the warm-up's launches, where a ratio learnt on one (x4.3) planned the
+// other at 189 s a pass. Without timings, what ncu spent beyond one replay per pass, per row.
 struct NcuCostMeasurement {
   std::optional<double> seconds_per_launch;
-  std::optional<double> start_up_ratio;
+  std::optional<double> start_up_overhead_s;
 };
 
 NcuCostMeasurement measure_ncu_cost(const NcuPlan& plan, const NcuPlanCheck& check, double stage_s) {
@@ -172,7 +176,7 @@ NcuCostMeasurement measure_ncu_cost(const NcuPlan& plan, const NcuPlanCheck& che
     const double per_launch = after_first_s / double(check.rows - timed);
     measured.seconds_per_launch = per_launch;
     const double start_up_s = (first_s - double(timed) * per_launch) / double(timed);
-    if (plan.start_up_seconds > 0 && start_up_s > 0) measured.start_up_ratio = start_up_s / plan.start_up_seconds;
+    if (plan.start_up_seconds > 0) measured.start_up_overhead_s = std::max(start_up_s - plan.start_up_seconds, 0.0);
     return measured;
   }
   const double workload_s = double(plan.passes.size()) * plan.seconds_per_pass;
@@ -196,7 +200,7 @@ std::optional<double> record_measurement(PipelineRun& run, const NcuPlan& plan, 
                            {"seconds_per_launch", *measured.seconds_per_launch},
                            {"set", run.config.ncu.set},
                            {"run", run.directory.path().filename().string()}};
-  if (measured.start_up_ratio) cost["start_up_ratio"] = *measured.start_up_ratio;
+  if (measured.start_up_overhead_s) cost["start_up_overhead_s"] = *measured.start_up_overhead_s;
   // Best effort: a runs root that cannot take the file only loses the next estimate's precision.
   (void)write_file_atomically(launch_cost_file(run), boost::json::serialize(cost) + "\n");
   return measured.seconds_per_launch;
@@ -291,20 +295,20 @@ void warn_past_estimate(PipelineRun& run, const NcuPlan& plan, std::chrono::stea
 
 namespace {
 
-// "start-up to the stage 6.43 s by the nsys capture's clock (x1.38, measured by run R) + 3640 launches x 0.00045 s"
-std::string start_up_source(double start_up_s, const std::optional<MeasuredNcuCost>& measured, std::int64_t launches,
-                            double per_launch) {
+// "start-up to the stage 3.87 s by the nsys capture's clock + 14 s of ncu's (measured by run R) + 103808
+// launches x 0.00045 s"
+std::string start_up_source(double start_up_s, double overhead_s, const std::string& overhead_source,
+                            std::int64_t launches, double per_launch) {
   std::ostringstream source;
   source.precision(3);
-  source << "start-up to the stage " << start_up_s << " s by the nsys capture's clock";
-  if (measured && measured->start_up_ratio) source << " (x" << *measured->start_up_ratio << ", " << measured->source << ")";
-  source << " + " << launches << " launches x " << per_launch << " s";
+  source << "start-up to the stage " << start_up_s << " s by the nsys capture's clock + " << overhead_s
+         << " s of ncu's (" << overhead_source << ") + " << launches << " launches x " << per_launch << " s";
   return source.str();
 }
 
 // The plan's options: the ncu section's budget keys, and a pass's start-up: the capture's own measure of the
-// workload's start-up to the stage where the export has it (scaled by ncu's over nsys's, as the runs root last
-// measured it), else the bare run's wall time.
+// workload's start-up to the stage where the export has it, plus what ncu adds (as the runs root last measured
+// it, else ncu.start_up_overhead_s), else the bare run's wall time.
 NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
                                 std::optional<std::int64_t> recorded_launches, std::optional<double> start_up_s) {
   const NcuConfig& config = run.config.ncu;
@@ -328,10 +332,12 @@ NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
     options.seconds_per_pass_source = "ncu.seconds_per_pass";
   } else if (start_up_s && config.end_workload_when_planned) {
     options.start_up_seconds = *start_up_s;
-    const double ratio = measured && measured->start_up_ratio ? *measured->start_up_ratio : 1.0;
-    options.seconds_per_pass = *start_up_s * ratio + double(launches) * config.seconds_per_intercepted_launch;
+    const bool overhead_measured = measured && measured->start_up_overhead_s;
+    const double overhead_s = overhead_measured ? *measured->start_up_overhead_s : config.start_up_overhead_s;
+    options.seconds_per_pass = *start_up_s + overhead_s + double(launches) * config.seconds_per_intercepted_launch;
     options.seconds_per_pass_source =
-        start_up_source(*start_up_s, measured, launches, config.seconds_per_intercepted_launch);
+        start_up_source(*start_up_s, overhead_s, overhead_measured ? measured->source : "ncu.start_up_overhead_s",
+                        launches, config.seconds_per_intercepted_launch);
   } else {
     options.seconds_per_pass = bare_s + double(launches) * config.seconds_per_intercepted_launch;
     std::ostringstream source;
