@@ -5,7 +5,9 @@
 // instances, ordered percentiles, a busy fraction within [0, 1] and GPU busy time within its span. The engine
 // steps of the same file, from its ranges (analyze_step_kinds) and cut at its synchronisation (infer_sync_steps):
 // the kinds' steps never outnumber the window's, each kind's percentiles are ordered, its GPU busy time is no
-// more than its GPU time, and its share is within [0, 1].
+// more than its GPU time, and its share is within [0, 1]. The nsys stats tables of the same file
+// (nsys_stats_from_sqlite): every summary row has min <= max, count >= 1 and a total no smaller than count x min;
+// every projection has at least one instance and one GPU operation.
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,6 +15,7 @@
 #include <string>
 
 #include "fuzz_support.hpp"
+#include "llmprof/nsys_stats.hpp"
 #include "llmprof/step_kinds.hpp"
 #include "llmprof/sync_steps.hpp"
 #include "llmprof/timeline.hpp"
@@ -73,6 +76,30 @@ void check_steps(const llmprof::StepKindReport& steps) {
   if (!steps.inferred.empty() || steps.step_range.empty()) LLMPROF_FUZZ_CHECK(counted == steps.steps, "kinds' steps");
 }
 
+template <typename Rows>
+void check_summary(const std::optional<Rows>& rows, const char* table) {
+  if (!rows) return;
+  for (const auto& row : *rows) {
+    const auto& time = row.time;
+    LLMPROF_FUZZ_CHECK(time.count >= 1 && time.min_ns <= time.max_ns && time.min_ns >= 0, table);
+    LLMPROF_FUZZ_CHECK(time.total_time_ns >= time.min_ns * time.count, table);
+  }
+}
+
+void check_stats(const llmprof::NsysStats& stats) {
+  check_summary(stats.kernels, "cuda_gpu_kern_sum");
+  check_summary(stats.ranges, "nvtx_sum");
+  check_summary(stats.cuda_api, "cuda_api_sum");
+  check_summary(stats.memory_operations, "cuda_gpu_mem_time_sum");
+  if (stats.range_kernels) {
+    for (const auto& row : *stats.range_kernels) LLMPROF_FUZZ_CHECK(row.kernel_instances >= 1, "nvtx_kern_sum");
+  }
+  if (stats.range_projections) {
+    for (const auto& row : *stats.range_projections)
+      LLMPROF_FUZZ_CHECK(row.range_instances >= 1 && row.total_gpu_operations >= 1, "nvtx_gpu_proj_sum");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -87,5 +114,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto inferred = llmprof::infer_sync_steps(file);
   LLMPROF_FUZZ_CHECK_ERROR(inferred);
   if (inferred && *inferred) check_steps(**inferred);
+  const auto stats = llmprof::nsys_stats_from_sqlite(file);
+  LLMPROF_FUZZ_CHECK_ERROR(stats);
+  if (stats) check_stats(*stats);
   return 0;
 }

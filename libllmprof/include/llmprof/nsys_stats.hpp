@@ -164,6 +164,16 @@ std::optional<std::filesystem::path> find_nsys_stats_report(const std::filesyste
 // Reads either spelling of each report (2022.4 and 2025.3 layouts; see the parsers' notes).
 Result<NsysStats> load_nsys_stats(const std::filesystem::path& output_prefix);
 
+// The same tables computed from the SQLite export (`nsys export --type sqlite`, Nsight Systems 2022.4 to
+// 2025.3), without running `nsys stats`: row for row what load_nsys_stats gives for that tool's CSVs
+// (averages, medians, deviations and percentages rounded to 0.1 as nsys prints them; nvtx_kern_sum folded
+// the same way). A table is nullopt when the export lacks what its report needs (no CUPTI_ACTIVITY_KIND_KERNEL:
+// no kernels nor range_kernels; no NVTX_EVENTS: no range tables; no CUPTI_ACTIVITY_KIND_RUNTIME: no cuda_api,
+// range_kernels nor range_projections), as an absent CSV is. Error(not_found) for a missing file,
+// Error(parse_error) for one that is not an nsys export or is damaged. Operation names follow the
+// exporting version: "[CUDA memcpy DtoD]" from 2022.x, "[CUDA memcpy Device-to-Device]" from later ones.
+Result<NsysStats> nsys_stats_from_sqlite(const std::filesystem::path& sqlite_export);
+
 // Calls of cudaGraphLaunch / cuGraphLaunch (any _v<N> suffix) in the CUDA API summary; nullopt without one.
 std::optional<std::int64_t> count_graph_launches(const NsysStats& stats);
 

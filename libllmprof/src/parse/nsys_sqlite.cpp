@@ -103,6 +103,11 @@ Result<void> read_export_metadata(const SqliteDatabase& database, NsysSqliteSche
 
 }  // namespace
 
+std::optional<Error> check_nsys_interval(const std::filesystem::path& file, std::string_view table,
+                                         std::int64_t start_ns, std::int64_t end_ns) {
+  return check_interval(file, table, start_ns, end_ns);
+}
+
 std::optional<ApiCallKind> classify_api_call(std::string_view name) {
   const auto has = [&](std::string_view part) { return name.find(part) != std::string_view::npos; };
   if (has("Synchronize") || has("StreamWaitEvent") || has("StreamQuery")) return ApiCallKind::synchronize;

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/nsys_stats.hpp"
 #include "llmprof/result.hpp"
 #include "parse/sqlite_database.hpp"
 
@@ -84,6 +85,40 @@ struct KernelLaunchRow {
   std::int64_t shared_memory_bytes = 0;  // static + dynamic
 };
 
+// What nsys stats' summaries group (cuda_gpu_kern_sum, cuda_api_sum, cuda_gpu_mem_time_sum): kernels by
+// demangled name, CUDA API calls by function name, memory copies by copy kind, memory sets as one group.
+enum class DurationGroups { kernel_names, api_functions, copy_kinds, memory_sets };
+
+// An NVTX range as nsys stats 2022.4/2025.3 read it: unclosed ranges end at the export's last NVTX
+// timestamp, and the range is named "domain:name" only when its domain was created by name.
+struct NvtxRangeInstance {
+  std::int64_t id = 0;  // NVTX_EVENTS rowid
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t thread = 0;  // nsys globalTid (process id in bits 24 and up)
+  NvtxRangeName range;
+  bool push_pop = true;
+  bool ends_on_start_thread = true;  // endGlobalTid is NULL: nvtx_kern_sum and nvtx_gpu_proj_sum read only these
+};
+
+// A kernel, copy or set joined with one CUDA API call of its process and correlation id (one row per such
+// call; none when no call carries the id).
+struct LaunchedGpuOperation {
+  std::int64_t row_id = 0;  // rowid within its table
+  GpuActivityKind kind = GpuActivityKind::kernel;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int64_t correlation_id = 0;
+  std::int64_t name_id = -1;  // StringIds id of a kernel's demangled name; -1 for copies and sets
+  std::optional<std::int64_t> call_thread;
+  std::int64_t call_start_ns = 0;
+  std::int64_t call_end_ns = 0;
+};
+
+// Error for a row that runs backwards or outside any capture (see kLatestTimeNs in nsys_sqlite.cpp).
+std::optional<Error> check_nsys_interval(const std::filesystem::path& file, std::string_view table,
+                                         std::int64_t start_ns, std::int64_t end_ns);
+
 // Classifies a CUDA runtime/driver function name; nullopt for calls that neither launch nor wait.
 std::optional<ApiCallKind> classify_api_call(std::string_view function_name);
 
@@ -106,6 +141,18 @@ class NsysSqliteReader {
   // Every kernel in GPU start order with its launch configuration; false when the kernel table lacks
   // the grid/block/shared-memory columns (nothing is visited then).
   Result<bool> for_each_kernel_launch(const std::function<void(const KernelLaunchRow&)>& visit) const;
+  // The durations (end - start) of one table's rows, one call per group in key order: `key` is the kernel
+  // name, the API function name, the copy kind's number ("8") or "" for memory sets. Nothing is visited
+  // when the table is absent. (nsys_sqlite_summaries.cpp)
+  Result<void> for_each_duration_group(
+      DurationGroups groups,
+      const std::function<void(std::string_view key, std::vector<std::int64_t>& durations_ns)>& visit) const;
+  // Every push/pop and start/end range, unclosed ones included, in NVTX_EVENTS order.
+  Result<std::vector<NvtxRangeInstance>> read_nvtx_range_instances() const;
+  // Kernels (and copies and sets unless `kernels_only`) with their API calls, ordered by calling thread
+  // and call start (operations without a call first).
+  Result<void> for_each_launched_gpu_operation(bool kernels_only,
+                                               const std::function<void(const LaunchedGpuOperation&)>& visit) const;
   // The string behind a StringIds id (kernel names); "" when absent.
   std::string string_value(std::int64_t id) const;
 
