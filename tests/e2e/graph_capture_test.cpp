@@ -62,17 +62,21 @@ TEST_CASE("graph launches traced whole: a node-traced second capture supplies th
   const RunManifest manifest = e2e.manifest();
   check_only_ncu_failed_on_unmet_plan(finished, manifest);
 
-  // Two captures, the second with node tracing into nsys/node/; its stats and export beside it.
+  // Two captures, the second with node tracing into nsys/node/; its export beside it, each exported once, and
+  // the tables read from the exports (nsys.stats_reports is empty: no `nsys stats`, no summary CSV).
   const std::string commands = read_file(e2e.main() / "nsys/cmd.txt");
   CHECK(count_of(commands, " profile ") == 2);
   CHECK(count_of(commands, "--cuda-graph-trace=node") == 1);
   CHECK(commands.find("nsys/node/profile") != std::string::npos);
-  for (const char* file :
-       {"nsys/node/profile.nsys-rep", "nsys/node/summary_cuda_gpu_kern_sum.csv", "nsys/node/summary_nvtx_kern_sum.csv",
-        "nsys/node/profile.sqlite", "nsys/node/profile.log"}) {
+  const std::string node_commands = read_file(e2e.main() / "nsys/node/cmd.txt");
+  CHECK(count_of(commands, " export ") == 1);
+  CHECK(count_of(node_commands, " export ") == 1);
+  CHECK(count_of(commands + node_commands, " stats ") == 0);
+  for (const char* file : {"nsys/node/profile.nsys-rep", "nsys/node/profile.sqlite", "nsys/node/profile.log"}) {
     INFO(file);
     CHECK(fs::exists(e2e.main() / file));
   }
+  CHECK_FALSE(fs::exists(e2e.main() / "nsys/node/summary_cuda_gpu_kern_sum.csv"));
   CHECK(read_file(e2e.main() / "deep-profile.log").find("64 CUDA graph launches were traced whole") !=
         std::string::npos);
 

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -78,6 +79,27 @@ TEST_CASE("real tools: probe finds nsys 2022.4 and ncu 2022.3 in the cache with 
   }
 }
 
+TEST_CASE("real tools: nsys.stats_reports asks nsys 2022.4 for its CSVs, and the tables are read from them") {
+#ifndef LLMPROF_EXAMPLE_EXE
+  skip_test("the bundled example is not built (LibTorch missing)");
+  return;
+#else
+  if (!have_real_tools()) return;
+  TempDir temp;
+  const Finished run = deep_profile(temp, run_args(temp, {"--set", "nsys.stats_reports=[\"nvtxsum\"]"}));
+  const fs::path main = temp / "runs" / "real";
+  CHECK(run.exit_code == 0);
+  CHECK(stage_of(manifest_of(main), "nsys").status == StageStatus::ok);
+  CHECK(read_file(main / "nsys/cmd.txt").find(" stats --report nvtxsum ") != std::string::npos);
+  // Real stats under the 2022.4 name, gated on decode: decode once, one decode_step per new token.
+  const std::string nvtx = read_file(main / "nsys/summary_nvtxsum.csv");
+  CHECK(nvtx.find(",PushPop,decode\n") != std::string::npos);
+  CHECK(nvtx.find(",PushPop,decode_step") != std::string::npos);
+  CHECK(nvtx.find("prefill") == std::string::npos);  // outside the gate
+  CHECK(read_file(main / "analysis/report.json").find("summary_<report>.csv") != std::string::npos);
+#endif
+}
+
 TEST_CASE("real tools: a gated run of the CPU example gives a real timeline, stats, SQLite and a diagnosed ncu") {
 #ifndef LLMPROF_EXAMPLE_EXE
   skip_test("the bundled example is not built (LibTorch missing)");
@@ -117,12 +139,17 @@ TEST_CASE("real tools: a gated run of the CPU example gives a real timeline, sta
   CHECK(read_file(main / "nsys/profile.log")
             .find("Importer error status: The importer binary and its dependencies were not found") !=
         std::string::npos);
-  // Real stats under the 2022.4 names, gated on decode: decode once, one decode_step per new token.
-  const std::string nvtx = read_file(main / "nsys/summary_nvtxsum.csv");
-  CHECK(nvtx.find(",PushPop,decode\n") != std::string::npos);
-  CHECK(nvtx.find(",PushPop,decode_step") != std::string::npos);
-  CHECK(nvtx.find("prefill") == std::string::npos);  // outside the gate
-  CHECK(fs::exists(main / "nsys/summary_gpukernsum.csv"));
+  // The tables from the real export through our reader (nsys.stats_reports is empty: no `nsys stats` ran, no
+  // summary CSV), gated on decode: decode once, one decode_step per new token, no prefill (outside the gate).
+  CHECK(nsys_commands.find(" stats ") == std::string::npos);
+  CHECK_FALSE(fs::exists(main / "nsys/summary_nvtxsum.csv"));
+  std::map<std::string, std::int64_t> instances;
+  const boost::json::value tables = boost::json::parse(read_file(main / "analysis/report.json"));
+  for (const auto& range : tables.at("nvtx_ranges").as_array())
+    instances[std::string(range.at("name").as_string())] += range.at("instances").to_number<std::int64_t>();
+  CHECK(instances["decode"] == 1);
+  CHECK(instances["decode_step"] == 32);
+  CHECK(instances.count("prefill") == 0);
   const std::string sqlite = read_file(main / "nsys/profile.sqlite");
   CHECK(sqlite.rfind("SQLite format 3", 0) == 0);
   CHECK(sqlite.find("NVTX_EVENTS") != std::string::npos);

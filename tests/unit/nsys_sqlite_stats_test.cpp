@@ -273,3 +273,27 @@ TEST_CASE("nsys_stats_from_sqlite refuses missing and damaged files", "[nsys_sql
   CHECK(not_sqlite.error().subject.find("eager_st_nvtx_sum.csv") != std::string::npos);
   CHECK_FALSE(not_sqlite.error().hint.empty());
 }
+
+TEST_CASE("load_capture_tables: the CSVs where any exists, else the SQLite export, else not found",
+          "[nsys_sqlite_stats]") {
+  testing::TempDir dir;
+  const auto sqlite = dir / "profile.sqlite";
+  const auto prefix = dir / "summary";
+  CHECK(load_capture_tables(prefix, sqlite).error().code == ErrorCode::not_found);
+  std::filesystem::copy_file(stats_file("graphtrace.sqlite"), sqlite);
+  CHECK_FALSE(has_nsys_stats_csv(prefix));
+  auto from_export = load_capture_tables(prefix, sqlite);
+  REQUIRE(from_export.has_value());
+  auto expected = nsys_stats_from_sqlite(sqlite);
+  REQUIRE(expected.has_value());
+  REQUIRE(from_export->ranges.has_value());
+  CHECK(from_export->ranges->size() == expected->ranges->size());
+  CHECK(from_export->kernels->size() == expected->kernels->size());
+  // One CSV (nsys 2022.4's name for nvtx_sum) and the CSVs win: the other tables are absent, as nsys stats left them.
+  std::filesystem::copy_file(stats_file("graphtrace_2022_nvtxsum.csv"), dir / "summary_nvtxsum.csv");
+  CHECK(has_nsys_stats_csv(prefix));
+  auto from_csv = load_capture_tables(prefix, sqlite);
+  REQUIRE(from_csv.has_value());
+  CHECK(from_csv->ranges.has_value());
+  CHECK_FALSE(from_csv->kernels.has_value());
+}

@@ -174,6 +174,14 @@ Result<NsysStats> load_nsys_stats(const std::filesystem::path& output_prefix);
 // exporting version: "[CUDA memcpy DtoD]" from 2022.x, "[CUDA memcpy Device-to-Device]" from later ones.
 Result<NsysStats> nsys_stats_from_sqlite(const std::filesystem::path& sqlite_export);
 
+// A capture's tables as the run directory holds them: the `nsys stats` CSVs under `output_prefix` where any
+// exists (the user asked for them with nsys.stats_reports, or the run had no SQLite export), else computed from
+// `sqlite_export`. Error(not_found) when neither is there.
+Result<NsysStats> load_capture_tables(const std::filesystem::path& output_prefix,
+                                      const std::filesystem::path& sqlite_export);
+// Whether any `nsys stats` CSV exists under the prefix (either spelling).
+bool has_nsys_stats_csv(const std::filesystem::path& output_prefix);
+
 // Calls of cudaGraphLaunch / cuGraphLaunch (any _v<N> suffix) in the CUDA API summary; nullopt without one.
 std::optional<std::int64_t> count_graph_launches(const NsysStats& stats);
 

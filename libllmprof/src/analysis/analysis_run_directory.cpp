@@ -40,19 +40,17 @@ std::optional<Error> check_launch_durations(const std::filesystem::path& ncu_csv
                     ncu_csv.string());
 }
 
-// The nsys stats tables, when any of them exists.
-Result<void> load_nsys_tables(const std::filesystem::path& nsys_prefix, AnalysisInputs& inputs) {
+// The capture's tables: the nsys stats CSVs when any exists, else computed from the SQLite export (the default
+// since issue 35: nsys stats runs only for the CSVs a user asks for), else none.
+Result<void> load_nsys_tables(const std::filesystem::path& nsys_prefix, const std::filesystem::path& sqlite_export,
+                              AnalysisInputs& inputs) {
   std::error_code ec;
-  bool any_nsys = false;
-  for (const auto& report : nsys_stats_report_names()) {
-    const auto file = find_nsys_stats_report(nsys_prefix, report);  // either spelling (nsys 2022.4 / 2025.3)
-    any_nsys = any_nsys || (file && std::filesystem::is_regular_file(*file, ec));
-  }
-  if (!any_nsys) return {};
-  auto stats = load_nsys_stats(nsys_prefix);
+  const bool csv = has_nsys_stats_csv(nsys_prefix);
+  if (!csv && !std::filesystem::exists(sqlite_export, ec)) return {};
+  auto stats = load_capture_tables(nsys_prefix, sqlite_export);
   if (!stats) return stats.error();
   inputs.nsys = std::move(stats).value();
-  inputs.sources["nsys"] = nsys_prefix.string() + "_<report>.csv";
+  inputs.sources["nsys"] = csv ? nsys_prefix.string() + "_<report>.csv" : sqlite_export.string();
   return {};
 }
 
@@ -78,16 +76,21 @@ std::vector<NodeTracedCapture::RangeWall> range_walls(const NsysStats& first, co
 }
 
 // The node-traced capture's kernel tables in place of the first capture's, when nsys/node/ holds them.
-Result<void> load_node_kernel_tables(const std::filesystem::path& node_prefix, AnalysisInputs& inputs) {
-  if (!inputs.nsys || !find_nsys_stats_report(node_prefix, "cuda_gpu_kern_sum")) return {};
-  auto node = load_nsys_stats(node_prefix);
+Result<void> load_node_kernel_tables(const std::filesystem::path& node_prefix,
+                                     const std::filesystem::path& node_sqlite, AnalysisInputs& inputs) {
+  std::error_code ec;
+  const bool csv = find_nsys_stats_report(node_prefix, "cuda_gpu_kern_sum").has_value();
+  if (!inputs.nsys || (!csv && !std::filesystem::exists(node_sqlite, ec))) return {};
+  auto node = load_capture_tables(node_prefix, node_sqlite);
   if (!node) return node.error();
   NodeTracedCapture capture;
-  capture.kernel_tables = RunLayout::nsys_node_stats_prefix().string() + "_*.csv";  // relative: the report shows it
+  // Relative: the report shows it.
+  capture.kernel_tables =
+      csv ? RunLayout::nsys_node_stats_prefix().string() + "_*.csv" : RunLayout::nsys_node_sqlite().string();
   capture.range_walls = range_walls(*inputs.nsys, node.value());
   inputs.nsys = with_kernel_tables_of(std::move(*inputs.nsys), node.value());
   inputs.node_capture = std::move(capture);
-  inputs.sources["nsys_kernels"] = node_prefix.string() + "_<report>.csv";
+  inputs.sources["nsys_kernels"] = csv ? node_prefix.string() + "_<report>.csv" : node_sqlite.string();
   return {};
 }
 
@@ -228,10 +231,12 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
   AnalysisInputs inputs;
   const RunLayout layout(main_directory);
   const auto nsys_prefix = layout.resolve(RunLayout::nsys_stats_prefix());
-  if (auto loaded = load_nsys_tables(nsys_prefix, inputs); !loaded) return loaded.error();
-  if (auto loaded = load_node_kernel_tables(layout.resolve(RunLayout::nsys_node_stats_prefix()), inputs); !loaded)
-    return loaded.error();
   const auto sqlite_export = layout.resolve(RunLayout::nsys_sqlite());
+  if (auto loaded = load_nsys_tables(nsys_prefix, sqlite_export, inputs); !loaded) return loaded.error();
+  if (auto loaded = load_node_kernel_tables(layout.resolve(RunLayout::nsys_node_stats_prefix()),
+                                            layout.resolve(RunLayout::nsys_node_sqlite()), inputs);
+      !loaded)
+    return loaded.error();
   const std::optional<std::string> timeline_problem = load_timeline(sqlite_export, inputs);
   const auto ncu_csv = layout.resolve(RunLayout::ncu_raw_csv());
   if (auto loaded = load_ncu_launches(ncu_csv, options, inputs); !loaded) return loaded.error();

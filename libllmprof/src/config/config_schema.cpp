@@ -132,7 +132,7 @@ std::vector<ConfigField> build_nsys_fields() {
       make_field(LLMPROF_CONFIG_KEY(nsys, nvtx_domain_exclude), "nsys profile --nvtx-domain-exclude"),
       make_field(LLMPROF_CONFIG_KEY(nsys, env_vars), "nsys profile --env-var NAME=value for the profiled workload"),
       make_field(LLMPROF_CONFIG_KEY(nsys, profile_stats), "nsys profile --stats=true (summary into the nsys log)"),
-      make_field(LLMPROF_CONFIG_KEY(nsys, stats_reports), "nsys stats --report list; empty: all libllmprof parses"),
+      make_field(LLMPROF_CONFIG_KEY(nsys, stats_reports), "nsys stats --report list, for their CSVs; empty: the tables come from the SQLite export (no nsys stats)"),
       make_field(LLMPROF_CONFIG_KEY(nsys, stats_extra_args), "extra arguments for nsys stats, before the report"),
       make_field(LLMPROF_CONFIG_KEY(nsys, export_sqlite), "also nsys export --type sqlite (MAIN/nsys/profile.sqlite)"),
       make_field(LLMPROF_CONFIG_KEY(nsys, graph_node_pass),

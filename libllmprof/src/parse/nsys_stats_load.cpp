@@ -99,4 +99,21 @@ NsysStats with_kernel_tables_of(NsysStats primary, const NsysStats& node_traced)
   return primary;
 }
 
+bool has_nsys_stats_csv(const std::filesystem::path& output_prefix) {
+  std::error_code error;
+  for (const auto& report : nsys_stats_report_names()) {
+    const auto file = find_nsys_stats_report(output_prefix, report);  // either spelling (nsys 2022.4 / 2025.3)
+    if (file && std::filesystem::is_regular_file(*file, error)) return true;
+  }
+  return false;
+}
+
+Result<NsysStats> load_capture_tables(const std::filesystem::path& output_prefix,
+                                      const std::filesystem::path& sqlite_export) {
+  std::error_code error;
+  if (has_nsys_stats_csv(output_prefix) || !std::filesystem::exists(sqlite_export, error))
+    return load_nsys_stats(output_prefix);
+  return nsys_stats_from_sqlite(sqlite_export);
+}
+
 }  // namespace llmprof

@@ -167,7 +167,8 @@ std::size_t rehydrate(PipelineRun& run, StageOutputs& outputs, std::size_t from)
           "run.json has no record of the nsys capture (a run recorded before it existed): resuming at nsys");
       return index_of(Stage::nsys);
     }
-    auto stats = load_nsys_stats(layout.resolve(RunLayout::nsys_stats_prefix()));
+    auto stats = load_capture_tables(layout.resolve(RunLayout::nsys_stats_prefix()),
+                                     layout.resolve(RunLayout::nsys_sqlite()));
     if (!stats) {
       run.say_about_run("the nsys tables cannot be read back (" + stats.error().describe() + "): resuming at nsys");
       return index_of(Stage::nsys);
@@ -178,7 +179,8 @@ std::size_t rehydrate(PipelineRun& run, StageOutputs& outputs, std::size_t from)
     run.stage_choice = capture->stage_choice;
     run.whole_window_selection = capture->whole_window_selection;
     if (capture->node_capture_directory) {
-      auto node = load_nsys_stats(layout.resolve(RunLayout::nsys_node_stats_prefix()));
+      auto node = load_capture_tables(layout.resolve(RunLayout::nsys_node_stats_prefix()),
+                                      layout.resolve(RunLayout::nsys_node_sqlite()));
       if (!node) {
         run.say_about_run("the node-traced nsys tables cannot be read back (" + node.error().describe() +
                           "): resuming at nsys");

@@ -182,6 +182,9 @@ struct PipelineRun {
   std::optional<std::string> discovered_stage;
   std::string stage_choice;  // why discovered_stage (run.stage = "auto"), said on select's first line
   bool whole_window_selection = false;  // run.stage = "auto" without a kind: the captured window is the stage
+  // SQLite exports this run already made (paths relative to MAIN), and how: the tables come from the export
+  // before the stage's own export step, which must not run nsys export twice.
+  std::map<std::filesystem::path, std::pair<std::filesystem::path, StageResult>> sqlite_exports;  // by export: report
   const std::string& selection_stage() const { return discovered_stage ? *discovered_stage : config.run.stage; }
   std::map<Stage, StageReport> stage_reports;  // of the stages not yet written into run.json (stage_report())
 

@@ -35,7 +35,7 @@ std::string diagnose_empty_gate(const std::string& gate, const std::optional<Emi
     return text +
            "The range names the workload emits are unknown (it wrote no llmprof metrics with nvtx_ranges). Fix: run "
            "once "
-           "with --set nsys.capture_range=none and read the range names in nsys/summary_nvtx_sum.csv, then set "
+           "with --set nsys.capture_range=none and read the range names in report.md's NVTX table, then set "
            "nsys.nvtx_capture to one of them.";
   }
   const std::string emitted_domain =
