@@ -471,6 +471,18 @@ TEST_CASE("a window without NVTX is its own stage: every launch of the export, c
   for (const auto& pass : plan.passes) CHECK(pass.by_mangled_name);
 }
 
+TEST_CASE("a recorded capture's start-up: 7.17 s from nsys's launch to the serving example's first decode_batch kernel") {
+  // The H200 serving run of examples/speed-h200 (nested ranges), trimmed with ANALYSIS_DETAILS kept. sqlite3 over
+  // it: startTime 7158006217 ns, the first kernel inside a decode_batch range at 14976254 ns: 7.172982471 s (the
+  // run's plan.log: "start-up to the stage 7.17 s").
+  const auto recorded = data_path("serving/serving_nested_startup_h200.sqlite");
+  auto launches = read_stage_kernel_launches(recorded, "decode_batch");
+  REQUIRE(launches.has_value());
+  const auto start_up = stage_start_up_seconds(recorded, launches.value());
+  REQUIRE(start_up.has_value());
+  CHECK(*start_up == Approx(7.172982471).epsilon(1e-12));
+}
+
 TEST_CASE("a pass's start-up by the capture's own clock: the session's start to the capture's, then the first launch") {
   // The recorded window has no ANALYSIS_DETAILS (trimmed); a copy gets the row nsys 2025.3.2 exported for the same
   // example's window on the H200 (startTime 6431347018 ns: 6.43 s from nsys's launch to cudaProfilerStart).
