@@ -1069,3 +1069,48 @@ TEST_CASE("ncu plan: rows that meet none of the planned launches fail the stage 
   CHECK(summary.outcome == RunOutcome::incomplete);
   CHECK(exit_code_for(summary.outcome) == exit_incomplete);
 }
+
+namespace {
+
+// The plan.json of a planned run whose nsys export is the recorded H200 serving window with ANALYSIS_DETAILS
+// (start-up 7.17 s to its first decode_batch kernel), after `cost` was left in the runs root.
+boost::json::object plan_with_recorded_start_up(const std::string& cost) {
+  Bench bench;
+  script_planned_bench(bench);
+  bench.config.nsys.capture_range = NsysCaptureRange::none;
+  bench.config.run.stage = "decode_batch";
+  bench.config.ncu.nvtx_include = {"decode_batch/"};
+  bench.script_nsys_report(false);
+  bench.script_ncu_report();
+  bench.runner.on_first(command_is("nsys", {"export"}), FakeAnswer::exiting(0).doing([](const ProcessSpec& spec) {
+    fs::copy_file(data_path("serving/serving_nested_startup_h200.sqlite"), argument_after(spec, "--output"),
+                  fs::copy_options::overwrite_existing);
+  }));
+  fs::create_directories(bench.temp / "runs");
+  write_file(bench.temp / "runs/ncu-launch-cost.json", cost);
+  bench.run();
+  return boost::json::parse(read_file(bench.main() / "ncu/plan.json")).as_object();
+}
+
+}  // namespace
+
+TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run of the same command") {
+  // The bench's workload is `workload --steps 2`; the runs root says another run measured 3 s over the capture's
+  // start-up (7.172982471 s, sqlite3 over the export).
+  const std::string measured = R"({"schema":"llmprof.ncu_launch_cost/1","seconds_per_launch":0.5,"set":"roofline",)"
+                               R"("run":"r0","start_up_overhead_s":3.0,"workload":")";
+  SECTION("the same command: its 3 s") {
+    const auto plan = plan_with_recorded_start_up(measured + R"(workload --steps 2"})");
+    CHECK(plan.at("start_up_seconds").as_double() == Approx(7.172982471));
+    CHECK_THAT(std::string(plan.at("seconds_per_pass_source").as_string()),
+               Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 3 s of ncu's (measured by "
+                                 "run r0)"));
+  }
+  SECTION("another command: ncu.start_up_overhead_s (14 s), its cost per launch still taken") {
+    const auto plan = plan_with_recorded_start_up(measured + R"(python3 serve.py"})");
+    CHECK_THAT(std::string(plan.at("seconds_per_pass_source").as_string()),
+               Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 14 s of ncu's "
+                                 "(ncu.start_up_overhead_s)"));
+    CHECK(plan.at("seconds_per_launch").as_double() == 0.5);
+  }
+}
