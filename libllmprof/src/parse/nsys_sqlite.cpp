@@ -8,19 +8,6 @@
 namespace llmprof::detail {
 namespace {
 
-constexpr std::string_view kRuntimeTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
-constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
-constexpr std::string_view kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
-constexpr std::string_view kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
-constexpr std::string_view kGraphTraceTable = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
-
-// ENUM_NSYS_EVENT_TYPE ids, the same in the 2022.4 and 2025.3 exports.
-constexpr int kNvtxPushPopRange = 59;
-constexpr int kNvtxStartEndRange = 60;
-constexpr int kNvtxtPushPopRange = 70;
-constexpr int kNvtxtStartEndRange = 71;
-constexpr int kNvtxDomainCreate = 75;
-
 // The process of a row: nsys GlobalIds keep the process id above the low 24 (thread) bits, so a call's
 // globalTid and its GPU rows' globalPid agree once shifted (2022.4 and 2025.3 alike).
 constexpr std::string_view kCallProcess = "(r.globalTid >> 24)";

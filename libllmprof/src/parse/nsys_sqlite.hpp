@@ -26,6 +26,20 @@
 
 namespace llmprof::detail {
 
+// The export's tables the readers query (nsys_sqlite.cpp, nsys_sqlite_summaries.cpp).
+inline constexpr std::string_view kRuntimeTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
+inline constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
+inline constexpr std::string_view kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
+inline constexpr std::string_view kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
+inline constexpr std::string_view kGraphTraceTable = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
+
+// ENUM_NSYS_EVENT_TYPE ids, the same in the 2022.4 and 2025.3 exports.
+inline constexpr int kNvtxPushPopRange = 59;
+inline constexpr int kNvtxStartEndRange = 60;
+inline constexpr int kNvtxtPushPopRange = 70;
+inline constexpr int kNvtxtStartEndRange = 71;
+inline constexpr int kNvtxDomainCreate = 75;
+
 struct NsysSqliteSchema {
   std::string product_version;  // "2025.3.2.0", from the export's metadata table
   std::string schema_version;   // "3.20.3"

@@ -9,18 +9,6 @@
 namespace llmprof::detail {
 namespace {
 
-constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
-constexpr std::string_view kRuntimeTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
-constexpr std::string_view kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
-constexpr std::string_view kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
-
-// ENUM_NSYS_EVENT_TYPE ids (2022.4 and 2025.3 alike).
-constexpr int kNvtxPushPopRange = 59;
-constexpr int kNvtxStartEndRange = 60;
-constexpr int kNvtxtPushPopRange = 70;
-constexpr int kNvtxtStartEndRange = 71;
-constexpr int kNvtxDomainCreate = 75;
-
 // A query fails to prepare when a table lacks a column these reports read (a foreign or damaged export).
 Error with_export_hint(Error error) {
   if (error.hint.empty())
