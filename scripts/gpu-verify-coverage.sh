@@ -18,7 +18,6 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/llmprof-out}
 mkdir -p "$OUT"
-exec > >(tee -a "$OUT/verify-coverage.log") 2>&1
 repo=$PWD
 export LLMPROF_CONFIG_DIR=$repo/config PYTHONUNBUFFERED=1
 step() { echo; echo "=== $* ($(date -u +%T))"; }
@@ -176,6 +175,9 @@ phase_styles() {
   pack /tmp/runs-styles styles-runs.tar.gz
 }
 
+# Sourced (scripts/gpu-verify-sampling.sh), this file only defines its functions.
+[[ "${BASH_SOURCE[0]}" == "$0" ]] || return 0
+exec > >(tee -a "$OUT/verify-coverage.log") 2>&1
 printf 'run\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\tcoverage_reached\tplanned\trows\tpasses\tpasses_ended\testimated_s\n' \
   > "$OUT/coverage.tsv"
 for phase in "$@"; do "phase_$phase" || { echo "phase $phase failed"; break; }; done

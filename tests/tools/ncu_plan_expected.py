@@ -5,7 +5,9 @@ Reads the stage's kernel launches from an nsys SQLite export with Python's sqlit
 libllmprof): kernels whose GPU start lies inside an instance of the NVTX range, with their launch
 configuration (grid, block, static + dynamic shared memory). Selects the heaviest kernels up to a coverage
 target, then replays ncu 2025.3.1's counting under --filter-mode per-launch-config: launches of the pass's
-kernels counted per configuration, the first --launch-count past --launch-skip profiled. Two plans, the one
+kernels counted per (kernel, configuration), the first --launch-count past --launch-skip profiled (measured on
+the H200: tests/data/ncu-plan/README.md; the kernels here have one mangled name each, printed below, so the
+name stands for the function ncu counts). Two plans, the one
 of least estimated time kept: progress passes (a pass raises its count until every (kernel, configuration)
 gets its launch, up to a cap, else the groups left go to another pass) and packed passes (kernels placed in
 passes where they do not block each other). Also the planned launches' durations against their
@@ -74,16 +76,16 @@ def bucket(config):
 
 
 def simulate(launches, kernels, skip, count, need=None):
-    """ncu's counting per exact configuration; ordinals per (kernel, bucket) group. With need (group -> launches
+    """ncu's counting per kernel in each exact configuration; ordinals per (kernel, bucket) group. With need (group -> launches
     still wanted, ordinals already planned), the pass ends at the launch that fills the last wanted one."""
     per_config, per_group, hits = collections.Counter(), collections.Counter(), []
     for index, (name, config, _) in enumerate(launches):
         if name not in kernels:
             continue
         group = (name, bucket(config))
-        per_config[config] += 1
+        per_config[(name, config)] += 1
         per_group[group] += 1
-        if skip < per_config[config] <= skip + count:
+        if skip < per_config[(name, config)] <= skip + count:
             hits.append((index, group, per_group[group]))
     end = len(launches)
     if need is not None:
@@ -109,13 +111,13 @@ def simulate(launches, kernels, skip, count, need=None):
 def pack(launches, order, wanted=1, cap=16, per_launch_s=0.6, per_pass_s=0.0):
     """Kernels (heaviest first) into passes: each joins the pass where it adds the least estimated time (its
     launches plus those a higher --launch-count adds to the pass) or opens a new pass when that is cheaper.
-    A pass's count is the latest position, among its kernels' launches in a configuration, of a kernel's
+    A pass's count is the latest position, among its kernels' launches counted together, of a kernel's
     last wanted launch there. Returns [(kernels, count)]."""
     selected = set(order)
     sequences = collections.defaultdict(list)
     for name, config, _ in launches:
         if name in selected:
-            sequences[config].append(name)
+            sequences[(name, config)].append(name)
 
     def needed(members):
         count = 0

@@ -23,6 +23,9 @@ KEPT_TABLES = {
     # Four integers with no environment in them: the capture's start since the session's (nsys 2025.3), the
     # ncu plan's measure of the workload's start-up to the stage (stage_start_up_seconds).
     "ANALYSIS_DETAILS",
+    # GPU-metrics sampling (nsys --gpu-metrics-devices, issue 36): timestamps, metric ids and values, and the
+    # metric names; no environment in either. TARGET_INFO_GPU names the GPU and its peak DRAM bandwidth.
+    "GPU_METRICS", "TARGET_INFO_GPU_METRICS", "TARGET_INFO_GPU",
 }
 KEPT_COLUMNS = {  # activity tables: the columns the engine reads (others only cost bytes)
     # Launch configurations and mangled names: the per-kernel ncu plan reads them (ncu_plan_io.cpp).
@@ -48,6 +51,8 @@ def cut_after(db, tables, range_name, count):
     cut = starts[count]
     db.execute("DELETE FROM NVTX_EVENTS WHERE start >= ?", (cut,))
     db.execute("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start >= ?", (cut,))
+    if "GPU_METRICS" in tables:
+        db.execute("DELETE FROM GPU_METRICS WHERE timestamp >= ?", (cut,))
     for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
                   "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
         if table in tables:  # correlation ids are per process: one process per export here

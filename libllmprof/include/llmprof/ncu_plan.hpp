@@ -2,9 +2,9 @@
 // it, Nsight Compute profiles, in how few ncu passes (each pass replays the workload once), and what that
 // is estimated to cost; after the run, which planned launches ncu's raw CSV really holds.
 //
-// It rests on ncu 2025.3.1's `--filter-mode per-launch-config`, which counts launches by configuration
-// alone, not by kernel, so the plan replays that counting over the stage's launch table from nsys. Why,
-// and the H100 measurements behind each choice: docs/ncu-plan.md.
+// It rests on ncu 2025.3.1's `--filter-mode per-launch-config`, which counts the launches of each function
+// in each configuration apart (ncu_counting_key), so the plan replays that counting over the stage's launch
+// table from nsys. Why, and the measurements behind each choice: docs/ncu-plan.md.
 #pragma once
 
 #include <array>
@@ -32,8 +32,14 @@ struct StageKernelLaunch {
   std::int64_t start_ns = 0;  // GPU start, on the capture's clock (0 = the capture's start); 0 when not known
 };
 
-// "grid (128, 1, 1) block (256, 1, 1) smem 0": the key ncu's per-launch-config counting uses.
+// "grid (128, 1, 1) block (256, 1, 1) smem 0": a launch configuration.
 std::string launch_config_key(const StageKernelLaunch& launch);
+
+// What ncu 2025.3.1's --filter-mode per-launch-config counts apart: the function (its mangled name, else the
+// recorded name) in one configuration. Measured on the H200 (2026-11-29, the 1b example, one pass over 19
+// functions at --launch-count 1): 37 launches profiled, grid (1, 1, 1) block (128, 1, 1) under 6 functions,
+// so the count is not shared across the functions of a configuration (tests/data/ncu-plan/README.md).
+std::string ncu_counting_key(const StageKernelLaunch& launch);
 
 // "(100, 1, 8)" -> "(128, 1, 8)": each dimension raised to a power of two; the grid unchanged when it is not
 // ncu's "(x, y, z)" spelling. Grids that follow the batch or the context (a continuous-batching engine, KV-cache

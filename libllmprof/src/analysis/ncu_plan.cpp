@@ -31,8 +31,8 @@ double planned_mean_ns(const Group& group, const std::vector<std::int64_t>& ordi
 }
 
 // The pass for `kernels`: the --launch-count of least estimated cost among those that give at least one
-// open group its launches. A higher count reaches kernels that share a configuration with another in this
-// pass, but profiles more launches of every configuration; a group it leaves open costs another pass (a
+// open group its launches. A higher count reaches later launches of a (kernel, configuration) counted together
+// with others (namesakes without mangled names, launches_per_config > 1), but profiles more launches of every configuration; a group it leaves open costs another pass (a
 // whole replay of the workload under ncu) plus its own launches. None when no count up to the cap makes
 // progress: ncu's count of a shared configuration goes to the launches of kernels whose group is done.
 std::optional<std::pair<std::int64_t, PassResult>> choose_count(const Planner& planner,
@@ -179,9 +179,13 @@ PlannedPasses plan_passes(const Planner& planner, const std::vector<StageKernelL
     return std::pair{candidate.unreached.size(), candidate.estimated_seconds()};
   };
   const bool packed_wins = rank(packed) < rank(progressive);
+  if (passes_text(packed) == passes_text(progressive)) {  // the common case under ncu 2025.3.1's counting
+    choice = passes_text(progressive) + " (raising --launch-count and packing kernels into passes agree)";
+    return progressive;
+  }
   choice = (packed_wins ? "kernels packed into passes where they do not block each other: " + passes_text(packed) +
                               "; chosen over raising --launch-count: " + passes_text(progressive)
-                        : "raising --launch-count to reach shared configurations: " + passes_text(progressive) +
+                        : "raising --launch-count where counts are shared: " + passes_text(progressive) +
                               "; chosen over kernels packed into passes: " + passes_text(packed));
   return packed_wins ? std::move(packed) : std::move(progressive);
 }
@@ -217,59 +221,6 @@ std::size_t choose_extrapolated_groups(Planner& planner, const std::vector<std::
   return horizon;
 }
 
-// Passes after the first that only reach groups of kernels the other passes measure, for little of the stage's
-// kernel time, cost a whole replay each: on the H100 and H200 the 1b example's second pass (6 elementwise kernels
-// whose tiny grids share ncu's per-configuration count, --launch-count 9) paid 16-19 s of start-up for 20
-// launches. Such a pass's groups are left to extrapolation from their kernel's measured groups, while the
-// extrapolated share stays within options.extrapolated_share_limit, and the passes planned again; kept when
-// that is not cheaper.
-void extrapolate_costly_passes(Planner& planner, const std::vector<StageKernelLaunch>& launches,
-                               const std::vector<std::string>& remaining, std::int64_t stage_kernel_time_ns,
-                               const NcuPlanOptions& options, PlannedPasses& planned, std::string& choice) {
-  if (!planner.configs_known() || stage_kernel_time_ns <= 0) return;
-  double extrapolated_ns = 0;
-  for (const auto& [key, group] : planner.groups())
-    if (group.extrapolate) extrapolated_ns += double(group.time_ns);
-  while (planned.passes.size() > 1) {
-    // The last pass's own groups (met first there), their time, and whether each kernel is measured elsewhere.
-    const std::size_t last = planned.passes.size() - 1;
-    std::vector<GroupKey> own;
-    double own_ns = 0;
-    std::set<std::string> measured_elsewhere;
-    for (const auto& [key, pass] : planned.first_pass) {
-      if (pass == last) {
-        own.push_back(key);
-        own_ns += double(planner.groups().at(key).time_ns);
-      } else {
-        measured_elsewhere.insert(key.first);
-      }
-    }
-    const bool all_elsewhere = std::all_of(own.begin(), own.end(), [&](const GroupKey& key) {
-      return measured_elsewhere.count(key.first) > 0;
-    });
-    if (own.empty() || !all_elsewhere ||
-        extrapolated_ns + own_ns > options.extrapolated_share_limit * double(stage_kernel_time_ns))
-      return;
-    // Planner holds pointers into itself: marked and unmarked in place, not copied.
-    for (const auto& key : own) planner.extrapolate(key);
-    std::string trial_choice;
-    PlannedPasses fewer = plan_passes(planner, launches, remaining, options, trial_choice);
-    if (fewer.passes.size() >= planned.passes.size() || fewer.estimated_seconds() >= planned.estimated_seconds()) {
-      for (const auto& key : own) planner.measure(key);
-      return;
-    }
-    std::ostringstream text;
-    text.precision(3);
-    text << "; then " << own.size() << " group(s) of pass " << last + 1 << " (" << own_ns / double(stage_kernel_time_ns) * 100
-         << "% of the stage's kernel time) left to extrapolation from their kernels' measured groups: "
-         << fewer.passes.size() << " pass(es), estimated " << fewer.estimated_seconds() << " s instead of "
-         << planned.estimated_seconds() << " s";
-    choice = trial_choice + text.str();
-    extrapolated_ns += own_ns;
-    planned = std::move(fewer);
-  }
-}
-
 void plan_from_launch_table(const KernelSelection& selection, const std::vector<StageKernelLaunch>& launches,
                             const NcuPlanOptions& options, NcuPlan& plan) {
   Planner planner(launches, options);
@@ -288,8 +239,6 @@ void plan_from_launch_table(const KernelSelection& selection, const std::vector<
   }
   const std::size_t horizon = choose_extrapolated_groups(planner, remaining, selection.stage_kernel_time_ns, options);
   PlannedPasses planned = plan_passes(planner, launches, remaining, options, plan.pass_choice);
-  extrapolate_costly_passes(planner, launches, remaining, selection.stage_kernel_time_ns, options, planned,
-                            plan.pass_choice);
   plan.passes = std::move(planned.passes);
   plan.kernels_unreached.insert(plan.kernels_unreached.end(), planned.unreached.begin(), planned.unreached.end());
   for (const auto& kernel : selection.kernels) {

@@ -8,8 +8,8 @@ namespace llmprof::detail {
 namespace {
 
 // What a pass's --kernel-name regex matches: the demangled name, or its function name under
-// --kernel-name-base function (where unselected kernels sharing the function name match too, and so
-// take part in ncu's counting).
+// --kernel-name-base function (where unselected kernels sharing the function name match too, and are
+// profiled under their own counts).
 std::string match_key(const std::string& name, KernelNameBase base) {
   return base == KernelNameBase::function ? kernel_function_name(name) : name;
 }
@@ -51,7 +51,7 @@ Planner::Planner(const std::vector<StageKernelLaunch>& launches, const NcuPlanOp
     const auto match_id =
         match_ids.try_emplace(match_key(launch.kernel, options_.name_base), match_ids.size()).first->second;
     // Unknown configurations: each kernel is counted on its own (the plan cannot do better).
-    const std::string counted_as = configs_known_ ? launch_config_key(launch) : launch.kernel;
+    const std::string counted_as = configs_known_ ? ncu_counting_key(launch) : launch.kernel;
     const auto config_id = config_ids.try_emplace(counted_as, config_ids.size()).first->second;
     const auto [group_id, new_group] = group_ids.try_emplace({launch.kernel, key}, group_keys_.size());
     if (new_group) group_keys_.push_back({launch.kernel, key});

@@ -51,15 +51,14 @@ class Planner {
   const std::map<GroupKey, Group>& groups() const { return groups_; }
   std::int64_t stage_launches() const { return std::int64_t(launches_.size()); }
   void extrapolate(const GroupKey& key) { groups_.at(key).extrapolate = true; }
-  void measure(const GroupKey& key) { groups_.at(key).extrapolate = false; }  // undoes extrapolate()
   bool extrapolated_launch(std::size_t index) const { return group_of_id_[launches_[index].group]->extrapolate; }
 
   // Without configurations every kernel counts as its own: collisions cannot be told. With them, a kernel's
   // configurations are grouped by grid bucket (launch_group_key), while ncu counts exact ones.
   std::string config_key(const StageKernelLaunch& launch) const;
 
-  // ncu's counting replayed: launches whose kernel the pass matches, counted per exact configuration (ncu
-  // 2025.3.1 --filter-mode per-launch-config), the ones past --launch-skip up to --launch-count profiled, until
+  // ncu's counting replayed: launches whose kernel the pass matches, counted per function in each exact
+  // configuration (ncu_counting_key; ncu 2025.3.1 --filter-mode per-launch-config), the ones past --launch-skip up to --launch-count profiled, until
   // the launch that gives the last group it helps (of those `planned` leaves open) its last wanted launch: there
   // the pass ends its workload. The whole stage when it helps none.
   PassResult simulate(const std::set<std::string>& kernels, std::int64_t count, const PlannedOrdinals& planned) const;

@@ -13,6 +13,10 @@ std::string launch_config_key(const StageKernelLaunch& launch) {
   return "grid " + launch.grid + " block " + launch.block + " smem " + std::to_string(launch.shared_memory_bytes);
 }
 
+std::string ncu_counting_key(const StageKernelLaunch& launch) {
+  return (launch.mangled.empty() ? launch.kernel : launch.mangled) + " " + launch_config_key(launch);
+}
+
 std::string grid_bucket(const std::string& grid) {
   std::array<std::uint64_t, 3> values{};
   char open = 0, comma1 = 0, comma2 = 0, close = 0;

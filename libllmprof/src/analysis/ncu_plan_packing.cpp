@@ -24,11 +24,13 @@ class Packer {
       : kernel_count_(kernels.size()), options_(options) {
     std::map<std::string, std::size_t> kernel_index, config_index;
     for (std::size_t i = 0; i < kernels.size(); ++i) kernel_index.emplace(kernels[i], i);
-    std::vector<std::vector<std::size_t>> sequences;  // per configuration, the selected kernels' launches in order
+    // Per counted configuration (ncu_counting_key), the selected kernels' launches in order: with ncu 2025.3.1
+    // one kernel each, except namesakes that share a recorded name.
+    std::vector<std::vector<std::size_t>> sequences;
     for (const auto& launch : launches) {
       const auto kernel = kernel_index.find(launch.kernel);
       if (kernel == kernel_index.end()) continue;
-      const auto [config, added] = config_index.try_emplace(launch_config_key(launch), sequences.size());
+      const auto [config, added] = config_index.try_emplace(ncu_counting_key(launch), sequences.size());
       if (added) sequences.emplace_back();
       sequences[config->second].push_back(kernel->second);
     }

@@ -1,12 +1,12 @@
-// Which selected kernels share an ncu pass (see llmprof/ncu_plan.hpp for the counting it works around).
+// Which selected kernels share an ncu pass (see llmprof/ncu_plan.hpp for the counting it replays).
 //
-// ncu 2025.3.1's --filter-mode per-launch-config counts each launch configuration across every kernel the
-// pass matches. A kernel whose configuration first occurs late in the stage (a copy whose grid grows with the
-// context), after thousands of another selected kernel's launches in that configuration, is out of reach of
-// any --launch-count in a pass with that kernel, and only a pass without it reaches it. On the H100 (ncu 2025.3.1,
-// 1b decode, 32-token prompt, 192 new tokens) a pass-by-pass search that keeps all remaining kernels together
-// planned 11 passes (estimated 963 s); packing kernels into passes where they do not block each other avoids
-// that.
+// The packing was written for a counting model in which --filter-mode per-launch-config shared one count
+// among every function of a configuration; under it a kernel whose configuration first occurs late was out of
+// reach of any --launch-count in a pass with another kernel of that configuration (an 11-pass plan, estimated
+// 963 s, for the 1b decode with a 192-token growing context). ncu 2025.3.1 counts each function apart
+// (ncu_counting_key; measured on the H200, 2026-11-29), so every selected kernel packs into one pass at
+// launches_per_config, except namesakes that share a recorded name when the export has no mangled names.
+// Kept as the second of the two plans the planner weighs: it is exact under either model.
 #pragma once
 
 #include <cstdint>
