@@ -7,15 +7,21 @@
 // the kinds' steps never outnumber the window's, each kind's percentiles are ordered, its GPU busy time is no
 // more than its GPU time, and its share is within [0, 1]. The nsys stats tables of the same file
 // (nsys_stats_from_sqlite): every summary row has min <= max, count >= 1 and a total no smaller than count x min;
-// every projection has at least one instance and one GPU operation.
+// every projection has at least one instance and one GPU operation. Its GPU-metrics samples
+// (read_gpu_metric_samples): a positive period, ascending times, one value per metric and time; the sampled
+// figures attached to the stages are fractions within [0, 1] with ordered percentiles.
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
+#include <algorithm>
 
 #include "fuzz_support.hpp"
+#include "llmprof/gpu_metrics.hpp"
 #include "llmprof/nsys_stats.hpp"
+#include "llmprof/sampled_utilisation.hpp"
 #include "llmprof/step_kinds.hpp"
 #include "llmprof/sync_steps.hpp"
 #include "llmprof/timeline.hpp"
@@ -100,6 +106,29 @@ void check_stats(const llmprof::NsysStats& stats) {
   }
 }
 
+
+void check_samples(const llmprof::GpuMetricSamples& samples, const llmprof::TimelineReport& timeline) {
+  LLMPROF_FUZZ_CHECK(samples.period_ns > 0, "sample period " + std::to_string(samples.period_ns));
+  LLMPROF_FUZZ_CHECK(std::is_sorted(samples.timestamps_ns.begin(), samples.timestamps_ns.end()), "sample times unsorted");
+  const auto n = samples.timestamps_ns.size();
+  LLMPROF_FUZZ_CHECK(samples.sm_active.size() == n && samples.tensor_active.size() == n &&
+                         samples.dram_read.size() == n && samples.dram_write.size() == n,
+                     "a metric without a value per sample time");
+  llmprof::AnalysisReport report;
+  for (const auto& stage : timeline.stages) report.stages.push_back(llmprof::ReportStage{.name = stage.name, .domain = stage.domain, .steps = 1.0});
+  llmprof::attach_sampled_utilisation(timeline, samples, report);
+  for (const auto& stage : report.stages) {
+    for (const auto& [mean, p10, p50, p90] :
+         {std::tuple{stage.sampled_sm_active, stage.sampled_sm_active_p10, stage.sampled_sm_active_p50, stage.sampled_sm_active_p90},
+          std::tuple{stage.sampled_dram_read, stage.sampled_dram_read_p10, stage.sampled_dram_read_p50, stage.sampled_dram_read_p90}}) {
+      if (!mean) continue;
+      LLMPROF_FUZZ_CHECK(*mean >= 0 && *mean <= 1 && *p10 <= *p50 && *p50 <= *p90 && *p90 <= 1,
+                         "sampled figures of " + stage.name + " out of [0, 1] or unordered");
+    }
+    if (stage.sampled_mbu) LLMPROF_FUZZ_CHECK(*stage.sampled_mbu >= 0 && *stage.sampled_mbu <= 2, "sampled MBU");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -117,5 +146,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto stats = llmprof::nsys_stats_from_sqlite(file);
   LLMPROF_FUZZ_CHECK_ERROR(stats);
   if (stats) check_stats(*stats);
+  const auto samples = llmprof::read_gpu_metric_samples(file);
+  LLMPROF_FUZZ_CHECK_ERROR(samples);
+  if (samples && *samples && report) check_samples(**samples, *report);
   return 0;
 }

@@ -38,6 +38,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                        "set '" + set.identifier + "'");
   for (const auto& report : llmprof::parse_nsys_report_list(text))
     LLMPROF_FUZZ_CHECK(!report.empty() && text.find(report) != std::string_view::npos, "report '" + report + "'");
+  const auto gpu_metrics = llmprof::parse_gpu_metrics_devices(text, "--gpu-metrics-devices");
+  LLMPROF_FUZZ_CHECK(gpu_metrics.available == !gpu_metrics.listed.empty() &&
+                         gpu_metrics.available == gpu_metrics.reason.empty(),
+                     "GPU-metrics devices: available without a device, or a reason beside one");
+  const auto set = llmprof::choose_gpu_metrics_set(text, gpu_metrics.listed);
+  LLMPROF_FUZZ_CHECK(set.empty() || text.find(set) != std::string_view::npos, "GPU-metrics set '" + set + "'");
   for (const auto& library : llmprof::parse_missing_libraries(text))
     LLMPROF_FUZZ_CHECK(!library.empty() && text.find(library) != std::string_view::npos, "library '" + library + "'");
   return 0;

@@ -11,8 +11,10 @@
 #   record    the 1b eager and --cuda-graphs examples bare (their ms/token), then deep-profile with defaults and
 #             nsys sampling GPU metrics (RECORD_FREQUENCY, default 20000 Hz) on 1b, graphs and serving, and 1b
 #             without ncu; the help listings of the GPU-metrics devices and sets; trimmed exports
-#   sampled   this tree's own sampling (nsys.gpu_metrics defaults) on SAMPLED_RUNS (default "1b graphs serving"),
-#             and the 1b example under --preset sampled, beside a bare run of it
+#   sampled   this tree's defaults (GPU-metrics sampling on by itself) on SAMPLED_RUNS (default "1b 1b serving
+#             1b-load sampled graphs"; "sampled" = the 1b example under --preset sampled, after a bare run of it);
+#             each run's run.json, report.json, stages.csv, report.md, plan.log and log into $OUT/reports.tar.gz
+#             as soon as it ends (the device returns at most a few files)
 # Results under $OUT: sampling.log, coverage.tsv, counting.csv, fixtures/, *-runs.tar.gz.
 set -uo pipefail
 # shellcheck source=scripts/gpu-verify-coverage.sh
@@ -92,16 +94,24 @@ trim_exports() {  # $1 runs root: every export, trimmed, and cut to 24 steps whe
 
 phase_sampled() {
   [ -n "${dp_new:-}" ] || phase_build || return 1
-  for name in ${SAMPLED_RUNS:-1b graphs serving}; do
-    local extra=(); [ "$name" = serving ] && extra=(--preset serving)
+  local round=0
+  for name in ${SAMPLED_RUNS:-1b 1b serving 1b-load sampled graphs}; do
+    round=$((round + 1))
+    local extra=()
+    case $name in
+      serving) extra=(--preset serving) ;;
+      sampled) bare 1b "$ex" --preset 1b --warmup 1; extra=(--preset sampled); name=1b-sampled ;;
+    esac
+    local workload_name=${name%-sampled}
     # shellcheck disable=SC2046
-    profile "$dp_new" /tmp/runs-sampled "$name" "${extra[@]}" -- $(workload "$name")
+    profile "$dp_new" /tmp/runs-sampled "s$round-$name" "${extra[@]}" -- $(workload "$workload_name")
+    mkdir -p "/tmp/reports/s$round-$name"
+    for f in run.json analysis/report.json analysis/stages.csv analysis/report.md ncu/plan.log deep-profile.log; do
+      [ -f "/tmp/runs-sampled/s$round-$name/$f" ] && cp "/tmp/runs-sampled/s$round-$name/$f" "/tmp/reports/s$round-$name/"
+    done
+    tar -czf "$OUT/reports.tar.gz" -C /tmp reports
   done
-  bare 1b "$ex" --preset 1b --warmup 1
-  # shellcheck disable=SC2046
-  profile "$dp_new" /tmp/runs-sampled "1b-preset-sampled" --preset sampled -- $(workload 1b)
-  trim_exports /tmp/runs-sampled
-  pack /tmp/runs-sampled sampled-runs.tar.gz
+  true
 }
 
 printf 'run\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\tcoverage_reached\tplanned\trows\tpasses\tpasses_ended\testimated_s\n' \

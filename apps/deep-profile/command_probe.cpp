@@ -61,6 +61,13 @@ void print_nsys(std::ostream& out, const NsysInfo& nsys) {
         << (nsys.importer.found_by_nsys ? "" : " (not where nsys looks: deep-profile imports .qdstrm files itself)")
         << "\n";
   }
+  out << "    GPU-metrics sampling: ";
+  if (nsys.gpu_metrics.available)
+    out << "available (" << nsys.gpu_metrics.devices_option << "=" << nsys.gpu_metrics.devices << ", metric set "
+        << (nsys.gpu_metrics.metric_set.empty() ? "nsys's default" : nsys.gpu_metrics.metric_set) << ")\n";
+  else
+    out << "not available: " << nsys.gpu_metrics.reason << "\n";
+  for (const auto& device : nsys.gpu_metrics.listed) out << "      " << device << "\n";
   out << "    stats reports (" << nsys.stats_reports.size() << "):";
   for (const auto& report : nsys.stats_reports) out << " " << report;
   out << "\n";

@@ -34,7 +34,7 @@ grep -q "bad.toml:2:17" "$work/err" || fail "wrong type does not name file:line:
 "$exe" config --preset quik >/dev/null 2>"$work/err"
 status=$?
 [ "$status" -eq 2 ] || fail "unknown preset exited $status, expected 2"
-grep -q "available presets: deep-profile, quick, serving, thorough" "$work/err" || fail "presets not listed: $(cat "$work/err")"
+grep -q "available presets: deep-profile, quick, sampled, serving, thorough" "$work/err" || fail "presets not listed: $(cat "$work/err")"
 
 # --keys lists the schema.
 "$exe" config --keys | grep -q '^nsys.nvtx_capture  *string ' || fail "--keys does not list nsys.nvtx_capture"

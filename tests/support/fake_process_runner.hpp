@@ -115,6 +115,16 @@ inline FakeMatcher command_is(std::string program, std::vector<std::string> lead
   };
 }
 
+// `nsys profile` that captures a workload, not the probe's listings (`nsys profile --gpu-metrics-devices=help`).
+inline FakeMatcher nsys_capture() {
+  return [](const ProcessSpec& spec) {
+    return command_is("nsys", {"profile"})(spec) &&
+           std::none_of(spec.argv.begin(), spec.argv.end(), [](const std::string& argument) {
+             return argument.size() > 5 && argument.compare(argument.size() - 5, 5, "=help") == 0;
+           });
+  };
+}
+
 // Some argument (after argv[0]) equals `argument`.
 inline FakeMatcher argv_contains(std::string argument) {
   return [argument = std::move(argument)](const ProcessSpec& spec) {

@@ -46,7 +46,7 @@ inline bool has_argument(const std::vector<std::string>& argv, const std::string
 
 inline FakeMatcher profile_with(bool gated) {
   return [gated](const ProcessSpec& spec) {
-    return command_is("nsys", {"profile"})(spec) && has_argument(spec.argv, "--capture-range=nvtx") == gated;
+    return nsys_capture()(spec) && has_argument(spec.argv, "--capture-range=nvtx") == gated;
   };
 }
 

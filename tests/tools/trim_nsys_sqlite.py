@@ -92,6 +92,8 @@ def main(source, dest, until=None):
     db.execute("CREATE TEMP TABLE kept(id INTEGER PRIMARY KEY)")
     db.executemany("INSERT INTO kept VALUES (?)", [(i,) for i in referenced if i is not None])
     db.execute("DELETE FROM StringIds WHERE id NOT IN (SELECT id FROM kept)")
+    if "TARGET_INFO_GPU" in tables:  # the GPU's serial identity and bus address: not needed, not kept
+        db.execute("UPDATE TARGET_INFO_GPU SET uuid = '', busLocation = ''")
     for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         if table in tables:  # absolute paths and the host name of the recording machine
             db.execute(f"UPDATE {table} SET value='[scrubbed]' WHERE name LIKE '%PATH%' OR name LIKE '%FILE%' "

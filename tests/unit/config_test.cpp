@@ -399,6 +399,8 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.ncu.timeout_s = 1e-3;
   config.ncu.postprocess_timeout_s = 77;
   config.ncu.extra_args = {"--nvtx-exclude", "x"};
+  config.nsys.gpu_metrics = "100000";
+  config.nsys.gpu_metrics_set = "gh100-ct";
   REQUIRE(validate_config(config).has_value());
 
   // Every key differs from the default, so a key that config_to_toml forgot would show up below.
@@ -452,7 +454,7 @@ TEST_CASE("preset lookup errors list what is available") {
   CHECK_THAT(typo.error().message, Catch::Contains("no preset 'quik'"));
   CHECK_THAT(typo.error().message, Catch::Contains(config_dir().string()));
   CHECK_THAT(typo.error().hint, Catch::Contains("did you mean quick?"));
-  CHECK_THAT(typo.error().hint, Catch::Contains("available presets: deep-profile, quick, serving, thorough"));
+  CHECK_THAT(typo.error().hint, Catch::Contains("available presets: deep-profile, quick, sampled, serving, thorough"));
 
   CHECK(find_preset("quick.toml", {config_dir()}).has_value());
   CHECK(find_preset("../config/quick", {config_dir()}).error().code == ErrorCode::invalid_argument);

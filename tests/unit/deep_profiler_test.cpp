@@ -55,7 +55,7 @@ TEST_CASE("a full run records every stage in order and profiles the selected ker
   CHECK(workload->environment.at("CUDA_VISIBLE_DEVICES") == std::optional<std::string>("1"));
   CHECK(fs::exists(bench.main() / "stage1/metrics.json"));
 
-  const auto profiles = bench.runs_of(command_is("nsys", {"profile"}));
+  const auto profiles = bench.runs_of(nsys_capture());
   REQUIRE(profiles.size() == 1);
   CHECK(has_argument(profiles[0], "--nvtx-capture=decode"));
   CHECK(has_argument(profiles[0], "--env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0"));
@@ -141,7 +141,7 @@ TEST_CASE("nsys.stats_extra_args and nsys.extra_args reach the nsys command line
   REQUIRE(stats[0].size() >= 2);
   CHECK(stats[0][stats[0].size() - 2] == "--timeunit=usec");  // before the report, which comes last
   CHECK(stats[0].back() == (bench.main() / "nsys/profile.nsys-rep").string());
-  const auto profiles = bench.runs_of(command_is("nsys", {"profile"}));
+  const auto profiles = bench.runs_of(nsys_capture());
   REQUIRE(profiles.size() == 1);
   CHECK(std::find(profiles[0].begin(), profiles[0].end(), "--cuda-memory-usage=true") != profiles[0].end());
   CHECK(read_file(bench.main() / "nsys/cmd.txt").find("--timeunit=usec") != std::string::npos);
@@ -212,7 +212,7 @@ TEST_CASE("on_empty_gate = rerun_ungated captures again without the gate") {
   const RunSummary summary = bench.run();
   const RunManifest manifest = bench.manifest();
 
-  CHECK(bench.runs_of(command_is("nsys", {"profile"})).size() == 2);
+  CHECK(bench.runs_of(nsys_capture()).size() == 2);
   const StageRecord& nsys = stage_of(manifest, "nsys");
   CHECK(nsys.status == StageStatus::ok);
   REQUIRE_FALSE(nsys.warnings.empty());
@@ -287,7 +287,7 @@ TEST_CASE("a workload that exits non-zero is reported with its exit code and las
   CHECK_THAT(stage1.reason, Catch::Contains("RuntimeError: out of memory"));
   CHECK(stage_of(manifest, "nsys").status == StageStatus::skipped);
   CHECK(stage_of(manifest, "ncu").status == StageStatus::skipped);
-  CHECK(bench.runs_of(command_is("nsys", {"profile"})).empty());
+  CHECK(bench.runs_of(nsys_capture()).empty());
   // One vocabulary: the summary, RunOutcome and run.json all say failed (exit 1, as incomplete).
   CHECK(summary.outcome == RunOutcome::failed);
   CHECK(manifest.status == RunStatus::failed);
@@ -351,7 +351,7 @@ TEST_CASE("a stop request during nsys marks it interrupted, keeps the manifest a
   Bench bench;
   bench.script_workload();
   DeepProfiler* current = nullptr;
-  bench.runner.on(command_is("nsys", {"profile"}),
+  bench.runner.on(nsys_capture(),
                   FakeAnswer::killed_by(SIGTERM).doing([&current](const ProcessSpec&) { current->request_stop(); }));
   DeepProfiler profiler(bench.config, bench.runner, bench.clock, {}, bench.environment);
   current = &profiler;
@@ -512,7 +512,7 @@ TEST_CASE("an interrupted nsys stage lists the report it left on disk; run.json 
   Bench bench;
   bench.script_workload();
   DeepProfiler* current = nullptr;
-  bench.runner.on(command_is("nsys", {"profile"}),
+  bench.runner.on(nsys_capture(),
                   FakeAnswer::killed_by(SIGTERM)
                       .writing((bench.main() / "nsys/profile.nsys-rep").string(), "partial report")
                       .doing([&current](const ProcessSpec&) { current->request_stop(); }));
@@ -1106,10 +1106,10 @@ TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run o
                Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 3 s of ncu's (measured by "
                                  "run r0)"));
   }
-  SECTION("another command: ncu.start_up_overhead_s (14 s), its cost per launch still taken") {
+  SECTION("another command: ncu.start_up_overhead_s (10 s), its cost per launch still taken") {
     const auto plan = plan_with_recorded_start_up(measured + R"(python3 serve.py"})");
     CHECK_THAT(std::string(plan.at("seconds_per_pass_source").as_string()),
-               Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 14 s of ncu's "
+               Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 10 s of ncu's "
                                  "(ncu.start_up_overhead_s)"));
     CHECK(plan.at("seconds_per_launch").as_double() == 0.5);
   }

@@ -190,8 +190,8 @@ TEST_CASE("kernels launched in one configuration are counted apart: one pass rea
 TEST_CASE("ncu counts per function and configuration: the plan's counting against a real ncu pass (H200)") {
   // tests/data/ncu-plan/README.md: one ncu 2025.3.1 pass over the 19 kernels the 1b example's plan had split
   // in two (by mangled name, --filter-mode per-launch-config --launch-count 1, the whole decode range) profiled
-  // the rows of counting_1b_h200.csv; ex1b_h200_48steps.sqlite is the nsys capture of the same example's first
-  // 48 decode steps on the same machine.
+  // the rows of counting_1b_h200.csv; ex1b_h200_34steps.sqlite is the nsys capture of the same example's first
+  // 34 decode steps on the same machine.
   auto csv = llmprof::CsvReader::open(data_path("ncu-plan/counting_1b_h200.csv"));
   REQUIRE(csv.has_value());
   REQUIRE(csv->read_header().has_value());
@@ -207,7 +207,7 @@ TEST_CASE("ncu counts per function and configuration: the plan's counting agains
   }
   REQUIRE(profiled.size() == 37);
   REQUIRE(functions.size() == 19);
-  auto launches = read_stage_kernel_launches(data_path("ncu-plan/ex1b_h200_48steps.sqlite"), "decode");
+  auto launches = read_stage_kernel_launches(data_path("ncu-plan/ex1b_h200_34steps.sqlite"), "decode");
   REQUIRE(launches.has_value());
   std::set<std::string> selected;
   std::set<std::tuple<std::string, std::string, std::string>> in_capture;
@@ -218,9 +218,9 @@ TEST_CASE("ncu counts per function and configuration: the plan's counting agains
       in_capture.emplace(one.mangled, one.grid, one.block);
       configurations.emplace(one.grid, one.block);
     }
-  // Every (function, configuration) of the first 48 steps was profiled once: 30 of them in 18 configurations
+  // Every (function, configuration) of the first 34 steps was profiled once: 30 of them in 18 configurations
   // (a count shared across the functions of a configuration would have profiled at most 18). The other 7 rows
-  // are copies whose grid grows with the context after step 48.
+  // are copies whose grid grows with the context after step 34.
   CHECK(in_capture.size() == 30);
   CHECK(configurations.size() == 18);
   for (const auto& key : in_capture) CHECK(profiled.count(key) == 1);

@@ -22,7 +22,7 @@ TEST_CASE("two capture windows from the workload: numbered reports exported and 
   bench.config.nsys.capture_windows = 2;
   bench.script_workload();
   // nsys numbers the reports of a repeat capture BASE.1, BASE.2 (recorded with nsys 2022.4.2).
-  bench.runner.on(command_is("nsys", {"profile"}),
+  bench.runner.on(nsys_capture(),
                   FakeAnswer::printing({"Collecting data...",
                                         "Generated:", "\t" + (bench.main() / "nsys/profile.1.nsys-rep").string(),
                                         "\t" + (bench.main() / "nsys/profile.2.nsys-rep").string()})
@@ -70,7 +70,7 @@ TEST_CASE("a cudaProfilerApi window that never opens: 'never called' only where 
   bench.config.nsys.capture_range = NsysCaptureRange::cuda_profiler_api;
   bench.config.run.on_empty_gate = OnEmptyGate::fail;
   bench.script_workload();
-  bench.runner.on(command_is("nsys", {"profile"}),
+  bench.runner.on(nsys_capture(),
                   FakeAnswer::printing({"Processing events...", "Generated:", "    No reports were generated"}));
   bench.script_ncu_report(false);
   bench.run();

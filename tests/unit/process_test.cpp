@@ -434,8 +434,8 @@ TEST_CASE("FakeProcessRunner answers by rule, records specs, writes outputs and 
   TempDir directory;
   FakeProcessRunner runner;
   runner.on(command_is("nsys", {"--version"}), FakeAnswer::printing({"NVIDIA Nsight Systems version 2025.3.1"}))
-      .on(command_is("nsys", {"profile"}), FakeAnswer::exiting(0).writing("{output}.nsys-rep", "report"), 1)
-      .on(command_is("nsys", {"profile"}), FakeAnswer::exiting(1).with_stderr({"second profile fails"}))
+      .on(nsys_capture(), FakeAnswer::exiting(0).writing("{output}.nsys-rep", "report"), 1)
+      .on(nsys_capture(), FakeAnswer::exiting(1).with_stderr({"second profile fails"}))
       .on(argv_contains("--boom"), FakeAnswer::timing_out(SIGKILL));
 
   LineRecorder lines;

@@ -46,7 +46,7 @@ TEST_CASE("resume after a failed ncu runs select, ncu, analyze and report again,
   CHECK(resumed->outcome == RunOutcome::ok);
   // Neither the bare workload nor nsys ran again; ncu did.
   CHECK(count_runs(bench, command_is("workload"), runs_before) == 0);
-  CHECK(count_runs(bench, command_is("nsys", {"profile"}), runs_before) == 0);
+  CHECK(count_runs(bench, nsys_capture(), runs_before) == 0);
   CHECK(count_runs(bench, ncu_profile(true), runs_before) >= 1);
 
   const RunManifest after = bench.manifest();
@@ -160,7 +160,7 @@ TEST_CASE("a run whose ncu was killed by SIGTERM resumes at select; a missing ns
     REQUIRE(resumed.has_value());
     CHECK(resumed->outcome == RunOutcome::ok);
     CHECK(count_runs(bench, command_is("workload"), runs_before) == 0);
-    CHECK(count_runs(bench, command_is("nsys", {"profile"}), runs_before) == 0);
+    CHECK(count_runs(bench, nsys_capture(), runs_before) == 0);
     CHECK(bench.manifest().resumptions.front().from_stage == "select");
   }
   SECTION("a missing nsys table: nsys runs again, the workload bare does not") {
@@ -170,7 +170,7 @@ TEST_CASE("a run whose ncu was killed by SIGTERM resumes at select; a missing ns
     REQUIRE(resumed.has_value());
     CHECK(resumed->outcome == RunOutcome::ok);
     CHECK(count_runs(bench, command_is("workload"), runs_before) == 0);
-    CHECK(count_runs(bench, command_is("nsys", {"profile"}), runs_before) == 1);
+    CHECK(count_runs(bench, nsys_capture(), runs_before) == 1);
     CHECK(bench.manifest().resumptions.front().from_stage == "nsys");
     CHECK(fs::exists(bench.main() / "attempts/1/nsys/profile.nsys-rep"));
   }
@@ -199,7 +199,7 @@ TEST_CASE("a run whose nsys capture was re-run ungated after an empty gate resum
 
   auto resumed = bench.resume();
   REQUIRE(resumed.has_value());
-  CHECK(count_runs(bench, command_is("nsys", {"profile"}), runs_before) == 0);
+  CHECK(count_runs(bench, nsys_capture(), runs_before) == 0);
   const RunManifest after = bench.manifest();
   REQUIRE(after.resumptions.size() == 1);
   CHECK(after.resumptions.front().from_stage == "select");

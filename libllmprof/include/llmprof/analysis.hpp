@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "llmprof/device_peaks.hpp"
+#include "llmprof/gpu_metrics.hpp"
 #include "llmprof/kernel_selection.hpp"
 #include "llmprof/ncu_metrics.hpp"
 #include "llmprof/ncu_plan.hpp"
@@ -139,6 +140,8 @@ struct AnalysisInputs {
   std::optional<WorkloadMetrics> workload;
   std::optional<TimelineReport> timeline;
   std::optional<NodeTracedCapture> node_capture;  // set when `nsys` holds its kernel tables
+  // GPU-metrics samples of MAIN/nsys/profile.sqlite (llmprof/gpu_metrics.hpp): the stages' sampled_* figures.
+  std::optional<GpuMetricSamples> gpu_metrics;
   // The select stage's selection (MAIN/nsys/selection.json): the kernels ncu was filtered to. When it is of the
   // stage the options ask for, report.json's top_kernel_selection is this one, not one selected again.
   std::optional<KernelSelection> selection;

@@ -70,6 +70,13 @@ struct NsysProfileOptions {
   std::vector<std::string> extra_args;           // passed verbatim before the application (config: nsys.extra_args)
   std::vector<std::string> application;          // the workload argv
   std::optional<NsysWait> wait;                  // --wait=; nullopt: nsys's default (all)
+  // GPU-metrics sampling (config nsys.gpu_metrics, with the option's spelling and the devices from the probe's
+  // GpuMetricsSupport): "--gpu-metrics-devices=all --gpu-metrics-frequency=20000 [--gpu-metrics-set=gh100]".
+  // An empty option: no sampling.
+  std::string gpu_metrics_option;
+  std::string gpu_metrics_devices;
+  int gpu_metrics_frequency_hz = 0;
+  std::string gpu_metrics_set;
 };
 
 // The --cuda-graph-trace granularity that arguments given verbatim (nsys.extra_args) ask for: "graph" or

@@ -84,6 +84,23 @@ struct ReportStage {
   // Kernel launches per second of the stage's rate time (kernel_instances / rate_time_ns): what a host-bound
   // stage's launch overhead scales with. Null where either is unmeasured.
   std::optional<double> kernel_launches_per_s;
+  // Sampled by nsys while the workload ran at full speed (llmprof/gpu_metrics.hpp, nsys.gpu_metrics), over the
+  // samples inside the GPU-active windows of the stage's instances (each instance's first GPU start to last GPU
+  // end; a sample counts where the middle of its period lies): fractions of each metric's peak, mean and
+  // nearest-rank percentiles. Null where the capture holds no samples or none fell in the stage
+  // (sampled_note says why).
+  std::optional<std::int64_t> sampled_samples;
+  std::optional<double> sampled_sm_active, sampled_sm_active_p10, sampled_sm_active_p50, sampled_sm_active_p90;
+  std::optional<double> sampled_tensor_active, sampled_tensor_active_p10, sampled_tensor_active_p50,
+      sampled_tensor_active_p90;
+  std::optional<double> sampled_dram_read, sampled_dram_read_p10, sampled_dram_read_p50, sampled_dram_read_p90;
+  std::optional<double> sampled_dram_write, sampled_dram_write_p10, sampled_dram_write_p50, sampled_dram_write_p90;
+  // DRAM bytes from the samples: (read + write share) x peak bandwidth x sample period, summed over the stage's
+  // samples; per step over `steps`. MBU here is the mean read + write share: DRAM use while the GPU works.
+  std::optional<double> sampled_dram_bytes_per_step;
+  std::optional<double> sampled_mbu;
+  std::optional<double> sampled_to_measured_bytes;  // sampled_dram_bytes_per_step / dram_bytes_per_step (ncu)
+  std::string sampled_note;
 
   std::string qualified_name() const { return domain.empty() ? name : domain + ":" + name; }
   // Not a report.json field: whether the file had the DRAM keys ("dram_coverage"), so a report can tell

@@ -83,6 +83,19 @@ struct ImporterHealth {
   bool found_by_nsys = false;
 };
 
+// Whether nsys can sample the GPU's own counters here (nsys profile --gpu-metrics-devices), from its own listing:
+// nsys 2025.3.1 on the H200 listed "0: Hopper GH100 | NVIDIA H200 PCI[...]" and the set "gh100"; nsys 2022.4
+// without a GPU prints "NVIDIA GPUs not found, feature is not available" (and spells the option
+// --gpu-metrics-device, GPU ids only, no "all").
+struct GpuMetricsSupport {
+  bool available = false;
+  std::string devices_option;        // "--gpu-metrics-devices" (2025.3) or "--gpu-metrics-device" (2022.4)
+  std::string devices;               // the option's value: "all", or the listed GPU ids joined by commas
+  std::vector<std::string> listed;   // the devices nsys listed, e.g. "0: Hopper GH100 | NVIDIA H200 PCI[...]"
+  std::string metric_set;            // the set that names the listed chip (e.g. "gh100"); "" when none does
+  std::string reason;                // why it is not available, in nsys's words where it gave some
+};
+
 struct NsysInfo {
   bool found = false;
   std::filesystem::path path;
@@ -95,6 +108,7 @@ struct NsysInfo {
   ImporterHealth importer;
   // Report names `nsys stats --help-reports` listed (2022.4: "nvtxsum", ...; 2025.3: "nvtx_sum", ...).
   std::vector<std::string> stats_reports;
+  GpuMetricsSupport gpu_metrics;
   std::vector<std::string> problems;  // readable problems found while probing
 };
 

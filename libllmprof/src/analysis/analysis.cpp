@@ -1,6 +1,7 @@
 // The analysis of one run's inputs: device peaks, top-kernel selection, and analyze() putting the
 // kernels (analysis_kernels.cpp), stages (analysis_stages.cpp) and timeline together.
 #include "llmprof/analysis.hpp"
+#include "llmprof/sampled_utilisation.hpp"
 
 #include <set>
 
@@ -146,6 +147,7 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   else
     report.skipped.push_back("timeline (per-instance figures, CUDA graphs, capture losses): no nsys/profile.sqlite");
   detail::fill_stage_limits(report);
+  if (inputs.timeline) attach_sampled_utilisation(*inputs.timeline, inputs.gpu_metrics, report);
   return report;
 }
 

@@ -102,6 +102,12 @@ std::optional<std::string> load_timeline(const std::filesystem::path& sqlite_exp
   if (!timeline) return "timeline: " + timeline.error().describe();
   inputs.timeline = std::move(timeline).value();
   inputs.sources["timeline"] = sqlite_export.string();
+  auto samples = read_gpu_metric_samples(sqlite_export);
+  if (!samples) return "GPU-metrics samples: " + samples.error().describe();
+  if (samples->has_value()) {
+    inputs.gpu_metrics = std::move(**samples);
+    inputs.sources["gpu_metrics"] = sqlite_export.string();
+  }
   return std::nullopt;
 }
 

@@ -109,6 +109,13 @@ std::optional<Error> check_across_fields(const DeepProfileConfig& config, const 
                           ", or nsys.capture_windows=0",
                       "nsys.capture_windows");
   }
+  if (config.nsys.gpu_metrics != "off" && !gpu_metrics_frequency_hz(config.nsys)) {
+    return make_error(ErrorCode::invalid_argument,
+                      "nsys.gpu_metrics is '" + config.nsys.gpu_metrics +
+                          "': it takes auto, off, or a sampling frequency in Hz from 10 to 200000" +
+                          where_set(origins, "nsys.gpu_metrics"),
+                      "write nsys.gpu_metrics=auto, off, or e.g. 20000", "nsys.gpu_metrics");
+  }
   if (config.run.kernel_coverage > 1) {
     return make_error(
         ErrorCode::invalid_argument,

@@ -143,6 +143,11 @@ std::vector<ConfigField> build_nsys_fields() {
       make_field(LLMPROF_CONFIG_KEY(nsys, postprocess_timeout_s),
                  "time limit of each of .qdstrm import, nsys stats, nsys export (seconds)", above(0)),
       make_field(LLMPROF_CONFIG_KEY(nsys, extra_args), "extra arguments for nsys profile, before the workload"),
+      make_field(LLMPROF_CONFIG_KEY(nsys, gpu_metrics),
+                 "GPU-metrics sampling in every capture: auto (20 kHz where the probe finds it available), off, "
+                 "or a frequency in Hz (10..200000)"),
+      make_field(LLMPROF_CONFIG_KEY(nsys, gpu_metrics_set),
+                 "nsys --gpu-metrics-set alias; empty: the set the probe matched to the GPU's chip"),
   };
 }
 

@@ -23,6 +23,16 @@ NsysProfileOptions nsys_profile_options(const NsysConfig& config) {
   return options;
 }
 
+std::optional<int> gpu_metrics_frequency_hz(const NsysConfig& config) {
+  if (config.gpu_metrics == "auto") return kGpuMetricsDefaultHz;
+  if (config.gpu_metrics.empty() || config.gpu_metrics.size() > 6 ||
+      config.gpu_metrics.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  const int hz = std::stoi(config.gpu_metrics);
+  if (hz < 10 || hz > 200000) return std::nullopt;
+  return hz;
+}
+
 NcuProfileOptions ncu_profile_options(const NcuConfig& config) {
   NcuProfileOptions options;
   options.target_all_processes = config.target_all_processes;

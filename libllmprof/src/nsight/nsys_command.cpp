@@ -318,6 +318,11 @@ std::vector<std::string> NsysCommand::argv() const {
     for (const auto& [name, value] : o.env_vars) assignments.push_back(name + "=" + value);
     args.push_back("--env-var=" + join(assignments, ","));
   }
+  if (!o.gpu_metrics_option.empty()) {
+    args.push_back(o.gpu_metrics_option + "=" + o.gpu_metrics_devices);
+    args.push_back("--gpu-metrics-frequency=" + std::to_string(o.gpu_metrics_frequency_hz));
+    if (!o.gpu_metrics_set.empty()) args.push_back("--gpu-metrics-set=" + o.gpu_metrics_set);
+  }
   if (o.stats) args.push_back("--stats=true");
   if (o.force_overwrite) args.push_back("--force-overwrite=true");
   if (!o.output_base.empty()) args.push_back("--output=" + o.output_base.string());

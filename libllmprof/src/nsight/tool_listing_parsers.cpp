@@ -301,4 +301,50 @@ std::vector<std::string> parse_ncu_filter_modes(std::string_view help) {
   return modes;
 }
 
+GpuMetricsSupport parse_gpu_metrics_devices(std::string_view output, std::string devices_option) {
+  GpuMetricsSupport support;
+  support.devices_option = std::move(devices_option);
+  std::vector<std::string> ids, said;
+  for (const auto& raw : split_lines(output)) {
+    const std::string_view line = trim(raw);
+    if (line.empty() || line.rfind("Possible ", 0) == 0) continue;
+    const std::size_t colon = line.find(':');
+    const std::string_view key = colon == std::string_view::npos ? std::string_view() : trim(line.substr(0, colon));
+    const bool numbered = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    if (numbered) {
+      ids.emplace_back(key);
+      support.listed.emplace_back(line);
+    } else if (colon == std::string_view::npos) {
+      said.emplace_back(line);  // 2022.4 without a GPU: "NVIDIA GPUs not found, feature is not available"
+    }
+  }
+  support.available = !ids.empty();
+  if (support.available) {
+    // 2025.3.1 takes "all"; 2022.4 takes only GPU ids ("must be 'none' or one of GPU IDs").
+    support.devices = output.find("all:") != std::string_view::npos ? "all" : detail::join(ids, ",");
+  } else {
+    support.reason = said.empty() ? "nsys listed no GPU for GPU-metrics sampling" : "nsys says: " + detail::join(said, " ");
+  }
+  return support;
+}
+
+std::string choose_gpu_metrics_set(std::string_view output, const std::vector<std::string>& listed_devices) {
+  for (const auto& raw : split_lines(output)) {
+    const std::string_view line = trim(raw);
+    const std::size_t colon = line.find(" : ");
+    if (colon == std::string_view::npos) continue;
+    const std::string alias(trim(line.substr(0, colon)));
+    const std::string_view description = line.substr(colon + 3);
+    const std::size_t chip_at = description.find("NVIDIA ");
+    if (chip_at == std::string_view::npos || alias.find(':') != std::string::npos) continue;
+    // "General Metrics for NVIDIA GH100 (any frequency)" -> "GH100": the general set of a listed chip.
+    std::string_view chip = description.substr(chip_at + 7);
+    chip = chip.substr(0, chip.find(' '));
+    if (description.rfind("General Metrics", 0) != 0 || chip.empty()) continue;
+    for (const auto& device : listed_devices)
+      if (device.find(" " + std::string(chip) + " ") != std::string::npos) return alias;
+  }
+  return {};
+}
+
 }  // namespace llmprof

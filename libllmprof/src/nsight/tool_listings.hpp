@@ -30,6 +30,13 @@ std::vector<std::string> parse_ncu_filter_modes(std::string_view help);
 // `nsys stats --help-reports`: the report names ("  nvtx_sum -- NVTX Range Summary" -> "nvtx_sum"; the
 // ":base|:mangled" option suffixes dropped). nsys 2022.4 prints the list and exits 1.
 std::vector<std::string> parse_nsys_report_list(std::string_view help_reports_output);
+// `nsys profile --gpu-metrics-devices=help` (or 2022.4's --gpu-metrics-device=help): the numbered devices it
+// lists ("0: Hopper GH100 | NVIDIA H200 PCI[0000:00:06.0]"), or, with none, the reason it printed.
+GpuMetricsSupport parse_gpu_metrics_devices(std::string_view output, std::string devices_option);
+// `nsys profile --gpu-metrics-set=help`: the alias of the first set whose description names a listed chip
+// ("gh100        : General Metrics for NVIDIA GH100 (any frequency)" for "Hopper GH100"); "" when none does.
+std::string choose_gpu_metrics_set(std::string_view output, const std::vector<std::string>& listed_devices);
+
 // Where scripts/install-nsight.sh unpacks the Debian packages: $LLMPROF_NSIGHT_DIR/root when that is set,
 // else /opt/llmprof/nsight/root. Searched after PATH and the usual NVIDIA and Debian install places.
 std::vector<std::filesystem::path> nsight_cache_roots();

@@ -343,6 +343,29 @@ bool locate_and_read_version(ProcessRunner& runner, ToolInfo& info, Located loca
   return true;
 }
 
+// GPU-metrics sampling as this nsys lists it. The option's spelling changed between the two versions recorded
+// (2022.4: --gpu-metrics-device, 2025.3.1: --gpu-metrics-devices); the older spelling is tried first on a
+// version before 2023, and the other when nsys rejects the first. Both listings print whatever the exit status.
+GpuMetricsSupport probe_gpu_metrics(ProcessRunner& runner, const NsysInfo& info) {
+  std::vector<std::string> spellings = {"--gpu-metrics-devices", "--gpu-metrics-device"};
+  if (info.version && info.version->year < 2023) std::swap(spellings[0], spellings[1]);
+  GpuMetricsSupport support;
+  support.reason = "nsys did not list its GPU-metrics devices";
+  for (const auto& option : spellings) {
+    auto listed = detail::run_and_capture(runner, {info.path.string(), "profile", option + "=help"}, listing_timeout);
+    if (!listed) continue;
+    const std::string output = listed->combined();
+    if (output.find("Possible") == std::string::npos) continue;  // an unknown option: nsys printed its usage
+    support = parse_gpu_metrics_devices(output, option);
+    break;
+  }
+  if (!support.available) return support;
+  if (auto sets = detail::run_and_capture(runner, {info.path.string(), "profile", "--gpu-metrics-set=help"},
+                                          listing_timeout))
+    support.metric_set = choose_gpu_metrics_set(sets->combined(), support.listed);
+  return support;
+}
+
 }  // namespace
 
 NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options) {
@@ -360,6 +383,7 @@ NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options) {
     info.stats_reports = parse_nsys_report_list(listed->combined());
   }
   if (info.stats_reports.empty()) info.problems.push_back("`nsys stats --help-reports` listed no report names");
+  info.gpu_metrics = probe_gpu_metrics(runner, info);
   return info;
 }
 

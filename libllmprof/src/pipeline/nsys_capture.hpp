@@ -24,6 +24,9 @@ std::optional<StageResult> nsys_stage_precondition(const PipelineRun& run, const
 NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, bool gated,
                                  const std::filesystem::path& output_base,
                                  const std::vector<std::string>& added_arguments = {});
+// What the captures do about GPU-metrics sampling, in one sentence: the frequency, devices and set, or why
+// there is none (nsys.gpu_metrics = off, or the probe found it not available and nsys's reason).
+std::string gpu_metrics_plan_sentence(const NsysConfig& config, const NsysInfo& nsys);
 // `nsys stats` of `report` into <directory>/summary_*.csv, parsed into `stats`.
 StageResult export_nsys_stats(PipelineRun& run, const NsysInfo& nsys, const std::filesystem::path& report,
                               const std::filesystem::path& directory, NsysStats& stats);

@@ -348,6 +348,12 @@ StageResult run_graph_node_pass(PipelineRun& run, const NsysInfo& nsys, bool gat
 StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload, NsysOutput& output) {
   if (auto skip = nsys_stage_precondition(run, probe, workload)) return *skip;
   const NsysInfo& nsys = probe.nsys;
+  const std::string sampling = gpu_metrics_plan_sentence(run.config.nsys, nsys);
+  const bool asked = run.config.nsys.gpu_metrics != "auto" && run.config.nsys.gpu_metrics != "off";
+  if (asked && !nsys.gpu_metrics.available)
+    run.warn(kStage, sampling);
+  else
+    run.say(kStage, sampling);
   Capture attempt = capture(run, nsys, true, first_capture("profile.log"));
   if (attempt.problem) return *attempt.problem;
   const bool empty_gate = gate_never_opened(run, attempt);

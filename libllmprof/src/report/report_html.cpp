@@ -7,6 +7,7 @@
 #include "core/text.hpp"
 #include "llmprof/report.hpp"
 #include "llmprof/shell_quote.hpp"
+#include "report/report_sampled.hpp"
 #include "report/report_capture_scope.hpp"
 #include "report/report_html_page.hpp"
 #include "report/report_ranges.hpp"
@@ -268,6 +269,7 @@ std::string render_html(const RunReportModel& model) {
   write_time_breakdown(model, out);
   write_rooflines(model, out);
   detail::write_stage_table_html(model, out);
+  detail::write_sampled_html(model, out);
   detail::write_kernel_table_html(model, kKernelTableRows, out);
   write_cross_rank(model, out);
   detail::write_repeats_html(model, out);

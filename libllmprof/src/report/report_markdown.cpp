@@ -7,6 +7,7 @@
 #include "report/report_capture_scope.hpp"
 #include "report/report_ranges.hpp"
 #include "report/report_repeats.hpp"
+#include "report/report_sampled.hpp"
 #include "report/report_stage_bytes.hpp"
 #include "report/report_timeline.hpp"
 #include "report/report_view.hpp"
@@ -162,6 +163,7 @@ std::string render_markdown(const RunReportModel& model) {
   write_headline(model, out);
   detail::write_ranges_markdown(model, out);
   write_stage_table(model, out);
+  detail::write_sampled_markdown(model, out);
   detail::write_timeline_markdown(model, out);
   write_kernel_table(model, out);
   if (!model.cross_rank_markdown.empty()) out << model.cross_rank_markdown << "\n";

@@ -1,0 +1,124 @@
+// attach_sampled_utilisation: the stages' sampled_* figures (llmprof/sampled_utilisation.hpp).
+#include "llmprof/sampled_utilisation.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/text.hpp"
+
+namespace llmprof {
+namespace {
+
+struct StageSamples {
+  std::vector<double> sm_active, tensor_active, dram_read, dram_write;
+  double dram_share_periods = 0;  // sum over samples of (read + write) / 100, both known
+  std::int64_t dram_samples = 0;
+  std::int64_t samples = 0;
+};
+
+// The samples whose period's middle (timestamp - period / 2; a sample reports the period that ends at it)
+// lies in [start, end]: each moment of GPU work is counted once, however short the instances.
+void gather(const GpuMetricSamples& samples, std::int64_t start_ns, std::int64_t end_ns, StageSamples& into) {
+  const std::int64_t half = samples.period_ns / 2;
+  const auto& times = samples.timestamps_ns;
+  auto first = std::lower_bound(times.begin(), times.end(), start_ns + half);
+  for (auto it = first; it != times.end() && *it - half <= end_ns; ++it) {
+    const auto i = std::size_t(it - times.begin());
+    ++into.samples;
+    const auto keep = [i](const std::vector<double>& from, std::vector<double>& to) {
+      if (!std::isnan(from[i])) to.push_back(from[i] / 100.0);
+    };
+    keep(samples.sm_active, into.sm_active);
+    keep(samples.tensor_active, into.tensor_active);
+    keep(samples.dram_read, into.dram_read);
+    keep(samples.dram_write, into.dram_write);
+    if (!std::isnan(samples.dram_read[i]) && !std::isnan(samples.dram_write[i])) {
+      into.dram_share_periods += (samples.dram_read[i] + samples.dram_write[i]) / 100.0;
+      ++into.dram_samples;
+    }
+  }
+}
+
+// Nearest rank, as DurationSummary's percentiles (timeline_stages.cpp).
+double percentile(const std::vector<double>& sorted, double fraction) {
+  const auto rank = std::size_t(std::ceil(fraction * double(sorted.size())));
+  return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+void summarize(std::vector<double> values, std::optional<double>& mean, std::optional<double>& p10,
+               std::optional<double>& p50, std::optional<double>& p90) {
+  if (values.empty()) return;
+  std::sort(values.begin(), values.end());
+  double total = 0;
+  for (const double value : values) total += value;
+  mean = total / double(values.size());
+  p10 = percentile(values, 0.10);
+  p50 = percentile(values, 0.50);
+  p90 = percentile(values, 0.90);
+}
+
+void fill(ReportStage& stage, const StageSamples& gathered, const GpuMetricSamples& samples,
+          std::optional<double> peak) {
+  stage.sampled_samples = gathered.samples;
+  const std::string rate = detail::format_number(1e9 / double(samples.period_ns)) + " Hz";
+  if (gathered.samples < kMinimumStageSamples) {
+    stage.sampled_note = std::to_string(gathered.samples) + " sample(s) at " + rate +
+                         " fell in its GPU-active time, fewer than " + std::to_string(kMinimumStageSamples) +
+                         ": withheld (raise nsys.gpu_metrics to sample more often)";
+    return;
+  }
+  summarize(gathered.sm_active, stage.sampled_sm_active, stage.sampled_sm_active_p10, stage.sampled_sm_active_p50,
+            stage.sampled_sm_active_p90);
+  summarize(gathered.tensor_active, stage.sampled_tensor_active, stage.sampled_tensor_active_p10,
+            stage.sampled_tensor_active_p50, stage.sampled_tensor_active_p90);
+  summarize(gathered.dram_read, stage.sampled_dram_read, stage.sampled_dram_read_p10, stage.sampled_dram_read_p50,
+            stage.sampled_dram_read_p90);
+  summarize(gathered.dram_write, stage.sampled_dram_write, stage.sampled_dram_write_p10,
+            stage.sampled_dram_write_p50, stage.sampled_dram_write_p90);
+  stage.sampled_note = std::to_string(gathered.samples) + " samples at " + rate + " over the GPU-active time";
+  if (gathered.dram_samples == 0) {
+    stage.sampled_note += "; DRAM bytes withheld: the metric set has no DRAM read/write bandwidth";
+    return;
+  }
+  stage.sampled_mbu = gathered.dram_share_periods / double(gathered.dram_samples);
+  if (!peak) {
+    stage.sampled_note += "; DRAM bytes withheld: the GPU's peak DRAM bandwidth is unknown";
+    return;
+  }
+  if (!stage.steps || *stage.steps <= 0) {
+    stage.sampled_note += "; DRAM bytes per step withheld: the stage's steps are unknown";
+    return;
+  }
+  const double bytes = gathered.dram_share_periods * *peak * double(samples.period_ns) * 1e-9;
+  stage.sampled_dram_bytes_per_step = bytes / *stage.steps;
+  if (stage.dram_bytes_per_step && *stage.dram_bytes_per_step > 0)
+    stage.sampled_to_measured_bytes = *stage.sampled_dram_bytes_per_step / *stage.dram_bytes_per_step;
+}
+
+}  // namespace
+
+void attach_sampled_utilisation(const TimelineReport& timeline, const std::optional<GpuMetricSamples>& samples,
+                                AnalysisReport& report) {
+  if (!samples) {
+    for (auto& stage : report.stages)
+      if (timeline.find_stage(stage.qualified_name()))
+        stage.sampled_note = "no GPU-metrics samples in the capture (nsys.gpu_metrics off, or not available here)";
+    return;
+  }
+  const std::optional<double> peak =
+      samples->peak_dram_bytes_per_s ? samples->peak_dram_bytes_per_s : report.device.peak_dram_bytes_per_s;
+  for (auto& stage : report.stages) {
+    const TimelineStage* recorded = timeline.find_stage(stage.qualified_name());
+    if (!recorded) continue;
+    StageSamples gathered;
+    for (const auto& instance : recorded->instances)
+      if (instance.gpu_start_ns && instance.gpu_end_ns) gather(*samples, *instance.gpu_start_ns, *instance.gpu_end_ns, gathered);
+    fill(stage, gathered, *samples, peak);
+  }
+  if (samples->other_gpus > 0)
+    report.warnings.push_back("GPU-metrics samples of " + std::to_string(samples->other_gpus) +
+                              " other GPU(s) left out: the figures are the first sampled GPU's (" + samples->gpu_name +
+                              ")");
+}
+
+}  // namespace llmprof

@@ -1,0 +1,101 @@
+// The sampled-utilisation panel of report.md and report.html (see report_sampled.hpp).
+#include "report/report_sampled.hpp"
+
+#include <algorithm>
+
+#include "core/format.hpp"
+#include "llmprof/percent.hpp"
+#include "report/report_view.hpp"
+
+namespace llmprof::detail {
+namespace {
+
+bool sampled(const ReportStage& stage) { return stage.sampled_sm_active || stage.sampled_dram_read; }
+
+// "12% (p50 9.0%, p90 31%)"
+std::string distribution(const std::optional<double>& mean, const std::optional<double>& p50,
+                         const std::optional<double>& p90) {
+  if (!mean) return std::string(kNotComputed);
+  return format_fraction_percent(mean) + " (p50 " + format_fraction_percent(p50) + ", p90 " +
+         format_fraction_percent(p90) + ")";
+}
+
+std::string dram_cell(const ReportStage& stage) {
+  if (!stage.sampled_dram_read || !stage.sampled_dram_write) return std::string(kNotComputed);
+  return format_fraction_percent(stage.sampled_dram_read) + " / " + format_fraction_percent(stage.sampled_dram_write);
+}
+
+std::string ratio_cell(const ReportStage& stage) {
+  if (!stage.sampled_to_measured_bytes) return std::string(kNotComputed);
+  return format_number(*stage.sampled_to_measured_bytes, 2) + "x";
+}
+
+// Why the panel is empty: the first stage's note (they share it when the capture holds no sample).
+std::string why_empty(const RunReportModel& model) {
+  for (const auto& stage : model.stages)
+    if (!stage.sampled_note.empty()) return stage.sampled_note;
+  return "report.json holds no note on GPU-metrics samples for any stage (written before they existed, or without "
+         "the nsys SQLite export's timeline)";
+}
+
+constexpr const char* kCaption =
+    "Sampled by nsys from the GPU's own counters while the workload ran at full speed, over the GPU-active time "
+    "of each stage's instances (first GPU start to last GPU end). SM and tensor: mean share of peak activity, "
+    "p50/p90 over the samples. DRAM: read / write share of peak bandwidth. Sampled bytes per step = (read + write) "
+    "x peak x sample period, summed, over the stage's steps; beside it ncu's measured bytes, which cover only the "
+    "profiled kernels' share of kernel time and no traffic between kernels. The verdict uses ncu's measured bytes.";
+
+}  // namespace
+
+void write_sampled_markdown(const RunReportModel& model, std::ostringstream& out) {
+  if (model.stages.empty()) return;
+  out << "## GPU utilisation (sampled)\n\n";
+  if (std::none_of(model.stages.begin(), model.stages.end(), sampled)) {
+    const std::string why = why_empty(model);  // never empty
+    out << "No sampled utilisation: " << markdown_cell(why) << ".\n\n";
+    return;
+  }
+  out << "| Stage | Samples | SM active | Tensor active | DRAM read / write | MBU (sampled) | DRAM per step (sampled) | "
+         "DRAM per step (ncu) | Sampled / ncu |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+  for (const auto& stage : model.stages) {
+    if (!stage.sampled_samples) continue;
+    out << "| " << markdown_cell(stage_label(stage)) << " | " << *stage.sampled_samples << " | "
+        << distribution(stage.sampled_sm_active, stage.sampled_sm_active_p50, stage.sampled_sm_active_p90) << " | "
+        << distribution(stage.sampled_tensor_active, stage.sampled_tensor_active_p50, stage.sampled_tensor_active_p90)
+        << " | " << dram_cell(stage) << " | " << format_fraction_percent(stage.sampled_mbu) << " | "
+        << format_si(stage.sampled_dram_bytes_per_step, "B") << " | " << format_si(stage.dram_bytes_per_step, "B")
+        << " | " << ratio_cell(stage) << " |\n";
+  }
+  out << "\n" << kCaption << " " << kNotComputed << " = not computed (withheld with fewer than 20 samples).\n\n";
+}
+
+void write_sampled_html(const RunReportModel& model, std::ostringstream& out) {
+  if (model.stages.empty()) return;
+  out << "<section class=\"card\" id=\"sampled\"><h2>GPU utilisation (sampled)</h2>";
+  if (std::none_of(model.stages.begin(), model.stages.end(), sampled)) {
+    const std::string why = why_empty(model);  // never empty
+    out << "<p>No sampled utilisation: " << html_escape(why) << ".</p></section>\n";
+    return;
+  }
+  out << "<div class=\"table-wrap\"><table><thead><tr><th>Stage</th><th class=\"num\">Samples</th><th "
+         "class=\"num\">SM active</th><th class=\"num\">Tensor active</th><th class=\"num\">DRAM read / write</th><th "
+         "class=\"num\">MBU (sampled)</th><th class=\"num\">DRAM per step (sampled)</th><th class=\"num\">DRAM per "
+         "step (ncu)</th><th class=\"num\">Sampled / ncu</th></tr></thead><tbody>";
+  for (const auto& stage : model.stages) {
+    if (!stage.sampled_samples) continue;
+    out << "<tr><td>" << html_escape(stage_label(stage)) << "</td><td class=\"num\">" << *stage.sampled_samples
+        << "</td><td class=\"num\">"
+        << html_escape(distribution(stage.sampled_sm_active, stage.sampled_sm_active_p50, stage.sampled_sm_active_p90))
+        << "</td><td class=\"num\">"
+        << html_escape(distribution(stage.sampled_tensor_active, stage.sampled_tensor_active_p50,
+                                    stage.sampled_tensor_active_p90))
+        << "</td><td class=\"num\">" << html_escape(dram_cell(stage)) << "</td><td class=\"num\">"
+        << html_escape(format_fraction_percent(stage.sampled_mbu)) << "</td><td class=\"num\">"
+        << html_escape(format_si(stage.sampled_dram_bytes_per_step, "B")) << "</td><td class=\"num\">"
+        << html_escape(format_si(stage.dram_bytes_per_step, "B")) << "</td><td class=\"num\">"
+        << html_escape(ratio_cell(stage)) << "</td></tr>";
+  }
+  out << "</tbody></table></div><p class=\"caption\">" << html_escape(kCaption) << "</p></section>\n";
+}
+
+}  // namespace llmprof::detail

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Independent expected figures for the sampled utilisation (tests/unit/gpu_metrics_test.cpp).
+
+Reads a recorded nsys 2025.3.1 export with GPU-metrics samples with Python's sqlite3 (no code shared with
+libllmprof). A range instance's GPU window: the first start to the last end of the kernels whose launch call
+(CUPTI_ACTIVITY_KIND_RUNTIME, same correlationId) started inside the instance on its thread. A sample at time t
+reports the period (t - period, t]; it belongs to a window when t - period / 2 lies in it. Per range name:
+samples, mean and nearest-rank p10/p50/p90 of SM active, tensor active, DRAM read and write (fractions of
+peak); DRAM bytes = sum over the samples of (read + write) / 100 x peak (TARGET_INFO_GPU.memoryBandwidth) x
+period, per step = over the range's instances; MBU = mean (read + write) / 100. Run from the repository root:
+    python3 tests/tools/gpu_metrics_expected.py
+"""
+import bisect
+import collections
+import math
+import pathlib
+import sqlite3
+
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "gpu-metrics"
+METRICS = {"SMs Active [Throughput %]": "sm", "Tensor Active [Throughput %]": "tensor",
+           "DRAM Read Bandwidth [Throughput %]": "read", "DRAM Write Bandwidth [Throughput %]": "write"}
+
+
+def nearest_rank(values, fraction):
+    rank = math.ceil(fraction * len(values))
+    return values[min(len(values) - 1, max(rank, 1) - 1)]
+
+
+def main(name):
+    db = sqlite3.connect(DATA / name)
+    names = {i: METRICS.get(n) for i, n in db.execute("SELECT metricId, metricName FROM TARGET_INFO_GPU_METRICS")}
+    rows = collections.defaultdict(dict)
+    for t, metric, value in db.execute("SELECT timestamp, metricId, value FROM GPU_METRICS ORDER BY timestamp"):
+        if names.get(metric):
+            rows[t][names[metric]] = value
+    times = sorted(rows)
+    gaps = sorted(b - a for a, b in zip(times, times[1:]))
+    period = gaps[len(gaps) // 2]
+    peak = db.execute("SELECT memoryBandwidth FROM TARGET_INFO_GPU").fetchone()[0]
+    launch = {c: (s, tid) for c, s, tid in db.execute(
+        "SELECT correlationId, start, globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
+    kernels = []
+    for start, end, correlation in db.execute("SELECT start, end, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL"):
+        if correlation in launch:
+            kernels.append((launch[correlation][0], launch[correlation][1], start, end))
+    kernels.sort()
+    starts = [k[0] for k in kernels]
+    ranges = collections.defaultdict(list)
+    for text, start, end, tid in db.execute(
+            "SELECT text, start, end, globalTid FROM NVTX_EVENTS WHERE end IS NOT NULL AND text IS NOT NULL"):
+        ranges[text].append((start, end, tid))
+    print(f"{name}: period_ns={period} peak={peak} sample_times={len(times)}")
+    for text in sorted(ranges):
+        values = collections.defaultdict(list)
+        share, share_samples, samples = 0.0, 0, 0
+        for start, end, tid in ranges[text]:
+            inside = [k for k in kernels[bisect.bisect_left(starts, start):bisect.bisect_right(starts, end)]
+                      if k[1] == tid]
+            if not inside:
+                continue
+            gpu_start, gpu_end = min(k[2] for k in inside), max(k[3] for k in inside)
+            for t in times[bisect.bisect_left(times, gpu_start + period // 2):]:
+                if t - period // 2 > gpu_end:
+                    break
+                samples += 1
+                for key, value in rows[t].items():
+                    values[key].append(value / 100)
+                if "read" in rows[t] and "write" in rows[t]:
+                    share += (rows[t]["read"] + rows[t]["write"]) / 100
+                    share_samples += 1
+        line = [f"  {text}: instances={len(ranges[text])} samples={samples}"]
+        for key in ("sm", "tensor", "read", "write"):
+            v = sorted(values[key])
+            if v:
+                line.append(f"{key}_mean={sum(v) / len(v):.12g} {key}_p10={nearest_rank(v, 0.1):.4f} "
+                            f"{key}_p50={nearest_rank(v, 0.5):.4f} {key}_p90={nearest_rank(v, 0.9):.4f}")
+        if share_samples:
+            line.append(f"mbu={share / share_samples:.12g} "
+                        f"bytes_per_step={share * peak * period * 1e-9 / len(ranges[text]):.10e}")
+        print(" ".join(line))
+
+
+if __name__ == "__main__":
+    main("eager_1b_h200_6steps.sqlite")

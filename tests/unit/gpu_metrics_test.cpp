@@ -1,0 +1,176 @@
+// GPU-metrics sampling: the probe's reading of nsys's listings, the capture's flags, the samples reader and the
+// per-stage utilisation, against tests/tools/gpu_metrics_expected.py over the same recorded H200 export.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "llmprof/config.hpp"
+#include "llmprof/gpu_metrics.hpp"
+#include "llmprof/nsys_command.hpp"
+#include "llmprof/sampled_utilisation.hpp"
+#include "llmprof/timeline.hpp"
+#include "nsight/tool_listings.hpp"
+#include "oracle.hpp"
+#include "parse/sqlite_database.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using llmprof::testing::data_path;
+using llmprof::testing::oracle_figure;
+
+namespace {
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const std::filesystem::path kExport = data_path("gpu-metrics/eager_1b_h200_6steps.sqlite");
+
+}  // namespace
+
+TEST_CASE("gpu metrics: the probe reads nsys's device and set listings, 2025.3.1 on the H200 and 2022.4 without a GPU") {
+  const GpuMetricsSupport h200 =
+      parse_gpu_metrics_devices(read_text(data_path("gpu-metrics/devices_help_h200_2025.3.txt")), "--gpu-metrics-devices");
+  CHECK(h200.available);
+  CHECK(h200.devices == "all");
+  REQUIRE(h200.listed.size() == 1);
+  CHECK(h200.listed[0] == "0: Hopper GH100 | NVIDIA H200 PCI[0000:00:06.0]");
+  CHECK(choose_gpu_metrics_set(read_text(data_path("gpu-metrics/set_help_h200_2025.3.txt")), h200.listed) == "gh100");
+
+  const GpuMetricsSupport cpu =
+      parse_gpu_metrics_devices(read_text(data_path("gpu-metrics/device_help_cpu_2022.4.txt")), "--gpu-metrics-device");
+  CHECK_FALSE(cpu.available);
+  CHECK(cpu.reason == "nsys says: NVIDIA GPUs not found, feature is not available");
+  CHECK(choose_gpu_metrics_set(read_text(data_path("gpu-metrics/set_help_h200_2025.3.txt")), cpu.listed).empty());
+  // 2022.4 takes GPU ids only: a listing without "all" gives the ids.
+  CHECK(parse_gpu_metrics_devices("Possible --gpu-metrics-device values are:\n\t0: Ampere GA100 | A100\n\t1: Ampere GA100 | A100\n",
+                                  "--gpu-metrics-device")
+            .devices == "0,1");
+}
+
+TEST_CASE("gpu metrics: the capture's flags follow nsys.gpu_metrics and the probe") {
+  NsysConfig config;
+  CHECK(gpu_metrics_frequency_hz(config) == kGpuMetricsDefaultHz);
+  config.gpu_metrics = "100000";
+  CHECK(gpu_metrics_frequency_hz(config) == 100000);
+  for (const char* bad : {"fast", "5", "300000", "", "20k"}) {
+    config.gpu_metrics = bad;
+    CHECK_FALSE(gpu_metrics_frequency_hz(config).has_value());
+  }
+  NsysProfileOptions options;
+  options.application = {"python3", "decode.py"};
+  options.gpu_metrics_option = "--gpu-metrics-devices";
+  options.gpu_metrics_devices = "all";
+  options.gpu_metrics_frequency_hz = 20000;
+  options.gpu_metrics_set = "gh100";
+  const auto argv = NsysCommand::profile(options).argv();
+  const auto at = std::find(argv.begin(), argv.end(), "--gpu-metrics-devices=all");
+  REQUIRE(at != argv.end());
+  CHECK(*(at + 1) == "--gpu-metrics-frequency=20000");
+  CHECK(*(at + 2) == "--gpu-metrics-set=gh100");
+  CHECK(argv.back() == "decode.py");  // before the workload
+}
+
+TEST_CASE("gpu metrics: the samples of a recorded H200 export, as the oracle reads them") {
+  const std::string head = "eager_1b_h200_6steps.sqlite:";
+  auto samples = read_gpu_metric_samples(kExport);
+  REQUIRE(samples.has_value());
+  REQUIRE(samples->has_value());
+  const GpuMetricSamples& read = **samples;
+  CHECK(read.period_ns == oracle_figure("gpu_metrics", head, "period_ns"));
+  CHECK(double(read.timestamps_ns.size()) == oracle_figure("gpu_metrics", head, "sample_times"));
+  CHECK(read.peak_dram_bytes_per_s == Approx(oracle_figure("gpu_metrics", head, "peak")));
+  CHECK(read.gpu_name == "NVIDIA H200");
+  CHECK(read.other_gpus == 0);
+  CHECK(std::is_sorted(read.timestamps_ns.begin(), read.timestamps_ns.end()));
+}
+
+TEST_CASE("gpu metrics: per-stage utilisation and DRAM bytes per step match the oracle") {
+  auto timeline = analyze_timeline(kExport);
+  REQUIRE(timeline.has_value());
+  auto samples = read_gpu_metric_samples(kExport);
+  REQUIRE((samples.has_value() && samples->has_value()));
+  AnalysisReport report;
+  for (const auto& stage : timeline->stages) {
+    ReportStage row;
+    row.name = stage.name;
+    row.domain = stage.domain;
+    row.steps = double(stage.instances.size());
+    report.stages.push_back(row);
+  }
+  attach_sampled_utilisation(timeline.value(), *samples, report);
+  for (const auto& stage : report.stages) {
+    const std::string line = "  " + stage.name + ":";
+    INFO(stage.name << ": " << stage.sampled_note);
+    REQUIRE(stage.sampled_samples.has_value());
+    CHECK(double(*stage.sampled_samples) == oracle_figure("gpu_metrics", line, "samples"));
+    if (*stage.sampled_samples < kMinimumStageSamples) {
+      CHECK_FALSE(stage.sampled_sm_active.has_value());
+      CHECK_FALSE(stage.sampled_dram_bytes_per_step.has_value());
+      CHECK_THAT(stage.sampled_note, Catch::Contains("withheld"));
+      continue;
+    }
+    CHECK(*stage.sampled_sm_active == Approx(oracle_figure("gpu_metrics", line, "sm_mean")).epsilon(1e-8));
+    CHECK(*stage.sampled_sm_active_p90 == Approx(oracle_figure("gpu_metrics", line, "sm_p90")));
+    CHECK(*stage.sampled_tensor_active == Approx(oracle_figure("gpu_metrics", line, "tensor_mean")).epsilon(1e-8));
+    CHECK(*stage.sampled_dram_read == Approx(oracle_figure("gpu_metrics", line, "read_mean")).epsilon(1e-8));
+    CHECK(*stage.sampled_dram_read_p10 == Approx(oracle_figure("gpu_metrics", line, "read_p10")));
+    CHECK(*stage.sampled_dram_read_p50 == Approx(oracle_figure("gpu_metrics", line, "read_p50")));
+    CHECK(*stage.sampled_dram_write == Approx(oracle_figure("gpu_metrics", line, "write_mean")).epsilon(1e-8));
+    CHECK(*stage.sampled_mbu == Approx(oracle_figure("gpu_metrics", line, "mbu")).epsilon(1e-8));
+    CHECK(*stage.sampled_dram_bytes_per_step ==
+          Approx(oracle_figure("gpu_metrics", line, "bytes_per_step")).epsilon(1e-6));
+    CHECK_FALSE(stage.sampled_to_measured_bytes.has_value());  // no ncu bytes here
+  }
+  // With ncu's measured bytes the report puts the two side by side.
+  ReportStage& step = *std::find_if(report.stages.begin(), report.stages.end(),
+                                    [](const ReportStage& stage) { return stage.name == "decode_step"; });
+  step.dram_bytes_per_step = 2.2e9;
+  attach_sampled_utilisation(timeline.value(), *samples, report);
+  REQUIRE(step.sampled_to_measured_bytes.has_value());
+  CHECK(*step.sampled_to_measured_bytes == Approx(*step.sampled_dram_bytes_per_step / 2.2e9));
+}
+
+TEST_CASE("gpu metrics: an export without samples, and one whose samples break their invariants") {
+  // nsys 2022.4 on a machine without a GPU writes no GPU_METRICS table: no samples, not an error.
+  auto none = read_gpu_metric_samples(data_path("nsys-sqlite/cpu2022.sqlite"));
+  REQUIRE(none.has_value());
+  CHECK_FALSE(none->has_value());
+  auto timeline = analyze_timeline(data_path("nsys-sqlite/cpu2022.sqlite"));
+  REQUIRE(timeline.has_value());
+  AnalysisReport report;
+  for (const auto& stage : timeline->stages) report.stages.push_back(ReportStage{.name = stage.name, .domain = stage.domain});
+  attach_sampled_utilisation(timeline.value(), std::nullopt, report);
+  REQUIRE_FALSE(report.stages.empty());
+  for (const auto& stage : report.stages) {
+    CHECK_FALSE(stage.sampled_samples.has_value());
+    CHECK_THAT(stage.sampled_note, Catch::StartsWith("no GPU-metrics samples in the capture"));
+  }
+
+  const auto copy = std::filesystem::temp_directory_path() / "llmprof_gpu_metrics_corrupt.sqlite";
+  std::filesystem::copy_file(kExport, copy, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::permissions(copy, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  {
+    auto database = detail::SqliteDatabase::open_writable(copy);
+    REQUIRE(database.has_value());
+    REQUIRE(database->execute("UPDATE GPU_METRICS SET value = 150 WHERE rowid = (SELECT max(rowid) FROM GPU_METRICS)"));
+  }
+  auto corrupt = read_gpu_metric_samples(copy);
+  REQUIRE_FALSE(corrupt.has_value());
+  CHECK_THAT(corrupt.error().describe(), Catch::Contains(copy.string()) && Catch::Contains("outside 0..100"));
+  {
+    auto database = detail::SqliteDatabase::open_writable(copy);
+    REQUIRE(database.has_value());
+    REQUIRE(database->execute("DROP TABLE TARGET_INFO_GPU_METRICS"));
+  }
+  auto nameless = read_gpu_metric_samples(copy);
+  REQUIRE_FALSE(nameless.has_value());
+  CHECK_THAT(nameless.error().describe(), Catch::Contains("no metric names"));
+  std::filesystem::remove(copy);
+}
