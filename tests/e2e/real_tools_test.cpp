@@ -154,6 +154,13 @@ TEST_CASE("real tools: a gated run of the CPU example gives a real timeline, sta
   CHECK(sqlite.rfind("SQLite format 3", 0) == 0);
   CHECK(sqlite.find("NVTX_EVENTS") != std::string::npos);
   CHECK(read_file(main / "report.md").find("decode_step") != std::string::npos);
+  // nsys 2022.4 without a GPU cannot sample GPU metrics: the probe and the run say why, the capture carries no
+  // sampling flag, and the report is the same minus the panel, saying so.
+  CHECK(nsys_commands.find("--gpu-metrics") == std::string::npos);
+  CHECK(run.out.find("GPU-metrics sampling not available, so the report has no sampled utilisation: nsys says: "
+                     "NVIDIA GPUs not found, feature is not available") != std::string::npos);
+  CHECK(read_file(main / "report.md")
+            .find("No sampled utilisation: no GPU-metrics samples in the capture") != std::string::npos);
   // nvtx_sum has no p99; the SQLite timeline saw the same 32 decode_step instances and supplies it.
   const boost::json::object report = boost::json::parse(read_file(main / "analysis/report.json")).as_object();
   std::optional<double> range_p99, range_p50, range_max, timeline_p99;

@@ -294,6 +294,58 @@ TEST_CASE("the nsys bundled with Nsight Compute is found next to ncu, with a bro
   CHECK(tools.at("verdict").at("readiness").as_string() == "degraded");
 }
 
+TEST_CASE("GPU-metrics sampling: the probe tries this version's spelling of the option first, then the other") {
+  TempDir temp;
+  const fs::path nsys_path = temp / "nsys";
+  make_executable(nsys_path);
+  ProbeOptions options;
+  options.nsys_path = nsys_path;
+  options.use_default_locations = false;
+  const std::string listing = read_file(data_path("gpu-metrics/devices_help_h200_2025.3.txt"));
+  SECTION("2025.3.1: --gpu-metrics-devices, listed, then the set named after the chip") {
+    ScriptedRunner runner;
+    runner.on(nsys_path.string() + " --version", {0, cli_fixture("nsys_version.txt"), ""});
+    runner.on(nsys_path.string() + " profile --gpu-metrics-devices=help", {0, listing, ""});
+    runner.on(nsys_path.string() + " profile --gpu-metrics-set=help",
+              {0, read_file(data_path("gpu-metrics/set_help_h200_2025.3.txt")), ""});
+    const NsysInfo nsys = probe_nsys(runner, options);
+    CHECK(nsys.gpu_metrics.available);
+    CHECK(nsys.gpu_metrics.devices_option == "--gpu-metrics-devices");
+    CHECK(nsys.gpu_metrics.devices == "all");
+    CHECK(nsys.gpu_metrics.metric_set == "gh100");
+    CHECK(std::find(runner.calls.begin(), runner.calls.end(), nsys_path.string() + " profile --gpu-metrics-device=help") ==
+          runner.calls.end());
+  }
+  SECTION("2022.4: --gpu-metrics-device first; no GPU, nsys's own reason") {
+    ScriptedRunner runner;
+    runner.on(nsys_path.string() + " --version", {0, "NVIDIA Nsight Systems version 2022.4.2.1-df9881f\n", ""});
+    runner.on(nsys_path.string() + " profile --gpu-metrics-device=help",
+              {0, read_file(data_path("gpu-metrics/device_help_cpu_2022.4.txt")), ""});
+    const NsysInfo nsys = probe_nsys(runner, options);
+    CHECK_FALSE(nsys.gpu_metrics.available);
+    CHECK(nsys.gpu_metrics.devices_option == "--gpu-metrics-device");
+    CHECK(nsys.gpu_metrics.reason == "nsys says: NVIDIA GPUs not found, feature is not available");
+  }
+  SECTION("a spelling nsys rejects (it prints its usage) leads to the other") {
+    ScriptedRunner runner;
+    runner.on(nsys_path.string() + " --version", {0, cli_fixture("nsys_version.txt"), ""});
+    runner.on(nsys_path.string() + " profile --gpu-metrics-devices=help",
+              {1, "", "unrecognised option '--gpu-metrics-devices=help'\n\nusage: nsys profile [<args>]\n"});
+    runner.on(nsys_path.string() + " profile --gpu-metrics-device=help", {0, listing, ""});
+    const NsysInfo nsys = probe_nsys(runner, options);
+    CHECK(nsys.gpu_metrics.available);
+    CHECK(nsys.gpu_metrics.devices_option == "--gpu-metrics-device");
+    CHECK(nsys.gpu_metrics.metric_set.empty());  // the set listing had no reply
+  }
+  SECTION("no listing at all: not available, and why") {
+    ScriptedRunner runner;
+    runner.on(nsys_path.string() + " --version", {0, cli_fixture("nsys_version.txt"), ""});
+    const NsysInfo nsys = probe_nsys(runner, options);
+    CHECK_FALSE(nsys.gpu_metrics.available);
+    CHECK(nsys.gpu_metrics.reason == "nsys did not list its GPU-metrics devices");
+  }
+}
+
 TEST_CASE("a tool whose --version fails is found but has no version, and the verdict says so") {
   TempDir temp;
   make_executable(temp / "bin" / "ncu");

@@ -200,8 +200,15 @@ Staged<WorkloadOutput> run_ranked_workload_stage(PipelineRun& run) {
 
 Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload) {
   if (auto skip = nsys_stage_precondition(run, probe, workload)) return *skip;
+  // One nsys per rank, each sampling every GPU it lists (--gpu-metrics-devices=all), would have several
+  // sessions sample one GPU; which GPU a rank drives is not known before it runs. Not tried on a multi-GPU
+  // machine yet, so per-rank captures do not sample, and say so.
+  if (run.config.nsys.gpu_metrics != "off" && probe.nsys.gpu_metrics.available)
+    run.say(Stage::nsys, "GPU-metrics sampling off in per-rank captures: each rank's nsys would sample every GPU");
+  NsysInfo unsampled = probe.nsys;
+  unsampled.gpu_metrics.available = false;
   const NsysCommand command =
-      nsys_profile_command(run, probe.nsys, true, absolute_rank_path(run, Stage::nsys, "profile"));
+      nsys_profile_command(run, unsampled, true, absolute_rank_path(run, Stage::nsys, "profile"));
   std::vector<std::string> warnings;
   if (auto valid = command.validate(probe.nsys, &warnings); !valid)
     return StageResult::failed("invalid nsys options: " + valid.error().describe());
