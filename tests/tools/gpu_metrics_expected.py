@@ -53,12 +53,14 @@ def main(name):
     for text in sorted(ranges):
         values = collections.defaultdict(list)
         share, share_samples, samples = 0.0, 0, 0
+        windows = []
         for start, end, tid in ranges[text]:
             inside = [k for k in kernels[bisect.bisect_left(starts, start):bisect.bisect_right(starts, end)]
                       if k[1] == tid]
             if not inside:
                 continue
             gpu_start, gpu_end = min(k[2] for k in inside), max(k[3] for k in inside)
+            windows.append((gpu_end - gpu_start, gpu_start, gpu_end))
             for t in times[bisect.bisect_left(times, gpu_start + period // 2):]:
                 if t - period // 2 > gpu_end:
                     break
@@ -77,6 +79,16 @@ def main(name):
         if share_samples:
             line.append(f"mbu={share / share_samples:.12g} "
                         f"bytes_per_step={share * peak * period * 1e-9 / len(ranges[text]):.10e}")
+        if len(windows) >= 3 and samples >= 20:
+            # The median step: the window at index n // 2 by length; its samples averaged in groups so that at
+            # most 200 points remain.
+            _, gpu_start, gpu_end = sorted(windows)[len(windows) // 2]
+            own = [t for t in times if gpu_start <= t - period // 2 <= gpu_end]
+            group = -(-len(own) // 200)
+            chunks = [own[i:i + group] for i in range(0, len(own), group)]
+            first_sm = sum(rows[t]["sm"] for t in chunks[0]) / len(chunks[0]) / 100
+            line.append(f"median_step_samples={len(own)} median_step_points={len(chunks)} "
+                        f"median_step_first_sm={first_sm:.12g}")
         print(" ".join(line))
 
 

@@ -128,6 +128,22 @@ TEST_CASE("gpu metrics: per-stage utilisation and DRAM bytes per step match the 
           Approx(oracle_figure("gpu_metrics", line, "bytes_per_step")).epsilon(1e-6));
     CHECK_FALSE(stage.sampled_to_measured_bytes.has_value());  // no ncu bytes here
   }
+  // The median step's series: the samples of the instance whose GPU-active window is the median one, averaged
+  // in groups to at most 200 points (decode_step: 274 samples in 137 points).
+  for (const std::string name : {"decode_step", "attention", "mlp"}) {
+    const std::string line = "  " + name + ":";
+    const auto& stage = *std::find_if(report.stages.begin(), report.stages.end(),
+                                      [&](const ReportStage& one) { return one.name == name; });
+    INFO(name);
+    REQUIRE(double(stage.sampled_median_step.size()) == oracle_figure("gpu_metrics", line, "median_step_points"));
+    CHECK(*stage.sampled_median_step.front().sm_active ==
+          Approx(oracle_figure("gpu_metrics", line, "median_step_first_sm")).epsilon(1e-9));
+    CHECK(std::is_sorted(stage.sampled_median_step.begin(), stage.sampled_median_step.end(),
+                         [](const auto& a, const auto& b) { return a.offset_ns < b.offset_ns; }));
+  }
+  const auto& decode = *std::find_if(report.stages.begin(), report.stages.end(),
+                                     [](const ReportStage& one) { return one.name == "decode"; });
+  CHECK(decode.sampled_median_step.empty());  // one instance: no median step to draw
   // With ncu's measured bytes the report puts the two side by side.
   ReportStage& step = *std::find_if(report.stages.begin(), report.stages.end(),
                                     [](const ReportStage& stage) { return stage.name == "decode_step"; });

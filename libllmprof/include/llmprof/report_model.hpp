@@ -34,6 +34,15 @@ struct ReportStageKernel {
   double share = 0;  // of the stage's kernel time
 };
 
+// One GPU-metrics sample of a stage's median step (report.json "stages[].sampled_median_step[]"): its period's
+// middle after the step's first GPU start, and the shares of peak it reported (null: not in the metric set).
+struct ReportSampledPoint {
+  std::int64_t offset_ns = 0;
+  std::optional<double> sm_active;
+  std::optional<double> tensor_active;
+  std::optional<double> dram;  // read + write
+};
+
 // report.json "stages[]".
 struct ReportStage {
   std::string name;
@@ -101,6 +110,9 @@ struct ReportStage {
   std::optional<double> sampled_mbu;
   std::optional<double> sampled_to_measured_bytes;  // sampled_dram_bytes_per_step / dram_bytes_per_step (ncu)
   std::string sampled_note;
+  // The samples of the instance whose GPU-active window is the median one (stages with at least 3 instances;
+  // at most kSampledSeriesPoints, consecutive samples averaged beyond): what the report charts. report.json only.
+  std::vector<ReportSampledPoint> sampled_median_step;
 
   std::string qualified_name() const { return domain.empty() ? name : domain + ":" + name; }
   // Not a report.json field: whether the file had the DRAM keys ("dram_coverage"), so a report can tell

@@ -16,6 +16,8 @@ namespace llmprof {
 // Figures are withheld, with the note saying so, where fewer than kMinimumStageSamples samples fell in a stage,
 // and bytes where the peak DRAM bandwidth or the DRAM metrics are unknown.
 inline constexpr std::int64_t kMinimumStageSamples = 20;
+// The median step's series (ReportStage::sampled_median_step) keeps at most this many points.
+inline constexpr std::size_t kSampledSeriesPoints = 200;
 void attach_sampled_utilisation(const TimelineReport& timeline, const std::optional<GpuMetricSamples>& samples,
                                 AnalysisReport& report);
 

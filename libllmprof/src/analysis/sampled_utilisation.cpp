@@ -95,6 +95,46 @@ void fill(ReportStage& stage, const StageSamples& gathered, const GpuMetricSampl
     stage.sampled_to_measured_bytes = *stage.sampled_dram_bytes_per_step / *stage.dram_bytes_per_step;
 }
 
+// The samples of the instance whose GPU-active window is the median one, consecutive samples averaged so that
+// at most kSampledSeriesPoints remain (a long step keeps its shape, the report stays small).
+std::vector<ReportSampledPoint> median_step_series(const TimelineStage& stage, const GpuMetricSamples& samples) {
+  std::vector<const TimelineInstance*> windows;
+  for (const auto& instance : stage.instances)
+    if (instance.gpu_start_ns && instance.gpu_end_ns) windows.push_back(&instance);
+  if (windows.size() < 3) return {};
+  const auto length = [](const TimelineInstance* instance) { return *instance->gpu_end_ns - *instance->gpu_start_ns; };
+  std::nth_element(windows.begin(), windows.begin() + std::ptrdiff_t(windows.size() / 2), windows.end(),
+                   [&](const auto* a, const auto* b) { return length(a) < length(b); });
+  const TimelineInstance& median = *windows[windows.size() / 2];
+  const std::int64_t half = samples.period_ns / 2;
+  const auto& times = samples.timestamps_ns;
+  const auto first = std::size_t(std::lower_bound(times.begin(), times.end(), *median.gpu_start_ns + half) - times.begin());
+  std::size_t last = first;
+  while (last < times.size() && times[last] - half <= *median.gpu_end_ns) ++last;
+  if (last == first) return {};
+  const std::size_t group = (last - first + kSampledSeriesPoints - 1) / kSampledSeriesPoints;
+  std::vector<ReportSampledPoint> series;
+  for (std::size_t begin = first; begin < last; begin += group) {
+    const std::size_t end = std::min(begin + group, last);
+    const auto mean = [&](const std::vector<double>& values) -> std::optional<double> {
+      double total = 0;
+      std::size_t count = 0;
+      for (std::size_t i = begin; i < end; ++i)
+        if (!std::isnan(values[i])) total += values[i], ++count;
+      if (count == 0) return std::nullopt;
+      return total / double(count) / 100.0;
+    };
+    ReportSampledPoint point;
+    point.offset_ns = (times[begin] + times[end - 1]) / 2 - half - *median.gpu_start_ns;
+    point.sm_active = mean(samples.sm_active);
+    point.tensor_active = mean(samples.tensor_active);
+    const auto read = mean(samples.dram_read), write = mean(samples.dram_write);
+    if (read && write) point.dram = *read + *write;
+    series.push_back(point);
+  }
+  return series;
+}
+
 }  // namespace
 
 void attach_sampled_utilisation(const TimelineReport& timeline, const std::optional<GpuMetricSamples>& samples,
@@ -114,6 +154,7 @@ void attach_sampled_utilisation(const TimelineReport& timeline, const std::optio
     for (const auto& instance : recorded->instances)
       if (instance.gpu_start_ns && instance.gpu_end_ns) gather(*samples, *instance.gpu_start_ns, *instance.gpu_end_ns, gathered);
     fill(stage, gathered, *samples, peak);
+    if (stage.sampled_sm_active || stage.sampled_dram_read) stage.sampled_median_step = median_step_series(*recorded, *samples);
   }
   if (samples->other_gpus > 0)
     report.warnings.push_back("GPU-metrics samples of " + std::to_string(samples->other_gpus) +

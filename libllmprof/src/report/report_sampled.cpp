@@ -2,10 +2,13 @@
 #include "report/report_sampled.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 
 #include "core/format.hpp"
 #include "llmprof/percent.hpp"
 #include "report/report_view.hpp"
+#include "report/svg_chart.hpp"
 
 namespace llmprof::detail {
 namespace {
@@ -44,6 +47,54 @@ constexpr const char* kCaption =
     "p50/p90 over the samples. DRAM: read / write share of peak bandwidth. Sampled bytes per step = (read + write) "
     "x peak x sample period, summed, over the stage's steps; beside it ncu's measured bytes, which cover only the "
     "profiled kernels' share of kernel time and no traffic between kernels. The verdict uses ncu's measured bytes.";
+
+constexpr std::size_t kMostCharts = 3;
+
+// SM active, DRAM read + write and tensor active over the median step, as polylines on one 0..top% scale.
+std::string median_step_svg(const ReportStage& stage) {
+  const auto& points = stage.sampled_median_step;
+  const double width = 560, height = 150, left = 44, bottom = 22, top_margin = 8;
+  double top = 0.1;
+  std::int64_t span = 1;
+  for (const auto& point : points) {
+    for (const auto& value : {point.sm_active, point.tensor_active, point.dram})
+      if (value) top = std::max(top, *value);
+    span = std::max(span, point.offset_ns);
+  }
+  top = std::min(1.0, std::ceil(top * 10) / 10);
+  const double plot_w = width - left - 8, plot_h = height - bottom - top_margin;
+  std::ostringstream svg;
+  svg << "<svg class=\"chart\" viewBox=\"0 0 " << width << " " << height << "\" width=\"" << width
+      << "\" height=\"" << height << "\" role=\"img\" aria-label=\""
+      << html_escape("utilisation over the median " + stage.name + " step") << "\">";
+  for (const double tick : {0.0, top / 2, top}) {
+    const double y = top_margin + plot_h * (1 - tick / top);
+    svg << "<line x1=\"" << left << "\" x2=\"" << width - 8 << "\" y1=\"" << y << "\" y2=\"" << y
+        << "\" stroke=\"#ddd\"/><text x=\"" << left - 4 << "\" y=\"" << y + 4
+        << "\" font-size=\"10\" text-anchor=\"end\">" << html_escape(format_fraction_percent(tick)) << "</text>";
+  }
+  svg << "<text x=\"" << width - 8 << "\" y=\"" << height - 6 << "\" font-size=\"10\" text-anchor=\"end\">"
+      << html_escape(format_duration_ns(std::optional<std::int64_t>(span))) << "</text><text x=\"" << left << "\" y=\""
+      << height - 6 << "\" font-size=\"10\">0</text>";
+  const std::pair<const char*, std::optional<double> ReportSampledPoint::*> series[] = {
+      {"SM active", &ReportSampledPoint::sm_active},
+      {"DRAM read + write", &ReportSampledPoint::dram},
+      {"Tensor active", &ReportSampledPoint::tensor_active}};
+  for (std::size_t i = 0; i < std::size(series); ++i) {
+    svg << "<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"" << palette_color(i) << "\" points=\"";
+    for (const auto& point : points) {
+      const auto& value = point.*(series[i].second);
+      if (!value) continue;
+      svg << left + plot_w * double(point.offset_ns) / double(span) << ","
+          << top_margin + plot_h * (1 - std::min(*value, top) / top) << " ";
+    }
+    svg << "\"><title>" << html_escape(series[i].first) << "</title></polyline>";
+    svg << "<text x=\"" << left + 6 + double(i) * 130 << "\" y=\"" << top_margin + 10 << "\" font-size=\"10\" fill=\""
+        << palette_color(i) << "\">" << html_escape(series[i].first) << "</text>";
+  }
+  svg << "</svg>";
+  return svg.str();
+}
 
 }  // namespace
 
@@ -95,7 +146,16 @@ void write_sampled_html(const RunReportModel& model, std::ostringstream& out) {
         << html_escape(format_si(stage.dram_bytes_per_step, "B")) << "</td><td class=\"num\">"
         << html_escape(ratio_cell(stage)) << "</td></tr>";
   }
-  out << "</tbody></table></div><p class=\"caption\">" << html_escape(kCaption) << "</p></section>\n";
+  out << "</tbody></table></div><p class=\"caption\">" << html_escape(kCaption) << "</p>";
+  std::size_t charts = 0;
+  for (const auto& stage : model.stages) {
+    if (stage.sampled_median_step.size() < 3 || charts == kMostCharts) continue;
+    ++charts;
+    out << "<figure><figcaption>" << html_escape(stage_label(stage))
+        << ": utilisation over its median step (the instance whose GPU-active time is the median), "
+        << stage.sampled_median_step.size() << " points</figcaption>" << median_step_svg(stage) << "</figure>";
+  }
+  out << "</section>\n";
 }
 
 }  // namespace llmprof::detail

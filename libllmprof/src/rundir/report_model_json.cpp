@@ -39,6 +39,16 @@ struct RecordTable<ReportStageKernel> {
 };
 
 template <>
+struct RecordTable<ReportSampledPoint> {
+  static constexpr RecordField<ReportSampledPoint> fields[] = {
+    field<&ReportSampledPoint::offset_ns>("offset_ns"),
+    field<&ReportSampledPoint::sm_active>("sm_active"),
+    field<&ReportSampledPoint::tensor_active>("tensor_active"),
+    field<&ReportSampledPoint::dram>("dram"),
+  };
+};
+
+template <>
 struct RecordTable<ReportStage> {
   static constexpr RecordField<ReportStage> fields[] = {
     name_field<&Stage::name>("name"),
@@ -101,6 +111,7 @@ struct RecordTable<ReportStage> {
     field<&Stage::sampled_mbu>("sampled_mbu"),
     field<&Stage::sampled_to_measured_bytes>("sampled_to_measured_bytes"),
     field<&Stage::sampled_note>("sampled_note"),
+    field<&Stage::sampled_median_step>("sampled_median_step"),
     field<&Stage::headroom>("headroom"),
     field<&Stage::verdict>("verdict"),
     field<&Stage::top_kernels>("top_kernels"),
