@@ -114,8 +114,8 @@ TEST_CASE("a CUDA-graph decode has no launch-overhead lever and leads with the H
   const auto& levers = verdict.stages.front();
   CHECK(levers.levers.front().name == "HBM limit");
   CHECK(lever_named(levers, "launch overhead").withheld == "not launch-bound (runs as CUDA graphs, GPU busy 99%)");
-  // 403.49 tokens/s; 317.229 ms / 128 = 2.478 ms; 2,134,454,426 B / 3.3558e12 B/s = 636.1 µs... at this run's own
-  // profiled peak (the oracle's 637.06 µs); 2.478 / 0.637 = 3.89.
+  // 403.49 tokens/s; 317.229 ms / 128 = 2.478 ms; 2,134,454,426 B / 3.3505e12 B/s (this run's own profiled peak)
+  // = 637.1 µs; 2.478 / 0.6371 = 3.89.
   CHECK(verdict.headline ==
         "decode: 403 tokens/s (2.48 ms per token, bare), runs as CUDA graphs (GPU busy 99%). At the HBM limit a step "
         "would take 637 µs: 3.9x faster.");
@@ -131,7 +131,7 @@ TEST_CASE("a serving run: the main stage and each engine step kind get their lev
   CHECK_FALSE(verdict.stages[1].main);
   CHECK(lever_named(verdict.stages[1], "HBM limit").withheld == "no DRAM bytes measured by ncu for its kernels");
   // No bare run: the step is the steady-state mean under the profiler, 1.342 ms; 265.0 µs of GPU work: 5.06x;
-  // 174.16 MB per step at 3.334 TB/s = 52.2 µs; GPU busy 0.1975.
+  // 174,161,920 B per step / 3.3340e12 B/s = 52.2 µs; GPU busy 0.1975.
   CHECK(verdict.headline ==
         "decode_batch: 1.34 ms per step under the profiler, host/launch-bound (GPU busy 20%). Its GPU work is 265 µs "
         "per step: without launch overhead, 5.1x faster. The HBM limit is 52.2 µs per step.");
