@@ -67,7 +67,7 @@ def check_run(args, chromium, run, problems):
         problems.append(f"{name}: the probe script did not run")
         return
     probe = json.loads(html.unescape(found.group(1)))
-    print(f"{name}: viewport {probe['width']}x{probe['height']}, headline {probe['headline']}, "
+    print(f"{name}: laid out {probe['width']} wide, headline {probe['headline']}, "
           f"levers {probe['levers']}")
     # Chromium 156's --dump-dom lays the page out 1400 wide but reports a shorter innerHeight (757) than the
     # screenshot's 900 rows; block positions depend on the width only while the stylesheet has no vh units.

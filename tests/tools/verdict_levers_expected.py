@@ -13,7 +13,8 @@ The arithmetic, written out:
   launch overhead  = step now / GPU work per step                      (host-bound stages with a headroom)
   HBM limit        = dram_bytes_per_step / device.peak_dram_bytes_per_s
   compute limit    = flop / steps / device.peak_flop_per_s[dominant_precision]
-  kernel lever     = (GPU work per step if launch overhead applies, else step now) / the larger limit
+  kernel lever     = (GPU work per step if launch overhead applies, else step now) / the larger limit, given
+                     only when both limits are known (0 FLOP measured counts as a compute limit of 0)
   straggler        = step under the profiler / (that step - the largest mean_step_start_lag_ms of analysis/ranks.csv)
 """
 import csv
@@ -27,6 +28,7 @@ RUNS = [
     ("serving", "examples/ncu-budget-h100/serving"),
     ("tp-h200x2", "examples/tp-run-h200x2"),
     ("sample-run", "examples/sample-run-h100"),
+    ("graphs-auto", "examples/graphs-h100/cpp-graphs-auto"),
 ]
 
 
@@ -65,11 +67,14 @@ def stage_figures(report, stage, ranks_csv):
         hbm = stage["dram_bytes_per_step"] / peak_dram * 1e9
     peak_flop = report["device"].get("peak_flop_per_s", {}).get(stage.get("dominant_precision") or "")
     compute = None
-    if stage.get("flop") and steps and (stage.get("flop_coverage") or 0) >= 0.5 and peak_flop:
+    if stage.get("flop") == 0 and (stage.get("flop_coverage") or 0) >= 0.5:
+        compute = 0.0  # measured: no floating-point work
+    elif stage.get("flop") and steps and (stage.get("flop_coverage") or 0) >= 0.5 and peak_flop:
         compute = stage["flop"] / steps / peak_flop * 1e9
-    binding = max([limit for limit in (hbm, compute) if limit is not None], default=None)
-    hbm_gain = base / hbm if hbm is not None and hbm == binding and base and base > hbm else None
-    compute_gain = base / compute if compute is not None and compute == binding and base and base > compute else None
+    # Only the larger of the two limits bounds the step, and only when both are known.
+    binding = max(hbm, compute) if hbm is not None and compute is not None else None
+    hbm_gain = base / hbm if binding is not None and hbm == binding and base and base > hbm else None
+    compute_gain = base / compute if binding is not None and compute == binding and base and base > compute else None
     straggler = None
     if ranks_csv.exists() and profiled:
         lags = [float(row["mean_step_start_lag_ms"]) * 1e6 for row in csv.DictReader(ranks_csv.open())]

@@ -66,7 +66,8 @@ TEST_CASE("the levers of the recorded runs are the oracle's figures") {
               {"ncu-budget-h100/after-graphs", "after-graphs"},
               {"ncu-budget-h100/serving", "serving"},
               {"tp-run-h200x2", "tp-h200x2"},
-              {"sample-run-h100", "sample-run"}};
+              {"sample-run-h100", "sample-run"},
+              {"graphs-h100/cpp-graphs-auto", "graphs-auto"}};
   for (const auto& run : runs) {
     const auto model = load_example(run.run);
     const auto verdict = detail::summarize_run_verdict(model);
@@ -164,8 +165,8 @@ TEST_CASE("a run without a timeline or measured bytes withholds every gain and s
   CHECK(lever_named(levers, "launch overhead").withheld ==
         "no nsys SQLite timeline for this stage: its GPU work per step is not measured");
   CHECK(verdict.headline ==
-        "decode: 105 tokens/s (9.56 ms per token, bare), host/launch-bound (GPU busy 15%). No lever's gain is "
-        "measured: launch overhead: no nsys SQLite timeline for this stage: its GPU work per step is not measured.");
+        "decode: 105 tokens/s (9.56 ms per token, bare), host/launch-bound (GPU busy 15%). No lever's gain can be "
+        "computed from this run's figures: the levers say what each lacks.");
 }
 
 TEST_CASE("idle between graph replays: the gap against the replay, from the recorded graph-traced export") {
@@ -240,10 +241,44 @@ TEST_CASE("percentages keep two or three digits and read < 0.1% below a tenth of
   CHECK(detail::format_signed_percent(-4.0) == "-4.0%");
   CHECK(detail::format_factor(3.7656) == "3.8x");
   CHECK(detail::format_factor(1.0201) == "1.02x");
-  CHECK(detail::format_factor(3.0) == "3x");
+  CHECK(detail::format_factor(3.0) == "3.0x");
+  CHECK(detail::format_factor(7.99) == "8.0x");
+  CHECK(detail::format_factor(110.4) == "110x");
   CHECK(detail::format_factor(14.24) == "14.2x");
   CHECK(detail::normalise_percentages("40% while the host launched, 0.00086% while it waited, 0% else") ==
         "40% while the host launched, < 0.1% while it waited, 0% else");
   CHECK(detail::normalise_percentages("MFU 0.036% and 0.22%; v0.05% stays; 100%") ==
         "MFU < 0.1% and 0.22%; v0.05% stays; 100%");
+}
+
+TEST_CASE("a limit longer than the step it bounds breaks an invariant: neither the gain nor the limit is printed") {
+  auto model = load_example("ncu-budget-h100/after-1b");
+  // Ten times the measured bytes: 6.55 ms at the HBM limit, against 2.43 ms of GPU work per step.
+  for (auto& stage : model.stages)
+    if (stage.name == "decode") stage.dram_bytes_per_step = *stage.dram_bytes_per_step * 10;
+  const auto verdict = detail::summarize_run_verdict(model);
+  const auto& hbm = lever_named(verdict.stages.front(), "HBM limit");
+  CHECK_FALSE(hbm.speedup);
+  CHECK(hbm.figure.empty());
+  CHECK(hbm.withheld == "the step (2.43 ms) is shorter than the HBM limit (6.55 ms): its inputs disagree, so no limit "
+                        "is given");
+  CHECK_FALSE(verdict.stages.front().hbm_limit_step_ns);
+  CHECK(verdict.headline.find("HBM limit") == std::string::npos);
+  // With the HBM limit dropped, which limit binds is unknown: the compute limit's gain is withheld too.
+  CHECK_FALSE(lever_named(verdict.stages.front(), "compute limit").speedup);
+  CHECK(lever_named(verdict.stages.front(), "compute limit").withheld.rfind("the HBM limit is not measured (", 0) == 0);
+}
+
+TEST_CASE("a compute limit without a measured HBM limit is no lever: which limit binds is unknown") {
+  // cpp-graphs-auto's report.json predates measured DRAM bytes; its 22.6 µs compute limit would read "110x faster".
+  const auto model = load_example("graphs-h100/cpp-graphs-auto");
+  const auto verdict = detail::summarize_run_verdict(model);
+  const auto& compute = lever_named(verdict.stages.front(), "compute limit");
+  CHECK_FALSE(compute.speedup);
+  CHECK(compute.withheld ==
+        "the HBM limit is not measured (report.json predates measured DRAM bytes: re-run `deep-profile analyze` on this "
+        "run), so which limit binds is unknown");
+  CHECK(verdict.headline ==
+        "decode: 403 tokens/s (2.48 ms per token, bare), runs as CUDA graphs (GPU busy 99%). No lever's gain can be "
+        "computed from this run's figures: the levers say what each lacks.");
 }

@@ -153,8 +153,8 @@ std::string format_signed_percent(double percent) {
 }
 
 std::string format_factor(double factor) {
-  // Near 1 the second decimal is the whole gain ("1.02x", not "1x").
-  return format_number(factor, factor < 2 || factor >= 10 ? 3 : 2) + "x";
+  // Near 1 the second decimal is the whole gain ("1.02x", not "1x"); zeros stay, as in measured values ("8.0x").
+  return significant(factor, factor < 2 || factor >= 10 ? 3 : 2) + "x";
 }
 
 std::string normalise_percentages(std::string_view text) {

@@ -130,6 +130,26 @@ std::optional<double> kernel_base(const StageLevers& levers, const Lever& launch
   return levers.step_ns;
 }
 
+// The gain of reaching a roofline limit. A step measured shorter than its limit breaks an invariant (the bytes or
+// FLOP, the peak or the step is wrong): then the limit is dropped, not printed.
+void judge_against_limit(std::optional<double>& limit_ns, const std::optional<double>& base_ns, const Lever& launch,
+                         const std::string& limit_name, Lever& lever) {
+  if (!limit_ns) return;
+  if (!base_ns) {
+    lever.withheld = "its step time is not measured";
+  } else if (*base_ns < *limit_ns * 0.95) {
+    lever.withheld = "the step (" + format_duration_ns(*base_ns) + ") is shorter than the " + limit_name + " limit (" +
+                     format_duration_ns(*limit_ns) + "): its inputs disagree, so no limit is given";
+    lever.figure.clear();
+    limit_ns.reset();
+  } else if (*base_ns <= *limit_ns) {
+    lever.withheld = "the step already runs at the " + limit_name + " limit";
+  } else {
+    lever.speedup = *base_ns / *limit_ns;
+    if (launch.speedup) lever.after = "launch overhead";
+  }
+}
+
 Lever hbm_lever(const RunReportModel& model, StageLevers& levers, const Lever& launch) {
   Lever lever{"HBM limit", std::nullopt, "", "", "", ReportSection::stages};
   const ReportStage& stage = *levers.stage;
@@ -147,16 +167,7 @@ Lever hbm_lever(const RunReportModel& model, StageLevers& levers, const Lever& l
     lever.figure = format_si(stage.dram_bytes_per_step, "B") + " per step at " + format_si(peak, "B/s") + " = " +
                    format_duration_ns(*levers.hbm_limit_step_ns) + coverage_note(stage.dram_coverage, "bytes");
   }
-  const auto base = kernel_base(levers, launch);
-  if (levers.hbm_limit_step_ns && !base) lever.withheld = "its step time is not measured";
-  if (levers.hbm_limit_step_ns && base) {
-    if (*base > *levers.hbm_limit_step_ns) {
-      lever.speedup = *base / *levers.hbm_limit_step_ns;
-      if (launch.speedup) lever.after = "launch overhead";
-    } else {
-      lever.withheld = "the step already runs at the HBM limit";
-    }
-  }
+  judge_against_limit(levers.hbm_limit_step_ns, kernel_base(levers, launch), launch, "HBM", lever);
   return lever;
 }
 
@@ -167,6 +178,11 @@ Lever compute_lever(const RunReportModel& model, StageLevers& levers, const Leve
   std::optional<double> peak;
   for (const auto& [precision, flop_per_s] : model.device.peak_flop_per_s)
     if (precision == stage.dominant_precision) peak = flop_per_s;
+  if (stage.flop && *stage.flop == 0 && stage.flop_coverage >= kMinimumCoverage) {
+    levers.compute_limit_step_ns = 0;  // measured: no floating-point work, so the HBM limit alone bounds the step
+    lever.withheld = "ncu counted no FLOP in its kernels";
+    return lever;
+  }
   if (!positive(stage.flop)) {
     lever.withheld = "no FLOP counted by ncu for its kernels";
   } else if (!steps) {
@@ -183,22 +199,23 @@ Lever compute_lever(const RunReportModel& model, StageLevers& levers, const Leve
                    stage.dominant_precision + ") = " + format_duration_ns(*levers.compute_limit_step_ns) +
                    coverage_note(stage.flop_coverage, "FLOP");
   }
-  const auto base = kernel_base(levers, launch);
-  if (levers.compute_limit_step_ns && !base) lever.withheld = "its step time is not measured";
-  if (levers.compute_limit_step_ns && base) {
-    if (*base > *levers.compute_limit_step_ns) {
-      lever.speedup = *base / *levers.compute_limit_step_ns;
-      if (launch.speedup) lever.after = "launch overhead";
-    } else {
-      lever.withheld = "the step already runs at the compute limit";
-    }
-  }
+  judge_against_limit(levers.compute_limit_step_ns, kernel_base(levers, launch), launch, "compute", lever);
   return lever;
 }
 
-// A step cannot beat the larger of its two roofline limits, so only that one is a lever.
+// A step cannot beat the larger of its two roofline limits, so only that one is a lever; with one of them
+// unmeasured, which binds is unknown and the other's gain would be an upper bound: withheld too.
 void keep_binding_limit(StageLevers& levers, Lever& hbm, Lever& compute) {
-  if (!levers.hbm_limit_step_ns || !levers.compute_limit_step_ns) return;
+  if (!levers.hbm_limit_step_ns && !levers.compute_limit_step_ns) return;
+  if (!levers.hbm_limit_step_ns || !levers.compute_limit_step_ns) {
+    Lever& known = levers.hbm_limit_step_ns ? hbm : compute;
+    const Lever& unknown = levers.hbm_limit_step_ns ? compute : hbm;
+    if (!known.speedup) return;
+    known.speedup.reset();
+    known.after.clear();
+    known.withheld = "the " + unknown.name + " is not measured (" + unknown.withheld + "), so which limit binds is unknown";
+    return;
+  }
   if (*levers.hbm_limit_step_ns >= *levers.compute_limit_step_ns) {
     compute.speedup.reset();
     compute.after.clear();
@@ -314,7 +331,7 @@ std::string lever_sentence(const StageLevers& levers, const Lever& lever) {
 std::string headline(const RunReportModel& model, const StageLevers& levers) {
   std::string text = headline_figures(model, levers);
   const Lever& top = levers.levers.front();
-  if (!top.speedup) return text + " No lever's gain is measured: " + top.name + ": " + top.withheld + ".";
+  if (!top.speedup) return text + " No lever's gain can be computed from this run's figures: the levers say what each lacks.";
   text += " " + lever_sentence(levers, top);
   // The floor under every kernel lever, when the biggest lever is not already that floor.
   if (top.name != "HBM limit" && top.name != "compute limit") {
