@@ -225,6 +225,13 @@ TEST_CASE("nested ranges that share their parent's verdict fold under it") {
   // The stored verdict's 0.0026% reads "< 0.1%" in the report; report.json keeps the sentence as written.
   CHECK(markdown.find("0.0026%") == std::string::npos);
   CHECK(markdown.find("&lt; 0.1% while it waited in a synchronise") != std::string::npos);  // "<" escaped for Markdown
+  // Each lever links to the section with its source figure; a section the report lacks is not linked.
+  CHECK(markdown.find("| launch overhead | 2.8x | GPU work 2.43 ms per step (timeline) against 6.89 ms per step in the "
+                      "bare run | [Stage instances](#stage-instances-nsys-sqlite-timeline) |") != std::string::npos);
+  CHECK(markdown.find("## Stage instances (nsys SQLite timeline)") != std::string::npos);
+  CHECK(markdown.find("| straggler rank | — | withheld: a single-rank run, with no other rank to wait for | — |") !=
+        std::string::npos);
+  CHECK(markdown.find("## Across ranks") == std::string::npos);
   // The headline opens the report, before the run's metadata table.
   CHECK(markdown.find("**decode: 145 tokens/s") < markdown.find("| **Workload** |"));
 }

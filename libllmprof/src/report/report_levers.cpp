@@ -388,6 +388,20 @@ std::string html_anchor(ReportSection section) {
   return "";
 }
 
+bool has_section(const RunReportModel& model, ReportSection section) {
+  switch (section) {
+    case ReportSection::bare_run:
+      return model.bare_run.has_value();
+    case ReportSection::stages:
+      return !model.stages.empty();
+    case ReportSection::stage_instances:
+      return model.timeline.has_value();
+    case ReportSection::ranks:
+      return !model.cross_rank_markdown.empty();
+  }
+  return false;
+}
+
 std::string verdict_class(const std::string& verdict) {
   const auto colon = verdict.find(':');
   return colon == std::string::npos ? verdict : verdict.substr(0, colon);

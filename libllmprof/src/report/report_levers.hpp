@@ -19,6 +19,8 @@ enum class ReportSection { bare_run, stages, stage_instances, ranks };
 std::string section_title(ReportSection section);      // "Stage instances"
 std::string markdown_anchor(ReportSection section);    // "#stage-instances-nsys-sqlite-timeline"
 std::string html_anchor(ReportSection section);        // "#stage-instances"
+// Whether the report has that section (Stage instances needs a timeline, Across ranks a launcher run).
+bool has_section(const RunReportModel& model, ReportSection section);
 
 struct Lever {
   std::string name;  // "launch overhead", "HBM limit", "compute limit", "idle between graph replays", "straggler rank"

@@ -67,12 +67,15 @@ std::string folded_names(const VerdictGroup& group) {
   return names;
 }
 
-void write_levers_markdown(const StageLevers& levers, std::ostream& out) {
+void write_levers_markdown(const RunReportModel& model, const StageLevers& levers, std::ostream& out) {
   out << markdown_cell(levers_caption(levers)) << ":\n\n| Lever | Gain | Measured | Section |\n|---|--:|---|---|\n";
   for (const auto& lever : levers.levers) {
     const auto cells = lever_cells(lever);
-    out << "| " << lever.name << " | " << markdown_cell(cells.gain) << " | " << markdown_cell(cells.figures) << " | ["
-        << section_title(lever.section) << "](" << markdown_anchor(lever.section) << ") |\n";
+    out << "| " << lever.name << " | " << markdown_cell(cells.gain) << " | " << markdown_cell(cells.figures) << " | "
+        << (has_section(model, lever.section)
+                ? "[" + section_title(lever.section) + "](" + markdown_anchor(lever.section) + ")"
+                : std::string(kNotComputed))
+        << " |\n";
   }
   out << "\n";
 }
@@ -109,7 +112,7 @@ void write_stage_verdicts_markdown(const RunReportModel& model, std::ostream& ou
   }
 }
 
-void write_levers_html(const StageLevers& levers, std::ostream& out) {
+void write_levers_html(const RunReportModel& model, const StageLevers& levers, std::ostream& out) {
   out << "<table class=\"levers\"><caption>" << html_escape(levers_caption(levers))
       << "</caption><thead><tr><th>Lever</th><th class=\"num\">Gain</th><th>Measured</th><th>Section</th></tr>"
          "</thead><tbody>";
@@ -117,8 +120,11 @@ void write_levers_html(const StageLevers& levers, std::ostream& out) {
     const auto cells = lever_cells(lever);
     out << "<tr" << (lever.speedup ? "" : " class=\"withheld\"") << "><td>" << html_escape(lever.name)
         << "</td><td class=\"num\">" << html_escape(cells.gain) << "</td><td>" << html_escape(cells.figures)
-        << "</td><td><a href=\"" << html_anchor(lever.section) << "\">" << section_title(lever.section)
-        << "</a></td></tr>";
+        << "</td><td>"
+        << (has_section(model, lever.section)
+                ? "<a href=\"" + html_anchor(lever.section) + "\">" + section_title(lever.section) + "</a>"
+                : std::string(kNotComputed))
+        << "</td></tr>";
   }
   out << "</tbody></table>";
 }
@@ -191,7 +197,7 @@ void write_verdict_markdown(const RunReportModel& model, std::ostream& out) {
     out << "**" << no_gpu_statement() << "**\n\n";
     return;
   }
-  for (const auto& levers : summarize_run_verdict(model).stages) write_levers_markdown(levers, out);
+  for (const auto& levers : summarize_run_verdict(model).stages) write_levers_markdown(model, levers, out);
   write_stage_verdicts_markdown(model, out);
 }
 
@@ -203,7 +209,7 @@ void write_verdict_html(const RunReportModel& model, std::ostream& out) {
   }
   const RunVerdict verdict = summarize_run_verdict(model);
   if (!verdict.headline.empty()) out << "<p class=\"headline\" id=\"headline\">" << html_escape(verdict.headline) << "</p>";
-  for (const auto& levers : verdict.stages) write_levers_html(levers, out);
+  for (const auto& levers : verdict.stages) write_levers_html(model, levers, out);
   write_tiles_html(model, out);
   write_stage_verdicts_html(model, out);
   out << "</section>\n";
