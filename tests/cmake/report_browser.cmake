@@ -12,3 +12,18 @@ if(TARGET deep-profile AND Python3_Interpreter_FOUND)
   set_tests_properties("report: HTML renders in headless Chromium" PROPERTIES SKIP_REGULAR_EXPRESSION LLMPROF-SKIPPED TIMEOUT 240
                        LABELS "e2e;slow")
 endif()
+
+# The verdict card's headline and ranked levers lie in the first 1400x900 viewport, on the recorded 1b eager decode
+# (H100) and a recorded serving run (H100): tests/tools/check_verdict_above_fold.py. Re-take docs/images/ with
+# `--save docs/images` (see its header).
+if(TARGET deep-profile AND Python3_Interpreter_FOUND)
+  add_test(NAME "report: the verdict headline and levers are above the fold in headless Chromium"
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_verdict_above_fold.py
+                   --deep-profile $<TARGET_FILE:deep-profile>
+                   --run ${PROJECT_SOURCE_DIR}/examples/ncu-budget-h100/after-1b
+                   --run ${PROJECT_SOURCE_DIR}/examples/ncu-budget-h100/serving
+                   --work ${CMAKE_CURRENT_BINARY_DIR}/verdict_above_fold
+                   --chromium "${LLMPROF_CHROMIUM}")
+  set_tests_properties("report: the verdict headline and levers are above the fold in headless Chromium" PROPERTIES
+                       SKIP_REGULAR_EXPRESSION LLMPROF-SKIPPED TIMEOUT 240 LABELS "e2e;slow")
+endif()

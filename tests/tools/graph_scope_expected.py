@@ -8,19 +8,17 @@ tests/tools/recorded_report.cmake:
     python3 tests/tools/graph_scope_expected.py RUN_DIRECTORY
 """
 import json
-import math
 import pathlib
 import sys
 
 
 def percent(fraction):
-    """A share as report.md prints it: two significant digits below 0.1%, more digits near 100%."""
+    """A share as report.md prints it: "< 0.1%" below a tenth of a percent, more digits near 100%."""
     value = fraction * 100
     if value == 0:
         return "0%"
     if value < 0.1:
-        decimals = min(max(2 - 1 - math.floor(math.log10(value)), 0), 6)
-        text = f"{value:.{decimals}f}".rstrip("0").rstrip(".") + "%"
+        text = "< 0.1%"
     elif value < 1:
         text = f"{value:.2f}%"
     elif value < 10:
@@ -50,7 +48,9 @@ def main():
     outside = (stage["gpu_time_ns"] - stage["graph_time_ns"]) / stage["gpu_time_ns"]
     name = f"`{stage['name']}`'s recorded GPU time"
     if timeline["graph_trace"] == "graph":
-        emit(f"are the {percent(outside)} of {name} that ran outside CUDA graphs; {percent(1 - outside)} ran inside "
+        share = percent(outside)
+        share = "less than " + share[2:] if share.startswith("< ") else "the " + share
+        emit(f"are {share} of {name} that ran outside CUDA graphs; {percent(1 - outside)} ran inside "
               f"{stage['graph_executions']} CUDA graph executions whose kernels this capture does not list")
         lost = stage["capture_loss"]["graph_launches_without_record"]
         if lost:

@@ -34,7 +34,8 @@ TEST_CASE("format_fraction_percent: the report's digits, three significant, and 
   CHECK(format_fraction_percent(0.37) == "37%");
   CHECK(format_fraction_percent(0.04) == "4.0%");
   CHECK(format_fraction_percent(0.005) == "0.50%");
-  CHECK(format_fraction_percent(0.00024) == "0.024%");
+  CHECK(format_fraction_percent(0.00024) == "< 0.1%");  // two or three digits: below 0.1% they only say "small"
+  CHECK(format_fraction_percent(0.001) == "0.10%");
   CHECK(format_fraction_percent(std::nullopt) == "\u2014");  // not computed
   // A coverage of 98.7% against a 99% target must not read "99%".
   CHECK(format_fraction_percent(0.987) == "99%");

@@ -95,6 +95,14 @@ struct ReportRepeatQuantity {
   std::vector<double> samples;  // seconds, one per run
 };
 
+// analysis/ranks.csv (a run under a launcher): the rank whose steps start latest, by its mean lag behind the
+// earliest rank at each step.
+struct ReportStraggler {
+  std::int64_t rank = 0;
+  double mean_step_start_lag_ns = 0;
+  std::int64_t ranks = 0;  // ranks in the file
+};
+
 struct RunReportModel {
   std::filesystem::path main_directory;
   std::string run_id;  // run.json run_id, else the directory name
@@ -125,6 +133,8 @@ struct RunReportModel {
   std::vector<std::string> notes;  // what could not be read (absent env.json, ...), shown in the report
   // analysis/ranks.md (runs under a launcher): the "Across ranks" section, Markdown; empty otherwise.
   std::string cross_rank_markdown;
+  std::optional<ReportStraggler> straggler;  // analysis/ranks.csv; nullopt for a single rank
+  std::vector<std::string> step_kinds;       // analysis/step_kinds.json: the engine's step kinds, in file order
 
   std::vector<ReportRepeatQuantity> repeats;  // stage1/repeats.json; empty when absent
   // gpu_state.json: throttling / other processes seen around the GPU stages, and why there is no

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <sstream>
 #include <vector>
@@ -112,7 +114,8 @@ std::string format_percent(const std::optional<double>& percent) {
   if (!percent) return kNotComputed;
   const double value = *percent;
   if (value == 0) return "0%";
-  if (std::fabs(value) < 0.1) return significant(value, 2) + "%";  // tiny MFUs stay readable: "0.0023%"
+  // Below a tenth of a percent the digits only say "small": "0.00086%" beside "40%" reads as precision.
+  if (std::fabs(value) < 0.1) return value > 0 ? "< 0.1%" : "> -0.1%";
   if (std::fabs(value) < 1) return printf_string("%.2f%%", value);
   if (std::fabs(value) < 10) return printf_string("%.1f%%", value);
   return printf_string("%.0f%%", value);
@@ -144,9 +147,37 @@ std::string format_count(const std::optional<std::int64_t>& value) {
 }
 
 std::string format_signed_percent(double percent) {
-  const std::string body = format_percent(std::fabs(percent));
   if (std::fabs(percent) < 0.005) return "0.0%";
-  return (percent < 0 ? "-" : "+") + body;
+  if (std::fabs(percent) < 0.1) return percent > 0 ? "< +0.1%" : "> -0.1%";
+  return (percent < 0 ? "-" : "+") + format_percent(std::fabs(percent));
+}
+
+std::string format_factor(double factor) {
+  // Near 1 the second decimal is the whole gain ("1.02x", not "1x"); zeros stay, as in measured values ("8.0x").
+  return significant(factor, factor < 2 || factor >= 10 ? 3 : 2) + "x";
+}
+
+std::string normalise_percentages(std::string_view text) {
+  std::string out;
+  std::size_t copied = 0;
+  for (std::size_t at = text.find('%'); at != std::string_view::npos; at = text.find('%', at + 1)) {
+    std::size_t start = at;
+    while (start > copied && (std::isdigit(static_cast<unsigned char>(text[start - 1])) != 0 || text[start - 1] == '.'))
+      --start;
+    if (start == at || (start > 0 && (std::isalnum(static_cast<unsigned char>(text[start - 1])) != 0 ||
+                                      text[start - 1] == '-' || text[start - 1] == '+'))) {
+      continue;
+    }
+    const std::string number(text.substr(start, at - start));
+    char* end = nullptr;
+    const double value = std::strtod(number.c_str(), &end);
+    if (end != number.c_str() + number.size() || value == 0 || value >= 0.1) continue;
+    out.append(text.substr(copied, start - copied));
+    out += "< 0.1";
+    copied = at;
+  }
+  out.append(text.substr(copied));
+  return out;
 }
 
 std::string kernel_display_name(std::string_view name, std::size_t max_length) {
@@ -193,10 +224,12 @@ namespace llmprof {
 
 std::string format_fraction_percent(const std::optional<double>& fraction, PercentDigits digits) {
   if (!fraction) return detail::kNotComputed;
-  if (digits == PercentDigits::three_significant) return detail::printf_string("%.3g%%", *fraction * 100);
+  const bool tiny = *fraction != 0 && std::fabs(*fraction) < 0.001;
+  if (digits == PercentDigits::three_significant && !tiny)
+    return detail::printf_string("%.3g%%", *fraction * 100);
   std::string text = detail::format_percent(*fraction * 100);
   if (digits == PercentDigits::short_of_whole) {
-    // Small shares already keep two significant digits ("0.049%"); only a near-whole one rounds up.
+    // Small shares read "< 0.1%"; only a near-whole one rounds up.
     for (int decimals = 1; decimals <= 4 && *fraction < 1 && text.rfind("100", 0) == 0; ++decimals) {
       char buffer[32];
       std::snprintf(buffer, sizeof buffer, "%.*f%%", decimals, *fraction * 100);

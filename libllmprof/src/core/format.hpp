@@ -35,8 +35,15 @@ std::string format_percent(const std::optional<double>& percent);
 std::string format_si(const std::optional<double>& value, std::string_view unit);
 // "1,234,567".
 std::string format_count(const std::optional<std::int64_t>& value);
-// Signed ratio text for deltas: "+12.3%", "-4.0%".
+// Signed ratio text for deltas: "+12.3%", "-4.0%"; "0.0%" below 0.005, "< +0.1%" / "> -0.1%" below 0.1.
 std::string format_signed_percent(double percent);
+// A speed-up or ratio: three significant digits below 2 and from 10, two between ("1.02x", "3.8x", "8.0x",
+// "14.2x").
+std::string format_factor(double factor);
+// Percentages already written into a sentence (report.json's verdicts, from an analysis older than the
+// "< 0.1%" rule) brought to that rule: "0.00086% while it waited" -> "< 0.1% while it waited". Other
+// percentages and text are left as they are.
+std::string normalise_percentages(std::string_view text);
 
 // "void ns::kernel<T, 4>(int, T*)" -> "ns::kernel": return type, template arguments and parameters
 // stripped, "<unnamed>"/"(anonymous namespace)" scopes dropped; truncated with an ellipsis.

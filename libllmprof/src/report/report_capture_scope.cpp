@@ -113,7 +113,9 @@ std::string kernel_table_scope(const RunReportModel& model) {
         "Kernel figures come from the nsys stats of a graph-traced capture (--cuda-graph-trace=graph, nsys's default), "
         "which list only kernels launched outside CUDA graphs";
     if (outside) {
-      text += ": these kernels, with any copies launched beside them, are the " + share_text(*outside) + " of " + name +
+      const std::string share = share_text(*outside);  // "< 0.1%" reads "less than 0.1%" in the sentence
+      text += ": these kernels, with any copies launched beside them, are " +
+              (share.rfind("< ", 0) == 0 ? "less than " + share.substr(2) : "the " + share) + " of " + name +
               "'s recorded GPU time that ran outside CUDA graphs; " + share_text(1 - *outside) + " ran inside " +
               std::to_string(stage->graph_executions) + " CUDA graph execution" +
               (stage->graph_executions == 1 ? "" : "s") + " whose kernels this capture does not list";

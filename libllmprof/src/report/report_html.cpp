@@ -14,6 +14,7 @@
 #include "report/report_repeats.hpp"
 #include "report/report_stage_bytes.hpp"
 #include "report/report_timeline.hpp"
+#include "report/report_verdict.hpp"
 #include "report/report_view.hpp"
 #include "report/svg_chart.hpp"
 
@@ -43,38 +44,6 @@ void write_header(const RunReportModel& model, std::ostringstream& out) {
       << "<div><dt>Date</dt><dd>" << html_escape(model.created_utc.empty() ? "not recorded" : model.created_utc)
       << (model.run_status.empty() ? "" : " · run " + html_escape(model.run_status)) << "</dd></div>"
       << "</dl></header>\n";
-}
-
-void write_verdicts(const RunReportModel& model, std::ostringstream& out) {
-  if (model.nvidia_gpu_present == false) {
-    out << "<section class=\"card\" id=\"verdict\"><h2>Verdict</h2><p class=\"lead\"><strong>"
-        << html_escape(detail::no_gpu_statement()) << "</strong></p></section>\n";
-    return;
-  }
-  out << "<section class=\"card\" id=\"verdict\"><h2>Verdict</h2><div class=\"tiles\">";
-  for (const auto* stage : detail::leaf_stages(model)) {
-    const bool starved = stage->gpu_busy_fraction && *stage->gpu_busy_fraction < 0.5;
-    out << "<div class=\"tile" << (starved ? " warn" : "") << "\"><div class=\"tile-stage\">"
-        << html_escape(stage->name) << "</div><div class=\"tile-value\">"
-        << format_fraction_percent(stage->gpu_busy_fraction)
-        << "</div><div class=\"tile-caption\">GPU busy</div><div class=\"tile-sub\">MFU "
-        << format_fraction_percent(stage->mfu) << " profiled · " << format_fraction_percent(stage->mfu_workload)
-        << " workload</div>";
-    // A memory-bound stage is judged by bandwidth: its MBU and how far a step is from the DRAM limit.
-    if (const std::string mbu = detail::memory_bound_mbu_line(*stage); !mbu.empty())
-      out << "<div class=\"tile-sub\">" << html_escape(mbu) << "</div>";
-    if (const std::string headroom = detail::memory_bound_headroom_line(*stage); !headroom.empty())
-      out << "<div class=\"tile-sub\">" << html_escape(headroom) << "</div>";
-    out << "</div>";
-  }
-  out << "</div><ul class=\"verdicts\">";
-  for (const auto& stage : model.stages) {
-    if (stage.verdict.empty()) continue;
-    const bool starved = stage.gpu_busy_fraction && *stage.gpu_busy_fraction < 0.5;
-    out << "<li class=\"verdict" << (starved ? " warn" : "") << "\"><strong>" << html_escape(detail::stage_label(stage))
-        << "</strong> " << html_escape(stage.verdict) << "</li>";
-  }
-  out << "</ul></section>\n";
 }
 
 void write_timeline(const RunReportModel& model, std::ostringstream& out) {
@@ -262,7 +231,7 @@ std::string render_html(const RunReportModel& model) {
   std::ostringstream header;
   write_header(model, header);
   std::ostringstream out;
-  write_verdicts(model, out);
+  detail::write_verdict_html(model, out);
   detail::write_ranges_html(model, out);
   write_timeline(model, out);
   detail::write_timeline_html(model, out);

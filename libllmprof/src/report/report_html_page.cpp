@@ -38,6 +38,12 @@ p.note{color:var(--muted);font-size:13px}
 .tile-value{font-size:26px;font-weight:700;line-height:1.2}
 .tile-caption{font-size:12px;color:var(--muted)}
 .tile-sub{font-size:12px;color:var(--muted);margin-top:2px}
+p.headline{margin:2px 0 12px;font-size:17px;line-height:1.45;font-weight:600;color:var(--ink)}
+table.levers{margin:0 0 12px}
+table.levers caption{caption-side:top;text-align:left;color:var(--muted);font-size:12px;padding:0 0 4px}
+table.levers tr.withheld td{color:var(--muted)}
+table.folded caption{caption-side:bottom;text-align:left;color:var(--muted);font-size:12px;padding-top:4px}
+.folded{margin-top:4px}
 ul.verdicts{list-style:none;margin:0;padding:0}
 li.verdict{padding:8px 12px;margin:6px 0;border-radius:6px;background:#eef4fb;border-left:4px solid var(--accent)}
 li.verdict.warn{background:var(--warnbg);border-left-color:var(--warn)}

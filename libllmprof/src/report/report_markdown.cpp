@@ -10,6 +10,7 @@
 #include "report/report_sampled.hpp"
 #include "report/report_stage_bytes.hpp"
 #include "report/report_timeline.hpp"
+#include "report/report_verdict.hpp"
 #include "report/report_view.hpp"
 
 namespace llmprof {
@@ -27,6 +28,7 @@ constexpr std::size_t kTopKernelRows = 15;
 
 void write_headline(const RunReportModel& model, std::ostringstream& out) {
   out << "# deep-profile report: " << markdown_cell(model.run_id) << "\n\n";
+  detail::write_headline_markdown(model, out);
   out << "| | |\n|---|---|\n";
   out << "| **Workload** | "
       << (model.workload_argv.empty() ? "not recorded" : markdown_code(join_shell_command(model.workload_argv)))
@@ -36,19 +38,7 @@ void write_headline(const RunReportModel& model, std::ostringstream& out) {
   out << "| **Tools** | " << markdown_cell(detail::tools_line(model)) << " |\n";
   out << "| **Date** | " << markdown_cell(model.created_utc.empty() ? "not recorded" : model.created_utc) << " |\n";
   if (!model.run_status.empty()) out << "| **Run status** | " << markdown_cell(model.run_status) << " |\n";
-  out << "\n## Verdict\n\n";
-  if (model.nvidia_gpu_present == false) {
-    out << "**" << detail::no_gpu_statement() << "**\n\n";
-    return;
-  }
-  bool any = false;
-  for (const auto& stage : model.stages) {
-    if (stage.verdict.empty()) continue;
-    out << "- **" << markdown_cell(detail::stage_label(stage)) << "**: " << markdown_cell(stage.verdict) << "\n";
-    any = true;
-  }
-  if (!any) out << "No stage verdicts were computed (report.json has none).\n";
-  out << "\n";
+  detail::write_verdict_markdown(model, out);
 }
 
 void write_stage_table(const RunReportModel& model, std::ostringstream& out) {

@@ -16,6 +16,7 @@
 #include "llmprof/report.hpp"
 #include "llmprof/run_layout.hpp"
 #include "report/report_capture_scope.hpp"
+#include "report/report_levers.hpp"
 #include "report/report_ranges.hpp"
 #include "report/report_repeats.hpp"
 #include "report/report_timeline.hpp"
@@ -315,6 +316,7 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
   if (auto ranks = read_text(layout.resolve(RunLayout::analysis_directory() / "ranks.md")))
     model.cross_rank_markdown = *ranks;
 
+  if (auto read = detail::read_step_kinds_and_ranks(layout, model); !read) return read.error();
   if (auto read = read_run_files(layout, main_directory, model); !read) return read.error();
   if (auto read = detail::read_repeats_and_gpu_state(main_directory, model); !read) return read.error();
 

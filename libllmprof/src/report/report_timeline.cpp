@@ -87,7 +87,7 @@ void write_timeline_markdown(const RunReportModel& model, std::ostringstream& ou
     out << "| " << markdown_code(stage.qualified_name()) << " | " << cpu.count << " | " << duration(cpu.mean_ns)
         << " | " << duration(cpu.p50_ns) << " | " << duration(cpu.p90_ns) << " | " << duration(cpu.p99_ns) << " | "
         << duration(cpu.max_ns) << " | " << busy_text(stage) << " | " << markdown_cell(stage.steady_state_note) << " | "
-        << markdown_cell(headroom_text(stage)) << " | " << markdown_cell(stage.verdict) << " |\n";
+        << markdown_cell(headroom_text(stage)) << " | " << markdown_cell(normalise_percentages(stage.verdict)) << " |\n";
   }
   out << "\n## Measurement validity\n\n";
   for (const auto& line : validity_lines(timeline)) out << "- " << markdown_cell(line) << "\n";
@@ -192,7 +192,7 @@ void write_timeline_html(const RunReportModel& model, std::ostringstream& out) {
         << "</td><td class=\"num\">" << duration(cpu.p90_ns) << "</td><td class=\"num\">" << duration(cpu.p99_ns)
         << "</td><td class=\"num\">" << duration(cpu.max_ns) << "</td><td class=\"num\">" << busy_text(stage)
         << "</td><td>" << html_escape(stage.steady_state_note) << "</td><td>" << html_escape(headroom_text(stage))
-        << "</td><td>" << html_escape(stage.verdict) << "</td></tr>";
+        << "</td><td>" << html_escape(normalise_percentages(stage.verdict)) << "</td></tr>";
   }
   out << "</tbody></table></div>";
   const std::string loop_stage = model.top_kernel_selection ? model.top_kernel_selection->stage : std::string();

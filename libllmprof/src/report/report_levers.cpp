@@ -1,0 +1,509 @@
+// The headline and the levers ranked by measured gain (see report_levers.hpp).
+#include "report/report_levers.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+
+#include "core/file_text.hpp"
+#include "core/format.hpp"
+#include "core/json_fields.hpp"
+#include "core/text.hpp"
+#include "report/report_capture_scope.hpp"
+
+namespace llmprof::detail {
+namespace {
+
+// Below this share of kernel time with measured bytes (or FLOP), a limit per step would mostly be a guess.
+constexpr double kMinimumCoverage = 0.5;
+
+bool positive(const std::optional<double>& value) { return value && std::isfinite(*value) && *value > 0; }
+
+std::string coverage_note(double coverage, const char* what) {
+  if (coverage >= 0.995) return "";
+  return " (" + std::string(what) + " measured for " + format_fraction_percent(coverage) + " of its kernel time)";
+}
+
+const ReportStage* find_stage(const RunReportModel& model, const std::string& qualified_or_plain) {
+  for (const auto& stage : model.stages)
+    if (stage.qualified_name() == qualified_or_plain) return &stage;
+  for (const auto& stage : model.stages)
+    if (stage.name == qualified_or_plain) return &stage;
+  return nullptr;
+}
+
+bool measured(const ReportStage& stage) { return stage.kernel_time_ns.has_value() && !stage.verdict.empty(); }
+
+// The profiled stage (ncu's selection), else `decode`, else the outermost measured stage with the most kernel time.
+const ReportStage* main_stage(const RunReportModel& model) {
+  if (model.top_kernel_selection) {
+    if (const auto* stage = find_stage(model, model.top_kernel_selection->stage); stage && measured(*stage))
+      return stage;
+  }
+  if (const auto* stage = find_stage(model, "decode"); stage && measured(*stage)) return stage;
+  const ReportStage* best = nullptr;
+  for (const auto& stage : model.stages) {
+    if (!measured(stage)) continue;
+    if (!best || stage.level < best->level ||
+        (stage.level == best->level && stage.kernel_time_ns.value_or(0) > best->kernel_time_ns.value_or(0)))
+      best = &stage;
+  }
+  return best;
+}
+
+// Steps of the stage: the analysis's count (the workload's decode steps, or the range's instances), else the
+// timeline's instances; a single instance (a `decode` around the whole loop) counts the instances of the range
+// that repeats inside it (`decode_step`), when a report.json written before `steps` existed does not say.
+std::optional<double> stage_steps(const RunReportModel& model, const ReportStage& stage, const TimelineStage* timed) {
+  if (positive(stage.steps)) return stage.steps;
+  if (!timed || timed->cpu_duration.count <= 0) return std::nullopt;
+  std::int64_t steps = timed->cpu_duration.count;
+  if (steps == 1) {
+    std::int64_t inner = 0;
+    for (const auto& child : model.timeline->stages)
+      if (child.parent == timed->qualified_name() && child.cpu_duration.count > 1 &&
+          (inner == 0 || child.cpu_duration.count < inner))
+        inner = child.cpu_duration.count;
+    if (inner > 0) steps = inner;
+  }
+  return static_cast<double>(steps);
+}
+
+void measure_steps(const RunReportModel& model, const TimelineStage* timed, StageLevers& levers) {
+  const ReportStage& stage = *levers.stage;
+  const auto steps = stage_steps(model, stage, timed);
+  const auto& bare = model.bare_run;
+  // The bare run's time per decode step stands for a stage that counts the same decode steps.
+  if (bare && positive(bare->time_per_output_token_s) && bare->new_tokens && steps &&
+      std::fabs(*steps - static_cast<double>(*bare->new_tokens)) < 0.5) {
+    levers.step_ns = *bare->time_per_output_token_s * 1e9;
+    levers.step_from_bare_run = true;
+  }
+  const double per_instance =
+      steps && timed && timed->cpu_duration.count > 0 ? *steps / static_cast<double>(timed->cpu_duration.count) : 0;
+  if (timed && timed->headroom && per_instance > 0 && timed->headroom->predicted_step_ns > 0) {
+    levers.gpu_work_step_ns = timed->headroom->predicted_step_ns / per_instance;
+    levers.profiled_step_ns = timed->headroom->current_step_ns / per_instance;
+  } else if (timed && timed->gpu_busy_fraction && steps && timed->gpu_busy_ns > 0) {
+    levers.gpu_work_step_ns = static_cast<double>(timed->gpu_busy_ns) / *steps;
+  }
+  if (!levers.profiled_step_ns && positive(stage.step_ns)) levers.profiled_step_ns = stage.step_ns;
+  if (levers.profiled_step_ns && !positive(levers.profiled_step_ns)) levers.profiled_step_ns.reset();
+  if (!levers.step_ns) levers.step_ns = levers.profiled_step_ns;
+}
+
+std::string step_text(const StageLevers& levers) {
+  return format_duration_ns(*levers.step_ns) + " per step" +
+         (levers.step_from_bare_run ? " in the bare run" : " under the profiler");
+}
+
+Lever launch_overhead_lever(const StageLevers& levers, const TimelineStage* timed) {
+  Lever lever{"launch overhead", std::nullopt, "", "", "", ReportSection::stage_instances};
+  const ReportStage& stage = *levers.stage;
+  if (!timed) {
+    lever.withheld = "no nsys SQLite timeline for this stage: its GPU work per step is not measured";
+  } else if (!timed->headroom) {
+    lever.withheld = verdict_class(stage.verdict) == "host/launch-bound"
+                         ? "its GPU work per step has no steady-state figure"
+                         : "not launch-bound (" + verdict_class(stage.verdict) +
+                               (stage.gpu_busy_fraction ? ", GPU busy " + format_fraction_percent(stage.gpu_busy_fraction)
+                                                        : std::string()) +
+                               ")";
+  } else if (!levers.gpu_work_step_ns || !levers.step_ns) {
+    lever.withheld = "the steps of this stage are not counted";
+  } else {
+    lever.figure = "GPU work " + format_duration_ns(*levers.gpu_work_step_ns) + " per step (timeline) against " +
+                   step_text(levers);
+    if (*levers.step_ns > *levers.gpu_work_step_ns)
+      lever.speedup = *levers.step_ns / *levers.gpu_work_step_ns;
+    else
+      lever.withheld = "the step already takes no longer than its GPU work";
+  }
+  return lever;
+}
+
+// The step the kernel levers shorten: the GPU work of a launch-bound stage (its launch overhead goes first),
+// else the step itself.
+std::optional<double> kernel_base(const StageLevers& levers, const Lever& launch) {
+  if (launch.speedup) return levers.gpu_work_step_ns;
+  return levers.step_ns;
+}
+
+// The gain of reaching a roofline limit. A step measured shorter than its limit breaks an invariant (the bytes or
+// FLOP, the peak or the step is wrong): then the limit is dropped, not printed.
+void judge_against_limit(std::optional<double>& limit_ns, const std::optional<double>& base_ns, const Lever& launch,
+                         const std::string& limit_name, Lever& lever) {
+  if (!limit_ns) return;
+  if (!base_ns) {
+    lever.withheld = "its step time is not measured";
+  } else if (*base_ns < *limit_ns * 0.95) {
+    lever.withheld = "the step (" + format_duration_ns(*base_ns) + ") is shorter than the " + limit_name + " limit (" +
+                     format_duration_ns(*limit_ns) + "): its inputs disagree, so no limit is given";
+    lever.figure.clear();
+    limit_ns.reset();
+  } else if (*base_ns <= *limit_ns) {
+    lever.withheld = "the step already runs at the " + limit_name + " limit";
+  } else {
+    lever.speedup = *base_ns / *limit_ns;
+    if (launch.speedup) lever.after = "launch overhead";
+  }
+}
+
+Lever hbm_lever(const RunReportModel& model, StageLevers& levers, const Lever& launch) {
+  Lever lever{"HBM limit", std::nullopt, "", "", "", ReportSection::stages};
+  const ReportStage& stage = *levers.stage;
+  const auto& peak = model.device.peak_dram_bytes_per_s;
+  if (!stage.dram_keys_recorded) {
+    lever.withheld = "report.json predates measured DRAM bytes: re-run `deep-profile analyze` on this run";
+  } else if (!positive(stage.dram_bytes_per_step)) {
+    lever.withheld = "no DRAM bytes measured by ncu for its kernels";
+  } else if (stage.dram_coverage < kMinimumCoverage) {
+    lever.withheld = "bytes measured for only " + format_fraction_percent(stage.dram_coverage) + " of its kernel time";
+  } else if (!positive(peak)) {
+    lever.withheld = "no peak DRAM bandwidth for this device";
+  } else {
+    levers.hbm_limit_step_ns = *stage.dram_bytes_per_step / *peak * 1e9;
+    lever.figure = format_si(stage.dram_bytes_per_step, "B") + " per step at " + format_si(peak, "B/s") + " = " +
+                   format_duration_ns(*levers.hbm_limit_step_ns) + coverage_note(stage.dram_coverage, "bytes");
+  }
+  judge_against_limit(levers.hbm_limit_step_ns, kernel_base(levers, launch), launch, "HBM", lever);
+  return lever;
+}
+
+Lever compute_lever(const RunReportModel& model, StageLevers& levers, const Lever& launch) {
+  Lever lever{"compute limit", std::nullopt, "", "", "", ReportSection::stages};
+  const ReportStage& stage = *levers.stage;
+  const auto steps = stage_steps(model, stage, timeline_stage_of(model, stage));
+  std::optional<double> peak;
+  for (const auto& [precision, flop_per_s] : model.device.peak_flop_per_s)
+    if (precision == stage.dominant_precision) peak = flop_per_s;
+  if (stage.flop && *stage.flop == 0 && stage.flop_coverage >= kMinimumCoverage) {
+    levers.compute_limit_step_ns = 0;  // measured: no floating-point work, so the HBM limit alone bounds the step
+    lever.withheld = "ncu counted no FLOP in its kernels";
+    return lever;
+  }
+  if (!positive(stage.flop)) {
+    lever.withheld = "no FLOP counted by ncu for its kernels";
+  } else if (!steps) {
+    lever.withheld = "the steps of this stage are not counted";
+  } else if (stage.flop_coverage < kMinimumCoverage) {
+    lever.withheld = "FLOP measured for only " + format_fraction_percent(stage.flop_coverage) + " of its kernel time";
+  } else if (!positive(peak)) {
+    lever.withheld = "no peak FLOP/s for its precision (" +
+                     (stage.dominant_precision.empty() ? std::string("not identified") : stage.dominant_precision) + ")";
+  } else {
+    const double flop_per_step = *stage.flop / *steps;
+    levers.compute_limit_step_ns = flop_per_step / *peak * 1e9;
+    lever.figure = format_si(flop_per_step, "FLOP") + " per step at " + format_si(peak, "FLOP/s") + " (" +
+                   stage.dominant_precision + ") = " + format_duration_ns(*levers.compute_limit_step_ns) +
+                   coverage_note(stage.flop_coverage, "FLOP");
+  }
+  judge_against_limit(levers.compute_limit_step_ns, kernel_base(levers, launch), launch, "compute", lever);
+  return lever;
+}
+
+// A step cannot beat the larger of its two roofline limits, so only that one is a lever; with one of them
+// unmeasured, which binds is unknown and the other's gain would be an upper bound: withheld too.
+void keep_binding_limit(StageLevers& levers, Lever& hbm, Lever& compute) {
+  if (!levers.hbm_limit_step_ns && !levers.compute_limit_step_ns) return;
+  if (!levers.hbm_limit_step_ns || !levers.compute_limit_step_ns) {
+    Lever& known = levers.hbm_limit_step_ns ? hbm : compute;
+    const Lever& unknown = levers.hbm_limit_step_ns ? compute : hbm;
+    if (!known.speedup) return;
+    known.speedup.reset();
+    known.after.clear();
+    known.withheld = "the " + unknown.name + " is not measured (" + unknown.withheld + "), so which limit binds is unknown";
+    return;
+  }
+  if (*levers.hbm_limit_step_ns >= *levers.compute_limit_step_ns) {
+    compute.speedup.reset();
+    compute.after.clear();
+    compute.withheld = "below the HBM limit (" + format_duration_ns(*levers.hbm_limit_step_ns) + "), which binds first";
+  } else {
+    hbm.speedup.reset();
+    hbm.after.clear();
+    hbm.withheld =
+        "below the compute limit (" + format_duration_ns(*levers.compute_limit_step_ns) + "), which binds first";
+  }
+}
+
+Lever graph_idle_lever(const TimelineStage* timed) {
+  Lever lever{"idle between graph replays", std::nullopt, "", "", "", ReportSection::stage_instances};
+  if (!timed) {
+    lever.withheld = "no nsys SQLite timeline for this stage";
+    return lever;
+  }
+  const auto& replays = timed->graph_replays;
+  if (!replays || replays->gap.count <= 0 || replays->replay_gpu.mean_ns <= 0) {
+    lever.withheld = "no pair of consecutive CUDA graph replays in this stage";
+    return lever;
+  }
+  lever.figure = "GPU idle " + format_duration_ns(replays->gap.mean_ns) + " between replays (" +
+                 format_count(replays->gap.count) + " pairs) against " +
+                 format_duration_ns(replays->replay_gpu.mean_ns) + " of GPU time per replay";
+  if (replays->gap.mean_ns > 0)
+    lever.speedup = (replays->replay_gpu.mean_ns + replays->gap.mean_ns) / replays->replay_gpu.mean_ns;
+  else
+    lever.withheld = "the replays follow each other without a gap";
+  return lever;
+}
+
+Lever straggler_lever(const RunReportModel& model, const StageLevers& levers) {
+  Lever lever{"straggler rank", std::nullopt, "", "", "", ReportSection::ranks};
+  const auto& straggler = model.straggler;
+  if (!straggler) {
+    lever.withheld = model.cross_rank_markdown.empty() ? "a single-rank run, with no other rank to wait for"
+                                                       : "no per-rank step start lag in analysis/ranks.csv";
+    return lever;
+  }
+  // The lag was measured under the profiler, so it is set against the step under the profiler.
+  if (!levers.profiled_step_ns) {
+    lever.withheld = "the stage's step under the profiler is not measured";
+    return lever;
+  }
+  const double step = *levers.profiled_step_ns;
+  lever.figure = "rank " + std::to_string(straggler->rank) + " starts its steps " +
+                 format_duration_ns(straggler->mean_step_start_lag_ns) + " after the earliest rank on average, against " +
+                 format_duration_ns(step) + " per step under the profiler (" + std::to_string(straggler->ranks) +
+                 " ranks)";
+  if (straggler->mean_step_start_lag_ns > 0 && straggler->mean_step_start_lag_ns < step)
+    lever.speedup = step / (step - straggler->mean_step_start_lag_ns);
+  else
+    lever.withheld = "no rank starts its steps later than the others";
+  return lever;
+}
+
+void rank_levers(std::vector<Lever>& levers) {
+  auto tier = [](const Lever& lever) { return !lever.speedup ? 2 : lever.after.empty() ? 0 : 1; };
+  std::stable_sort(levers.begin(), levers.end(), [&](const Lever& a, const Lever& b) {
+    if (tier(a) != tier(b)) return tier(a) < tier(b);
+    return a.speedup.value_or(0) > b.speedup.value_or(0);
+  });
+}
+
+StageLevers stage_levers(const RunReportModel& model, const ReportStage& stage, bool main) {
+  StageLevers levers;
+  levers.stage = &stage;
+  levers.main = main;
+  const TimelineStage* timed = timeline_stage_of(model, stage);
+  measure_steps(model, timed, levers);
+  Lever launch = launch_overhead_lever(levers, timed);
+  Lever hbm = hbm_lever(model, levers, launch);
+  Lever compute = compute_lever(model, levers, launch);
+  keep_binding_limit(levers, hbm, compute);
+  levers.levers = {launch, hbm, compute, graph_idle_lever(timed), straggler_lever(model, levers)};
+  rank_levers(levers.levers);
+  return levers;
+}
+
+std::string headline_figures(const RunReportModel& model, const StageLevers& levers) {
+  const ReportStage& stage = *levers.stage;
+  std::string text = stage.name + ": ";
+  const auto& bare = model.bare_run;
+  if (levers.main && bare && positive(bare->tokens_per_s) && positive(bare->time_per_output_token_s)) {
+    text += format_number(*bare->tokens_per_s) + " tokens/s (" +
+            format_duration_ns(*bare->time_per_output_token_s * 1e9) +
+            (bare->batch.value_or(1) == 1 ? " per token" : " per step of " + std::to_string(*bare->batch) + " tokens") +
+            ", bare), ";
+  } else if (levers.step_ns) {
+    text += format_duration_ns(*levers.step_ns) + " per step under the profiler, ";
+  }
+  text += verdict_class(stage.verdict);
+  if (stage.gpu_busy_fraction) text += " (GPU busy " + format_fraction_percent(stage.gpu_busy_fraction) + ")";
+  return text + ".";
+}
+
+std::string lever_sentence(const StageLevers& levers, const Lever& lever) {
+  const std::string gain = format_factor(*lever.speedup) + " faster";
+  if (lever.name == "launch overhead")
+    return "Its GPU work is " + format_duration_ns(*levers.gpu_work_step_ns) + " per step: without launch overhead, " +
+           gain + ".";
+  if (lever.name == "HBM limit")
+    return "At the HBM limit a step would take " + format_duration_ns(*levers.hbm_limit_step_ns) + ": " + gain + ".";
+  if (lever.name == "compute limit")
+    return "At the compute limit a step would take " + format_duration_ns(*levers.compute_limit_step_ns) + ": " +
+           gain + ".";
+  if (lever.name == "idle between graph replays") return "Without the idle between graph replays, " + gain + ".";
+  return "Without waiting for the straggler rank, up to " + gain + ".";
+}
+
+std::string headline(const RunReportModel& model, const StageLevers& levers) {
+  std::string text = headline_figures(model, levers);
+  const Lever& top = levers.levers.front();
+  if (!top.speedup) return text + " No lever's gain can be computed from this run's figures: the levers say what each lacks.";
+  text += " " + lever_sentence(levers, top);
+  // The floor under every kernel lever, when the biggest lever is not already that floor.
+  if (top.name != "HBM limit" && top.name != "compute limit") {
+    if (levers.hbm_limit_step_ns &&
+        (!levers.compute_limit_step_ns || *levers.hbm_limit_step_ns >= *levers.compute_limit_step_ns))
+      text += " The HBM limit is " + format_duration_ns(*levers.hbm_limit_step_ns) + " per step.";
+    else if (levers.compute_limit_step_ns)
+      text += " The compute limit is " + format_duration_ns(*levers.compute_limit_step_ns) + " per step.";
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string section_title(ReportSection section) {
+  switch (section) {
+    case ReportSection::bare_run:
+      return "Bare run";
+    case ReportSection::stages:
+      return "Stages";
+    case ReportSection::stage_instances:
+      return "Stage instances";
+    case ReportSection::ranks:
+      return "Across ranks";
+  }
+  return "";
+}
+
+std::string markdown_anchor(ReportSection section) {
+  switch (section) {
+    case ReportSection::bare_run:
+      return "#bare-run-stage-1-no-profiler";
+    case ReportSection::stages:
+      return "#stages";
+    case ReportSection::stage_instances:
+      return "#stage-instances-nsys-sqlite-timeline";
+    case ReportSection::ranks:
+      return "#across-ranks";
+  }
+  return "";
+}
+
+std::string html_anchor(ReportSection section) {
+  switch (section) {
+    case ReportSection::bare_run:
+      return "#bare-run";
+    case ReportSection::stages:
+      return "#stages";
+    case ReportSection::stage_instances:
+      return "#stage-instances";
+    case ReportSection::ranks:
+      return "#ranks";
+  }
+  return "";
+}
+
+bool has_section(const RunReportModel& model, ReportSection section) {
+  switch (section) {
+    case ReportSection::bare_run:
+      return model.bare_run.has_value();
+    case ReportSection::stages:
+      return !model.stages.empty();
+    case ReportSection::stage_instances:
+      return model.timeline.has_value();
+    case ReportSection::ranks:
+      return !model.cross_rank_markdown.empty();
+  }
+  return false;
+}
+
+std::string verdict_class(const std::string& verdict) {
+  const auto colon = verdict.find(':');
+  return colon == std::string::npos ? verdict : verdict.substr(0, colon);
+}
+
+RunVerdict summarize_run_verdict(const RunReportModel& model) {
+  RunVerdict verdict;
+  const ReportStage* main = main_stage(model);
+  if (main == nullptr) return verdict;
+  verdict.stages.push_back(stage_levers(model, *main, true));
+  for (const auto& kind : model.step_kinds) {
+    const ReportStage* stage = find_stage(model, kind);
+    if (stage == nullptr || stage == main || !measured(*stage)) continue;
+    verdict.stages.push_back(stage_levers(model, *stage, false));
+  }
+  verdict.headline = headline(model, verdict.stages.front());
+  return verdict;
+}
+
+std::vector<VerdictGroup> fold_stage_verdicts(const RunReportModel& model) {
+  auto parent_of = [&](const ReportStage& stage) -> const ReportStage* {
+    if (!stage.parent || stage.parent->empty()) return nullptr;
+    for (const auto& other : model.stages)
+      if (&other != &stage && (other.qualified_name() == *stage.parent || other.name == *stage.parent) &&
+          other.domain == stage.domain)
+        return &other;
+    return nullptr;
+  };
+  // A stage's head: the furthest ancestor reached through parents of the same verdict class; the main stage,
+  // the one the headline speaks of, always heads its own group.
+  const ReportStage* main = main_stage(model);
+  auto head_of = [&](const ReportStage& stage) {
+    const ReportStage* head = &stage;
+    const std::string kind = verdict_class(stage.verdict);
+    for (const ReportStage* up = parent_of(stage);
+         head != main && up != nullptr && up != &stage && verdict_class(up->verdict) == kind; up = parent_of(*up)) {
+      head = up;
+      if (head->level <= 0) break;
+    }
+    return head;
+  };
+  std::vector<VerdictGroup> groups;
+  for (const auto& stage : model.stages) {
+    if (stage.verdict.empty()) continue;
+    const ReportStage* head = head_of(stage);
+    auto found = std::find_if(groups.begin(), groups.end(), [&](const VerdictGroup& g) { return g.head == head; });
+    if (found == groups.end()) {
+      groups.push_back({head, {}});
+      found = groups.end() - 1;
+    }
+    if (head != &stage) found->folded.push_back(&stage);
+  }
+  return groups;
+}
+
+Result<void> read_step_kinds_and_ranks(const RunLayout& layout, RunReportModel& model) {
+  const auto kinds_path = layout.resolve(RunLayout::analysis_step_kinds());
+  if (const auto text = read_file_text(kinds_path)) {
+    auto root = parse_json_object(*text, kinds_path);
+    if (!root) return root.error();
+    try {
+      for (const auto& window : json_objects(*root, "windows", "windows")) {
+        for (const auto& kind : json_objects(window, "kinds", "windows[].kinds")) {
+          const auto name = json_string(kind, "name", "windows[].kinds[].name");
+          if (name && std::find(model.step_kinds.begin(), model.step_kinds.end(), *name) == model.step_kinds.end())
+            model.step_kinds.push_back(*name);
+        }
+      }
+    } catch (const JsonFieldError& field) {
+      return make_error(ErrorCode::parse_error, kinds_path.string() + ": field " + field.field + " has the wrong type",
+                        "re-run `deep-profile analyze` on this run", kinds_path.string());
+    }
+  }
+  // ranks.csv holds numbers and a basis word only (analysis/cross_rank_writer.cpp): no quoted fields.
+  const auto ranks_text = read_file_text(layout.resolve(RunLayout::analysis_ranks_csv()));
+  if (!ranks_text) return {};
+  const auto lines = split_lines(*ranks_text);
+  if (lines.empty()) return {};
+  const auto header = split(lines.front(), ',');
+  const auto rank_column = std::find(header.begin(), header.end(), "rank") - header.begin();
+  const auto lag_column = std::find(header.begin(), header.end(), "mean_step_start_lag_ms") - header.begin();
+  if (rank_column == std::ssize(header) || lag_column == std::ssize(header)) return {};
+  ReportStraggler straggler;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const auto fields = split(lines[i], ',');
+    if (fields.size() != header.size()) continue;
+    ++straggler.ranks;
+    char* rank_end = nullptr;
+    char* lag_end = nullptr;
+    const auto& rank_text = fields[static_cast<std::size_t>(rank_column)];
+    const auto& lag_text = fields[static_cast<std::size_t>(lag_column)];
+    const long long rank = std::strtoll(rank_text.c_str(), &rank_end, 10);
+    const double lag_ms = std::strtod(lag_text.c_str(), &lag_end);
+    if (rank_text.empty() || lag_text.empty() || *rank_end != '\0' || *lag_end != '\0' || !std::isfinite(lag_ms))
+      continue;
+    if (lag_ms * 1e6 > straggler.mean_step_start_lag_ns) {
+      straggler.rank = rank;
+      straggler.mean_step_start_lag_ns = lag_ms * 1e6;
+    }
+  }
+  if (straggler.ranks >= 2) model.straggler = straggler;
+  return {};
+}
+
+}  // namespace llmprof::detail

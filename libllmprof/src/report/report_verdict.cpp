@@ -1,0 +1,218 @@
+// The Verdict section of both reports (see report_verdict.hpp).
+#include "report/report_verdict.hpp"
+
+#include <sstream>
+
+#include "core/format.hpp"
+#include "report/report_capture_scope.hpp"
+#include "report/report_levers.hpp"
+#include "report/report_ranges.hpp"
+#include "report/report_stage_bytes.hpp"
+#include "report/report_view.hpp"
+
+namespace llmprof::detail {
+namespace {
+
+// One row of a stage's levers: the gain (or the reason it is withheld) and the figures it comes from.
+struct LeverCells {
+  std::string gain;
+  std::string figures;
+};
+
+LeverCells lever_cells(const Lever& lever) {
+  if (lever.speedup)
+    return {format_factor(*lever.speedup) + (lever.after.empty() ? "" : " once " + lever.after + " is gone"),
+            lever.figure};
+  return {kNotComputed, "withheld: " + lever.withheld + (lever.figure.empty() ? "" : "; " + lever.figure)};
+}
+
+std::string levers_caption(const StageLevers& levers) {
+  return std::string("Levers for ") + (levers.main ? "the main stage " : "the step kind ") + levers.stage->name +
+         ", by measured gain (the step now over the step with the lever pulled" +
+         (levers.step_ns ? ": " + format_duration_ns(*levers.step_ns) + " per step " +
+                               (levers.step_from_bare_run ? "in the bare run" : "under the profiler")
+                         : std::string()) +
+         ")";
+}
+
+// The folded ranges' own figures, from the timeline: GPU busy, what the GPU idle time was spent on, the
+// GPU work of an instance against the instance, and the measured bytes.
+struct FoldedRow {
+  std::string range, busy, launching, sync, nothing, gpu_work, dram, mbu;
+};
+
+FoldedRow folded_row(const RunReportModel& model, const ReportStage& stage) {
+  FoldedRow row{stage_label(stage), format_fraction_percent(stage.gpu_busy_fraction), kNotComputed, kNotComputed,
+                kNotComputed, kNotComputed, dram_per_step_cell(stage), mbu_cell(stage)};
+  if (const TimelineStage* timed = timeline_stage_of(model, stage)) {
+    if (const double idle = static_cast<double>(timed->idle.total_ns()); idle > 0) {
+      row.launching = format_fraction_percent(static_cast<double>(timed->idle.host_launching_ns) / idle);
+      row.sync = format_fraction_percent(static_cast<double>(timed->idle.host_in_sync_ns) / idle);
+      row.nothing = format_fraction_percent(static_cast<double>(timed->idle.nothing_launched_ns) / idle);
+    }
+    if (timed->headroom)
+      row.gpu_work = format_duration_ns(timed->headroom->predicted_step_ns) + " of " +
+                     format_duration_ns(timed->headroom->current_step_ns);
+  }
+  return row;
+}
+
+constexpr const char* kFoldedHeader[] = {"Range",           "GPU busy",       "GPU idle: host launching",
+                                         "in a synchronise", "nothing launched", "GPU work per instance",
+                                         "DRAM per step",   "MBU"};
+
+std::string folded_names(const VerdictGroup& group) {
+  std::string names;
+  for (const auto* stage : group.folded) names += (names.empty() ? "" : ", ") + stage->name;
+  return names;
+}
+
+void write_levers_markdown(const RunReportModel& model, const StageLevers& levers, std::ostream& out) {
+  out << markdown_cell(levers_caption(levers)) << ":\n\n| Lever | Gain | Measured | Section |\n|---|--:|---|---|\n";
+  for (const auto& lever : levers.levers) {
+    const auto cells = lever_cells(lever);
+    out << "| " << lever.name << " | " << markdown_cell(cells.gain) << " | " << markdown_cell(cells.figures) << " | "
+        << (has_section(model, lever.section)
+                ? "[" + section_title(lever.section) + "](" + markdown_anchor(lever.section) + ")"
+                : std::string(kNotComputed))
+        << " |\n";
+  }
+  out << "\n";
+}
+
+void write_stage_verdicts_markdown(const RunReportModel& model, std::ostream& out) {
+  const auto groups = fold_stage_verdicts(model);
+  if (groups.empty()) {
+    out << "No stage verdicts were computed (report.json has none).\n\n";
+    return;
+  }
+  out << "Every stage's verdict; nested ranges that share their parent's verdict are folded under it:\n\n";
+  for (const auto& group : groups) {
+    out << "- **" << markdown_cell(stage_label(*group.head)) << "**: "
+        << markdown_cell(normalise_percentages(group.head->verdict)) << "\n";
+    if (!group.folded.empty())
+      out << "  - **" << markdown_cell(folded_names(group)) << "**: the same ("
+          << markdown_cell(verdict_class(group.head->verdict)) << "); "
+          << (group.folded.size() == 1 ? "its own figures are" : "their own figures are") << " in the table below\n";
+  }
+  out << "\n";
+  for (const auto& group : groups) {
+    if (group.folded.empty()) continue;
+    out << "<details><summary>Ranges folded under " << markdown_cell(group.head->name)
+        << ": their own figures</summary>\n\n|";
+    for (const char* title : kFoldedHeader) out << " " << title << " |";
+    out << "\n|---|--:|--:|--:|--:|--:|--:|--:|\n";
+    for (const auto* stage : group.folded) {
+      const auto row = folded_row(model, *stage);
+      out << "| " << markdown_cell(row.range) << " | " << row.busy << " | " << row.launching << " | " << row.sync
+          << " | " << row.nothing << " | " << row.gpu_work << " | " << row.dram << " | " << row.mbu << " |\n";
+    }
+    out << "\nGPU idle shares are of each range's GPU idle time; GPU work per instance is the steady-state GPU busy "
+           "time of an instance against the instance's time (Stage instances).\n\n</details>\n\n";
+  }
+}
+
+void write_levers_html(const RunReportModel& model, const StageLevers& levers, std::ostream& out) {
+  out << "<table class=\"levers\"><caption>" << html_escape(levers_caption(levers))
+      << "</caption><thead><tr><th>Lever</th><th class=\"num\">Gain</th><th>Measured</th><th>Section</th></tr>"
+         "</thead><tbody>";
+  for (const auto& lever : levers.levers) {
+    const auto cells = lever_cells(lever);
+    out << "<tr" << (lever.speedup ? "" : " class=\"withheld\"") << "><td>" << html_escape(lever.name)
+        << "</td><td class=\"num\">" << html_escape(cells.gain) << "</td><td>" << html_escape(cells.figures)
+        << "</td><td>"
+        << (has_section(model, lever.section)
+                ? "<a href=\"" + html_anchor(lever.section) + "\">" + section_title(lever.section) + "</a>"
+                : std::string(kNotComputed))
+        << "</td></tr>";
+  }
+  out << "</tbody></table>";
+}
+
+void write_tiles_html(const RunReportModel& model, std::ostream& out) {
+  out << "<div class=\"tiles\">";
+  for (const auto* stage : leaf_stages(model)) {
+    const bool starved = stage->gpu_busy_fraction && *stage->gpu_busy_fraction < 0.5;
+    out << "<div class=\"tile" << (starved ? " warn" : "") << "\"><div class=\"tile-stage\">"
+        << html_escape(stage->name) << "</div><div class=\"tile-value\">"
+        << format_fraction_percent(stage->gpu_busy_fraction)
+        << "</div><div class=\"tile-caption\">GPU busy</div><div class=\"tile-sub\">MFU "
+        << format_fraction_percent(stage->mfu) << " profiled · " << format_fraction_percent(stage->mfu_workload)
+        << " workload</div>";
+    // A memory-bound stage is judged by bandwidth: its MBU and how far a step is from the DRAM limit.
+    if (const std::string mbu = memory_bound_mbu_line(*stage); !mbu.empty())
+      out << "<div class=\"tile-sub\">" << html_escape(mbu) << "</div>";
+    if (const std::string headroom = memory_bound_headroom_line(*stage); !headroom.empty())
+      out << "<div class=\"tile-sub\">" << html_escape(headroom) << "</div>";
+    out << "</div>";
+  }
+  out << "</div>";
+}
+
+void write_stage_verdicts_html(const RunReportModel& model, std::ostream& out) {
+  const auto groups = fold_stage_verdicts(model);
+  out << "<ul class=\"verdicts\">";
+  for (const auto& group : groups) {
+    const auto& head = *group.head;
+    const bool starved = head.gpu_busy_fraction && *head.gpu_busy_fraction < 0.5;
+    out << "<li class=\"verdict" << (starved ? " warn" : "") << "\"><strong>" << html_escape(stage_label(head))
+        << "</strong> " << html_escape(normalise_percentages(head.verdict));
+    if (!group.folded.empty())
+      out << "<div class=\"folded\"><strong>" << html_escape(folded_names(group)) << "</strong>: the same ("
+          << html_escape(verdict_class(head.verdict)) << "); "
+          << (group.folded.size() == 1 ? "its own figures" : "their own figures") << " below</div>";
+    out << "</li>";
+  }
+  out << "</ul>";
+  for (const auto& group : groups) {
+    if (group.folded.empty()) continue;
+    out << "<details class=\"folded\"><summary>Ranges folded under " << html_escape(group.head->name)
+        << ": their own figures</summary><div class=\"table-wrap\"><table class=\"folded\"><caption>GPU idle "
+           "shares are of each range's GPU idle time; GPU work per instance is the steady-state GPU busy time of an "
+           "instance against the instance's time (Stage instances)</caption><thead><tr>";
+    for (const char* title : kFoldedHeader) out << "<th>" << title << "</th>";
+    out << "</tr></thead><tbody>";
+    for (const auto* stage : group.folded) {
+      const auto row = folded_row(model, *stage);
+      out << "<tr><td>" << html_escape(row.range) << "</td>";
+      for (const auto* cell : {&row.busy, &row.launching, &row.sync, &row.nothing, &row.gpu_work, &row.dram, &row.mbu})
+        out << "<td class=\"num\">" << html_escape(*cell) << "</td>";
+      out << "</tr>";
+    }
+    out << "</tbody></table></div></details>";
+  }
+}
+
+}  // namespace
+
+void write_headline_markdown(const RunReportModel& model, std::ostream& out) {
+  if (model.nvidia_gpu_present == false) return;
+  if (const RunVerdict verdict = summarize_run_verdict(model); !verdict.headline.empty())
+    out << "**" << markdown_cell(verdict.headline) << "**\n\n";
+}
+
+void write_verdict_markdown(const RunReportModel& model, std::ostream& out) {
+  out << "\n## Verdict\n\n";
+  if (model.nvidia_gpu_present == false) {
+    out << "**" << no_gpu_statement() << "**\n\n";
+    return;
+  }
+  for (const auto& levers : summarize_run_verdict(model).stages) write_levers_markdown(model, levers, out);
+  write_stage_verdicts_markdown(model, out);
+}
+
+void write_verdict_html(const RunReportModel& model, std::ostream& out) {
+  out << "<section class=\"card\" id=\"verdict\"><h2>Verdict</h2>";
+  if (model.nvidia_gpu_present == false) {
+    out << "<p class=\"lead\"><strong>" << html_escape(no_gpu_statement()) << "</strong></p></section>\n";
+    return;
+  }
+  const RunVerdict verdict = summarize_run_verdict(model);
+  if (!verdict.headline.empty()) out << "<p class=\"headline\" id=\"headline\">" << html_escape(verdict.headline) << "</p>";
+  for (const auto& levers : verdict.stages) write_levers_html(model, levers, out);
+  write_tiles_html(model, out);
+  write_stage_verdicts_html(model, out);
+  out << "</section>\n";
+}
+
+}  // namespace llmprof::detail
