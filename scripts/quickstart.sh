@@ -5,8 +5,10 @@
 # Extra arguments go to `deep-profile run` (e.g. --preset quick, --set run.top_n_kernels=5, -- CMD...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-cmake --preset release
+# Only the main job's packages (no test framework, compilers for fuzzing, browser or cluster daemons).
+scripts/install-deps.sh --main-job
+# The tests (and Catch2, which --main-job leaves out) are the test command's: scripts/test.sh builds them.
+cmake --preset release -DLLMPROF_BUILD_TESTS=OFF
 # Only what the main job runs: deep-profile and, where LibTorch was found, the bundled example it profiles.
 # The tests are built by the test command (scripts/test.sh); building them here too was most of the 19 min this
 # script took on a fresh 2-core machine (issue 35: 298 targets for a job that runs two).
