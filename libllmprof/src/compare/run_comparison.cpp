@@ -11,9 +11,7 @@
 namespace llmprof {
 namespace {
 
-std::optional<double> as_double(const std::optional<std::int64_t>& value) {
-  return value ? std::optional<double>(static_cast<double>(*value)) : std::nullopt;
-}
+using detail::as_double;
 
 std::string stage_key(const ReportStage& stage) {
   return stage.domain.empty() ? stage.name : stage.domain + ":" + stage.name;

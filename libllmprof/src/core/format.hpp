@@ -15,6 +15,11 @@ namespace llmprof::detail {
 // Shown wherever a value is null in report.json ("not computed"); the reports explain it once.
 inline constexpr const char* kNotComputed = "—";
 
+// A count or a time in ns as the optional double the cells and deltas take; nullopt stays nullopt.
+inline std::optional<double> as_double(const std::optional<std::int64_t>& value) {
+  return value ? std::optional<double>(static_cast<double>(*value)) : std::nullopt;
+}
+
 std::string html_escape(std::string_view text);
 // A Markdown table cell: pipes escaped, newlines folded, '<' '>' '&' as entities (GitHub would read HTML).
 std::string markdown_cell(std::string_view text);

@@ -1,6 +1,7 @@
 // NcuCommand: argv for Nsight Compute profile runs, CSV import and the section/set listings.
 //
 // Flag spellings follow `ncu --help` of Nsight Compute 2025.3.1 (tests/data/h100-nsight-2025.3/cli/ncu_help.txt).
+#include "nsight/option_error.hpp"
 #include "llmprof/ncu_command.hpp"
 #include "core/text.hpp"
 #include "llmprof/shell_quote.hpp"
@@ -17,10 +18,6 @@ namespace {
 
 using detail::add_warning;
 using detail::join;
-
-Error invalid(std::string message, std::string hint, std::string subject = {}) {
-  return make_error(ErrorCode::invalid_argument, std::move(message), std::move(hint), std::move(subject));
-}
 
 // ncu 2025.3 matches --section values exactly unless prefixed "regex:"; a pattern such as
 // ".*SpeedOfLight.*" fails only at run time ("did not match any section"), so we refuse it up front.
@@ -62,14 +59,14 @@ std::optional<Error> check_kernel_name(const NcuProfileOptions& options) {
   if (name.rfind("regex:", 0) != 0) return std::nullopt;
   const std::string expression = name.substr(6);
   if (expression.empty()) {
-    return invalid("--kernel-name regex: has an empty expression", "write regex:<expression>, e.g. regex:gemm", name);
+    return detail::invalid_option("--kernel-name regex: has an empty expression", "write regex:<expression>, e.g. regex:gemm", name);
   }
   // ncu uses its own regex engine, but unbalanced brackets or a dangling quantifier are errors in
   // every dialect; catching them here saves a profiling run.
   try {
     std::regex compiled(expression, std::regex::ECMAScript);
   } catch (const std::regex_error& error) {
-    return invalid("--kernel-name regular expression '" + expression + "' does not compile (" + error.what() + ")",
+    return detail::invalid_option("--kernel-name regular expression '" + expression + "' does not compile (" + error.what() + ")",
                    "fix the expression, e.g. balance the parentheses and brackets", name);
   }
   return std::nullopt;
@@ -78,25 +75,25 @@ std::optional<Error> check_kernel_name(const NcuProfileOptions& options) {
 std::optional<Error> check_filters(const NcuProfileOptions& options) {
   for (const auto& expression : options.nvtx_include) {
     if (detail::is_blank(expression)) {
-      return invalid("an NVTX include expression is empty",
+      return detail::invalid_option("an NVTX include expression is empty",
                      "name the range, e.g. \"decode/\" for push/pop range decode", "--nvtx-include");
     }
   }
   for (const auto& expression : options.nvtx_exclude) {
     if (expression.empty())
-      return invalid("an NVTX exclude expression is empty", "remove it or name the range", "--nvtx-exclude");
+      return detail::invalid_option("an NVTX exclude expression is empty", "remove it or name the range", "--nvtx-exclude");
   }
   if (options.launch_skip && *options.launch_skip < 0) {
-    return invalid("--launch-skip must not be negative", "use 0 or more",
+    return detail::invalid_option("--launch-skip must not be negative", "use 0 or more",
                    "--launch-skip " + std::to_string(*options.launch_skip));
   }
   if (options.launch_count && *options.launch_count < 0) {
-    return invalid("--launch-count must not be negative", "use 1 or more",
+    return detail::invalid_option("--launch-count must not be negative", "use 1 or more",
                    "--launch-count " + std::to_string(*options.launch_count));
   }
   for (const auto& metric : options.metrics) {
     if (metric.empty() || metric.find(',') != std::string::npos) {
-      return invalid("metric '" + metric + "' is not one metric name", "give one metric per entry", metric);
+      return detail::invalid_option("metric '" + metric + "' is not one metric name", "give one metric per entry", metric);
     }
   }
   return check_kernel_name(options);
@@ -105,15 +102,15 @@ std::optional<Error> check_filters(const NcuProfileOptions& options) {
 std::optional<Error> check_profile(const NcuProfileOptions& options, const NcuInfo& tool,
                                    std::vector<std::string>* warnings) {
   if (options.application.empty() || options.application.front().empty()) {
-    return invalid("ncu has no application to profile", "set the workload argv (application)");
+    return detail::invalid_option("ncu has no application to profile", "set the workload argv (application)");
   }
   if (options.output.empty())
-    return invalid("ncu has no output report (-o)", "set output, e.g. MAIN/ncu/profile (ncu appends .ncu-rep)");
+    return detail::invalid_option("ncu has no output report (-o)", "set output, e.g. MAIN/ncu/profile (ncu appends .ncu-rep)");
   if (auto error = check_filters(options)) return error;
   if (options.filter_mode && *options.filter_mode != NcuFilterMode::global) {
     const std::string mode(choice_name(*options.filter_mode));
     if (!tool.filter_modes.empty() && !tool.has_filter_mode(mode)) {
-      return invalid(
+      return detail::invalid_option(
           "this ncu has no --filter-mode " + mode + " (its --help lists: " + join(tool.filter_modes, ", ") + ")",
           "use Nsight Compute 2025.3 or newer, or set ncu.plan = \"bounded\"", "--filter-mode " + mode);
     }
@@ -123,7 +120,7 @@ std::optional<Error> check_profile(const NcuProfileOptions& options, const NcuIn
   if (!options.set.empty() && !tool.sets.empty() && !probed_set(tool, options.set)) {
     std::vector<std::string> names;
     for (const auto& set : tool.sets) names.push_back(set.identifier);
-    return invalid("section set '" + options.set + "' is not among the sets this ncu lists (ncu --list-sets)",
+    return detail::invalid_option("section set '" + options.set + "' is not among the sets this ncu lists (ncu --list-sets)",
                    "use one of: " + join(names, ", "), "--set " + options.set);
   }
   if (!options.set.empty() && tool.sets.empty()) {
@@ -131,7 +128,7 @@ std::optional<Error> check_profile(const NcuProfileOptions& options, const NcuIn
   }
   for (const auto& section : options.sections) {
     if (auto problem = section_problem(tool, section)) {
-      return invalid(*problem,
+      return detail::invalid_option(*problem,
                      tool.sections.empty() ? "use an exact identifier from ncu --list-sections"
                                            : "use one of: " + section_identifiers(tool),
                      "--section " + section);
@@ -193,14 +190,14 @@ NcuCommand NcuCommand::list_sets(std::filesystem::path ncu) {
 
 Result<void> NcuCommand::validate(const NcuInfo& tool, std::vector<std::string>* warnings) const {
   detail::warn_about_probe("ncu", tool.found, tool.version, warnings);
-  if (profile_.ncu.empty()) return invalid("no ncu executable was given", "set the ncu path");
+  if (profile_.ncu.empty()) return detail::invalid_option("no ncu executable was given", "set the ncu path");
   // A bare name is left to PATH (where the probe found it, as a rule); an explicit path to another ncu is said.
   if (tool.found && profile_.ncu.has_parent_path() && profile_.ncu != tool.path) {
     add_warning(warnings, "the command runs " + profile_.ncu.string() + ", not the probed " + tool.path.string() +
                               " (build it with the probe: NcuCommand::profile(tool, options))");
   }
   if (kind_ == Kind::import_csv && report_.empty()) {
-    return invalid("no ncu report to import was given", "pass the .ncu-rep path");
+    return detail::invalid_option("no ncu report to import was given", "pass the .ncu-rep path");
   }
   if (kind_ != Kind::profile) return {};
   if (auto error = check_profile(profile_, tool, warnings)) return *error;

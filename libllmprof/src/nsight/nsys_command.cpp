@@ -1,6 +1,7 @@
 // NsysCommand: argv for `nsys profile`, `nsys stats` and `nsys export`, checked against the probed nsys.
 //
 // Flag spellings follow `nsys profile --help` of Nsight Systems 2025.3.1 (tests/data/h100-nsight-2025.3/cli).
+#include "nsight/option_error.hpp"
 #include "llmprof/nsys_command.hpp"
 #include "core/text.hpp"
 #include "llmprof/shell_quote.hpp"
@@ -42,13 +43,9 @@ std::string join_domains(const std::vector<std::string>& domains) {
   return join(escaped, ",");
 }
 
-Error invalid(std::string message, std::string hint, std::string subject = {}) {
-  return make_error(ErrorCode::invalid_argument, std::move(message), std::move(hint), std::move(subject));
-}
-
 std::optional<Error> check_trace(const NsysProfileOptions& options, std::vector<std::string>* warnings) {
   if (options.trace.empty()) {
-    return invalid("nsys profile needs at least one --trace API", "set trace to e.g. {\"cuda\", \"nvtx\"}");
+    return detail::invalid_option("nsys profile needs at least one --trace API", "set trace to e.g. {\"cuda\", \"nvtx\"}");
   }
   // From `nsys profile --help` (2025.3.1); newer versions may add APIs, so unknown ones only warn.
   static const std::vector<std::string> known = {"cuda",
@@ -77,13 +74,13 @@ std::optional<Error> check_trace(const NsysProfileOptions& options, std::vector<
                                                  "none"};
   for (const auto& api : options.trace) {
     if (api.empty() || api.find_first_of(", ") != std::string::npos) {
-      return invalid("--trace value '" + api + "' is not one API name", "give one API per list entry",
+      return detail::invalid_option("--trace value '" + api + "' is not one API name", "give one API per list entry",
                      "--trace " + api);
     }
     if (!contains(known, api)) add_warning(warnings, "--trace value '" + api + "' is not known to nsys 2025.3");
   }
   if (contains(options.trace, "none") && options.trace.size() > 1) {
-    return invalid("--trace=none cannot be combined with other APIs", "remove 'none' or the other APIs",
+    return detail::invalid_option("--trace=none cannot be combined with other APIs", "remove 'none' or the other APIs",
                    "--trace=" + join(options.trace, ","));
   }
   return std::nullopt;
@@ -93,13 +90,13 @@ std::optional<Error> check_capture(const NsysProfileOptions& options, std::vecto
   const bool traces_nvtx = contains(options.trace, "nvtx");
   if (options.capture_range == NsysCaptureRange::nvtx) {
     if (detail::is_blank(options.nvtx_capture)) {
-      return invalid("NVTX capture was requested with an empty --nvtx-capture expression",
+      return detail::invalid_option("NVTX capture was requested with an empty --nvtx-capture expression",
                      "name the NVTX range that opens the capture, e.g. nvtx_capture = \"decode\" "
                      "(or \"decode@domain\")",
                      "--nvtx-capture=" + options.nvtx_capture);
     }
     if (!traces_nvtx) {
-      return invalid("--capture-range=nvtx needs NVTX tracing, but --trace lacks nvtx", "add \"nvtx\" to trace",
+      return detail::invalid_option("--capture-range=nvtx needs NVTX tracing, but --trace lacks nvtx", "add \"nvtx\" to trace",
                      "--trace=" + join(options.trace, ","));
     }
     const auto variable = options.env_vars.find(kRegisterOnlyVariable);
@@ -109,24 +106,24 @@ std::optional<Error> check_capture(const NsysProfileOptions& options, std::vecto
                                 options.nvtx_capture + "' may never open");
     }
   } else if (!options.nvtx_capture.empty()) {
-    return invalid("--nvtx-capture was set but the capture range is not nvtx",
+    return detail::invalid_option("--nvtx-capture was set but the capture range is not nvtx",
                    "set capture_range to nvtx, or clear nvtx_capture", "--nvtx-capture=" + options.nvtx_capture);
   }
   if (options.capture_range == NsysCaptureRange::cuda_profiler_api && !traces_nvtx &&
       !contains(options.trace, "cuda")) {
-    return invalid("--capture-range=cudaProfilerApi needs CUDA or NVTX tracing", "add \"cuda\" to trace");
+    return detail::invalid_option("--capture-range=cudaProfilerApi needs CUDA or NVTX tracing", "add \"cuda\" to trace");
   }
   if (options.capture_range_end_count < 0) {
-    return invalid("the number of capture windows is negative", "give 0 (no bound) or a count of windows",
+    return detail::invalid_option("the number of capture windows is negative", "give 0 (no bound) or a count of windows",
                    "repeat:" + std::to_string(options.capture_range_end_count));
   }
   if (options.capture_range_end_count > 0 && options.capture_range_end != NsysCaptureRangeEnd::repeat) {
-    return invalid("a count of capture windows was given but --capture-range-end is not repeat",
+    return detail::invalid_option("a count of capture windows was given but --capture-range-end is not repeat",
                    "set capture_range_end = \"repeat\" (or \"repeat:N\"), or clear the count",
                    std::to_string(options.capture_range_end_count));
   }
   if (options.capture_range_end && options.capture_range == NsysCaptureRange::none) {
-    return invalid("--capture-range-end was set without a capture range",
+    return detail::invalid_option("--capture-range-end was set without a capture range",
                    "set capture_range to nvtx or cuda_profiler_api, or clear capture_range_end",
                    "--capture-range-end=" + std::string(choice_name(*options.capture_range_end)));
   }
@@ -136,12 +133,12 @@ std::optional<Error> check_capture(const NsysProfileOptions& options, std::vecto
 std::optional<Error> check_domains(const NsysProfileOptions& options, std::vector<std::string>* warnings) {
   for (const auto& domain : options.nvtx_domain_include) {
     if (contains(options.nvtx_domain_exclude, domain)) {
-      return invalid("NVTX domain '" + domain + "' is both included and excluded",
+      return detail::invalid_option("NVTX domain '" + domain + "' is both included and excluded",
                      "keep it in only one of nvtx_domain_include and nvtx_domain_exclude", domain);
     }
   }
   if (!options.nvtx_domain_include.empty() && !options.nvtx_domain_exclude.empty()) {
-    return invalid("--nvtx-domain-include and --nvtx-domain-exclude are mutually exclusive in nsys",
+    return detail::invalid_option("--nvtx-domain-include and --nvtx-domain-exclude are mutually exclusive in nsys",
                    "use only one of the two lists");
   }
   const bool any_domain = !options.nvtx_domain_include.empty() || !options.nvtx_domain_exclude.empty();
@@ -154,12 +151,12 @@ std::optional<Error> check_domains(const NsysProfileOptions& options, std::vecto
 std::optional<Error> check_environment(const NsysProfileOptions& options) {
   for (const auto& [name, value] : options.env_vars) {
     if (name.empty() || name.find_first_of("=,") != std::string::npos) {
-      return invalid("environment variable name '" + name + "' cannot be passed to nsys --env-var",
+      return detail::invalid_option("environment variable name '" + name + "' cannot be passed to nsys --env-var",
                      "use a name without '=' or ','", name);
     }
     // nsys takes several variables as 'A=B,C=D' and has no escape for a comma in a value.
     if (value.find(',') != std::string::npos) {
-      return invalid("the value of " + name + " contains a comma, which nsys --env-var would split",
+      return detail::invalid_option("the value of " + name + " contains a comma, which nsys --env-var would split",
                      "set the variable in the environment nsys is started with instead", name + "=" + value);
     }
   }
@@ -168,14 +165,14 @@ std::optional<Error> check_environment(const NsysProfileOptions& options) {
 
 std::optional<Error> check_profile(const NsysProfileOptions& options, std::vector<std::string>* warnings) {
   if (options.application.empty() || options.application.front().empty()) {
-    return invalid("nsys profile has no application to run", "set the workload argv (application)");
+    return detail::invalid_option("nsys profile has no application to run", "set the workload argv (application)");
   }
   if (options.output_base.empty()) {
-    return invalid("nsys profile has no output base (-o)", "set output_base, e.g. MAIN/nsys/profile");
+    return detail::invalid_option("nsys profile has no output base (-o)", "set output_base, e.g. MAIN/nsys/profile");
   }
   // nsys expands %p, %h, %n, %q{VAR} in -o; the report could then not be found under BASE.
   if (options.output_base.string().find('%') != std::string::npos) {
-    return invalid("the nsys output base contains '%', which nsys would expand (%p, %h, %n ...)",
+    return detail::invalid_option("the nsys output base contains '%', which nsys would expand (%p, %h, %n ...)",
                    "use an output path without '%'", options.output_base.string());
   }
   if (auto error = check_trace(options, warnings)) return error;
@@ -243,7 +240,7 @@ NsysCommand NsysCommand::export_sqlite(std::filesystem::path nsys, std::filesyst
 
 Result<void> NsysCommand::validate(const NsysInfo& tool, std::vector<std::string>* warnings) const {
   detail::warn_about_probe("nsys", tool.found, tool.version, warnings);
-  if (profile_.nsys.empty()) return invalid("no nsys executable was given", "set the nsys path");
+  if (profile_.nsys.empty()) return detail::invalid_option("no nsys executable was given", "set the nsys path");
   // A bare name is left to PATH (where the probe found it, as a rule); an explicit path to another nsys is said.
   if (tool.found && profile_.nsys.has_parent_path() && profile_.nsys != tool.path) {
     add_warning(warnings, "the command runs " + profile_.nsys.string() + ", not the probed " + tool.path.string() +
@@ -253,19 +250,19 @@ Result<void> NsysCommand::validate(const NsysInfo& tool, std::vector<std::string
     if (auto error = check_profile(profile_, warnings)) return *error;
     return {};
   }
-  if (report_.empty()) return invalid("no nsys report to read was given", "pass the .nsys-rep path");
+  if (report_.empty()) return detail::invalid_option("no nsys report to read was given", "pass the .nsys-rep path");
   if (output_.empty())
-    return invalid("no output path was given for nsys " + std::string(kind_ == Kind::stats ? "stats" : "export"),
+    return detail::invalid_option("no output path was given for nsys " + std::string(kind_ == Kind::stats ? "stats" : "export"),
                    "pass an output prefix or file");
   if (!tool.report_extension.empty() && report_.extension() != tool.report_extension) {
     add_warning(warnings, "report " + report_.string() + " does not end in " + tool.report_extension +
                               ", the extension this nsys writes");
   }
   if (kind_ == Kind::stats) {
-    if (reports_.empty()) return invalid("nsys stats needs at least one --report", "e.g. cuda_gpu_kern_sum,nvtx_sum");
+    if (reports_.empty()) return detail::invalid_option("nsys stats needs at least one --report", "e.g. cuda_gpu_kern_sum,nvtx_sum");
     for (const auto& name : reports_) {
       if (name.empty() || name.find_first_of(", ") != std::string::npos) {
-        return invalid("nsys stats report name '" + name + "' is not one report", "give one report per entry", name);
+        return detail::invalid_option("nsys stats report name '" + name + "' is not one report", "give one report per entry", name);
       }
     }
     return {};

@@ -120,9 +120,6 @@ std::string sort_key(const std::optional<double>& value) {
 }
 
 namespace {
-std::optional<double> as_double(const std::optional<std::int64_t>& value) {
-  return value ? std::optional<double>(static_cast<double>(*value)) : std::nullopt;
-}
 std::string num_cell(const std::optional<double>& key, const std::string& text) {
   return "<td class=\"num\"" + sort_key(key) + ">" + html_escape(text) + "</td>";
 }

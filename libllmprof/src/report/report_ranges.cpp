@@ -58,10 +58,6 @@ std::vector<std::pair<std::string, std::string>> bare_run_rows(const ReportBareR
   return rows;
 }
 
-std::optional<double> as_double(const std::optional<std::int64_t>& value) {
-  return value ? std::optional<double>(static_cast<double>(*value)) : std::nullopt;
-}
-
 std::string duration_text(const std::optional<double>& nanoseconds) {
   return nanoseconds ? format_duration_ns(*nanoseconds) : std::string(kNotComputed);
 }
