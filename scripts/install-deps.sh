@@ -39,8 +39,10 @@ if [ "$main_job" -eq 0 ]; then
 fi
 if [ "$with_torch" -eq 1 ]; then packages+=(libtorch-dev libgloo-dev); fi
 if [ "$with_browser" -eq 1 ]; then packages+=(chromium); fi
-# The Debian QdstrmImporter (turns nsys's .qdstrm into a .nsys-rep) links libssh.so.4.
-if [ "$with_nsight" -eq 1 ]; then packages+=(libssh-4); fi
+# The Debian QdstrmImporter (turns nsys's .qdstrm into a .nsys-rep) links libssh.so.4 and libpfm.so.4. libpfm4
+# came with clang's LLVM on machines with the test packages; a fresh machine with --main-job lacked it and the
+# quick start's nsys stage failed (issue 35, measured in a fresh Debian 12 root: bench/quickstart_fresh.sh).
+if [ "$with_nsight" -eq 1 ]; then packages+=(libssh-4 libpfm4); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
