@@ -15,6 +15,8 @@
 #             1b-load sampled graphs"; "sampled" = the 1b example under --preset sampled, after a bare run of it);
 #             each run's run.json, report.json, stages.csv, report.md, plan.log and log into $OUT/reports.tar.gz
 #             as soon as it ends (the device returns at most a few files)
+#   nsystime  the 1b example bare twice, then nsys profile with the pipeline's flags, each output line timestamped:
+#             sampled, unsampled, and sampled with --export=sqlite; the export's own time
 # Results under $OUT: sampling.log, coverage.tsv, counting.csv, fixtures/, *-runs.tar.gz.
 set -uo pipefail
 # shellcheck source=scripts/gpu-verify-coverage.sh
@@ -112,6 +114,43 @@ phase_sampled() {
     tar -czf "$OUT/reports.tar.gz" -C /tmp reports
   done
   true
+}
+
+stamp() {  # the command's output lines, each with the seconds since it started, then its exit status
+  python3 -c '
+import subprocess, sys, time
+start = time.monotonic()
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+for line in child.stdout:
+    print(f"{time.monotonic() - start:7.2f} {line.rstrip()}")
+print(f"{time.monotonic() - start:7.2f} exit {child.wait()}")' "$@"
+}
+
+# Where the sampled preset's nsys time goes (issue 36: capture 11.3 s against 3.6 s bare): nsys's own lines
+# timestamped (its start-up before the workload, the workload, the report's generation), the export, with and
+# without sampling, and with the export done by nsys profile itself (--export=sqlite).
+phase_nsystime() {
+  [ -n "${dp_new:-}" ] || phase_build || return 1
+  bare 1b "$ex" --preset 1b --warmup 1
+  bare 1b "$ex" --preset 1b --warmup 1
+  local base=(--trace=cuda,nvtx --sample=none --cpuctxsw=none --wait=primary --capture-range=nvtx --nvtx-capture=decode
+              --capture-range-end=stop --env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0 --force-overwrite=true)
+  local sampling=(--gpu-metrics-devices=all --gpu-metrics-frequency=20000)
+  for variant in sampled unsampled sampled-inline; do
+    local extra=()
+    case $variant in
+      sampled) extra=("${sampling[@]}") ;;
+      sampled-inline) extra=("${sampling[@]}" --export=sqlite) ;;
+    esac
+    step "nsys profile $variant"
+    stamp "$NSYS" profile "${base[@]}" "${extra[@]}" -o "/tmp/nsystime-$variant" "$ex" --preset 1b --warmup 1 |
+      grep -viE "^ *[0-9.]+ +(step|token) " | tail -25
+    if [ "$variant" != sampled-inline ]; then
+      stamp "$NSYS" export --type sqlite --force-overwrite=true -o "/tmp/nsystime-$variant.sqlite" \
+        "/tmp/nsystime-$variant.nsys-rep" | tail -3
+    fi
+    ls -l /tmp/nsystime-"$variant".*
+  done
 }
 
 printf 'run\texit\ttotal_s\tncu_s\tncu_status\tselection_coverage\tcoverage_reached\tplanned\trows\tpasses\tpasses_ended\testimated_s\n' \

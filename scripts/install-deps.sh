@@ -35,6 +35,8 @@ if [ "$main_job" -eq 0 ]; then
     catch2 clang libclang-rt-14-dev clang-tidy
     # A single-node Slurm and Open MPI for the multi-rank end-to-end tests (scripts/cluster.sh).
     slurmctld slurmd slurm-client munge openmpi-bin
+    # A fresh Debian 12 root for the quick start's own test (bench/quickstart_fresh.sh).
+    debootstrap
   )
 fi
 if [ "$with_torch" -eq 1 ]; then packages+=(libtorch-dev libgloo-dev); fi

@@ -18,6 +18,13 @@ ctest --preset dev "$@"
 # unity batch both define at file scope fails here, not on a user's first build.
 cmake --preset release -DLLMPROF_BUILD_TESTS=OFF
 cmake --build --preset release --target deep-profile
+# The quick start itself on a fresh Debian 12 root (debootstrap, chroot; about 5 min): the main job's packages must be
+# all it needs (a fresh root found the Nsight importer's libpfm4 missing). Needs root for the chroot and its mounts.
+if [ "$(id -u)" -eq 0 ] && [ "${LLMPROF_FRESH_QUICKSTART:-1}" = 1 ]; then
+  bench/quickstart_fresh.sh
+else
+  echo "test.sh: the quick start on a fresh Debian 12 root is not run (needs root; LLMPROF_FRESH_QUICKSTART=0 skips it)"
+fi
 # The same tree with warnings as errors (no LibTorch example), so a new warning fails CI.
 cmake --preset werror
 cmake --build --preset werror

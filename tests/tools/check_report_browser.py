@@ -15,6 +15,9 @@ import subprocess
 import sys
 import zlib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from headless_chromium import find_chromium, headless_flags  # noqa: E402
+
 
 def decode_png(path):
     """Returns (width, height, rows) with rows as lists of (r, g, b) tuples; 8-bit RGB/RGBA only."""
@@ -108,10 +111,8 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--chromium", default="")
     args = parser.parse_args()
-    chromium = args.chromium if args.chromium and os.path.exists(args.chromium) else (
-        shutil.which("chromium") or shutil.which("chromium-browser"))
+    chromium = find_chromium(args.chromium)
     if not chromium:
-        print("LLMPROF-SKIPPED: no chromium found (install it with scripts/install-deps.sh, Debian package 'chromium')")
         return 0
     shutil.rmtree(args.work, ignore_errors=True)
     main_dir = os.path.join(args.work, "run")
@@ -119,7 +120,7 @@ def main():
     subprocess.run([args.deep_profile, "report", main_dir, "--format", "html"], check=True)
     html = os.path.join(main_dir, "report.html")
     png = os.path.join(args.work, "report.png")
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--user-data-dir={args.work}/profile"]
+    flags = headless_flags(args.work)
     subprocess.run([chromium, *flags, f"--screenshot={png}", "--window-size=1280,2000", "file://" + html],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
     dom = subprocess.run([chromium, *flags, "--dump-dom", "file://" + html], check=True, capture_output=True,

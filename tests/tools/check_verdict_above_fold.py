@@ -22,6 +22,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_report_browser import decode_png  # noqa: E402
+from headless_chromium import find_chromium, headless_flags  # noqa: E402
 
 WIDTH, HEIGHT = 1400, 900
 PROBE = """<script>
@@ -35,11 +36,6 @@ PROBE = """<script>
     levers: box(document.querySelector("table.levers"))}));
 })();
 </script>"""
-
-
-def chromium_flags(work):
-    return ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--window-size={WIDTH},{HEIGHT}",
-            f"--user-data-dir={work}/profile"]
 
 
 def check_run(args, chromium, run, problems):
@@ -60,7 +56,7 @@ def check_run(args, chromium, run, problems):
     probe_page = os.path.join(main_dir, "report-probe.html")
     text = open(page, encoding="utf-8").read()
     open(probe_page, "w", encoding="utf-8").write(text.replace("</body>", PROBE + "</body>"))
-    dom = subprocess.run([chromium, *chromium_flags(work), "--dump-dom", "file://" + probe_page], check=True,
+    dom = subprocess.run([chromium, *headless_flags(work, (WIDTH, HEIGHT)), "--dump-dom", "file://" + probe_page], check=True,
                          capture_output=True, text=True, timeout=120).stdout
     found = re.search(r'data-probe="([^"]*)"', dom)
     if not found:
@@ -84,7 +80,7 @@ def check_run(args, chromium, run, problems):
         elif box["top"] < 0 or box["bottom"] > HEIGHT or box["right"] > WIDTH:
             problems.append(f"{name}: the {what} ({box}) is not inside the first {WIDTH}x{HEIGHT} viewport")
     png = os.path.join(work, name + ".png")
-    subprocess.run([chromium, *chromium_flags(work), f"--screenshot={png}", "file://" + page], check=True,
+    subprocess.run([chromium, *headless_flags(work, (WIDTH, HEIGHT)), f"--screenshot={png}", "file://" + page], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
     width, height, rows = decode_png(png)
     if (width, height) != (WIDTH, HEIGHT):
@@ -111,10 +107,8 @@ def main():
     parser.add_argument("--save", default="")
     parser.add_argument("--save-prefix", default="verdict-")
     args = parser.parse_args()
-    chromium = args.chromium if args.chromium and os.path.exists(args.chromium) else (
-        shutil.which("chromium") or shutil.which("chromium-browser"))
+    chromium = find_chromium(args.chromium)
     if not chromium:
-        print("LLMPROF-SKIPPED: no chromium found (install it with scripts/install-deps.sh, Debian package 'chromium')")
         return 0
     problems = []
     for run in args.run:

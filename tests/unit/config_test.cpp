@@ -544,4 +544,7 @@ TEST_CASE("the serving preset: the workload's window, forked workers traced, gra
         std::vector<std::string>{"--trace-fork-before-exec=true", "--cuda-graph-trace=node"});
   CHECK(config->run.stage == "auto");  // the busiest step kind in the window, whatever its name (issue 34)
   CHECK(config->ncu.nvtx_include == std::vector<std::string>{"decode_batch/"});
+  // The serving example's ncu figures measured on the H200 (issue 35), not the LibTorch example's general ones.
+  CHECK(config->ncu.seconds_per_launch == 0.9);
+  CHECK(config->ncu.start_up_overhead_s == 3.0);
 }

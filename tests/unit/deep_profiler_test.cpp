@@ -22,6 +22,7 @@
 #include "llmprof/tool_probe.hpp"
 #include "pipeline/artifact_checks.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/ncu_launch_cost.hpp"
 #include "pipeline_bench.hpp"
 #include "run_manifest_reading.hpp"
 #include "test_support.hpp"
@@ -1104,7 +1105,7 @@ TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run o
     CHECK(plan.at("start_up_seconds").as_double() == Approx(7.172982471));
     CHECK_THAT(std::string(plan.at("seconds_per_pass_source").as_string()),
                Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 3 s of ncu's (measured by "
-                                 "run r0)"));
+                                 "run r0 of this command)"));
   }
   SECTION("another command: ncu.start_up_overhead_s (10 s), its cost per launch still taken") {
     const auto plan = plan_with_recorded_start_up(measured + R"(python3 serve.py"})");
@@ -1112,5 +1113,83 @@ TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run o
                Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 10 s of ncu's "
                                  "(ncu.start_up_overhead_s)"));
     CHECK(plan.at("seconds_per_launch").as_double() == 0.5);
+    CHECK(plan.at("seconds_per_launch_source").as_string() == "measured by run r0 of `python3 serve.py`");
+  }
+  SECTION("schema 2: this command's own cost per launch, not the last run's of another command") {
+    const auto plan = plan_with_recorded_start_up(
+        R"({"schema":"llmprof.ncu_launch_cost/2","entries":[)"
+        R"({"set":"roofline","workload":"workload --steps 2","run":"r1","seconds_per_launch":0.9,"start_up_overhead_s":3.0},)"
+        R"({"set":"roofline","workload":"python3 serve.py","run":"r2","seconds_per_launch":0.6,"start_up_overhead_s":12.0}]})");
+    CHECK(plan.at("seconds_per_launch").as_double() == 0.9);
+    CHECK(plan.at("seconds_per_launch_source").as_string() == "measured by run r1 of this command");
+    CHECK_THAT(std::string(plan.at("seconds_per_pass_source").as_string()),
+               Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 3 s of ncu's (measured by "
+                                 "run r1 of this command)"));
+  }
+}
+
+TEST_CASE("ncu launch cost record: per set and command, newest wins, bad entries and files are not figures") {
+  TempDir temp;
+  const fs::path file = temp.path() / "ncu-launch-cost.json";
+  using llmprof::detail::find_ncu_launch_cost;
+  using llmprof::detail::NcuLaunchCost;
+  using llmprof::detail::record_ncu_launch_cost;
+  CHECK_FALSE(find_ncu_launch_cost(file, "roofline", "a"));  // no file
+  REQUIRE(record_ncu_launch_cost(file, NcuLaunchCost{"roofline", "a", "r1", 0.6, 12.0}));
+  REQUIRE(record_ncu_launch_cost(file, NcuLaunchCost{"roofline", "b", "r2", 0.9, 3.0}));
+  REQUIRE(record_ncu_launch_cost(file, NcuLaunchCost{"full", "a", "r3", 4.0, 20.0}));
+  SECTION("each command its own figures") {
+    const auto a = find_ncu_launch_cost(file, "roofline", "a");
+    REQUIRE(a);
+    CHECK(a->seconds_per_launch == 0.6);
+    CHECK(a->start_up_overhead_s == 12.0);
+    const auto b = find_ncu_launch_cost(file, "roofline", "b");
+    REQUIRE(b);
+    CHECK(b->seconds_per_launch == 0.9);
+    CHECK(b->start_up_overhead_s == 3.0);
+    CHECK(find_ncu_launch_cost(file, "full", "a")->seconds_per_launch == 4.0);
+  }
+  SECTION("a new command: the newest cost per launch of the set, no start-up overhead") {
+    const auto c = find_ncu_launch_cost(file, "roofline", "c");
+    REQUIRE(c);
+    CHECK(c->seconds_per_launch == 0.9);
+    CHECK_FALSE(c->start_up_overhead_s);
+    CHECK(c->source == "measured by run r2 of `b`");
+    CHECK_FALSE(find_ncu_launch_cost(file, "detailed", "a"));
+  }
+  SECTION("a run of the same command replaces its entry and becomes the newest") {
+    REQUIRE(record_ncu_launch_cost(file, NcuLaunchCost{"roofline", "a", "r4", 0.7, std::nullopt}));
+    const auto a = find_ncu_launch_cost(file, "roofline", "a");
+    REQUIRE(a);
+    CHECK(a->seconds_per_launch == 0.7);
+    CHECK_FALSE(a->start_up_overhead_s);  // this run measured none: the configuration's, not r1's stale one
+    CHECK(find_ncu_launch_cost(file, "roofline", "c")->source == "measured by run r4 of `a`");
+    const auto document = boost::json::parse(read_file(file)).as_object();
+    CHECK(document.at("entries").as_array().size() == 3);
+  }
+  SECTION("the 64 newest entries are kept") {
+    for (int i = 0; i < 70; ++i)
+      REQUIRE(record_ncu_launch_cost(file, NcuLaunchCost{"roofline", "w" + std::to_string(i), "r", 1.0, 1.0}));
+    const auto document = boost::json::parse(read_file(file)).as_object();
+    CHECK(document.at("entries").as_array().size() == 64);
+    CHECK_FALSE(find_ncu_launch_cost(file, "roofline", "w5")->start_up_overhead_s);  // dropped: the newest's cost
+    CHECK(find_ncu_launch_cost(file, "roofline", "w6")->start_up_overhead_s == 1.0);
+  }
+  SECTION("entries that plan nothing are skipped; an unreadable file is no figure and is rewritten") {
+    write_file(file, R"({"schema":"llmprof.ncu_launch_cost/2","entries":[)"
+                     R"({"set":"roofline","workload":"a","run":"r1","seconds_per_launch":0},)"
+                     R"({"set":"roofline","workload":"a","run":"r2","seconds_per_launch":"fast"},)"
+                     R"({"workload":"a","run":"r3","seconds_per_launch":1.0},)"
+                     R"({"set":"roofline","workload":"a","run":"r4","seconds_per_launch":2.0,"start_up_overhead_s":-1}]})");
+    const auto a = find_ncu_launch_cost(file, "roofline", "a");
+    REQUIRE(a);
+    CHECK(a->seconds_per_launch == 2.0);
+    CHECK_FALSE(a->start_up_overhead_s);
+    write_file(file, "{not json");
+    CHECK_FALSE(find_ncu_launch_cost(file, "roofline", "a"));
+    write_file(file, R"({"schema":"llmprof.ncu_launch_cost/9","entries":[]})");
+    CHECK_FALSE(find_ncu_launch_cost(file, "roofline", "a"));
+    REQUIRE(record_ncu_launch_cost(file, NcuLaunchCost{"roofline", "a", "r5", 0.5, 2.0}));
+    CHECK(find_ncu_launch_cost(file, "roofline", "a")->seconds_per_launch == 0.5);
   }
 }

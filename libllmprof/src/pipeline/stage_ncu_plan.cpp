@@ -2,19 +2,15 @@
 // runs, one ncu pass per plan pass (one in the common case) with --filter-mode per-launch-config, progress
 // with an ETA, every pass's rows in raw.csv, then the check of the rows against the plan and the
 // measured cost per launch (kept in the runs root for the next plan's estimate).
-#include <boost/json.hpp>
-
 #include <algorithm>
-#include <cmath>
 #include <sstream>
 #include <tuple>
 
-#include "core/atomic_file.hpp"
 #include "core/file_text.hpp"
 #include "core/format.hpp"
-#include "core/json_fields.hpp"
 #include "core/text.hpp"
 #include "llmprof/ncu_metrics.hpp"
+#include "pipeline/ncu_launch_cost.hpp"
 #include "pipeline/ncu_pass.hpp"
 #include "pipeline/tool_call.hpp"
 
@@ -27,40 +23,11 @@ constexpr const char* kLaunchCostFile = "ncu-launch-cost.json";
 
 fs::path launch_cost_file(const PipelineRun& run) { return run.directory.path().parent_path() / kLaunchCostFile; }
 
-// What an earlier run with the same ncu set measured (runs_root/ncu-launch-cost.json): the cost per profiled
-// launch and, from runs whose export had the capture's start, what ncu added to the start-up the capture measured.
-// The command whose start-up a measured overhead belongs to.
+// The command whose figures the runs root keeps (pipeline/ncu_launch_cost.hpp).
 std::string workload_key(const PipelineRun& run) { return join(run.workload.argv, " "); }
 
-struct MeasuredNcuCost {
-  double seconds_per_launch = 0;
-  std::optional<double> start_up_overhead_s;
-  std::string source;  // "measured by run <id>"
-};
-
 std::optional<MeasuredNcuCost> measured_ncu_cost(const PipelineRun& run) {
-  const std::string text = read_text(launch_cost_file(run));
-  if (text.empty()) return std::nullopt;
-  auto object = parse_json_object(text, launch_cost_file(run));
-  if (!object) return std::nullopt;
-  const auto* set = object->if_contains("set");
-  const auto* seconds = object->if_contains("seconds_per_launch");
-  const auto* from = object->if_contains("run");
-  const auto* overhead = object->if_contains("start_up_overhead_s");
-  const auto* workload = object->if_contains("workload");
-  if (!set || !set->is_string() || set->as_string() != run.config.ncu.set || !seconds || !seconds->is_number())
-    return std::nullopt;
-  MeasuredNcuCost cost;
-  cost.seconds_per_launch = seconds->to_number<double>();
-  if (!std::isfinite(cost.seconds_per_launch) || cost.seconds_per_launch <= 0) return std::nullopt;
-  // ncu's addition to the start-up is the workload's own (the launches before its stage): taken only from a run of
-  // the same command. On the H200 the 1b example's 15.5 s made serving's estimate 1.67x its 17.1 s (serving's: 3 s).
-  const bool same_workload = workload && workload->is_string() && workload->as_string() == workload_key(run);
-  if (same_workload && overhead && overhead->is_number() && std::isfinite(overhead->to_number<double>()) &&
-      overhead->to_number<double>() >= 0)
-    cost.start_up_overhead_s = overhead->to_number<double>();
-  cost.source = "measured by run " + std::string(from && from->is_string() ? from->as_string().c_str() : "?");
-  return cost;
+  return find_ncu_launch_cost(launch_cost_file(run), run.config.ncu.set, workload_key(run));
 }
 
 std::vector<ProfiledLaunch> profiled_launches(const fs::path& csv) {
@@ -203,16 +170,11 @@ std::optional<double> record_measurement(PipelineRun& run, const NcuPlan& plan, 
                                            : ""),
           !check.not_profiled.empty());
   if (!measured.seconds_per_launch) return std::nullopt;
-  boost::json::object cost{{"schema", "llmprof.ncu_launch_cost/1"},
-                           {"seconds_per_launch", *measured.seconds_per_launch},
-                           {"set", run.config.ncu.set},
-                           {"run", run.directory.path().filename().string()}};
-  if (measured.start_up_overhead_s) {
-    cost["start_up_overhead_s"] = *measured.start_up_overhead_s;
-    cost["workload"] = workload_key(run);
-  }
-  // Best effort: a runs root that cannot take the file only loses the next estimate's precision.
-  (void)write_file_atomically(launch_cost_file(run), boost::json::serialize(cost) + "\n");
+  NcuLaunchCost cost{run.config.ncu.set, workload_key(run), run.directory.path().filename().string(),
+                     *measured.seconds_per_launch, measured.start_up_overhead_s};
+  if (!record_ncu_launch_cost(launch_cost_file(run), cost))
+    run.say(kStage, "could not write " + launch_cost_file(run).string() +
+                        ": the next plan estimates with the configuration's ncu figures");
   return measured.seconds_per_launch;
 }
 

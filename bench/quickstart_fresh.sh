@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The README's quick start on a fresh Debian 12 machine, timed: a new minimal Debian 12 root (debootstrap
+# --variant=minbase, plus git, ca-certificates, sudo and procps: what a user has before the README's first command),
+# a clone of this repository's HEAD inside it, then in a chroot `scripts/install-deps.sh --main-job` (the install)
+# and `scripts/quickstart.sh` (configure, build without ccache's cache, the run). Prints both times and their sum,
+# and fails when the quick start's run did not reach its report with the nsys stage ok (issue 35: the first fresh
+# root found the Nsight importer's libpfm.so.4 missing from the main job's packages).
+# Needs root, debootstrap (apt-get install debootstrap) and Debian's mirror. The root is built under --work
+# (default /var/tmp/llmprof-quickstart-fresh) and kept pristine for the next run; --keep leaves the used copy.
+# Usage: bench/quickstart_fresh.sh [--work DIR] [--keep] [--mirror URL]
+set -euo pipefail
+source_dir="$(cd "$(dirname "$0")/.." && pwd)"
+work=/var/tmp/llmprof-quickstart-fresh
+mirror=http://deb.debian.org/debian
+keep=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --work) work="$2"; shift 2 ;;
+    --mirror) mirror="$2"; shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "quickstart_fresh.sh: unknown option '$1' (valid: --work, --mirror, --keep)" >&2; exit 2 ;;
+  esac
+done
+if [ "$(id -u)" -ne 0 ]; then echo "quickstart_fresh.sh: needs root (debootstrap, chroot, mounts)" >&2; exit 2; fi
+if ! command -v debootstrap > /dev/null; then
+  echo "quickstart_fresh.sh: debootstrap is missing: apt-get install debootstrap" >&2; exit 2
+fi
+mkdir -p "$work"
+pristine="$work/pristine"
+if [ ! -x "$pristine/usr/bin/git" ]; then
+  rm -rf "$pristine"
+  echo "quickstart_fresh.sh: debootstrap of Debian 12 (bookworm, minbase) into $pristine"
+  debootstrap --variant=minbase --include=git,ca-certificates,sudo,procps bookworm "$pristine" "$mirror" \
+    > "$work/debootstrap.log" 2>&1 || { echo "quickstart_fresh.sh: debootstrap failed; see $work/debootstrap.log" >&2; exit 1; }
+fi
+root="$work/root"
+if grep -q " $root/" /proc/mounts; then
+  echo "quickstart_fresh.sh: $root still has mounts from an earlier run; unmount them (grep $root /proc/mounts)" >&2
+  exit 1
+fi
+rm -rf --one-file-system "$root"
+cp -a "$pristine" "$root"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+# Only what the tools need, each mount its own and private, so that unmounting touches nothing of this machine's:
+# /proc, the device nodes, a /dev/shm of its own (nsys's shared memory) and a read-only /sys.
+mounts=()
+cleanup() {
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[$i]}" 2> /dev/null || umount -l "${mounts[$i]}"; done
+  # Never delete through a mount that is still there (it would be this machine's /dev or /sys).
+  if grep -q " $root/" /proc/mounts; then
+    echo "quickstart_fresh.sh: mounts under $root remain (grep $root /proc/mounts); not deleting it" >&2
+  elif [ "$keep" -eq 0 ]; then
+    rm -rf --one-file-system "$root"
+  fi
+}
+trap cleanup EXIT
+mount_private() {  # mount_private TARGET ARGS...
+  local target="$1"; shift
+  mount "$@" "$target"
+  mounts+=("$target")
+  mount --make-private "$target"
+}
+mount_private "$root/proc" -t proc proc
+mount_private "$root/dev" --bind /dev
+mount_private "$root/dev/shm" -t tmpfs tmpfs
+mount_private "$root/sys" --bind -o ro /sys
+git clone -q "$source_dir" "$root/root/libllmprof"
+echo "quickstart_fresh.sh: cloned $(git -C "$source_dir" rev-parse --short HEAD) into the fresh root; install, then the quick start"
+cat > "$root/root/quickstart-fresh.sh" <<'EOF'
+#!/bin/bash
+cd /root/libllmprof
+seconds() { date +%s.%N; }
+start=$(seconds)
+scripts/install-deps.sh --main-job > /root/install.log 2>&1 || { echo "install failed"; exit 10; }
+installed=$(seconds)
+status=0
+scripts/quickstart.sh > /root/quickstart.log 2>&1 || status=$?
+done_at=$(seconds)
+echo "$start $installed $done_at $status" > /root/times.txt
+EOF
+chmod +x "$root/root/quickstart-fresh.sh"
+chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 /root/quickstart-fresh.sh ||
+  { echo "quickstart_fresh.sh: the install failed; see $root/root/install.log (--keep keeps it)" >&2; exit 1; }
+read -r start installed done_at status < "$root/root/times.txt"
+install_s="$(echo "$installed - $start" | bc)"
+quickstart_s="$(echo "$done_at - $installed" | bc)"
+printf 'install (scripts/install-deps.sh --main-job): %6.1f s\n' "$install_s"
+printf 'quick start (configure, build, run):          %6.1f s\n' "$quickstart_s"
+printf 'to the first report:                          %6.1f s (%s)\n' "$(echo "$install_s + $quickstart_s" | bc)" \
+  "$(tail -1 "$root/root/quickstart.log")"
+cp "$root/root/install.log" "$root/root/quickstart.log" "$work/"
+run_json="$(ls -d "$root"/root/libllmprof/runs/*/run.json 2> /dev/null | tail -1)"
+if [ -z "$run_json" ] || [ ! -f "$(dirname "$run_json")/report.md" ]; then
+  echo "quickstart_fresh.sh: FAIL: the quick start left no run with a report (exit $status); see $work/quickstart.log" >&2
+  exit 1
+fi
+python3 - "$run_json" <<'PY' || { echo "quickstart_fresh.sh: FAIL; see $work/quickstart.log" >&2; exit 1; }
+import json, sys
+run = json.load(open(sys.argv[1]))
+stages = {stage["name"]: stage for stage in run["stages"]}
+for name in ("stage1", "nsys", "report"):
+    status = stages.get(name, {}).get("status")
+    if status != "ok":
+        print(f"FAIL: stage {name} is {status}: {stages.get(name, {}).get('reason', '')}")
+        sys.exit(1)
+print("stages: " + ", ".join(f"{name} {stage['status']}" for name, stage in stages.items()))
+PY

@@ -1,0 +1,106 @@
+// Schema llmprof.ncu_launch_cost/2: {"schema", "entries": [{set, workload, run, seconds_per_launch,
+// start_up_overhead_s?}, ...]}, oldest first. /1 (one run's figures at the top level) is read as one entry.
+// Per command since issue 35: the cost per profiled launch is the workload's kernels' (on the H200 the 1b example
+// measured 0.59 s a launch and the serving example 0.89-0.91 s), so the last run of another command planned the
+// 25 s start-up decode with serving's figure.
+#include "pipeline/ncu_launch_cost.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/atomic_file.hpp"
+#include "core/file_text.hpp"
+#include "core/json_fields.hpp"
+
+namespace llmprof::detail {
+namespace {
+
+constexpr std::size_t kMaxEntries = 64;
+
+std::optional<double> positive_or_zero(const boost::json::value* value) {
+  if (!value || !value->is_number()) return std::nullopt;
+  const double number = value->to_number<double>();
+  if (!std::isfinite(number) || number < 0) return std::nullopt;
+  return number;
+}
+
+std::string string_field(const boost::json::object& object, std::string_view key) {
+  const auto* value = object.if_contains(key);
+  return value && value->is_string() ? std::string(value->as_string()) : std::string();
+}
+
+// An entry without a positive cost per launch or a set is skipped: it can plan nothing.
+std::optional<NcuLaunchCost> entry_from(const boost::json::object& object) {
+  NcuLaunchCost cost;
+  cost.set = string_field(object, "set");
+  cost.workload = string_field(object, "workload");
+  cost.run = string_field(object, "run");
+  const auto seconds = positive_or_zero(object.if_contains("seconds_per_launch"));
+  if (cost.set.empty() || !seconds || *seconds <= 0) return std::nullopt;
+  cost.seconds_per_launch = *seconds;
+  // Written only beside the command it belongs to (in /1 too).
+  if (!cost.workload.empty()) cost.start_up_overhead_s = positive_or_zero(object.if_contains("start_up_overhead_s"));
+  return cost;
+}
+
+std::vector<NcuLaunchCost> read_entries(const std::filesystem::path& file) {
+  std::vector<NcuLaunchCost> entries;
+  const std::string text = read_text(file);
+  if (text.empty()) return entries;
+  auto object = parse_json_object(text, file);
+  if (!object) return entries;
+  const std::string schema = string_field(*object, "schema");
+  if (schema == "llmprof.ncu_launch_cost/1") {
+    if (auto entry = entry_from(*object)) entries.push_back(std::move(*entry));
+  } else if (schema == "llmprof.ncu_launch_cost/2") {
+    const auto* list = object->if_contains("entries");
+    if (!list || !list->is_array()) return entries;
+    for (const auto& value : list->as_array())
+      if (value.is_object())
+        if (auto entry = entry_from(value.as_object())) entries.push_back(std::move(*entry));
+  }
+  return entries;
+}
+
+}  // namespace
+
+std::optional<MeasuredNcuCost> find_ncu_launch_cost(const std::filesystem::path& file, const std::string& set,
+                                                    const std::string& workload) {
+  const std::vector<NcuLaunchCost> entries = read_entries(file);
+  const NcuLaunchCost* same_set = nullptr;
+  for (auto entry = entries.rbegin(); entry != entries.rend(); ++entry) {
+    if (entry->set != set) continue;
+    if (entry->workload == workload)
+      return MeasuredNcuCost{entry->seconds_per_launch, entry->start_up_overhead_s,
+                             "measured by run " + entry->run + " of this command"};
+    if (!same_set) same_set = &*entry;
+  }
+  if (!same_set) return std::nullopt;
+  return MeasuredNcuCost{same_set->seconds_per_launch, std::nullopt,
+                         "measured by run " + same_set->run + " of `" + same_set->workload + "`"};
+}
+
+bool record_ncu_launch_cost(const std::filesystem::path& file, const NcuLaunchCost& cost) {
+  std::vector<NcuLaunchCost> entries = read_entries(file);
+  std::erase_if(entries, [&](const NcuLaunchCost& entry) {
+    return entry.set == cost.set && entry.workload == cost.workload;
+  });
+  entries.push_back(cost);
+  if (entries.size() > kMaxEntries) entries.erase(entries.begin(), entries.end() - kMaxEntries);
+  boost::json::array list;
+  for (const auto& entry : entries) {
+    boost::json::object object{{"set", entry.set},
+                               {"workload", entry.workload},
+                               {"run", entry.run},
+                               {"seconds_per_launch", entry.seconds_per_launch}};
+    if (entry.start_up_overhead_s) object["start_up_overhead_s"] = *entry.start_up_overhead_s;
+    list.push_back(std::move(object));
+  }
+  const boost::json::object document{{"schema", "llmprof.ncu_launch_cost/2"}, {"entries", std::move(list)}};
+  return static_cast<bool>(write_file_atomically(file, boost::json::serialize(document) + "\n"));
+}
+
+}  // namespace llmprof::detail
