@@ -101,7 +101,7 @@ fi
 echo
 echo "one header alone: g++ -std=c++20 -O2 -fsyntax-only, best of 3 (seconds)"
 headers=("<string>" "<vector>" "<filesystem>" "<boost/json.hpp>" "<boost/process/v2/process.hpp>"
-         "<boost/log/core.hpp>" "<toml++/toml.hpp>")
+         "<boost/log/core.hpp>" "<toml++/toml.h>")
 for header in "$source_dir"/libllmprof/include/llmprof/*.hpp; do headers+=("\"llmprof/$(basename "$header")\""); done
 for header in "${headers[@]}"; do
   best=""

@@ -13,7 +13,7 @@ namespace po = boost::program_options;
 void add_config_options(po::options_description& options) {
   options.add_options()("config", po::value<std::vector<std::string>>()->composing(),
                         "a TOML file layered over the defaults and the preset (repeatable, applied in order)")(
-      "preset", po::value<std::string>(), "a preset beside deep-profile.toml: quick, thorough")(
+      "preset", po::value<std::string>(), "a preset beside deep-profile.toml: quick, thorough, serving, sampled (a wrong name lists those found)")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override one key, e.g. --set nsys.nvtx_capture=decode (repeatable; applied last)");
 }

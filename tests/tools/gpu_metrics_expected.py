@@ -7,7 +7,9 @@ libllmprof). A range instance's GPU window: the first start to the last end of t
 reports the period (t - period, t]; it belongs to a window when t - period / 2 lies in it. Per range name:
 samples, mean and nearest-rank p10/p50/p90 of SM active, tensor active, DRAM read and write (fractions of
 peak); DRAM bytes = sum over the samples of (read + write) / 100 x peak (TARGET_INFO_GPU.memoryBandwidth) x
-period, per step = over the range's instances; MBU = mean (read + write) / 100. Run from the repository root:
+period, per step = over the range's instances; MBU = mean (read + write) / 100. Then the same with each instance's
+CPU window (its NVTX start to end) for every instance, as for a capture that traced no CUDA work (nsys.trace
+without "cuda": the sampled preset), lines "  cpu NAME:". Run from the repository root:
     python3 tests/tools/gpu_metrics_expected.py
 """
 import bisect
@@ -50,16 +52,25 @@ def main(name):
             "SELECT text, start, end, globalTid FROM NVTX_EVENTS WHERE end IS NOT NULL AND text IS NOT NULL"):
         ranges[text].append((start, end, tid))
     print(f"{name}: period_ns={period} peak={peak} sample_times={len(times)}")
+
+    def gpu_window(start, end, tid):
+        inside = [k for k in kernels[bisect.bisect_left(starts, start):bisect.bisect_right(starts, end)] if k[1] == tid]
+        return (min(k[2] for k in inside), max(k[3] for k in inside)) if inside else None
+
+    summarize(ranges, times, rows, period, peak, gpu_window, "  ")
+    summarize(ranges, times, rows, period, peak, lambda start, end, tid: (start, end), "  cpu ")
+
+
+def summarize(ranges, times, rows, period, peak, window_of, prefix):
     for text in sorted(ranges):
         values = collections.defaultdict(list)
         share, share_samples, samples = 0.0, 0, 0
         windows = []
         for start, end, tid in ranges[text]:
-            inside = [k for k in kernels[bisect.bisect_left(starts, start):bisect.bisect_right(starts, end)]
-                      if k[1] == tid]
-            if not inside:
+            window = window_of(start, end, tid)
+            if not window:
                 continue
-            gpu_start, gpu_end = min(k[2] for k in inside), max(k[3] for k in inside)
+            gpu_start, gpu_end = window
             windows.append((gpu_end - gpu_start, gpu_start, gpu_end))
             for t in times[bisect.bisect_left(times, gpu_start + period // 2):]:
                 if t - period // 2 > gpu_end:
@@ -70,7 +81,7 @@ def main(name):
                 if "read" in rows[t] and "write" in rows[t]:
                     share += (rows[t]["read"] + rows[t]["write"]) / 100
                     share_samples += 1
-        line = [f"  {text}: instances={len(ranges[text])} samples={samples}"]
+        line = [f"{prefix}{text}: instances={len(ranges[text])} samples={samples}"]
         for key in ("sm", "tensor", "read", "write"):
             v = sorted(values[key])
             if v:

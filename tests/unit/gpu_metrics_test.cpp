@@ -153,6 +153,58 @@ TEST_CASE("gpu metrics: per-stage utilisation and DRAM bytes per step match the 
   CHECK(*step.sampled_to_measured_bytes == Approx(*step.sampled_dram_bytes_per_step / 2.2e9));
 }
 
+TEST_CASE("gpu metrics: a capture without CUDA trace is sampled over its ranges' CPU time (the sampled preset)") {
+  // The recorded export without its CUPTI tables is what nsys --trace=nvtx writes: ranges and samples, no GPU work.
+  const auto copy = std::filesystem::temp_directory_path() / "llmprof_gpu_metrics_nvtx_only.sqlite";
+  std::filesystem::copy_file(kExport, copy, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::permissions(copy, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  {
+    auto database = detail::SqliteDatabase::open_writable(copy);
+    REQUIRE(database.has_value());
+    for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
+                              "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"})
+      REQUIRE(database->execute(std::string("DROP TABLE IF EXISTS ") + table));
+  }
+  auto timeline = analyze_timeline(copy);
+  REQUIRE(timeline.has_value());
+  CHECK(timeline->gpu_activities == 0);
+  // Not "CPU only": the samples say a GPU was there and busy; its work was not traced.
+  CHECK(timeline->cuda_untraced);
+  for (const auto& stage : timeline->stages) CHECK_THAT(stage.verdict, Catch::StartsWith("GPU work not traced"));
+  CHECK_THAT(timeline->validity.notes.front(), Catch::StartsWith("CUDA was not traced"));
+  auto samples = read_gpu_metric_samples(copy);
+  REQUIRE((samples.has_value() && samples->has_value()));
+  AnalysisReport report;
+  for (const auto& stage : timeline->stages)
+    report.stages.push_back(ReportStage{.name = stage.name, .domain = stage.domain,
+                                        .steps = double(stage.instances.size())});
+  attach_sampled_utilisation(timeline.value(), *samples, report);
+  REQUIRE(report.stages.size() == 6);
+  for (const auto& stage : report.stages) {
+    const std::string line = "  cpu " + stage.name + ":";
+    INFO(stage.name << ": " << stage.sampled_note);
+    REQUIRE(stage.sampled_samples.has_value());
+    CHECK(double(*stage.sampled_samples) == oracle_figure("gpu_metrics", line, "samples"));
+    if (*stage.sampled_samples < kMinimumStageSamples) {
+      CHECK_THAT(stage.sampled_note, Catch::Contains("fell in the ranges' CPU time") && Catch::Contains("withheld"));
+      continue;
+    }
+    CHECK_THAT(stage.sampled_note, Catch::Contains("over the ranges' CPU time (the capture traced no CUDA work"));
+    CHECK(*stage.sampled_sm_active == Approx(oracle_figure("gpu_metrics", line, "sm_mean")).epsilon(1e-8));
+    CHECK(*stage.sampled_tensor_active == Approx(oracle_figure("gpu_metrics", line, "tensor_mean")).epsilon(1e-8));
+    CHECK(*stage.sampled_dram_read_p90 == Approx(oracle_figure("gpu_metrics", line, "read_p90")));
+    CHECK(*stage.sampled_mbu == Approx(oracle_figure("gpu_metrics", line, "mbu")).epsilon(1e-8));
+    CHECK(*stage.sampled_dram_bytes_per_step ==
+          Approx(oracle_figure("gpu_metrics", line, "bytes_per_step")).epsilon(1e-6));
+    if (stage.name == "decode_step")
+      CHECK(double(stage.sampled_median_step.size()) == oracle_figure("gpu_metrics", line, "median_step_points"));
+  }
+  // On this eager decode the two windows agree: its steps end by waiting for their GPU work (the oracle's lines).
+  CHECK(oracle_figure("gpu_metrics", "  cpu decode_step:", "mbu") ==
+        Approx(oracle_figure("gpu_metrics", "  decode_step:", "mbu")).epsilon(0.05));
+  std::filesystem::remove(copy);
+}
+
 TEST_CASE("gpu metrics: an export without samples, and one whose samples break their invariants") {
   // nsys 2022.4 on a machine without a GPU writes no GPU_METRICS table: no samples, not an error.
   auto none = read_gpu_metric_samples(data_path("nsys-sqlite/cpu2022.sqlite"));

@@ -128,10 +128,12 @@ std::string graph_gap_text(const TimelineStage& stage) {
   return text;
 }
 
-void set_verdict(TimelineStage& stage, const TimelineOptions& options) {
+void set_verdict(TimelineStage& stage, const TimelineOptions& options, bool cuda_untraced) {
   const bool has_gpu = stage.gpu_time_ns > 0;
   if (!has_gpu && stage.loss.launches == 0) {
-    stage.verdict = "CPU only: no GPU work launched inside this range";
+    stage.verdict = cuda_untraced ? "GPU work not traced: the capture recorded no CUDA call (nsys.trace without "
+                                    "\"cuda\"); the sampled GPU counters measure it"
+                                  : "CPU only: no GPU work launched inside this range";
     stage.headroom.reset();
     return;
   }
@@ -251,7 +253,10 @@ void fill_validity(TimelineReport& report) {
                             "--cuda-graph-trace=node to list them (it slows the host side)";
   }
   if (validity.empty_capture)
-    validity.notes.push_back("no GPU activity was recorded: GPU figures are absent, CPU range figures stand");
+    validity.notes.push_back(report.cuda_untraced
+                                 ? "CUDA was not traced (nsys.trace without \"cuda\"): kernel figures are absent; the "
+                                   "GPU's sampled counters and the CPU range figures stand"
+                                 : "no GPU activity was recorded: GPU figures are absent, CPU range figures stand");
   if (report.unclosed_ranges > 0)
     validity.notes.push_back(std::to_string(report.unclosed_ranges) +
                              " NVTX ranges never closed inside the capture "
@@ -300,7 +305,7 @@ void build_stages(TimelineGathered& gathered, const TimelineOptions& options, Ti
     }
     stage.graph_replays = gathered.stage_replays[id].finish();
     summarize_stage(stage, options);
-    set_verdict(stage, options);
+    set_verdict(stage, options, report.cuda_untraced);
   }
   std::vector<std::size_t> order(stages.size());
   std::iota(order.begin(), order.end(), std::size_t{0});

@@ -134,6 +134,7 @@ Result<NsysSqliteReader> NsysSqliteReader::open(const std::filesystem::path& fil
     *check.present = *present;
   }
   schema.kernels_have_graph_node = schema.has_kernels && database->columns(kKernelTable).contains("graphNodeId");
+  schema.has_gpu_metrics = database->has_table("GPU_METRICS");
   NsysSqliteReader reader(std::move(*database), std::move(schema));
   if (auto kinds = reader.load_api_kinds(); !kinds) return kinds.error();
   return reader;

@@ -50,6 +50,7 @@ struct NsysSqliteSchema {
   bool has_memset = false;
   bool has_graph_trace = false;          // graph executions as one row each (--cuda-graph-trace=graph)
   bool kernels_have_graph_node = false;  // graphNodeId column: graph kernels when traced per node
+  bool has_gpu_metrics = false;          // GPU_METRICS: nsys sampled a GPU's counters, so there was a GPU
 };
 
 // An NVTX push/pop or start/end range. Start/end ranges may end on another thread; they belong to the

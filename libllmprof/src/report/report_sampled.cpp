@@ -48,6 +48,16 @@ constexpr const char* kCaption =
     "x peak x sample period, summed, over the stage's steps; beside it ncu's measured bytes, which cover only the "
     "profiled kernels' share of kernel time and no traffic between kernels. The verdict uses ncu's measured bytes.";
 
+// A capture without CUDA trace (the sampled preset) has no GPU-active windows: its stages were sampled over their
+// ranges' CPU time, and their notes say so (analysis/sampled_utilisation.cpp).
+std::string caption(const RunReportModel& model) {
+  for (const auto& stage : model.stages)
+    if (stage.sampled_note.find("the ranges' CPU time") != std::string::npos)
+      return std::string(kCaption) + " This capture traced no CUDA work: the stages were sampled over their ranges' "
+                                     "CPU time instead (GPU work that outlasts a range is left out).";
+  return kCaption;
+}
+
 constexpr std::size_t kMostCharts = 3;
 
 // SM active, DRAM read + write and tensor active over the median step, as polylines on one 0..top% scale.
@@ -117,7 +127,7 @@ void write_sampled_markdown(const RunReportModel& model, std::ostringstream& out
         << format_si(stage.sampled_dram_bytes_per_step, "B") << " | " << format_si(stage.dram_bytes_per_step, "B")
         << " | " << ratio_cell(stage) << " |\n";
   }
-  out << "\n" << kCaption << " " << kNotComputed << " = not computed (withheld with fewer than 20 samples).\n\n";
+  out << "\n" << caption(model) << " " << kNotComputed << " = not computed (withheld with fewer than 20 samples).\n\n";
 }
 
 void write_sampled_html(const RunReportModel& model, std::ostringstream& out) {
@@ -146,13 +156,13 @@ void write_sampled_html(const RunReportModel& model, std::ostringstream& out) {
         << html_escape(format_si(stage.dram_bytes_per_step, "B")) << "</td><td class=\"num\">"
         << html_escape(ratio_cell(stage)) << "</td></tr>";
   }
-  out << "</tbody></table></div><p class=\"caption\">" << html_escape(kCaption) << "</p>";
+  out << "</tbody></table></div><p class=\"caption\">" << html_escape(caption(model)) << "</p>";
   std::size_t charts = 0;
   for (const auto& stage : model.stages) {
     if (stage.sampled_median_step.size() < 3 || charts == kMostCharts) continue;
     ++charts;
     out << "<figure><figcaption>" << html_escape(stage_label(stage))
-        << ": utilisation over its median step (the instance whose GPU-active time is the median), "
+        << ": utilisation over its median step (the instance whose sampled window is the median), "
         << stage.sampled_median_step.size() << " points</figcaption>" << median_step_svg(stage) << "</figure>";
   }
   out << "</section>\n";
