@@ -12,11 +12,13 @@
 #             nsys sampling GPU metrics (RECORD_FREQUENCY, default 20000 Hz) on 1b, graphs and serving, and 1b
 #             without ncu; the help listings of the GPU-metrics devices and sets; trimmed exports
 #   sampled   this tree's defaults (GPU-metrics sampling on by itself) on SAMPLED_RUNS (default "1b 1b serving
-#             1b-load sampled graphs"; "sampled" = the 1b example under --preset sampled, after a bare run of it);
+#             1b-load sampled graphs"; "sampled" = the 1b example under --preset sampled, after a bare run of it;
+#             "sampled-cuda" the same with CUDA traced);
 #             each run's run.json, report.json, stages.csv, report.md, plan.log and log into $OUT/reports.tar.gz
 #             as soon as it ends (the device returns at most a few files)
 #   nsystime  the 1b example bare twice, then nsys profile with the pipeline's flags, each output line timestamped:
-#             sampled, unsampled, and sampled with --export=sqlite; the export's own time
+#             NSYSTIME_VARIANTS (default "sampled unsampled sampled-inline"; nvtx-sampled: --trace=nvtx with
+#             sampling); the export's own time
 # Results under $OUT: sampling.log, coverage.tsv, counting.csv, fixtures/, *-runs.tar.gz.
 set -uo pipefail
 # shellcheck source=scripts/gpu-verify-coverage.sh
@@ -103,8 +105,9 @@ phase_sampled() {
     case $name in
       serving) extra=(--preset serving) ;;
       sampled) bare 1b "$ex" --preset 1b --warmup 1; extra=(--preset sampled); name=1b-sampled ;;
+      sampled-cuda) extra=(--preset sampled --set 'nsys.trace=["cuda","nvtx"]'); name=1b-sampled-cuda ;;
     esac
-    local workload_name=${name%-sampled}
+    local workload_name=${name%%-sampled*}
     # shellcheck disable=SC2046
     profile "$dp_new" /tmp/runs-sampled "s$round-$name" "${extra[@]}" -- $(workload "$workload_name")
     mkdir -p "/tmp/reports/s$round-$name"
@@ -133,17 +136,18 @@ phase_nsystime() {
   [ -n "${dp_new:-}" ] || phase_build || return 1
   bare 1b "$ex" --preset 1b --warmup 1
   bare 1b "$ex" --preset 1b --warmup 1
-  local base=(--trace=cuda,nvtx --sample=none --cpuctxsw=none --wait=primary --capture-range=nvtx --nvtx-capture=decode
+  local base=(--sample=none --cpuctxsw=none --wait=primary --capture-range=nvtx --nvtx-capture=decode
               --capture-range-end=stop --env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0 --force-overwrite=true)
   local sampling=(--gpu-metrics-devices=all --gpu-metrics-frequency=20000)
-  for variant in sampled unsampled sampled-inline; do
-    local extra=()
+  for variant in ${NSYSTIME_VARIANTS:-sampled unsampled sampled-inline}; do
+    local extra=() trace=(--trace=cuda,nvtx)
     case $variant in
       sampled) extra=("${sampling[@]}") ;;
       sampled-inline) extra=("${sampling[@]}" --export=sqlite) ;;
+      nvtx-sampled) extra=("${sampling[@]}"); trace=(--trace=nvtx) ;;
     esac
     step "nsys profile $variant"
-    stamp "$NSYS" profile "${base[@]}" "${extra[@]}" -o "/tmp/nsystime-$variant" "$ex" --preset 1b --warmup 1 |
+    stamp "$NSYS" profile "${base[@]}" "${trace[@]}" "${extra[@]}" -o "/tmp/nsystime-$variant" "$ex" --preset 1b --warmup 1 |
       grep -viE "^ *[0-9.]+ +(step|token) " | tail -25
     if [ "$variant" != sampled-inline ]; then
       stamp "$NSYS" export --type sqlite --force-overwrite=true -o "/tmp/nsystime-$variant.sqlite" \
