@@ -258,14 +258,29 @@ TEST_CASE("a daemon an earlier child left behind is not ended by a later child's
 TEST_CASE("a grandchild of the application that ignores SIGTERM is killed even when ncu exits first",
           "[ownership]") {
   TempDir temp;
-  // The application starts a worker that ignores SIGTERM (an engine worker holding its port), then waits. ncu
-  // exits as soon as the application is gone, long before the grace: the worker must not outlive the run.
-  const std::string app = "(trap '' TERM; echo $$ > '" + (temp / "worker.pid").string() +
-                          "'; while :; do sleep 0.05; done) & sleep 600";
+  // The application starts a worker that ignores SIGTERM (an engine worker holding its port), waits until it runs,
+  // then sleeps. ncu exits as soon as the application is gone, long before the grace: the worker must not outlive
+  // the run. The worker writes its own pid ($$ in a ( ) subshell would be the application's), and the pass ends
+  // only once it has: on a loaded machine the third progress line came before the worker existed (a flaky failure).
+  const fs::path worker_file = temp / "worker.pid";
+  const std::string app = "/bin/sh -c 'trap \"\" TERM; echo $$ > \"$0\"; while :; do sleep 0.05; done' '" +
+                          worker_file.string() + "' & while [ ! -s '" + worker_file.string() +
+                          "' ]; do sleep 0.01; done; sleep 600";
   ProcessSpec spec = endless_fake_ncu(temp / "profile", app);
   spec.end_descendants = std::make_shared<DescendantEnding>();
   spec.descendants_kill_grace = std::chrono::milliseconds(500);
-  spec.on_stdout_line = ending_at_progress(spec, 3);
+  const auto count_progress = ending_at_progress(spec, 1'000'000);  // the Connected lines; never ends by count
+  int progress = 0;
+  bool requested = false;
+  spec.on_stdout_line = [&](const std::string& line) {
+    count_progress(line);
+    if (line.find("==PROF== Profiling") != std::string::npos) ++progress;
+    std::error_code ignored;
+    if (!requested && progress >= 3 && fs::file_size(worker_file, ignored) > 0 && !ignored) {
+      requested = true;
+      spec.end_descendants->request();
+    }
+  };
   const auto outcome = make_system_process_runner()->run(spec);
   REQUIRE(outcome.has_value());
   INFO(outcome->describe());

@@ -71,6 +71,7 @@ class ChildSession {
   void end_descendants_on_request(SteadyClock::time_point now);
   void signal_ending(int signal_number);  // the ending's processes: its targets' trees, else all descendants
   bool ending_alive();
+  void kill_ending(SteadyClock::time_point now);  // SIGKILL to what the ending targets, once
   bool tree_finished(SteadyClock::time_point now);
   bool output_finished(SteadyClock::time_point now) const;
   void begin_stop(StopReason reason, SteadyClock::time_point now);
@@ -99,6 +100,7 @@ class ChildSession {
   bool kill_sent_ = false;
   std::optional<SteadyClock::time_point> descendants_ending_began_;  // ProcessSpec::end_descendants honoured
   bool descendants_kill_sent_ = false;
+  std::optional<SteadyClock::time_point> descendants_killed_at_;  // when that SIGKILL went out
   std::vector<std::string> survivors_killed_;  // end_survivors(): outlived the grace, got SIGKILL
   std::exception_ptr callback_error_;
   std::optional<Error> output_error_;

@@ -17,6 +17,8 @@ using SteadyClock = ChildSession::SteadyClock;
 constexpr auto poll_interval = std::chrono::milliseconds(5);
 // After a normal exit, how long output is still read from processes the child left behind.
 constexpr auto drain_limit = std::chrono::milliseconds(500);
+// How long descendants sent SIGKILL may take to exit before they are reported as survivors.
+constexpr auto killed_exit_wait = std::chrono::seconds(1);
 
 }  // namespace
 
@@ -83,9 +85,14 @@ void ChildSession::end_descendants_on_request(SteadyClock::time_point now) {
     descendants_ending_began_ = now;
     signal_ending(spec_.descendants_kill_grace.count() > 0 ? SIGTERM : SIGKILL);
   } else if (!descendants_kill_sent_ && now - *descendants_ending_began_ >= spec_.descendants_kill_grace) {
-    descendants_kill_sent_ = true;
-    signal_ending(SIGKILL);
+    kill_ending(now);
   }
+}
+
+void ChildSession::kill_ending(SteadyClock::time_point now) {
+  descendants_kill_sent_ = true;
+  descendants_killed_at_ = now;
+  signal_ending(SIGKILL);
 }
 
 void ChildSession::signal_ending(int signal_number) {
@@ -109,11 +116,15 @@ bool ChildSession::tree_finished(SteadyClock::time_point now) {
   // An ending the child outlived by less than its grace: what ignored SIGTERM still gets SIGKILL (ncu exits as
   // soon as its application is gone, long before the grace, and a SIGTERM-proof grandchild of the application
   // would otherwise outlive the run, holding its port; issue 33).
-  if (stop_reason_ == StopReason::none && descendants_ending_began_ && !descendants_kill_sent_ && descendants_ &&
-      ending_alive()) {
-    if (now - *descendants_ending_began_ < spec_.descendants_kill_grace) return false;
-    descendants_kill_sent_ = true;
-    signal_ending(SIGKILL);
+  // A process SIGKILL was sent to is gone once the kernel has run its exit: until then (up to a second; on a loaded
+  // 2-core machine a killed worker still showed as sleeping right after the signal) it is not a survivor to report.
+  if (stop_reason_ == StopReason::none && descendants_ending_began_ && descendants_ && ending_alive()) {
+    if (!descendants_kill_sent_) {
+      if (now - *descendants_ending_began_ < spec_.descendants_kill_grace) return false;
+      kill_ending(now);
+      return false;
+    }
+    if (now - *descendants_killed_at_ < killed_exit_wait) return false;
   }
   if (stop_reason_ == StopReason::none || kill_sent_) return true;
   if (!group_alive()) return true;
