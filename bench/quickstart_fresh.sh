@@ -23,30 +23,44 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ "$(id -u)" -ne 0 ]; then echo "quickstart_fresh.sh: needs root (debootstrap, chroot, mounts)" >&2; exit 2; fi
+work="$(realpath -m "$work")"  # the mount checks below compare with /proc/mounts, which holds resolved paths
 if ! command -v debootstrap > /dev/null; then
   echo "quickstart_fresh.sh: debootstrap is missing: apt-get install debootstrap" >&2; exit 2
 fi
 mkdir -p "$work"
+# Nothing is deleted or copied while anything under $work is mounted (a debootstrap or a run killed hard leaves its
+# /proc, /sys or /dev mounts there): it would reach this machine's own.
+if grep -q " $work/" /proc/mounts; then
+  echo "quickstart_fresh.sh: mounts remain under $work from an earlier run; unmount them first" \
+       "(grep $work /proc/mounts)" >&2
+  exit 1
+fi
 pristine="$work/pristine"
-if [ ! -x "$pristine/usr/bin/git" ]; then
-  rm -rf "$pristine"
+complete="$pristine/.llmprof-debootstrap-complete"  # written only once debootstrap has succeeded
+if [ ! -f "$complete" ]; then
+  rm -rf --one-file-system "$pristine"
   echo "quickstart_fresh.sh: debootstrap of Debian 12 (bookworm, minbase) into $pristine"
   debootstrap --variant=minbase --include=git,ca-certificates,sudo,procps bookworm "$pristine" "$mirror" \
     > "$work/debootstrap.log" 2>&1 || { echo "quickstart_fresh.sh: debootstrap failed; see $work/debootstrap.log" >&2; exit 1; }
+  touch "$complete"
 fi
 root="$work/root"
-if grep -q " $root/" /proc/mounts; then
-  echo "quickstart_fresh.sh: $root still has mounts from an earlier run; unmount them (grep $root /proc/mounts)" >&2
-  exit 1
-fi
 rm -rf --one-file-system "$root"
-cp -a "$pristine" "$root"
+cp -ax "$pristine" "$root"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 # Only what the tools need, each mount its own and private, so that unmounting touches nothing of this machine's:
 # /proc, the device nodes, a /dev/shm of its own (nsys's shared memory) and a read-only /sys.
 mounts=()
 cleanup() {
-  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount "${mounts[$i]}" 2> /dev/null || umount -l "${mounts[$i]}"; done
+  set +e
+  # What the quick start left running inside the root (nsys's daemons, say): ours by their root directory.
+  for proc in /proc/[0-9]*; do
+    [ "$(readlink "$proc/root" 2> /dev/null)" = "$root" ] && kill -KILL "${proc#/proc/}" 2> /dev/null
+  done
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+    umount "${mounts[$i]}" 2> /dev/null || umount -l "${mounts[$i]}" ||
+      echo "quickstart_fresh.sh: could not unmount ${mounts[$i]}" >&2
+  done
   # Never delete through a mount that is still there (it would be this machine's /dev or /sys).
   if grep -q " $root/" /proc/mounts; then
     echo "quickstart_fresh.sh: mounts under $root remain (grep $root /proc/mounts); not deleting it" >&2
@@ -83,12 +97,11 @@ chmod +x "$root/root/quickstart-fresh.sh"
 chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 /root/quickstart-fresh.sh ||
   { echo "quickstart_fresh.sh: the install failed; see $root/root/install.log (--keep keeps it)" >&2; exit 1; }
 read -r start installed done_at status < "$root/root/times.txt"
-install_s="$(echo "$installed - $start" | bc)"
-quickstart_s="$(echo "$done_at - $installed" | bc)"
-printf 'install (scripts/install-deps.sh --main-job): %6.1f s\n' "$install_s"
-printf 'quick start (configure, build, run):          %6.1f s\n' "$quickstart_s"
-printf 'to the first report:                          %6.1f s (%s)\n' "$(echo "$install_s + $quickstart_s" | bc)" \
-  "$(tail -1 "$root/root/quickstart.log")"
+awk -v start="$start" -v installed="$installed" -v done_at="$done_at" 'BEGIN {
+  printf "install (scripts/install-deps.sh --main-job): %6.1f s\n", installed - start
+  printf "quick start (configure, build, run):          %6.1f s\n", done_at - installed
+  printf "to the first report:                          %6.1f s\n", done_at - start }'
+tail -1 "$root/root/quickstart.log"
 cp "$root/root/install.log" "$root/root/quickstart.log" "$work/"
 run_json="$(ls -d "$root"/root/libllmprof/runs/*/run.json 2> /dev/null | tail -1)"
 if [ -z "$run_json" ] || [ ! -f "$(dirname "$run_json")/report.md" ]; then

@@ -1107,13 +1107,13 @@ TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run o
                Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 3 s of ncu's (measured by "
                                  "run r0 of this command)"));
   }
-  SECTION("another command: ncu.start_up_overhead_s (10 s), its cost per launch still taken") {
+  SECTION("another command: the configuration's figures, neither of its own (ncu.start_up_overhead_s is 10 s)") {
     const auto plan = plan_with_recorded_start_up(measured + R"(python3 serve.py"})");
     CHECK_THAT(std::string(plan.at("seconds_per_pass_source").as_string()),
                Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 10 s of ncu's "
                                  "(ncu.start_up_overhead_s)"));
-    CHECK(plan.at("seconds_per_launch").as_double() == 0.5);
-    CHECK(plan.at("seconds_per_launch_source").as_string() == "measured by run r0 of `python3 serve.py`");
+    CHECK(plan.at("seconds_per_launch").as_double() == NcuConfig{}.seconds_per_launch);
+    CHECK(plan.at("seconds_per_launch_source").as_string() == "ncu.seconds_per_launch");
   }
   SECTION("schema 2: this command's own cost per launch, not the last run's of another command") {
     const auto plan = plan_with_recorded_start_up(
@@ -1128,7 +1128,7 @@ TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run o
   }
 }
 
-TEST_CASE("ncu launch cost record: per set and command, newest wins, bad entries and files are not figures") {
+TEST_CASE("ncu launch cost record: per set and command, bad entries and files are not figures") {
   TempDir temp;
   const fs::path file = temp.path() / "ncu-launch-cost.json";
   using llmprof::detail::find_ncu_launch_cost;
@@ -1149,13 +1149,10 @@ TEST_CASE("ncu launch cost record: per set and command, newest wins, bad entries
     CHECK(b->start_up_overhead_s == 3.0);
     CHECK(find_ncu_launch_cost(file, "full", "a")->seconds_per_launch == 4.0);
   }
-  SECTION("a new command: the newest cost per launch of the set, no start-up overhead") {
-    const auto c = find_ncu_launch_cost(file, "roofline", "c");
-    REQUIRE(c);
-    CHECK(c->seconds_per_launch == 0.9);
-    CHECK_FALSE(c->start_up_overhead_s);
-    CHECK(c->source == "measured by run r2 of `b`");
+  SECTION("a command or set without an entry has no figure: another workload's would mislead its plan") {
+    CHECK_FALSE(find_ncu_launch_cost(file, "roofline", "c"));
     CHECK_FALSE(find_ncu_launch_cost(file, "detailed", "a"));
+    CHECK_FALSE(find_ncu_launch_cost(file, "roofline", ""));
   }
   SECTION("a run of the same command replaces its entry and becomes the newest") {
     REQUIRE(record_ncu_launch_cost(file, NcuLaunchCost{"roofline", "a", "r4", 0.7, std::nullopt}));
@@ -1163,7 +1160,8 @@ TEST_CASE("ncu launch cost record: per set and command, newest wins, bad entries
     REQUIRE(a);
     CHECK(a->seconds_per_launch == 0.7);
     CHECK_FALSE(a->start_up_overhead_s);  // this run measured none: the configuration's, not r1's stale one
-    CHECK(find_ncu_launch_cost(file, "roofline", "c")->source == "measured by run r4 of `a`");
+    CHECK(a->source == "measured by run r4 of this command");
+    CHECK(find_ncu_launch_cost(file, "roofline", "b")->seconds_per_launch == 0.9);
     const auto document = boost::json::parse(read_file(file)).as_object();
     CHECK(document.at("entries").as_array().size() == 3);
   }
@@ -1172,19 +1170,26 @@ TEST_CASE("ncu launch cost record: per set and command, newest wins, bad entries
       REQUIRE(record_ncu_launch_cost(file, NcuLaunchCost{"roofline", "w" + std::to_string(i), "r", 1.0, 1.0}));
     const auto document = boost::json::parse(read_file(file)).as_object();
     CHECK(document.at("entries").as_array().size() == 64);
-    CHECK_FALSE(find_ncu_launch_cost(file, "roofline", "w5")->start_up_overhead_s);  // dropped: the newest's cost
+    CHECK_FALSE(find_ncu_launch_cost(file, "roofline", "w5"));  // the oldest nine dropped: a, b, full/a, w0..w5
     CHECK(find_ncu_launch_cost(file, "roofline", "w6")->start_up_overhead_s == 1.0);
   }
   SECTION("entries that plan nothing are skipped; an unreadable file is no figure and is rewritten") {
+    // The usable entry comes first: were a later, broken one taken, the newest would win.
     write_file(file, R"({"schema":"llmprof.ncu_launch_cost/2","entries":[)"
-                     R"({"set":"roofline","workload":"a","run":"r1","seconds_per_launch":0},)"
-                     R"({"set":"roofline","workload":"a","run":"r2","seconds_per_launch":"fast"},)"
-                     R"({"workload":"a","run":"r3","seconds_per_launch":1.0},)"
-                     R"({"set":"roofline","workload":"a","run":"r4","seconds_per_launch":2.0,"start_up_overhead_s":-1}]})");
+                     R"({"set":"roofline","workload":"a","run":"r1","seconds_per_launch":2.0,"start_up_overhead_s":4.0},)"
+                     R"({"set":"roofline","workload":"a","run":"r2","seconds_per_launch":0},)"
+                     R"({"set":"roofline","workload":"a","run":"r3","seconds_per_launch":"fast"},)"
+                     R"({"workload":"a","run":"r4","seconds_per_launch":1.0},)"
+                     R"({"set":"roofline","workload":"b","run":"r5","seconds_per_launch":3.0,"start_up_overhead_s":-1}]})");
     const auto a = find_ncu_launch_cost(file, "roofline", "a");
     REQUIRE(a);
     CHECK(a->seconds_per_launch == 2.0);
-    CHECK_FALSE(a->start_up_overhead_s);
+    CHECK(a->start_up_overhead_s == 4.0);
+    CHECK(a->source == "measured by run r1 of this command");
+    const auto b = find_ncu_launch_cost(file, "roofline", "b");  // its cost stands, the negative overhead does not
+    REQUIRE(b);
+    CHECK(b->seconds_per_launch == 3.0);
+    CHECK_FALSE(b->start_up_overhead_s);
     write_file(file, "{not json");
     CHECK_FALSE(find_ncu_launch_cost(file, "roofline", "a"));
     write_file(file, R"({"schema":"llmprof.ncu_launch_cost/9","entries":[]})");

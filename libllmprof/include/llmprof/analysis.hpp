@@ -42,6 +42,9 @@ struct AnalysisOptions {
   // turned into (ncu.kernel_name_base = mangled): then there is no selection, and `skipped` says why.
   std::optional<KernelNameBase> name_base = KernelNameBase::demangled;
   bool capture_gated_on_stage = false;  // see TopKernelRequest
+  // False when the capture was taken without CUDA trace (nsys.trace without "cuda", the sampled preset): a stage
+  // without GPU work is then unmeasured, not CPU-only (TimelineOptions::cuda_traced).
+  bool cuda_traced = true;
   RooflineThresholds thresholds;
   // A stage whose kernels keep the GPU busy less than this fraction of the time it took is
   // called host/launch-bound: the GPU waits on the CPU between kernels.

@@ -32,6 +32,9 @@ struct TimelineOptions {
   // graph capture, autotuning); at most half of a stage's instances are ever set aside.
   double warmup_outlier_factor = 1.5;
   std::size_t kernels_per_stage = 10;  // kernel table length per stage, by total time
+  // False: the capture was taken without CUDA trace (nsys.trace without "cuda"), so TimelineReport::cuda_untraced
+  // holds whatever the export says. True: inferred from the export (samples of a GPU but no CUDA call).
+  bool cuda_traced = true;
 };
 
 // Reads the export and builds the report. Errors name the file: not_found, parse_error (not SQLite,

@@ -149,8 +149,9 @@ struct TimelineReport {
   std::string nsys_version;  // from the export's metadata
   std::string schema_version;
   std::string graph_trace;            // "graph" (one row per execution), "node" (graph kernels), "none seen"
-  // The capture sampled a GPU's counters but recorded no CUDA call: CUDA was not traced (nsys.trace without
-  // "cuda", as the sampled preset captures), so a stage without GPU work is unmeasured, not CPU-only.
+  // CUDA was not traced (nsys.trace without "cuda", as the sampled preset captures; or an export with a GPU's
+  // sampled counters and no CUDA call): a stage without GPU work is unmeasured, not CPU-only, and the sampled
+  // counters are attributed over the ranges' CPU time.
   bool cuda_untraced = false;
   std::vector<TimelineStage> stages;  // outermost first, then by first start
   std::int64_t gpu_activities = 0;

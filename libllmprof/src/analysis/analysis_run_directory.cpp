@@ -95,10 +95,13 @@ Result<void> load_node_kernel_tables(const std::filesystem::path& node_prefix,
 }
 
 // The timeline of the SQLite export; a problem with it is returned, not raised: the other inputs still stand.
-std::optional<std::string> load_timeline(const std::filesystem::path& sqlite_export, AnalysisInputs& inputs) {
+std::optional<std::string> load_timeline(const std::filesystem::path& sqlite_export, const AnalysisOptions& options,
+                                         AnalysisInputs& inputs) {
   std::error_code ec;
   if (!std::filesystem::exists(sqlite_export, ec)) return std::nullopt;
-  auto timeline = analyze_timeline(sqlite_export);
+  TimelineOptions timeline_options;
+  timeline_options.cuda_traced = options.cuda_traced;
+  auto timeline = analyze_timeline(sqlite_export, timeline_options);
   if (!timeline) return "timeline: " + timeline.error().describe();
   inputs.timeline = std::move(timeline).value();
   inputs.sources["timeline"] = sqlite_export.string();
@@ -243,7 +246,7 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
                                             layout.resolve(RunLayout::nsys_node_sqlite()), inputs);
       !loaded)
     return loaded.error();
-  const std::optional<std::string> timeline_problem = load_timeline(sqlite_export, inputs);
+  const std::optional<std::string> timeline_problem = load_timeline(sqlite_export, options, inputs);
   const auto ncu_csv = layout.resolve(RunLayout::ncu_raw_csv());
   if (auto loaded = load_ncu_launches(ncu_csv, options, inputs); !loaded) return loaded.error();
   if (inputs.ncu_launches) load_ncu_coverage(layout.resolve(RunLayout::ncu_plan()), inputs);

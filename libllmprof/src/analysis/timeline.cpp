@@ -247,7 +247,8 @@ Result<TimelineReport> analyze_timeline(const std::filesystem::path& sqlite_expo
   report.source = sqlite_export.string();
   report.nsys_version = reader->schema().product_version;
   report.schema_version = reader->schema().schema_version;
-  report.cuda_untraced = reader->schema().has_gpu_metrics && !reader->schema().has_runtime_api;
+  report.cuda_untraced =
+      !options.cuda_traced || (reader->schema().has_gpu_metrics && !reader->schema().has_runtime_api);
   auto ranges = reader->read_nvtx_ranges(report.unclosed_ranges);
   if (!ranges) return ranges.error();
   if (ranges->empty())

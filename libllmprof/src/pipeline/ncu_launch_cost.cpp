@@ -1,8 +1,6 @@
 // Schema llmprof.ncu_launch_cost/2: {"schema", "entries": [{set, workload, run, seconds_per_launch,
 // start_up_overhead_s?}, ...]}, oldest first. /1 (one run's figures at the top level) is read as one entry.
-// Per command since issue 35: the cost per profiled launch is the workload's kernels' (on the H200 the 1b example
-// measured 0.59 s a launch and the serving example 0.89-0.91 s), so the last run of another command planned the
-// 25 s start-up decode with serving's figure.
+// Per command since issue 35 (ncu_launch_cost.hpp says why).
 #include "pipeline/ncu_launch_cost.hpp"
 
 #include <boost/json.hpp>
@@ -70,17 +68,11 @@ std::vector<NcuLaunchCost> read_entries(const std::filesystem::path& file) {
 std::optional<MeasuredNcuCost> find_ncu_launch_cost(const std::filesystem::path& file, const std::string& set,
                                                     const std::string& workload) {
   const std::vector<NcuLaunchCost> entries = read_entries(file);
-  const NcuLaunchCost* same_set = nullptr;
-  for (auto entry = entries.rbegin(); entry != entries.rend(); ++entry) {
-    if (entry->set != set) continue;
-    if (entry->workload == workload)
+  for (auto entry = entries.rbegin(); entry != entries.rend(); ++entry)
+    if (entry->set == set && entry->workload == workload && !workload.empty())
       return MeasuredNcuCost{entry->seconds_per_launch, entry->start_up_overhead_s,
                              "measured by run " + entry->run + " of this command"};
-    if (!same_set) same_set = &*entry;
-  }
-  if (!same_set) return std::nullopt;
-  return MeasuredNcuCost{same_set->seconds_per_launch, std::nullopt,
-                         "measured by run " + same_set->run + " of `" + same_set->workload + "`"};
+  return std::nullopt;
 }
 
 bool record_ncu_launch_cost(const std::filesystem::path& file, const NcuLaunchCost& cost) {

@@ -50,6 +50,7 @@ AnalysisOptions analysis_options_for(const DeepProfileConfig& config, std::optio
   options.max_kernels = static_cast<std::size_t>(std::max(config.run.max_kernels, 1));
   options.name_base = detail::selection_name_base(config.ncu.kernel_name_base);
   options.capture_gated_on_stage = capture_gate && *capture_gate == config.run.stage;
+  options.cuda_traced = std::find(config.nsys.trace.begin(), config.nsys.trace.end(), "cuda") != config.nsys.trace.end();
   return options;
 }
 

@@ -140,6 +140,7 @@ struct RecordTable<TimelineReport> {
       field<&TimelineReport::nsys_version>("nsys_version"),
       field<&TimelineReport::schema_version>("schema_version"),
       field<&TimelineReport::graph_trace>("graph_trace"),
+      field<&TimelineReport::cuda_untraced>("cuda_untraced"),
       field<&TimelineReport::gpu_activities>("gpu_activities"),
       field<&TimelineReport::unattributed_gpu_activities>("unattributed_gpu_activities"),
       field<&TimelineReport::unclosed_ranges>("unclosed_ranges"),
