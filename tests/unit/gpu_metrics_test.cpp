@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "llmprof/analysis.hpp"
 #include "llmprof/config.hpp"
 #include "llmprof/gpu_metrics.hpp"
 #include "llmprof/nsys_command.hpp"
@@ -223,6 +224,47 @@ TEST_CASE("gpu metrics: a capture without CUDA trace is sampled over its ranges'
   auto configured = analyze_timeline(kExport, untraced);
   REQUIRE(configured.has_value());
   CHECK(configured->cuda_untraced);
+}
+
+TEST_CASE("gpu metrics: a run analysed without CUDA trace keeps its NVTX nesting and its sampled figures") {
+  // A run directory whose only input is an export nsys --trace=nvtx would write (the recorded one without its
+  // CUPTI tables), analysed as a run of the sampled preset (nsys.trace without "cuda").
+  llmprof::testing::TempDir temp;
+  const auto sqlite = temp.path() / "run/nsys/profile.sqlite";
+  std::filesystem::create_directories(sqlite.parent_path());
+  std::filesystem::copy_file(kExport, sqlite);
+  std::filesystem::permissions(sqlite, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  {
+    auto database = detail::SqliteDatabase::open_writable(sqlite);
+    REQUIRE(database.has_value());
+    REQUIRE(database->execute("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL"));
+    REQUIRE(database->execute("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME"));
+  }
+  AnalysisOptions options;
+  options.cuda_traced = false;
+  auto analysis = analyze_run_directory(temp.path() / "run", options);
+  REQUIRE(analysis.has_value());
+  const auto stage = [&](const std::string& name) -> const ReportStage& {
+    for (const auto& one : analysis->stages)
+      if (one.name == name) return one;
+    FAIL("no stage " << name);
+    return analysis->stages.front();
+  };
+  // The nesting the example emits: decode > decode_step > attention, mlp, lm_head, sample.
+  CHECK(stage("decode").level == 0);
+  CHECK(stage("decode_step").level == 1);
+  CHECK(stage("decode_step").parent == std::optional<std::string>("decode"));
+  CHECK(stage("attention").level == 2);
+  CHECK(stage("attention").parent == std::optional<std::string>("decode_step"));
+  CHECK(stage("mlp").parent == std::optional<std::string>("decode_step"));
+  const ReportStage& step = stage("decode_step");
+  INFO(step.sampled_note);
+  CHECK_THAT(step.sampled_note, Catch::Contains("over the ranges' CPU time"));
+  REQUIRE(step.sampled_dram_bytes_per_step.has_value());
+  CHECK(*step.sampled_dram_bytes_per_step ==
+        Approx(oracle_figure("gpu_metrics", "  cpu decode_step:", "bytes_per_step")).epsilon(1e-6));
+  REQUIRE(analysis->timeline.has_value());
+  CHECK(analysis->timeline->cuda_untraced);
 }
 
 TEST_CASE("gpu metrics: an export without samples, and one whose samples break their invariants") {

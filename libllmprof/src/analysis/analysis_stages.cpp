@@ -72,6 +72,13 @@ void fill_times(const AnalysisInputs& inputs, const StageKey& key, StageAnalysis
   }
 }
 
+// Without CUDA trace (the sampled preset) no range has a GPU projection or kernels to nest it by: the timeline's
+// NVTX nesting is the only one there is.
+const TimelineStage* untraced_timeline_stage(const AnalysisInputs& inputs, const StageKey& key) {
+  if (!inputs.timeline || !inputs.timeline->cuda_untraced) return nullptr;
+  return inputs.timeline->find_stage(key.first.empty() ? key.second : key.first + ":" + key.second);
+}
+
 // FLOP of the stage: each kernel's launches in the stage times its mean FLOP per profiled launch.
 void fill_flop(const StageKernels& kernels, const PerLaunchMeans& flop_per_launch, StageAnalysis& stage,
                std::map<std::string, double>& by_precision) {
@@ -260,6 +267,7 @@ std::string verdict(const AnalysisReport& report, const AnalysisOptions& options
 std::optional<std::string> find_parent(const AnalysisInputs& inputs, const StageKey& key, const StageAnalysis& stage,
                                        const std::vector<StageAnalysis>& all,
                                        const std::map<StageKey, StageKernels>& kernels) {
+  if (const TimelineStage* untraced = untraced_timeline_stage(inputs, key)) return untraced->parent;
   if (inputs.ncu_launches) {
     for (const auto& launch : *inputs.ncu_launches) {
       for (std::size_t i = 1; i < launch.nvtx_stack.size(); ++i) {
@@ -381,6 +389,7 @@ void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
     stage.domain = key.first;
     stage.name = key.second;
     fill_times(inputs, key, stage);
+    if (const TimelineStage* untraced = untraced_timeline_stage(inputs, key)) stage.level = untraced->level;
     StageKernels kernels = stage_kernels(inputs, key, stage);
     // No kernel, no wall time, no projection: nsys never saw the range (its time is unknown, which is not
     // the same as idle).
