@@ -17,8 +17,10 @@ using SteadyClock = ChildSession::SteadyClock;
 constexpr auto poll_interval = std::chrono::milliseconds(5);
 // After a normal exit, how long output is still read from processes the child left behind.
 constexpr auto drain_limit = std::chrono::milliseconds(500);
-// How long descendants sent SIGKILL may take to exit before they are reported as survivors.
-constexpr auto killed_exit_wait = std::chrono::seconds(1);
+// How long descendants sent SIGKILL may take to exit before they are reported as survivors: the kernel tears a
+// killed process down before it is gone, and a GPU process's teardown (its CUDA context, its mappings) is not
+// instant. Only a process that needed SIGKILL makes the stage wait, and only until it is gone.
+constexpr auto killed_exit_wait = std::chrono::seconds(5);
 
 }  // namespace
 
@@ -116,8 +118,8 @@ bool ChildSession::tree_finished(SteadyClock::time_point now) {
   // An ending the child outlived by less than its grace: what ignored SIGTERM still gets SIGKILL (ncu exits as
   // soon as its application is gone, long before the grace, and a SIGTERM-proof grandchild of the application
   // would otherwise outlive the run, holding its port; issue 33).
-  // A process SIGKILL was sent to is gone once the kernel has run its exit: until then (up to a second; on a loaded
-  // 2-core machine a killed worker still showed as sleeping right after the signal) it is not a survivor to report.
+  // A process SIGKILL was sent to is gone once the kernel has run its exit: until then (up to killed_exit_wait; on a
+  // loaded 2-core machine a killed worker still showed as sleeping right after the signal) it is not a survivor.
   if (stop_reason_ == StopReason::none && descendants_ending_began_ && descendants_ && ending_alive()) {
     if (!descendants_kill_sent_) {
       if (now - *descendants_ending_began_ < spec_.descendants_kill_grace) return false;
