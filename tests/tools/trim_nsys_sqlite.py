@@ -50,7 +50,8 @@ def cut_after(db, tables, range_name, count):
         return
     cut = starts[count]
     db.execute("DELETE FROM NVTX_EVENTS WHERE start >= ?", (cut,))
-    db.execute("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start >= ?", (cut,))
+    if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:  # an export of nsys --trace=nvtx has none
+        db.execute("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start >= ?", (cut,))
     if "GPU_METRICS" in tables:
         db.execute("DELETE FROM GPU_METRICS WHERE timestamp >= ?", (cut,))
     for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
