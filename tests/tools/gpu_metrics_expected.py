@@ -9,7 +9,8 @@ samples, mean and nearest-rank p10/p50/p90 of SM active, tensor active, DRAM rea
 peak); DRAM bytes = sum over the samples of (read + write) / 100 x peak (TARGET_INFO_GPU.memoryBandwidth) x
 period, per step = over the range's instances; MBU = mean (read + write) / 100. Then the same with each instance's
 CPU window (its NVTX start to end) for every instance, as for a capture that traced no CUDA work (nsys.trace
-without "cuda": the sampled preset), lines "  cpu NAME:". Run from the repository root:
+without "cuda": the sampled preset), lines "  cpu NAME:"; and those of nvtx_1b_h200_6steps.sqlite, a real capture
+of the sampled preset (nsys --trace=nvtx, no CUDA rows), lines "  nvtx cpu NAME:". Run from the repository root:
     python3 tests/tools/gpu_metrics_expected.py
 """
 import bisect
@@ -28,7 +29,7 @@ def nearest_rank(values, fraction):
     return values[min(len(values) - 1, max(rank, 1) - 1)]
 
 
-def main(name):
+def main(name, label=""):
     db = sqlite3.connect(DATA / name)
     names = {i: METRICS.get(n) for i, n in db.execute("SELECT metricId, metricName FROM TARGET_INFO_GPU_METRICS")}
     rows = collections.defaultdict(dict)
@@ -39,10 +40,13 @@ def main(name):
     gaps = sorted(b - a for a, b in zip(times, times[1:]))
     period = gaps[len(gaps) // 2]
     peak = db.execute("SELECT memoryBandwidth FROM TARGET_INFO_GPU").fetchone()[0]
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    traced = "CUPTI_ACTIVITY_KIND_RUNTIME" in tables  # an export of nsys --trace=nvtx has no CUDA rows
     launch = {c: (s, tid) for c, s, tid in db.execute(
-        "SELECT correlationId, start, globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
+        "SELECT correlationId, start, globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME")} if traced else {}
     kernels = []
-    for start, end, correlation in db.execute("SELECT start, end, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL"):
+    for start, end, correlation in (db.execute("SELECT start, end, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL")
+                                    if traced else []):
         if correlation in launch:
             kernels.append((launch[correlation][0], launch[correlation][1], start, end))
     kernels.sort()
@@ -57,8 +61,9 @@ def main(name):
         inside = [k for k in kernels[bisect.bisect_left(starts, start):bisect.bisect_right(starts, end)] if k[1] == tid]
         return (min(k[2] for k in inside), max(k[3] for k in inside)) if inside else None
 
-    summarize(ranges, times, rows, period, peak, gpu_window, "  ")
-    summarize(ranges, times, rows, period, peak, lambda start, end, tid: (start, end), "  cpu ")
+    if traced:
+        summarize(ranges, times, rows, period, peak, gpu_window, f"  {label}")
+    summarize(ranges, times, rows, period, peak, lambda start, end, tid: (start, end), f"  {label}cpu ")
 
 
 def summarize(ranges, times, rows, period, peak, window_of, prefix):
@@ -105,3 +110,4 @@ def summarize(ranges, times, rows, period, peak, window_of, prefix):
 
 if __name__ == "__main__":
     main("eager_1b_h200_6steps.sqlite")
+    main("nvtx_1b_h200_6steps.sqlite", "nvtx ")

@@ -226,24 +226,20 @@ TEST_CASE("gpu metrics: a capture without CUDA trace is sampled over its ranges'
   CHECK(configured->cuda_untraced);
 }
 
-TEST_CASE("gpu metrics: a run analysed without CUDA trace keeps its NVTX nesting and its sampled figures") {
-  // A run directory whose only input is an export nsys --trace=nvtx would write (the recorded one without its
-  // CUPTI tables), analysed as a run of the sampled preset (nsys.trace without "cuda").
+TEST_CASE("gpu metrics: a run of the sampled preset (nsys --trace=nvtx, H200) keeps its NVTX nesting and figures") {
+  // A run directory whose only input is a real export of the sampled preset: the 1b example's first 6 decode steps
+  // under nsys 2025.3.1 --trace=nvtx at 20 kHz on the H200 (trimmed, no environment), analysed as that preset is.
   llmprof::testing::TempDir temp;
   const auto sqlite = temp.path() / "run/nsys/profile.sqlite";
   std::filesystem::create_directories(sqlite.parent_path());
-  std::filesystem::copy_file(kExport, sqlite);
-  std::filesystem::permissions(sqlite, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
-  {
-    auto database = detail::SqliteDatabase::open_writable(sqlite);
-    REQUIRE(database.has_value());
-    REQUIRE(database->execute("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL"));
-    REQUIRE(database->execute("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME"));
-  }
+  std::filesystem::copy_file(data_path("gpu-metrics/nvtx_1b_h200_6steps.sqlite"), sqlite);
   AnalysisOptions options;
   options.cuda_traced = false;
   auto analysis = analyze_run_directory(temp.path() / "run", options);
   REQUIRE(analysis.has_value());
+  REQUIRE(analysis->timeline.has_value());
+  CHECK(analysis->timeline->cuda_untraced);
+  CHECK(analysis->timeline->gpu_activities == 0);
   const auto stage = [&](const std::string& name) -> const ReportStage& {
     for (const auto& one : analysis->stages)
       if (one.name == name) return one;
@@ -257,14 +253,28 @@ TEST_CASE("gpu metrics: a run analysed without CUDA trace keeps its NVTX nesting
   CHECK(stage("attention").level == 2);
   CHECK(stage("attention").parent == std::optional<std::string>("decode_step"));
   CHECK(stage("mlp").parent == std::optional<std::string>("decode_step"));
-  const ReportStage& step = stage("decode_step");
-  INFO(step.sampled_note);
-  CHECK_THAT(step.sampled_note, Catch::Contains("over the ranges' CPU time"));
-  REQUIRE(step.sampled_dram_bytes_per_step.has_value());
-  CHECK(*step.sampled_dram_bytes_per_step ==
-        Approx(oracle_figure("gpu_metrics", "  cpu decode_step:", "bytes_per_step")).epsilon(1e-6));
-  REQUIRE(analysis->timeline.has_value());
-  CHECK(analysis->timeline->cuda_untraced);
+  for (const std::string name : {"decode_step", "attention", "mlp", "lm_head", "sample"}) {
+    const ReportStage& one = stage(name);
+    const std::string line = "  nvtx cpu " + name + ":";
+    INFO(name << ": " << one.sampled_note);
+    REQUIRE(one.sampled_samples.has_value());
+    CHECK(double(*one.sampled_samples) == oracle_figure("gpu_metrics", line, "samples"));
+    if (*one.sampled_samples < kMinimumStageSamples) {
+      CHECK_FALSE(one.sampled_mbu.has_value());
+      continue;
+    }
+    CHECK_THAT(one.sampled_note, Catch::Contains("over the ranges' CPU time"));
+    CHECK(*one.sampled_sm_active == Approx(oracle_figure("gpu_metrics", line, "sm_mean")).epsilon(1e-8));
+    CHECK(*one.sampled_sm_active_p90 == Approx(oracle_figure("gpu_metrics", line, "sm_p90")));
+    CHECK(*one.sampled_dram_read == Approx(oracle_figure("gpu_metrics", line, "read_mean")).epsilon(1e-8));
+    CHECK(*one.sampled_mbu == Approx(oracle_figure("gpu_metrics", line, "mbu")).epsilon(1e-8));
+    CHECK(*one.sampled_dram_bytes_per_step ==
+          Approx(oracle_figure("gpu_metrics", line, "bytes_per_step")).epsilon(1e-6));
+  }
+  CHECK(double(stage("decode_step").sampled_median_step.size()) ==
+        oracle_figure("gpu_metrics", "  nvtx cpu decode_step:", "median_step_points"));
+  // Not "CPU only": the stages' GPU work was not traced.
+  for (const auto& one : analysis->timeline->stages) CHECK_THAT(one.verdict, Catch::StartsWith("GPU work not traced"));
 }
 
 TEST_CASE("gpu metrics: an export without samples, and one whose samples break their invariants") {
