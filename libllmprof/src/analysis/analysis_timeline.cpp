@@ -10,7 +10,13 @@ void apply_timeline(const TimelineReport& timeline, AnalysisReport& report) {
   report.timeline = timeline;
   for (auto& stage : report.stages) {
     const TimelineStage* timed = timeline.find_stage(stage.qualified_name());
-    if (timed == nullptr || (timed->gpu_time_ns == 0 && timed->loss.launches == 0)) continue;
+    if (timed == nullptr) continue;
+    // Without CUDA trace no kernel was recorded, which says nothing about whether any ran: not "no GPU kernels ran".
+    if (timeline.cuda_untraced && timed->gpu_time_ns == 0) {
+      stage.verdict = timed->verdict;
+      continue;
+    }
+    if (timed->gpu_time_ns == 0 && timed->loss.launches == 0) continue;
     stage.gpu_busy_fraction = timed->gpu_busy_fraction;  // withheld (null) for a partial capture
     stage.verdict = timed->verdict;
     // The GPU-active time (per instance: CPU start to the later of CPU end and last GPU end) encloses the
