@@ -7,15 +7,18 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/format.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/config.hpp"
 #include "llmprof/gpu_metrics.hpp"
 #include "llmprof/nsys_command.hpp"
+#include "llmprof/report.hpp"
 #include "llmprof/sampled_utilisation.hpp"
 #include "llmprof/timeline.hpp"
 #include "nsight/tool_listings.hpp"
 #include "oracle.hpp"
 #include "parse/sqlite_database.hpp"
+#include "report/report_levers.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -276,6 +279,20 @@ TEST_CASE("gpu metrics: a run of the sampled preset (nsys --trace=nvtx, H200) ke
   // Not "CPU only" nor "no GPU kernels ran": the stages' GPU work was not traced.
   for (const auto& one : analysis->timeline->stages) CHECK_THAT(one.verdict, Catch::StartsWith("GPU work not traced"));
   for (const auto& one : analysis->stages) CHECK_THAT(one.verdict, Catch::StartsWith("GPU work not traced"));
+  // The report's headline says what the counters measured for the main stage (decode: one instance, one step here,
+  // without the bare run's metrics), each figure the oracle's through the report's one formatter.
+  REQUIRE(write_analysis(*analysis, temp.path() / "run/analysis"));
+  auto model = load_run_report(temp.path() / "run");
+  REQUIRE(model.has_value());
+  const std::string line = "  nvtx cpu decode:";
+  const auto figure = [&](const char* key) { return std::optional<double>(oracle_figure("gpu_metrics", line, key)); };
+  const std::string headline = detail::summarize_run_verdict(*model).headline;
+  CHECK_THAT(headline, Catch::StartsWith("decode: ") && Catch::Contains("GPU work not traced.") &&
+                           Catch::Contains(" Sampled from the GPU's counters: SM active " +
+                                           format_fraction_percent(figure("sm_mean")) + ", tensor active " +
+                                           format_fraction_percent(figure("tensor_mean")) + ", DRAM " +
+                                           format_fraction_percent(figure("mbu")) + " of peak bandwidth (" +
+                                           detail::format_si(figure("bytes_per_step"), "B") + " per step)."));
 }
 
 TEST_CASE("gpu metrics: an export without samples, and one whose samples break their invariants") {

@@ -328,10 +328,22 @@ std::string lever_sentence(const StageLevers& levers, const Lever& lever) {
   return "Without waiting for the straggler rank, up to " + gain + ".";
 }
 
+// Without a lever's gain, what the GPU's own counters measured (the sampled preset: no ncu, no CUDA trace).
+std::string sampled_sentence(const ReportStage& stage) {
+  if (!stage.sampled_mbu) return "";
+  std::string text = " Sampled from the GPU's counters: SM active " + format_fraction_percent(stage.sampled_sm_active) +
+                     ", tensor active " + format_fraction_percent(stage.sampled_tensor_active) + ", DRAM " +
+                     format_fraction_percent(stage.sampled_mbu) + " of peak bandwidth";
+  if (stage.sampled_dram_bytes_per_step) text += " (" + format_si(stage.sampled_dram_bytes_per_step, "B") + " per step)";
+  return text + ".";
+}
+
 std::string headline(const RunReportModel& model, const StageLevers& levers) {
   std::string text = headline_figures(model, levers);
   const Lever& top = levers.levers.front();
-  if (!top.speedup) return text + " No lever's gain can be computed from this run's figures: the levers say what each lacks.";
+  if (!top.speedup)
+    return text + sampled_sentence(*levers.stage) +
+           " No lever's gain can be computed from this run's figures: the levers say what each lacks.";
   text += " " + lever_sentence(levers, top);
   // The floor under every kernel lever, when the biggest lever is not already that floor.
   if (top.name != "HBM limit" && top.name != "compute limit") {
