@@ -36,6 +36,43 @@ std::string read_text(const std::filesystem::path& path) {
 
 const std::filesystem::path kExport = data_path("gpu-metrics/eager_1b_h200_6steps.sqlite");
 
+// One row per timeline stage, a step per instance (as the oracle divides), with the samples attached.
+AnalysisReport sampled_report(const TimelineReport& timeline, const GpuMetricSamples& samples) {
+  AnalysisReport report;
+  for (const auto& stage : timeline.stages)
+    report.stages.push_back(ReportStage{.name = stage.name, .domain = stage.domain,
+                                        .steps = double(stage.instances.size())});
+  attach_sampled_utilisation(timeline, samples, report);
+  return report;
+}
+
+// The stage's sampled figures against the oracle's line for it (tests/data/oracles/gpu_metrics.txt). Returns
+// whether the figures stand: under kMinimumStageSamples they must be withheld, and the note must say so.
+bool matches_oracle(const ReportStage& stage, const std::string& line) {
+  INFO(line << " " << stage.sampled_note);
+  REQUIRE(stage.sampled_samples.has_value());
+  CHECK(double(*stage.sampled_samples) == oracle_figure("gpu_metrics", line, "samples"));
+  if (*stage.sampled_samples < kMinimumStageSamples) {
+    CHECK_FALSE(stage.sampled_sm_active.has_value());
+    CHECK_FALSE(stage.sampled_mbu.has_value());
+    CHECK_FALSE(stage.sampled_dram_bytes_per_step.has_value());
+    CHECK_THAT(stage.sampled_note, Catch::Contains("withheld"));
+    return false;
+  }
+  const auto oracle = [&](const char* key) { return oracle_figure("gpu_metrics", line, key); };
+  CHECK(*stage.sampled_sm_active == Approx(oracle("sm_mean")).epsilon(1e-8));
+  CHECK(*stage.sampled_sm_active_p90 == Approx(oracle("sm_p90")));
+  CHECK(*stage.sampled_tensor_active == Approx(oracle("tensor_mean")).epsilon(1e-8));
+  CHECK(*stage.sampled_dram_read == Approx(oracle("read_mean")).epsilon(1e-8));
+  CHECK(*stage.sampled_dram_read_p10 == Approx(oracle("read_p10")));
+  CHECK(*stage.sampled_dram_read_p50 == Approx(oracle("read_p50")));
+  CHECK(*stage.sampled_dram_read_p90 == Approx(oracle("read_p90")));
+  CHECK(*stage.sampled_dram_write == Approx(oracle("write_mean")).epsilon(1e-8));
+  CHECK(*stage.sampled_mbu == Approx(oracle("mbu")).epsilon(1e-8));
+  CHECK(*stage.sampled_dram_bytes_per_step == Approx(oracle("bytes_per_step")).epsilon(1e-6));
+  return true;
+}
+
 }  // namespace
 
 TEST_CASE("gpu metrics: the probe reads nsys's device and set listings, 2025.3.1 on the H200 and 2022.4 without a GPU") {
@@ -100,36 +137,10 @@ TEST_CASE("gpu metrics: per-stage utilisation and DRAM bytes per step match the 
   REQUIRE(timeline.has_value());
   auto samples = read_gpu_metric_samples(kExport);
   REQUIRE((samples.has_value() && samples->has_value()));
-  AnalysisReport report;
-  for (const auto& stage : timeline->stages) {
-    ReportStage row;
-    row.name = stage.name;
-    row.domain = stage.domain;
-    row.steps = double(stage.instances.size());
-    report.stages.push_back(row);
-  }
-  attach_sampled_utilisation(timeline.value(), *samples, report);
+  AnalysisReport report = sampled_report(*timeline, **samples);
   for (const auto& stage : report.stages) {
-    const std::string line = "  " + stage.name + ":";
-    INFO(stage.name << ": " << stage.sampled_note);
-    REQUIRE(stage.sampled_samples.has_value());
-    CHECK(double(*stage.sampled_samples) == oracle_figure("gpu_metrics", line, "samples"));
-    if (*stage.sampled_samples < kMinimumStageSamples) {
-      CHECK_FALSE(stage.sampled_sm_active.has_value());
-      CHECK_FALSE(stage.sampled_dram_bytes_per_step.has_value());
-      CHECK_THAT(stage.sampled_note, Catch::Contains("withheld"));
-      continue;
-    }
-    CHECK(*stage.sampled_sm_active == Approx(oracle_figure("gpu_metrics", line, "sm_mean")).epsilon(1e-8));
-    CHECK(*stage.sampled_sm_active_p90 == Approx(oracle_figure("gpu_metrics", line, "sm_p90")));
-    CHECK(*stage.sampled_tensor_active == Approx(oracle_figure("gpu_metrics", line, "tensor_mean")).epsilon(1e-8));
-    CHECK(*stage.sampled_dram_read == Approx(oracle_figure("gpu_metrics", line, "read_mean")).epsilon(1e-8));
-    CHECK(*stage.sampled_dram_read_p10 == Approx(oracle_figure("gpu_metrics", line, "read_p10")));
-    CHECK(*stage.sampled_dram_read_p50 == Approx(oracle_figure("gpu_metrics", line, "read_p50")));
-    CHECK(*stage.sampled_dram_write == Approx(oracle_figure("gpu_metrics", line, "write_mean")).epsilon(1e-8));
-    CHECK(*stage.sampled_mbu == Approx(oracle_figure("gpu_metrics", line, "mbu")).epsilon(1e-8));
-    CHECK(*stage.sampled_dram_bytes_per_step ==
-          Approx(oracle_figure("gpu_metrics", line, "bytes_per_step")).epsilon(1e-6));
+    if (!matches_oracle(stage, "  " + stage.name + ":")) continue;
+    CHECK_THAT(stage.sampled_note, Catch::Contains("over the GPU-active time"));
     CHECK_FALSE(stage.sampled_to_measured_bytes.has_value());  // no ncu bytes here
   }
   // The median step's series: the samples of the instance whose GPU-active window is the median one, averaged
@@ -179,28 +190,15 @@ TEST_CASE("gpu metrics: a capture without CUDA trace is sampled over its ranges'
   CHECK_THAT(timeline->validity.notes.front(), Catch::StartsWith("CUDA was not traced"));
   auto samples = read_gpu_metric_samples(copy);
   REQUIRE((samples.has_value() && samples->has_value()));
-  AnalysisReport report;
-  for (const auto& stage : timeline->stages)
-    report.stages.push_back(ReportStage{.name = stage.name, .domain = stage.domain,
-                                        .steps = double(stage.instances.size())});
-  attach_sampled_utilisation(timeline.value(), *samples, report);
+  const AnalysisReport report = sampled_report(*timeline, **samples);
   REQUIRE(report.stages.size() == 6);
   for (const auto& stage : report.stages) {
     const std::string line = "  cpu " + stage.name + ":";
-    INFO(stage.name << ": " << stage.sampled_note);
-    REQUIRE(stage.sampled_samples.has_value());
-    CHECK(double(*stage.sampled_samples) == oracle_figure("gpu_metrics", line, "samples"));
-    if (*stage.sampled_samples < kMinimumStageSamples) {
-      CHECK_THAT(stage.sampled_note, Catch::Contains("fell in the ranges' CPU time") && Catch::Contains("withheld"));
+    if (!matches_oracle(stage, line)) {
+      CHECK_THAT(stage.sampled_note, Catch::Contains("fell in the ranges' CPU time"));
       continue;
     }
     CHECK_THAT(stage.sampled_note, Catch::Contains("over the ranges' CPU time (the capture traced no CUDA work"));
-    CHECK(*stage.sampled_sm_active == Approx(oracle_figure("gpu_metrics", line, "sm_mean")).epsilon(1e-8));
-    CHECK(*stage.sampled_tensor_active == Approx(oracle_figure("gpu_metrics", line, "tensor_mean")).epsilon(1e-8));
-    CHECK(*stage.sampled_dram_read_p90 == Approx(oracle_figure("gpu_metrics", line, "read_p90")));
-    CHECK(*stage.sampled_mbu == Approx(oracle_figure("gpu_metrics", line, "mbu")).epsilon(1e-8));
-    CHECK(*stage.sampled_dram_bytes_per_step ==
-          Approx(oracle_figure("gpu_metrics", line, "bytes_per_step")).epsilon(1e-6));
     if (stage.name == "decode_step")
       CHECK(double(stage.sampled_median_step.size()) == oracle_figure("gpu_metrics", line, "median_step_points"));
   }
@@ -209,11 +207,7 @@ TEST_CASE("gpu metrics: a capture without CUDA trace is sampled over its ranges'
   auto traced = analyze_timeline(kExport);
   REQUIRE(traced.has_value());
   CHECK_FALSE(traced->cuda_untraced);
-  AnalysisReport traced_report;
-  for (const auto& stage : traced->stages)
-    traced_report.stages.push_back(ReportStage{.name = stage.name, .domain = stage.domain,
-                                               .steps = double(stage.instances.size())});
-  attach_sampled_utilisation(traced.value(), *samples, traced_report);
+  const AnalysisReport traced_report = sampled_report(*traced, **samples);
   const auto bytes_of = [](const AnalysisReport& of) {
     for (const auto& stage : of.stages)
       if (stage.name == "decode_step") return stage.sampled_dram_bytes_per_step.value_or(0);
@@ -256,24 +250,9 @@ TEST_CASE("gpu metrics: a run of the sampled preset (nsys --trace=nvtx, H200) ke
   CHECK(stage("attention").level == 2);
   CHECK(stage("attention").parent == std::optional<std::string>("decode_step"));
   CHECK(stage("mlp").parent == std::optional<std::string>("decode_step"));
-  for (const std::string name : {"decode_step", "attention", "mlp", "lm_head", "sample"}) {
-    const ReportStage& one = stage(name);
-    const std::string line = "  nvtx cpu " + name + ":";
-    INFO(name << ": " << one.sampled_note);
-    REQUIRE(one.sampled_samples.has_value());
-    CHECK(double(*one.sampled_samples) == oracle_figure("gpu_metrics", line, "samples"));
-    if (*one.sampled_samples < kMinimumStageSamples) {
-      CHECK_FALSE(one.sampled_mbu.has_value());
-      continue;
-    }
-    CHECK_THAT(one.sampled_note, Catch::Contains("over the ranges' CPU time"));
-    CHECK(*one.sampled_sm_active == Approx(oracle_figure("gpu_metrics", line, "sm_mean")).epsilon(1e-8));
-    CHECK(*one.sampled_sm_active_p90 == Approx(oracle_figure("gpu_metrics", line, "sm_p90")));
-    CHECK(*one.sampled_dram_read == Approx(oracle_figure("gpu_metrics", line, "read_mean")).epsilon(1e-8));
-    CHECK(*one.sampled_mbu == Approx(oracle_figure("gpu_metrics", line, "mbu")).epsilon(1e-8));
-    CHECK(*one.sampled_dram_bytes_per_step ==
-          Approx(oracle_figure("gpu_metrics", line, "bytes_per_step")).epsilon(1e-6));
-  }
+  for (const std::string name : {"decode_step", "attention", "mlp", "lm_head", "sample"})
+    if (matches_oracle(stage(name), "  nvtx cpu " + name + ":"))
+      CHECK_THAT(stage(name).sampled_note, Catch::Contains("over the ranges' CPU time"));
   CHECK(double(stage("decode_step").sampled_median_step.size()) ==
         oracle_figure("gpu_metrics", "  nvtx cpu decode_step:", "median_step_points"));
   // Not "CPU only" nor "no GPU kernels ran": the stages' GPU work was not traced.
