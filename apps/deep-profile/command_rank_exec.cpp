@@ -1,6 +1,7 @@
 // deep-profile rank-exec: one rank's share of a stage, started by `deep-profile run --launcher`
 // (or by hand under a launcher) as `LAUNCHER deep-profile rank-exec --run-directory MAIN --stage S -- CMD`.
 #include <boost/program_options.hpp>
+#include <cstdlib>
 #include <iostream>
 
 #include "command.hpp"
@@ -49,6 +50,7 @@ int rank_exec_command(const std::vector<std::string>& args) {
     return exit_usage;
   }
   request.main_directory = main_directory;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) request.cuda_visible_devices = visible;
   if (!ranks.empty()) {
     auto parsed = llmprof::parse_rank_list(ranks);
     if (!parsed) {

@@ -225,3 +225,52 @@ TEST_CASE("a launcher failing after the ranks that reported finished: the reason
                                             "variables disagree"));
   CHECK_THAT(stage1.reason, !Catch::Contains("although every rank finished"));
 }
+
+// Issue 36: only one nsys may sample a GPU, so under a launcher the first rank of the host to claim samples every
+// GPU and the other takes its samples, moved onto its own clock. The fake nsys fails a second sampling session as
+// 2025.3.1 does, and exports the real H200 captures of tests/data/gpu-metrics/ranks/ (the sampler's, with samples;
+// the other's, without), so ranks.csv holds the figures tests/tools/rank_sampling_expected.py computes.
+TEST_CASE("mpirun -np 2 on one host: one rank samples GPU metrics and both ranks get sampled figures",
+          "[gpu-metrics]") {
+  if (!have("mpirun", "openmpi-bin")) return;
+  EndToEnd e2e;
+  const fs::path data = fs::path(LLMPROF_SOURCE_DIR) / "tests/data/gpu-metrics";
+  const fs::path locks = e2e.temp() / "gpu-locks";
+  fs::create_directories(locks);
+  const Finished finished = e2e.run({launched(mpirun, {"--set", "run.enable_ncu=false"}),
+                                     {{"FAKE_NSYS_GPU_METRICS_DEVICES_FILE", (data / "devices_help_h200_2025.3.txt").string()},
+                                      {"FAKE_NSYS_GPU_METRICS_SETS_FILE", (data / "set_help_h200_2025.3.txt").string()},
+                                      {"FAKE_NSYS_GPU_LOCK_DIR", locks.string()},
+                                      {"FAKE_NSYS_SAMPLED_SQLITE", (data / "ranks/r0_samples.sqlite").string()},
+                                      {"FAKE_NSYS_SQLITE", (data / "ranks/r1_shares_gpu.sqlite").string()}}});
+  INFO(finished.out);
+  REQUIRE(finished.exit_code == 0);
+  CHECK(stage_of(e2e.manifest(), "nsys").status == StageStatus::ok);
+  int sampler = -1;
+  for (int rank = 0; rank < 2; ++rank) {
+    const fs::path nsys = e2e.main() / "ranks" / ("r" + std::to_string(rank)) / "nsys";
+    const std::string status = read_file(nsys / "status.json");
+    if (status.find("\"gpu_metrics\":\"all\"") != std::string::npos) {
+      CHECK(sampler == -1);
+      sampler = rank;
+      CHECK_THAT(read_file(nsys / "cmd.txt"),
+                 Catch::Contains("--gpu-metrics-devices=all --gpu-metrics-frequency=20000 --gpu-metrics-set=gh100"));
+    } else {
+      CHECK_THAT(status, Catch::Contains("\"gpu_metrics\":\"\""));
+      CHECK_THAT(read_file(nsys / "cmd.txt"), !Catch::Contains("--gpu-metrics"));
+    }
+  }
+  REQUIRE(sampler >= 0);
+  const int other = 1 - sampler;
+  CHECK_THAT(read_file(e2e.main() / "ranks" / ("r" + std::to_string(other)) / "nsys/status.json"),
+             Catch::Contains("not sampling: rank " + std::to_string(sampler) + " samples every GPU of this host"));
+  CHECK_THAT(read_file(e2e.main() / "deep-profile.log"),
+             Catch::Contains("one nsys per GPU: each rank-exec claims its GPU or its host"));
+  // rank, ..., sampled_source_rank, sampled_clock_shift_ms, sampled_steps, sampled_samples, ...
+  const std::string ranks_csv = read_file(e2e.main() / "analysis/ranks.csv");
+  const std::string source = std::to_string(sampler);
+  CHECK_THAT(ranks_csv, Catch::Contains("\n" + source + ",") && Catch::Contains("," + source + ",0,13,3786,"));
+  CHECK_THAT(ranks_csv, Catch::Contains("\n" + std::to_string(other) + ",") &&
+                            Catch::Contains("," + source + ",433.423098,8,2196,"));
+  CHECK_THAT(read_file(e2e.main() / "report.md"), Catch::Contains("**Sampled by the GPU's counters** (`decode_step`"));
+}

@@ -6,11 +6,18 @@ environment variables, absolute paths). The trimmed copy keeps every row of NVTX
 GPU activity tables and of the CUDA API calls that launch or wait for GPU work, so figures computed
 from it (by the engine and by timeline_expected.py) are those of the original capture.
 
-Usage: trim_nsys_sqlite.py SOURCE.sqlite DEST.sqlite [--until RANGE:N]
+Usage: trim_nsys_sqlite.py SOURCE.sqlite DEST.sqlite [--from RANGE:N] [--until RANGE:N] [--keep-gpu-bus]
+                           [--read-metrics-only]
   --until RANGE:N  also cut the capture where the (N+1)-th NVTX range named RANGE starts: ranges and API
                    calls from then on go, and so do GPU rows launched by a call that went (a prefix of
                    the capture, e.g. the first 12 decode steps, when the whole is too big for a fixture).
+  --from RANGE:N   also cut the capture before the (N+1)-th NVTX range named RANGE starts: ranges that end
+                   before it, API calls before it and the GPU rows they launched, samples before it go.
+  --read-metrics-only  keep the samples of the four metrics the library reads (SM, tensor, DRAM read/write).
+  --keep-gpu-bus   keep each GPU's PCI bus location (and the capture's start on the wall clock): per-rank
+                   sampling matches a rank's GPU to the sampled one by bus and aligns captures by that start.
 """
+import argparse
 import os
 import shutil
 import sqlite3
@@ -38,14 +45,15 @@ KEPT_COLUMNS = {  # activity tables: the columns the engine reads (others only c
     "CUPTI_ACTIVITY_KIND_MEMSET": {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
                                    "globalPid", "bytes", "graphNodeId"},
 }
+# With --keep-gpu-bus: the capture's start in UTC (one row of integers), and the GPU-metrics sources and
+# event types, whose JSON names the sampled GPUs (nsys 2025.3.1).
+BUS_TABLES = {"TARGET_INFO_SESSION_START_TIME", "GENERIC_EVENT_SOURCES", "GENERIC_EVENT_TYPES"}
 # CUDA API calls kept: the ones that launch GPU work or wait for it (the rest are getters).
 API_KEPT = ("%Launch%", "%Memcpy%", "%Memset%", "%Synchronize%", "%StreamWaitEvent%", "%Graph%")
 
 
 def cut_after(db, tables, range_name, count):
-    starts = [r[0] for r in db.execute(
-        "SELECT e.start FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId "
-        "WHERE coalesce(e.text, s.value) = ? ORDER BY e.start", (range_name,))]
+    starts = range_starts(db, range_name)
     if len(starts) <= count:
         return
     cut = starts[count]
@@ -61,14 +69,41 @@ def cut_after(db, tables, range_name, count):
                        "(SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME)")
 
 
-def main(source, dest, until=None):
+def range_starts(db, range_name):
+    return [r[0] for r in db.execute(
+        "SELECT e.start FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId "
+        "WHERE coalesce(e.text, s.value) = ? ORDER BY e.start", (range_name,))]
+
+
+def cut_before(db, tables, range_name, count):
+    starts = range_starts(db, range_name)
+    if len(starts) <= count:
+        return
+    cut = starts[count]
+    db.execute("DELETE FROM NVTX_EVENTS WHERE coalesce(end, start) < ?", (cut,))
+    if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
+        db.execute("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start < ?", (cut,))
+    if "GPU_METRICS" in tables:
+        db.execute("DELETE FROM GPU_METRICS WHERE timestamp < ?", (cut,))
+    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                  "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
+        if table in tables:
+            db.execute(f"DELETE FROM {table} WHERE correlationId NOT IN "
+                       "(SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME)")
+
+
+READ_METRICS = ("SMs Active%", "Tensor Active%", "DRAM Read Bandwidth%", "DRAM Write Bandwidth%")
+
+
+def main(source, dest, until=None, keep_gpu_bus=False, since=None, read_metrics_only=False):
     if os.path.exists(dest):
         os.remove(dest)
     shutil.copyfile(source, dest)
     db = sqlite3.connect(dest)
     tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    kept_tables = KEPT_TABLES | (BUS_TABLES if keep_gpu_bus else set())
     for table in tables:
-        if table not in KEPT_TABLES:
+        if table not in kept_tables:
             db.execute(f'DROP TABLE "{table}"')
     for table, keep in KEPT_COLUMNS.items():
         if table in tables:
@@ -82,6 +117,13 @@ def main(source, dest, until=None):
     if until:
         range_name, count = until.rsplit(":", 1)
         cut_after(db, tables, range_name, int(count))
+    if since:
+        range_name, count = since.rsplit(":", 1)
+        cut_before(db, tables, range_name, int(count))
+    if read_metrics_only and "GPU_METRICS" in tables:
+        condition = " OR ".join("metricName LIKE ?" for _ in READ_METRICS)
+        db.execute(f"DELETE FROM GPU_METRICS WHERE metricId NOT IN "
+                   f"(SELECT metricId FROM TARGET_INFO_GPU_METRICS WHERE {condition})", READ_METRICS)
     # Strings still referenced; everything else (environment, process and thread names) goes.
     referenced = set()
     for table, column in [("NVTX_EVENTS", "textId"), ("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId"),
@@ -94,7 +136,7 @@ def main(source, dest, until=None):
     db.executemany("INSERT INTO kept VALUES (?)", [(i,) for i in referenced if i is not None])
     db.execute("DELETE FROM StringIds WHERE id NOT IN (SELECT id FROM kept)")
     if "TARGET_INFO_GPU" in tables:  # the GPU's serial identity and bus address: not needed, not kept
-        db.execute("UPDATE TARGET_INFO_GPU SET uuid = '', busLocation = ''")
+        db.execute("UPDATE TARGET_INFO_GPU SET uuid = ''" + ("" if keep_gpu_bus else ", busLocation = ''"))
     for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):
         if table in tables:  # absolute paths and the host name of the recording machine
             db.execute(f"UPDATE {table} SET value='[scrubbed]' WHERE name LIKE '%PATH%' OR name LIKE '%FILE%' "
@@ -105,9 +147,13 @@ def main(source, dest, until=None):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[3] == "--until":
-        main(sys.argv[1], sys.argv[2], sys.argv[4])
-    elif len(sys.argv) == 3:
-        main(sys.argv[1], sys.argv[2])
-    else:
-        sys.exit(__doc__)
+    parser = argparse.ArgumentParser(usage=__doc__)
+    parser.add_argument("source")
+    parser.add_argument("dest")
+    parser.add_argument("--until")
+    parser.add_argument("--from", dest="since")
+    parser.add_argument("--keep-gpu-bus", action="store_true")
+    parser.add_argument("--read-metrics-only", action="store_true")
+    arguments = parser.parse_args()
+    main(arguments.source, arguments.dest, arguments.until, arguments.keep_gpu_bus, arguments.since,
+         arguments.read_metrics_only)

@@ -80,6 +80,7 @@ TEST_CASE("gpu metrics: the probe reads nsys's device and set listings, 2025.3.1
       parse_gpu_metrics_devices(read_text(data_path("gpu-metrics/devices_help_h200_2025.3.txt")), "--gpu-metrics-devices");
   CHECK(h200.available);
   CHECK(h200.devices == "all");
+  CHECK(h200.cuda_visible);  // per-rank sampling: a rank that sees one GPU samples only that one
   REQUIRE(h200.listed.size() == 1);
   CHECK(h200.listed[0] == "0: Hopper GH100 | NVIDIA H200 PCI[0000:00:06.0]");
   CHECK(choose_gpu_metrics_set(read_text(data_path("gpu-metrics/set_help_h200_2025.3.txt")), h200.listed) == "gh100");
@@ -87,6 +88,7 @@ TEST_CASE("gpu metrics: the probe reads nsys's device and set listings, 2025.3.1
   const GpuMetricsSupport cpu =
       parse_gpu_metrics_devices(read_text(data_path("gpu-metrics/device_help_cpu_2022.4.txt")), "--gpu-metrics-device");
   CHECK_FALSE(cpu.available);
+  CHECK_FALSE(cpu.cuda_visible);
   CHECK(cpu.reason == "nsys says: NVIDIA GPUs not found, feature is not available");
   CHECK(choose_gpu_metrics_set(read_text(data_path("gpu-metrics/set_help_h200_2025.3.txt")), cpu.listed).empty());
   // 2022.4 takes GPU ids only: a listing without "all" gives the ids.

@@ -9,6 +9,7 @@
 #include "llmprof/run_directory.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "test_support.hpp"
+#include "pipeline/gpu_metrics_claim.hpp"
 #include "rundir/run_records.hpp"
 
 namespace fs = std::filesystem;
@@ -87,10 +88,10 @@ TEST_CASE("rank lists take numbers and ranges and refuse bad pieces") {
 namespace {
 
 void write_plan(const fs::path& main, const std::string& stage, double timeout_s,
-                const std::vector<std::string>& profiler = {}) {
+                const std::vector<std::string>& profiler = {}, const boost::json::object& extra = {}) {
   boost::json::array argv;
   for (const auto& word : profiler) argv.emplace_back(word);
-  const boost::json::object plan = {{"schema", "llmprof.rank_plan/1"},
+  boost::json::object plan = {{"schema", "llmprof.rank_plan/1"},
                                     {"stage", stage},
                                     {"role", profiler.empty() ? "bare" : "nsys"},
                                     {"profiler_argv", argv},
@@ -98,6 +99,7 @@ void write_plan(const fs::path& main, const std::string& stage, double timeout_s
                                     {"working_directory", ""},
                                     {"timeout_s", timeout_s},
                                     {"timeout_key", "workload.timeout_s"}};
+  for (const auto& [key, value] : extra) plan[key] = value;
   write_file(main / "ranks" / (stage + ".plan.json"), boost::json::serialize(plan));
 }
 
@@ -141,6 +143,69 @@ TEST_CASE("rank-exec runs the profiler on a selected rank and the workload bare 
     REQUIRE(std::system(("bash '" + pasted.string() + "' > '" + output + "' 2>&1").c_str()) == 0);
     CHECK(read_file(output) == read_file(rank_dir / "output.log"));
   }
+}
+
+// Only one nsys may sample a GPU (2025.3.1 fails a second with "Already under profiling"): the first rank of a
+// host to claim samples, the others take its samples; ranks that each see one GPU each sample their own.
+TEST_CASE("rank-exec lets one rank per GPU sample GPU metrics and records who does", "[gpu-metrics]") {
+  const boost::json::object sampling = {{"gpu_metrics_option", "--gpu-metrics-devices"},
+                                        {"gpu_metrics_every_gpu", "all"},
+                                        {"gpu_metrics_words", boost::json::array{"--gpu-metrics-frequency=20000"}},
+                                        {"gpu_metrics_cuda_visible", true}};
+  auto runner = llmprof::make_system_process_runner();
+  const auto run_ranks = [&](const TempDir& temp, std::optional<std::string> first_gpu,
+                             std::optional<std::string> second_gpu) {
+    write_plan(temp.path(), "nsys", 30, {"/bin/echo", "nsys"}, sampling);
+    llmprof::RankExecRequest request{temp.path(), "nsys", std::nullopt, {"workload"}};
+    request.cuda_visible_devices = first_gpu;
+    REQUIRE(llmprof::run_rank_exec(request, rank(1, 2), *runner));
+    request.cuda_visible_devices = second_gpu;
+    REQUIRE(llmprof::run_rank_exec(request, rank(0, 2), *runner));
+  };
+  SECTION("every rank sees every GPU: the first to claim samples them all, the other none") {
+    TempDir temp;
+    run_ranks(temp, std::nullopt, std::nullopt);
+    CHECK(read_file(temp.path() / "ranks/r1/nsys/output.log") ==
+          "nsys --gpu-metrics-devices=all --gpu-metrics-frequency=20000 workload\n");
+    CHECK(read_file(temp.path() / "ranks/r0/nsys/output.log") == "nsys workload\n");
+    CHECK(status_of(temp.path(), 1, "nsys").at("gpu_metrics") == "all");
+    CHECK(status_of(temp.path(), 0, "nsys").at("gpu_metrics") == "");
+    CHECK_THAT(std::string(status_of(temp.path(), 0, "nsys").at("gpu_metrics_note").as_string()),
+               Catch::StartsWith("not sampling: rank 1 samples every GPU of this host"));
+    CHECK_THAT(read_file(temp.path() / "ranks/r1/nsys/cmd.txt"), Catch::Contains("--gpu-metrics-devices=all"));
+  }
+  SECTION("each rank sees its own GPU: each samples it") {
+    TempDir temp;
+    run_ranks(temp, "1", "0");
+    CHECK(read_file(temp.path() / "ranks/r1/nsys/output.log") ==
+          "nsys --gpu-metrics-devices=cuda-visible --gpu-metrics-frequency=20000 workload\n");
+    CHECK(read_file(temp.path() / "ranks/r0/nsys/output.log") ==
+          "nsys --gpu-metrics-devices=cuda-visible --gpu-metrics-frequency=20000 workload\n");
+  }
+  SECTION("two ranks see the same one GPU: only the first samples it") {
+    TempDir temp;
+    run_ranks(temp, "0", "0");
+    CHECK(status_of(temp.path(), 1, "nsys").at("gpu_metrics") == "cuda-visible");
+    CHECK(read_file(temp.path() / "ranks/r0/nsys/output.log") == "nsys workload\n");
+    CHECK_THAT(std::string(status_of(temp.path(), 0, "nsys").at("gpu_metrics_note").as_string()),
+               Catch::Contains("rank 1 samples this GPU (0)"));
+  }
+}
+
+TEST_CASE("the GPU-metrics claim rule: a host-wide claim and a one-GPU claim exclude each other", "[gpu-metrics]") {
+  using llmprof::detail::decide_gpu_metrics_sampling;
+  CHECK(decide_gpu_metrics_sampling({}, 3, std::nullopt, true).devices_value == "all");
+  CHECK(decide_gpu_metrics_sampling({}, 3, "0,1", true).devices_value == "all");  // several visible: the host
+  CHECK(decide_gpu_metrics_sampling({}, 3, " 2 ", true).devices_value == "cuda-visible");
+  // An nsys without cuda-visible (2022.4) can only sample by id or all: the host is claimed.
+  CHECK(decide_gpu_metrics_sampling({}, 3, "2", false).devices_value == "all");
+  CHECK(decide_gpu_metrics_sampling({{0, "all"}}, 3, "2", true).devices_value.empty());
+  CHECK(decide_gpu_metrics_sampling({{0, "1"}}, 3, std::nullopt, true).devices_value.empty());
+  CHECK(decide_gpu_metrics_sampling({{0, "1"}}, 3, "1", true).devices_value.empty());
+  const auto other_gpu = decide_gpu_metrics_sampling({{0, "1"}}, 3, "2", true);
+  CHECK(other_gpu.devices_value == "cuda-visible");
+  REQUIRE(other_gpu.claim);
+  CHECK(other_gpu.claim->devices == "2");
 }
 
 TEST_CASE("rank-exec kills a hanging rank's tree at the plan's timeout and says which rank") {

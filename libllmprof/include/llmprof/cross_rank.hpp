@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "llmprof/nsys_trace.hpp"
+#include "llmprof/rank_sampling.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof {
@@ -68,6 +69,9 @@ struct RankFigures {
   std::optional<double> comm_compute_overlap;
   std::size_t steps = 0;                         // step ranges seen
   std::optional<double> mean_step_start_lag_ms;  // behind the earliest rank's start of each step, after alignment
+  // The step range's utilisation from GPU-metrics samples (llmprof/rank_sampling.hpp); unset when nothing
+  // sampled in the run.
+  std::optional<RankSampling> sampled;
 };
 
 // max / median of a figure over ranks (1.0 = perfectly balanced).
@@ -109,7 +113,9 @@ Result<RankTimeline> rank_timeline_from_nsys_stats(int rank, const std::filesyst
 
 // Reads one rank's figures from its `nsys export --type sqlite` file through the timeline engine:
 // ranges with their GPU projection, and every kernel. Errors name the file (as analyze_timeline's).
-Result<RankTimeline> rank_timeline_from_sqlite(int rank, const std::filesystem::path& sqlite_export);
+// `engine_report`, when given, receives the timeline engine's report too (per-rank sampling measures from it).
+Result<RankTimeline> rank_timeline_from_sqlite(int rank, const std::filesystem::path& sqlite_export,
+                                               TimelineReport* engine_report = nullptr);
 
 // analysis/ranks.csv: one row per rank (rank, the RankFigures columns, empty where unknown).
 std::string cross_rank_csv(const CrossRankAnalysis& analysis);

@@ -21,6 +21,9 @@ struct GpuMetricSamples {
   std::string gpu_name;        // TARGET_INFO_GPU.name of the sampled GPU; "" when the table is absent
   std::optional<double> peak_dram_bytes_per_s;  // TARGET_INFO_GPU.memoryBandwidth; nullopt when absent or 0
   std::int64_t other_gpus = 0;  // GPUs whose samples were left out (the first GPU's are kept)
+  // PCI bus location of the sampled GPU where the export can tell: it sampled one GPU and TARGET_INFO_GPU lists
+  // one ("" otherwise: nsys 2025.3.1's GENERIC_EVENT_SOURCES names no GPU, so several cannot be told apart).
+  std::string gpu_bus;
   // One entry per sample time, ascending; each metric's value at it in percent of its peak, NaN when that
   // metric was not sampled (a set without it).
   std::vector<std::int64_t> timestamps_ns;

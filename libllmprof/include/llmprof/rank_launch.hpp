@@ -59,6 +59,9 @@ struct RankExecRequest {
   std::string stage;                      // stage1 | nsys | ncu
   std::optional<std::vector<int>> ranks;  // ranks that run the profiler; nullopt: every rank
   std::vector<std::string> workload;      // CMD
+  // The rank's CUDA_VISIBLE_DEVICES (the caller reads its environment; never a rank-exec option): a rank that
+  // sees one GPU samples only that one's GPU metrics.
+  std::optional<std::string> cuda_visible_devices;
 };
 
 // What rank-exec recorded in MAIN/ranks/r<rank>/<stage>/status.json; exit_code is what the

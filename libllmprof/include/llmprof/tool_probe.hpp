@@ -91,6 +91,7 @@ struct GpuMetricsSupport {
   bool available = false;
   std::string devices_option;        // "--gpu-metrics-devices" (2025.3) or "--gpu-metrics-device" (2022.4)
   std::string devices;               // the option's value: "all", or the listed GPU ids joined by commas
+  bool cuda_visible = false;         // nsys takes "cuda-visible" (2025.3.1 lists it; 2022.4 does not)
   std::vector<std::string> listed;   // the devices nsys listed, e.g. "0: Hopper GH100 | NVIDIA H200 PCI[...]"
   std::string metric_set;            // the set that names the listed chip (e.g. "gh100"); "" when none does
   std::string reason;                // why it is not available, in nsys's words where it gave some

@@ -322,9 +322,11 @@ Result<RankTimeline> rank_timeline_from_nsys_stats(int rank, const std::filesyst
   return timeline;
 }
 
-Result<RankTimeline> rank_timeline_from_sqlite(int rank, const std::filesystem::path& sqlite_export) {
+Result<RankTimeline> rank_timeline_from_sqlite(int rank, const std::filesystem::path& sqlite_export,
+                                               TimelineReport* engine_report) {
   auto report = analyze_timeline(sqlite_export);
   if (!report) return report.error();
+  if (engine_report) *engine_report = report.value();
   RankTimeline timeline;
   timeline.rank = rank;
   timeline.unclosed_ranges = report->unclosed_ranges;

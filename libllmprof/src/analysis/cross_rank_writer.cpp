@@ -24,17 +24,60 @@ std::string milliseconds(const std::optional<double>& value) {
   return value ? detail::format_number(*value) + " ms" : "—";
 }
 
+std::string csv_integer(const std::optional<int>& value) { return value ? std::to_string(*value) : ""; }
+
+bool any_sampled(const CrossRankAnalysis& analysis) {
+  return std::any_of(analysis.ranks.begin(), analysis.ranks.end(), [](const RankFigures& rank) { return rank.sampled.has_value(); });
+}
+
+// One row per rank: what the GPU's counters measured over its steps, and where the samples came from.
+void sampled_markdown(const CrossRankAnalysis& analysis, std::ostringstream& md) {
+  std::string stage;
+  for (const auto& rank : analysis.ranks)
+    if (rank.sampled) stage = rank.sampled->stage;
+  md << "\n**Sampled by the GPU's counters** (`" << stage << "`, each rank's steps; one nsys per GPU may sample)\n\n";
+  md << "| rank | samples from | steps | samples | SM active | tensor active | MBU | DRAM per step | note |\n";
+  md << "|---:|---|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const auto& rank : analysis.ranks) {
+    if (!rank.sampled) continue;
+    const RankSampling& sampled = *rank.sampled;
+    const std::string source = !sampled.source_rank ? "—"
+                               : *sampled.source_rank == rank.rank ? "itself"
+                                                                   : "rank " + std::to_string(*sampled.source_rank);
+    md << "| " << rank.rank << " | " << source << " | " << sampled.steps << " | " << sampled.samples << " | "
+       << detail::format_fraction_percent(sampled.sm_active) << " | "
+       << detail::format_fraction_percent(sampled.tensor_active) << " | "
+       << detail::format_fraction_percent(sampled.mbu) << " | "
+       << detail::format_si(sampled.dram_bytes_per_step, "B") << " | "
+       << detail::markdown_cell(sampled.note) << " |\n";
+  }
+}
+
 }  // namespace
 
 std::string cross_rank_csv(const CrossRankAnalysis& analysis) {
   std::ostringstream csv;
   csv << "rank,stage1_wall_s,nsys_wall_s,kernel_time_s,collective_kernel_time_s,collective_share,comm_compute_overlap,"
-         "steps,mean_step_start_lag_ms,step_start_basis\n";
+         "steps,mean_step_start_lag_ms,step_start_basis";
+  const bool sampled = any_sampled(analysis);
+  if (sampled)
+    csv << ",sampled_source_rank,sampled_clock_shift_ms,sampled_steps,sampled_samples,sampled_sm_active,"
+           "sampled_tensor_active,sampled_mbu,sampled_dram_bytes_per_step";
+  csv << "\n";
   for (const auto& rank : analysis.ranks) {
     csv << rank.rank << "," << csv_number(rank.stage1_wall_s) << "," << csv_number(rank.nsys_wall_s) << ","
         << csv_number(rank.kernel_time_s) << "," << csv_number(rank.collective_kernel_time_s) << ","
         << csv_number(rank.collective_share) << "," << csv_number(rank.comm_compute_overlap) << "," << rank.steps << ","
-        << csv_number(rank.mean_step_start_lag_ms) << "," << analysis.step_basis << "\n";
+        << csv_number(rank.mean_step_start_lag_ms) << "," << analysis.step_basis;
+    if (sampled) {
+      const RankSampling none;
+      const RankSampling& figures = rank.sampled ? *rank.sampled : none;
+      csv << "," << csv_integer(figures.source_rank) << "," << csv_number(figures.clock_shift_ms) << ","
+          << figures.steps << "," << figures.samples << "," << csv_number(figures.sm_active) << ","
+          << csv_number(figures.tensor_active) << "," << csv_number(figures.mbu) << ","
+          << csv_number(figures.dram_bytes_per_step);
+    }
+    csv << "\n";
   }
   return csv.str();
 }
@@ -51,6 +94,7 @@ std::string cross_rank_markdown(const CrossRankAnalysis& analysis) {
        << detail::format_fraction_percent(rank.comm_compute_overlap) << " | " << rank.steps << " | "
        << milliseconds(rank.mean_step_start_lag_ms) << " |\n";
   }
+  if (any_sampled(analysis)) sampled_markdown(analysis, md);
   md << "\n";
   for (const auto& imbalance : analysis.imbalance) {
     md << "- **Imbalance of " << imbalance.figure << "** (max/median): " << detail::format_number(imbalance.ratio)

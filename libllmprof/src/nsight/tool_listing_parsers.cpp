@@ -322,6 +322,7 @@ GpuMetricsSupport parse_gpu_metrics_devices(std::string_view output, std::string
   if (support.available) {
     // 2025.3.1 takes "all"; 2022.4 takes only GPU ids ("must be 'none' or one of GPU IDs").
     support.devices = output.find("all:") != std::string_view::npos ? "all" : detail::join(ids, ",");
+    support.cuda_visible = output.find("cuda-visible:") != std::string_view::npos;
   } else {
     support.reason = said.empty() ? "nsys listed no GPU for GPU-metrics sampling" : "nsys says: " + detail::join(said, " ");
   }

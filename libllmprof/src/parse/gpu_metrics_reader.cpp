@@ -41,12 +41,20 @@ std::vector<double>& column_of(GpuMetricSamples& samples, Metric metric) {
 void read_gpu_info(const detail::SqliteDatabase& database, GpuMetricSamples& samples) {
   const auto columns = database.columns("TARGET_INFO_GPU");
   if (!columns.contains("name") || !columns.contains("memoryBandwidth")) return;
-  auto statement = database.prepare("SELECT name, memoryBandwidth FROM TARGET_INFO_GPU ORDER BY id LIMIT 1");
+  const bool has_bus = columns.contains("busLocation");
+  auto statement = database.prepare(has_bus ? "SELECT name, memoryBandwidth, busLocation FROM TARGET_INFO_GPU ORDER BY id"
+                                            : "SELECT name, memoryBandwidth FROM TARGET_INFO_GPU ORDER BY id");
   if (!statement) return;
-  auto row = statement->step();
-  if (!row || !*row) return;
-  samples.gpu_name = std::string(statement->text(0));
-  if (const double peak = double(statement->integer(1)); peak > 0) samples.peak_dram_bytes_per_s = peak;
+  int gpus = 0;
+  for (auto row = statement->step(); row && *row; row = statement->step()) {
+    if (++gpus > 1) {
+      samples.gpu_bus.clear();
+      continue;
+    }
+    samples.gpu_name = std::string(statement->text(0));
+    if (const double peak = double(statement->integer(1)); peak > 0) samples.peak_dram_bytes_per_s = peak;
+    if (has_bus) samples.gpu_bus = std::string(statement->text(2));
+  }
 }
 
 }  // namespace
@@ -80,6 +88,7 @@ Result<std::optional<GpuMetricSamples>> read_gpu_metric_samples(const std::files
       ++samples.other_gpus;
   }
   if (!kept_type) return std::optional<GpuMetricSamples>();
+  if (samples.other_gpus > 0) samples.gpu_bus.clear();
   auto rows = database->prepare("SELECT timestamp, metricId, value FROM GPU_METRICS WHERE typeId = ? ORDER BY timestamp");
   if (!rows) return rows.error();
   rows->bind_integer(1, *kept_type);

@@ -7,6 +7,7 @@
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/run_analysis.hpp"
 #include "llmprof/run_layout.hpp"
+#include "pipeline/rank_files.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;
@@ -23,6 +24,64 @@ std::optional<double> rank_wall_s(const RunManifest& manifest, Stage stage, int 
     }
   }
   return std::nullopt;
+}
+
+// What per-rank sampling needs of one rank's capture.
+struct RankCapture {
+  int rank = 0;
+  std::optional<TimelineReport> timeline;
+  CapturePlacement placement;
+  std::optional<GpuMetricSamples> samples;
+  std::string host;  // from the rank's nsys status.json; "" when unknown
+};
+
+void read_sampling_inputs(const fs::path& main, const fs::path& sqlite, RankCapture& capture,
+                          std::vector<std::string>& warnings) {
+  const std::string rank = "rank " + std::to_string(capture.rank);
+  if (auto placement = read_capture_placement(sqlite); placement) capture.placement = std::move(placement.value());
+  if (auto samples = read_gpu_metric_samples(sqlite); !samples)
+    warnings.push_back("per-rank sampling: " + rank + ": " + samples.error().describe());
+  else
+    capture.samples = std::move(samples.value());
+  if (auto status = detail::read_rank_status(main / RunLayout::rank_stage_status(capture.rank, Stage::nsys)))
+    capture.host = status->host;
+}
+
+// The capture whose samples measure `rank`: its own, else one on its host that sampled its GPU (by bus), else
+// the only one on its host (sample_rank_steps then says why it cannot be used). nullptr, with `why`, for none.
+const RankCapture* sampling_source(const RankCapture& rank, const std::vector<RankCapture>& captures,
+                                   std::string& why) {
+  if (rank.samples) return &rank;
+  std::vector<const RankCapture*> on_host;
+  for (const auto& other : captures)
+    if (other.samples && !rank.host.empty() && other.host == rank.host) on_host.push_back(&other);
+  for (const RankCapture* other : on_host)
+    if (!rank.placement.kernel_gpu_buses.empty() && other->samples->gpu_bus == rank.placement.kernel_gpu_buses.front())
+      return other;
+  if (on_host.size() == 1) return on_host.front();
+  why = on_host.empty() ? "no capture on this rank's host" + (rank.host.empty() ? "" : " (" + rank.host + ")") +
+                              " sampled GPU metrics (see ranks/r" + std::to_string(rank.rank) +
+                              "/nsys/status.json, gpu_metrics)"
+                        : std::to_string(on_host.size()) + " captures on this rank's host sampled, none the GPU it ran on";
+  return nullptr;
+}
+
+// Each rank's step range from GPU-metrics samples, where any capture of the run sampled.
+void attach_rank_sampling(const std::vector<RankCapture>& captures, const std::string& step_range,
+                          CrossRankAnalysis& analysis) {
+  if (std::none_of(captures.begin(), captures.end(), [](const RankCapture& c) { return c.samples.has_value(); }))
+    return;
+  for (auto& figures : analysis.ranks) {
+    const auto capture = std::find_if(captures.begin(), captures.end(),
+                                      [&](const RankCapture& c) { return c.rank == figures.rank; });
+    if (capture == captures.end() || !capture->timeline) continue;
+    std::string why;
+    const RankCapture* source = sampling_source(*capture, captures, why);
+    std::optional<SampledCapture> sampled;
+    if (source) sampled = SampledCapture{source->rank, &*source->samples, source->placement};
+    figures.sampled = sample_rank_steps(*capture->timeline, step_range, capture->rank, capture->placement,
+                                        sampled ? &*sampled : nullptr, why);
+  }
 }
 
 }  // namespace
@@ -56,6 +115,7 @@ int primary_rank_of_run(const RunManifest& manifest) {
 CrossRankAnalysis analyze_ranks_of_run(const fs::path& main_directory, const RunManifest& manifest,
                                        std::vector<std::string>& warnings) {
   std::vector<RankTimeline> timelines;
+  std::vector<RankCapture> captures;
   const int world = world_size_of_run(manifest);
   for (int rank = 0; rank < world; ++rank) {
     const fs::path nsys = rank_directory(main_directory, rank) / RunLayout::nsys_directory();
@@ -64,7 +124,12 @@ CrossRankAnalysis analyze_ranks_of_run(const fs::path& main_directory, const Run
     const fs::path sqlite = nsys / RunLayout::nsys_sqlite().filename();
     Result<RankTimeline> read = timeline;
     if (fs::exists(sqlite)) {
-      read = rank_timeline_from_sqlite(rank, sqlite);
+      RankCapture& capture = captures.emplace_back();
+      capture.rank = rank;
+      capture.timeline.emplace();
+      read = rank_timeline_from_sqlite(rank, sqlite, &*capture.timeline);
+      if (!read) capture.timeline.reset();
+      read_sampling_inputs(main_directory, sqlite, capture, warnings);
     } else if (fs::exists(nsys / "summary_cuda_gpu_kern_sum.csv")) {
       read = rank_timeline_from_nsys_stats(rank, nsys);
     }
@@ -81,7 +146,9 @@ CrossRankAnalysis analyze_ranks_of_run(const fs::path& main_directory, const Run
   // A capture gated on `decode` holds no `prefill` to align on; the gate range's start is the next
   // common point (used only where the ranks have no collective kernel to align on).
   options.fallback_align_range = capture_gate_of_run(main_directory, manifest).value_or("");
-  return analyze_ranks(timelines, options);
+  CrossRankAnalysis analysis = analyze_ranks(timelines, options);
+  attach_rank_sampling(captures, options.step_range, analysis);
+  return analysis;
 }
 
 Result<void> write_cross_rank_files(const CrossRankAnalysis& analysis, const fs::path& main_directory) {

@@ -11,6 +11,7 @@
 #include "llmprof/rank_launch.hpp"
 #include "llmprof/run_layout.hpp"
 #include "llmprof/shell_quote.hpp"
+#include "pipeline/gpu_metrics_claim.hpp"
 #include "pipeline/rank_files.hpp"
 #include "pipeline/tool_call.hpp"
 
@@ -93,10 +94,12 @@ RankStatus starting_status(const RankIdentity& identity, const std::string& role
 // The process one rank runs: the profiler's words (a profiled rank) then the workload, with the plan's
 // environment and directory, @RANK@ filled in; `recorded` gets the environment its cmd.txt records.
 ProcessSpec rank_process(const detail::RankPlan& plan, const RankExecRequest& request, const RankIdentity& identity,
-                         Stage stage, bool profiled, std::map<std::string, std::string>& recorded) {
+                         Stage stage, bool profiled, const std::vector<std::string>& sampling_words,
+                         std::map<std::string, std::string>& recorded) {
   ProcessSpec spec;
   if (profiled) {
     for (const auto& word : plan.profiler_argv) spec.argv.push_back(detail::substitute_rank(word, identity.rank));
+    spec.argv.insert(spec.argv.end(), sampling_words.begin(), sampling_words.end());
   }
   spec.argv.insert(spec.argv.end(), request.workload.begin(), request.workload.end());
   for (const auto& [name, value] : plan.environment) {
@@ -115,6 +118,30 @@ ProcessSpec rank_process(const detail::RankPlan& plan, const RankExecRequest& re
     return profiled && detail::is_tool_process(executable, tool);
   };
   return spec;
+}
+
+// The nsys words that make this rank sample GPU metrics, decided under the host's claims lock; none when another
+// rank of the host samples its GPU (status says which), the plan asks for no sampling, or the claim fails.
+std::vector<std::string> sampling_words(const detail::RankPlan& plan, const RankExecRequest& request,
+                                        const RankIdentity& identity, RankStatus& status) {
+  if (plan.gpu_metrics_option.empty()) return {};
+  std::optional<std::string> visible = request.cuda_visible_devices;
+  if (const auto set = plan.environment.find("CUDA_VISIBLE_DEVICES"); set != plan.environment.end())
+    visible = set->second;
+  auto decision = detail::claim_gpu_metrics_sampling(
+      request.main_directory / RunLayout::ranks_directory() / "gpu-metrics", status.host, identity.rank, visible,
+      plan.gpu_metrics_cuda_visible);
+  if (!decision) {
+    status.gpu_metrics_note = "not sampling: " + decision.error().describe();
+    return {};
+  }
+  status.gpu_metrics = decision->devices_value;
+  status.gpu_metrics_note = decision->note;
+  if (decision->devices_value.empty()) return {};
+  const std::string value = decision->devices_value == "all" ? plan.gpu_metrics_every_gpu : decision->devices_value;
+  std::vector<std::string> words{plan.gpu_metrics_option + "=" + value};
+  words.insert(words.end(), plan.gpu_metrics_words.begin(), plan.gpu_metrics_words.end());
+  return words;
 }
 
 }  // namespace
@@ -148,7 +175,9 @@ Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankI
   }
 
   std::map<std::string, std::string> environment;  // what the plan sets for this rank, as cmd.txt records it
-  const ProcessSpec spec = rank_process(plan.value(), request, identity, *stage, profiled, environment);
+  const std::vector<std::string> sampling =
+      profiled ? sampling_words(plan.value(), request, identity, status) : std::vector<std::string>{};
+  const ProcessSpec spec = rank_process(plan.value(), request, identity, *stage, profiled, sampling, environment);
   // The rank's own argv, environment and directory, as every cmd.txt records them: pasted, it runs this rank again.
   status.command = reproduce_command_line(spec.argv, environment, spec.working_directory);
   const fs::path commands = request.main_directory / RunLayout::rank_stage_commands(identity.rank, *stage);

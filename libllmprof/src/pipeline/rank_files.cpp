@@ -54,7 +54,12 @@ std::string rank_plan_to_json(const RankPlan& plan) {
                                       {"timeout_s", plan.timeout_s},
                                       {"timeout_key", plan.timeout_key},
                                       {"survivor_grace_s", plan.survivor_grace_s ? json::value(*plan.survivor_grace_s)
-                                                                                 : json::value(nullptr)}});
+                                                                                 : json::value(nullptr)},
+                                      {"gpu_metrics_option", plan.gpu_metrics_option},
+                                      {"gpu_metrics_every_gpu", plan.gpu_metrics_every_gpu},
+                                      {"gpu_metrics_words", json::array(plan.gpu_metrics_words.begin(),
+                                                                        plan.gpu_metrics_words.end())},
+                                      {"gpu_metrics_cuda_visible", plan.gpu_metrics_cuda_visible}});
 }
 
 Result<RankPlan> read_rank_plan(const fs::path& file) {
@@ -76,6 +81,12 @@ Result<RankPlan> read_rank_plan(const fs::path& file) {
     plan.survivor_grace_s = json_number(*object, "survivor_grace_s", "survivor_grace_s");
     plan.profiler_argv = json_strings(*object, "profiler_argv", "profiler_argv");
     plan.environment = json_string_map(*object, "environment", "environment");
+    plan.gpu_metrics_option = json_string(*object, "gpu_metrics_option", "gpu_metrics_option").value_or("");
+    plan.gpu_metrics_every_gpu =
+        json_string(*object, "gpu_metrics_every_gpu", "gpu_metrics_every_gpu").value_or("all");
+    plan.gpu_metrics_words = json_strings(*object, "gpu_metrics_words", "gpu_metrics_words");
+    if (const auto* visible = object->if_contains("gpu_metrics_cuda_visible"); visible && visible->is_bool())
+      plan.gpu_metrics_cuda_visible = visible->as_bool();
   } catch (const JsonFieldError& wrong) {
     return wrong_field(file, "stage plan", wrong);
   }
@@ -100,7 +111,9 @@ std::string rank_status_to_json(const RankStatus& status) {
                    {"duration_s", status.duration_s},
                    {"survivors", json::array(status.survivors.begin(), status.survivors.end())},
                    {"survivors_ended", status.survivors_ended},
-                   {"survivors_killed", json::array(status.survivors_killed.begin(), status.survivors_killed.end())}});
+                   {"survivors_killed", json::array(status.survivors_killed.begin(), status.survivors_killed.end())},
+                   {"gpu_metrics", status.gpu_metrics},
+                   {"gpu_metrics_note", status.gpu_metrics_note}});
 }
 
 Result<RankStatus> read_rank_status(const fs::path& file) {
@@ -133,6 +146,8 @@ Result<RankStatus> read_rank_status(const fs::path& file) {
     if (const auto* ended = object->if_contains("survivors_ended"); ended && ended->is_bool())
       status.survivors_ended = ended->as_bool();
     status.survivors_killed = json_strings(*object, "survivors_killed", "survivors_killed");
+    status.gpu_metrics = text("gpu_metrics");
+    status.gpu_metrics_note = text("gpu_metrics_note");
   } catch (const JsonFieldError& wrong) {
     return wrong_field(file, "rank status", wrong);
   }

@@ -29,6 +29,13 @@ struct RankPlan {
   std::string timeout_key;  // the config key it came from, for messages
   // run.survivor_grace_s: the rank's workload survivors are ended after it; nullopt (run.leave_survivors): left.
   std::optional<double> survivor_grace_s;
+  // GPU-metrics sampling, decided per rank by rank-exec (pipeline/gpu_metrics_claim.hpp): the devices option of
+  // this nsys ("" = no sampling), its value for every GPU ("all"; 2022.4: the GPU ids), the words after it
+  // (frequency, set), and whether it takes "cuda-visible".
+  std::string gpu_metrics_option;
+  std::string gpu_metrics_every_gpu;
+  std::vector<std::string> gpu_metrics_words;
+  bool gpu_metrics_cuda_visible = false;
 };
 
 std::string rank_plan_to_json(const RankPlan& plan);
@@ -53,6 +60,9 @@ struct RankStatus {
   std::vector<std::string> survivors;
   bool survivors_ended = false;
   std::vector<std::string> survivors_killed;  // those that outlived the grace and got SIGKILL
+  // The rank's GPU-metrics sampling: the devices it sampled ("all", "cuda-visible"; "" none) and why.
+  std::string gpu_metrics;
+  std::string gpu_metrics_note;
 };
 
 std::string rank_status_to_json(const RankStatus& status);

@@ -15,6 +15,7 @@
 #include "llmprof/nsys_report_file.hpp"
 #include "llmprof/nsys_trace.hpp"
 #include "llmprof/rank_analysis.hpp"
+#include "pipeline/nsys_capture.hpp"
 #include "pipeline/rank_stage_launch.hpp"
 
 namespace llmprof::detail {
@@ -82,6 +83,23 @@ NsysStats without_collectives(NsysStats stats) {
   if (stats.range_kernels)
     std::erase_if(*stats.range_kernels, [](const auto& row) { return is_collective_kernel(row.kernel_name); });
   return stats;
+}
+
+// Per-rank captures sample where rank-exec decides (pipeline/gpu_metrics_claim.hpp): the sampling words the
+// command builder wrote leave the shared prefix for the plan, the devices word to be chosen per rank.
+void move_sampling_words(const GpuMetricsSupport& support, RankPlan& plan) {
+  auto& argv = plan.profiler_argv;
+  const std::string devices = support.devices_option + "=";
+  const auto first = std::find_if(argv.begin(), argv.end(), [&](const std::string& word) {
+    return !support.devices_option.empty() && word.rfind(devices, 0) == 0;
+  });
+  if (first == argv.end()) return;
+  plan.gpu_metrics_option = support.devices_option;
+  plan.gpu_metrics_every_gpu = support.devices;
+  plan.gpu_metrics_cuda_visible = support.cuda_visible;
+  auto last = first + 1;
+  while (last != argv.end() && last->rfind("--gpu-metrics-", 0) == 0) plan.gpu_metrics_words.push_back(*last++);
+  argv.erase(first, last);
 }
 
 // The two trace tables of the cross-rank view, in their own `nsys stats` call: a version of nsys
@@ -200,15 +218,8 @@ Staged<WorkloadOutput> run_ranked_workload_stage(PipelineRun& run) {
 
 Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& probe, const WorkloadOutput& workload) {
   if (auto skip = nsys_stage_precondition(run, probe, workload)) return *skip;
-  // One nsys per rank, each sampling every GPU it lists (--gpu-metrics-devices=all), would have several
-  // sessions sample one GPU; which GPU a rank drives is not known before it runs. Not tried on a multi-GPU
-  // machine yet, so per-rank captures do not sample, and say so.
-  if (run.config.nsys.gpu_metrics != "off" && probe.nsys.gpu_metrics.available)
-    run.say(Stage::nsys, "GPU-metrics sampling off in per-rank captures: each rank's nsys would sample every GPU");
-  NsysInfo unsampled = probe.nsys;
-  unsampled.gpu_metrics.available = false;
   const NsysCommand command =
-      nsys_profile_command(run, unsampled, true, absolute_rank_path(run, Stage::nsys, "profile"));
+      nsys_profile_command(run, probe.nsys, true, absolute_rank_path(run, Stage::nsys, "profile"));
   std::vector<std::string> warnings;
   if (auto valid = command.validate(probe.nsys, &warnings); !valid)
     return StageResult::failed("invalid nsys options: " + valid.error().describe());
@@ -216,6 +227,13 @@ Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& pr
   RankPlan plan = base_plan(run, Stage::nsys, run.config.nsys.timeout_s, "nsys.timeout_s");
   plan.role = to_string(Stage::nsys);
   plan.profiler_argv = profiler_prefix(command.argv(), run.workload.argv);
+  move_sampling_words(probe.nsys.gpu_metrics, plan);
+  if (!plan.gpu_metrics_option.empty()) {
+    run.say(Stage::nsys, gpu_metrics_plan_sentence(run.config.nsys, probe.nsys) +
+                             ", one nsys per GPU: each rank-exec claims its GPU or its host (ranks/gpu-metrics/)");
+    std::error_code ignored;  // claims of an earlier attempt of this stage would keep every rank from sampling
+    fs::remove_all(run.directory.path() / RunLayout::ranks_directory() / "gpu-metrics", ignored);
+  }
   LaunchedRanks launched = launch_ranks(run, plan, nsys_ranks(run));
   if (launched.problem) return *launched.problem;
   NsysOutput output;
@@ -228,6 +246,12 @@ Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& pr
   }
   run.say(Stage::nsys, std::to_string(profiled_ranks(launched).size()) + " of " + std::to_string(launched.world_size) +
                            " ranks profiled");
+  if (!plan.gpu_metrics_option.empty()) {
+    for (const auto& status : launched.statuses)
+      if (status.role != kBareRole)
+        run.say(Stage::nsys, "rank " + std::to_string(status.rank) + " (" + status.host + "): " +
+                                 (status.gpu_metrics_note.empty() ? "no GPU-metrics decision recorded" : status.gpu_metrics_note));
+  }
   return {StageResult::ok(), std::move(output)};
 }
 

@@ -1,0 +1,44 @@
+// Each rank's step range measured from the GPU's own sampled counters. Only one nsys session may sample a GPU
+// (nsys 2025.3.1 fails a second with "Already under profiling"), so under a launcher one rank per host samples
+// (deep-profile rank-exec decides, MAIN/ranks/gpu-metrics/): a rank that did not sample is measured with the
+// samples of the capture that sampled its GPU, moved onto its own clock (llmprof/capture_placement.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "llmprof/capture_placement.hpp"
+#include "llmprof/gpu_metrics.hpp"
+#include "llmprof/timeline_record.hpp"
+
+namespace llmprof {
+
+// The capture whose samples measure a rank: the rank's own, or the sampler's on its host.
+struct SampledCapture {
+  int rank = 0;
+  const GpuMetricSamples* samples = nullptr;
+  CapturePlacement placement;
+};
+
+struct RankSampling {
+  std::string stage;               // the step range measured, e.g. "decode_step"
+  std::optional<int> source_rank;  // whose capture took the samples
+  std::optional<double> clock_shift_ms;  // added to the source's sample times to put them on this rank's clock
+  std::int64_t steps = 0;          // step instances inside the source's sampling window (the figures' steps)
+  std::int64_t steps_outside = 0;  // instances the window missed (left out of every figure)
+  std::int64_t samples = 0;
+  std::optional<double> sm_active, tensor_active, mbu;  // mean shares of peak
+  std::optional<double> dram_bytes_per_step;
+  std::string note;  // where the samples came from, or why the figures are withheld
+};
+
+// `placement` is the rank's own capture's; `source` nullptr when no capture sampled the rank's GPU (the note says
+// `why_none`). Figures are withheld, with the note saying why, where the source sampled several GPUs without
+// saying which is the rank's, where the rank's GPU is not the one sampled, where either capture lacks its clock
+// origin, and where fewer than kMinimumStageSamples samples fell in the rank's steps.
+RankSampling sample_rank_steps(const TimelineReport& timeline, const std::string& step_range, int rank,
+                               const CapturePlacement& placement, const SampledCapture* source,
+                               const std::string& why_none);
+
+}  // namespace llmprof

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Independent expected figures for per-rank sampling (tests/unit/rank_sampling_test.cpp).
+
+Two real captures of the 1b decode taken at once on one H200 by two processes (tests/data/gpu-metrics/ranks/):
+rank 0's nsys sampled the GPU's metrics, rank 1's did not (only one nsys may sample a GPU). Rank 1's steps are
+measured with rank 0's samples, moved onto rank 1's clock by the difference of the captures' clock origins
+(TARGET_INFO_SESSION_START_TIME.utcEpochNs: sample time + origin(rank 0) - origin(rank 1)). Read with Python's
+sqlite3, no code shared with libllmprof.
+
+A step is one decode_step range instance; its GPU window runs from the first start to the last end of the kernels
+whose launch call (same correlationId) started inside it on its thread. Steps whose window does not lie inside
+[first sample time - period, last sample time] are left out (counted). A sample at t reports (t - period, t] and
+belongs to a window when t - period / 2 lies in it. Over the steps kept: samples, mean SM and tensor active, MBU
+(mean (read + write) / 100) and DRAM bytes per step (sum of (read + write) / 100 x peak x period / steps).
+Run from the repository root: python3 tests/tools/rank_sampling_expected.py
+"""
+import bisect
+import collections
+import pathlib
+import sqlite3
+
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "gpu-metrics" / "ranks"
+METRICS = {"SMs Active [Throughput %]": "sm", "Tensor Active [Throughput %]": "tensor",
+           "DRAM Read Bandwidth [Throughput %]": "read", "DRAM Write Bandwidth [Throughput %]": "write"}
+
+
+def origin(db):
+    return db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0]
+
+
+def samples_of(db, shift):
+    names = {i: METRICS.get(n) for i, n in db.execute("SELECT metricId, metricName FROM TARGET_INFO_GPU_METRICS")}
+    rows = collections.defaultdict(dict)
+    for t, metric, value in db.execute("SELECT timestamp, metricId, value FROM GPU_METRICS"):
+        if names.get(metric):
+            rows[t + shift][names[metric]] = value
+    times = sorted(rows)
+    gaps = sorted(b - a for a, b in zip(times, times[1:]))
+    peak = db.execute("SELECT memoryBandwidth FROM TARGET_INFO_GPU").fetchone()[0]
+    return rows, times, gaps[len(gaps) // 2], peak
+
+
+def step_windows(db, name="decode_step"):
+    launch = {c: (s, tid) for c, s, tid in db.execute(
+        "SELECT correlationId, start, globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME")}
+    kernels = sorted((launch[c][0], launch[c][1], s, e) for s, e, c in
+                     db.execute("SELECT start, end, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL") if c in launch)
+    starts = [k[0] for k in kernels]
+    windows = []
+    for start, end, tid in db.execute("SELECT e.start, e.end, e.globalTid FROM NVTX_EVENTS e LEFT JOIN StringIds s "
+                                      "ON s.id = e.textId WHERE coalesce(e.text, s.value) = ? AND e.end IS NOT NULL",
+                                      (name,)):
+        inside = [k for k in kernels[bisect.bisect_left(starts, start):bisect.bisect_right(starts, end)] if k[1] == tid]
+        windows.append((min(k[2] for k in inside), max(k[3] for k in inside)) if inside else (start, end))
+    return windows
+
+
+def measure(label, steps_db, samples_db):
+    shift = origin(samples_db) - origin(steps_db)
+    rows, times, period, peak = samples_of(samples_db, shift)
+    kept = [w for w in step_windows(steps_db) if w[0] >= times[0] - period and w[1] <= times[-1]]
+    outside = len(step_windows(steps_db)) - len(kept)
+    count, sm, tensor, share, share_samples = 0, [], [], 0.0, 0
+    for start, end in kept:
+        for t in times[bisect.bisect_left(times, start + period // 2):]:
+            if t - period // 2 > end:
+                break
+            count += 1
+            row = rows[t]
+            if "sm" in row: sm.append(row["sm"] / 100)
+            if "tensor" in row: tensor.append(row["tensor"] / 100)
+            if "read" in row and "write" in row:
+                share += (row["read"] + row["write"]) / 100
+                share_samples += 1
+    print(f"{label}: shift_ns={shift} period_ns={period} steps={len(kept)} outside={outside} samples={count} "
+          f"sm_mean={sum(sm) / len(sm):.12g} tensor_mean={sum(tensor) / len(tensor):.12g} "
+          f"mbu={share / share_samples:.12g} bytes_per_step={share * peak * period * 1e-9 / len(kept):.10e}")
+
+
+if __name__ == "__main__":
+    r0 = sqlite3.connect(DATA / "r0_samples.sqlite")
+    r1 = sqlite3.connect(DATA / "r1_shares_gpu.sqlite")
+    measure("rank 0 (own samples)", r0, r0)
+    measure("rank 1 (rank 0's samples)", r1, r0)
