@@ -107,14 +107,20 @@ PY
 phase_pipeline() {
   [ -n "${dp_new:-}" ] || phase_build || return 1
   local launcher='torchrun --nproc-per-node 2 --no-python'
-  # shellcheck disable=SC2046
-  profile "$dp_new" /tmp/runs-ranks two-ranks --launcher "$launcher" --set run.enable_ncu=false -- $(workload 1b)
-  # shellcheck disable=SC2046
-  profile "$dp_new" /tmp/runs-ranks two-ranks-sampled --preset sampled --launcher "$launcher" -- $(workload 1b)
-  cat /tmp/runs-ranks/*/analysis/ranks.md 2>/dev/null
-  find /tmp/runs-ranks -name '*.sqlite' -path '*/nsys/*' | while read -r export; do
-    local name; name=$(echo "${export#/tmp/runs-ranks/}" | tr '/' '_')
-    python3 "$repo/tests/tools/trim_nsys_sqlite.py" "$export" "/tmp/runs-ranks/$name.trimmed" --keep-gpu-bus
+  local decode=("$ex" --preset 1b --warmup 1 --new-tokens 120)
+  profile "$dp_new" /tmp/runs-ranks two-ranks --launcher "$launcher" --set run.enable_ncu=false -- "${decode[@]}"
+  profile "$dp_new" /tmp/runs-ranks two-ranks-sampled --preset sampled --launcher "$launcher" -- "${decode[@]}"
+  for run in two-ranks two-ranks-sampled; do
+    step "$run: who sampled, ranks.csv, the Across ranks section"
+    grep -h '"gpu_metrics' /tmp/runs-ranks/$run/ranks/r*/nsys/status.json | head -4
+    grep -ho -- '--gpu-metrics-devices=[a-z-]*' /tmp/runs-ranks/$run/ranks/r*/nsys/cmd.txt
+    cat /tmp/runs-ranks/$run/analysis/ranks.csv
+    sed -n '/Sampled by the GPU/,/^$/p;/Sampled by the GPU/,/^- /p' /tmp/runs-ranks/$run/analysis/ranks.md | head -12
+    local sampler other
+    sampler=$(grep -l '"gpu_metrics":"all"' /tmp/runs-ranks/$run/ranks/r*/nsys/status.json | head -1 | xargs dirname)
+    for r in /tmp/runs-ranks/$run/ranks/r*/nsys; do [ "$r" != "$sampler" ] && other=$r; done
+    [ "$run" = two-ranks ] && [ -n "$sampler" ] && python3 "$repo/tests/tools/rank_clock_offset.py" \
+      "$sampler/profile.sqlite" "$other/profile.sqlite"
   done
   pack /tmp/runs-ranks ranks-runs.tar.gz
 }

@@ -108,6 +108,10 @@ TEST_CASE("rank sampling: figures are withheld, with the reason, when the sample
   no_origin.clock_origin_utc_ns.reset();
   CHECK_THAT(withheld(*sampler.samples, no_origin, other.placement),
              Catch::StartsWith("withheld: a capture lacks its clock origin"));
+  CapturePlacement later = sampler.placement;  // a sampler whose capture began 10 s later: no step overlaps it
+  *later.clock_origin_utc_ns += 10'000'000'000;
+  CHECK_THAT(withheld(*sampler.samples, later, other.placement),
+             Catch::StartsWith("withheld: none of this rank's 14 steps ran while rank 0's capture sampled"));
   const RankSampling none = sample_rank_steps(other.timeline, "decode_step", 1, other.placement, nullptr, "nobody sampled");
   CHECK(none.note == "nobody sampled");
   CHECK_FALSE(none.source_rank);

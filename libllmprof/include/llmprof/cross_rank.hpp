@@ -30,6 +30,7 @@
 
 #include "llmprof/nsys_trace.hpp"
 #include "llmprof/rank_sampling.hpp"
+#include "llmprof/timeline.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof {
@@ -113,8 +114,10 @@ Result<RankTimeline> rank_timeline_from_nsys_stats(int rank, const std::filesyst
 
 // Reads one rank's figures from its `nsys export --type sqlite` file through the timeline engine:
 // ranges with their GPU projection, and every kernel. Errors name the file (as analyze_timeline's).
-// `engine_report`, when given, receives the timeline engine's report too (per-rank sampling measures from it).
+// `options` as the timeline engine takes them (whether the capture traced CUDA: the run's nsys.trace); `engine_report`,
+// when given, receives the engine's report too (per-rank sampling measures from it).
 Result<RankTimeline> rank_timeline_from_sqlite(int rank, const std::filesystem::path& sqlite_export,
+                                               const TimelineOptions& options = {},
                                                TimelineReport* engine_report = nullptr);
 
 // analysis/ranks.csv: one row per rank (rank, the RankFigures columns, empty where unknown).

@@ -323,8 +323,8 @@ Result<RankTimeline> rank_timeline_from_nsys_stats(int rank, const std::filesyst
 }
 
 Result<RankTimeline> rank_timeline_from_sqlite(int rank, const std::filesystem::path& sqlite_export,
-                                               TimelineReport* engine_report) {
-  auto report = analyze_timeline(sqlite_export);
+                                               const TimelineOptions& options, TimelineReport* engine_report) {
+  auto report = analyze_timeline(sqlite_export, options);
   if (!report) return report.error();
   if (engine_report) *engine_report = report.value();
   RankTimeline timeline;

@@ -90,6 +90,12 @@ RankSampling sample_rank_steps(const TimelineReport& timeline, const std::string
   covered.cuda_untraced = timeline.cuda_untraced;
   covered.stages.push_back(covered_steps(*stage, samples, timeline.cuda_untraced, sampling.steps_outside));
   sampling.steps = std::int64_t(covered.stages.front().instances.size());
+  if (sampling.steps == 0) {
+    sampling.note = "withheld: none of this rank's " + std::to_string(stage->instances.size()) + " steps ran while " +
+                    (source->rank == rank ? std::string("its capture") : rank_text(source->rank) + "'s capture") +
+                    " sampled (" + origin + ")";
+    return sampling;
+  }
   AnalysisReport report;
   ReportStage measured;
   measured.name = stage->name;

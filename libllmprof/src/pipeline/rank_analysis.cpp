@@ -117,6 +117,11 @@ CrossRankAnalysis analyze_ranks_of_run(const fs::path& main_directory, const Run
   std::vector<RankTimeline> timelines;
   std::vector<RankCapture> captures;
   const int world = world_size_of_run(manifest);
+  // A rank whose capture traced no CUDA work (the sampled preset) is sampled over its ranges' CPU time; a rank that
+  // did not sample cannot tell that from its export alone, so the run's nsys.trace says.
+  TimelineOptions timeline_options;
+  if (auto config = load_recorded_config(main_directory))
+    timeline_options.cuda_traced = analysis_options_for(config.value(), std::nullopt).cuda_traced;
   for (int rank = 0; rank < world; ++rank) {
     const fs::path nsys = rank_directory(main_directory, rank) / RunLayout::nsys_directory();
     RankTimeline timeline;
@@ -127,7 +132,7 @@ CrossRankAnalysis analyze_ranks_of_run(const fs::path& main_directory, const Run
       RankCapture& capture = captures.emplace_back();
       capture.rank = rank;
       capture.timeline.emplace();
-      read = rank_timeline_from_sqlite(rank, sqlite, &*capture.timeline);
+      read = rank_timeline_from_sqlite(rank, sqlite, timeline_options, &*capture.timeline);
       if (!read) capture.timeline.reset();
       read_sampling_inputs(main_directory, sqlite, capture, warnings);
     } else if (fs::exists(nsys / "summary_cuda_gpu_kern_sum.csv")) {
