@@ -81,6 +81,7 @@ TEST_CASE("gpu metrics: the probe reads nsys's device and set listings, 2025.3.1
   CHECK(h200.available);
   CHECK(h200.devices == "all");
   CHECK(h200.cuda_visible);  // per-rank sampling: a rank that sees one GPU samples only that one
+  CHECK(h200.buses == std::map<std::string, std::string>{{"0", "0000:00:06.0"}});  // what a rank's GPU is checked against
   REQUIRE(h200.listed.size() == 1);
   CHECK(h200.listed[0] == "0: Hopper GH100 | NVIDIA H200 PCI[0000:00:06.0]");
   CHECK(choose_gpu_metrics_set(read_text(data_path("gpu-metrics/set_help_h200_2025.3.txt")), h200.listed) == "gh100");

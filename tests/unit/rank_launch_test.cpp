@@ -145,16 +145,17 @@ TEST_CASE("rank-exec runs the profiler on a selected rank and the workload bare 
   }
 }
 
-// Only one nsys may sample a GPU (2025.3.1 fails a second with "Already under profiling"): the first rank of a
-// host to claim samples, the others take its samples; ranks that each see one GPU each sample their own.
-TEST_CASE("rank-exec lets one rank per GPU sample GPU metrics and records who does", "[gpu-metrics]") {
-  const boost::json::object sampling = {{"gpu_metrics_option", "--gpu-metrics-devices"},
-                                        {"gpu_metrics_every_gpu", "all"},
-                                        {"gpu_metrics_words", boost::json::array{"--gpu-metrics-frequency=20000"}},
-                                        {"gpu_metrics_cuda_visible", true}};
+// Only one nsys may sample a GPU (2025.3.1 fails a second with "Already under profiling"): each rank samples the GPU
+// it sees alone, or the one nsys lists under its local rank; a GPU already claimed, or a local rank without a listed
+// GPU, leaves the rank unsampled, and its status says why.
+TEST_CASE("rank-exec lets one rank per GPU sample GPU metrics and records which GPU", "[gpu-metrics]") {
   auto runner = llmprof::make_system_process_runner();
-  const auto run_ranks = [&](const TempDir& temp, std::optional<std::string> first_gpu,
+  const auto run_ranks = [&](const TempDir& temp, boost::json::object listed, std::optional<std::string> first_gpu,
                              std::optional<std::string> second_gpu) {
+    const boost::json::object sampling = {{"gpu_metrics_option", "--gpu-metrics-devices"},
+                                          {"gpu_metrics_listed", std::move(listed)},
+                                          {"gpu_metrics_words", boost::json::array{"--gpu-metrics-frequency=20000"}},
+                                          {"gpu_metrics_cuda_visible", true}};
     write_plan(temp.path(), "nsys", 30, {"/bin/echo", "nsys"}, sampling);
     llmprof::RankExecRequest request{temp.path(), "nsys", std::nullopt, {"workload"}};
     request.cuda_visible_devices = first_gpu;
@@ -162,50 +163,69 @@ TEST_CASE("rank-exec lets one rank per GPU sample GPU metrics and records who do
     request.cuda_visible_devices = second_gpu;
     REQUIRE(llmprof::run_rank_exec(request, rank(0, 2), *runner));
   };
-  SECTION("every rank sees every GPU: the first to claim samples them all, the other none") {
+  const auto output = [](const TempDir& temp, int number) {
+    return read_file(temp.path() / ("ranks/r" + std::to_string(number)) / "nsys/output.log");
+  };
+  const auto note = [](const TempDir& temp, int number) {
+    return std::string(status_of(temp.path(), number, "nsys").at("gpu_metrics_note").as_string());
+  };
+  SECTION("every rank sees every GPU: each samples the one its local rank names") {
     TempDir temp;
-    run_ranks(temp, std::nullopt, std::nullopt);
-    CHECK(read_file(temp.path() / "ranks/r1/nsys/output.log") ==
-          "nsys --gpu-metrics-devices=all --gpu-metrics-frequency=20000 workload\n");
-    CHECK(read_file(temp.path() / "ranks/r0/nsys/output.log") == "nsys workload\n");
-    CHECK(status_of(temp.path(), 1, "nsys").at("gpu_metrics") == "all");
-    CHECK(status_of(temp.path(), 0, "nsys").at("gpu_metrics") == "");
-    CHECK_THAT(std::string(status_of(temp.path(), 0, "nsys").at("gpu_metrics_note").as_string()),
-               Catch::StartsWith("not sampling: rank 1 samples every GPU of this host"));
-    CHECK_THAT(read_file(temp.path() / "ranks/r1/nsys/cmd.txt"), Catch::Contains("--gpu-metrics-devices=all"));
+    run_ranks(temp, {{"0", "0000:00:06.0"}, {"1", "0000:00:07.0"}}, std::nullopt, std::nullopt);
+    CHECK(output(temp, 1) == "nsys --gpu-metrics-devices=1 --gpu-metrics-frequency=20000 workload\n");
+    CHECK(output(temp, 0) == "nsys --gpu-metrics-devices=0 --gpu-metrics-frequency=20000 workload\n");
+    CHECK(status_of(temp.path(), 1, "nsys").at("gpu_metrics") == "1");
+    CHECK(status_of(temp.path(), 1, "nsys").at("gpu_metrics_bus") == "0000:00:07.0");
+    CHECK_THAT(read_file(temp.path() / "ranks/r1/nsys/cmd.txt"), Catch::Contains("--gpu-metrics-devices=1"));
+  }
+  SECTION("more ranks than GPUs: the rank whose local rank names no GPU does not sample") {
+    TempDir temp;
+    run_ranks(temp, {{"0", "0000:00:06.0"}}, std::nullopt, std::nullopt);
+    CHECK(output(temp, 1) == "nsys workload\n");
+    CHECK(status_of(temp.path(), 1, "nsys").at("gpu_metrics") == "");
+    CHECK_THAT(note(temp, 1), Catch::StartsWith("not sampling: nsys lists no GPU 1 for local rank 1 (1 listed)"));
+    CHECK(output(temp, 0) == "nsys --gpu-metrics-devices=0 --gpu-metrics-frequency=20000 workload\n");
   }
   SECTION("each rank sees its own GPU: each samples it") {
     TempDir temp;
-    run_ranks(temp, "1", "0");
-    CHECK(read_file(temp.path() / "ranks/r1/nsys/output.log") ==
-          "nsys --gpu-metrics-devices=cuda-visible --gpu-metrics-frequency=20000 workload\n");
-    CHECK(read_file(temp.path() / "ranks/r0/nsys/output.log") ==
-          "nsys --gpu-metrics-devices=cuda-visible --gpu-metrics-frequency=20000 workload\n");
+    run_ranks(temp, {{"0", "0000:00:06.0"}, {"1", "0000:00:07.0"}}, "1", "0");
+    CHECK(output(temp, 1) == "nsys --gpu-metrics-devices=cuda-visible --gpu-metrics-frequency=20000 workload\n");
+    CHECK(output(temp, 0) == "nsys --gpu-metrics-devices=cuda-visible --gpu-metrics-frequency=20000 workload\n");
   }
   SECTION("two ranks see the same one GPU: only the first samples it") {
     TempDir temp;
-    run_ranks(temp, "0", "0");
+    run_ranks(temp, {{"0", "0000:00:06.0"}}, "0", "0");
     CHECK(status_of(temp.path(), 1, "nsys").at("gpu_metrics") == "cuda-visible");
-    CHECK(read_file(temp.path() / "ranks/r0/nsys/output.log") == "nsys workload\n");
-    CHECK_THAT(std::string(status_of(temp.path(), 0, "nsys").at("gpu_metrics_note").as_string()),
-               Catch::Contains("rank 1 samples this GPU (0)"));
+    CHECK(output(temp, 0) == "nsys workload\n");
+    CHECK_THAT(note(temp, 0), Catch::StartsWith("not sampling: rank 1 samples this GPU (visible:0)"));
   }
 }
 
-TEST_CASE("the GPU-metrics claim rule: a host-wide claim and a one-GPU claim exclude each other", "[gpu-metrics]") {
+TEST_CASE("the GPU-metrics claim rule: one claim per GPU, and claims of the two kinds exclude each other",
+          "[gpu-metrics]") {
   using llmprof::detail::decide_gpu_metrics_sampling;
-  CHECK(decide_gpu_metrics_sampling({}, 3, std::nullopt, true).devices_value == "all");
-  CHECK(decide_gpu_metrics_sampling({}, 3, "0,1", true).devices_value == "all");  // several visible: the host
-  CHECK(decide_gpu_metrics_sampling({}, 3, " 2 ", true).devices_value == "cuda-visible");
-  // An nsys without cuda-visible (2022.4) can only sample by id or all: the host is claimed.
-  CHECK(decide_gpu_metrics_sampling({}, 3, "2", false).devices_value == "all");
-  CHECK(decide_gpu_metrics_sampling({{0, "all"}}, 3, "2", true).devices_value.empty());
-  CHECK(decide_gpu_metrics_sampling({{0, "1"}}, 3, std::nullopt, true).devices_value.empty());
-  CHECK(decide_gpu_metrics_sampling({{0, "1"}}, 3, "1", true).devices_value.empty());
-  const auto other_gpu = decide_gpu_metrics_sampling({{0, "1"}}, 3, "2", true);
-  CHECK(other_gpu.devices_value == "cuda-visible");
-  REQUIRE(other_gpu.claim);
-  CHECK(other_gpu.claim->devices == "2");
+  using llmprof::detail::GpuMetricsRequest;
+  const std::map<std::string, std::string> two = {{"0", "0000:00:06.0"}, {"1", "0000:00:07.0"}};
+  const auto decide = [&](std::vector<llmprof::detail::GpuMetricsClaim> claims, int local_rank,
+                          std::optional<std::string> visible, bool supported = true) {
+    return decide_gpu_metrics_sampling(claims, GpuMetricsRequest{3, local_rank, visible, supported, two});
+  };
+  CHECK(decide({}, 1, std::nullopt).devices_value == "1");
+  CHECK(decide({}, 1, std::nullopt).bus == "0000:00:07.0");
+  CHECK(decide({}, 1, "0,1").devices_value == "1");  // several visible: by local rank
+  CHECK(decide({}, 1, " 2 ").devices_value == "cuda-visible");
+  CHECK(decide({}, 1, "2", false).devices_value == "1");  // an nsys without cuda-visible (2022.4): by id
+  CHECK(decide({}, 2, std::nullopt).devices_value.empty());  // no GPU 2 listed
+  CHECK(decide({{0, "listed:1"}}, 1, std::nullopt).devices_value.empty());
+  CHECK(decide({{0, "listed:0"}}, 1, std::nullopt).devices_value == "1");
+  CHECK(decide({{0, "visible:2"}}, 1, "2").devices_value.empty());
+  CHECK(decide({{0, "visible:2"}}, 1, "3").devices_value == "cuda-visible");
+  const auto mixed = decide({{0, "visible:2"}}, 1, std::nullopt);  // GPU 1 might be the one CUDA calls 2
+  CHECK(mixed.devices_value.empty());
+  CHECK(mixed.note == "not sampling: rank 0 samples this GPU (visible:2), maybe the same one (one nsys per GPU may sample)");
+  const auto claimed = decide({{0, "visible:2"}}, 1, "3");
+  REQUIRE(claimed.claim);
+  CHECK(claimed.claim->gpu == "visible:3");
 }
 
 TEST_CASE("rank-exec kills a hanging rank's tree at the plan's timeout and says which rank") {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -92,6 +93,9 @@ struct GpuMetricsSupport {
   std::string devices_option;        // "--gpu-metrics-devices" (2025.3) or "--gpu-metrics-device" (2022.4)
   std::string devices;               // the option's value: "all", or the listed GPU ids joined by commas
   bool cuda_visible = false;         // nsys takes "cuda-visible" (2025.3.1 lists it; 2022.4 does not)
+  // Each listed GPU id's PCI bus location ("0" -> "0000:00:06.0", from "PCI[0000:00:06.0]" in its line): what
+  // per-rank sampling checks a rank's GPU against.
+  std::map<std::string, std::string> buses;
   std::vector<std::string> listed;   // the devices nsys listed, e.g. "0: Hopper GH100 | NVIDIA H200 PCI[...]"
   std::string metric_set;            // the set that names the listed chip (e.g. "gh100"); "" when none does
   std::string reason;                // why it is not available, in nsys's words where it gave some

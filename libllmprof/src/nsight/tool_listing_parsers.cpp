@@ -314,6 +314,10 @@ GpuMetricsSupport parse_gpu_metrics_devices(std::string_view output, std::string
     if (numbered) {
       ids.emplace_back(key);
       support.listed.emplace_back(line);
+      if (const std::size_t pci = line.find("PCI["); pci != std::string_view::npos) {
+        const std::size_t end = line.find(']', pci);
+        if (end != std::string_view::npos) support.buses[std::string(key)] = std::string(line.substr(pci + 4, end - pci - 4));
+      }
     } else if (colon == std::string_view::npos) {
       said.emplace_back(line);  // 2022.4 without a GPU: "NVIDIA GPUs not found, feature is not available"
     }

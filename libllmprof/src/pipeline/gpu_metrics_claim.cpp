@@ -25,8 +25,7 @@ std::optional<std::string> single_visible_gpu(const std::optional<std::string>& 
 }
 
 std::string claimed_by(const GpuMetricsClaim& claim) {
-  return "rank " + std::to_string(claim.rank) +
-         (claim.devices == "all" ? " samples every GPU of this host" : " samples this GPU (" + claim.devices + ")");
+  return "rank " + std::to_string(claim.rank) + " samples this GPU (" + claim.gpu + ")";
 }
 
 // A host name as a file name: anything but letters, digits, '.', '-' and '_' becomes '_'.
@@ -41,36 +40,53 @@ std::vector<GpuMetricsClaim> read_claims(const fs::path& file) {
   std::vector<GpuMetricsClaim> claims;
   std::ifstream in(file);
   GpuMetricsClaim claim;
-  while (in >> claim.rank >> claim.devices) claims.push_back(claim);
+  while (in >> claim.rank >> claim.gpu) claims.push_back(claim);
   return claims;
 }
 
 }  // namespace
 
-GpuMetricsDecision decide_gpu_metrics_sampling(const std::vector<GpuMetricsClaim>& claims, int rank,
-                                               const std::optional<std::string>& cuda_visible_devices,
-                                               bool cuda_visible_supported) {
+GpuMetricsDecision decide_gpu_metrics_sampling(const std::vector<GpuMetricsClaim>& claims,
+                                               const GpuMetricsRequest& request) {
   GpuMetricsDecision decision;
-  const std::optional<std::string> gpu = cuda_visible_supported ? single_visible_gpu(cuda_visible_devices) : std::nullopt;
+  const std::optional<std::string> visible =
+      request.cuda_visible_supported ? single_visible_gpu(request.cuda_visible_devices) : std::nullopt;
+  GpuMetricsClaim wanted{request.rank, ""};
+  if (visible) {
+    wanted.gpu = "visible:" + *visible;
+    decision.devices_value = "cuda-visible";
+    decision.note = "sampling its one visible GPU (CUDA_VISIBLE_DEVICES=" + *visible + ")";
+  } else {
+    const std::string id = std::to_string(request.local_rank);
+    const auto listed = request.listed.find(id);
+    if (listed == request.listed.end()) {
+      decision.note = "not sampling: nsys lists no GPU " + id + " for local rank " + id + " (" +
+                      std::to_string(request.listed.size()) +
+                      " listed); the rank that samples the GPU this rank runs on measures it";
+      return decision;
+    }
+    wanted.gpu = "listed:" + id;
+    decision.devices_value = id;
+    decision.bus = listed->second;
+    decision.note = "sampling GPU " + id + " (" + listed->second + "), the one nsys lists under its local rank";
+  }
+  // A GPU named by CUDA_VISIBLE_DEVICES and one named by nsys's id cannot be told apart before the run: a claim of
+  // the other kind keeps this rank from sampling, as one of the same GPU does.
   for (const auto& claim : claims) {
-    if (claim.devices == "all" || !gpu || claim.devices == *gpu) {
-      decision.note = "not sampling: " + claimed_by(claim) + " (one nsys per GPU may sample)";
+    const bool same_kind = claim.gpu.substr(0, claim.gpu.find(':')) == wanted.gpu.substr(0, wanted.gpu.find(':'));
+    if (!same_kind || claim.gpu == wanted.gpu) {
+      decision = GpuMetricsDecision{};
+      decision.note = "not sampling: " + claimed_by(claim) + (same_kind ? "" : ", maybe the same one") +
+                      " (one nsys per GPU may sample)";
       return decision;
     }
   }
-  decision.claim = GpuMetricsClaim{rank, gpu.value_or("all")};
-  decision.devices_value = gpu ? "cuda-visible" : "all";
-  decision.note = gpu ? "sampling its one visible GPU (CUDA_VISIBLE_DEVICES=" + *gpu + ")"
-                      : std::string("sampling every GPU of this host, the first rank on it to claim (") +
-                            (cuda_visible_supported ? "CUDA_VISIBLE_DEVICES does not name one GPU"
-                                                    : "this nsys has no --gpu-metrics-devices=cuda-visible") +
-                            ")";
+  decision.claim = wanted;
   return decision;
 }
 
-Result<GpuMetricsDecision> claim_gpu_metrics_sampling(const fs::path& directory, const std::string& host, int rank,
-                                                      const std::optional<std::string>& cuda_visible_devices,
-                                                      bool cuda_visible_supported) {
+Result<GpuMetricsDecision> claim_gpu_metrics_sampling(const fs::path& directory, const std::string& host,
+                                                      const GpuMetricsRequest& request) {
   std::error_code error;
   fs::create_directories(directory, error);
   if (error) return io_error_from_errno(error.value(), "could not create the GPU-metrics claims folder", directory);
@@ -86,11 +102,10 @@ Result<GpuMetricsDecision> claim_gpu_metrics_sampling(const fs::path& directory,
     }
   }
   const fs::path claims_file = directory / (name + ".claims");
-  GpuMetricsDecision decision =
-      decide_gpu_metrics_sampling(read_claims(claims_file), rank, cuda_visible_devices, cuda_visible_supported);
+  GpuMetricsDecision decision = decide_gpu_metrics_sampling(read_claims(claims_file), request);
   if (decision.claim) {
     std::ofstream out(claims_file, std::ios::app);
-    out << decision.claim->rank << " " << decision.claim->devices << "\n";
+    out << decision.claim->rank << " " << decision.claim->gpu << "\n";
     if (!out) {
       ::close(fd);
       return io_error_from_errno(EIO, "could not record the GPU-metrics claim", claims_file);

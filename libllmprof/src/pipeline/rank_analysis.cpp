@@ -43,8 +43,13 @@ void read_sampling_inputs(const fs::path& main, const fs::path& sqlite, RankCapt
     warnings.push_back("per-rank sampling: " + rank + ": " + samples.error().describe());
   else
     capture.samples = std::move(samples.value());
-  if (auto status = detail::read_rank_status(main / RunLayout::rank_stage_status(capture.rank, Stage::nsys)))
+  if (auto status = detail::read_rank_status(main / RunLayout::rank_stage_status(capture.rank, Stage::nsys))) {
     capture.host = status->host;
+    // A capture that sampled one GPU by nsys's id: the export lists every GPU the process saw, so which one was
+    // sampled comes from nsys's own listing, as rank-exec recorded it.
+    if (capture.samples && capture.samples->gpu_bus.empty() && capture.samples->other_gpus == 0)
+      capture.samples->gpu_bus = status->gpu_metrics_bus;
+  }
 }
 
 // The capture whose samples measure `rank`: its own, else one on its host that sampled its GPU (by bus), else

@@ -128,18 +128,19 @@ std::vector<std::string> sampling_words(const detail::RankPlan& plan, const Rank
   std::optional<std::string> visible = request.cuda_visible_devices;
   if (const auto set = plan.environment.find("CUDA_VISIBLE_DEVICES"); set != plan.environment.end())
     visible = set->second;
+  detail::GpuMetricsRequest wanted{identity.rank, identity.local_rank, visible, plan.gpu_metrics_cuda_visible,
+                                   plan.gpu_metrics_listed};
   auto decision = detail::claim_gpu_metrics_sampling(
-      request.main_directory / RunLayout::ranks_directory() / "gpu-metrics", status.host, identity.rank, visible,
-      plan.gpu_metrics_cuda_visible);
+      request.main_directory / RunLayout::ranks_directory() / "gpu-metrics", status.host, wanted);
   if (!decision) {
     status.gpu_metrics_note = "not sampling: " + decision.error().describe();
     return {};
   }
   status.gpu_metrics = decision->devices_value;
+  status.gpu_metrics_bus = decision->bus;
   status.gpu_metrics_note = decision->note;
   if (decision->devices_value.empty()) return {};
-  const std::string value = decision->devices_value == "all" ? plan.gpu_metrics_every_gpu : decision->devices_value;
-  std::vector<std::string> words{plan.gpu_metrics_option + "=" + value};
+  std::vector<std::string> words{plan.gpu_metrics_option + "=" + decision->devices_value};
   words.insert(words.end(), plan.gpu_metrics_words.begin(), plan.gpu_metrics_words.end());
   return words;
 }

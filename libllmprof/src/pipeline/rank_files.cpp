@@ -41,6 +41,8 @@ Error wrong_field(const fs::path& file, const char* what, const JsonFieldError& 
 }  // namespace
 
 std::string rank_plan_to_json(const RankPlan& plan) {
+  json::object listed;
+  for (const auto& [id, bus] : plan.gpu_metrics_listed) listed[id] = bus;
   json::array argv;
   for (const auto& word : plan.profiler_argv) argv.emplace_back(word);
   json::object environment;
@@ -56,9 +58,9 @@ std::string rank_plan_to_json(const RankPlan& plan) {
                                       {"survivor_grace_s", plan.survivor_grace_s ? json::value(*plan.survivor_grace_s)
                                                                                  : json::value(nullptr)},
                                       {"gpu_metrics_option", plan.gpu_metrics_option},
-                                      {"gpu_metrics_every_gpu", plan.gpu_metrics_every_gpu},
                                       {"gpu_metrics_words", json::array(plan.gpu_metrics_words.begin(),
                                                                         plan.gpu_metrics_words.end())},
+                                      {"gpu_metrics_listed", std::move(listed)},
                                       {"gpu_metrics_cuda_visible", plan.gpu_metrics_cuda_visible}});
 }
 
@@ -82,8 +84,7 @@ Result<RankPlan> read_rank_plan(const fs::path& file) {
     plan.profiler_argv = json_strings(*object, "profiler_argv", "profiler_argv");
     plan.environment = json_string_map(*object, "environment", "environment");
     plan.gpu_metrics_option = json_string(*object, "gpu_metrics_option", "gpu_metrics_option").value_or("");
-    plan.gpu_metrics_every_gpu =
-        json_string(*object, "gpu_metrics_every_gpu", "gpu_metrics_every_gpu").value_or("all");
+    plan.gpu_metrics_listed = json_string_map(*object, "gpu_metrics_listed", "gpu_metrics_listed");
     plan.gpu_metrics_words = json_strings(*object, "gpu_metrics_words", "gpu_metrics_words");
     if (const auto* visible = object->if_contains("gpu_metrics_cuda_visible"); visible && visible->is_bool())
       plan.gpu_metrics_cuda_visible = visible->as_bool();
@@ -113,6 +114,7 @@ std::string rank_status_to_json(const RankStatus& status) {
                    {"survivors_ended", status.survivors_ended},
                    {"survivors_killed", json::array(status.survivors_killed.begin(), status.survivors_killed.end())},
                    {"gpu_metrics", status.gpu_metrics},
+                   {"gpu_metrics_bus", status.gpu_metrics_bus},
                    {"gpu_metrics_note", status.gpu_metrics_note}});
 }
 
@@ -147,6 +149,7 @@ Result<RankStatus> read_rank_status(const fs::path& file) {
       status.survivors_ended = ended->as_bool();
     status.survivors_killed = json_strings(*object, "survivors_killed", "survivors_killed");
     status.gpu_metrics = text("gpu_metrics");
+    status.gpu_metrics_bus = text("gpu_metrics_bus");
     status.gpu_metrics_note = text("gpu_metrics_note");
   } catch (const JsonFieldError& wrong) {
     return wrong_field(file, "rank status", wrong);

@@ -30,11 +30,11 @@ struct RankPlan {
   // run.survivor_grace_s: the rank's workload survivors are ended after it; nullopt (run.leave_survivors): left.
   std::optional<double> survivor_grace_s;
   // GPU-metrics sampling, decided per rank by rank-exec (pipeline/gpu_metrics_claim.hpp): the devices option of
-  // this nsys ("" = no sampling), its value for every GPU ("all"; 2022.4: the GPU ids), the words after it
-  // (frequency, set), and whether it takes "cuda-visible".
+  // this nsys ("" = no sampling), the words after it (frequency, set), the GPUs nsys lists (id -> PCI bus), and
+  // whether it takes "cuda-visible".
   std::string gpu_metrics_option;
-  std::string gpu_metrics_every_gpu;
   std::vector<std::string> gpu_metrics_words;
+  std::map<std::string, std::string> gpu_metrics_listed;
   bool gpu_metrics_cuda_visible = false;
 };
 
@@ -60,8 +60,10 @@ struct RankStatus {
   std::vector<std::string> survivors;
   bool survivors_ended = false;
   std::vector<std::string> survivors_killed;  // those that outlived the grace and got SIGKILL
-  // The rank's GPU-metrics sampling: the devices it sampled ("all", "cuda-visible"; "" none) and why.
+  // The rank's GPU-metrics sampling: the --gpu-metrics-devices value it used ("cuda-visible", a GPU id; "" none),
+  // the sampled GPU's PCI bus where nsys's listing names it, and why.
   std::string gpu_metrics;
+  std::string gpu_metrics_bus;
   std::string gpu_metrics_note;
 };
 

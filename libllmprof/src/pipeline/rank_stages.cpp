@@ -95,7 +95,7 @@ void move_sampling_words(const GpuMetricsSupport& support, RankPlan& plan) {
   });
   if (first == argv.end()) return;
   plan.gpu_metrics_option = support.devices_option;
-  plan.gpu_metrics_every_gpu = support.devices;
+  plan.gpu_metrics_listed = support.buses;
   plan.gpu_metrics_cuda_visible = support.cuda_visible;
   auto last = first + 1;
   while (last != argv.end() && last->rfind("--gpu-metrics-", 0) == 0) plan.gpu_metrics_words.push_back(*last++);
@@ -229,8 +229,9 @@ Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& pr
   plan.profiler_argv = profiler_prefix(command.argv(), run.workload.argv);
   move_sampling_words(probe.nsys.gpu_metrics, plan);
   if (!plan.gpu_metrics_option.empty()) {
-    run.say(Stage::nsys, gpu_metrics_plan_sentence(run.config.nsys, probe.nsys) +
-                             ", one nsys per GPU: each rank-exec claims its GPU or its host (ranks/gpu-metrics/)");
+    run.say(Stage::nsys, "GPU-metrics sampling per rank (" + detail::join(plan.gpu_metrics_words, " ") +
+                             "), one nsys per GPU: each rank samples the GPU it sees alone, or the one nsys lists "
+                             "under its local rank (claims in ranks/gpu-metrics/)");
     std::error_code ignored;  // claims of an earlier attempt of this stage would keep every rank from sampling
     fs::remove_all(run.directory.path() / RunLayout::ranks_directory() / "gpu-metrics", ignored);
   }
