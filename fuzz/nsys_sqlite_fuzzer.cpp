@@ -9,7 +9,10 @@
 // (nsys_stats_from_sqlite): every summary row has min <= max, count >= 1 and a total no smaller than count x min;
 // every projection has at least one instance and one GPU operation. Its GPU-metrics samples
 // (read_gpu_metric_samples): a positive period, ascending times, one value per metric and time; the sampled
-// figures attached to the stages are fractions within [0, 1] with ordered percentiles.
+// figures attached to the stages are fractions within [0, 1] with ordered percentiles. Its placement
+// (read_capture_placement) and per-rank sampling of each stage from its own samples, and from them moved 3 ms onto
+// another capture's clock (sample_rank_steps): kept and left-out steps add up to the stage's instances, shares
+// within [0, 1], bytes per step not negative.
 #include <unistd.h>
 
 #include <filesystem>
@@ -19,7 +22,9 @@
 #include <algorithm>
 
 #include "fuzz_support.hpp"
+#include "llmprof/capture_placement.hpp"
 #include "llmprof/gpu_metrics.hpp"
+#include "llmprof/rank_sampling.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/sampled_utilisation.hpp"
 #include "llmprof/step_kinds.hpp"
@@ -129,6 +134,26 @@ void check_samples(const llmprof::GpuMetricSamples& samples, const llmprof::Time
   }
 }
 
+void check_rank_sampling(const llmprof::GpuMetricSamples& samples, const llmprof::TimelineReport& timeline,
+                         const llmprof::CapturePlacement& placement) {
+  llmprof::CapturePlacement moved = placement;
+  if (moved.clock_origin_utc_ns) *moved.clock_origin_utc_ns -= 3'000'000;
+  const llmprof::CapturePlacement& other = moved;
+  const llmprof::SampledCapture source{0, &samples, placement};
+  for (const auto& stage : timeline.stages) {
+    for (const auto& [rank, own] : {std::pair{0, &placement}, std::pair{1, &other}}) {
+      const auto sampling = llmprof::sample_rank_steps(timeline, stage.qualified_name(), rank, *own, &source, "");
+      LLMPROF_FUZZ_CHECK(sampling.steps + sampling.steps_outside == std::int64_t(stage.instances.size()) ||
+                             sampling.samples == 0,
+                         "rank sampling of " + stage.name + " lost steps");
+      for (const auto& share : {sampling.sm_active, sampling.tensor_active})
+        if (share) LLMPROF_FUZZ_CHECK(*share >= 0 && *share <= 1, "rank sampling share out of [0, 1]");
+      if (sampling.dram_bytes_per_step)
+        LLMPROF_FUZZ_CHECK(*sampling.dram_bytes_per_step >= 0, "negative sampled bytes per step");
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -149,5 +174,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto samples = llmprof::read_gpu_metric_samples(file);
   LLMPROF_FUZZ_CHECK_ERROR(samples);
   if (samples && *samples && report) check_samples(**samples, *report);
+  const auto placement = llmprof::read_capture_placement(file);
+  LLMPROF_FUZZ_CHECK_ERROR(placement);
+  if (placement && samples && *samples && report) check_rank_sampling(**samples, *report, *placement);
   return 0;
 }

@@ -8,6 +8,7 @@
 #   explore   the example built; two concurrent captures of the 1b decode (12 tokens) twice: rank 0 sampling
 #             every GPU and rank 1 not, then both sampling; a capture with --gpu-metrics-devices=cuda-visible;
 #             each export's GPU identity, sources and clock; the first pair's exports trimmed (bus kept)
+#   alignment two torchrun ranks on one GPU (200 tokens), twice: the lag correlation finds against the clock origins'
 #   pipeline  deep-profile run under `torchrun --nproc-per-node 2 --no-python` (two ranks, one GPU), default
 #             settings and the sampled preset; run.json, report.json, ranks.csv/md, logs into ranks-runs.tar.gz
 # Results under $OUT: ranks.log, identity.txt, fixtures.tar.gz, ranks-runs.tar.gz.
@@ -110,19 +111,37 @@ phase_pipeline() {
   local decode=("$ex" --preset 1b --warmup 1 --new-tokens 120)
   profile "$dp_new" /tmp/runs-ranks two-ranks --launcher "$launcher" --set run.enable_ncu=false -- "${decode[@]}"
   profile "$dp_new" /tmp/runs-ranks two-ranks-sampled --preset sampled --launcher "$launcher" -- "${decode[@]}"
-  for run in two-ranks two-ranks-sampled; do
+  # Both ranks see the one GPU alone (CUDA_VISIBLE_DEVICES=0): the first to claim it samples (cuda-visible).
+  CUDA_VISIBLE_DEVICES=0 profile "$dp_new" /tmp/runs-ranks two-ranks-visible --launcher "$launcher" \
+    --set run.enable_ncu=false -- "${decode[@]}"
+  for run in two-ranks two-ranks-sampled two-ranks-visible; do
     step "$run: who sampled, ranks.csv, the Across ranks section"
-    grep -h '"gpu_metrics' /tmp/runs-ranks/$run/ranks/r*/nsys/status.json | head -4
+    grep -ho '"gpu_metrics.*' /tmp/runs-ranks/$run/ranks/r*/nsys/status.json
     grep -ho -- '--gpu-metrics-devices=[a-z-]*' /tmp/runs-ranks/$run/ranks/r*/nsys/cmd.txt
     cat /tmp/runs-ranks/$run/analysis/ranks.csv
     sed -n '/Sampled by the GPU/,/^$/p;/Sampled by the GPU/,/^- /p' /tmp/runs-ranks/$run/analysis/ranks.md | head -12
     local sampler other
-    sampler=$(grep -l '"gpu_metrics":"all"' /tmp/runs-ranks/$run/ranks/r*/nsys/status.json | head -1 | xargs dirname)
+    sampler=$(grep -l '"gpu_metrics":"[0-9a-z]' /tmp/runs-ranks/$run/ranks/r*/nsys/status.json | head -1 | xargs dirname)
     for r in /tmp/runs-ranks/$run/ranks/r*/nsys; do [ "$r" != "$sampler" ] && other=$r; done
     [ "$run" = two-ranks ] && [ -n "$sampler" ] && python3 "$repo/tests/tools/rank_clock_offset.py" \
       "$sampler/profile.sqlite" "$other/profile.sqlite"
   done
   pack /tmp/runs-ranks ranks-runs.tar.gz
+}
+
+# The clock-origin alignment inside the pipeline: two torchrun ranks on one GPU, twice, each pair's exports searched
+# for the lag that lines rank 1's kernels up with rank 0's samples, around the lag the origins give.
+phase_alignment() {
+  [ -n "${dp_new:-}" ] || phase_build || return 1
+  local launcher='torchrun --nproc-per-node 2 --no-python'
+  local decode=("$ex" --preset 1b --warmup 1 --new-tokens 200)
+  for run in align-1 align-2; do
+    profile "$dp_new" /tmp/runs-align "$run" --launcher "$launcher" --set run.enable_ncu=false -- "${decode[@]}" |
+      grep -E "sampling|exit="
+    grep -h "^[01]," /tmp/runs-align/$run/analysis/ranks.csv
+    python3 "$repo/tests/tools/rank_clock_offset.py" /tmp/runs-align/$run/ranks/r0/nsys/profile.sqlite \
+      /tmp/runs-align/$run/ranks/r1/nsys/profile.sqlite
+  done
 }
 
 for phase in "$@"; do

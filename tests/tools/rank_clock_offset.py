@@ -8,7 +8,9 @@ each lag in a window; the best lag is printed beside the lag the clock origins g
 (TARGET_INFO_SESSION_START_TIME.utcEpochNs: other's - sampler's) and the one ANALYSIS_DETAILS.startTime would add.
 Pure Python (no numpy on the recording machine's system Python); about 10 s for two 2 s captures.
 
-Usage: rank_clock_offset.py SAMPLER.sqlite OTHER.sqlite [FROM_MS TO_MS]   (default window -600..600 ms)
+Usage: rank_clock_offset.py SAMPLER.sqlite OTHER.sqlite [FROM_MS TO_MS]
+(default window: the origins' lag +- 600 ms; decode steps repeat every few ms, so the correlation has a peak at
+every whole number of steps and only the highest one within the window means anything)
 Measured on the H200 (2026-11-29, the 1b decode with 120 tokens in each process): best lag -433.66 ms, clock
 origins -433.42 ms; with startTime -162.5 ms. The trimmed fixtures of tests/data/gpu-metrics/ranks/ overlap for
 too short a time for the correlation to find the lag.
@@ -59,8 +61,14 @@ def correlation(a, b):
     return cross / spread if spread > 0 else 0.0
 
 
-def main(sampler_file, other_file, low_ms=-600, high_ms=600):
+def main(sampler_file, other_file, low_ms=None, high_ms=None):
     sampler, other = sqlite3.connect(sampler_file), sqlite3.connect(other_file)
+    origin = lambda db: db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0]
+    start = lambda db: db.execute("SELECT startTime FROM ANALYSIS_DETAILS").fetchone()[0]
+    by_origins = (origin(other) - origin(sampler)) / 1e6
+    with_start = (origin(other) + start(other) - origin(sampler) - start(sampler)) / 1e6
+    if low_ms is None:
+        low_ms, high_ms = round(by_origins) - 600, round(by_origins) + 600
     metric = sampler.execute("SELECT metricId FROM TARGET_INFO_GPU_METRICS WHERE metricName LIKE 'SMs Active%'").fetchone()[0]
     samples = sampler.execute("SELECT timestamp, value FROM GPU_METRICS WHERE metricId = ? AND timestamp >= 0 "
                               "ORDER BY timestamp", (metric,)).fetchall()
@@ -76,18 +84,15 @@ def main(sampler_file, other_file, low_ms=-600, high_ms=600):
     slope = sum((x - mean_own) * (y - mean_activity) for x, y in zip(own, activity)) / \
         max(1e-12, sum((x - mean_own) ** 2 for x in own))
     residual = [y - slope * x for x, y in zip(own, activity)]
-    low_cell = -100_000
-    prefix = busy_prefix(kernels(other), low_cell, 300_000)
+    low_cell = min(-100_000, (low_ms - 1000) * 100)
+    prefix = busy_prefix(kernels(other), low_cell, 400_000 - low_cell)
     coarse = max((correlation(residual, binned(prefix, low_cell, lag * 100, bins)), lag)
                  for lag in range(low_ms, high_ms + 1))
     fine = max((correlation(residual, binned(prefix, low_cell, lag, bins)), lag / 100)
                for lag in range(coarse[1] * 100 - 300, coarse[1] * 100 + 301, 2))
-    origin = lambda db: db.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0]
-    start = lambda db: db.execute("SELECT startTime FROM ANALYSIS_DETAILS").fetchone()[0]
-    by_origins = (origin(other) - origin(sampler)) / 1e6
-    with_start = (origin(other) + start(other) - origin(sampler) - start(sampler)) / 1e6
-    print(f"best lag {fine[1]:.2f} ms (correlation {fine[0]:.3f}); clock origins {by_origins:.2f} ms; "
-          f"origins plus ANALYSIS_DETAILS.startTime {with_start:.2f} ms")
+    at_origins = correlation(residual, binned(prefix, low_cell, round(by_origins * 100), bins))
+    print(f"window {low_ms}..{high_ms} ms: best lag {fine[1]:.2f} ms (correlation {fine[0]:.3f}); clock origins {by_origins:.2f} ms; "
+          f"(correlation there {at_origins:.3f}); origins plus ANALYSIS_DETAILS.startTime {with_start:.2f} ms")
 
 
 if __name__ == "__main__":

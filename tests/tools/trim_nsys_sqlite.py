@@ -52,42 +52,29 @@ BUS_TABLES = {"TARGET_INFO_SESSION_START_TIME", "GENERIC_EVENT_SOURCES", "GENERI
 API_KEPT = ("%Launch%", "%Memcpy%", "%Memset%", "%Synchronize%", "%StreamWaitEvent%", "%Graph%")
 
 
-def cut_after(db, tables, range_name, count):
-    starts = range_starts(db, range_name)
-    if len(starts) <= count:
-        return
-    cut = starts[count]
-    db.execute("DELETE FROM NVTX_EVENTS WHERE start >= ?", (cut,))
-    if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:  # an export of nsys --trace=nvtx has none
-        db.execute("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start >= ?", (cut,))
-    if "GPU_METRICS" in tables:
-        db.execute("DELETE FROM GPU_METRICS WHERE timestamp >= ?", (cut,))
-    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
-                  "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
-        if table in tables:  # correlation ids are per process: one process per export here
-            db.execute(f"DELETE FROM {table} WHERE correlationId NOT IN "
-                       "(SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME)")
-
-
 def range_starts(db, range_name):
     return [r[0] for r in db.execute(
         "SELECT e.start FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId "
         "WHERE coalesce(e.text, s.value) = ? ORDER BY e.start", (range_name,))]
 
 
-def cut_before(db, tables, range_name, count):
+def cut(db, tables, range_name, count, before):
+    """Cuts the capture where the (count+1)-th range named range_name starts: what comes after (before=False) or,
+    with before=True, what ends before it (ranges), starts before it (API calls, samples) and the GPU rows those
+    calls launched."""
     starts = range_starts(db, range_name)
     if len(starts) <= count:
         return
-    cut = starts[count]
-    db.execute("DELETE FROM NVTX_EVENTS WHERE coalesce(end, start) < ?", (cut,))
-    if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:
-        db.execute("DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start < ?", (cut,))
+    at = starts[count]
+    gone = "< ?" if before else ">= ?"
+    db.execute(f"DELETE FROM NVTX_EVENTS WHERE {'coalesce(end, start)' if before else 'start'} {gone}", (at,))
+    if "CUPTI_ACTIVITY_KIND_RUNTIME" in tables:  # an export of nsys --trace=nvtx has none
+        db.execute(f"DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start {gone}", (at,))
     if "GPU_METRICS" in tables:
-        db.execute("DELETE FROM GPU_METRICS WHERE timestamp < ?", (cut,))
+        db.execute(f"DELETE FROM GPU_METRICS WHERE timestamp {gone}", (at,))
     for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
                   "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
-        if table in tables:
+        if table in tables:  # correlation ids are per process: one process per export here
             db.execute(f"DELETE FROM {table} WHERE correlationId NOT IN "
                        "(SELECT correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME)")
 
@@ -116,10 +103,10 @@ def main(source, dest, until=None, keep_gpu_bus=False, since=None, read_metrics_
                    f"(SELECT s.id FROM StringIds s WHERE {condition})", API_KEPT)
     if until:
         range_name, count = until.rsplit(":", 1)
-        cut_after(db, tables, range_name, int(count))
+        cut(db, tables, range_name, int(count), before=False)
     if since:
         range_name, count = since.rsplit(":", 1)
-        cut_before(db, tables, range_name, int(count))
+        cut(db, tables, range_name, int(count), before=True)
     if read_metrics_only and "GPU_METRICS" in tables:
         condition = " OR ".join("metricName LIKE ?" for _ in READ_METRICS)
         db.execute(f"DELETE FROM GPU_METRICS WHERE metricId NOT IN "
