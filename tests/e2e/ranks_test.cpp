@@ -261,5 +261,10 @@ TEST_CASE("mpirun -np 2 on one GPU: one rank samples GPU metrics and both ranks 
   const std::string ranks_csv = read_file(e2e.main() / "analysis/ranks.csv");
   CHECK_THAT(ranks_csv, Catch::Contains("\n0,") && Catch::Contains(",GPU,0,0,13,3786,"));
   CHECK_THAT(ranks_csv, Catch::Contains("\n1,") && Catch::Contains(",GPU,0,433.423098,8,2196,"));
-  CHECK_THAT(read_file(e2e.main() / "report.md"), Catch::Contains("**Sampled by the GPU's counters** (`decode_step`"));
+  CHECK_THAT(read_file(e2e.main() / "report.md"), Catch::Contains("**Sampled by the GPU's counters** (each rank's decode_step"));
+  // In HTML the sampled figures are a table of their own under their caption, not rows of the first one.
+  const std::string html = read_file(e2e.main() / "report.html");
+  const std::string section = html.substr(html.find("<section id=\"ranks\">"));
+  CHECK_THAT(section, Catch::Contains("</table>\n<p><strong>Sampled by the GPU&#39;s counters</strong>") &&
+                          Catch::Contains("<th>samples from</th>"));
 }

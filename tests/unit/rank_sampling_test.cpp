@@ -132,6 +132,6 @@ TEST_CASE("rank sampling: ranks.csv and the Across ranks section carry each rank
                                   "sampled_sm_active,sampled_tensor_active,sampled_mbu,sampled_dram_bytes_per_step\n"));
   CHECK_THAT(csv, Catch::Contains(",0,433.423098,8,2196,"));
   const std::string markdown = cross_rank_markdown(analysis);
-  CHECK_THAT(markdown, Catch::Contains("**Sampled by the GPU's counters** (`decode_step`"));
+  CHECK_THAT(markdown, Catch::Contains("**Sampled by the GPU's counters** (each rank's decode_step steps"));
   CHECK_THAT(markdown, Catch::Contains("| 1 | rank 0 | 8 | 2196 | 8.8% |"));
 }

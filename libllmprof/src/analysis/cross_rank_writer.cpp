@@ -35,7 +35,7 @@ void sampled_markdown(const CrossRankAnalysis& analysis, std::ostringstream& md)
   std::string stage;
   for (const auto& rank : analysis.ranks)
     if (rank.sampled) stage = rank.sampled->stage;
-  md << "\n**Sampled by the GPU's counters** (`" << stage << "`, each rank's steps; one nsys per GPU may sample)\n\n";
+  md << "\n**Sampled by the GPU's counters** (each rank's " << stage << " steps; one nsys per GPU may sample)\n\n";
   md << "| rank | samples from | steps | samples | SM active | tensor active | MBU | DRAM per step | note |\n";
   md << "|---:|---|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& rank : analysis.ranks) {

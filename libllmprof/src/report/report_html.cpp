@@ -199,30 +199,52 @@ std::string inline_markdown(const std::string& text) {
   return html + (bold ? "</strong>" : "");
 }
 
+// ranks.md in HTML: its tables (the per-rank figures, then the sampled ones when any rank sampled), a paragraph
+// before each further table, and the list of findings.
 void write_cross_rank(const RunReportModel& model, std::ostream& out) {
   if (model.cross_rank_markdown.empty()) return;
   std::istringstream lines(model.cross_rank_markdown);
   out << "<section id=\"ranks\"><h2>Across ranks</h2>\n";
-  bool header_done = false, in_list = false;
+  enum class Block { none, table, list } open = Block::none;
+  const auto close = [&] {
+    if (open == Block::table) out << "</table>\n";
+    if (open == Block::list) out << "</ul>\n";
+    open = Block::none;
+  };
+  bool header = false;
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("|", 0) == 0) {
       if (line.find("---") != std::string::npos) continue;
-      if (!header_done) out << "<table class=\"sortable\">";
+      if (open != Block::table) {
+        close();
+        out << "<table class=\"sortable\">";
+        open = Block::table;
+        header = true;
+      }
       std::istringstream cells(line.substr(1));
       out << "<tr>";
       for (std::string cell; std::getline(cells, cell, '|');) {
         const std::string trimmed(detail::trim(cell));
-        out << (header_done ? "<td>" : "<th>") << inline_markdown(trimmed) << (header_done ? "</td>" : "</th>");
+        out << (header ? "<th>" : "<td>") << inline_markdown(trimmed) << (header ? "</th>" : "</td>");
       }
       out << "</tr>\n";
-      header_done = true;
+      header = false;
     } else if (line.rfind("- ", 0) == 0) {
-      if (!in_list) out << "</table>\n<ul>";
-      in_list = true;
+      if (open != Block::list) {
+        close();
+        out << "<ul>";
+        open = Block::list;
+      }
       out << "<li>" << inline_markdown(line.substr(2)) << "</li>\n";
+    } else if (detail::trim(line).empty()) {
+      if (open == Block::table) close();
+    } else if (line.rfind("## ", 0) != 0) {
+      close();
+      out << "<p>" << inline_markdown(line) << "</p>\n";
     }
   }
-  out << (in_list ? "</ul>" : "</table>") << "</section>\n";
+  close();
+  out << "</section>\n";
 }
 
 }  // namespace
