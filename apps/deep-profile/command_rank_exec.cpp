@@ -18,7 +18,9 @@ const char* usage_text =
     "Runs this rank's share of a stage that `deep-profile run --launcher` planned: resolves the rank from the\n"
     "launcher's variables (RANK/LOCAL_RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, PMIX_RANK, SLURM_PROCID/LOCALID/NTASKS),\n"
     "runs the stage's profiler when the rank is in --ranks (all ranks when absent) and CMD bare otherwise, and\n"
-    "writes MAIN/ranks/r<rank>/<stage>/{cmd.txt,output.log,status.json}.\n\n"
+    "writes MAIN/ranks/r<rank>/<stage>/{cmd.txt,output.log,status.json}. Where the plan samples GPU metrics,\n"
+    "the rank claims one GPU under a lock per host (MAIN/ranks/gpu-metrics/): the one CUDA_VISIBLE_DEVICES names\n"
+    "alone, else the one nsys lists under its local rank; status.json says which, or who samples it instead.\n\n"
     "exit codes: the workload's or profiler's; 2 bad request (no plan, no rank variables, rank outside the world);\n"
     "124 the rank ran past the stage timeout (its process tree was killed); 130 stopped by SIGINT/SIGTERM.\n";
 
