@@ -226,7 +226,7 @@ TEST_CASE("a launcher failing after the ranks that reported finished: the reason
   CHECK_THAT(stage1.reason, !Catch::Contains("although every rank finished"));
 }
 
-// Issue 36: only one nsys may sample a GPU, so under a launcher each rank samples the GPU its local rank names, and
+// Only one nsys may sample a GPU, so under a launcher each rank samples the GPU its local rank names, and
 // a rank without one (two ranks, one GPU listed) takes the samples of the rank that samples its GPU, moved onto its
 // own clock. The fake nsys fails a second sampling session as 2025.3.1 does, and exports the real H200 captures of
 // tests/data/gpu-metrics/ranks/ (the sampler's, with samples; the other's, without), so ranks.csv holds the figures
@@ -259,9 +259,12 @@ TEST_CASE("mpirun -np 2 on one GPU: one rank samples GPU metrics and both ranks 
              Catch::Contains("rank 1 (") && Catch::Contains("): not sampling: nsys lists no GPU 1"));
   // rank, ..., sampled_source_rank, sampled_clock_shift_ms, sampled_steps, sampled_samples, ...
   const std::string ranks_csv = read_file(e2e.main() / "analysis/ranks.csv");
-  CHECK_THAT(ranks_csv, Catch::Contains("\n0,") && Catch::Contains(",GPU,0,0,13,3786,"));
+  CHECK_THAT(ranks_csv, Catch::Contains("\n0,") && Catch::Contains(",GPU,0,0,14,4058,"));
   CHECK_THAT(ranks_csv, Catch::Contains("\n1,") && Catch::Contains(",GPU,0,433.423098,8,2196,"));
   CHECK_THAT(read_file(e2e.main() / "report.md"), Catch::Contains("**Sampled by the GPU's counters** (each rank's decode_step"));
+  // The single-rank figures (rank 0's) say that the GPU they sampled ran rank 1 too.
+  CHECK_THAT(read_file(e2e.main() / "analysis/report.json"),
+             Catch::Contains("from its own capture (the GPU's counters count every process on it: rank 1 ran on it too)"));
   // In HTML the sampled figures are a table of their own under their caption, not rows of the first one.
   const std::string html = read_file(e2e.main() / "report.html");
   const std::string section = html.substr(html.find("<section id=\"ranks\">"));

@@ -8,8 +8,9 @@ measured with rank 0's samples, moved onto rank 1's clock by the difference of t
 sqlite3, no code shared with libllmprof.
 
 A step is one decode_step range instance; its GPU window runs from the first start to the last end of the kernels
-whose launch call (same correlationId) started inside it on its thread. Steps whose window does not lie inside
-[first sample time - period, last sample time] are left out (counted). A sample at t reports (t - period, t] and
+whose launch call (same correlationId) started inside it on its thread. With its own samples every step counts (the
+capture sampled for its whole length). With another capture's, a step counts only when its window lies wholly inside
+[first sample time - period, last sample time]; the others are left out (counted). A sample at t reports (t - period, t] and
 belongs to a window when t - period / 2 lies in it. Over the steps kept: samples, mean SM and tensor active, MBU
 (mean (read + write) / 100) and DRAM bytes per step (sum of (read + write) / 100 x peak x period / steps).
 Run from the repository root: python3 tests/tools/rank_sampling_expected.py
@@ -55,11 +56,13 @@ def step_windows(db, name="decode_step"):
     return windows
 
 
-def measure(label, steps_db, samples_db):
+def measure(label, steps_db, samples_db, borrowed):
     shift = origin(samples_db) - origin(steps_db)
     rows, times, period, peak = samples_of(samples_db, shift)
-    kept = [w for w in step_windows(steps_db) if w[0] >= times[0] - period and w[1] <= times[-1]]
-    outside = len(step_windows(steps_db)) - len(kept)
+    windows = step_windows(steps_db)
+    # Another capture's samples cover only its own window: a step counts only when it lies wholly inside.
+    kept = [w for w in windows if not borrowed or (w[0] >= times[0] - period and w[1] <= times[-1])]
+    outside = len(windows) - len(kept)
     count, sm, tensor, share, share_samples = 0, [], [], 0.0, 0
     for start, end in kept:
         for t in times[bisect.bisect_left(times, start + period // 2):]:
@@ -80,5 +83,5 @@ def measure(label, steps_db, samples_db):
 if __name__ == "__main__":
     r0 = sqlite3.connect(DATA / "r0_samples.sqlite")
     r1 = sqlite3.connect(DATA / "r1_shares_gpu.sqlite")
-    measure("rank 0 (own samples)", r0, r0)
-    measure("rank 1 (rank 0's samples)", r1, r0)
+    measure("rank 0 (own samples)", r0, r0, borrowed=False)
+    measure("rank 1 (rank 0's samples)", r1, r0, borrowed=True)

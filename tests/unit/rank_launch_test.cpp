@@ -3,7 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <boost/json.hpp>
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 
 #include "llmprof/rank_launch.hpp"
 #include "llmprof/run_directory.hpp"
@@ -214,7 +217,10 @@ TEST_CASE("the GPU-metrics claim rule: one claim per GPU, and claims of the two 
   CHECK(decide({}, 1, std::nullopt).bus == "0000:00:07.0");
   CHECK(decide({}, 1, "0,1").devices_value == "1");  // several visible: by local rank
   CHECK(decide({}, 1, " 2 ").devices_value == "cuda-visible");
-  CHECK(decide({}, 1, "2", false).devices_value == "1");  // an nsys without cuda-visible (2022.4): by id
+  // An nsys without cuda-visible (2022.4) and a rank that sees one GPU: nsys's ids need not be CUDA's, so none.
+  CHECK(decide({}, 1, "2", false).devices_value.empty());
+  CHECK_THAT(decide({}, 1, "2", false).note, Catch::StartsWith("not sampling: this nsys has no --gpu-metrics-devices=cuda-visible"));
+  CHECK(decide({{3, "listed:1"}}, 1, std::nullopt).devices_value == "1");  // its own claim from an earlier run
   CHECK(decide({}, 2, std::nullopt).devices_value.empty());  // no GPU 2 listed
   CHECK(decide({{0, "listed:1"}}, 1, std::nullopt).devices_value.empty());
   CHECK(decide({{0, "listed:0"}}, 1, std::nullopt).devices_value == "1");
@@ -226,6 +232,28 @@ TEST_CASE("the GPU-metrics claim rule: one claim per GPU, and claims of the two 
   const auto claimed = decide({{0, "visible:2"}}, 1, "3");
   REQUIRE(claimed.claim);
   CHECK(claimed.claim->gpu == "visible:3");
+}
+
+// Ranks claim at the same time: the lock lets exactly one of them have the GPU.
+TEST_CASE("GPU-metrics claims made at once by many ranks of a host give the GPU to exactly one", "[gpu-metrics]") {
+  TempDir temp;
+  const std::map<std::string, std::string> one = {{"0", "0000:00:06.0"}};
+  std::vector<std::thread> ranks;
+  std::atomic<int> sampling{0}, refused{0};
+  for (int number = 0; number < 8; ++number) {
+    ranks.emplace_back([&, number] {
+      // Every rank local rank 0 of its own (as if each saw the GPU as its first): all want nsys's GPU 0.
+      auto decision = llmprof::detail::claim_gpu_metrics_sampling(
+          temp.path() / "gpu-metrics", "host", llmprof::detail::GpuMetricsRequest{number, 0, std::nullopt, true, one});
+      if (decision && !decision->devices_value.empty()) ++sampling;
+      if (decision && decision->devices_value.empty()) ++refused;
+    });
+  }
+  for (auto& rank : ranks) rank.join();
+  CHECK(sampling == 1);
+  CHECK(refused == 7);
+  const std::string claims = read_file(temp.path() / "gpu-metrics/host.claims");
+  CHECK(std::count(claims.begin(), claims.end(), '\n') == 1);
 }
 
 TEST_CASE("rank-exec kills a hanging rank's tree at the plan's timeout and says which rank") {

@@ -80,7 +80,7 @@ TEST_CASE("rank sampling: a rank's steps from its own samples and from another r
   check_against_oracle(borrowed, "rank 1 (rank 0's samples)");
   CHECK(borrowed.source_rank == 0);
   CHECK_THAT(borrowed.note, Catch::Contains("rank 0's capture (the same GPU") &&
-                                Catch::Contains("left out 6 of 14 steps, outside the sampling window"));
+                                Catch::Contains("left out 6 of 14 instances, outside the sampling window"));
 }
 
 TEST_CASE("rank sampling: figures are withheld, with the reason, when the samples cannot be this rank's GPU's",
@@ -111,7 +111,16 @@ TEST_CASE("rank sampling: figures are withheld, with the reason, when the sample
   CapturePlacement later = sampler.placement;  // a sampler whose capture began 10 s later: no step overlaps it
   *later.clock_origin_utc_ns += 10'000'000'000;
   CHECK_THAT(withheld(*sampler.samples, later, other.placement),
-             Catch::StartsWith("withheld: none of this rank's 14 steps ran while rank 0's capture sampled"));
+             Catch::StartsWith("withheld: none of this rank's 14 steps lies wholly inside the sampling window (from rank 0's"));
+  SampledCapture shared{0, &*sampler.samples, sampler.placement, {1}};
+  const AttributedSamples own_shared = samples_for_rank(0, sampler.placement, &shared, "");
+  REQUIRE(own_shared.samples);
+  CHECK_FALSE(own_shared.other_capture);
+  CHECK(own_shared.origin == "from its own capture (the GPU's counters count every process on it: rank 1 ran on it too)");
+  const AttributedSamples moved = samples_for_rank(1, other.placement, &shared, "");
+  REQUIRE(moved.samples);
+  CHECK(moved.other_capture);
+  CHECK(moved.samples->timestamps_ns.front() == sampler.samples->timestamps_ns.front() + 433'423'098);
   const RankSampling none = sample_rank_steps(other.timeline, "decode_step", 1, other.placement, nullptr, "nobody sampled");
   CHECK(none.note == "nobody sampled");
   CHECK_FALSE(none.source_rank);

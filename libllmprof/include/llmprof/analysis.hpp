@@ -52,6 +52,8 @@ struct AnalysisOptions {
   // Names the device when neither ncu nor the workload metrics do (selects datasheet peaks).
   std::string device_name;
   std::size_t stage_top_kernels = 3;  // kernels listed per stage
+  // Set by per-rank sampling for a rank's capture: the samples its stages are measured with, instead of the export's.
+  std::optional<AttributedSamples> attributed_samples;
 };
 
 // The analysis fills report.json's records directly (llmprof/report_model.hpp): one type per figure set from
@@ -145,6 +147,10 @@ struct AnalysisInputs {
   std::optional<NodeTracedCapture> node_capture;  // set when `nsys` holds its kernel tables
   // GPU-metrics samples of MAIN/nsys/profile.sqlite (llmprof/gpu_metrics.hpp): the stages' sampled_* figures.
   std::optional<GpuMetricSamples> gpu_metrics;
+  // Where they came from when not the export (AnalysisOptions::attributed_samples): each stage's note ends with
+  // `gpu_metrics_origin`; `gpu_metrics_other_capture` as AttributedSamples::other_capture.
+  std::string gpu_metrics_origin;
+  bool gpu_metrics_other_capture = false;
   // The select stage's selection (MAIN/nsys/selection.json): the kernels ncu was filtered to. When it is of the
   // stage the options ask for, report.json's top_kernel_selection is this one, not one selected again.
   std::optional<KernelSelection> selection;

@@ -20,7 +20,7 @@ namespace llmprof {
 
 struct CapturePlacement {
   std::optional<std::int64_t> clock_origin_utc_ns;  // UTC of the export's time zero; nullopt without the table
-  // PCI bus location of each GPU the capture's kernels ran on (CUPTI deviceId = TARGET_INFO_GPU.id); where the
+  // PCI bus location of each GPU the capture's kernels ran on (CUPTI deviceId = TARGET_INFO_GPU.cuDevice); where the
   // capture traced no kernels, of the one GPU TARGET_INFO_GPU lists (none when it lists several).
   std::vector<std::string> kernel_gpu_buses;
 };

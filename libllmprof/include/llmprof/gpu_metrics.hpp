@@ -33,6 +33,15 @@ struct GpuMetricSamples {
   std::vector<double> dram_write;     // "DRAM Write Bandwidth [Throughput %]"
 };
 
+// The samples that measure a capture and where they came from: where per-rank sampling decided it (a run under
+// --launcher, llmprof/rank_sampling.hpp), another capture's of the same GPU moved onto this one's clock
+// (`other_capture`), the capture's own, or none (`samples` nullopt) with the reason in `origin`.
+struct AttributedSamples {
+  std::optional<GpuMetricSamples> samples;
+  bool other_capture = false;
+  std::string origin;  // ends each stage's sampled_note; without samples, the whole note
+};
+
 // nullopt (not an error) when the export has no GPU_METRICS table or no row in it: sampling was off, not
 // available (nsys 2022.4 without a GPU writes no such table), or the capture held no sample. An Error (naming
 // the file) when the tables exist but cannot be read: a missing column, a value out of 0..100 for a percentage,

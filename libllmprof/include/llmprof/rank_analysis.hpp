@@ -29,6 +29,13 @@ CrossRankAnalysis analyze_ranks_of_run(const std::filesystem::path& main_directo
                                        std::vector<std::string>& warnings);
 
 // MAIN/analysis/ranks.csv and ranks.md (the report's "Across ranks" section).
+// The samples rank `rank`'s single-rank analysis measures its stages with (AnalysisOptions::attributed_samples):
+// those of the capture that sampled its GPU, on its clock, or none with the reason; nullopt when no capture of the
+// run sampled (its export then says why). Problems reading a capture go to `warnings`.
+std::optional<AttributedSamples> attributed_samples_of_rank(const std::filesystem::path& main_directory,
+                                                           const RunManifest& manifest, int rank,
+                                                           std::vector<std::string>& warnings);
+
 Result<void> write_cross_rank_files(const CrossRankAnalysis& analysis, const std::filesystem::path& main_directory);
 
 }  // namespace llmprof

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 
 #include "llmprof/analysis.hpp"
 #include "llmprof/gpu_metrics.hpp"
@@ -18,7 +19,22 @@ namespace llmprof {
 inline constexpr std::int64_t kMinimumStageSamples = 20;
 // The median step's series (ReportStage::sampled_median_step) keeps at most this many points.
 inline constexpr std::size_t kSampledSeriesPoints = 200;
+//
+// `origin`, when not empty, ends every stage's note (where the samples came from); with no samples it is the whole
+// note (why there are none). `other_capture`: the samples were taken by another capture of the same GPU and moved onto
+// this one's clock (per-rank sampling, llmprof/rank_sampling.hpp), so they cover only that capture's window: an
+// instance counts only when its window lies wholly inside the samples' span (the first sample's period to the last
+// sample), the stage's steps are scaled to the instances kept, and the note says how many were left out. A capture's
+// own samples span the whole capture, and every instance counts.
 void attach_sampled_utilisation(const TimelineReport& timeline, const std::optional<GpuMetricSamples>& samples,
-                                AnalysisReport& report);
+                                AnalysisReport& report, const std::string& origin = "", bool other_capture = false);
+
+// The window an instance is sampled over: its GPU-active time, or its range's CPU time where the capture traced no
+// CUDA work (TimelineReport::cuda_untraced); nullopt for an instance without recorded GPU work in a traced capture.
+std::optional<std::pair<std::int64_t, std::int64_t>> sampled_window(const TimelineInstance& instance,
+                                                                    bool cuda_untraced);
+
+// Whether the window [start_ns, end_ns] lies wholly inside the samples' span (the rule above).
+bool samples_cover(const GpuMetricSamples& samples, std::int64_t start_ns, std::int64_t end_ns);
 
 }  // namespace llmprof

@@ -147,7 +147,9 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   else
     report.skipped.push_back("timeline (per-instance figures, CUDA graphs, capture losses): no nsys/profile.sqlite");
   detail::fill_stage_limits(report);
-  if (inputs.timeline) attach_sampled_utilisation(*inputs.timeline, inputs.gpu_metrics, report);
+  if (inputs.timeline)
+    attach_sampled_utilisation(*inputs.timeline, inputs.gpu_metrics, report, inputs.gpu_metrics_origin,
+                               inputs.gpu_metrics_other_capture);
   return report;
 }
 

@@ -105,6 +105,13 @@ std::optional<std::string> load_timeline(const std::filesystem::path& sqlite_exp
   if (!timeline) return "timeline: " + timeline.error().describe();
   inputs.timeline = std::move(timeline).value();
   inputs.sources["timeline"] = sqlite_export.string();
+  if (options.attributed_samples) {
+    inputs.gpu_metrics = options.attributed_samples->samples;
+    inputs.gpu_metrics_origin = options.attributed_samples->origin;
+    inputs.gpu_metrics_other_capture = options.attributed_samples->other_capture;
+    if (inputs.gpu_metrics) inputs.sources["gpu_metrics"] = options.attributed_samples->origin;
+    return std::nullopt;
+  }
   auto samples = read_gpu_metric_samples(sqlite_export);
   if (!samples) return "GPU-metrics samples: " + samples.error().describe();
   if (samples->has_value()) {

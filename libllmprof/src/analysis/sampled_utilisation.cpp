@@ -20,9 +20,7 @@ struct SampleWindows {
   bool cpu = false;
   const char* label() const { return cpu ? "the ranges' CPU time" : "the GPU-active time"; }
   std::optional<std::pair<std::int64_t, std::int64_t>> of(const TimelineInstance& instance) const {
-    if (cpu) return std::pair{instance.cpu_start_ns, instance.cpu_end_ns};
-    if (instance.gpu_start_ns && instance.gpu_end_ns) return std::pair{*instance.gpu_start_ns, *instance.gpu_end_ns};
-    return std::nullopt;
+    return sampled_window(instance, cpu);
   }
 };
 
@@ -74,8 +72,9 @@ void summarize(std::vector<double> values, std::optional<double>& mean, std::opt
   p90 = percentile(values, 0.90);
 }
 
+// `covered_share`: the share of the stage's instances inside the samples' span, over which its steps are counted.
 void fill(ReportStage& stage, const StageSamples& gathered, const GpuMetricSamples& samples,
-          std::optional<double> peak, const SampleWindows& windows) {
+          std::optional<double> peak, const SampleWindows& windows, double covered_share) {
   stage.sampled_samples = gathered.samples;
   const std::string rate = detail::format_number(1e9 / double(samples.period_ns)) + " Hz";
   if (gathered.samples < kMinimumStageSamples) {
@@ -110,7 +109,7 @@ void fill(ReportStage& stage, const StageSamples& gathered, const GpuMetricSampl
     return;
   }
   const double bytes = gathered.dram_share_periods * *peak * double(samples.period_ns) * 1e-9;
-  stage.sampled_dram_bytes_per_step = bytes / *stage.steps;
+  stage.sampled_dram_bytes_per_step = bytes / (*stage.steps * covered_share);
   if (stage.dram_bytes_per_step && *stage.dram_bytes_per_step > 0)
     stage.sampled_to_measured_bytes = *stage.sampled_dram_bytes_per_step / *stage.dram_bytes_per_step;
 }
@@ -118,10 +117,11 @@ void fill(ReportStage& stage, const StageSamples& gathered, const GpuMetricSampl
 // The samples of the instance whose GPU-active window is the median one, consecutive samples averaged so that
 // at most kSampledSeriesPoints remain (a long step keeps its shape, the report stays small).
 std::vector<ReportSampledPoint> median_step_series(const TimelineStage& stage, const GpuMetricSamples& samples,
-                                                   const SampleWindows& sample_windows) {
+                                                   const SampleWindows& sample_windows, bool other_capture) {
   std::vector<std::pair<std::int64_t, std::int64_t>> windows;
   for (const auto& instance : stage.instances)
-    if (auto window = sample_windows.of(instance)) windows.push_back(*window);
+    if (auto window = sample_windows.of(instance); window && (!other_capture || samples_cover(samples, window->first, window->second)))
+      windows.push_back(*window);
   if (windows.size() < 3) return {};
   const auto length = [](const auto& window) { return window.second - window.first; };
   std::nth_element(windows.begin(), windows.begin() + std::ptrdiff_t(windows.size() / 2), windows.end(),
@@ -158,12 +158,26 @@ std::vector<ReportSampledPoint> median_step_series(const TimelineStage& stage, c
 
 }  // namespace
 
+std::optional<std::pair<std::int64_t, std::int64_t>> sampled_window(const TimelineInstance& instance,
+                                                                    bool cuda_untraced) {
+  if (cuda_untraced) return std::pair{instance.cpu_start_ns, instance.cpu_end_ns};
+  if (instance.gpu_start_ns && instance.gpu_end_ns) return std::pair{*instance.gpu_start_ns, *instance.gpu_end_ns};
+  return std::nullopt;
+}
+
+bool samples_cover(const GpuMetricSamples& samples, std::int64_t start_ns, std::int64_t end_ns) {
+  return !samples.timestamps_ns.empty() && start_ns >= samples.timestamps_ns.front() - samples.period_ns &&
+         end_ns <= samples.timestamps_ns.back();
+}
+
 void attach_sampled_utilisation(const TimelineReport& timeline, const std::optional<GpuMetricSamples>& samples,
-                                AnalysisReport& report) {
+                                AnalysisReport& report, const std::string& origin, bool other_capture) {
   if (!samples) {
     for (auto& stage : report.stages)
       if (timeline.find_stage(stage.qualified_name()))
-        stage.sampled_note = "no GPU-metrics samples in the capture (nsys.gpu_metrics off, or not available here)";
+        stage.sampled_note = origin.empty()
+                                 ? "no GPU-metrics samples in the capture (nsys.gpu_metrics off, or not available here)"
+                                 : origin;
     return;
   }
   const std::optional<double> peak =
@@ -173,11 +187,30 @@ void attach_sampled_utilisation(const TimelineReport& timeline, const std::optio
     const TimelineStage* recorded = timeline.find_stage(stage.qualified_name());
     if (!recorded) continue;
     StageSamples gathered;
-    for (const auto& instance : recorded->instances)
-      if (auto window = windows.of(instance)) gather(*samples, window->first, window->second, gathered);
-    fill(stage, gathered, *samples, peak, windows);
+    std::size_t counted = 0, outside = 0;
+    for (const auto& instance : recorded->instances) {
+      const auto window = windows.of(instance);
+      if (!window) continue;
+      if (other_capture && !samples_cover(*samples, window->first, window->second)) {
+        ++outside;
+        continue;
+      }
+      ++counted;
+      gather(*samples, window->first, window->second, gathered);
+    }
+    if (counted == 0 && outside > 0) {
+      stage.sampled_samples = 0;
+      stage.sampled_note = "withheld: none of its " + std::to_string(outside) +
+                           " instances lies wholly inside the sampling window";
+    } else {
+      fill(stage, gathered, *samples, peak, windows, double(counted) / double(std::max<std::size_t>(1, counted + outside)));
+      if (outside > 0)
+        stage.sampled_note += "; left out " + std::to_string(outside) + " of " + std::to_string(counted + outside) +
+                              " instances, outside the sampling window";
+    }
+    if (!origin.empty()) stage.sampled_note += "; " + origin;
     if (stage.sampled_sm_active || stage.sampled_dram_read)
-      stage.sampled_median_step = median_step_series(*recorded, *samples, windows);
+      stage.sampled_median_step = median_step_series(*recorded, *samples, windows, other_capture);
   }
   if (samples->other_gpus > 0)
     report.warnings.push_back("GPU-metrics samples of " + std::to_string(samples->other_gpus) +

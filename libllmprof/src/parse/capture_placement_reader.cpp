@@ -17,12 +17,16 @@ std::optional<std::int64_t> clock_origin(const detail::SqliteDatabase& database)
   return statement->optional_integer(0);
 }
 
-// TARGET_INFO_GPU's id -> busLocation (rows without a bus location are left out: a trimmed fixture blanks it).
+// The CUDA device id -> busLocation of TARGET_INFO_GPU's rows (rows without a bus location are left out: a trimmed
+// fixture blanks it). CUPTI's kernel deviceId is the CUDA device ordinal the process saw, which is TARGET_INFO_GPU's
+// cuDevice ("CUDA device ID"); its id is nsys's own and need not match under CUDA_VISIBLE_DEVICES. An export without
+// cuDevice is matched on id.
 std::map<std::int64_t, std::string> gpu_buses(const detail::SqliteDatabase& database) {
   std::map<std::int64_t, std::string> buses;
   const auto columns = database.columns("TARGET_INFO_GPU");
   if (!columns.contains("id") || !columns.contains("busLocation")) return buses;
-  auto statement = database.prepare("SELECT id, busLocation FROM TARGET_INFO_GPU");
+  auto statement = database.prepare(columns.contains("cuDevice") ? "SELECT cuDevice, busLocation FROM TARGET_INFO_GPU"
+                                                                 : "SELECT id, busLocation FROM TARGET_INFO_GPU");
   if (!statement) return buses;
   for (auto row = statement->step(); row && *row; row = statement->step()) {
     std::string bus(statement->text(1));

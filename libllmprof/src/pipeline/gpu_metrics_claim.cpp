@@ -52,6 +52,13 @@ GpuMetricsDecision decide_gpu_metrics_sampling(const std::vector<GpuMetricsClaim
   const std::optional<std::string> visible =
       request.cuda_visible_supported ? single_visible_gpu(request.cuda_visible_devices) : std::nullopt;
   GpuMetricsClaim wanted{request.rank, ""};
+  if (!visible && single_visible_gpu(request.cuda_visible_devices)) {
+    // It sees one GPU, but this nsys cannot sample by CUDA_VISIBLE_DEVICES (2022.4), and nsys's ids need not be
+    // CUDA's: sampling by its local rank could sample another GPU than the one it runs on.
+    decision.note = "not sampling: this nsys has no --gpu-metrics-devices=cuda-visible, and CUDA_VISIBLE_DEVICES=" +
+                    *single_visible_gpu(request.cuda_visible_devices) + " cannot be mapped to nsys's GPU ids";
+    return decision;
+  }
   if (visible) {
     wanted.gpu = "visible:" + *visible;
     decision.devices_value = "cuda-visible";
@@ -73,6 +80,7 @@ GpuMetricsDecision decide_gpu_metrics_sampling(const std::vector<GpuMetricsClaim
   // A GPU named by CUDA_VISIBLE_DEVICES and one named by nsys's id cannot be told apart before the run: a claim of
   // the other kind keeps this rank from sampling, as one of the same GPU does.
   for (const auto& claim : claims) {
+    if (claim.rank == request.rank) continue;  // its own claim from an earlier run of this rank (cmd.txt run again)
     const bool same_kind = claim.gpu.substr(0, claim.gpu.find(':')) == wanted.gpu.substr(0, wanted.gpu.find(':'));
     if (!same_kind || claim.gpu == wanted.gpu) {
       decision = GpuMetricsDecision{};
@@ -92,12 +100,12 @@ Result<GpuMetricsDecision> claim_gpu_metrics_sampling(const fs::path& directory,
   if (error) return io_error_from_errno(error.value(), "could not create the GPU-metrics claims folder", directory);
   const std::string name = file_name_of(host);
   const fs::path lock_file = directory / (name + ".lock");
-  const int fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error_from_errno(errno, "could not open the GPU-metrics claims lock", lock_file);
-  while (::flock(fd, LOCK_EX) != 0) {
+  const int descriptor = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (descriptor < 0) return io_error_from_errno(errno, "could not open the GPU-metrics claims lock", lock_file);
+  while (::flock(descriptor, LOCK_EX) != 0) {
     if (errno != EINTR) {
       const int saved = errno;
-      ::close(fd);
+      ::close(descriptor);
       return io_error_from_errno(saved, "could not lock the GPU-metrics claims", lock_file);
     }
   }
@@ -106,12 +114,13 @@ Result<GpuMetricsDecision> claim_gpu_metrics_sampling(const fs::path& directory,
   if (decision.claim) {
     std::ofstream out(claims_file, std::ios::app);
     out << decision.claim->rank << " " << decision.claim->gpu << "\n";
+    out.close();  // the write reaches the file here: a full disk shows now, not in the destructor
     if (!out) {
-      ::close(fd);
+      ::close(descriptor);
       return io_error_from_errno(EIO, "could not record the GPU-metrics claim", claims_file);
     }
   }
-  ::close(fd);  // releases the lock
+  ::close(descriptor);  // releases the lock
   return decision;
 }
 

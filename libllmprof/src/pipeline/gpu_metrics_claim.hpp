@@ -6,7 +6,9 @@
 // (the GPU torchrun's and most launchers' ranks use; the analysis checks that the rank's kernels ran on that GPU's
 // bus before it uses the samples). A rank whose GPU is claimed already, or whose local rank names no listed GPU
 // (more ranks than GPUs), samples nothing; the analysis measures it with the samples of the capture that sampled
-// its GPU (llmprof/rank_sampling.hpp).
+// its GPU (llmprof/rank_sampling.hpp). The claim is by name, so one GPU named two ways (an index and a UUID in
+// CUDA_VISIBLE_DEVICES, or hosts that report different names for one machine) can still be claimed twice: the
+// second nsys then fails before its workload runs, and the rank's stage says so.
 #pragma once
 
 #include <filesystem>

@@ -45,9 +45,9 @@ void read_sampling_inputs(const fs::path& main, const fs::path& sqlite, RankCapt
     capture.samples = std::move(samples.value());
   if (auto status = detail::read_rank_status(main / RunLayout::rank_stage_status(capture.rank, Stage::nsys))) {
     capture.host = status->host;
-    // A capture that sampled one GPU by nsys's id: the export lists every GPU the process saw, so which one was
-    // sampled comes from nsys's own listing, as rank-exec recorded it.
-    if (capture.samples && capture.samples->gpu_bus.empty() && capture.samples->other_gpus == 0)
+    // A capture that sampled one GPU by nsys's id: the export may list every GPU the process saw, so which one was
+    // sampled is what nsys's own listing says, as rank-exec recorded it; it wins over the export's guess.
+    if (capture.samples && capture.samples->other_gpus == 0 && !status->gpu_metrics_bus.empty())
       capture.samples->gpu_bus = status->gpu_metrics_bus;
   }
 }
@@ -66,30 +66,69 @@ const RankCapture* sampling_source(const RankCapture& rank, const std::vector<Ra
   if (on_host.size() == 1) return on_host.front();
   why = on_host.empty() ? "no capture on this rank's host" + (rank.host.empty() ? "" : " (" + rank.host + ")") +
                               " sampled GPU metrics (see ranks/r" + std::to_string(rank.rank) +
-                              "/nsys/status.json, gpu_metrics)"
+                              "/nsys/status.json, gpu_metrics_note)"
                         : std::to_string(on_host.size()) + " captures on this rank's host sampled, none the GPU it ran on";
   return nullptr;
+}
+
+bool any_sampled(const std::vector<RankCapture>& captures) {
+  return std::any_of(captures.begin(), captures.end(),
+                     [](const RankCapture& capture) { return capture.samples.has_value(); });
+}
+
+// The source of `rank`'s samples as sample_rank_steps and samples_for_rank take it (nullopt: none, `why` says so).
+std::optional<SampledCapture> sampled_capture_of(const RankCapture& rank, const std::vector<RankCapture>& captures,
+                                                 std::string& why) {
+  const RankCapture* source = sampling_source(rank, captures, why);
+  if (!source) return std::nullopt;
+  SampledCapture sampled{source->rank, &*source->samples, source->placement, {}};
+  for (const auto& other : captures)
+    if (other.rank != source->rank && other.host == source->host && !source->samples->gpu_bus.empty() &&
+        other.placement.kernel_gpu_buses == std::vector<std::string>{source->samples->gpu_bus})
+      sampled.sharers.push_back(other.rank);
+  return sampled;
 }
 
 // Each rank's step range from GPU-metrics samples, where any capture of the run sampled.
 void attach_rank_sampling(const std::vector<RankCapture>& captures, const std::string& step_range,
                           CrossRankAnalysis& analysis) {
-  if (std::none_of(captures.begin(), captures.end(), [](const RankCapture& c) { return c.samples.has_value(); }))
-    return;
+  if (!any_sampled(captures)) return;
   for (auto& figures : analysis.ranks) {
     const auto capture = std::find_if(captures.begin(), captures.end(),
-                                      [&](const RankCapture& c) { return c.rank == figures.rank; });
+                                      [&](const RankCapture& candidate) { return candidate.rank == figures.rank; });
     if (capture == captures.end() || !capture->timeline) continue;
     std::string why;
-    const RankCapture* source = sampling_source(*capture, captures, why);
-    std::optional<SampledCapture> sampled;
-    if (source) sampled = SampledCapture{source->rank, &*source->samples, source->placement};
+    const std::optional<SampledCapture> sampled = sampled_capture_of(*capture, captures, why);
     figures.sampled = sample_rank_steps(*capture->timeline, step_range, capture->rank, capture->placement,
                                         sampled ? &*sampled : nullptr, why);
   }
 }
 
+std::vector<RankCapture> read_rank_captures(const fs::path& main, int world, std::vector<std::string>& warnings) {
+  std::vector<RankCapture> captures;
+  for (int rank = 0; rank < world; ++rank) {
+    const fs::path sqlite = rank_directory(main, rank) / RunLayout::nsys_directory() / RunLayout::nsys_sqlite().filename();
+    if (!fs::exists(sqlite)) continue;
+    RankCapture& capture = captures.emplace_back();
+    capture.rank = rank;
+    read_sampling_inputs(main, sqlite, capture, warnings);
+  }
+  return captures;
+}
+
 }  // namespace
+
+std::optional<AttributedSamples> attributed_samples_of_rank(const fs::path& main_directory, const RunManifest& manifest,
+                                                           int rank, std::vector<std::string>& warnings) {
+  const std::vector<RankCapture> captures = read_rank_captures(main_directory, world_size_of_run(manifest), warnings);
+  if (!any_sampled(captures)) return std::nullopt;
+  const auto capture = std::find_if(captures.begin(), captures.end(),
+                                    [&](const RankCapture& candidate) { return candidate.rank == rank; });
+  if (capture == captures.end()) return std::nullopt;
+  std::string why;
+  const std::optional<SampledCapture> sampled = sampled_capture_of(*capture, captures, why);
+  return samples_for_rank(rank, capture->placement, sampled ? &*sampled : nullptr, why);
+}
 
 int world_size_of_run(const RunManifest& manifest) {
   std::size_t world = 0;

@@ -127,7 +127,7 @@ std::vector<std::string> sampling_words(const detail::RankPlan& plan, const Rank
   if (plan.gpu_metrics_option.empty()) return {};
   std::optional<std::string> visible = request.cuda_visible_devices;
   if (const auto set = plan.environment.find("CUDA_VISIBLE_DEVICES"); set != plan.environment.end())
-    visible = set->second;
+    visible = detail::substitute_rank(set->second, identity.rank);  // as rank_process gives it to the rank
   detail::GpuMetricsRequest wanted{identity.rank, identity.local_rank, visible, plan.gpu_metrics_cuda_visible,
                                    plan.gpu_metrics_listed};
   auto decision = detail::claim_gpu_metrics_sampling(

@@ -232,8 +232,13 @@ Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& pr
     run.say(Stage::nsys, "GPU-metrics sampling per rank (" + detail::join(plan.gpu_metrics_words, " ") +
                              "), one nsys per GPU: each rank samples the GPU it sees alone, or the one nsys lists "
                              "under its local rank (claims in ranks/gpu-metrics/)");
-    std::error_code ignored;  // claims of an earlier attempt of this stage would keep every rank from sampling
-    fs::remove_all(run.directory.path() / RunLayout::ranks_directory() / "gpu-metrics", ignored);
+    // Claims of an earlier attempt of this stage would keep its ranks from sampling.
+    const fs::path claims = run.directory.path() / RunLayout::ranks_directory() / "gpu-metrics";
+    std::error_code error;
+    fs::remove_all(claims, error);
+    if (error)
+      run.warn(Stage::nsys, "could not remove the earlier GPU-metrics claims (" + claims.string() + ": " +
+                                error.message() + "): ranks whose GPU they name will not sample");
   }
   LaunchedRanks launched = launch_ranks(run, plan, nsys_ranks(run));
   if (launched.problem) return *launched.problem;
@@ -314,8 +319,11 @@ Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutpu
   if (!run.config.run.enable_analyze) return StageResult::skipped("disabled (run.enable_analyze = false)");
   write_cross_rank(run);
   const int primary = primary_rank_of(run);
-  auto report =
-      analyze_run_directory(run.directory.path() / RunLayout::rank_directory(primary), analysis_options(run, nsys));
+  AnalysisOptions options = analysis_options(run, nsys);
+  std::vector<std::string> already_warned;  // the cross-rank view read the same captures and said so
+  options.attributed_samples =
+      attributed_samples_of_rank(run.directory.path(), run.directory.manifest(), primary, already_warned);
+  auto report = analyze_run_directory(run.directory.path() / RunLayout::rank_directory(primary), options);
   if (!report)
     return StageResult::skipped("nothing to analyze on rank " + std::to_string(primary) + ": " +
                                 report.error().describe());
