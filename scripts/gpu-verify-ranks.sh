@@ -9,6 +9,7 @@
 #             every GPU and rank 1 not, then both sampling; a capture with --gpu-metrics-devices=cuda-visible;
 #             each export's GPU identity, sources and clock; the first pair's exports trimmed (bus kept)
 #   alignment two torchrun ranks on one GPU (200 tokens), twice: the lag correlation finds against the clock origins'
+#   final     one two-rank run of this tree, and the single-rank report's sampled notes
 #   pipeline  deep-profile run under `torchrun --nproc-per-node 2 --no-python` (two ranks, one GPU), default
 #             settings and the sampled preset; run.json, report.json, ranks.csv/md, logs into ranks-runs.tar.gz
 # Results under $OUT: ranks.log, identity.txt, fixtures.tar.gz, ranks-runs.tar.gz.
@@ -142,6 +143,20 @@ phase_alignment() {
     python3 "$repo/tests/tools/rank_clock_offset.py" /tmp/runs-align/$run/ranks/r0/nsys/profile.sqlite \
       /tmp/runs-align/$run/ranks/r1/nsys/profile.sqlite
   done
+}
+
+# The final tree once: two torchrun ranks on one GPU, and what the single-rank report says of its samples.
+phase_final() {
+  [ -n "${dp_new:-}" ] || phase_build || return 1
+  profile "$dp_new" /tmp/runs-final two-ranks --launcher 'torchrun --nproc-per-node 2 --no-python' \
+    --set run.enable_ncu=false -- "$ex" --preset 1b --warmup 1 --new-tokens 120 | grep -E "sampl|exit="
+  cat /tmp/runs-final/two-ranks/analysis/ranks.csv
+  python3 - /tmp/runs-final/two-ranks/analysis/report.json <<'PY'
+import json, sys
+for stage in json.load(open(sys.argv[1]))["stages"]:
+    if stage["name"] in ("decode", "decode_step"):
+        print(stage["name"], stage.get("sampled_samples"), stage.get("sampled_dram_bytes_per_step"), stage.get("sampled_note"))
+PY
 }
 
 for phase in "$@"; do
