@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The zoo of workloads nobody here designed a feature around (tests/zoo/), on the GPU machine.
+#
+# Usage (repository root on the GPU machine): scripts/gpu-zoo.sh PHASE...
+#   record    each zoo workload under nsys 2025.3.1 alone (no deep-profile): the SQLite export trimmed with
+#             tests/tools/trim_nsys_sqlite.py and the workload's facts JSON, into $OUT/zoo-exports.tar.gz, for
+#             the recorded fixtures and their oracles
+#   pipeline  deep-profile (built from this tree by scripts/gpu-build-deep-profile.sh .carry/debs) on each zoo
+#             workload with the defaults and with --preset serving (ZOO_RUNS names a subset); a row per run in
+#             $OUT/zoo.tsv and the run directories without raw reports in $OUT/zoo-runs.tar.gz
+# Needs .carry/libdw1_*.deb and .carry/libelf1_*.deb (the bundled QdstrmImporter cannot load libdw.so.1 there).
+set -uo pipefail
+OUT=${OUT:-/tmp/llmprof-out}
+mkdir -p "$OUT"
+repo=$PWD
+export PYTHONUNBUFFERED=1 LLMPROF_CONFIG_DIR=$repo/config
+nsys=${NSYS:-/opt/nvidia/nsight-compute/2025.3.1/host/target-linux-x64/nsys}
+work=/tmp/zoo
+mkdir -p "$work"
+step() { echo; echo "=== $* ($(date -u +%T))"; }
+
+use_carried_libdw() {
+  mkdir -p /tmp/dw && for f in .carry/libdw1_*.deb .carry/libelf1_*.deb; do dpkg -x "$f" /tmp/dw; done
+  export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+}
+
+# $1 name, $2 nsys options (one word each, space separated), then the workload argv (run in $work/$1).
+capture() {
+  local name=$1 options=$2 start=$SECONDS
+  shift 2
+  step "record $name: $*"
+  mkdir -p "$work/$name" && cd "$work/$name" || return
+  # shellcheck disable=SC2086
+  local trace="-t cuda,nvtx"; case " $options " in *" -t "*) trace="" ;; esac
+  timeout 150 "$nsys" profile $trace $options -o "$name" --force-overwrite true "$@" > profile.log 2>&1
+  echo "$name: nsys exit $? in $((SECONDS - start)) s"; tail -5 profile.log
+  "$nsys" export --type sqlite -o "$name.full.sqlite" --force-overwrite true "$name.nsys-rep" > export.log 2>&1 ||
+    tail -5 export.log
+  python3 "$repo/tests/tools/trim_nsys_sqlite.py" "$name.full.sqlite" "$name.sqlite" ${TRIM_ARGS:-} &&
+    ls -la "$name.sqlite"
+  cp -f ./*facts*.json "$name.facts.json" 2> /dev/null
+  cd "$repo" || exit 1
+}
+
+record() {
+  use_carried_libdw
+  local zoo=$repo/tests/zoo window="--capture-range=cudaProfilerApi --capture-range-end=stop"
+  local serving="$window --trace-fork-before-exec=true --cuda-graph-trace=node"
+  capture hf_dynamic_window "$window" python3 "$zoo/hf_generate.py" --window --new-tokens 16
+  capture hf_static_window "$window" python3 "$zoo/hf_generate.py" --window --cache static --new-tokens 16
+  capture hf_dynamic_whole "" python3 "$zoo/hf_generate.py" --new-tokens 8 --layers 2
+  capture engine_graph_fork_none "$serving" python3 "$zoo/engine.py" --graphs --start-method fork --nvtx none
+  capture engine_graph_fork_none_graphtrace "$window --trace-fork-before-exec=true" \
+    python3 "$zoo/engine.py" --graphs --start-method fork --nvtx none
+  capture engine_eager_spawn_none "$serving" python3 "$zoo/engine.py" --start-method spawn --nvtx none
+  capture engine_graph_spawn_vllm "$serving" python3 "$zoo/engine.py" --graphs --start-method spawn --nvtx vllm
+  capture many_steps_graph_ranges "--cuda-graph-trace=node" python3 "$zoo/many_steps.py" --graphs --step-ranges
+  capture many_steps_graph_noranges "--cuda-graph-trace=node" python3 "$zoo/many_steps.py" --graphs --steps 32
+  capture many_steps_eager_noranges "" python3 "$zoo/many_steps.py" --steps 16
+  TRIM_ARGS=--read-metrics-only capture many_steps_graph_sampled \
+    "--gpu-metrics-devices=all --gpu-metrics-frequency=20000 -t nvtx" python3 "$zoo/many_steps.py" --graphs --step-ranges
+  (cd "$work" && tar -czf "$OUT/zoo-exports.tar.gz" --exclude='*.full.sqlite' ./*/*.sqlite ./*/*.facts.json ./*/profile.log)
+  ls -la "$OUT"
+}
+
+for phase in "$@"; do
+  case $phase in
+    record) record ;;
+    *) echo "gpu-zoo.sh: unknown phase '$phase' (record, pipeline)" >&2; exit 2 ;;
+  esac
+done
