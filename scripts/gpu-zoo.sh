@@ -63,9 +63,58 @@ record() {
   ls -la "$OUT"
 }
 
+# One zoo run through deep-profile: $1 id, then deep-profile run arguments. A row in $OUT/zoo.tsv: exit status,
+# seconds, each stage's seconds and status, the capture scope and the report's headline.
+profile() {
+  local id=$1 start=$SECONDS
+  shift
+  step "pipeline $id: deep-profile run $*"
+  timeout "${ZOO_RUN_TIMEOUT:-240}" "$dp" run --set run.runs_root=/tmp/zoo-runs --set run.run_id="$id" "$@" \
+    > "/tmp/zoo-runs-$id.log" 2>&1
+  local rc=$?
+  echo "$id exit=$rc total=$((SECONDS - start)) s"; tail -4 "/tmp/zoo-runs-$id.log"
+  python3 - "/tmp/zoo-runs/$id" "$id" "$rc" "$((SECONDS - start))" >> "$OUT/zoo.tsv" <<'PY'
+import json, pathlib, sys
+main, label, rc, total = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+def load(p):
+    try: return json.loads((main / p).read_text())
+    except Exception: return {}
+stages = " ".join(f"{s.get('name')}={s.get('status')}:{round(s.get('duration_s', 0), 1)}"
+                  for s in load("run.json").get("stages", []))
+report = (main / "report.md").read_text() if (main / "report.md").exists() else ""
+headline = next((line for line in report.splitlines() if line.startswith("**")), "")[:300]
+print("\t".join([label, rc, total, stages, headline]))
+PY
+}
+
+pipeline() {
+  use_carried_libdw
+  dp=${DEEP_PROFILE:-$repo/.carry/deep-profile}
+  mkdir -p /tmp/zoo-runs
+  local zoo=$repo/tests/zoo
+  for run in ${ZOO_RUNS:-hf engine-fork-queue many-steps hf-serving engine-spawn-socket engine-fork-join hf-static}; do
+    case $run in
+      hf) profile hf -- python3 "$zoo/hf_generate.py" --window --new-tokens 16 ;;
+      hf-static) profile hf-static -- python3 "$zoo/hf_generate.py" --window --cache static --new-tokens 16 ;;
+      hf-serving) profile hf-serving --preset serving -- python3 "$zoo/hf_generate.py" --window --new-tokens 16 ;;
+      engine-fork-queue) profile engine-fork-queue -- python3 "$zoo/engine.py" --graphs --start-method fork \
+        --front queue --serve-seconds 0 ;;
+      engine-spawn-socket) profile engine-spawn-socket --preset serving -- python3 "$zoo/engine.py" \
+        --start-method spawn --front socket --serve-seconds 0 ;;
+      engine-fork-join) profile engine-fork-join --preset serving -- python3 "$zoo/engine.py" --graphs \
+        --start-method fork --front join --serve-seconds 0 ;;
+      many-steps) profile many-steps -- python3 "$zoo/many_steps.py" --graphs --step-ranges ;;
+      *) echo "gpu-zoo.sh: unknown run '$run'" >&2 ;;
+    esac
+  done
+  (cd /tmp/zoo-runs && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
+    -czf "$OUT/zoo-runs.tar.gz" . /tmp/zoo-runs-*.log)
+}
+
 for phase in "$@"; do
   case $phase in
     record) record ;;
+    pipeline) pipeline ;;
     *) echo "gpu-zoo.sh: unknown phase '$phase' (record, pipeline)" >&2; exit 2 ;;
   esac
 done
