@@ -12,6 +12,7 @@
 #include "analysis/step_sequence.hpp"
 #include "llmprof/step_kinds.hpp"
 #include "llmprof/sync_steps.hpp"
+#include "llmprof/timeline.hpp"
 #include "oracle.hpp"
 #include "parse/sqlite_database.hpp"
 #include "test_support.hpp"
@@ -169,6 +170,26 @@ TEST_CASE("inferred steps: a whole-run capture of a decode loop, eager and repla
     REQUIRE(kinds.count("uniform-1"));
     CHECK(double(kinds.at("uniform-1")->count) == figure(line, "decode_steps"));
     CHECK(double(kinds.at("uniform-1")->gpu_time_ns) == figure(line, "decode_gpu_time_ns"));
+  }
+  // Inside the `decode` range's CPU span only: a range holding N inferred steps, each one repeat.
+  for (const std::string name : {"many_steps_eager_noranges", "many_steps_graph_noranges"}) {
+    INFO(name);
+    const std::string line = name + ":";
+    auto timeline = analyze_timeline(data_path("zoo/" + name + ".sqlite"));
+    REQUIRE(timeline.has_value());
+    const TimelineStage* decode = timeline->find_stage("decode");
+    REQUIRE(decode != nullptr);
+    REQUIRE(decode->instances.size() == 1);
+    auto found = infer_sync_steps(data_path("zoo/" + name + ".sqlite"), {},
+                                  std::pair{decode->instances.front().cpu_start_ns, decode->instances.front().cpu_end_ns});
+    REQUIRE(found.has_value());
+    REQUIRE(found->has_value());
+    const StepKindReport& steps = **found;
+    CHECK(double(steps.steps) == figure(line, "decode_steps"));
+    REQUIRE(steps.kinds.size() == 1);
+    CHECK(double(steps.kinds.front().gpu_time_ns) == figure(line, "decode_gpu_time_ns"));
+    CHECK_THAT(steps.inference_check, Catch::Contains(std::to_string(steps.steps) + " of the " +
+                                                      std::to_string(steps.steps) + " steps repeat one sequence"));
   }
   // The eager run's warm-up passes wait nowhere: they are left out with the lead-in, said so.
   CHECK_THAT(inferred("many_steps_eager_noranges").inference_check,

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <filesystem>
+#include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "llmprof/result.hpp"
 #include "llmprof/step_kinds.hpp"
@@ -26,10 +28,13 @@ namespace llmprof {
 //   matmul), of all its kernels when it launched none, and its graphs traced whole; steps sharing a signature that
 //   holds at least a quarter of the steps are one kind each ("uniform-1", "uniform-2", ... by count), the rest one
 //   kind, "varying" (the batch's shape changes step to step: continuous batching's prefill and mixed steps).
-// `window` keeps steps skip .. skip + count - 1. nullopt when the export holds no kernel or no step;
+// `window` keeps steps skip .. skip + count - 1; `within`, when given, keeps only the calls that start inside
+// [first, second] ns on the export's clock (a range's CPU span: the steps a `decode` range holds). nullopt when the
+// export holds no kernel or no step;
 // StepKindReport::inferred says how the steps were found, ::inference_check how sure that is; where the launch
 // sequence and the waits disagree, ::figures_withheld is set and no kind is given.
-Result<std::optional<StepKindReport>> infer_sync_steps(const std::filesystem::path& sqlite_export,
-                                                       StepWindow window = {});
+Result<std::optional<StepKindReport>> infer_sync_steps(
+    const std::filesystem::path& sqlite_export, StepWindow window = {},
+    const std::optional<std::pair<std::int64_t, std::int64_t>>& within = std::nullopt);
 
 }  // namespace llmprof

@@ -146,7 +146,8 @@ struct Sequence {
   std::vector<std::string> token_names;
 };
 
-Sequence sequence_of(const Export& data, std::int64_t thread) {
+Sequence sequence_of(const Export& data, std::int64_t thread,
+                     const std::optional<std::pair<std::int64_t, std::int64_t>>& within) {
   Sequence sequence;
   std::map<std::string, std::int64_t> tokens;
   const auto token = [&](const std::string& name) {
@@ -159,7 +160,7 @@ Sequence sequence_of(const Export& data, std::int64_t thread) {
     return kernel.name + " (grid " + std::to_string(x) + "x" + std::to_string(y) + "x" + std::to_string(z) + ")";
   };
   for (const Call& call : data.calls) {
-    if (call.thread != thread) continue;
+    if (call.thread != thread || (within && (call.start < within->first || call.start > within->second))) continue;
     const auto kernels = data.kernels.find(call.correlation);
     const auto graphs = data.graphs.find(call.correlation);
     const bool graph = is_graph_launch(call.name) && (kernels != data.kernels.end() || graphs != data.graphs.end());
@@ -295,12 +296,14 @@ void describe(const detail::SequenceSteps& found, const Sequence& sequence, std:
 
 }  // namespace
 
-Result<std::optional<StepKindReport>> infer_sync_steps(const std::filesystem::path& sqlite_export, StepWindow window) {
+Result<std::optional<StepKindReport>> infer_sync_steps(
+    const std::filesystem::path& sqlite_export, StepWindow window,
+    const std::optional<std::pair<std::int64_t, std::int64_t>>& within) {
   auto data = read_export(sqlite_export);
   if (!data) return data.error();
   const auto thread = step_thread(*data);
   if (!thread) return std::optional<StepKindReport>{};
-  const Sequence sequence = sequence_of(*data, *thread);
+  const Sequence sequence = sequence_of(*data, *thread, within);
   const detail::SequenceSteps found = detail::find_sequence_steps(sequence.items);
   if (found.steps.empty()) return std::optional<StepKindReport>{};
   const auto total = static_cast<std::int64_t>(found.steps.size());
