@@ -10,7 +10,15 @@ peak); DRAM bytes = sum over the samples of (read + write) / 100 x peak (TARGET_
 period, per step = over the range's instances; MBU = mean (read + write) / 100. Then the same with each instance's
 CPU window (its NVTX start to end) for every instance, as for a capture that traced no CUDA work (nsys.trace
 without "cuda": the sampled preset), lines "  cpu NAME:"; and those of nvtx_1b_h200_6steps.sqlite, a real capture
-of the sampled preset (nsys --trace=nvtx, no CUDA rows), lines "  nvtx cpu NAME:". Run from the repository root:
+of the sampled preset (nsys --trace=nvtx, no CUDA rows), lines "  nvtx cpu NAME:". Over CPU windows also the GPU
+activity after the ranges: per instance, SM active (percent) summed over the samples whose period's middle lies in
+(its end, the next start or end of any NVTX range on its thread, or the last sample where none follows], against
+the same sum inside it: after_share = after / (inside + after), after_samples = the samples after. Then
+tests/data/zoo/many_steps_graph_sampled.sqlite, a real capture of nsys --trace=nvtx with samples on the H100 of a
+`decode` range holding 48 `decode_step` ranges, each replaying a CUDA graph and waiting for its token (lines
+"  graph cpu NAME:"); and the same capture with each `decode_step` ending 15 us after it starts, as the 1b example's
+--cuda-graphs steps did, which launch their graph and return (lines "  async cpu NAME:"). Run from the repository
+root:
     python3 tests/tools/gpu_metrics_expected.py
 """
 import bisect
@@ -29,7 +37,8 @@ def nearest_rank(values, fraction):
     return values[min(len(values) - 1, max(rank, 1) - 1)]
 
 
-def main(name, label=""):
+def main(name, label="", shorten=None):
+    """shorten: (range name, ns): that range's instances end that long after they start."""
     db = sqlite3.connect(DATA / name)
     names = {i: METRICS.get(n) for i, n in db.execute("SELECT metricId, metricName FROM TARGET_INFO_GPU_METRICS")}
     rows = collections.defaultdict(dict)
@@ -55,6 +64,8 @@ def main(name, label=""):
     for text, start, end, tid in db.execute(
             "SELECT text, start, end, globalTid FROM NVTX_EVENTS WHERE end IS NOT NULL AND text IS NOT NULL"):
         ranges[text].append((start, end, tid))
+    if shorten:
+        ranges[shorten[0]] = [(start, start + shorten[1], tid) for start, _, tid in ranges[shorten[0]]]
     print(f"{name}: period_ns={period} peak={peak} sample_times={len(times)}")
 
     def gpu_window(start, end, tid):
@@ -63,10 +74,37 @@ def main(name, label=""):
 
     if traced:
         summarize(ranges, times, rows, period, peak, gpu_window, f"  {label}")
-    summarize(ranges, times, rows, period, peak, lambda start, end, tid: (start, end), f"  {label}cpu ")
+    summarize(ranges, times, rows, period, peak, lambda start, end, tid: (start, end), f"  {label}cpu ", after=True)
 
 
-def summarize(ranges, times, rows, period, peak, window_of, prefix):
+def activity(row):
+    return row["sm"] if "sm" in row else row.get("read", 0) + row.get("write", 0)
+
+
+def after_ranges(ranges, times, rows, period, text):
+    """(after_share, after_samples) of one range name, over CPU windows."""
+    bounds = collections.defaultdict(list)
+    for instances in ranges.values():
+        for start, end, tid in instances:
+            bounds[tid] += [start, end]
+    for tid in bounds:
+        bounds[tid].sort()
+    inside = after = 0.0
+    after_samples = 0
+    for start, end, tid in ranges[text]:
+        following = [b for b in bounds[tid] if b > end]
+        until = following[0] if following else times[-1]
+        for t in times:
+            middle = t - period // 2
+            if start <= middle <= end:
+                inside += activity(rows[t])
+            elif end < middle <= until:
+                after += activity(rows[t])
+                after_samples += 1
+    return (after / (inside + after) if inside + after > 0 else None), after_samples
+
+
+def summarize(ranges, times, rows, period, peak, window_of, prefix, after=False):
     for text in sorted(ranges):
         values = collections.defaultdict(list)
         share, share_samples, samples = 0.0, 0, 0
@@ -95,6 +133,10 @@ def summarize(ranges, times, rows, period, peak, window_of, prefix):
         if share_samples:
             line.append(f"mbu={share / share_samples:.12g} "
                         f"bytes_per_step={share * peak * period * 1e-9 / len(ranges[text]):.10e}")
+        if after:
+            share, after_samples = after_ranges(ranges, times, rows, period, text)
+            line.append(f"after_share={share:.12g} after_samples={after_samples}" if share is not None
+                        else f"after_share=none after_samples={after_samples}")
         if len(windows) >= 3 and samples >= 20:
             # The median step: the window at index n // 2 by length; its samples averaged in groups so that at
             # most 200 points remain.
@@ -111,3 +153,5 @@ def summarize(ranges, times, rows, period, peak, window_of, prefix):
 if __name__ == "__main__":
     main("eager_1b_h200_6steps.sqlite")
     main("nvtx_1b_h200_6steps.sqlite", "nvtx ")
+    main("../zoo/many_steps_graph_sampled.sqlite", "graph ")
+    main("../zoo/many_steps_graph_sampled.sqlite", "async ", shorten=("decode_step", 15000))

@@ -7,13 +7,15 @@ GPU activity tables and of the CUDA API calls that launch or wait for GPU work, 
 from it (by the engine and by timeline_expected.py) are those of the original capture.
 
 Usage: trim_nsys_sqlite.py SOURCE.sqlite DEST.sqlite [--from RANGE:N] [--until RANGE:N] [--keep-gpu-bus]
-                           [--read-metrics-only]
+                           [--read-metrics-only] [--samples-after-ranges MS]
   --until RANGE:N  also cut the capture where the (N+1)-th NVTX range named RANGE starts: ranges and API
                    calls from then on go, and so do GPU rows launched by a call that went (a prefix of
                    the capture, e.g. the first 12 decode steps, when the whole is too big for a fixture).
   --from RANGE:N   also cut the capture before the (N+1)-th NVTX range named RANGE starts: ranges that end
                    before it, API calls before it and the GPU rows they launched, samples before it go.
   --read-metrics-only  keep the samples of the four metrics the library reads (SM, tensor, DRAM read/write).
+  --samples-after-ranges MS  keep GPU-metrics samples only up to MS milliseconds after the last NVTX range ends
+                   (a capture of nsys --trace=nvtx samples the whole run; the idle tail after the ranges is most of it).
   --keep-gpu-bus   keep each GPU's PCI bus location (and the capture's start on the wall clock): per-rank
                    sampling matches a rank's GPU to the sampled one by bus and aligns captures by that start.
 """
@@ -82,7 +84,8 @@ def cut(db, tables, range_name, count, before):
 READ_METRICS = ("SMs Active%", "Tensor Active%", "DRAM Read Bandwidth%", "DRAM Write Bandwidth%")
 
 
-def main(source, dest, until=None, keep_gpu_bus=False, since=None, read_metrics_only=False):
+def main(source, dest, until=None, keep_gpu_bus=False, since=None, read_metrics_only=False,
+         samples_after_ranges=None):
     if os.path.exists(dest):
         os.remove(dest)
     shutil.copyfile(source, dest)
@@ -107,6 +110,9 @@ def main(source, dest, until=None, keep_gpu_bus=False, since=None, read_metrics_
     if since:
         range_name, count = since.rsplit(":", 1)
         cut(db, tables, range_name, int(count), before=True)
+    if samples_after_ranges is not None and "GPU_METRICS" in tables:
+        last_end = db.execute("SELECT max(end) FROM NVTX_EVENTS").fetchone()[0]
+        db.execute("DELETE FROM GPU_METRICS WHERE timestamp > ?", (last_end + int(samples_after_ranges * 1e6),))
     if read_metrics_only and "GPU_METRICS" in tables:
         condition = " OR ".join("metricName LIKE ?" for _ in READ_METRICS)
         db.execute(f"DELETE FROM GPU_METRICS WHERE metricId NOT IN "
@@ -141,6 +147,7 @@ if __name__ == "__main__":
     parser.add_argument("--from", dest="since")
     parser.add_argument("--keep-gpu-bus", action="store_true")
     parser.add_argument("--read-metrics-only", action="store_true")
+    parser.add_argument("--samples-after-ranges", type=float)
     arguments = parser.parse_args()
     main(arguments.source, arguments.dest, arguments.until, arguments.keep_gpu_bus, arguments.since,
-         arguments.read_metrics_only)
+         arguments.read_metrics_only, arguments.samples_after_ranges)

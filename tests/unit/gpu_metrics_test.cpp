@@ -24,6 +24,7 @@
 using namespace llmprof;
 using llmprof::testing::data_path;
 using llmprof::testing::oracle_figure;
+using llmprof::testing::oracle_text;
 
 namespace {
 
@@ -275,6 +276,111 @@ TEST_CASE("gpu metrics: a run of the sampled preset (nsys --trace=nvtx, H200) ke
                                            format_fraction_percent(figure("tensor_mean")) + ", DRAM " +
                                            format_fraction_percent(figure("mbu")) + " of peak bandwidth (" +
                                            detail::format_si(figure("bytes_per_step"), "B") + " per step)."));
+}
+
+namespace {
+
+// A run directory whose nsys/profile.sqlite is `sqlite` with each of `shorten`'s instances ending `keep_ns` after it
+// starts (none when `shorten` is empty), analysed as the sampled preset is (no CUDA trace), with its report model.
+struct SampledRun {
+  AnalysisReport analysis;
+  RunReportModel model;
+};
+SampledRun sampled_run(const llmprof::testing::TempDir& temp, const std::filesystem::path& sqlite,
+                       const std::string& shorten = {}, std::int64_t keep_ns = 0) {
+  const auto main = temp.path() / "run";
+  const auto copy = main / "nsys/profile.sqlite";
+  std::filesystem::create_directories(copy.parent_path());
+  std::filesystem::copy_file(sqlite, copy);
+  std::filesystem::permissions(copy, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  if (!shorten.empty()) {
+    auto database = detail::SqliteDatabase::open_writable(copy);
+    REQUIRE(database.has_value());
+    REQUIRE(database->execute("UPDATE NVTX_EVENTS SET end = start + " + std::to_string(keep_ns) + " WHERE text = '" +
+                              shorten + "'"));
+  }
+  AnalysisOptions options;
+  options.cuda_traced = false;
+  auto analysis = analyze_run_directory(main, options);
+  REQUIRE(analysis.has_value());
+  REQUIRE(write_analysis(*analysis, main / "analysis"));
+  auto model = load_run_report(main);
+  REQUIRE(model.has_value());
+  return {std::move(analysis.value()), std::move(model.value())};
+}
+
+const ReportStage& stage_named(const AnalysisReport& report, const std::string& name) {
+  for (const auto& stage : report.stages)
+    if (stage.name == name) return stage;
+  FAIL("no stage " << name);
+  return report.stages.front();
+}
+
+}  // namespace
+
+// Without CUDA trace a stage is sampled over its ranges' CPU time, which holds its GPU work only where the ranges
+// wait for it. The samples tell which: the GPU activity after each range, to the thread's next range boundary,
+// against the activity inside (tests/tools/gpu_metrics_expected.py computes both).
+TEST_CASE("gpu metrics: a range whose GPU work runs after it has its sampled figures withheld, with the reason") {
+  const auto share = [](const std::string& line) {
+    return format_fraction_percent(oracle_figure("gpu_metrics", line, "after_share"));
+  };
+  // The eager 1b decode's ranges wait for their work: the figures stand, the note gives the share after.
+  SECTION("eager 1b decode: figures stand") {
+    llmprof::testing::TempDir temp;
+    const auto run = sampled_run(temp, data_path("gpu-metrics/nvtx_1b_h200_6steps.sqlite"));
+    for (const std::string name : {"attention", "mlp", "lm_head"}) {
+      const std::string line = "  nvtx cpu " + name + ":";
+      INFO(name);
+      CHECK(oracle_figure("gpu_metrics", line, "after_share") < kMostActivityAfterRanges);
+      if (matches_oracle(stage_named(run.analysis, name), line))
+        CHECK_THAT(stage_named(run.analysis, name).sampled_note,
+                   Catch::Contains(share(line) + " of the GPU activity sampled in and after them came after them"));
+    }
+  }
+  // A real CUDA-graph decode whose steps wait for their token (H100): the figures stand, and agree.
+  SECTION("graph steps that wait: figures stand") {
+    // many_steps.py --graphs --step-ranges: 48 decode_step ranges, each replaying one graph and copying its token to
+    // the host; a step reads the model's weights once (the facts: 603,979,776 bytes).
+    llmprof::testing::TempDir temp;
+    const auto run = sampled_run(temp, data_path("zoo/many_steps_graph_sampled.sqlite"));
+    const ReportStage& step = stage_named(run.analysis, "decode_step");
+    REQUIRE(matches_oracle(step, "  graph cpu decode_step:"));
+    CHECK(oracle_figure("gpu_metrics", "  graph cpu decode_step:", "after_share") < kMostActivityAfterRanges);
+    CHECK_THAT(step.sampled_note, Catch::Contains(share("  graph cpu decode_step:") + " of the GPU activity"));
+    CHECK(*step.sampled_dram_bytes_per_step == Approx(603979776.0).epsilon(0.05));
+    CHECK(matches_oracle(stage_named(run.analysis, "decode"), "  graph cpu decode:"));
+  }
+  // The same steps ending 15 us after they start, as launch-only graph steps do: withheld, the parent stands.
+  SECTION("graph steps that only launch: withheld") {
+    llmprof::testing::TempDir temp;
+    const auto run = sampled_run(temp, data_path("zoo/many_steps_graph_sampled.sqlite"), "decode_step", 15000);
+    const std::string line = "  async cpu decode_step:";
+    // Over its 15 us windows the samples would read a step at a small fraction of its bytes.
+    CHECK(oracle_figure("gpu_metrics", line, "bytes_per_step") < 0.1 * 603979776.0);
+    CHECK(oracle_figure("gpu_metrics", line, "after_share") > kMostActivityAfterRanges);
+    const ReportStage& step = stage_named(run.analysis, "decode_step");
+    REQUIRE(step.sampled_samples.has_value());
+    CHECK(double(*step.sampled_samples) == oracle_figure("gpu_metrics", line, "samples"));
+    CHECK_FALSE(step.sampled_sm_active.has_value());
+    CHECK_FALSE(step.sampled_mbu.has_value());
+    CHECK_FALSE(step.sampled_dram_bytes_per_step.has_value());
+    CHECK(step.sampled_median_step.empty());
+    CHECK_THAT(step.sampled_note,
+               Catch::StartsWith("withheld: " + share(line) + " of the GPU activity sampled in and after its 48 ranges "
+                                 "came after they ended (" +
+                                 oracle_text("gpu_metrics", line, "after_samples") + " samples") &&
+                   Catch::Contains("the enclosing `decode`"));
+    CHECK(matches_oracle(stage_named(run.analysis, "decode"), "  async cpu decode:"));
+    // The panel says one thing about its window, and why the step is withheld.
+    const std::string markdown = render_markdown(run.model);
+    const auto panel = markdown.substr(markdown.find("## GPU utilisation (sampled)"));
+    CHECK_THAT(panel, Catch::Contains("over the CPU time of each stage's ranges"));
+    CHECK_THAT(panel, !Catch::Contains("over the GPU-active time"));
+    CHECK_THAT(panel, Catch::Contains("- decode_step (in decode): withheld: " + share(line)));
+    const std::string html = render_html(run.model);
+    CHECK_THAT(html, Catch::Contains("<li>decode_step (in decode): withheld: " + share(line)));
+  }
 }
 
 TEST_CASE("gpu metrics: an export without samples, and one whose samples break their invariants") {

@@ -361,8 +361,9 @@ TEST_CASE("discovery on kinds that stand alone picks the busiest kind and its se
 }
 
 // Issue 34, steps without NVTX: the H100 serving windows hold the engine's NVTX ranges too, so the ranges the
-// Python oracle counted (decode_batch 22 + mixed_batch 18 of 40 steps; 21 + 19 in window 2) check the steps cut at
-// the host's device-to-host copies, found with the ranges ignored, and their kinds grouped by GEMM signature.
+// Python oracle counted (decode_batch 22 + mixed_batch 18 of 40 steps; 21 + 19 in window 2) check the steps
+// inferred from the launch sequence and its synchronisations, found with the ranges ignored, and their kinds grouped
+// by GEMM signature.
 TEST_CASE("steps cut at the host's synchronisation match the NVTX steps of the H100 serving windows") {
   for (const char* file : kH100Windows) {
     INFO(file);
@@ -372,7 +373,11 @@ TEST_CASE("steps cut at the host's synchronisation match the NVTX steps of the H
     REQUIRE(inferred->has_value());
     const StepKindReport& steps = **inferred;
     CHECK(std::to_string(steps.steps) == expected.at("steps/count"));
-    CHECK_THAT(steps.inferred, Catch::Contains("cut at each device-to-host copy"));
+    CHECK_THAT(steps.inferred, Catch::Contains("from the launch sequence"));
+    // Each step of the serving example waits twice: its inputs' upload, then its sampled tokens.
+    CHECK_THAT(steps.inference_check, Catch::StartsWith("the launch sequence and the synchronisation agree") &&
+                                          Catch::Contains("closed by 2 synchronisations"));
+    CHECK_FALSE(steps.figures_withheld);
     std::map<std::string, std::int64_t> counts;
     for (const auto& kind : steps.kinds) counts[kind.name] = kind.count;
     CHECK(counts == std::map<std::string, std::int64_t>{
@@ -408,7 +413,8 @@ TEST_CASE("write_engine_steps with run.step_source = sync writes the inferred st
   REQUIRE(windows.size() == 1);
   CHECK(windows.front().steps == 40);
   CHECK_THAT(llmprof::testing::read_file(main / "analysis" / "step_kinds.md"),
-             Catch::Contains("Steps cut at each device-to-host copy"));
+             Catch::Contains("Steps inferred without NVTX from the launch sequence") &&
+                 Catch::Contains("How sure: the launch sequence and the synchronisation agree"));
   CHECK_THAT(llmprof::testing::read_file(main / "analysis" / "step_kinds.json"), Catch::Contains("\"inferred\""));
   warnings.clear();
   CHECK(write_engine_steps(main.path(), AnalysisReport{}, {}, warnings, StepSource::automatic).empty());
@@ -538,3 +544,4 @@ TEST_CASE("run.stage = auto: the most GPU time, or among kinds level within 10% 
     CHECK(detail::pick_step_kind(idle).stage == "decode_batch");
   }
 }
+

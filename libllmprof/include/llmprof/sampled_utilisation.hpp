@@ -17,6 +17,12 @@ namespace llmprof {
 // Figures are withheld, with the note saying so, where fewer than kMinimumStageSamples samples fell in a stage,
 // and bytes where the peak DRAM bandwidth or the DRAM metrics are unknown.
 inline constexpr std::int64_t kMinimumStageSamples = 20;
+// Where the capture traced no CUDA work, a stage is sampled over its ranges' CPU time, which holds its GPU work only
+// where the ranges wait for it. Its figures are withheld, the note saying why, where more than this share of the GPU
+// activity sampled in and after its instances (SM active, summed) came after them: before the next start or end of
+// a range on the instance's thread, with at least kMinimumStageSamples samples there (sampled_utilisation.cpp says
+// what the recorded captures show on either side).
+inline constexpr double kMostActivityAfterRanges = 0.10;
 // The median step's series (ReportStage::sampled_median_step) keeps at most this many points.
 inline constexpr std::size_t kSampledSeriesPoints = 200;
 //

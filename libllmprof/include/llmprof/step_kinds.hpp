@@ -57,6 +57,11 @@ struct StepKindReport {
   std::vector<std::string> token_notes;     // what of the workload's step tokens could not be matched, and why
   // Set when the steps were not NVTX ranges (llmprof/sync_steps.hpp): how they were found and grouped.
   std::string inferred;
+  // With `inferred`: how sure that is, whether the launch sequence and the synchronisation agree, and with what share
+  // of the steps repeating one sequence; or why they disagree.
+  std::string inference_check;
+  // They disagree: `kinds` is empty (no per-step figure is given) and `inference_check` says why.
+  bool figures_withheld = false;
 };
 
 // The step range: `step_range` when given (a qualified name, "name" or "domain:name"), else the outermost

@@ -104,16 +104,15 @@ RankSampling sample_rank_steps(const TimelineReport& timeline, const std::string
                     " steps lies wholly inside the sampling window (" + attributed.origin + ")";
     return sampling;
   }
-  TimelineReport measured_timeline;
-  measured_timeline.cuda_untraced = timeline.cuda_untraced;
-  measured_timeline.stages.push_back(*stage);
   AnalysisReport report;
   ReportStage measured;
   measured.name = stage->name;
   measured.domain = stage->domain;
   measured.steps = double(stage->instances.size());
   report.stages.push_back(measured);
-  attach_sampled_utilisation(measured_timeline, samples, report, attributed.origin, attributed.other_capture);
+  // The whole timeline, though only the step range is measured: whether the step ranges hold their GPU work is read
+  // up to the next boundary of any range on their thread.
+  attach_sampled_utilisation(timeline, samples, report, attributed.origin, attributed.other_capture);
   const ReportStage& figures = report.stages.front();
   sampling.samples = figures.sampled_samples.value_or(0);
   sampling.sm_active = figures.sampled_sm_active;

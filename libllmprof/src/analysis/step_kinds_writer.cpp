@@ -52,7 +52,7 @@ std::string step_kinds_markdown(const std::vector<StepKindReport>& windows) {
   for (std::size_t w = 0; w < windows.size(); ++w) {
     const StepKindReport& report = windows[w];
     if (windows.size() > 1) text += "### Window " + std::to_string(w + 1) + "\n\n";
-    text += (!report.inferred.empty()     ? "Steps " + report.inferred.substr(report.inferred.find("cut at"))
+    text += (!report.inferred.empty()     ? "S" + report.inferred.substr(1)
              : report.step_range.empty() ? std::string("Kind ranges that stand alone, each instance one step")
                                          : "Step range `" + report.step_range + "`") +
             ": " + std::to_string(report.steps) + " steps" +
@@ -60,8 +60,13 @@ std::string step_kinds_markdown(const std::vector<StepKindReport>& windows) {
                  ? " (" + std::to_string(report.steps_left_out) + " more left out by nsys.capture_skip/capture_count)"
                  : std::string()) +
             ". **" + report.verdict + ".**";
+    if (!report.inference_check.empty()) text += " How sure: " + report.inference_check + ".";
     if (report.gpu_process) text += " The GPU work ran in process " + std::to_string(*report.gpu_process) + ".";
     if (!report.phases.empty()) text += " In every step: `" + detail::join(report.phases, "`, `") + "`.";
+    if (report.figures_withheld) {
+      text += "\n\n";
+      continue;
+    }
     text += "\n\n| kind | steps | p50 | p90 | p99 | GPU busy | GPU time | share | processes | top kernel |\n";
     text += "|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
     for (const auto& kind : report.kinds) {
@@ -138,6 +143,8 @@ std::string step_kinds_json(const std::vector<StepKindReport>& windows) {
     for (const auto& phase : report.phases) phases.push_back(boost::json::value(phase));
     boost::json::object window{{"step_range", report.step_range},
                                {"inferred", report.inferred},
+                               {"inference_check", report.inference_check},
+                               {"figures_withheld", report.figures_withheld},
                                {"steps", report.steps},
                                {"steps_left_out", report.steps_left_out},
                                {"kinds", std::move(kinds)},

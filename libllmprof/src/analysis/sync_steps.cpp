@@ -1,38 +1,44 @@
-// Engine steps cut at the host's per-step synchronisation (llmprof/sync_steps.hpp). Checked on the H100 serving
-// windows (tests/data/serving/serving_window*_h100.sqlite, nsys 2025.3.1): one device-to-host copy per step on
-// the engine worker's thread, 40 cuts for the 40 NVTX steps; decode steps share one GEMM signature (22 of 40),
-// mixed steps' GEMM tiles change with their token count (18 steps, 14 signatures).
+// Engine steps without NVTX ranges (llmprof/sync_steps.hpp): the export's calls and GPU work, read here, cut into
+// steps by analysis/step_sequence.cpp and grouped into kinds by their GEMMs and graphs.
 #include "llmprof/sync_steps.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
 #include <utility>
 
+#include "analysis/step_sequence.hpp"
 #include "analysis/timeline_model.hpp"
-#include "llmprof/percent.hpp"
 #include "core/saturating.hpp"
+#include "llmprof/percent.hpp"
 #include "parse/sqlite_database.hpp"
 
 namespace llmprof {
 namespace {
 
-struct Launch {
+struct Call {
   std::int64_t start = 0, end = 0, thread = 0, correlation = 0;
+  std::string name;
 };
 struct Kernel {
   std::string name;
   std::int64_t start = 0, end = 0;
   std::tuple<std::int64_t, std::int64_t, std::int64_t> grid;
 };
+struct GraphExecution {
+  std::int64_t graph = 0, start = 0, end = 0;
+};
+// A signature entry: a GEMM kernel and its grid, or a graph ("graph <id>", no grid) traced whole.
 using Signature = std::set<std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t>>;
 
 struct Step {
   std::int64_t start = 0, cut_end = 0, gpu_end = 0, gpu_time = 0, thread = 0;
   std::vector<std::pair<std::int64_t, std::int64_t>> gpu;  // intervals, for the busy union
   std::vector<const Kernel*> kernels;
+  std::vector<const GraphExecution*> graphs;
   Signature signature;
 };
 
@@ -51,14 +57,32 @@ bool is_sync_call(const std::string& name) {
   return false;
 }
 
+bool is_graph_launch(const std::string& name) {
+  return name.rfind("cudaGraphLaunch", 0) == 0 || name.rfind("cuGraphLaunch", 0) == 0;
+}
+
+// By correlation id: a kernel launch's kernel, a graph launch's kernels (traced per node, nsys
+// --cuda-graph-trace=node) or its execution (traced whole: CUPTI_ACTIVITY_KIND_GRAPH_TRACE), copies and sets.
 struct Export {
-  std::vector<Launch> calls;               // every runtime call, by start
-  std::map<std::int64_t, std::string> names;  // runtime call correlation -> call name
-  std::map<std::int64_t, Kernel> kernels;  // by correlation id
-  std::set<std::int64_t> device_to_host;   // correlation ids of DtoH copies
-  // Copies and sets by correlation id: GPU work of the step that launched them, as the timeline engine counts it.
-  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> transfers;
+  std::vector<Call> calls;  // every runtime call, by start
+  std::map<std::int64_t, std::vector<Kernel>> kernels;
+  std::map<std::int64_t, std::vector<GraphExecution>> graphs;
+  std::set<std::int64_t> device_to_host;  // correlation ids of DtoH copies
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> transfers;  // copies and sets
 };
+
+// Every row of `sql`, handed to `visit` as a statement.
+template <typename Visit>
+Result<void> for_each_row(const detail::SqliteDatabase& database, const std::string& sql, Visit visit) {
+  auto statement = database.prepare(sql);
+  if (!statement) return statement.error();
+  while (true) {
+    auto row = statement->step();
+    if (!row) return row.error();
+    if (!*row) return {};
+    visit(*statement);
+  }
+}
 
 Result<Export> read_export(const std::filesystem::path& file) {
   auto database = detail::SqliteDatabase::open_read_only(file);
@@ -66,92 +90,133 @@ Result<Export> read_export(const std::filesystem::path& file) {
   Export found;
   if (!database->has_table("CUPTI_ACTIVITY_KIND_RUNTIME") || !database->has_table("CUPTI_ACTIVITY_KIND_KERNEL"))
     return found;
-  auto calls = database->prepare(
-      "SELECT r.start, r.end, r.globalTid, r.correlationId, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
-      "JOIN StringIds s ON r.nameId = s.id ORDER BY r.start");
-  if (!calls) return calls.error();
-  while (true) {
-    auto row = calls->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    found.calls.push_back({calls->integer(0), calls->integer(1), calls->integer(2), calls->integer(3)});
-    found.names[calls->integer(3)] = std::string(calls->text(4));
-  }
-  auto kernels = database->prepare(
-      "SELECT k.correlationId, s.value, k.start, k.end, k.gridX, k.gridY, k.gridZ FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-      "JOIN StringIds s ON k.shortName = s.id");
-  if (!kernels) return kernels.error();
-  while (true) {
-    auto row = kernels->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    found.kernels[kernels->integer(0)] = {std::string(kernels->text(1)), kernels->integer(2), kernels->integer(3),
-                                          {kernels->integer(4), kernels->integer(5), kernels->integer(6)}};
+  auto read = for_each_row(*database,
+                           "SELECT r.start, r.end, r.globalTid, r.correlationId, s.value FROM "
+                           "CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON r.nameId = s.id ORDER BY r.start",
+                           [&](auto& row) {
+                             found.calls.push_back({row.integer(0), row.integer(1), row.integer(2), row.integer(3),
+                                                    std::string(row.text(4))});
+                           });
+  if (!read) return read.error();
+  read = for_each_row(*database,
+                      "SELECT k.correlationId, s.value, k.start, k.end, k.gridX, k.gridY, k.gridZ FROM "
+                      "CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON k.shortName = s.id ORDER BY k.start",
+                      [&](auto& row) {
+                        found.kernels[row.integer(0)].push_back(
+                            {std::string(row.text(1)), row.integer(2), row.integer(3),
+                             {row.integer(4), row.integer(5), row.integer(6)}});
+                      });
+  if (!read) return read.error();
+  if (database->has_table("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")) {
+    read = for_each_row(*database, "SELECT correlationId, graphId, start, end FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+                        [&](auto& row) {
+                          found.graphs[row.integer(0)].push_back({row.integer(1), row.integer(2), row.integer(3)});
+                        });
+    if (!read) return read.error();
   }
   for (const char* table : {"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
     if (!database->has_table(table)) continue;
     const bool memcpy = std::string_view(table).ends_with("MEMCPY");
-    auto copies = database->prepare(std::string("SELECT correlationId, start, end, ") +
-                                    (memcpy ? "copyKind" : "0") + " FROM " + table);
-    if (!copies) return copies.error();
-    while (true) {
-      auto row = copies->step();
-      if (!row) return row.error();
-      if (!*row) break;
-      found.transfers[copies->integer(0)].emplace_back(copies->integer(1), copies->integer(2));
-      if (memcpy && copies->integer(3) == 2) found.device_to_host.insert(copies->integer(0));
-    }
+    read = for_each_row(*database,
+                        std::string("SELECT correlationId, start, end, ") + (memcpy ? "copyKind" : "0") + " FROM " + table,
+                        [&](auto& row) {
+                          found.transfers[row.integer(0)].emplace_back(row.integer(1), row.integer(2));
+                          if (memcpy && row.integer(3) == 2) found.device_to_host.insert(row.integer(0));
+                        });
+    if (!read) return read.error();
   }
   return found;
 }
 
-// The thread that launched the most kernels.
+// The thread whose calls launched the most kernels and graphs.
 std::optional<std::int64_t> step_thread(const Export& data) {
   std::map<std::int64_t, std::int64_t> launches;
-  for (const Launch& call : data.calls)
-    if (data.kernels.count(call.correlation)) ++launches[call.thread];
+  for (const Call& call : data.calls)
+    if (data.kernels.count(call.correlation) || data.graphs.count(call.correlation)) ++launches[call.thread];
   if (launches.empty()) return std::nullopt;
   return std::max_element(launches.begin(), launches.end(), [](auto& a, auto& b) { return a.second < b.second; })
       ->first;
 }
 
-std::vector<Step> cut_steps(const Export& data, std::int64_t thread, std::string& how) {
-  std::vector<const Launch*> on_thread;
-  for (const Launch& call : data.calls)
-    if (call.thread == thread) on_thread.push_back(&call);
-  const bool copies = std::any_of(on_thread.begin(), on_thread.end(),
-                                  [&](const Launch* call) { return data.device_to_host.count(call->correlation); });
-  how = copies ? "device-to-host copy" : "stream, event or device synchronisation";
-  std::vector<Step> steps;
-  Step current;
-  bool open = false;
-  const auto add_gpu_work = [](Step& step, std::int64_t start, std::int64_t end) {
+// The step thread's calls that launched GPU work or waited for it, as the sequence analysis reads them, and the
+// name of each token.
+struct Sequence {
+  std::vector<const Call*> calls;
+  std::vector<detail::SequenceCall> items;
+  std::vector<std::string> token_names;
+};
+
+Sequence sequence_of(const Export& data, std::int64_t thread,
+                     const std::optional<std::pair<std::int64_t, std::int64_t>>& within) {
+  Sequence sequence;
+  std::map<std::string, std::int64_t> tokens;
+  const auto token = [&](const std::string& name) {
+    const auto [found, added] = tokens.try_emplace(name, std::int64_t(tokens.size()));
+    if (added) sequence.token_names.push_back(name);
+    return found->second;
+  };
+  const auto with_grid = [](const Kernel& kernel) {
+    const auto& [x, y, z] = kernel.grid;
+    return kernel.name + " (grid " + std::to_string(x) + "x" + std::to_string(y) + "x" + std::to_string(z) + ")";
+  };
+  for (const Call& call : data.calls) {
+    if (call.thread != thread || (within && (call.start < within->first || call.start > within->second))) continue;
+    const auto kernels = data.kernels.find(call.correlation);
+    const auto graphs = data.graphs.find(call.correlation);
+    const bool graph = is_graph_launch(call.name) && (kernels != data.kernels.end() || graphs != data.graphs.end());
+    detail::SequenceCall item;
+    if (graph && graphs != data.graphs.end()) {
+      item.token = token("graph " + std::to_string(graphs->second.front().graph));
+    } else if (graph) {  // traced per node: its kernels carry the launch's correlation id
+      item.token = token("graph of " + std::to_string(kernels->second.size()) + " kernels from " +
+                         with_grid(kernels->second.front()));
+    } else if (kernels != data.kernels.end()) {
+      item.token = token(with_grid(kernels->second.front()));
+      item.marks_pass = is_gemm(kernels->second.front().name);
+    } else if (data.transfers.count(call.correlation)) {
+      item.token = token(data.device_to_host.count(call.correlation) ? "device-to-host copy" : "copy or set");
+      item.synchronizes = data.device_to_host.count(call.correlation) > 0;
+    } else if (is_sync_call(call.name)) {
+      item.token = token(call.name);
+      item.synchronizes = true;
+    } else {
+      continue;  // no GPU work recorded, no wait
+    }
+    item.graph = graph;
+    item.computes = graph || kernels != data.kernels.end();
+    item.marks_pass = item.marks_pass || graph;
+    sequence.calls.push_back(&call);
+    sequence.items.push_back(item);
+  }
+  return sequence;
+}
+
+Step step_of(const Export& data, const Sequence& sequence, const detail::SequenceStep& found) {
+  Step step;
+  step.start = sequence.calls[found.first]->start;
+  step.cut_end = sequence.calls[found.last]->end;
+  step.thread = sequence.calls[found.first]->thread;
+  const auto add_gpu_work = [&step](std::int64_t start, std::int64_t end) {
     step.gpu.emplace_back(start, end);
     step.gpu_end = std::max(step.gpu_end, end);
     detail::add_saturating(step.gpu_time, end - start);
   };
-  for (const Launch* call : on_thread) {
-    const auto kernel = data.kernels.find(call->correlation);
-    const auto transfer = data.transfers.find(call->correlation);
-    if (kernel != data.kernels.end() || transfer != data.transfers.end()) {
-      if (!open) current = Step{call->start, 0, 0, 0, thread, {}, {}, {}};
-      open = true;
-    }
-    if (kernel != data.kernels.end()) {
-      current.kernels.push_back(&kernel->second);
-      add_gpu_work(current, kernel->second.start, kernel->second.end);
-    }
-    if (transfer != data.transfers.end())
-      for (const auto& [start, end] : transfer->second) add_gpu_work(current, start, end);
-    const bool cut = copies ? data.device_to_host.count(call->correlation) > 0 : is_sync_call(data.names.at(call->correlation));
-    if (cut && open) {
-      current.cut_end = call->end;
-      Step finished = std::exchange(current, Step{});
-      if (!finished.kernels.empty()) steps.push_back(std::move(finished));  // a step launches kernels
-      open = false;
-    }
+  for (std::size_t c = found.first; c <= found.last; ++c) {
+    const std::int64_t correlation = sequence.calls[c]->correlation;
+    if (const auto kernels = data.kernels.find(correlation); kernels != data.kernels.end())
+      for (const Kernel& kernel : kernels->second) {
+        step.kernels.push_back(&kernel);
+        add_gpu_work(kernel.start, kernel.end);
+      }
+    if (const auto graphs = data.graphs.find(correlation); graphs != data.graphs.end())
+      for (const GraphExecution& graph : graphs->second) {
+        step.graphs.push_back(&graph);
+        add_gpu_work(graph.start, graph.end);
+      }
+    if (const auto transfers = data.transfers.find(correlation); transfers != data.transfers.end())
+      for (const auto& [start, end] : transfers->second) add_gpu_work(start, end);
   }
-  return steps;  // launches after the last cut belong to no finished step
+  return step;
 }
 
 void sign(Step& step) {
@@ -159,6 +224,7 @@ void sign(Step& step) {
   for (const Kernel* kernel : step.kernels)
     if (!gemms || is_gemm(kernel->name))
       step.signature.insert({kernel->name, std::get<0>(kernel->grid), std::get<1>(kernel->grid), std::get<2>(kernel->grid)});
+  for (const GraphExecution* graph : step.graphs) step.signature.insert({"graph " + std::to_string(graph->graph), 0, 0, 0});
 }
 
 std::int64_t busy_of(std::vector<std::pair<std::int64_t, std::int64_t>> intervals) {
@@ -201,23 +267,59 @@ StepKindFigures figures_of(const std::string& name, const std::vector<const Step
   return kind;
 }
 
+// How the steps were found, and how sure that is (StepKindReport::inferred, ::inference_check).
+void describe(const detail::SequenceSteps& found, const Sequence& sequence, std::int64_t total, StepKindReport& report) {
+  report.inferred = "steps inferred without NVTX from the launch sequence of the thread that launched the most kernels "
+                    "and graphs, cut at its synchronisations (device-to-host copies, synchronise calls): " +
+                    std::to_string(found.segments) + " synchronisations closed launched work, " +
+                    std::to_string(total) + " steps";
+  if (!found.disagreement.empty()) {
+    report.inference_check = "the launch sequence and the synchronisation disagree: " + found.disagreement +
+                             "; per-step figures withheld";
+    report.figures_withheld = true;
+    return;
+  }
+  const std::int64_t repeats = std::count_if(found.steps.begin(), found.steps.end(),
+                                             [](const detail::SequenceStep& step) { return step.repeats; });
+  report.inference_check =
+      "the launch sequence and the synchronisation agree: " + std::to_string(repeats) + " of the " +
+      std::to_string(total) + " steps repeat one sequence of " + std::to_string(found.unit_calls) + " calls closed by " +
+      (found.unit_segments == 1 ? std::string("one synchronisation")
+                                : std::to_string(found.unit_segments) + " synchronisations") +
+      ", each launching `" + sequence.token_names[std::size_t(*found.once_per_step)] +
+      "` once; the others (before the first repeat, between repeats) are cut every " +
+      std::to_string(found.unit_segments) + " synchronisation(s), and none launches it twice";
+  if (found.lead_in_marks_left_out > 0)
+    report.inference_check += "; the calls before the first repeat, " + std::to_string(found.lead_in_marks_left_out) +
+                              " launches of it without a synchronisation of their own, are left out";
+}
+
 }  // namespace
 
-Result<std::optional<StepKindReport>> infer_sync_steps(const std::filesystem::path& sqlite_export, StepWindow window) {
+Result<std::optional<StepKindReport>> infer_sync_steps(
+    const std::filesystem::path& sqlite_export, StepWindow window,
+    const std::optional<std::pair<std::int64_t, std::int64_t>>& within) {
   auto data = read_export(sqlite_export);
   if (!data) return data.error();
   const auto thread = step_thread(*data);
   if (!thread) return std::optional<StepKindReport>{};
-  std::string how;
-  std::vector<Step> all = cut_steps(*data, *thread, how);
-  if (all.empty()) return std::optional<StepKindReport>{};
-  const auto total = static_cast<std::int64_t>(all.size());
+  const Sequence sequence = sequence_of(*data, *thread, within);
+  const detail::SequenceSteps found = detail::find_sequence_steps(sequence.items);
+  if (found.steps.empty()) return std::optional<StepKindReport>{};
+  const auto total = static_cast<std::int64_t>(found.steps.size());
   const std::int64_t first = std::min(std::max<std::int64_t>(window.skip, 0), total);
   const std::int64_t last = window.count > 0 ? std::min(total, first + window.count) : total;
-  std::vector<Step> steps(std::make_move_iterator(all.begin() + first), std::make_move_iterator(all.begin() + last));
   StepKindReport report;
   report.steps = last - first;
   report.steps_left_out = total - report.steps;
+  report.gpu_process = process_of_thread(*thread);
+  describe(found, sequence, total, report);
+  if (report.figures_withheld) {
+    report.verdict = std::to_string(report.steps) + " steps, per-step figures withheld: " + found.disagreement;
+    return std::optional<StepKindReport>{std::move(report)};
+  }
+  std::vector<Step> steps;
+  for (std::int64_t s = first; s < last; ++s) steps.push_back(step_of(*data, sequence, found.steps[std::size_t(s)]));
   std::map<Signature, std::vector<const Step*>> by_signature;
   for (Step& step : steps) {
     sign(step);
@@ -239,13 +341,11 @@ Result<std::optional<StepKindReport>> infer_sync_steps(const std::filesystem::pa
   for (const auto& kind : report.kinds) detail::add_saturating(gpu_time, kind.gpu_time_ns);
   for (auto& kind : report.kinds)
     if (gpu_time > 0) kind.gpu_time_share = static_cast<double>(kind.gpu_time_ns) / static_cast<double>(gpu_time);
-  report.gpu_process = process_of_thread(*thread);
   std::stable_sort(report.kinds.begin(), report.kinds.end(),
                    [](const auto& a, const auto& b) { return a.gpu_time_ns > b.gpu_time_ns; });
-  report.inferred = "steps inferred without NVTX: cut at each " + how + " of the thread that launched the most kernels (" +
-                    std::to_string(total) + " cuts), and grouped by the kernels and grids of their GEMMs: " +
-                    std::to_string(by_signature.size()) + " signatures; one shared by at least a quarter of the steps is a " +
-                    "`uniform-N` kind, the others are `varying` (a batch whose shape changes step to step)";
+  report.inferred += ", grouped by the kernels and grids of their GEMMs and their graphs: " +
+                     std::to_string(by_signature.size()) + " signatures; one shared by at least a quarter of the " +
+                     "steps is a `uniform-N` kind, the others are `varying` (a batch whose shape changes step to step)";
   const StepKindFigures& heaviest = report.kinds.front();
   report.verdict = heaviest.name + " steps: " + std::to_string(heaviest.count) + " of " + std::to_string(report.steps) +
                    (heaviest.gpu_time_share ? ", " + format_fraction_percent(*heaviest.gpu_time_share) + " of the window's GPU time"

@@ -20,7 +20,7 @@ fs::path window_export(const RunLayout& layout, int window) {
   return layout.resolve(RunLayout::nsys_window_directory(window) / RunLayout::nsys_sqlite().filename());
 }
 
-// Steps cut at the host's synchronisation (llmprof/sync_steps.hpp), window by window.
+// Steps inferred from the launch sequence and its synchronisation (llmprof/sync_steps.hpp), window by window.
 std::vector<StepKindReport> sync_windows(const RunLayout& layout, StepWindow bounds, std::vector<std::string>& warnings) {
   std::vector<StepKindReport> windows;
   for (int window = 1; fs::exists(window_export(layout, window)); ++window) {
@@ -127,7 +127,7 @@ void write_step_kinds(PipelineRun& run, const AnalysisReport& report) {
   for (const fs::path& file : {RunLayout::analysis_step_kinds(), RunLayout::analysis_step_kinds_markdown()})
     if (fs::exists(layout.resolve(file))) reported.artifacts.push_back(file.string());
   const std::string& range = windows.front().step_range;
-  const std::string source = !windows.front().inferred.empty() ? "cut at the host's synchronisation"
+  const std::string source = !windows.front().inferred.empty() ? "inferred from the launch sequence and its synchronisation"
                              : range.empty()                    ? "kind ranges, each one step"
                                                                 : "`" + range + "`";
   run.say(Stage::analyze, "engine steps (" + source + "): " + windows.front().verdict);

@@ -41,21 +41,42 @@ std::string why_empty(const RunReportModel& model) {
          "the nsys SQLite export's timeline)";
 }
 
-constexpr const char* kCaption =
-    "Sampled by nsys from the GPU's own counters while the workload ran at full speed, over the GPU-active time "
-    "of each stage's instances (first GPU start to last GPU end). SM and tensor: mean share of peak activity, "
-    "p50/p90 over the samples. DRAM: read / write share of peak bandwidth. Sampled bytes per step = (read + write) "
-    "x peak x sample period, summed, over the stage's steps; beside it ncu's measured bytes, which cover only the "
-    "profiled kernels' share of kernel time and no traffic between kernels. The verdict uses ncu's measured bytes.";
+constexpr const char* kSampledBy = "Sampled by nsys from the GPU's own counters while the workload ran at full speed, ";
+constexpr const char* kColumns =
+    " SM and tensor: mean share of peak activity, p50/p90 over the samples. DRAM: read / write share of peak "
+    "bandwidth. Sampled bytes per step = (read + write) x peak x sample period, summed, over the stage's steps; beside "
+    "it ncu's measured bytes, which cover only the profiled kernels' share of kernel time and no traffic between "
+    "kernels. The verdict uses ncu's measured bytes.";
 
-// A capture without CUDA trace (the sampled preset) has no GPU-active windows: its stages were sampled over their
-// ranges' CPU time, and their notes say so (analysis/sampled_utilisation.cpp).
+// Whether the stages were sampled over their ranges' CPU time: a capture without CUDA trace (the sampled preset) has
+// no GPU-active windows, and its stages' notes say so (analysis/sampled_utilisation.cpp).
+bool over_cpu_time(const RunReportModel& model) {
+  return std::any_of(model.stages.begin(), model.stages.end(), [](const ReportStage& stage) {
+    return stage.sampled_note.find("the ranges' CPU time") != std::string::npos ||
+           stage.sampled_note.find("their CPU time cannot hold their GPU work") != std::string::npos;
+  });
+}
+
+// One window for the whole panel: the capture either traced CUDA (GPU-active time) or did not (CPU time).
 std::string caption(const RunReportModel& model) {
+  if (over_cpu_time(model))
+    return std::string(kSampledBy) +
+           "over the CPU time of each stage's ranges: this capture traced no CUDA work, so no GPU-active time is "
+           "known. A stage whose GPU activity mostly came after its ranges ended (asynchronous launches, CUDA graph "
+           "replays) is withheld, as its note says." +
+           kColumns;
+  return std::string(kSampledBy) +
+         "over the GPU-active time of each stage's instances (first GPU start to last GPU end)." + kColumns;
+}
+
+// The stages listed without figures for a reason other than too few samples (their notes start "withheld: ",
+// analysis/sampled_utilisation.cpp), each with its note.
+std::vector<std::pair<std::string, std::string>> withheld(const RunReportModel& model) {
+  std::vector<std::pair<std::string, std::string>> found;
   for (const auto& stage : model.stages)
-    if (stage.sampled_note.find("the ranges' CPU time") != std::string::npos)
-      return std::string(kCaption) + " This capture traced no CUDA work: the stages were sampled over their ranges' "
-                                     "CPU time instead (GPU work that outlasts a range is left out).";
-  return kCaption;
+    if (stage.sampled_samples && !sampled(stage) && stage.sampled_note.rfind("withheld: ", 0) == 0)
+      found.emplace_back(stage_label(stage), stage.sampled_note);
+  return found;
 }
 
 constexpr std::size_t kMostCharts = 3;
@@ -127,7 +148,10 @@ void write_sampled_markdown(const RunReportModel& model, std::ostringstream& out
         << format_si(stage.sampled_dram_bytes_per_step, "B") << " | " << format_si(stage.dram_bytes_per_step, "B")
         << " | " << ratio_cell(stage) << " |\n";
   }
-  out << "\n" << caption(model) << " " << kNotComputed << " = not computed (withheld with fewer than 20 samples).\n\n";
+  out << "\n" << caption(model) << " " << kNotComputed << " = not computed (withheld with fewer than 20 samples, or "
+      << "as said below).\n\n";
+  for (const auto& [label, why] : withheld(model)) out << "- " << markdown_cell(label) << ": " << markdown_cell(why) << "\n";
+  if (!withheld(model).empty()) out << "\n";
 }
 
 void write_sampled_html(const RunReportModel& model, std::ostringstream& out) {
@@ -156,7 +180,13 @@ void write_sampled_html(const RunReportModel& model, std::ostringstream& out) {
         << html_escape(format_si(stage.dram_bytes_per_step, "B")) << "</td><td class=\"num\">"
         << html_escape(ratio_cell(stage)) << "</td></tr>";
   }
-  out << "</tbody></table></div><p class=\"caption\">" << html_escape(caption(model)) << "</p>";
+  out << "</tbody></table></div><p class=\"caption\">" << html_escape(caption(model)) << " " << kNotComputed
+      << " = not computed (withheld with fewer than 20 samples, or as said below).</p>";
+  if (const auto reasons = withheld(model); !reasons.empty()) {
+    out << "<ul>";
+    for (const auto& [label, why] : reasons) out << "<li>" << html_escape(label) << ": " << html_escape(why) << "</li>";
+    out << "</ul>";
+  }
   std::size_t charts = 0;
   for (const auto& stage : model.stages) {
     if (stage.sampled_median_step.size() < 3 || charts == kMostCharts) continue;
