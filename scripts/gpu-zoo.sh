@@ -42,6 +42,14 @@ capture() {
   cd "$repo" || exit 1
 }
 
+# A graph decode whose step ranges close before their work runs (no per-step synchronisation), sampled without
+# CUDA trace: the samples of a step's work fall after its range.
+record_async_sampled() {
+  TRIM_ARGS="--read-metrics-only --samples-after-ranges 5" capture many_steps_graph_async_sampled \
+    "--gpu-metrics-devices=all --gpu-metrics-frequency=20000 -t nvtx" \
+    python3 "$repo/tests/zoo/many_steps.py" --graphs --step-ranges --async-steps
+}
+
 record() {
   use_carried_libdw
   local zoo=$repo/tests/zoo window="--capture-range=cudaProfilerApi --capture-range-end=stop"
@@ -59,6 +67,7 @@ record() {
   capture many_steps_eager_noranges "" python3 "$zoo/many_steps.py" --steps 16
   TRIM_ARGS=--read-metrics-only capture many_steps_graph_sampled \
     "--gpu-metrics-devices=all --gpu-metrics-frequency=20000 -t nvtx" python3 "$zoo/many_steps.py" --graphs --step-ranges
+  record_async_sampled
   (cd "$work" && tar -czf "$OUT/zoo-exports.tar.gz" --exclude='*.full.sqlite' ./*/*.sqlite ./*/*.facts.json ./*/profile.log)
   ls -la "$OUT"
 }
@@ -114,6 +123,8 @@ pipeline() {
 for phase in "$@"; do
   case $phase in
     record) record ;;
+    record-async-sampled) use_carried_libdw; record_async_sampled
+      (cd "$work" && tar -czf "$OUT/zoo-async.tar.gz" --exclude='*.full.sqlite' ./*/*.sqlite ./*/*.facts.json) ;;
     pipeline) pipeline ;;
     *) echo "gpu-zoo.sh: unknown phase '$phase' (record, pipeline)" >&2; exit 2 ;;
   esac

@@ -4,7 +4,7 @@
 --step-ranges: each step also sits in its own `decode_step` range inside `decode` (a range holding N step
 ranges); without it `decode` holds N forward passes and nothing marks them. --graphs: each step replays one
 captured CUDA graph (a range holding N graph launches). A `prefill` range comes first. Each step ends with the
-next token copied to the host. Writes --facts (JSON) with the step count and the model's weight bytes, so an
+next token copied to the host (--async-steps: only the last). Writes --facts (JSON) with the step count and the model's weight bytes, so an
 oracle knows what one step is.
 """
 import argparse
@@ -19,6 +19,9 @@ def main():
     parser.add_argument("--hidden", type=int, default=2048)
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--async-steps", action="store_true",
+                        help="no per-step copy to the host: a step range closes as soon as its work is queued, as a "
+                             "CUDA-graph decode loop that synchronises only at its end does")
     parser.add_argument("--facts", default="many_steps_facts.json")
     args = parser.parse_args()
 
@@ -70,13 +73,14 @@ def main():
             else:
                 out = forward(embedding[tokens])
             tokens = out.clone()
-            tokens.cpu()
+            if not args.async_steps:
+                tokens.cpu()
             if args.step_ranges:
                 nvtx.range_pop()
         nvtx.range_pop()
         torch.cuda.synchronize()
     weight_bytes = sum(up.numel() + down.numel() for up, down in weights) * 2 + head.numel() * 2
-    facts = dict(workload="many_steps", steps=args.steps, step_ranges=args.step_ranges, graphs=args.graphs,
+    facts = dict(workload="many_steps", steps=args.steps, step_ranges=args.step_ranges, graphs=args.graphs, async_steps=args.async_steps,
                  weight_bytes_per_step=weight_bytes, batch=args.batch)
     with open(args.facts, "w") as handle:
         json.dump(facts, handle, indent=1)
