@@ -321,7 +321,7 @@ void profile_missed_kernels(PipelineRun& run, const NcuInputs& inputs) {
     NcuPassEnd end = counted_pass_end(run, label, *filter.launch_count, recorded_kernel_launches(inputs));
     NcuAttempt attempt = run_ncu_pass(run, ncu, filter, log_name, end);
     const fs::path report = layout.resolve(RunLayout::ncu_report(filter.output_name));
-    if (attempt.problem || !attempt.outcome || !attempt.outcome->succeeded() || attempt.diagnosis.no_kernels_profiled ||
+    if (attempt.problem || !attempt.succeeded() || attempt.diagnosis.no_kernels_profiled ||
         !fs::exists(report)) {
       run.warn(kStage, label + " profiled nothing; see " + RunLayout::ncu_log(log_name).string());
       continue;

@@ -74,7 +74,7 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
     if (attempt.problem) return *attempt.problem;
   }
   if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
-  if (!attempt.outcome->succeeded())
+  if (!attempt.succeeded())
     return outcome_problem(*attempt.outcome, to_string(kStage), run.stage_report(kStage).log_file.value_or(""));
   const fs::path report = run.directory.layout().resolve(RunLayout::ncu_report());
   if (!fs::exists(report)) {
