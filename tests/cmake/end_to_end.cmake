@@ -11,3 +11,8 @@ if(TARGET deep-profile)
   # A CUDA-graph decode replayed from the H100 recordings: the node-traced second nsys capture.
   llmprof_add_catch_test(${CMAKE_CURRENT_SOURCE_DIR}/e2e/graph_capture_test.cpp LABELS e2e-slow TIMEOUT 180)
 endif()
+if(TARGET deep-profile)
+  # Serving engines whose front never touches CUDA and blocks on its worker (python3 multiprocessing): each ncu
+  # pass ends the whole engine once its plan is met.
+  llmprof_add_catch_test(${CMAKE_CURRENT_SOURCE_DIR}/e2e/blocking_front_test.cpp LABELS e2e-slow TIMEOUT 300)
+endif()

@@ -53,9 +53,12 @@ struct FakeAnswer {
   // A child that outlives its descendants (a profiler and its application): when the spec's end_descendants
   // is requested while the stdout lines are delivered (from the line callback), the lines not delivered yet
   // are dropped, `tail_lines` follow instead, the run exits with `exit_code` and says descendants_ended.
+  // With `never_ends`, the application does not end by itself: when the lines run out with no request, the
+  // runner's own limit (spec.end_descendants_after) ends it the same way and the outcome says so.
   struct DescendantsEnd {
     std::vector<std::string> tail_lines;
     int exit_code = 0;
+    bool never_ends = false;
   };
   std::optional<DescendantsEnd> on_descendants_end;
 
@@ -99,6 +102,11 @@ struct FakeAnswer {
   }
   FakeAnswer& when_descendants_end(std::vector<std::string> tail, int code) {
     on_descendants_end = DescendantsEnd{std::move(tail), code};
+    return *this;
+  }
+  // After when_descendants_end: the application runs until something ends it (see DescendantsEnd).
+  FakeAnswer& never_ending() {
+    if (on_descendants_end) on_descendants_end->never_ends = true;
     return *this;
   }
 };
@@ -277,6 +285,12 @@ class FakeProcessRunner final : public ProcessRunner {
         break;
       }
     }
+    const bool at_limit = !ended && answer.on_descendants_end->never_ends && spec.end_descendants &&
+                          spec.end_descendants_after.has_value();
+    if (at_limit) {
+      spec.end_descendants->request();
+      ended = true;
+    }
     if (ended) {
       for (const auto& line : answer.on_descendants_end->tail_lines) {
         delivered.push_back(line);
@@ -290,6 +304,7 @@ class FakeProcessRunner final : public ProcessRunner {
     outcome.exited = true;
     outcome.exit_code = ended ? answer.on_descendants_end->exit_code : answer.exit_code;
     outcome.descendants_ended = ended;
+    outcome.descendants_ended_at_limit = at_limit;
     return outcome;
   }
 

@@ -167,4 +167,13 @@ struct Bench {
   }
 };
 
+// A per-kernel bench whose ncu has --filter-mode per-launch-config.
+inline void script_planned_bench(Bench& bench) {
+  bench.config.ncu.plan = NcuPlanMode::per_kernel;
+  bench.runner.on(command_is("ncu", {"--help"}),
+                  FakeAnswer::printing(fixture_lines("h100-nsight-2025.3/cli/ncu_help.txt")));
+  bench.script_workload();
+  bench.script_nsys_report();
+}
+
 }  // namespace llmprof::testing

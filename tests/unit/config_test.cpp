@@ -390,6 +390,7 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.ncu.seconds_per_intercepted_launch = 0.001;
   config.ncu.end_workload_when_planned = false;
   config.ncu.workload_end_grace_s = 2.5;
+  config.ncu.pass_timeout_s = 42.5;
   config.ncu.retry_without_filter = false;
   config.ncu.replay_mode = NcuReplayMode::application;
   config.ncu.clock_control = NcuClockControl::none;

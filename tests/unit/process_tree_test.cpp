@@ -211,7 +211,7 @@ TEST_CASE("ncu run by a launcher script: the pass end ends the application, not 
   std::string command = "\"$@\"; exit $?";
   spec.argv = {"/bin/sh", "-c", command, "launcher"};
   spec.argv.insert(spec.argv.end(), inner.begin(), inner.end());
-  spec.end_descendants = std::make_shared<DescendantEnding>();
+  spec.end_descendants = std::make_shared<DescendantEnding>("ncu");  // the profiler's name, as the ncu stage gives
   spec.on_stdout_line = ending_at_progress(spec, 3);
   const auto outcome = make_system_process_runner()->run(spec);
   REQUIRE(outcome.has_value());

@@ -174,7 +174,8 @@ struct NcuConfig {
   double seconds_per_pass = 0;              // per-kernel plan: one workload replay under ncu; 0: estimated
   double seconds_per_intercepted_launch = 0.00045;  // per-kernel plan: ncu's cost per launch it does not profile
   bool end_workload_when_planned = true;  // per-kernel plan: end a pass's workload once its launches are profiled
-  double workload_end_grace_s = 10;       // between that SIGTERM to the workload and its SIGKILL
+  double workload_end_grace_s = 3;        // between that SIGTERM to the workload and its SIGKILL
+  double pass_timeout_s = 0;  // each pass's bound, past which its workload is ended; 0: from the pass's estimate
   bool retry_without_filter = true;         // "No kernels were profiled": once more, unfiltered, bounded
   NcuReplayMode replay_mode = NcuReplayMode::kernel;
   NcuClockControl clock_control = NcuClockControl::base;

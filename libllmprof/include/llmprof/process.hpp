@@ -20,22 +20,34 @@
 
 namespace llmprof {
 
-// A request, made while a child runs (from its line callback or another thread), to end the processes the
-// child started but not the child itself: SIGTERM to every descendant, SIGKILL to those left after the
+// A request, made while a child runs (from its line callback or another thread), to end the application the child
+// profiles but not the child itself: SIGTERM to the application's processes, SIGKILL to those left after the
 // spec's descendants_kill_grace. The child goes on and exits by itself. Made for a profiler that writes its
 // report only when it outlives its application: on the H100 (ncu 2025.3.1) SIGTERM to the workload once the
 // wanted launches were profiled ended an ncu pass at 25.6 s instead of 49.8 s, and ncu still wrote its report.
 //
-// Only what the run owns is ended: with targets named (ncu's "==PROF== Connected to process PID" lines: the
-// processes it profiles), only those processes and the processes they started; without, the child's
-// descendants started after the child. Never the child itself, nor anything the child runs that is not a
-// target: when ncu.path is a launcher (Debian's usr/lib/nsight-compute/ncu script, `sudo ncu`) the real ncu is
-// the child's child, and ending it would lose the report. Never a process started before the child (a daemon an
-// earlier stage left, re-parented to this process as the subreaper).
+// The application is the whole tree the profiler started: its direct child (the application's root), everything
+// that root started, and what left it (setsid, or re-parented to this process as the subreaper when its parent
+// died). A serving engine's front process never touches CUDA, so the profiler never names it, yet it blocks on
+// its worker (a queue, a pipe, a socket, a join) and the profiler waits for it: ending the worker alone left
+// such passes running until an outer timeout. The root is found from the targets (the processes the profiler
+// names: ncu's "==PROF== Connected to process PID" lines): their ancestor just below the deepest process that
+// runs `profiler_name` (by executable, or the script an interpreter runs; on a target's path, the child where none
+// does). Without a target, every child of that process (none while no process runs it yet: a launcher still
+// starting ncu). While the ending lasts, what the application starts gets the same signals.
+//
+// Never signalled: the child, a process running `profiler_name` or the tool's executable
+// (ProcessSpec::is_tool_executable), their ancestors (ncu.path a launcher: Debian's usr/lib/nsight-compute/ncu
+// script, CUDA's bin/ncu script, `sudo ncu` run the real ncu as the child's child; ending it would lose the
+// report), and any process started before the child (a daemon an earlier stage left, re-parented to this
+// process).
 class DescendantEnding {
  public:
+  // `profiler_name`: the profiler's program ("ncu"); empty: the child itself is the profiler.
+  explicit DescendantEnding(std::string profiler_name = {}) : profiler_name_(std::move(profiler_name)) {}
   void request() noexcept { requested_.store(true); }
   bool requested() const noexcept { return requested_.load(); }
+  const std::string& profiler_name() const noexcept { return profiler_name_; }
   // A process the child works on (its pid); safe from the line callbacks and from other threads.
   void add_target(int pid) {
     std::lock_guard lock(mutex_);
@@ -47,6 +59,7 @@ class DescendantEnding {
   }
 
  private:
+  const std::string profiler_name_;
   std::atomic<bool> requested_{false};
   mutable std::mutex mutex_;
   std::vector<int> targets_;
@@ -80,6 +93,10 @@ struct ProcessSpec {
   std::shared_ptr<DescendantEnding> end_descendants;
   // Between the descendants' SIGTERM and their SIGKILL.
   std::chrono::milliseconds descendants_kill_grace{10000};
+  // Set with end_descendants: this long after the start the runner requests the ending itself, if nothing did
+  // (a bound on a run whose own request may never come; ProcessOutcome::descendants_ended_at_limit). Unlike
+  // `timeout`, the child lives on to write what it gathered.
+  std::optional<std::chrono::milliseconds> end_descendants_after;
   // Set: after a normal exit, the child's descendants still running (ProcessOutcome::surviving_descendants) get
   // SIGTERM, and SIGKILL when they outlive this grace. Unset: they are reported and left running. Only the
   // child's own tree is touched: never a process that existed before the child started.
@@ -105,6 +122,8 @@ struct ProcessOutcome {
   // The child's descendants were ended on request (ProcessSpec::end_descendants) while it ran; its exit
   // code may then be the one it reports for its ended application.
   bool descendants_ended = false;
+  // ...because ProcessSpec::end_descendants_after passed before anything else requested it.
+  bool descendants_ended_at_limit = false;
   // After a normal exit: "pid (name)" of processes the child started that are still running (a
   // background job, a setsid daemon). They are left alone but reported; on a timeout or a stop the
   // whole tree, these included, is killed.

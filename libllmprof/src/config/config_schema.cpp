@@ -196,6 +196,10 @@ std::vector<ConfigField> build_ncu_fields() {
                  "per-kernel plan: end the workload (not ncu) once a pass has profiled its planned launches"),
       make_field(LLMPROF_CONFIG_KEY(ncu, workload_end_grace_s),
                  "seconds between that SIGTERM to the workload and its SIGKILL", above(0)),
+      make_field(LLMPROF_CONFIG_KEY(ncu, pass_timeout_s),
+                 "each ncu pass's bound (seconds): past it its workload is ended and ncu keeps what it profiled; "
+                 "0: 3x the pass's estimate, at least 60 s past it",
+                 at_least(0)),
       make_field(LLMPROF_CONFIG_KEY(ncu, retry_without_filter),
                  "after \"No kernels were profiled\", run once more without the kernel filter (bounded)"),
       make_field(LLMPROF_CONFIG_KEY(ncu, replay_mode), "ncu --replay-mode"),

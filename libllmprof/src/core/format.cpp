@@ -92,6 +92,8 @@ std::string markdown_code(std::string_view text) {
 }
 
 std::string format_seconds(double seconds) {
+  // Whole seconds past 999 s: "1800 s", not "1.8e+03 s" (a pass's bound, ncu.timeout_s).
+  if (std::fabs(seconds) >= 999.5) return printf_string("%.0f s", seconds);
   std::ostringstream text;
   text.precision(seconds < 10 ? 2 : 3);
   text << seconds << " s";

@@ -154,6 +154,7 @@ Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call) {
   if (call.timeout.count() > 0) spec.timeout = call.timeout;
   spec.end_descendants = call.end_descendants;
   spec.descendants_kill_grace = call.descendants_kill_grace;
+  spec.end_descendants_after = call.end_descendants_after;
   spec.end_survivors_after = survivor_grace(run);
   std::error_code unresolved;
   fs::path tool_executable = call.argv.empty() ? fs::path() : fs::canonical(call.argv.front(), unresolved);

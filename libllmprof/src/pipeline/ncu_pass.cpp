@@ -11,6 +11,7 @@
 #include "llmprof/ncu_diagnosis.hpp"
 #include "llmprof/ncu_metrics.hpp"
 #include "llmprof/ncu_progress.hpp"
+#include "llmprof/nsys_stats.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "pipeline/ncu_pass.hpp"
 #include "pipeline/tool_call.hpp"
@@ -64,14 +65,13 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
 
 namespace {
 
-void report_line(PipelineRun& run, const std::string& line, NcuPlanProgress* plan, NcuPassEnd* end) {
-  // "==PROF== Connected to process 4242 (/usr/bin/python3)" (ncu 2022.3 and 2025.3.1): what the pass end may end.
-  if (end) {
-    if (const auto pid = parse_ncu_connected_process(line)) end->ending->add_target(*pid);
-  }
+void report_line(PipelineRun& run, const std::string& line, NcuPlanProgress* plan, NcuPassEnd& end) {
+  // "==PROF== Connected to process 4242 (/usr/bin/python3)" (ncu 2022.3 and 2025.3.1): the processes ncu profiles,
+  // which lead the pass end to the application's root.
+  if (const auto pid = parse_ncu_connected_process(line)) end.ending->add_target(*pid);
   auto progress = parse_ncu_progress_line(line);
   if (!progress) return;
-  if (end && progress->passes > 0) end->finished_launch(progress->kernel_name, run.clock.now());
+  if (progress->passes > 0) end.finished_launch(progress->kernel_name, run.clock.now());
   ProgressEvent event;
   event.kind = ProgressEvent::Kind::tool_progress;
   event.stage = to_string(kStage);
@@ -86,8 +86,31 @@ void report_line(PipelineRun& run, const std::string& line, NcuPlanProgress* pla
 
 }  // namespace
 
+namespace {
+
+// A pass that ran past its own timeout (the bound, then the time ncu may take to write its report): what ncu wrote
+// before it was killed is kept, and the stage says so; without a report the stage fails naming both limits.
+void keep_after_timeout(PipelineRun& run, const NcuPassFilter& filter, const NcuPassEnd& end, NcuAttempt& attempt) {
+  if (!attempt.problem || !attempt.outcome || !attempt.outcome->timed_out) return;
+  const std::string limits = " (" + end.name() + "'s bound " + format_seconds(end.bound.seconds) + ", " +
+                             end.bound.source + ", then " + format_seconds(kReportWriteAllowance_s) +
+                             " for ncu to write its report, within ncu.timeout_s; raise ncu.pass_timeout_s or "
+                             "ncu.timeout_s to give it longer)";
+  const fs::path report = run.directory.layout().resolve(RunLayout::ncu_report(filter.output_name));
+  if (!fs::exists(report)) {
+    attempt.problem->reason += limits;
+    return;
+  }
+  run.warn(kStage, "ncu ran past its timeout and was killed" + limits + "; " +
+                       RunLayout::ncu_report(filter.output_name).string() + ", which it had written, is kept");
+  attempt.problem.reset();
+  attempt.kept_after_timeout = true;
+}
+
+}  // namespace
+
 NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter, const std::string& log_name,
-                        NcuPlanProgress* plan, NcuPassEnd* end) {
+                        NcuPassEnd& end, NcuPlanProgress* plan) {
   NcuAttempt attempt;
   NcuCommand command = profile_command(run, ncu, filter);
   for (const auto& warning : command.drop_unknown_sections(ncu)) run.warn(kStage, warning);
@@ -98,18 +121,22 @@ NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilte
   ToolCall call = profiler_call(run, kStage, command.argv(), RunLayout::ncu_log(log_name), run.config.ncu.timeout_s);
   call.recorded_argv = command.without_overwrite().argv();
   call.recorded_comment = kRecordedWithoutOverwrite;
-  call.on_line = [&run, plan, end](const std::string& line) { report_line(run, line, plan, end); };
-  if (end) end->started = run.clock.now();
-  if (end && end->planned_launches > 0) {
-    call.end_descendants = end->ending;
-    call.descendants_kill_grace = seconds_to_milliseconds(run.config.ncu.workload_end_grace_s);
-  }
+  call.on_line = [&run, plan, &end](const std::string& line) { report_line(run, line, plan, end); };
+  end.started = run.clock.now();
+  // Every pass ends its workload at its bound if its plan has not; ncu itself is killed only past the time it may
+  // then take to write its report.
+  call.end_descendants = end.ending;
+  call.descendants_kill_grace = seconds_to_milliseconds(run.config.ncu.workload_end_grace_s);
+  call.end_descendants_after = seconds_to_milliseconds(end.bound.seconds);
+  call.timeout = std::min(call.timeout, seconds_to_milliseconds(end.bound.seconds + run.config.ncu.workload_end_grace_s +
+                                                                kReportWriteAllowance_s));
   for (const auto& include : run.config.ncu.nvtx_include) attempt.filters += "--nvtx-include " + include + " ";
   if (filter.kernel_regex) attempt.filters += "--kernel-name " + *filter.kernel_regex;
   attempt.problem = run_profiler_call(run, call, RunLayout::ncu_commands(), to_string(kStage), attempt.outcome);
+  keep_after_timeout(run, filter, end, attempt);
   if (attempt.problem) return attempt;
   attempt.diagnosis = diagnose_ncu_output(read_text(run.directory.path() / call.log_file));
-  if (end) settle_ended_workload(run, *end, attempt);
+  settle_ended_workload(run, end, attempt);
   warn_about_cupti_conflict(run, kStage, call.log_file);
   return attempt;
 }
@@ -168,6 +195,25 @@ StageResult export_raw_csv_of(PipelineRun& run, const NcuInfo& ncu, const fs::pa
   return export_ncu_raw_csv(run, ncu, report, csv.parent_path(), csv.filename().string());
 }
 
+namespace {
+
+// The nsys capture's NVTX gate never opened and nothing took its place (no ungated re-run, no discovery), and
+// ncu's --nvtx-include names the same push/pop range: ncu can profile nothing either. On the H100 such a pass ran
+// a Hugging Face generate() with no `decode` range under ncu until an outer timeout stopped it 44 s later.
+std::optional<std::string> unopened_gate_filter(const PipelineRun& run, const NsysOutput& nsys) {
+  if (nsys.stats || !nsys.capture || run.discovered_stage || run.whole_window_selection) return std::nullopt;
+  const CaptureRecord& capture = *nsys.capture;
+  if (capture.gate != CaptureGateKind::nvtx || capture.gate_opened || capture.ungated_rerun) return std::nullopt;
+  const auto& includes = run.config.ncu.nvtx_include;
+  const std::string filter = capture.range + "/";
+  if (std::find(includes.begin(), includes.end(), filter) == includes.end()) return std::nullopt;
+  return "nsys's NVTX gate on `" + capture.range + "` never opened, so ncu's --nvtx-include " + filter +
+         " cannot match either (see the nsys stage); set run.stage and ncu.nvtx_include to a range the workload "
+         "opens, or ncu.nvtx_include = [] to profile without an NVTX filter";
+}
+
+}  // namespace
+
 std::optional<StageResult> ncu_stage_precondition(const PipelineRun& run, const NcuInputs& inputs) {
   if (!run.config.run.enable_ncu) return StageResult::skipped("disabled (run.enable_ncu = false)");
   if (inputs.workload.failure) return StageResult::skipped("not run: " + *inputs.workload.failure);
@@ -184,6 +230,8 @@ std::optional<StageResult> ncu_stage_precondition(const PipelineRun& run, const 
   if (inputs.select.filter_cannot_match && run.config.ncu.kernel_regex.empty())
     return StageResult::skipped("not run: its NVTX filter could not match: " + *inputs.select.filter_cannot_match,
                                 StageProblemKind::failure);
+  if (auto gate = unopened_gate_filter(run, inputs.nsys))
+    return StageResult::skipped("not run: " + *gate, StageProblemKind::failure);
   return std::nullopt;
 }
 
@@ -240,7 +288,13 @@ bool append_ncu_raw_rows(const fs::path& target, const fs::path& extra) {
 // One bounded follow-up pass per selected kernel the first pass missed, each filtered on that
 // kernel alone (ncu.launches_per_kernel launches), merged into raw.csv. Failures only warn: the
 // first pass already gave a usable raw.csv.
-void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOutput& select) {
+std::optional<std::int64_t> recorded_kernel_launches(const NcuInputs& inputs) {
+  return inputs.nsys.stats ? count_kernel_launches(*inputs.nsys.stats) : std::nullopt;
+}
+
+void profile_missed_kernels(PipelineRun& run, const NcuInputs& inputs) {
+  const NcuInfo& ncu = inputs.probe.ncu;
+  const SelectOutput& select = inputs.select;
   const RunLayout layout = run.directory.layout();
   const fs::path raw = layout.resolve(RunLayout::ncu_raw_csv());
   // A selection exists only where its name base does (the select stage refuses mangled).
@@ -264,9 +318,10 @@ void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOu
     filter.output_name = "followup_" + std::to_string(index);
     const std::string label = "follow-up pass " + std::to_string(index) + " (" + kernel_function_name(name) + ")";
     const std::string log_name = filter.output_name + ".log";
-    NcuAttempt attempt = run_ncu_pass(run, ncu, filter, log_name);
+    NcuPassEnd end = counted_pass_end(run, label, *filter.launch_count, recorded_kernel_launches(inputs));
+    NcuAttempt attempt = run_ncu_pass(run, ncu, filter, log_name, end);
     const fs::path report = layout.resolve(RunLayout::ncu_report(filter.output_name));
-    if (attempt.problem || !attempt.outcome || !attempt.outcome->succeeded() || attempt.diagnosis.no_kernels_profiled ||
+    if (attempt.problem || !attempt.succeeded() || attempt.diagnosis.no_kernels_profiled ||
         !fs::exists(report)) {
       run.warn(kStage, label + " profiled nothing; see " + RunLayout::ncu_log(log_name).string());
       continue;

@@ -47,7 +47,11 @@ struct NcuAttempt {
   // The stage ended the workload once the pass's planned launches were profiled (ncu_pass_end.cpp): ncu's
   // "The application returned an error code (15)" is gone from the diagnosis and its exit code is no failure.
   std::optional<std::string> workload_ended;
-  bool succeeded() const { return outcome && (outcome->succeeded() || (workload_ended && outcome->exited)); }
+  // ncu ran past its timeout and was killed, but its report exists: kept, and the stage says so.
+  bool kept_after_timeout = false;
+  bool succeeded() const {
+    return outcome && (outcome->succeeded() || (workload_ended && outcome->exited) || kept_after_timeout);
+  }
 };
 
 // How far past its estimate the ncu stage may run before it says so (progress line, stage warning).
@@ -66,9 +70,28 @@ struct NcuPlanProgress {
 // A pass whose kernels are not all met by its planned launch count ends at this many times that count.
 inline constexpr std::int64_t kUnseenKernelBound = 2;
 
-// Ends a pass's workload once the pass has profiled its planned launches (ncu_pass_end.cpp).
+// Every pass's bound, unless ncu.pass_timeout_s sets one: kPassBoundFactor times its estimate, and at least
+// kPassBoundMargin_s past it. Past it the pass's workload is ended as at its plan's end, and ncu keeps what it
+// profiled. A first run's estimates were within 1.5x of its measured passes on the H200 (ncu 2025.3.1,
+// ncu.start_up_overhead_s); 3x leaves room for a slower start-up, the minute for a short pass's (ncu's own start-up
+// was 2.8-14.7 s there).
+inline constexpr double kPassBoundFactor = 3.0;
+inline constexpr double kPassBoundMargin_s = 60.0;
+// After the bound, how long ncu may take to write its report once its application is gone before its own timeout
+// kills it: on the H100 (ncu 2025.3.1) it exited 6 s after its application was sent SIGTERM.
+inline constexpr double kReportWriteAllowance_s = 60.0;
+
+struct NcuPassBound {
+  double seconds = 0;
+  std::string source;  // "ncu.pass_timeout_s", "3x its estimate of 25 s"
+};
+// The bound of a pass estimated at `estimated_seconds` (0: unknown, then kPassBoundMargin_s past nothing: 60 s).
+NcuPassBound ncu_pass_bound(const NcuConfig& config, double estimated_seconds);
+
+// Ends a pass's workload once the pass has profiled its planned launches, or at its bound (ncu_pass_end.cpp).
 struct NcuPassEnd {
   std::size_t pass = 0;                // 0-based, for "pass 1 ended the workload ..."
+  std::string label;                   // empty: "pass N"; else what the messages call the pass ("follow-up pass 2")
   std::int64_t planned_launches = 0;   // the pass's launches; 0: never ended early
   std::int64_t profiled_launches = 0;  // "==PROF== Profiling" lines seen so far
   // The pass's kernels without a progress line yet, each with the names a progress line may give it (its
@@ -85,25 +108,42 @@ struct NcuPassEnd {
   // interception of its launches up to the first the filter takes.
   std::optional<double> first_launch_at_s;
   bool ended_at_bound = false;       // ended at kUnseenKernelBound times the plan, some kernels not met
-  std::shared_ptr<DescendantEnding> ending = std::make_shared<DescendantEnding>();
+  // The pass's estimate (0: none) and its bound: the runner ends the workload there if the plan has not.
+  double estimated_seconds = 0;
+  NcuPassBound bound;
+  bool ended_at_limit = false;  // the bound ended it (ended_at_s is then the bound)
+  // The application ncu started, whole (ncu's direct child and everything under it), never ncu (DescendantEnding).
+  std::shared_ptr<DescendantEnding> ending = std::make_shared<DescendantEnding>("ncu");
   // Counts a finished launch; requests the workload's end at the pass's last planned one.
   void finished_launch(const std::string& kernel_name, std::chrono::steady_clock::time_point now);
-  std::string describe() const;  // "pass 1 ended the workload after its 16 planned launches at 19.6 s"
+  // "pass 1 ended the workload after its 16 planned launches at 19.6 s", or what the bound did.
+  std::string describe() const;
+  std::string name() const;  // label, or "pass N"
 };
-// The pass's end for its attempt: the workload's end recorded (stage record, attempt.workload_ended) and
-// ncu's error about the ended application's exit code taken out of the diagnosis.
-void settle_ended_workload(PipelineRun& run, const NcuPassEnd& end, NcuAttempt& attempt);
-// The end of plan pass `index` of `plan`: planned_launches 0 (run to the end) when ncu.end_workload_when_planned is off.
+// The pass's end for its attempt: the workload's end recorded (stage record, attempt.workload_ended; a warning when
+// the bound ended it) and ncu's error about the ended application's exit code taken out of the diagnosis.
+void settle_ended_workload(PipelineRun& run, NcuPassEnd& end, NcuAttempt& attempt);
+// The end of plan pass `index` of `plan`: planned_launches 0 (run to the end) when ncu.end_workload_when_planned is
+// off; bounded by the pass's estimate either way.
 NcuPassEnd ncu_pass_end(const PipelineRun& run, const NcuPlan& plan, std::size_t index);
+// The end of a pass with no plan (the bounded plan, its follow-up passes, the unfiltered re-run): its
+// `launch_count` launches (ncu's --launch-count over all configurations) end it; its estimate is one replay of the
+// workload under ncu (ncu.seconds_per_pass, else the bare run, ncu.start_up_overhead_s and `recorded_launches`
+// intercepted) and those launches.
+NcuPassEnd counted_pass_end(const PipelineRun& run, std::string label, std::int64_t launch_count,
+                            std::optional<std::int64_t> recorded_launches);
 
+// Runs one pass, ending its workload as `end` says, and within its bound (ncu_pass_end.cpp).
 NcuAttempt run_ncu_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter, const std::string& log_name,
-                        NcuPlanProgress* plan = nullptr, NcuPassEnd* end = nullptr);
+                        NcuPassEnd& end, NcuPlanProgress* plan = nullptr);
 std::optional<StageResult> ncu_driver_skip(const NcuAttempt& attempt, const NcuInputs& inputs);
 // Appends the data rows of `extra` to `target` when both have the same header and units rows (same set,
 // sections and metrics); false leaves `target` untouched.
 bool append_ncu_raw_rows(const std::filesystem::path& target, const std::filesystem::path& extra);
 // One bounded pass per selected kernel with no row in raw.csv, merged into it (failures only warn).
-void profile_missed_kernels(PipelineRun& run, const NcuInfo& ncu, const SelectOutput& select);
+void profile_missed_kernels(PipelineRun& run, const NcuInputs& inputs);
+// The kernel launches the nsys capture recorded, when its tables count them.
+std::optional<std::int64_t> recorded_kernel_launches(const NcuInputs& inputs);
 // ncu.plan = per-kernel with a plan and an ncu that has --filter-mode per-launch-config: the whole stage
 // by the plan; nullopt (after saying why) when the bounded plan has to run instead, with the planned
 // pass in `profiled_nothing` when ncu profiled no kernels (the bounded plan then retries unfiltered).

@@ -4,9 +4,15 @@
 // descendants, not ncu) at that point ended the pass at 25.6 s; ncu printed "==ERROR== The application
 // returned an error code (15)." and still wrote its report. ncu's exit code then is the application's (the
 // Debian ncu 2022.3 exits 1 after "error code (1)"), so the stage reads neither as a failure.
+//
+// The workload is the whole application ncu started (DescendantEnding): a serving engine's front process never
+// touches CUDA, so ncu never names it, and it blocks on its worker without a timeout; ending only the worker left
+// four such engines' passes running on the H100 until an outer timeout, 122-301 s, after their plans were met at
+// 43-51 s. Every pass also has a bound (ncu_pass_bound): past it the workload is ended the same way.
 #include <algorithm>
 #include <sstream>
 
+#include "core/format.hpp"
 #include "llmprof/kernel_name.hpp"
 
 #include "pipeline/deep_profiler_internal.hpp"
@@ -28,11 +34,22 @@ bool progress_name_matches(const std::string& progress_name, const std::string& 
 
 }  // namespace
 
+NcuPassBound ncu_pass_bound(const NcuConfig& config, double estimated_seconds) {
+  if (config.pass_timeout_s > 0) return {config.pass_timeout_s, "ncu.pass_timeout_s"};
+  const double estimate = std::max(estimated_seconds, 0.0);
+  const double bound = std::max(kPassBoundFactor * estimate, estimate + kPassBoundMargin_s);
+  if (estimate <= 0) return {bound, "no estimate: " + format_seconds(kPassBoundMargin_s)};
+  return {bound, format_number(kPassBoundFactor) + "x its estimate of " + format_seconds(estimate) + ", at least " +
+                     format_seconds(kPassBoundMargin_s) + " past it"};
+}
+
 NcuPassEnd ncu_pass_end(const PipelineRun& run, const NcuPlan& plan, std::size_t index) {
   NcuPassEnd end;
   end.pass = index;
-  if (!run.config.ncu.end_workload_when_planned) return end;
   const NcuPlanPass& pass = plan.passes.at(index);
+  end.estimated_seconds = pass.estimated_seconds;
+  end.bound = ncu_pass_bound(run.config.ncu, pass.estimated_seconds);
+  if (!run.config.ncu.end_workload_when_planned) return end;
   end.planned_launches = pass.profiled_launches;
   for (const auto& kernel : pass.kernels) {
     const auto mangled = plan.mangled_names.find(kernel);
@@ -41,6 +58,24 @@ NcuPassEnd ncu_pass_end(const PipelineRun& run, const NcuPlan& plan, std::size_t
   }
   return end;
 }
+
+NcuPassEnd counted_pass_end(const PipelineRun& run, std::string label, std::int64_t launch_count,
+                            std::optional<std::int64_t> recorded_launches) {
+  const NcuConfig& config = run.config.ncu;
+  NcuPassEnd end;
+  end.label = std::move(label);
+  const StageRecord* bare = run.recorded(Stage::workload);
+  const double replay_s = config.seconds_per_pass > 0
+                              ? config.seconds_per_pass
+                              : (bare ? bare->duration_s : 0) + config.start_up_overhead_s +
+                                    double(recorded_launches.value_or(0)) * config.seconds_per_intercepted_launch;
+  end.estimated_seconds = replay_s + double(std::max<std::int64_t>(launch_count, 0)) * config.seconds_per_launch;
+  end.bound = ncu_pass_bound(config, end.estimated_seconds);
+  if (config.end_workload_when_planned) end.planned_launches = std::max<std::int64_t>(launch_count, 0);
+  return end;
+}
+
+std::string NcuPassEnd::name() const { return label.empty() ? "pass " + std::to_string(pass + 1) : label; }
 
 void NcuPassEnd::expect_kernel(const std::string& kernel, const std::vector<std::string>& mangled_names) {
   std::vector<std::string>& names = kernels_unseen[kernel];
@@ -68,7 +103,14 @@ void NcuPassEnd::finished_launch(const std::string& kernel_name, std::chrono::st
 std::string NcuPassEnd::describe() const {
   std::ostringstream text;
   text.precision(3);
-  text << "pass " << pass + 1 << " ended the workload after its " << planned_launches << " planned launches at "
+  if (ended_at_limit) {
+    text << name() << " reached its bound of " << format_seconds(bound.seconds) << " (" << bound.source << ") after "
+         << profiled_launches << " profiled launches";
+    if (planned_launches > 0) text << " of its " << planned_launches << " planned";
+    text << ": its workload was ended and ncu kept what it had profiled; raise ncu.pass_timeout_s to give a pass longer";
+    return text.str();
+  }
+  text << name() << " ended the workload after its " << planned_launches << " planned launches at "
        << ended_at_s.value_or(0) << " s";
   if (ended_at_bound)
     text << ", at " << profiled_launches << " profiled launches (" << kUnseenKernelBound
@@ -76,15 +118,23 @@ std::string NcuPassEnd::describe() const {
   return text.str();
 }
 
-void settle_ended_workload(PipelineRun& run, const NcuPassEnd& end, NcuAttempt& attempt) {
-  if (!attempt.outcome || !attempt.outcome->descendants_ended || !end.ended_at_s) return;
+void settle_ended_workload(PipelineRun& run, NcuPassEnd& end, NcuAttempt& attempt) {
+  if (!attempt.outcome || !attempt.outcome->descendants_ended) return;
+  if (attempt.outcome->descendants_ended_at_limit) {
+    end.ended_at_limit = true;
+    end.ended_at_s = end.bound.seconds;
+  }
+  if (!end.ended_at_s) return;
   attempt.workload_ended = end.describe();
   // The ended application's exit code (15 for SIGTERM) is ncu's error line, not a profiling error.
   auto& errors = attempt.diagnosis.errors;
   std::erase_if(errors, [](const std::string& line) { return line.find(kApplicationError) != std::string::npos; });
   StageReport& reported = run.stage_report(kStage);
   reported.workload_endings.push_back(*attempt.workload_ended + " (ncu: " + attempt.outcome->describe() + ")");
-  run.say(kStage, *attempt.workload_ended);
+  if (end.ended_at_limit)
+    run.warn(kStage, *attempt.workload_ended);
+  else
+    run.say(kStage, *attempt.workload_ended);
 }
 
 }  // namespace llmprof::detail

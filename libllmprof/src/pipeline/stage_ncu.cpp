@@ -34,6 +34,15 @@ NcuPassFilter selection_filter(const SelectOutput& select, bool filtered) {
   return filter;
 }
 
+// A pass of the bounded plan, or its unfiltered re-run: its --launch-count launches (ncu.max_launches without
+// one) end its workload.
+NcuAttempt run_counted_pass(PipelineRun& run, const NcuInputs& inputs, const NcuPassFilter& filter,
+                            const std::string& log_name, std::string label) {
+  const std::int64_t launches = filter.launch_count.value_or(std::max<std::int64_t>(run.config.ncu.max_launches, 0));
+  NcuPassEnd end = counted_pass_end(run, std::move(label), launches, recorded_kernel_launches(inputs));
+  return run_ncu_pass(run, inputs.probe.ncu, filter, log_name, end);
+}
+
 }  // namespace
 
 StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
@@ -47,9 +56,9 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   if (filtered) {
     if (auto planned = run_planned_ncu(run, inputs, planned_nothing)) return *planned;
   }
-  NcuAttempt attempt = planned_nothing
-                           ? std::move(*planned_nothing)
-                           : run_ncu_pass(run, ncu, selection_filter(inputs.select, filtered), "profile.log");
+  NcuAttempt attempt = planned_nothing ? std::move(*planned_nothing)
+                                       : run_counted_pass(run, inputs, selection_filter(inputs.select, filtered),
+                                                          "profile.log", "the ncu pass");
   if (attempt.problem) return *attempt.problem;
   if (auto skip = ncu_driver_skip(attempt, inputs)) return *skip;
   if (attempt.diagnosis.no_kernels_profiled && filtered && run.config.ncu.retry_without_filter) {
@@ -59,12 +68,13 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
                          std::to_string(run.config.ncu.max_launches));
     run.stage_report(kStage).warnings.push_back("the kernel filter matched nothing; " + RunLayout::ncu_report().string() +
                                           " comes from an unfiltered re-run");
-    attempt = run_ncu_pass(run, ncu, selection_filter(inputs.select, false), "profile_unfiltered.log");
+    attempt = run_counted_pass(run, inputs, selection_filter(inputs.select, false), "profile_unfiltered.log",
+                               "the unfiltered re-run");
     complete_selection = false;  // the unfiltered pass is not a selection to complete
     if (attempt.problem) return *attempt.problem;
   }
   if (auto error = ncu_output_error(attempt.diagnosis, attempt.filters)) return StageResult::failed(error->describe());
-  if (!attempt.outcome->succeeded())
+  if (!attempt.succeeded())
     return outcome_problem(*attempt.outcome, to_string(kStage), run.stage_report(kStage).log_file.value_or(""));
   const fs::path report = run.directory.layout().resolve(RunLayout::ncu_report());
   if (!fs::exists(report)) {
@@ -76,7 +86,7 @@ StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   if (run.stopping()) return StageResult::interrupted("interrupted after ncu profiled");
   StageResult exported = export_raw_csv_of(run, ncu, fs::absolute(report));
   if (exported.status != StageStatus::ok || !complete_selection) return exported;
-  profile_missed_kernels(run, ncu, inputs.select);
+  profile_missed_kernels(run, inputs);
   return exported;
 }
 

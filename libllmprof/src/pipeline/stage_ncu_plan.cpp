@@ -62,10 +62,10 @@ std::string check_text(const NcuPlanCheck& check) {
 
 // One plan pass after the first: its CSV exported and appended to raw.csv; failures only warn.
 void run_later_pass(PipelineRun& run, const NcuInfo& ncu, const NcuPassFilter& filter, NcuPlanProgress& progress,
-                    NcuPassEnd* end = nullptr) {
+                    NcuPassEnd& end) {
   const RunLayout layout = run.directory.layout();
   const std::string label = "plan " + filter.output_name;
-  NcuAttempt attempt = run_ncu_pass(run, ncu, filter, filter.output_name + ".log", &progress, end);
+  NcuAttempt attempt = run_ncu_pass(run, ncu, filter, filter.output_name + ".log", end, &progress);
   const fs::path report = layout.resolve(RunLayout::ncu_report(filter.output_name));
   if (attempt.problem || !attempt.succeeded() || attempt.diagnosis.no_kernels_profiled ||
       !fs::exists(report)) {
@@ -99,7 +99,7 @@ std::optional<StageResult> run_first_pass(PipelineRun& run, const NcuInputs& inp
                                           NcuPlanProgress& progress, NcuPassEnd& end,
                                           std::optional<NcuAttempt>& profiled_nothing) {
   const NcuInfo& ncu = inputs.probe.ncu;
-  NcuAttempt attempt = run_ncu_pass(run, ncu, pass_filter(pass, 0), "profile.log", &progress, &end);
+  NcuAttempt attempt = run_ncu_pass(run, ncu, pass_filter(pass, 0), "profile.log", end, &progress);
   if (attempt.problem) return *attempt.problem;
   if (auto skip = ncu_driver_skip(attempt, inputs)) return *skip;
   if (attempt.diagnosis.no_kernels_profiled) {
@@ -178,6 +178,29 @@ std::optional<double> record_measurement(PipelineRun& run, const NcuPlan& plan, 
   return measured.seconds_per_launch;
 }
 
+// The recovery pass's end: like a plan pass's, once each of its kernels came and as many launches as their planned
+// configurations hold (ncu profiles every configuration of a filtered kernel again), at twice that if a kernel
+// never came; its estimate one replay and those launches.
+NcuPassEnd recovery_pass_end(const PipelineRun& run, const NcuPlan& plan, const std::vector<std::string>& kernels,
+                             bool by_mangled_name) {
+  NcuPassEnd end;
+  end.label = "the recovery pass";
+  std::int64_t launches = 0;
+  for (const auto& config : plan.configs)
+    if (std::find(kernels.begin(), kernels.end(), config.kernel) != kernels.end())
+      launches += std::int64_t(config.ordinals.size());
+  end.estimated_seconds = plan.seconds_per_pass + double(launches) * plan.seconds_per_launch;
+  end.bound = ncu_pass_bound(run.config.ncu, end.estimated_seconds);
+  if (!run.config.ncu.end_workload_when_planned || launches == 0) return end;
+  end.planned_launches = launches;
+  for (const auto& kernel : kernels) {
+    const auto mangled = plan.mangled_names.find(kernel);
+    end.expect_kernel(kernel, by_mangled_name && mangled != plan.mangled_names.end() ? mangled->second
+                                                                                     : std::vector<std::string>{});
+  }
+  return end;
+}
+
 // One pass over every kernel with a planned (kernel, configuration) that got no row. On the H100 (ncu 2025.3.1,
 // the 1b eager decode) a demangled-name pass mixing nvjet GEMMs with elementwise kernels reached
 // 1 of 6 planned nvjet configurations; passes by mangled name (when the nsys export has them) reached all, so
@@ -202,7 +225,8 @@ NcuPlanCheck recover_shortfalls(PipelineRun& run, const NcuPlan& plan, const Ncu
   filter.output_name = "recovery";
   run.say(kStage, "one recovery pass over the " + std::to_string(kernels.size()) +
                       " kernel(s) whose planned launch configurations got no row");
-  run_later_pass(run, ncu, filter, progress);
+  NcuPassEnd end = recovery_pass_end(run, plan, kernels, filter.by_mangled_name);
+  run_later_pass(run, ncu, filter, progress, end);
   const NcuPlanCheck after =
       check_ncu_plan(plan, profiled_launches(run.directory.layout().resolve(RunLayout::ncu_raw_csv())), base);
   run.say(kStage, "after the recovery pass: " + check_text(after), !after.not_profiled.empty());
@@ -424,7 +448,7 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
   for (std::size_t i = 1; i < plan.passes.size() && !run.stopping(); ++i) {
     NcuPassEnd end = ncu_pass_end(run, plan, i);
     const auto from = run.clock.now();
-    run_later_pass(run, ncu, pass_filter(plan.passes[i], i), progress, &end);
+    run_later_pass(run, ncu, pass_filter(plan.passes[i], i), progress, end);
     timed(i, end, from);
   }
   if (run.stopping()) return StageResult::interrupted("interrupted between ncu plan passes");
@@ -451,7 +475,7 @@ std::optional<StageResult> run_planned_ncu(PipelineRun& run, const NcuInputs& in
     run.warn(kStage, written.error().describe());
   // A kernel still without any row (ncu's order differed from nsys's, a configuration the plan did not
   // know) gets the bounded follow-up pass.
-  if (!recovered.kernels_without_rows.empty() && !run.stopping()) profile_missed_kernels(run, ncu, inputs.select);
+  if (!recovered.kernels_without_rows.empty() && !run.stopping()) profile_missed_kernels(run, inputs);
   warn_past_estimate(run, plan, started);
   return plan_outcome(run, plan);
 }

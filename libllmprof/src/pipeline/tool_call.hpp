@@ -39,6 +39,7 @@ struct ToolCall {
   // Lets on_line end the tool's workload (its descendants) while the tool goes on (ProcessSpec).
   std::shared_ptr<DescendantEnding> end_descendants;
   std::chrono::milliseconds descendants_kill_grace{10000};
+  std::optional<std::chrono::milliseconds> end_descendants_after;  // the runner's own request (ProcessSpec)
 };
 Result<ProcessOutcome> run_tool(PipelineRun& run, const ToolCall& call);
 

@@ -69,7 +69,9 @@ class ChildSession {
   void poll_exit(SteadyClock::time_point now);
   void enforce_limits(SteadyClock::time_point now);
   void end_descendants_on_request(SteadyClock::time_point now);
-  void signal_ending(int signal_number);  // the ending's processes: its targets' trees, else all descendants
+  void watch_tree(SteadyClock::time_point now);  // refresh() while an ending may come
+  ApplicationQuery application_query() const;
+  void signal_ending(int signal_number);  // the application's processes (DescendantEnding)
   bool ending_alive();
   void kill_ending(SteadyClock::time_point now);  // SIGKILL to what the ending targets, once
   bool tree_finished(SteadyClock::time_point now);
@@ -101,6 +103,9 @@ class ChildSession {
   std::optional<SteadyClock::time_point> descendants_ending_began_;  // ProcessSpec::end_descendants honoured
   bool descendants_kill_sent_ = false;
   std::optional<SteadyClock::time_point> descendants_killed_at_;  // when that SIGKILL went out
+  bool ending_at_limit_ = false;  // the session requested the ending at ProcessSpec::end_descendants_after
+  std::size_t targets_seen_ = 0;  // watch_tree(): the targets when the tree was last read, and when that was
+  SteadyClock::time_point tree_read_at_{};
   std::vector<std::string> survivors_killed_;  // end_survivors(): outlived the grace, got SIGKILL
   std::exception_ptr callback_error_;
   std::optional<Error> output_error_;

@@ -21,6 +21,8 @@ constexpr auto drain_limit = std::chrono::milliseconds(500);
 // killed process down before it is gone, and a GPU process's teardown (its CUDA context, its mappings) is not
 // instant. Only a process that needed SIGKILL makes the stage wait, and only until it is gone.
 constexpr auto killed_exit_wait = std::chrono::seconds(5);
+// How often the tree is read while an ending may come (watch_tree).
+constexpr auto tree_watch_interval = std::chrono::milliseconds(500);
 
 }  // namespace
 
@@ -74,21 +76,42 @@ void ChildSession::enforce_limits(SteadyClock::time_point now) {
   if (stop_reason_ == StopReason::none) end_descendants_on_request(now);
 }
 
-namespace {
-std::vector<pid_t> as_pids(const std::vector<int>& targets) { return {targets.begin(), targets.end()}; }
-}  // namespace
-
 // The descendants only, never the child nor its process group: the child (a profiler) must live on to
-// write what it gathered from them. With targets named, only their process trees (see DescendantEnding).
+// write what it gathered from them. Only the application's processes (see DescendantEnding).
 void ChildSession::end_descendants_on_request(SteadyClock::time_point now) {
   if (!spec_.end_descendants || !descendants_) return;
   if (!descendants_ending_began_) {
-    if (!spec_.end_descendants->requested()) return;
+    DescendantEnding& ending = *spec_.end_descendants;
+    if (!ending.requested() && spec_.end_descendants_after && now - started_at_ >= *spec_.end_descendants_after) {
+      ending_at_limit_ = true;
+      ending.request();
+    }
+    if (!ending.requested()) {
+      watch_tree(now);
+      return;
+    }
     descendants_ending_began_ = now;
+    tree_read_at_ = now;
     signal_ending(spec_.descendants_kill_grace.count() > 0 ? SIGTERM : SIGKILL);
   } else if (!descendants_kill_sent_ && now - *descendants_ending_began_ >= spec_.descendants_kill_grace) {
     kill_ending(now);
+  } else if (now - tree_read_at_ >= tree_watch_interval) {
+    // What the application started since (a launcher that had not started ncu's application yet, a worker
+    // spawned while the front shut down) gets the same signal; what already had it does not get it again.
+    tree_read_at_ = now;
+    signal_ending(descendants_kill_sent_ ? SIGKILL : SIGTERM);
   }
+}
+
+// Parent links as first seen are what place a process in the application once its parent is gone (a worker whose
+// front died): the tree is read when the child names a new target, while its ancestors still run, and twice a
+// second besides (reading /proc took about 1 ms per look on a machine with 300 processes).
+void ChildSession::watch_tree(SteadyClock::time_point now) {
+  const std::size_t targets = spec_.end_descendants->targets().size();
+  if (targets == targets_seen_ && now - tree_read_at_ < tree_watch_interval) return;
+  targets_seen_ = targets;
+  tree_read_at_ = now;
+  descendants_->refresh();
 }
 
 void ChildSession::kill_ending(SteadyClock::time_point now) {
@@ -97,20 +120,18 @@ void ChildSession::kill_ending(SteadyClock::time_point now) {
   signal_ending(SIGKILL);
 }
 
-void ChildSession::signal_ending(int signal_number) {
-  const auto targets = spec_.end_descendants->targets();
-  if (!targets.empty()) {
-    descendants_->signal_subtrees(as_pids(targets), signal_number);
-    return;
-  }
-  descendants_->refresh();
-  descendants_->signal_all(signal_number);
+ApplicationQuery ChildSession::application_query() const {
+  const DescendantEnding& ending = *spec_.end_descendants;
+  std::vector<pid_t> targets;
+  for (const int target : ending.targets()) targets.push_back(target);
+  return {std::move(targets), ending.profiler_name(), spec_.is_tool_executable};
 }
 
-bool ChildSession::ending_alive() {
-  const auto targets = spec_.end_descendants->targets();
-  return targets.empty() ? descendants_->any_alive() : descendants_->any_alive_in_subtrees(as_pids(targets));
+void ChildSession::signal_ending(int signal_number) {
+  descendants_->signal_application(application_query(), signal_number);
 }
+
+bool ChildSession::ending_alive() { return descendants_->application_alive(application_query()); }
 
 // After the child has exited: when we were stopping the tree, give the rest of the group the same
 // grace, then SIGKILL whatever is left.

@@ -118,7 +118,10 @@ std::string ProcessOutcome::describe() const {
   } else if (interrupted) {
     text += " after a stop request";
   }
-  if (descendants_ended) text += ", after its application was ended on request";
+  if (descendants_ended_at_limit)
+    text += ", after its application was ended at its limit";
+  else if (descendants_ended)
+    text += ", after its application was ended on request";
   return text;
 }
 

@@ -1,6 +1,8 @@
 // Process-group and descendant queries for the system ProcessRunner.
 #include "process/process_group.hpp"
 
+#include "process/application_tree.hpp"
+
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -248,41 +250,79 @@ bool DescendantTracker::workload_alive(const ExecutableTest& is_tool) const {
   return std::any_of(found.begin(), found.end(), [&](const Tracked* tracked) { return !is_tools(*tracked, is_tool); });
 }
 
-std::vector<const DescendantTracker::Tracked*> DescendantTracker::in_subtrees(const std::vector<pid_t>& targets) const {
-  // Parent links as first seen: a target's child re-parented to us when the target died is still its own.
-  std::set<pid_t> members(targets.begin(), targets.end());
-  bool grew = true;
-  while (grew) {
-    grew = false;
-    for (const auto& tracked : tracked_) {
-      if (!members.count(tracked.pid) && members.count(tracked.parent)) grew = members.insert(tracked.pid).second;
-    }
+namespace {
+
+// argv of a process, as /proc/PID/cmdline holds it (NUL-separated); empty when it is gone or a kernel thread.
+std::vector<std::string> command_line_of(pid_t pid) {
+  std::vector<std::string> arguments;
+  const auto text = read_proc_file("/proc/" + std::to_string(pid) + "/cmdline");
+  if (!text) return arguments;
+  std::size_t begin = 0;
+  while (begin < text->size()) {
+    const auto end = text->find('\0', begin);
+    arguments.push_back(text->substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+    if (end == std::string::npos) break;
+    begin = end + 1;
   }
-  std::vector<const Tracked*> found;
-  for (const auto& tracked : tracked_) {
-    if (members.count(tracked.pid)) found.push_back(&tracked);
-  }
-  return found;
+  return arguments;
 }
 
-std::size_t DescendantTracker::signal_subtrees(const std::vector<pid_t>& targets, int signal_number) {
+std::string executable_of(pid_t pid) {
+  std::error_code error;
+  const auto executable = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", error);
+  return error ? std::string() : executable.string();
+}
+
+}  // namespace
+
+void DescendantTracker::find_application(const ApplicationQuery& query) {
   refresh();
+  std::vector<TreeProcess> tree;
+  std::map<pid_t, unsigned long long> start_times;
+  for (const auto& tracked : tracked_) {
+    const auto stat = read_stat(tracked.pid);
+    TreeProcess process;
+    process.pid = tracked.pid;
+    process.parent = tracked.parent;
+    process.alive = stat && stat->start_time == tracked.start_time && stat->state != 'Z' && stat->state != 'X';
+    if (process.alive) {
+      const std::string executable = executable_of(tracked.pid);
+      process.profiler = runs_program(executable, command_line_of(tracked.pid), query.profiler_name);
+      process.tool = query.is_tool && !executable.empty() && query.is_tool(executable);
+      start_times[tracked.pid] = tracked.start_time;
+    }
+    tree.push_back(process);
+  }
+  // The root itself: the profiler when the caller names none, else when it runs it (ncu.path is ncu).
+  TreeProcess root;
+  root.pid = root_;
+  root.parent = ::getpid();
+  root.profiler = query.profiler_name.empty() ||
+                  runs_program(executable_of(root_), command_line_of(root_), query.profiler_name);
+  tree.push_back(root);
+  for (const pid_t pid : application_processes(tree, root_, ::getpid(), query.targets))
+    application_.emplace(std::pair{pid, start_times.at(pid)}, 0);
+}
+
+std::size_t DescendantTracker::signal_application(const ApplicationQuery& query, int signal_number) {
+  find_application(query);
   std::size_t signalled = 0;
-  for (const Tracked* tracked : in_subtrees(targets)) {
-    const auto stat = read_stat(tracked->pid);
-    if (stat && stat->start_time == tracked->start_time && stat->state != 'Z' && ::kill(tracked->pid, signal_number) == 0)
-      ++signalled;
+  for (auto& [member, last_signal] : application_) {
+    const auto stat = read_stat(member.first);
+    if (last_signal == signal_number || !stat || stat->start_time != member.second || stat->state == 'Z') continue;
+    last_signal = signal_number;
+    if (::kill(member.first, signal_number) == 0) ++signalled;
   }
   return signalled;
 }
 
-bool DescendantTracker::any_alive_in_subtrees(const std::vector<pid_t>& targets) {
-  refresh();
-  for (const Tracked* tracked : in_subtrees(targets)) {
-    const auto stat = read_stat(tracked->pid);
-    if (stat && stat->start_time == tracked->start_time && stat->state != 'Z' && stat->state != 'X') return true;
-  }
-  return false;
+bool DescendantTracker::application_alive(const ApplicationQuery& query) {
+  find_application(query);
+  return std::any_of(application_.begin(), application_.end(), [](const auto& entry) {
+    const auto& [pid, start_time] = entry.first;
+    const auto stat = read_stat(pid);
+    return stat && stat->start_time == start_time && stat->state != 'Z' && stat->state != 'X';
+  });
 }
 
 void DescendantTracker::reap_orphans() const {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -31,6 +32,14 @@ std::optional<std::string> read_proc_file(const std::string& path);
 // Idempotent; false where the kernel does not support it.
 bool become_child_subreaper();
 
+// What decides the application among a child's descendants (application_tree.hpp): the processes the profiler
+// profiles, the profiler's program name ("ncu"; empty: the child is the profiler), and the tool's own executables.
+struct ApplicationQuery {
+  std::vector<pid_t> targets;
+  std::string profiler_name;
+  std::function<bool(const std::filesystem::path&)> is_tool;
+};
+
 // The processes a child started, wherever they went: into another process group or session
 // (setsid escapes kill(-group)), or re-parented to this process when their parent exited. Found by
 // walking /proc's parent links from the child and from this process's orphans.
@@ -49,11 +58,13 @@ class DescendantTracker {
   void refresh();
   // Sends the signal to every tracked process that is still the same process (pid and start time).
   void signal_all(int signal_number) const;
-  // The same, to the tracked processes that are one of `targets` or were started by one (by /proc's parent
-  // links now, and by what refresh() saw of them before). Returns how many were signalled.
-  std::size_t signal_subtrees(const std::vector<pid_t>& targets, int signal_number);
-  // Whether a process of those subtrees is still alive (zombies excluded).
-  bool any_alive_in_subtrees(const std::vector<pid_t>& targets);
+  // The application under the root (application_tree.hpp), refreshed first, sent the signal: every process the
+  // rule finds now, and every one it found before that is still the same process (a SIGKILL after the SIGTERM
+  // reaches what the SIGTERM did, even once the links that found it are gone), each once: called again, only the
+  // processes found since get it. Returns how many were signalled.
+  std::size_t signal_application(const ApplicationQuery& query, int signal_number);
+  // Whether a process of the application (as above) is still alive (zombies excluded).
+  bool application_alive(const ApplicationQuery& query);
   // "pid (name)" of each tracked process still alive (zombies excluded).
   std::vector<std::string> survivors() const;
   // Decides, by a process's executable (/proc/<pid>/exe now), whether it is the child tool's own.
@@ -74,7 +85,8 @@ class DescendantTracker {
     std::string name;
     pid_t parent = 0;  // when first seen
   };
-  std::vector<const Tracked*> in_subtrees(const std::vector<pid_t>& targets) const;
+  // The application's members now, added to application_ (pid and start time).
+  void find_application(const ApplicationQuery& query);
   // The tracked processes still alive as themselves (same start time, not a zombie).
   std::vector<const Tracked*> alive() const;
   static bool is_tools(const Tracked& tracked, const ExecutableTest& is_tool);
@@ -87,6 +99,8 @@ class DescendantTracker {
   // (10 ms) from the root's own.
   std::set<std::pair<pid_t, unsigned long long>> orphans_before_root_;
   std::vector<Tracked> tracked_;
+  // Found by find_application, ever (pid, start time), with the last signal sent to each (0: none yet).
+  std::map<std::pair<pid_t, unsigned long long>, int> application_;
 };
 
 }  // namespace llmprof::detail

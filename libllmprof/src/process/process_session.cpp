@@ -167,6 +167,7 @@ ProcessOutcome ChildSession::outcome() const {
   outcome.timed_out = stop_reason_ == StopReason::timed_out;
   outcome.interrupted = stop_reason_ == StopReason::interrupted;
   outcome.descendants_ended = descendants_ending_began_.has_value();
+  outcome.descendants_ended_at_limit = outcome.descendants_ended && ending_at_limit_;
   outcome.wall_time = exited_at_ - started_at_;
   return outcome;
 }
