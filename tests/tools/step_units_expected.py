@@ -2,17 +2,19 @@
 """What one step of each stage is, from recorded nsys SQLite exports, with nothing of libllmprof: the figures
 tests/unit/step_units_test.cpp expects (tests/data/oracles/step_units.txt). Each export is one shape of step:
 
-  eager          a `decode` range holding 64 `decode_step` ranges (the H100 eager decode, tests/data/nsys-sqlite)
-  graph-steps    the same under CUDA graphs traced per node: 64 `decode_step` ranges, one graph launch each
-  graph-launches that capture without its `decode_step` ranges: `decode` holds 64 graph launches and no step range
-  inferred       the H100 serving window with its NVTX step ranges removed and one `serve` range around the engine
-                 thread's CUDA calls (a derived capture): steps only from the host's per-step synchronisation
-  serving        the same window as recorded: each `scheduler_step`, `decode_batch` and `mixed_batch` range is a step
-  no-step        the H100 1b decode (8 new tokens) without its `decode_step` ranges: `decode` holds only layer ranges,
-                 no graph and no per-step synchronisation, so no step is known
-
-The derived captures change only NVTX rows (the same SQL as the C++ test: delete the named ranges; insert one
-push/pop range from the engine thread's first kept CUDA call's start to its last one's end).
+  graph-ranges   a `decode` range holding 48 `decode_step` ranges, one CUDA graph replay each, beside a `prefill`
+                 (tests/data/zoo: the H100 zoo's many_steps.py, traced per graph node)
+  graph-launches the same workload without step ranges: `decode` holds 32 graph replays
+  inferred       the same workload eager and without step ranges: `decode` holds 16 forward passes, each ending in a
+                 device-to-host copy, and the `prefill` beside it one more
+  eager          a `decode` range holding 64 `decode_step` ranges, eager (tests/data/nsys-sqlite)
+  graph-steps    the same model under CUDA graphs traced per node: 64 `decode_step` ranges, one graph launch each
+  serving        the H100 serving window: each `scheduler_step`, `decode_batch` and `mixed_batch` range is a step
+  no-step        the H100 1b decode (8 new tokens) with its `decode_step` ranges removed (a derived capture: the same
+                 SQL as the C++ test deletes the NVTX rows of that name): `decode` holds only layer ranges, no graph
+                 and no per-step synchronisation, so no step is known
+For the zoo exports, the workload's own count of its steps (<name>.facts.json "steps") is printed as truth= on
+its `decode` line, and this oracle stops when its own count differs.
 
 The rules, written out (docs/report-json.md `step_basis`), per stage S with n instances:
   own_range (kind)  S is the step range of the engine's step kinds or one of the kinds: its instances are steps
@@ -23,13 +25,15 @@ The rules, written out (docs/report-json.md `step_basis`), per stage S with n in
                     each instance at least one: steps = g
   own_range (child) S is the step range of the stage around it: steps = n
   inferred_steps    steps cut at the end of each device-to-host copy call (else each synchronise call) of the thread
-                    that launched the most kernels, keeping steps that launched a kernel; when their GPU time (their
-                    kernels', copies' and sets' durations) is within 10% of S's: steps = their count
+                    that launched the most kernels, keeping steps that launched a kernel; a step starts at its first
+                    launch call; the steps starting inside an instance of S on its thread, when there are at least 2
+                    and more than n: steps = their count
   range_instances   none: steps = n
 Step kinds here: a step range is a range whose children include a *_batch range with no more instances than it.
 """
 import bisect
 import collections
+import json
 import pathlib
 import shutil
 import sqlite3
@@ -40,39 +44,31 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import timeline_expected  # noqa: E402  (the timeline oracle's export reader: rows only, no figures)
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
-ENGINE_RANGES = ("scheduler_step", "decode_batch", "mixed_batch", "sampling")
 FIXTURES = [
-    ("eager", "nsys-sqlite/eager.sqlite", (), None),
-    ("graph-steps", "nsys-sqlite/nodetrace.sqlite", (), None),
-    ("graph-launches", "nsys-sqlite/nodetrace.sqlite", ("decode_step",), None),
-    ("inferred", "serving/serving_window1_h100.sqlite", ENGINE_RANGES, "serve"),
-    ("serving", "serving/serving_window1_h100.sqlite", (), None),
-    ("no-step", "nsys-sqlite/ex1b8.sqlite", ("decode_step",), None),
+    ("graph-ranges", "zoo/many_steps_graph_ranges.sqlite", ()),
+    ("graph-launches", "zoo/many_steps_graph_noranges.sqlite", ()),
+    ("inferred", "zoo/many_steps_eager_noranges.sqlite", ()),
+    ("eager", "nsys-sqlite/eager.sqlite", ()),
+    ("graph-steps", "nsys-sqlite/nodetrace.sqlite", ()),
+    ("serving", "serving/serving_window1_h100.sqlite", ()),
+    ("no-step", "nsys-sqlite/ex1b8.sqlite", ("decode_step",)),
 ]
 
 
-def derive(source, dropped, enclosing, directory):
+def derive(source, dropped, directory):
     path = pathlib.Path(directory) / source.name
     shutil.copyfile(source, path)
     db = sqlite3.connect(path)
     for name in dropped:
         db.execute("DELETE FROM NVTX_EVENTS WHERE coalesce(text, (SELECT value FROM StringIds WHERE id = textId)) = ?",
                    (name,))
-    if enclosing:
-        thread = db.execute(
-            "SELECT r.globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN CUPTI_ACTIVITY_KIND_KERNEL k "
-            "ON k.correlationId = r.correlationId GROUP BY r.globalTid ORDER BY count(*) DESC LIMIT 1").fetchone()[0]
-        start, end = db.execute("SELECT min(start), max(end) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE globalTid = ?",
-                                (thread,)).fetchone()
-        db.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, text) VALUES (?, ?, 59, ?, ?)",
-                   (start, end, thread, enclosing))
     db.commit()
     db.close()
     return path
 
 
 def inferred_steps(path):
-    """(count, GPU time) of the steps cut at the host's per-step synchronisation."""
+    """(thread, start) of each step cut at the host's per-step synchronisation."""
     db = sqlite3.connect(path)
     names = dict(db.execute("SELECT id, value FROM StringIds"))
     calls = list(db.execute("SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME "
@@ -93,26 +89,24 @@ def inferred_steps(path):
                 to_host.add(corr)
     launches = collections.Counter(tid for _, _, tid, corr, _ in calls if corr in kernels)
     if not launches:
-        return 0, 0
+        return []
     thread = launches.most_common(1)[0][0]
     mine = [c for c in calls if c[2] == thread]
     by_copy = any(c[3] in to_host for c in mine)
     syncs = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cuStreamSynchronize",
              "cuCtxSynchronize", "cuEventSynchronize")
-    count = gpu_time = 0
-    step_time, step_kernels, open_step = 0, 0, False
-    for _, _, _, corr, name_id in mine:
-        if corr in kernels or corr in transfers:
-            open_step = True
+    steps = []
+    step_start, step_kernels = None, 0
+    for start, _, _, corr, name_id in mine:
+        if (corr in kernels or corr in transfers) and step_start is None:
+            step_start = start
         step_kernels += len(kernels.get(corr, []))
-        step_time += sum(kernels.get(corr, [])) + sum(transfers.get(corr, []))
         cut = corr in to_host if by_copy else names.get(name_id, "").startswith(syncs)
-        if cut and open_step:
+        if cut and step_start is not None:
             if step_kernels:
-                count += 1
-                gpu_time += step_time
-            step_time, step_kernels, open_step = 0, 0, False
-    return count, gpu_time
+                steps.append((thread, step_start))
+            step_start, step_kernels = None, 0
+    return steps
 
 
 def units(path):
@@ -196,8 +190,9 @@ def units(path):
         else:
             if inferred is None:
                 inferred = inferred_steps(path)
-            count, time = inferred
-            if count >= 2 and gpu_time[stage] > 0 and abs(time - gpu_time[stage]) <= 0.1 * gpu_time[stage]:
+            rows = stages[next(key for key in stages if names[key] == stage)]
+            count = sum(any(tid == thread and s <= start <= e for s, e, thread in rows) for tid, start in inferred)
+            if count >= 2 and count > n and gpu_time[stage] > 0:
                 result[stage] = ("inferred_steps", count)
             else:
                 result[stage] = ("range_instances", n)
@@ -207,10 +202,17 @@ def units(path):
 def main():
     lines = ["# fixture stage: basis steps instances (written by tests/tools/step_units_expected.py; do not edit)"]
     with tempfile.TemporaryDirectory() as directory:
-        for label, relative, dropped, enclosing in FIXTURES:
-            path = derive(DATA / relative, dropped, enclosing, directory)
+        for label, relative, dropped in FIXTURES:
+            path = derive(DATA / relative, dropped, directory)
+            facts = (DATA / relative).with_suffix("").with_suffix(".facts.json")
+            truth = json.loads(facts.read_text())["steps"] if facts.exists() else None
             for stage, (basis, steps, instances) in sorted(units(path).items()):
-                lines.append(f"{label} {stage}: basis={basis} steps={steps} instances={instances}")
+                line = f"{label} {stage}: basis={basis} steps={steps} instances={instances}"
+                if truth is not None and stage == "decode":
+                    if steps != truth:
+                        sys.exit(f"{relative}: {steps} steps in `decode`, the workload says {truth}")
+                    line += f" truth={truth}"
+                lines.append(line)
     sys.stdout.write("\n".join(lines) + "\n")
 
 

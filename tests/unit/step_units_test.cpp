@@ -1,7 +1,8 @@
 // What one step of a stage is, on recorded H100 nsys exports of each shape (a range holding step ranges, one
 // holding CUDA graph launches, one holding steps found only from the host's synchronisation, ranges that are
 // steps, and a range with no step known), and every headline held against its Stages and Stage instances rows.
-// Expected units: tests/tools/step_units_expected.py over the same exports (tests/data/oracles/step_units.txt).
+// Expected units: tests/tools/step_units_expected.py over the same exports (tests/data/oracles/step_units.txt), which
+// also checks the zoo workloads' own step counts (tests/data/zoo/*.facts.json).
 #include <catch2/catch.hpp>
 
 #include "core/format.hpp"
@@ -25,20 +26,26 @@ struct Shape {
   const char* label;     // the oracle's fixture name
   const char* source;    // under tests/data
   std::vector<std::string> dropped;  // NVTX ranges removed (the same capture from a workload emitting fewer)
-  const char* enclosing;             // one range added around the engine thread's CUDA calls; nullptr: none
   const char* main;                  // the stage the headline speaks of
+  bool zoo = false;                  // the workload wrote its own step count (tests/data/zoo/*.facts.json)
 };
-
-const std::vector<std::string> kEngineRanges = {"scheduler_step", "decode_batch", "mixed_batch", "sampling"};
 
 const Shape kShapes[] = {
-    {"eager", "nsys-sqlite/eager.sqlite", {}, nullptr, "decode"},
-    {"graph-steps", "nsys-sqlite/nodetrace.sqlite", {}, nullptr, "decode"},
-    {"graph-launches", "nsys-sqlite/nodetrace.sqlite", {"decode_step"}, nullptr, "decode"},
-    {"inferred", "serving/serving_window1_h100.sqlite", kEngineRanges, "serve", "serve"},
-    {"serving", "serving/serving_window1_h100.sqlite", {}, nullptr, "scheduler_step"},
-    {"no-step", "nsys-sqlite/ex1b8.sqlite", {"decode_step"}, nullptr, "decode"},
+    {"graph-ranges", "zoo/many_steps_graph_ranges.sqlite", {}, "decode", true},
+    {"graph-launches", "zoo/many_steps_graph_noranges.sqlite", {}, "decode", true},
+    {"inferred", "zoo/many_steps_eager_noranges.sqlite", {}, "decode", true},
+    {"eager", "nsys-sqlite/eager.sqlite", {}, "decode"},
+    {"graph-steps", "nsys-sqlite/nodetrace.sqlite", {}, "decode"},
+    {"serving", "serving/serving_window1_h100.sqlite", {}, "scheduler_step"},
+    {"no-step", "nsys-sqlite/ex1b8.sqlite", {"decode_step"}, "decode"},
 };
+
+const Shape& shape_named(const std::string& label) {
+  for (const auto& shape : kShapes)
+    if (shape.label == label) return shape;
+  FAIL("no shape " << label);
+  return kShapes[0];
+}
 
 // A run directory whose only input is the shape's export, changed as the oracle changes it (NVTX rows only).
 std::filesystem::path make_run(const llmprof::testing::TempDir& temp, const Shape& shape) {
@@ -52,13 +59,6 @@ std::filesystem::path make_run(const llmprof::testing::TempDir& temp, const Shap
   for (const auto& name : shape.dropped)
     REQUIRE(database->execute("DELETE FROM NVTX_EVENTS WHERE coalesce(text, (SELECT value FROM StringIds WHERE id = "
                               "textId)) = '" + name + "'"));
-  if (shape.enclosing != nullptr)
-    REQUIRE(database->execute(
-        "INSERT INTO NVTX_EVENTS (start, end, eventType, globalTid, text) SELECT min(start), max(end), 59, globalTid, '" +
-        std::string(shape.enclosing) +
-        "' FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE globalTid = (SELECT r.globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
-        "JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.correlationId = r.correlationId GROUP BY r.globalTid ORDER BY "
-        "count(*) DESC LIMIT 1)"));
   return run;
 }
 
@@ -109,6 +109,8 @@ TEST_CASE("each stage's step is the oracle's, on recorded exports of every shape
       CHECK(stage.step_basis == oracle_text("step_units", line, "basis"));
       REQUIRE(stage.steps.has_value());
       CHECK(*stage.steps == oracle_figure("step_units", line, "steps"));
+      // The workload's own count of its decode steps.
+      if (shape.zoo && stage.name == "decode") CHECK(*stage.steps == oracle_figure("step_units", line, "truth"));
     }
   }
 }
@@ -170,7 +172,8 @@ TEST_CASE("every headline says per step only for a step, and its figures are its
     const std::string cell = row.at(column_of(markdown, "Steps"));
     CHECK(cell == detail::steps_cell(stage));
     CHECK_THAT(cell, Catch::StartsWith(detail::format_count(static_cast<std::int64_t>(steps))));
-    CHECK_THAT(cell, Catch::EndsWith(basis == "range_instances" ? "ranges (no step)" : basis == "own_range" ? "one each"
+    CHECK_THAT(cell, Catch::EndsWith(basis == "range_instances"  ? (steps == 1 ? "1 range (no step)" : "ranges (no step)")
+                                     : basis == "own_range"      ? "one each"
                                      : basis == "graph_launches" ? "graph launches"
                                      : basis == "inferred_steps" ? "inferred"
                                                                  : "`decode_step`"));
@@ -180,7 +183,7 @@ TEST_CASE("every headline says per step only for a step, and its figures are its
 TEST_CASE("a step range and the bare run's tokens that disagree: the steps are the ranges, and a warning says both") {
   // The eager H100 decode holds 64 `decode_step` ranges; a workload saying it made 63 new tokens disagrees.
   llmprof::testing::TempDir temp;
-  const auto run = make_run(temp, kShapes[0]);
+  const auto run = make_run(temp, shape_named("eager"));
   llmprof::testing::write_file(
       run / "stage1/metrics.json",
       R"({"schema": "llmprof.workload_metrics/1", "model": "llama-style", "device": "cuda:0",

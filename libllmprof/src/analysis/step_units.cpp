@@ -18,8 +18,6 @@ namespace {
 // work: a layer range repeats inside a step too, but holds only part of it (on the recorded 1b decode, `attention`
 // launched 57% of `decode_step`'s kernel time and `mlp` 39%; `decode_step` 100% of `decode`'s).
 constexpr double kStepWorkShare = 0.9;
-// Inferred steps belong to a range whose GPU time their own GPU time matches within this share.
-constexpr double kInferredWorkTolerance = 0.1;
 
 struct StepUnit {
   StepBasis basis = StepBasis::range_instances;
@@ -100,16 +98,21 @@ std::optional<StepUnit> bare_run_unit(const AnalysisReport& report, const Report
                       " new tokens per range in its bare run (stage1/metrics.json new_tokens)"};
 }
 
+// The inferred steps that start inside the stage's instances (on the instance's thread), when more than one per
+// instance: a capture's steps before or after the range (a prefill range beside `decode`) are not its steps.
 std::optional<StepUnit> inferred_unit(const std::optional<StepKindReport>& inferred, const TimelineStage& timed) {
-  if (!inferred || inferred->steps < 2 || timed.gpu_time_ns <= 0) return std::nullopt;
-  double gpu_time = 0;
-  for (const auto& kind : inferred->kinds) gpu_time += static_cast<double>(kind.gpu_time_ns);
-  const double own = static_cast<double>(timed.gpu_time_ns);
-  if (std::fabs(gpu_time - own) > kInferredWorkTolerance * own) return std::nullopt;
-  return StepUnit{StepBasis::inferred_steps, static_cast<double>(inferred->steps),
-                  count_text(static_cast<double>(inferred->steps)) +
-                      " steps inferred without NVTX, whose GPU time is " + share_text(gpu_time, own) + " of its own (" +
-                      inferred->inferred + ")"};
+  if (!inferred || timed.gpu_time_ns <= 0) return std::nullopt;
+  std::int64_t inside = 0;
+  for (const auto& span : inferred->inferred_spans)
+    inside += std::any_of(timed.instances.begin(), timed.instances.end(), [&](const TimelineInstance& instance) {
+      return instance.thread == span.thread && instance.cpu_start_ns <= span.start_ns &&
+             span.start_ns <= instance.cpu_end_ns;
+    });
+  if (inside < 2 || inside <= static_cast<std::int64_t>(timed.instances.size())) return std::nullopt;
+  return StepUnit{StepBasis::inferred_steps, static_cast<double>(inside),
+                  count_text(static_cast<double>(inside)) + " of the " +
+                      count_text(static_cast<double>(inferred->inferred_spans.size())) +
+                      " steps inferred without NVTX start inside it (" + inferred->inferred + ")"};
 }
 
 StepUnit range_unit(const ReportStage& stage, double instances) {

@@ -218,6 +218,7 @@ Result<std::optional<StepKindReport>> infer_sync_steps(const std::filesystem::pa
   StepKindReport report;
   report.steps = last - first;
   report.steps_left_out = total - report.steps;
+  for (const Step& step : steps) report.inferred_spans.push_back({step.thread, step.start, step.cut_end});
   std::map<Signature, std::vector<const Step*>> by_signature;
   for (Step& step : steps) {
     sign(step);

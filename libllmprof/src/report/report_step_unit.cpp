@@ -81,7 +81,7 @@ std::string steps_cell(const ReportStage& stage) {
     case StepBasis::own_range:
       return count + ", one each";
     case StepBasis::range_instances:
-      return count + " ranges (no step)";
+      return count + (*stage.steps == 1 ? " range (no step)" : " ranges (no step)");
   }
   return kNotComputed;
 }

@@ -14,7 +14,7 @@ namespace llmprof::detail {
 std::string step_definition(const RunReportModel& model, const ReportStage& stage);
 
 // Short cell for the Stages table's Steps column: "48 `decode_step`", "128 tokens (bare run)", "64 graph launches",
-// "16 inferred", "128, one each", "2,048 ranges (no step)".
+// "16 inferred", "128, one each", "2,048 ranges (no step)" ("1 range (no step)").
 std::string steps_cell(const ReportStage& stage);
 
 // What the Steps column counts, and for each stage whose steps lie inside its range, how they were found; plain text.
