@@ -5,6 +5,8 @@
 // also checks the zoo workloads' own step counts (tests/data/zoo/*.facts.json).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include "core/format.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/choice.hpp"
@@ -13,6 +15,7 @@
 #include "parse/sqlite_database.hpp"
 #include "report/report_levers.hpp"
 #include "report/report_step_unit.hpp"
+#include "report/report_view.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -205,4 +208,36 @@ TEST_CASE("a step range and the bare run's tokens that disagree: the steps are t
     warned |= warning.find("64 `decode_step` ranges, one per step") != std::string::npos &&
               warning.find("against 63 decode steps in its bare run") != std::string::npos;
   CHECK(warned);
+}
+
+TEST_CASE("on every recorded run, the headline's bytes and limits per step are its Stages row's, in its unit") {
+  // The recorded H100/H200 runs under examples/ with ncu's DRAM bytes: the headline's HBM limit is the Stages row's
+  // DRAM per step at the peak, and the row's Steps cell counts the steps the headline names.
+  std::size_t checked = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(llmprof::testing::example_path(""))) {
+    if (entry.path().filename() != "report.json" || entry.path().parent_path().filename() != "analysis") continue;
+    const auto run = entry.path().parent_path().parent_path();
+    auto model = load_run_report(run);
+    REQUIRE(model.has_value());
+    const auto verdict = detail::summarize_run_verdict(*model);
+    if (verdict.stages.empty()) continue;
+    const auto& levers = verdict.stages.front();
+    const ReportStage& stage = *levers.stage;
+    INFO(run.string() << ": " << verdict.headline);
+    const std::string markdown = render_markdown(*model);
+    const auto row = stages_row(markdown, detail::stage_label(stage));
+    CHECK(row.at(column_of(markdown, "Steps")) == detail::steps_cell(stage));
+    if (!levers.hbm_limit_step_ns) continue;
+    const double peak = *model->device.peak_dram_bytes_per_s;
+    CHECK(row.at(column_of(markdown, "DRAM per step")) == detail::format_si(stage.dram_bytes_per_step, "B"));
+    CHECK(*levers.hbm_limit_step_ns == Approx(*stage.dram_bytes_per_step / peak * 1e9).epsilon(1e-12));
+    // In the stage's unit: per step where one is known (after-1b, after-graphs), per `decode` range where not
+    // (after-hf: HF generate's decode range holds every forward pass).
+    const std::string limit = detail::format_duration_ns(*levers.hbm_limit_step_ns);
+    CHECK_THAT(verdict.headline, Catch::Contains("The HBM limit is " + limit + " per " + stage.step_noun() + ".") ||
+                                     Catch::Contains("At the HBM limit a " + stage.step_noun() + " would take " + limit));
+    CHECK_THAT(verdict.headline, Catch::Contains(detail::step_definition(*model, stage)));
+    ++checked;
+  }
+  CHECK(checked >= 5);
 }
