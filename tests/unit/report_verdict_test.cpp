@@ -4,6 +4,10 @@
 // sentences are those figures rounded by hand, as written beside each.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
 #include "core/format.hpp"
 #include "llmprof/report.hpp"
 #include "oracle.hpp"
@@ -104,9 +108,11 @@ TEST_CASE("the 1b eager decode on the H100: launch overhead first, the HBM limit
   CHECK(lever_named(levers, "straggler rank").withheld == "a single-rank run, with no other rank to wait for");
   // 145.09 tokens/s; 882.187 ms / 128 = 6.892 ms; GPU busy 0.2246; 311.52 ms / 128 = 2.434 ms of GPU work per
   // step; 6.892 / 2.434 = 2.83; 2,198,058,658 B / 3.3558e12 B/s = 655.0 µs.
+  // The report.json predates step units: its steps_source names the workload's new tokens.
   CHECK(verdict.headline ==
-        "decode: 145 tokens/s (6.89 ms per token, bare), host/launch-bound (GPU busy 22%). Its GPU work is 2.43 ms "
-        "per step: without launch overhead, 2.8x faster. The HBM limit is 655 µs per step.");
+        "decode: 145 tokens/s (6.89 ms per token, bare), host/launch-bound (GPU busy 22%). A step is one of its 128 "
+        "decode steps (the bare run's new tokens). Its GPU work is 2.43 ms per step: without launch overhead, 2.8x "
+        "faster. The HBM limit is 655 µs per step.");
 }
 
 TEST_CASE("a CUDA-graph decode has no launch-overhead lever and leads with the HBM limit") {
@@ -118,8 +124,8 @@ TEST_CASE("a CUDA-graph decode has no launch-overhead lever and leads with the H
   // 403.49 tokens/s; 317.229 ms / 128 = 2.478 ms; 2,134,454,426 B / 3.3505e12 B/s (this run's own profiled peak)
   // = 637.1 µs; 2.478 / 0.6371 = 3.89.
   CHECK(verdict.headline ==
-        "decode: 403 tokens/s (2.48 ms per token, bare), runs as CUDA graphs (GPU busy 99%). At the HBM limit a step "
-        "would take 637 µs: 3.9x faster.");
+        "decode: 403 tokens/s (2.48 ms per token, bare), runs as CUDA graphs (GPU busy 99%). A step is one of its "
+        "128 decode steps (the bare run's new tokens). At the HBM limit a step would take 637 µs: 3.9x faster.");
 }
 
 TEST_CASE("a serving run: the main stage and each engine step kind get their levers, under the profiler") {
@@ -134,8 +140,9 @@ TEST_CASE("a serving run: the main stage and each engine step kind get their lev
   // No bare run: the step is the steady-state mean under the profiler, 1.342 ms; 265.0 µs of GPU work: 5.06x;
   // 174,161,920 B per step / 3.3340e12 B/s = 52.2 µs; GPU busy 0.1975.
   CHECK(verdict.headline ==
-        "decode_batch: 1.34 ms per step under the profiler, host/launch-bound (GPU busy 20%). Its GPU work is 265 µs "
-        "per step: without launch overhead, 5.1x faster. The HBM limit is 52.2 µs per step.");
+        "decode_batch: 1.34 ms per step under the profiler, host/launch-bound (GPU busy 20%). A step is one "
+        "`decode_batch` range (22 of them). Its GPU work is 265 µs per step: without launch overhead, 5.1x faster. The "
+        "HBM limit is 52.2 µs per step.");
 }
 
 TEST_CASE("the tensor-parallel run reads its straggler from analysis/ranks.csv") {
@@ -221,7 +228,7 @@ TEST_CASE("nested ranges that share their parent's verdict fold under it") {
   for (auto at = markdown.find("cut launch overhead (CUDA graphs, fused kernels)"); at != std::string::npos;
        at = markdown.find("cut launch overhead (CUDA graphs, fused kernels)", at + 1))
     ++sentences;
-  CHECK(sentences == 7);  // 1 in the Verdict, 6 in the Stage instances table
+  CHECK(sentences == 7);  // 1 in the rest of the Verdict's bullet, 6 in the Stage instances table
   // The stored verdict's 0.0026% reads "< 0.1%" in the report; report.json keeps the sentence as written.
   CHECK(markdown.find("0.0026%") == std::string::npos);
   CHECK(markdown.find("&lt; 0.1% while it waited in a synchronise") != std::string::npos);  // "<" escaped for Markdown
@@ -286,6 +293,123 @@ TEST_CASE("a compute limit without a measured HBM limit is no lever: which limit
         "the HBM limit is not measured (report.json predates measured DRAM bytes: re-run `deep-profile analyze` on this "
         "run), so which limit binds is unknown");
   CHECK(verdict.headline ==
-        "decode: 403 tokens/s (2.48 ms per token, bare), runs as CUDA graphs (GPU busy 99%). No lever's gain can be "
-        "computed from this run's figures: the levers say what each lacks.");
+        "decode: 403 tokens/s (2.48 ms per token, bare), runs as CUDA graphs (GPU busy 99%). A step is one of its 128 "
+        "`decode_step` ranges. No lever's gain can be computed from this run's figures: the levers say what each "
+        "lacks.");
+}
+
+namespace {
+
+// Words of a line of text: runs of characters between spaces, the way a reader counts them (a link's text and its
+// target count, markup characters do not add words).
+std::size_t word_count(const std::string& text) {
+  std::istringstream words(text);
+  std::size_t count = 0;
+  for (std::string word; words >> word;) ++count;
+  return count;
+}
+
+// The Markdown Verdict section's bullets (a folded sub-bullet is a bullet of its own).
+std::vector<std::string> markdown_verdict_bullets(const std::string& markdown) {
+  const auto start = markdown.find("\n## Verdict\n");
+  REQUIRE(start != std::string::npos);
+  const auto end = markdown.find("\n## ", start + 1);
+  std::istringstream lines(markdown.substr(start, end - start));
+  std::vector<std::string> bullets;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("- ", 0) == 0 || line.rfind("  - ", 0) == 0) bullets.push_back(line);
+  return bullets;
+}
+
+// The HTML verdict list's items, tags removed (an item holds its folded ranges' line too).
+std::vector<std::string> html_verdict_bullets(const std::string& html) {
+  const auto list = html.find("<ul class=\"verdicts\">");
+  REQUIRE(list != std::string::npos);
+  const auto end = html.find("</ul>", list);
+  std::vector<std::string> bullets;
+  for (auto at = html.find("<li", list); at != std::string::npos && at < end; at = html.find("<li", at + 1)) {
+    const std::string item = html.substr(at, html.find("</li>", at) - at);
+    std::string text;
+    bool in_tag = false;
+    for (const char c : item) {
+      if (c == '<') in_tag = true;
+      if (!in_tag) text += c;
+      if (c == '>') {
+        in_tag = false;
+        text += ' ';
+      }
+    }
+    bullets.push_back(text);
+  }
+  return bullets;
+}
+
+// Every recorded run directory under examples/ (those with an analysis/report.json).
+std::vector<std::filesystem::path> recorded_runs() {
+  std::vector<std::filesystem::path> runs;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(example_path("")))
+    if (entry.path().filename() == "report.json" && entry.path().parent_path().filename() == "analysis")
+      runs.push_back(entry.path().parent_path().parent_path());
+  std::sort(runs.begin(), runs.end());
+  return runs;
+}
+
+constexpr std::size_t kMaxVerdictWords = 45;
+
+void check_bullets(const std::vector<std::string>& bullets, const std::string& where) {
+  for (const auto& bullet : bullets) {
+    INFO(where << ": " << bullet);
+    CHECK(word_count(bullet) <= kMaxVerdictWords);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every verdict bullet of every recorded run reads in a few seconds: 45 words at most, Markdown and HTML") {
+  const auto runs = recorded_runs();
+  // The recorded 1b runs whose bullets ran to 119-121 words are among them.
+  const auto has = [&](const std::string& relative) {
+    return std::find(runs.begin(), runs.end(), example_path(relative)) != runs.end();
+  };
+  REQUIRE(has("ncu-budget-h100/after-1b"));
+  REQUIRE(has("ncu-budget-h100/after-graphs"));
+  REQUIRE(has("speed-h200/after-1-1b"));
+  REQUIRE(runs.size() >= 20);
+  std::size_t bullets = 0;
+  for (const auto& run : runs) {
+    const auto model = load_run_report(run);
+    REQUIRE(model.has_value());
+    if (model->nvidia_gpu_present == false) continue;  // no verdict list: the report says a GPU is needed
+    const auto markdown = markdown_verdict_bullets(render_markdown(*model));
+    const auto html = html_verdict_bullets(render_html(*model));
+    CHECK(markdown.size() >= html.size());
+    check_bullets(markdown, run.string() + " (report.md as rendered)");
+    check_bullets(html, run.string() + " (report.html as rendered)");
+    bullets += markdown.size();
+    // The committed renderings too, so that an example left unrendered fails here.
+    if (const auto committed = llmprof::testing::read_file(run / "report.md"); !committed.empty())
+      check_bullets(markdown_verdict_bullets(committed), run.string() + "/report.md");
+    if (const auto committed = llmprof::testing::read_file(run / "report.html"); !committed.empty())
+      check_bullets(html_verdict_bullets(committed), run.string() + "/report.html");
+  }
+  CHECK(bullets >= 40);
+}
+
+TEST_CASE("a verdict bullet is the verdict, the figure behind it and a link to the table with the rest") {
+  const auto model = load_example("ncu-budget-h100/after-1b");
+  const std::string markdown = render_markdown(model);
+  // 10 words, where the recorded report had 119.
+  CHECK(markdown.find("- **decode (in generate)**: host/launch-bound: GPU busy 22% of the stage ([Stage "
+                      "instances](#stage-instances-nsys-sqlite-timeline))\n") != std::string::npos);
+  // The rest of the verdict is a table under the list, one row per bullet that has more: GPU idle time by cause,
+  // what to cut, the bytes against the model's, the MFU gap.
+  CHECK(markdown.find("<details><summary>The rest of each verdict</summary>\n\n| Stage | The rest of its verdict |\n"
+                      "|---|---|\n| decode (in generate) | of its GPU idle time, 63% while the host launched, &lt; 0.1% "
+                      "while it waited in a synchronise, 37% with nothing launched; cut launch overhead (CUDA graphs, "
+                      "fused kernels) or host work between launches; measured 2.20 GB per step against the 2.10 GB the "
+                      "model must read (weights + KV cache): 105% (bytes measured for 91% of its kernel time); MFU "
+                      "(profiled) 0.22% is 6.1x MFU (workload) &lt; 0.1%") != std::string::npos);
+  const std::string html = render_html(model);
+  CHECK(html.find("<strong>decode (in generate)</strong> host/launch-bound: GPU busy 22% of the stage (<a "
+                  "href=\"#stage-instances\">Stage instances</a>)") != std::string::npos);
 }

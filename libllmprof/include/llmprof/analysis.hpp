@@ -22,6 +22,7 @@
 #include "llmprof/report_model.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/roofline.hpp"
+#include "llmprof/step_kinds.hpp"
 #include "llmprof/timeline.hpp"
 #include "llmprof/workload_metrics.hpp"
 
@@ -154,6 +155,9 @@ struct AnalysisInputs {
   // The select stage's selection (MAIN/nsys/selection.json): the kernels ncu was filtered to. When it is of the
   // stage the options ask for, report.json's top_kernel_selection is this one, not one selected again.
   std::optional<KernelSelection> selection;
+  // Steps inferred without NVTX over the timeline's export (llmprof/sync_steps.hpp): a stage whose GPU work they
+  // launched, and that holds no step range or graph launches, counts them as its steps (ReportStage::step_basis).
+  std::optional<StepKindReport> inferred_steps;
   std::map<std::string, std::string> sources;
   std::vector<std::string> warnings;  // about the inputs themselves; copied into AnalysisReport::warnings
 };

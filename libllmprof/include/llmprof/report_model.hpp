@@ -9,11 +9,33 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "llmprof/choice.hpp"
+
 namespace llmprof {
+
+// What one step of a stage is, and so what its "per step" figures divide by (report.json "stages[].step_basis";
+// analysis/step_units.cpp finds it). The first four count steps inside the stage's range; own_range: each
+// instance of the range is itself one step; range_instances: no step is known, so the figures are per instance
+// of the range and say so, never "per step".
+enum class StepBasis {
+  step_range,       // a child range repeating once per step (decode > 48 decode_step)
+  graph_launches,   // a range holding one CUDA graph launch per step
+  bare_run_tokens,  // the workload's decode range: its bare run's new tokens (stage1/metrics.json)
+  inferred_steps,   // steps inferred without NVTX (llmprof/sync_steps.hpp) that launched the range's GPU work
+  own_range,        // each instance is one step: a step kind, or the step range of the stage around it
+  range_instances,  // no step known: per instance of the range
+};
+inline std::span<const std::string_view> choice_names(StepBasis) noexcept {
+  static constexpr std::string_view names[] = {"step_range",     "graph_launches", "bare_run_tokens",
+                                               "inferred_steps", "own_range",      "range_instances"};
+  return names;
+}
 
 // report.json "device" (and "device.datasheet"): peaks at the clocks the kernels were profiled at.
 struct ReportDevicePeaks {
@@ -75,7 +97,8 @@ struct ReportStage {
   double dram_coverage = 0;  // share of kernel time whose bytes are known
   double dram_coverage_extrapolated = 0;  // the part of it carried from another launch configuration of the kernel
   std::optional<double> steps;
-  std::string steps_source;
+  std::string steps_source;  // one sentence: what a step is and how many there are
+  std::string step_basis;    // a StepBasis spelling; "" in reports written before it existed
   std::optional<double> dram_bytes_per_step;
   std::optional<double> dram_bytes_per_s;  // over the stage's time
   std::optional<double> dram_bytes_per_s_while_busy;
@@ -115,6 +138,11 @@ struct ReportStage {
   std::vector<ReportSampledPoint> sampled_median_step;
 
   std::string qualified_name() const { return domain.empty() ? name : domain + ":" + name; }
+  // Whether "per step" figures divide by steps: false where no step is known (step_basis range_instances) and the
+  // figures are per instance of the range.
+  bool counts_steps() const { return step_basis != choice_name(StepBasis::range_instances); }
+  // What one unit of the per-step figures is called: "step", or "`decode` range" where no step is known.
+  std::string step_noun() const { return counts_steps() ? "step" : "`" + name + "` range"; }
   // Not a report.json field: whether the file had the DRAM keys ("dram_coverage"), so a report can tell
   // a figure withheld by the analysis from one an older analysis never wrote. Set by the report reader.
   bool dram_keys_recorded = false;

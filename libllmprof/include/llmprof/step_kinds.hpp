@@ -62,6 +62,14 @@ struct StepKindReport {
   std::string inference_check;
   // They disagree: `kinds` is empty (no per-step figure is given) and `inference_check` says why.
   bool figures_withheld = false;
+  // With `inferred`: where each step ran on the host, in order (its thread, its first launch call's start, the
+  // end of the call it was cut at), so that a range can count the inferred steps that start inside it.
+  struct StepSpan {
+    std::int64_t thread = 0;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+  };
+  std::vector<StepSpan> inferred_spans;
 };
 
 // The step range: `step_range` when given (a qualified name, "name" or "domain:name"), else the outermost

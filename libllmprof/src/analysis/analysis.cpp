@@ -146,6 +146,7 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
     detail::apply_timeline(*inputs.timeline, report);
   else
     report.skipped.push_back("timeline (per-instance figures, CUDA graphs, capture losses): no nsys/profile.sqlite");
+  detail::assign_step_units(inputs.inferred_steps, report);
   detail::fill_stage_limits(report);
   if (inputs.timeline)
     attach_sampled_utilisation(*inputs.timeline, inputs.gpu_metrics, report, inputs.gpu_metrics_origin,

@@ -66,6 +66,15 @@ void build_kernels(const AnalysisInputs& inputs, const AnalysisOptions& options,
 void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
                   const PerLaunchMeans& flop_per_launch, AnalysisReport& report);
 
+// Each stage's step (StepBasis, llmprof/report_model.hpp): its steps, step_basis and steps_source, from the
+// timeline's nesting and graph launches, the engine's step kinds, the bare run's decode steps and `inferred`
+// (steps inferred without NVTX over the same export, when the caller has them); run after apply_timeline and
+// before fill_stage_limits, which divides by the steps (step_units.cpp).
+void assign_step_units(const std::optional<StepKindReport>& inferred, AnalysisReport& report);
+// Whether an outermost stage, or the one the selection looks at, launched GPU work and has no step known: then
+// steps inferred without NVTX may name its step.
+bool wants_inferred_steps(const AnalysisReport& report, const std::string& selection_stage);
+
 // The stage figures that divide by a time or compare with a limit (rates, MFU, MBU, headroom, the
 // MFU gap), and their sentences added to the verdict; run after the timeline chose each stage's time
 // (stage_limits.cpp).

@@ -5,11 +5,13 @@
 
 #include <boost/json/parse.hpp>
 
+#include "analysis/analysis_model.hpp"
 #include "analysis/kernel_selection_json.hpp"
 #include "core/file_text.hpp"
 #include "core/json_fields.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/run_layout.hpp"
+#include "llmprof/sync_steps.hpp"
 #include "rundir/run_records.hpp"
 
 namespace llmprof {
@@ -271,6 +273,17 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
                       "run the nsys and/or ncu stages first", main_directory.string());
   }
   auto report = analyze(inputs, options);
+  // A range with GPU work and no step known inside it: the steps inferred from the same export may be its steps.
+  // Inferring reads the export again, so only then, and the analysis runs again with them.
+  if (report && detail::wants_inferred_steps(*report, options.selection_stage)) {
+    auto inferred = infer_sync_steps(sqlite_export);
+    if (!inferred) {
+      report->warnings.push_back("steps inferred without NVTX: " + inferred.error().describe());
+    } else if (inferred->has_value()) {
+      inputs.inferred_steps = std::move(**inferred);
+      report = analyze(inputs, options);
+    }
+  }
   if (report && timeline_problem) report->skipped.push_back(*timeline_problem);
   return report;
 }

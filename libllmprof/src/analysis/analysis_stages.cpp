@@ -58,8 +58,7 @@ void fill_times(const AnalysisInputs& inputs, const StageKey& key, StageAnalysis
     for (const auto& row : *inputs.nsys->ranges) {
       if (row.range.domain != key.first || row.range.name != key.second) continue;
       stage.wall_ns = stage.wall_ns.value_or(0) + row.time.total_time_ns;
-      stage.steps = stage.steps.value_or(0) + static_cast<double>(row.time.count);
-      stage.steps_source = "instances of the range (nsys nvtx_sum)";
+      stage.steps = stage.steps.value_or(0) + static_cast<double>(row.time.count);  // instances; steps later
     }
   }
   if (inputs.nsys->range_projections) {
@@ -190,12 +189,9 @@ void fill_workload(const AnalysisReport& report, StageAnalysis& stage) {
   const auto& workload = *report.workload;
   if (stage.name == "decode" && workload.decode_s > 0) stage.model_flop_per_s = workload.decode_model_flop_per_s();
   if (stage.name == "prefill" && workload.prefill_s > 0) stage.model_flop_per_s = workload.prefill_model_flop_per_s();
-  if (stage.name == "decode" && workload.new_tokens > 0) {
-    // One range around the whole loop: its steps are the workload's, one token per sequence each.
-    stage.steps = stage.steps.value_or(1) * static_cast<double>(workload.new_tokens);
-    stage.steps_source = "the workload's decode steps (stage1/metrics.json new_tokens)";
-    if (workload.model_bytes_per_step > 0) stage.model_bytes_per_step = workload.model_bytes_per_step;
-  }
+  // Its steps are the workload's decode steps unless the timeline shows them (assign_step_units).
+  if (stage.name == "decode" && workload.new_tokens > 0 && workload.model_bytes_per_step > 0)
+    stage.model_bytes_per_step = workload.model_bytes_per_step;
   if (!stage.model_flop_per_s) return;
   // fp32 models run on CUDA cores unless TF32 is enabled, so their peak is the fp32 one.
   const auto peak = report.device.peak_flop_per_s.find(workload.dtype);

@@ -174,7 +174,8 @@ void fill_headroom(const AnalysisReport& report, StageAnalysis& stage) {
     return;
   }
   stage.share_of_limit = *stage.limit_step_ns / *stage.step_ns;
-  stage.headroom = "at 100% of " + limit + " a step would take " + format_duration_ns(*stage.limit_step_ns) +
+  stage.headroom = "at 100% of " + limit + " a " + stage.step_noun() + " would take " +
+                   format_duration_ns(*stage.limit_step_ns) +
                    "; it takes " + format_duration_ns(*stage.step_ns) + " (" +
                    format_fraction_percent(stage.share_of_limit) + " of the limit" + measured_for + ")";
 }
@@ -182,7 +183,7 @@ void fill_headroom(const AnalysisReport& report, StageAnalysis& stage) {
 void fill_bytes_comparison(StageAnalysis& stage) {
   if (!stage.dram_bytes_per_step || !stage.model_bytes_per_step || *stage.model_bytes_per_step <= 0) return;
   const double ratio = *stage.dram_bytes_per_step / *stage.model_bytes_per_step;
-  const std::string measured = "measured " + format_si(*stage.dram_bytes_per_step, "B") + " per step";
+  const std::string measured = "measured " + format_si(*stage.dram_bytes_per_step, "B") + " per " + stage.step_noun();
   const std::string model = format_si(*stage.model_bytes_per_step, "B") + " the model must read (weights + KV cache)";
   if (ratio > 1 + kBytesMatchTolerance) {
     stage.bytes_comparison = measured + ", " + ratio_text(ratio) + " the " + model +
@@ -236,7 +237,7 @@ void fill_mfu_gap(const AnalysisReport& report, StageAnalysis& stage) {
 std::string bandwidth_sentence(const AnalysisReport& report, const StageAnalysis& stage) {
   if (!stage.dram_bytes || !stage.mbu) return "";
   std::string text = "DRAM ";
-  if (stage.dram_bytes_per_step) text += format_si(stage.dram_bytes_per_step, "B") + " per step, ";
+  if (stage.dram_bytes_per_step) text += format_si(stage.dram_bytes_per_step, "B") + " per " + stage.step_noun() + ", ";
   text += format_si(stage.dram_bytes_per_s, "B/s") + " over the stage's time: MBU " +
           format_fraction_percent(stage.mbu) + " of " + format_si(report.device.peak_dram_bytes_per_s, "B/s");
   if (stage.dram_bytes_per_s_while_busy) {

@@ -320,6 +320,7 @@ Result<std::optional<StepKindReport>> infer_sync_steps(
   }
   std::vector<Step> steps;
   for (std::int64_t s = first; s < last; ++s) steps.push_back(step_of(*data, sequence, found.steps[std::size_t(s)]));
+  for (const Step& step : steps) report.inferred_spans.push_back({step.thread, step.start, step.cut_end});
   std::map<Signature, std::vector<const Step*>> by_signature;
   for (Step& step : steps) {
     sign(step);

@@ -8,6 +8,7 @@
 #include "core/text.hpp"
 #include "report/report_capture_scope.hpp"
 #include "report/report_stage_bytes.hpp"
+#include "report/report_step_unit.hpp"
 #include "report/report_view.hpp"
 
 namespace llmprof::detail {
@@ -134,7 +135,7 @@ void write_stage_table_html(const RunReportModel& model, std::ostringstream& out
   out << "<div class=\"table-wrap\"><table class=\"sortable\"><thead><tr><th>Stage</th><th class=\"num\">Wall</th>"
          "<th class=\"num\">GPU projection</th><th class=\"num\">Kernel busy</th><th class=\"num\">GPU busy</th>"
          "<th class=\"num\">Kernels</th><th class=\"num\">Achieved FLOP/s</th><th class=\"num\">MFU (profiled)</th>"
-         "<th class=\"num\">MFU (workload)</th><th class=\"num\">DRAM per step</th><th class=\"num\">DRAM "
+         "<th class=\"num\">MFU (workload)</th><th class=\"num\">Steps</th><th class=\"num\">DRAM per step</th><th class=\"num\">DRAM "
          "bandwidth</th><th class=\"num\">MBU (measured)</th><th class=\"num\">MBU (model)</th><th class=\"num\" "
          "title=\"share of the stage's kernel time whose DRAM bytes ncu measured\">Bytes measured</th></tr></thead>"
          "<tbody>";
@@ -148,7 +149,7 @@ void write_stage_table_html(const RunReportModel& model, std::ostringstream& out
         << num_cell(stage.achieved_flop_per_s, format_si(stage.achieved_flop_per_s, "FLOP/s"))
         << num_cell(stage.mfu, format_fraction_percent(stage.mfu))
         << num_cell(stage.mfu_workload, format_fraction_percent(stage.mfu_workload))
-        << num_cell(stage.dram_bytes_per_step, dram_per_step_cell(stage))
+        << num_cell(stage.steps, steps_cell(stage)) << num_cell(stage.dram_bytes_per_step, dram_per_step_cell(stage))
         << num_cell(stage.dram_bytes_per_s, dram_bandwidth_cell(stage)) << num_cell(stage.mbu, mbu_cell(stage))
         << num_cell(stage.mbu_workload, mbu_model_cell(stage))
         << num_cell(stage.dram_bytes ? std::optional<double>(stage.dram_coverage) : std::nullopt,
@@ -156,7 +157,7 @@ void write_stage_table_html(const RunReportModel& model, std::ostringstream& out
         << "</tr>";
   }
   out << "</tbody></table></div><p class=\"note\">" << html_escape(stages_caption(model)) << "</p><p class=\"note\">"
-      << html_escape(dram_caption(model)) << "</p></section>\n";
+      << html_escape(dram_caption(model)) << " " << html_escape(steps_caption(model)) << "</p></section>\n";
 }
 
 void write_kernel_table_html(const RunReportModel& model, std::size_t max_rows, std::ostringstream& out) {

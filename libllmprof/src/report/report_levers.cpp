@@ -11,6 +11,7 @@
 #include "core/json_fields.hpp"
 #include "core/text.hpp"
 #include "report/report_capture_scope.hpp"
+#include "report/report_step_unit.hpp"
 
 namespace llmprof::detail {
 namespace {
@@ -52,30 +53,19 @@ const ReportStage* main_stage(const RunReportModel& model) {
   return best;
 }
 
-// Steps of the stage: the analysis's count (the workload's decode steps, or the range's instances), else the
-// timeline's instances; a single instance (a `decode` around the whole loop) counts the instances of the range
-// that repeats inside it (`decode_step`), when a report.json written before `steps` existed does not say.
-std::optional<double> stage_steps(const RunReportModel& model, const ReportStage& stage, const TimelineStage* timed) {
+// Steps of the stage, in its unit (ReportStage::step_basis: steps where one is known, else the range's instances);
+// a report.json older than the unit has it completed when read (complete_step_units).
+std::optional<double> stage_steps(const ReportStage& stage) {
   if (positive(stage.steps)) return stage.steps;
-  if (!timed || timed->cpu_duration.count <= 0) return std::nullopt;
-  std::int64_t steps = timed->cpu_duration.count;
-  if (steps == 1) {
-    std::int64_t inner = 0;
-    for (const auto& child : model.timeline->stages)
-      if (child.parent == timed->qualified_name() && child.cpu_duration.count > 1 &&
-          (inner == 0 || child.cpu_duration.count < inner))
-        inner = child.cpu_duration.count;
-    if (inner > 0) steps = inner;
-  }
-  return static_cast<double>(steps);
+  return std::nullopt;
 }
 
 void measure_steps(const RunReportModel& model, const TimelineStage* timed, StageLevers& levers) {
   const ReportStage& stage = *levers.stage;
-  const auto steps = stage_steps(model, stage, timed);
+  const auto steps = stage_steps(stage);
   const auto& bare = model.bare_run;
   // The bare run's time per decode step stands for a stage that counts the same decode steps.
-  if (bare && positive(bare->time_per_output_token_s) && bare->new_tokens && steps &&
+  if (bare && positive(bare->time_per_output_token_s) && bare->new_tokens && steps && stage.counts_steps() &&
       std::fabs(*steps - static_cast<double>(*bare->new_tokens)) < 0.5) {
     levers.step_ns = *bare->time_per_output_token_s * 1e9;
     levers.step_from_bare_run = true;
@@ -93,8 +83,11 @@ void measure_steps(const RunReportModel& model, const TimelineStage* timed, Stag
   if (!levers.step_ns) levers.step_ns = levers.profiled_step_ns;
 }
 
+// "per step", or "per `decode` range" where no step is known.
+std::string per_unit(const StageLevers& levers) { return "per " + levers.stage->step_noun(); }
+
 std::string step_text(const StageLevers& levers) {
-  return format_duration_ns(*levers.step_ns) + " per step" +
+  return format_duration_ns(*levers.step_ns) + " " + per_unit(levers) +
          (levers.step_from_bare_run ? " in the bare run" : " under the profiler");
 }
 
@@ -113,8 +106,8 @@ Lever launch_overhead_lever(const StageLevers& levers, const TimelineStage* time
   } else if (!levers.gpu_work_step_ns || !levers.step_ns) {
     lever.withheld = "the steps of this stage are not counted";
   } else {
-    lever.figure = "GPU work " + format_duration_ns(*levers.gpu_work_step_ns) + " per step (timeline) against " +
-                   step_text(levers);
+    lever.figure = "GPU work " + format_duration_ns(*levers.gpu_work_step_ns) + " " + per_unit(levers) +
+                   " (timeline) against " + step_text(levers);
     if (*levers.step_ns > *levers.gpu_work_step_ns)
       lever.speedup = *levers.step_ns / *levers.gpu_work_step_ns;
     else
@@ -164,7 +157,7 @@ Lever hbm_lever(const RunReportModel& model, StageLevers& levers, const Lever& l
     lever.withheld = "no peak DRAM bandwidth for this device";
   } else {
     levers.hbm_limit_step_ns = *stage.dram_bytes_per_step / *peak * 1e9;
-    lever.figure = format_si(stage.dram_bytes_per_step, "B") + " per step at " + format_si(peak, "B/s") + " = " +
+    lever.figure = format_si(stage.dram_bytes_per_step, "B") + " " + per_unit(levers) + " at " + format_si(peak, "B/s") + " = " +
                    format_duration_ns(*levers.hbm_limit_step_ns) + coverage_note(stage.dram_coverage, "bytes");
   }
   judge_against_limit(levers.hbm_limit_step_ns, kernel_base(levers, launch), launch, "HBM", lever);
@@ -174,7 +167,7 @@ Lever hbm_lever(const RunReportModel& model, StageLevers& levers, const Lever& l
 Lever compute_lever(const RunReportModel& model, StageLevers& levers, const Lever& launch) {
   Lever lever{"compute limit", std::nullopt, "", "", "", ReportSection::stages};
   const ReportStage& stage = *levers.stage;
-  const auto steps = stage_steps(model, stage, timeline_stage_of(model, stage));
+  const auto steps = stage_steps(stage);
   std::optional<double> peak;
   for (const auto& [precision, flop_per_s] : model.device.peak_flop_per_s)
     if (precision == stage.dominant_precision) peak = flop_per_s;
@@ -195,7 +188,7 @@ Lever compute_lever(const RunReportModel& model, StageLevers& levers, const Leve
   } else {
     const double flop_per_step = *stage.flop / *steps;
     levers.compute_limit_step_ns = flop_per_step / *peak * 1e9;
-    lever.figure = format_si(flop_per_step, "FLOP") + " per step at " + format_si(peak, "FLOP/s") + " (" +
+    lever.figure = format_si(flop_per_step, "FLOP") + " " + per_unit(levers) + " at " + format_si(peak, "FLOP/s") + " (" +
                    stage.dominant_precision + ") = " + format_duration_ns(*levers.compute_limit_step_ns) +
                    coverage_note(stage.flop_coverage, "FLOP");
   }
@@ -307,22 +300,25 @@ std::string headline_figures(const RunReportModel& model, const StageLevers& lev
             (bare->batch.value_or(1) == 1 ? " per token" : " per step of " + std::to_string(*bare->batch) + " tokens") +
             ", bare), ";
   } else if (levers.step_ns) {
-    text += format_duration_ns(*levers.step_ns) + " per step under the profiler, ";
+    text += format_duration_ns(*levers.step_ns) + " " + per_unit(levers) + " under the profiler, ";
   }
   text += verdict_class(stage.verdict);
   if (stage.gpu_busy_fraction) text += " (GPU busy " + format_fraction_percent(stage.gpu_busy_fraction) + ")";
-  return text + ".";
+  text += ".";
+  if (const std::string unit = step_definition(model, stage); !unit.empty()) text += " " + unit;
+  return text;
 }
 
 std::string lever_sentence(const StageLevers& levers, const Lever& lever) {
   const std::string gain = format_factor(*lever.speedup) + " faster";
   if (lever.name == "launch overhead")
-    return "Its GPU work is " + format_duration_ns(*levers.gpu_work_step_ns) + " per step: without launch overhead, " +
-           gain + ".";
+    return "Its GPU work is " + format_duration_ns(*levers.gpu_work_step_ns) + " " + per_unit(levers) +
+           ": without launch overhead, " + gain + ".";
+  const std::string unit = "a " + levers.stage->step_noun();
   if (lever.name == "HBM limit")
-    return "At the HBM limit a step would take " + format_duration_ns(*levers.hbm_limit_step_ns) + ": " + gain + ".";
+    return "At the HBM limit " + unit + " would take " + format_duration_ns(*levers.hbm_limit_step_ns) + ": " + gain + ".";
   if (lever.name == "compute limit")
-    return "At the compute limit a step would take " + format_duration_ns(*levers.compute_limit_step_ns) + ": " +
+    return "At the compute limit " + unit + " would take " + format_duration_ns(*levers.compute_limit_step_ns) + ": " +
            gain + ".";
   if (lever.name == "idle between graph replays") return "Without the idle between graph replays, " + gain + ".";
   return "Without waiting for the straggler rank, up to " + gain + ".";
@@ -334,7 +330,8 @@ std::string sampled_sentence(const ReportStage& stage) {
   std::string text = " Sampled from the GPU's counters: SM active " + format_fraction_percent(stage.sampled_sm_active) +
                      ", tensor active " + format_fraction_percent(stage.sampled_tensor_active) + ", DRAM " +
                      format_fraction_percent(stage.sampled_mbu) + " of peak bandwidth";
-  if (stage.sampled_dram_bytes_per_step) text += " (" + format_si(stage.sampled_dram_bytes_per_step, "B") + " per step)";
+  if (stage.sampled_dram_bytes_per_step)
+    text += " (" + format_si(stage.sampled_dram_bytes_per_step, "B") + " per " + stage.step_noun() + ")";
   return text + ".";
 }
 
@@ -349,9 +346,10 @@ std::string headline(const RunReportModel& model, const StageLevers& levers) {
   if (top.name != "HBM limit" && top.name != "compute limit") {
     if (levers.hbm_limit_step_ns &&
         (!levers.compute_limit_step_ns || *levers.hbm_limit_step_ns >= *levers.compute_limit_step_ns))
-      text += " The HBM limit is " + format_duration_ns(*levers.hbm_limit_step_ns) + " per step.";
+      text += " The HBM limit is " + format_duration_ns(*levers.hbm_limit_step_ns) + " " + per_unit(levers) + ".";
     else if (levers.compute_limit_step_ns)
-      text += " The compute limit is " + format_duration_ns(*levers.compute_limit_step_ns) + " per step.";
+      text += " The compute limit is " + format_duration_ns(*levers.compute_limit_step_ns) + " " + per_unit(levers) +
+              ".";
   }
   return text;
 }

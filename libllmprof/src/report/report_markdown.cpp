@@ -9,6 +9,7 @@
 #include "report/report_repeats.hpp"
 #include "report/report_sampled.hpp"
 #include "report/report_stage_bytes.hpp"
+#include "report/report_step_unit.hpp"
 #include "report/report_timeline.hpp"
 #include "report/report_verdict.hpp"
 #include "report/report_view.hpp"
@@ -48,14 +49,15 @@ void write_stage_table(const RunReportModel& model, std::ostringstream& out) {
     return;
   }
   out << "| Stage | Wall | GPU projection | Kernel busy | GPU busy | Kernels | Achieved FLOP/s | MFU (profiled) | MFU "
-         "(workload) | DRAM per step | DRAM bandwidth | MBU (measured) | MBU (model) | Bytes measured |\n";
-  out << "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+         "(workload) | Steps | DRAM per step | DRAM bandwidth | MBU (measured) | MBU (model) | Bytes measured |\n";
+  out << "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const auto& stage : model.stages) {
     out << "| " << markdown_cell(detail::stage_label(stage)) << " | " << format_duration_ns(stage.wall_ns) << " | "
         << format_duration_ns(stage.gpu_projection_ns) << " | " << format_duration_ns(stage.kernel_time_ns) << " | "
         << detail::stage_busy_cell(model, stage) << " | " << detail::stage_kernels_cell(model, stage) << " | "
         << format_si(stage.achieved_flop_per_s, "FLOP/s") << " | " << format_fraction_percent(stage.mfu) << " | "
-        << format_fraction_percent(stage.mfu_workload) << " | " << detail::dram_per_step_cell(stage) << " | "
+        << format_fraction_percent(stage.mfu_workload) << " | " << markdown_cell(detail::steps_cell(stage)) << " | "
+        << detail::dram_per_step_cell(stage) << " | "
         << detail::dram_bandwidth_cell(stage) << " | " << detail::mbu_cell(stage) << " | "
         << detail::mbu_model_cell(stage) << " | " << detail::bytes_coverage_cell(stage) << " |\n";
   }
@@ -63,7 +65,8 @@ void write_stage_table(const RunReportModel& model, std::ostringstream& out) {
       << markdown_cell(detail::stages_caption(model))
       << " MFU (profiled) uses the FLOP that ncu "
          "counted; MFU (workload) uses the model's own FLOP per token and tokens/s. "
-      << markdown_cell(detail::dram_caption(model)) << " " << detail::kNotComputed << " = not computed.\n\n";
+      << markdown_cell(detail::dram_caption(model)) << " " << markdown_cell(detail::steps_caption(model)) << " "
+      << detail::kNotComputed << " = not computed.\n\n";
 }
 
 void write_kernel_table(const RunReportModel& model, std::ostringstream& out) {

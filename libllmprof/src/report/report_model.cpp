@@ -19,6 +19,7 @@
 #include "report/report_levers.hpp"
 #include "report/report_ranges.hpp"
 #include "report/report_repeats.hpp"
+#include "report/report_step_unit.hpp"
 #include "report/report_timeline.hpp"
 #include "rundir/report_model_json.hpp"
 #include "rundir/run_records.hpp"
@@ -317,6 +318,7 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
     model.cross_rank_markdown = *ranks;
 
   if (auto read = detail::read_step_kinds_and_ranks(layout, model); !read) return read.error();
+  detail::complete_step_units(model);
   if (auto read = read_run_files(layout, main_directory, model); !read) return read.error();
   if (auto read = detail::read_repeats_and_gpu_state(main_directory, model); !read) return read.error();
 

@@ -21,7 +21,8 @@ std::string bytes_coverage_cell(const ReportStage& stage);
 std::string dram_caption(const RunReportModel& model);
 
 // The verdict card of a memory-bound stage: "MBU 17% measured · 24% model" and "step 190 µs, 17% of the
-// DRAM limit (31.4 µs)"; empty for other stages or where the figures are absent.
+// DRAM limit (31.4 µs)" ("`mlp` range 190 µs, ..." where no step is known); empty for other stages or where the
+// figures are absent.
 std::string memory_bound_mbu_line(const ReportStage& stage);
 std::string memory_bound_headroom_line(const ReportStage& stage);
 

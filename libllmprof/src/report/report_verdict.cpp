@@ -8,6 +8,7 @@
 #include "report/report_levers.hpp"
 #include "report/report_ranges.hpp"
 #include "report/report_stage_bytes.hpp"
+#include "report/report_step_unit.hpp"
 #include "report/report_view.hpp"
 
 namespace llmprof::detail {
@@ -26,13 +27,40 @@ LeverCells lever_cells(const Lever& lever) {
   return {kNotComputed, "withheld: " + lever.withheld + (lever.figure.empty() ? "" : "; " + lever.figure)};
 }
 
-std::string levers_caption(const StageLevers& levers) {
+std::string levers_caption(const RunReportModel& model, const StageLevers& levers) {
+  const std::string noun = levers.stage->step_noun();
+  const std::string unit = step_definition(model, *levers.stage);
   return std::string("Levers for ") + (levers.main ? "the main stage " : "the step kind ") + levers.stage->name +
-         ", by measured gain (the step now over the step with the lever pulled" +
-         (levers.step_ns ? ": " + format_duration_ns(*levers.step_ns) + " per step " +
+         ", by measured gain (the " + noun + " now over the " + noun + " with the lever pulled" +
+         (levers.step_ns ? ": " + format_duration_ns(*levers.step_ns) + " per " + noun + " " +
                                (levers.step_from_bare_run ? "in the bare run" : "under the profiler")
                          : std::string()) +
-         ")";
+         ")" + (unit.empty() ? "" : ". " + unit.substr(0, unit.size() - 1));
+}
+
+// The verdict and the one figure behind it: the stage's verdict up to its first clause's end ("host/launch-bound:
+// GPU busy 22% of the stage"), linked to the section with its figures. The rest of the verdict (GPU idle time by
+// cause, graph replays, what to cut, bytes against the model's, the MFU gap) is the table under the list.
+std::string verdict_headline(const ReportStage& stage) {
+  return normalise_percentages(std::string_view(stage.verdict).substr(0, stage.verdict.find("; ")));
+}
+
+std::string verdict_rest(const ReportStage& stage) {
+  const auto cut = stage.verdict.find("; ");
+  return cut == std::string::npos ? std::string() : normalise_percentages(std::string_view(stage.verdict).substr(cut + 2));
+}
+
+bool any_verdict_rest(const std::vector<VerdictGroup>& groups) {
+  for (const auto& group : groups)
+    if (!verdict_rest(*group.head).empty()) return true;
+  return false;
+}
+
+constexpr const char* kRestSummary = "The rest of each verdict";
+constexpr const char* kRestHeader = "The rest of its verdict";
+
+ReportSection verdict_section(const RunReportModel& model, const ReportStage& stage) {
+  return timeline_stage_of(model, stage) ? ReportSection::stage_instances : ReportSection::stages;
 }
 
 // The folded ranges' own figures, from the timeline: GPU busy, what the GPU idle time was spent on, the
@@ -68,7 +96,7 @@ std::string folded_names(const VerdictGroup& group) {
 }
 
 void write_levers_markdown(const RunReportModel& model, const StageLevers& levers, std::ostream& out) {
-  out << markdown_cell(levers_caption(levers)) << ":\n\n| Lever | Gain | Measured | Section |\n|---|--:|---|---|\n";
+  out << markdown_cell(levers_caption(model, levers)) << ":\n\n| Lever | Gain | Measured | Section |\n|---|--:|---|---|\n";
   for (const auto& lever : levers.levers) {
     const auto cells = lever_cells(lever);
     out << "| " << lever.name << " | " << markdown_cell(cells.gain) << " | " << markdown_cell(cells.figures) << " | "
@@ -88,14 +116,22 @@ void write_stage_verdicts_markdown(const RunReportModel& model, std::ostream& ou
   }
   out << "Every stage's verdict; nested ranges that share their parent's verdict are folded under it:\n\n";
   for (const auto& group : groups) {
-    out << "- **" << markdown_cell(stage_label(*group.head)) << "**: "
-        << markdown_cell(normalise_percentages(group.head->verdict)) << "\n";
+    const ReportSection section = verdict_section(model, *group.head);
+    out << "- **" << markdown_cell(stage_label(*group.head)) << "**: " << markdown_cell(verdict_headline(*group.head))
+        << " ([" << section_title(section) << "](" << markdown_anchor(section) << "))\n";
     if (!group.folded.empty())
       out << "  - **" << markdown_cell(folded_names(group)) << "**: the same ("
           << markdown_cell(verdict_class(group.head->verdict)) << "); "
           << (group.folded.size() == 1 ? "its own figures are" : "their own figures are") << " in the table below\n";
   }
   out << "\n";
+  if (any_verdict_rest(groups)) {
+    out << "<details><summary>" << kRestSummary << "</summary>\n\n| Stage | " << kRestHeader << " |\n|---|---|\n";
+    for (const auto& group : groups)
+      if (const std::string rest = verdict_rest(*group.head); !rest.empty())
+        out << "| " << markdown_cell(stage_label(*group.head)) << " | " << markdown_cell(rest) << " |\n";
+    out << "\n</details>\n\n";
+  }
   for (const auto& group : groups) {
     if (group.folded.empty()) continue;
     out << "<details><summary>Ranges folded under " << markdown_cell(group.head->name)
@@ -113,7 +149,7 @@ void write_stage_verdicts_markdown(const RunReportModel& model, std::ostream& ou
 }
 
 void write_levers_html(const RunReportModel& model, const StageLevers& levers, std::ostream& out) {
-  out << "<table class=\"levers\"><caption>" << html_escape(levers_caption(levers))
+  out << "<table class=\"levers\"><caption>" << html_escape(levers_caption(model, levers))
       << "</caption><thead><tr><th>Lever</th><th class=\"num\">Gain</th><th>Measured</th><th>Section</th></tr>"
          "</thead><tbody>";
   for (const auto& lever : levers.levers) {
@@ -155,8 +191,10 @@ void write_stage_verdicts_html(const RunReportModel& model, std::ostream& out) {
   for (const auto& group : groups) {
     const auto& head = *group.head;
     const bool starved = head.gpu_busy_fraction && *head.gpu_busy_fraction < 0.5;
+    const ReportSection section = verdict_section(model, head);
     out << "<li class=\"verdict" << (starved ? " warn" : "") << "\"><strong>" << html_escape(stage_label(head))
-        << "</strong> " << html_escape(normalise_percentages(head.verdict));
+        << "</strong> " << html_escape(verdict_headline(head)) << " (<a href=\"" << html_anchor(section) << "\">"
+        << section_title(section) << "</a>)";
     if (!group.folded.empty())
       out << "<div class=\"folded\"><strong>" << html_escape(folded_names(group)) << "</strong>: the same ("
           << html_escape(verdict_class(head.verdict)) << "); "
@@ -164,6 +202,14 @@ void write_stage_verdicts_html(const RunReportModel& model, std::ostream& out) {
     out << "</li>";
   }
   out << "</ul>";
+  if (any_verdict_rest(groups)) {
+    out << "<details class=\"folded\"><summary>" << kRestSummary << "</summary><div class=\"table-wrap\"><table "
+           "class=\"folded\"><thead><tr><th>Stage</th><th>" << kRestHeader << "</th></tr></thead><tbody>";
+    for (const auto& group : groups)
+      if (const std::string rest = verdict_rest(*group.head); !rest.empty())
+        out << "<tr><td>" << html_escape(stage_label(*group.head)) << "</td><td>" << html_escape(rest) << "</td></tr>";
+    out << "</tbody></table></div></details>";
+  }
   for (const auto& group : groups) {
     if (group.folded.empty()) continue;
     out << "<details class=\"folded\"><summary>Ranges folded under " << html_escape(group.head->name)

@@ -78,6 +78,7 @@ struct RecordTable<ReportStage> {
     field<&Stage::dram_coverage_extrapolated>("dram_coverage_extrapolated"),
     field<&Stage::steps>("steps"),
     field<&Stage::steps_source>("steps_source"),
+    field<&Stage::step_basis>("step_basis"),
     field<&Stage::dram_bytes_per_step>("dram_bytes_per_step"),
     field<&Stage::dram_bytes_per_s>("dram_bytes_per_s"),
     field<&Stage::dram_bytes_per_s_while_busy>("dram_bytes_per_s_while_busy"),
