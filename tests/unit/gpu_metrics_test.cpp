@@ -271,14 +271,15 @@ TEST_CASE("gpu metrics: a run of the sampled preset (nsys --trace=nvtx, H200) ke
   const std::string line = "  nvtx cpu decode:";
   const auto figure = [&](const char* key) { return std::optional<double>(oracle_figure("gpu_metrics", line, key)); };
   const std::string headline = detail::summarize_run_verdict(*model).headline;
-  CHECK_THAT(headline, Catch::StartsWith("decode: ") && Catch::Contains("GPU work not traced.") &&
-                           Catch::Contains(" Sampled from the GPU's counters: SM active " +
-                                           format_fraction_percent(figure("sm_mean")) + ", tensor active " +
-                                           format_fraction_percent(figure("tensor_mean")) + ", DRAM " +
-                                           format_fraction_percent(figure("mbu")) + " of peak bandwidth (" +
-                                           detail::format_si(figure("bytes_per_step"), "B") + " per `decode` range).") &&
-                           Catch::Contains("No step is known inside `decode`: its figures are per range.") &&
-                           !Catch::Contains(" per step"));
+  CHECK_THAT(
+      headline,
+      Catch::StartsWith("decode: ") && Catch::Contains("GPU work not traced.") &&
+          Catch::Contains(" Sampled from the GPU's counters: SM active " + format_fraction_percent(figure("sm_mean")) +
+                          ", tensor active " + format_fraction_percent(figure("tensor_mean")) + ", DRAM " +
+                          format_fraction_percent(figure("mbu")) + " of peak bandwidth (" +
+                          detail::format_si(figure("bytes_per_step"), "B") + " per `decode` range).") &&
+          Catch::Contains("No step is known inside `decode`: its figures are per range.") &&
+          !Catch::Contains(" per step"));
 }
 
 namespace {

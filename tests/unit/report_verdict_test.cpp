@@ -403,12 +403,13 @@ TEST_CASE("a verdict bullet is the verdict, the figure behind it and a link to t
                       "instances](#stage-instances-nsys-sqlite-timeline))\n") != std::string::npos);
   // The rest of the verdict is a table under the list, one row per bullet that has more: GPU idle time by cause,
   // what to cut, the bytes against the model's, the MFU gap.
-  CHECK(markdown.find("<details><summary>The rest of each verdict</summary>\n\n| Stage | The rest of its verdict |\n"
-                      "|---|---|\n| decode (in generate) | of its GPU idle time, 63% while the host launched, &lt; 0.1% "
-                      "while it waited in a synchronise, 37% with nothing launched; cut launch overhead (CUDA graphs, "
-                      "fused kernels) or host work between launches; measured 2.20 GB per step against the 2.10 GB the "
-                      "model must read (weights + KV cache): 105% (bytes measured for 91% of its kernel time); MFU "
-                      "(profiled) 0.22% is 6.1x MFU (workload) &lt; 0.1%") != std::string::npos);
+  CHECK(
+      markdown.find("<details><summary>The rest of each verdict</summary>\n\n| Stage | The rest of its verdict |\n"
+                    "|---|---|\n| decode (in generate) | of its GPU idle time, 63% while the host launched, &lt; 0.1% "
+                    "while it waited in a synchronise, 37% with nothing launched; cut launch overhead (CUDA graphs, "
+                    "fused kernels) or host work between launches; measured 2.20 GB per step against the 2.10 GB the "
+                    "model must read (weights + KV cache): 105% (bytes measured for 91% of its kernel time); MFU "
+                    "(profiled) 0.22% is 6.1x MFU (workload) &lt; 0.1%") != std::string::npos);
   const std::string html = render_html(model);
   CHECK(html.find("<strong>decode (in generate)</strong> host/launch-bound: GPU busy 22% of the stage (<a "
                   "href=\"#stage-instances\">Stage instances</a>)") != std::string::npos);

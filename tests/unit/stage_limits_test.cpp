@@ -317,8 +317,7 @@ TEST_CASE("h100-1b-decode: the Stages table shows bytes per step, bandwidth, MBU
     CHECK(html.find("<div class=\"tile-sub\">MBU " + detail::format_fraction_percent(stage.mbu) + " measured") !=
           std::string::npos);
     CHECK(html.find("<div class=\"tile-sub\">" + stage.step_noun() + " " + detail::format_duration_ns(*stage.step_ns) +
-                    ", " +
-                    detail::format_fraction_percent(stage.share_of_limit) + " of the DRAM limit (" +
+                    ", " + detail::format_fraction_percent(stage.share_of_limit) + " of the DRAM limit (" +
                     detail::format_duration_ns(*stage.limit_step_ns) + ")</div>") != std::string::npos);
   }
   CHECK(memory_bound > 0);
@@ -329,9 +328,8 @@ TEST_CASE("h100-1b-decode: the Stages table shows bytes per step, bandwidth, MBU
     INFO(stage.name << ": " << stage.headroom);
     const std::string share = detail::format_fraction_percent(stage.share_of_limit);
     CHECK(stage.headroom ==
-          "at 100% of peak DRAM bandwidth (" + detail::format_si(report.device.peak_dram_bytes_per_s, "B/s") +
-              ") a " + stage.step_noun() + " would take " + detail::format_duration_ns(*stage.limit_step_ns) +
-              "; it takes " +
+          "at 100% of peak DRAM bandwidth (" + detail::format_si(report.device.peak_dram_bytes_per_s, "B/s") + ") a " +
+              stage.step_noun() + " would take " + detail::format_duration_ns(*stage.limit_step_ns) + "; it takes " +
               detail::format_duration_ns(*stage.step_ns) + " (" + share + " of the limit" +
               (stage.dram_coverage < 0.999
                    ? "; bytes measured for " + detail::format_fraction_percent(stage.dram_coverage) +

@@ -26,8 +26,8 @@ using llmprof::testing::oracle_text;
 namespace {
 
 struct Shape {
-  const char* label;     // the oracle's fixture name
-  const char* source;    // under tests/data
+  const char* label;                 // the oracle's fixture name
+  const char* source;                // under tests/data
   std::vector<std::string> dropped;  // NVTX ranges removed (the same capture from a workload emitting fewer)
   const char* main;                  // the stage the headline speaks of
   bool zoo = false;                  // the workload wrote its own step count (tests/data/zoo/*.facts.json)
@@ -60,12 +60,16 @@ std::filesystem::path make_run(const llmprof::testing::TempDir& temp, const Shap
   auto database = detail::SqliteDatabase::open_writable(sqlite);
   REQUIRE(database.has_value());
   for (const auto& name : shape.dropped)
-    REQUIRE(database->execute("DELETE FROM NVTX_EVENTS WHERE coalesce(text, (SELECT value FROM StringIds WHERE id = "
-                              "textId)) = '" + name + "'"));
+    REQUIRE(
+        database->execute("DELETE FROM NVTX_EVENTS WHERE coalesce(text, (SELECT value FROM StringIds WHERE id = "
+                          "textId)) = '" +
+                          name + "'"));
   return run;
 }
 
-std::string line_of(const Shape& shape, const std::string& stage) { return std::string(shape.label) + " " + stage + ":"; }
+std::string line_of(const Shape& shape, const std::string& stage) {
+  return std::string(shape.label) + " " + stage + ":";
+}
 
 // The Stages table's row of a stage in report.md, split into its cells.
 std::vector<std::string> stages_row(const std::string& markdown, const std::string& label) {
@@ -141,8 +145,7 @@ TEST_CASE("every headline says per step only for a step, and its figures are its
 
     // The unit: "per step" where a step is known and the headline says what defined it; otherwise the range.
     if (basis == "range_instances") {
-      CHECK_THAT(verdict.headline, Catch::Contains("per `" + stage.name + "` range") &&
-                                       !Catch::Contains(" per step") &&
+      CHECK_THAT(verdict.headline, Catch::Contains("per `" + stage.name + "` range") && !Catch::Contains(" per step") &&
                                        Catch::Contains("No step is known inside `" + stage.name + "`"));
     } else {
       CHECK_THAT(verdict.headline, Catch::Contains(" per step") && !Catch::Contains(" range under the profiler"));
@@ -156,8 +159,8 @@ TEST_CASE("every headline says per step only for a step, and its figures are its
     REQUIRE(timed != nullptr);
     REQUIRE(timed->cpu_duration.count == static_cast<std::int64_t>(instances));
     const double per_instance = steps / instances;
-    const double row_step = timed->headroom ? timed->headroom->current_step_ns
-                                            : static_cast<double>(*stage.rate_time_ns) / instances;
+    const double row_step =
+        timed->headroom ? timed->headroom->current_step_ns : static_cast<double>(*stage.rate_time_ns) / instances;
     REQUIRE(levers.profiled_step_ns.has_value());
     CHECK(*levers.profiled_step_ns == Approx(row_step / per_instance).epsilon(1e-9));
     CHECK_THAT(verdict.headline, Catch::Contains(detail::format_duration_ns(row_step / per_instance) + " per " +
@@ -175,11 +178,12 @@ TEST_CASE("every headline says per step only for a step, and its figures are its
     const std::string cell = row.at(column_of(markdown, "Steps"));
     CHECK(cell == detail::steps_cell(stage));
     CHECK_THAT(cell, Catch::StartsWith(detail::format_count(static_cast<std::int64_t>(steps))));
-    CHECK_THAT(cell, Catch::EndsWith(basis == "range_instances"  ? (steps == 1 ? "1 range (no step)" : "ranges (no step)")
-                                     : basis == "own_range"      ? "one each"
-                                     : basis == "graph_launches" ? "graph launches"
-                                     : basis == "inferred_steps" ? "inferred"
-                                                                 : "`decode_step`"));
+    CHECK_THAT(cell,
+               Catch::EndsWith(basis == "range_instances"  ? (steps == 1 ? "1 range (no step)" : "ranges (no step)")
+                               : basis == "own_range"      ? "one each"
+                               : basis == "graph_launches" ? "graph launches"
+                               : basis == "inferred_steps" ? "inferred"
+                                                           : "`decode_step`"));
   }
 }
 
@@ -187,9 +191,8 @@ TEST_CASE("a step range and the bare run's tokens that disagree: the steps are t
   // The eager H100 decode holds 64 `decode_step` ranges; a workload saying it made 63 new tokens disagrees.
   llmprof::testing::TempDir temp;
   const auto run = make_run(temp, shape_named("eager"));
-  llmprof::testing::write_file(
-      run / "stage1/metrics.json",
-      R"({"schema": "llmprof.workload_metrics/1", "model": "llama-style", "device": "cuda:0",
+  llmprof::testing::write_file(run / "stage1/metrics.json",
+                               R"({"schema": "llmprof.workload_metrics/1", "model": "llama-style", "device": "cuda:0",
           "device_name": "NVIDIA H100 80GB HBM3", "dtype": "bf16", "batch": 1, "prompt_tokens": 16, "new_tokens": 63,
           "layers": 8, "hidden": 1024, "heads": 16, "kv_heads": 4, "intermediate": 2816, "vocab": 32000,
           "parameters": 100000000, "prefill_s": 0.01, "decode_s": 0.3, "time_per_output_token_s": 0.0047,
@@ -234,8 +237,9 @@ TEST_CASE("on every recorded run, the headline's bytes and limits per step are i
     // In the stage's unit: per step where one is known (after-1b, after-graphs), per `decode` range where not
     // (after-hf: HF generate's decode range holds every forward pass).
     const std::string limit = detail::format_duration_ns(*levers.hbm_limit_step_ns);
-    CHECK_THAT(verdict.headline, Catch::Contains("The HBM limit is " + limit + " per " + stage.step_noun() + ".") ||
-                                     Catch::Contains("At the HBM limit a " + stage.step_noun() + " would take " + limit));
+    CHECK_THAT(verdict.headline,
+               Catch::Contains("The HBM limit is " + limit + " per " + stage.step_noun() + ".") ||
+                   Catch::Contains("At the HBM limit a " + stage.step_noun() + " would take " + limit));
     CHECK_THAT(verdict.headline, Catch::Contains(detail::step_definition(*model, stage)));
     ++checked;
   }

@@ -175,9 +175,8 @@ void fill_headroom(const AnalysisReport& report, StageAnalysis& stage) {
   }
   stage.share_of_limit = *stage.limit_step_ns / *stage.step_ns;
   stage.headroom = "at 100% of " + limit + " a " + stage.step_noun() + " would take " +
-                   format_duration_ns(*stage.limit_step_ns) +
-                   "; it takes " + format_duration_ns(*stage.step_ns) + " (" +
-                   format_fraction_percent(stage.share_of_limit) + " of the limit" + measured_for + ")";
+                   format_duration_ns(*stage.limit_step_ns) + "; it takes " + format_duration_ns(*stage.step_ns) +
+                   " (" + format_fraction_percent(stage.share_of_limit) + " of the limit" + measured_for + ")";
 }
 
 void fill_bytes_comparison(StageAnalysis& stage) {

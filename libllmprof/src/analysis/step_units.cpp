@@ -40,13 +40,15 @@ std::optional<StepUnit> step_kind_unit(const ReportStage& stage, const std::opti
                                        double instances) {
   if (!kinds) return std::nullopt;
   if (!kinds->step_range.empty() && named(stage, kinds->step_range))
-    return StepUnit{StepBasis::own_range, instances,
-                    "each " + in_backticks(stage.name) + " range is one engine step (the step range of the step kinds)"};
+    return StepUnit{
+        StepBasis::own_range, instances,
+        "each " + in_backticks(stage.name) + " range is one engine step (the step range of the step kinds)"};
   for (const auto& kind : kinds->kinds)
     if (named(stage, kind.name))
-      return StepUnit{StepBasis::own_range, instances,
-                      "each " + in_backticks(stage.name) + " range is one engine step (a step kind" +
-                          (kinds->step_range.empty() ? std::string(")") : " of " + in_backticks(kinds->step_range) + ")")};
+      return StepUnit{
+          StepBasis::own_range, instances,
+          "each " + in_backticks(stage.name) + " range is one engine step (a step kind" +
+              (kinds->step_range.empty() ? std::string(")") : " of " + in_backticks(kinds->step_range) + ")")};
   return std::nullopt;
 }
 
@@ -132,9 +134,9 @@ void check_against_tokens(const AnalysisReport& report, const ReportStage& stage
                           double instances, std::vector<std::string>& warnings) {
   const auto tokens = bare_run_unit(report, stage, instances);
   if (!tokens || std::fabs(tokens->steps - unit.steps) < 0.5) return;
-  warnings.push_back("stage '" + stage.qualified_name() + "': " + unit.source + ", against " +
-                     count_text(tokens->steps) + " decode steps in its bare run (stage1/metrics.json new_tokens): " +
-                     "per-step figures count the former");
+  warnings.push_back(
+      "stage '" + stage.qualified_name() + "': " + unit.source + ", against " + count_text(tokens->steps) +
+      " decode steps in its bare run (stage1/metrics.json new_tokens): per-step figures count the former");
 }
 
 }  // namespace
@@ -160,11 +162,12 @@ void assign_step_units(const std::optional<StepKindReport>& inferred, AnalysisRe
     std::int64_t inside = 0;
     const TimelineStage* child = timed ? step_child(*timeline, enclosing, *timed, inside) : nullptr;
     if (child == nullptr) continue;
-    holds[i] = StepUnit{StepBasis::step_range, static_cast<double>(inside),
-                        count_text(static_cast<double>(inside)) + " " + in_backticks(child->name) +
-                            " ranges, one per step (they launched " +
-                            share_text(static_cast<double>(child->gpu_time_ns), static_cast<double>(timed->gpu_time_ns)) +
-                            " of its GPU time)"};
+    holds[i] =
+        StepUnit{StepBasis::step_range, static_cast<double>(inside),
+                 count_text(static_cast<double>(inside)) + " " + in_backticks(child->name) +
+                     " ranges, one per step (they launched " +
+                     share_text(static_cast<double>(child->gpu_time_ns), static_cast<double>(timed->gpu_time_ns)) +
+                     " of its GPU time)"};
     step_of[child->qualified_name()] = {stage.name, inside};
   }
   for (std::size_t i = 0; i < report.stages.size(); ++i) {

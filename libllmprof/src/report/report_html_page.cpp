@@ -135,7 +135,8 @@ void write_stage_table_html(const RunReportModel& model, std::ostringstream& out
   out << "<div class=\"table-wrap\"><table class=\"sortable\"><thead><tr><th>Stage</th><th class=\"num\">Wall</th>"
          "<th class=\"num\">GPU projection</th><th class=\"num\">Kernel busy</th><th class=\"num\">GPU busy</th>"
          "<th class=\"num\">Kernels</th><th class=\"num\">Achieved FLOP/s</th><th class=\"num\">MFU (profiled)</th>"
-         "<th class=\"num\">MFU (workload)</th><th class=\"num\">Steps</th><th class=\"num\">DRAM per step</th><th class=\"num\">DRAM "
+         "<th class=\"num\">MFU (workload)</th><th class=\"num\">Steps</th><th class=\"num\">DRAM per step</th><th "
+         "class=\"num\">DRAM "
          "bandwidth</th><th class=\"num\">MBU (measured)</th><th class=\"num\">MBU (model)</th><th class=\"num\" "
          "title=\"share of the stage's kernel time whose DRAM bytes ncu measured\">Bytes measured</th></tr></thead>"
          "<tbody>";

@@ -157,8 +157,9 @@ Lever hbm_lever(const RunReportModel& model, StageLevers& levers, const Lever& l
     lever.withheld = "no peak DRAM bandwidth for this device";
   } else {
     levers.hbm_limit_step_ns = *stage.dram_bytes_per_step / *peak * 1e9;
-    lever.figure = format_si(stage.dram_bytes_per_step, "B") + " " + per_unit(levers) + " at " + format_si(peak, "B/s") + " = " +
-                   format_duration_ns(*levers.hbm_limit_step_ns) + coverage_note(stage.dram_coverage, "bytes");
+    lever.figure = format_si(stage.dram_bytes_per_step, "B") + " " + per_unit(levers) + " at " +
+                   format_si(peak, "B/s") + " = " + format_duration_ns(*levers.hbm_limit_step_ns) +
+                   coverage_note(stage.dram_coverage, "bytes");
   }
   judge_against_limit(levers.hbm_limit_step_ns, kernel_base(levers, launch), launch, "HBM", lever);
   return lever;
@@ -188,8 +189,8 @@ Lever compute_lever(const RunReportModel& model, StageLevers& levers, const Leve
   } else {
     const double flop_per_step = *stage.flop / *steps;
     levers.compute_limit_step_ns = flop_per_step / *peak * 1e9;
-    lever.figure = format_si(flop_per_step, "FLOP") + " " + per_unit(levers) + " at " + format_si(peak, "FLOP/s") + " (" +
-                   stage.dominant_precision + ") = " + format_duration_ns(*levers.compute_limit_step_ns) +
+    lever.figure = format_si(flop_per_step, "FLOP") + " " + per_unit(levers) + " at " + format_si(peak, "FLOP/s") +
+                   " (" + stage.dominant_precision + ") = " + format_duration_ns(*levers.compute_limit_step_ns) +
                    coverage_note(stage.flop_coverage, "FLOP");
   }
   judge_against_limit(levers.compute_limit_step_ns, kernel_base(levers, launch), launch, "compute", lever);
@@ -316,7 +317,8 @@ std::string lever_sentence(const StageLevers& levers, const Lever& lever) {
            ": without launch overhead, " + gain + ".";
   const std::string unit = "a " + levers.stage->step_noun();
   if (lever.name == "HBM limit")
-    return "At the HBM limit " + unit + " would take " + format_duration_ns(*levers.hbm_limit_step_ns) + ": " + gain + ".";
+    return "At the HBM limit " + unit + " would take " + format_duration_ns(*levers.hbm_limit_step_ns) + ": " + gain +
+           ".";
   if (lever.name == "compute limit")
     return "At the compute limit " + unit + " would take " + format_duration_ns(*levers.compute_limit_step_ns) + ": " +
            gain + ".";
@@ -348,8 +350,8 @@ std::string headline(const RunReportModel& model, const StageLevers& levers) {
         (!levers.compute_limit_step_ns || *levers.hbm_limit_step_ns >= *levers.compute_limit_step_ns))
       text += " The HBM limit is " + format_duration_ns(*levers.hbm_limit_step_ns) + " " + per_unit(levers) + ".";
     else if (levers.compute_limit_step_ns)
-      text += " The compute limit is " + format_duration_ns(*levers.compute_limit_step_ns) + " " + per_unit(levers) +
-              ".";
+      text +=
+          " The compute limit is " + format_duration_ns(*levers.compute_limit_step_ns) + " " + per_unit(levers) + ".";
   }
   return text;
 }

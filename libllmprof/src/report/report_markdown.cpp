@@ -57,9 +57,9 @@ void write_stage_table(const RunReportModel& model, std::ostringstream& out) {
         << detail::stage_busy_cell(model, stage) << " | " << detail::stage_kernels_cell(model, stage) << " | "
         << format_si(stage.achieved_flop_per_s, "FLOP/s") << " | " << format_fraction_percent(stage.mfu) << " | "
         << format_fraction_percent(stage.mfu_workload) << " | " << markdown_cell(detail::steps_cell(stage)) << " | "
-        << detail::dram_per_step_cell(stage) << " | "
-        << detail::dram_bandwidth_cell(stage) << " | " << detail::mbu_cell(stage) << " | "
-        << detail::mbu_model_cell(stage) << " | " << detail::bytes_coverage_cell(stage) << " |\n";
+        << detail::dram_per_step_cell(stage) << " | " << detail::dram_bandwidth_cell(stage) << " | "
+        << detail::mbu_cell(stage) << " | " << detail::mbu_model_cell(stage) << " | "
+        << detail::bytes_coverage_cell(stage) << " |\n";
   }
   out << "\n"
       << markdown_cell(detail::stages_caption(model))

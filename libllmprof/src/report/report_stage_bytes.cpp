@@ -59,7 +59,8 @@ std::string dram_caption(const RunReportModel& model) {
   }
   std::string text =
       "DRAM per step = ncu's DRAM bytes per launch x the stage's launches of each kernel, per step (the Steps "
-      "column: what a step is; where no step is known, per instance of the range); DRAM bandwidth = those bytes over the stage's time (its wall time, "
+      "column: what a step is; where no step is known, per instance of the range); DRAM bandwidth = those bytes over "
+      "the stage's time (its wall time, "
       "or the GPU-active time where the range does not enclose its GPU work); MBU (measured) = that bandwidth / the "
       "peak DRAM bandwidth at the profiled clocks; Bytes measured = the share of the stage's kernel time whose bytes "
       "ncu measured (the figures count only those kernels), and of it the share carried from another launch "
@@ -88,8 +89,8 @@ std::string memory_bound_mbu_line(const ReportStage& stage) {
 std::string memory_bound_headroom_line(const ReportStage& stage) {
   if (stage.kernel_bound != "memory" || !stage.step_ns || !stage.limit_step_ns || !stage.share_of_limit) return "";
   return stage.step_noun() + " " + format_duration_ns(*stage.step_ns) + ", " +
-         format_fraction_percent(stage.share_of_limit) +
-         " of the DRAM limit (" + format_duration_ns(*stage.limit_step_ns) + ")";
+         format_fraction_percent(stage.share_of_limit) + " of the DRAM limit (" +
+         format_duration_ns(*stage.limit_step_ns) + ")";
 }
 
 }  // namespace llmprof::detail

@@ -31,8 +31,8 @@ std::string launches_per_instance(const RunReportModel& model, const ReportStage
   const TimelineStage* timed = timeline_stage_of(model, stage);
   if (!timed || timed->cpu_duration.count <= 0 || timed->loss.launches <= 0) return "";
   const auto per = [&](std::int64_t total) {
-    return format_count(static_cast<std::int64_t>(std::llround(static_cast<double>(total) /
-                                                                static_cast<double>(timed->cpu_duration.count))));
+    return format_count(static_cast<std::int64_t>(
+        std::llround(static_cast<double>(total) / static_cast<double>(timed->cpu_duration.count))));
   };
   std::string text = per(timed->loss.launches) + " GPU launches";
   if (timed->loss.graph_launches > 0) text += " (" + per(timed->loss.graph_launches) + " of them CUDA graph launches)";
@@ -110,18 +110,17 @@ void complete_step_units(RunReportModel& model) {
   for (auto& stage : model.stages) {
     if (!stage.step_basis.empty()) continue;
     const TimelineStage* timed = timeline_stage_of(model, stage);
-    const double instances =
-        stage.steps ? *stage.steps : timed ? static_cast<double>(timed->cpu_duration.count) : 0.0;
+    const double instances = stage.steps ? *stage.steps : timed ? static_cast<double>(timed->cpu_duration.count) : 0.0;
     if (stage.steps_source.find("new_tokens") != std::string::npos) {
       set(stage, StepBasis::bare_run_tokens, instances, stage.steps_source);
       continue;
     }
-    const bool kind = std::find(model.step_kinds.begin(), model.step_kinds.end(), stage.name) !=
-                          model.step_kinds.end() ||
-                      std::find(model.step_kinds.begin(), model.step_kinds.end(), stage.qualified_name()) !=
-                          model.step_kinds.end();
+    const bool kind =
+        std::find(model.step_kinds.begin(), model.step_kinds.end(), stage.name) != model.step_kinds.end() ||
+        std::find(model.step_kinds.begin(), model.step_kinds.end(), stage.qualified_name()) != model.step_kinds.end();
     if (kind) {
-      set(stage, StepBasis::own_range, instances, "each " + in_backticks(stage.name) + " range is one engine step (a step kind)");
+      set(stage, StepBasis::own_range, instances,
+          "each " + in_backticks(stage.name) + " range is one engine step (a step kind)");
       continue;
     }
     // Before `steps` existed the report counted a single instance's steps in the range that repeats inside it.
@@ -155,8 +154,8 @@ void complete_step_units(RunReportModel& model) {
   };
   for (auto& stage : model.stages) {
     if (stage.step_basis != choice_name(StepBasis::range_instances) || !stage.steps) continue;
-    const bool counted = std::find(steps_of_parent.begin(), steps_of_parent.end(), stage.qualified_name()) !=
-                         steps_of_parent.end();
+    const bool counted =
+        std::find(steps_of_parent.begin(), steps_of_parent.end(), stage.qualified_name()) != steps_of_parent.end();
     const auto parent_steps = counted_steps_of(stage.parent);
     if (counted || (parent_steps && std::fabs(*parent_steps - *stage.steps) < 0.5))
       set(stage, StepBasis::own_range, *stage.steps,

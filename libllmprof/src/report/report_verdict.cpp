@@ -47,7 +47,8 @@ std::string verdict_headline(const ReportStage& stage) {
 
 std::string verdict_rest(const ReportStage& stage) {
   const auto cut = stage.verdict.find("; ");
-  return cut == std::string::npos ? std::string() : normalise_percentages(std::string_view(stage.verdict).substr(cut + 2));
+  return cut == std::string::npos ? std::string()
+                                  : normalise_percentages(std::string_view(stage.verdict).substr(cut + 2));
 }
 
 bool any_verdict_rest(const std::vector<VerdictGroup>& groups) {
@@ -96,7 +97,8 @@ std::string folded_names(const VerdictGroup& group) {
 }
 
 void write_levers_markdown(const RunReportModel& model, const StageLevers& levers, std::ostream& out) {
-  out << markdown_cell(levers_caption(model, levers)) << ":\n\n| Lever | Gain | Measured | Section |\n|---|--:|---|---|\n";
+  out << markdown_cell(levers_caption(model, levers))
+      << ":\n\n| Lever | Gain | Measured | Section |\n|---|--:|---|---|\n";
   for (const auto& lever : levers.levers) {
     const auto cells = lever_cells(lever);
     out << "| " << lever.name << " | " << markdown_cell(cells.gain) << " | " << markdown_cell(cells.figures) << " | "
@@ -203,8 +205,10 @@ void write_stage_verdicts_html(const RunReportModel& model, std::ostream& out) {
   }
   out << "</ul>";
   if (any_verdict_rest(groups)) {
-    out << "<details class=\"folded\"><summary>" << kRestSummary << "</summary><div class=\"table-wrap\"><table "
-           "class=\"folded\"><thead><tr><th>Stage</th><th>" << kRestHeader << "</th></tr></thead><tbody>";
+    out << "<details class=\"folded\"><summary>" << kRestSummary
+        << "</summary><div class=\"table-wrap\"><table "
+           "class=\"folded\"><thead><tr><th>Stage</th><th>"
+        << kRestHeader << "</th></tr></thead><tbody>";
     for (const auto& group : groups)
       if (const std::string rest = verdict_rest(*group.head); !rest.empty())
         out << "<tr><td>" << html_escape(stage_label(*group.head)) << "</td><td>" << html_escape(rest) << "</td></tr>";
