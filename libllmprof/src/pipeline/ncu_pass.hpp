@@ -108,8 +108,7 @@ struct NcuPassEnd {
   // interception of its launches up to the first the filter takes.
   std::optional<double> first_launch_at_s;
   bool ended_at_bound = false;       // ended at kUnseenKernelBound times the plan, some kernels not met
-  // The pass's estimate (0: none) and its bound: the runner ends the workload there if the plan has not.
-  double estimated_seconds = 0;
+  // The pass's bound (from its estimate): the runner ends the workload there if the plan has not.
   NcuPassBound bound;
   bool ended_at_limit = false;  // the bound ended it (ended_at_s is then the bound)
   // The application ncu started, whole (ncu's direct child and everything under it), never ncu (DescendantEnding).

@@ -47,7 +47,6 @@ NcuPassEnd ncu_pass_end(const PipelineRun& run, const NcuPlan& plan, std::size_t
   NcuPassEnd end;
   end.pass = index;
   const NcuPlanPass& pass = plan.passes.at(index);
-  end.estimated_seconds = pass.estimated_seconds;
   end.bound = ncu_pass_bound(run.config.ncu, pass.estimated_seconds);
   if (!run.config.ncu.end_workload_when_planned) return end;
   end.planned_launches = pass.profiled_launches;
@@ -69,8 +68,8 @@ NcuPassEnd counted_pass_end(const PipelineRun& run, std::string label, std::int6
                               ? config.seconds_per_pass
                               : (bare ? bare->duration_s : 0) + config.start_up_overhead_s +
                                     double(recorded_launches.value_or(0)) * config.seconds_per_intercepted_launch;
-  end.estimated_seconds = replay_s + double(std::max<std::int64_t>(launch_count, 0)) * config.seconds_per_launch;
-  end.bound = ncu_pass_bound(config, end.estimated_seconds);
+  end.bound =
+      ncu_pass_bound(config, replay_s + double(std::max<std::int64_t>(launch_count, 0)) * config.seconds_per_launch);
   if (config.end_workload_when_planned) end.planned_launches = std::max<std::int64_t>(launch_count, 0);
   return end;
 }

@@ -189,8 +189,7 @@ NcuPassEnd recovery_pass_end(const PipelineRun& run, const NcuPlan& plan, const 
   for (const auto& config : plan.configs)
     if (std::find(kernels.begin(), kernels.end(), config.kernel) != kernels.end())
       launches += std::int64_t(config.ordinals.size());
-  end.estimated_seconds = plan.seconds_per_pass + double(launches) * plan.seconds_per_launch;
-  end.bound = ncu_pass_bound(run.config.ncu, end.estimated_seconds);
+  end.bound = ncu_pass_bound(run.config.ncu, plan.seconds_per_pass + double(launches) * plan.seconds_per_launch);
   if (!run.config.ncu.end_workload_when_planned || launches == 0) return end;
   end.planned_launches = launches;
   for (const auto& kernel : kernels) {
