@@ -98,6 +98,7 @@ ReportResolveRequest resolve_request(PipelineRun& run, const NsysCommand& comman
 
 Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const CaptureTarget& target) {
   Capture result;
+  gated = gated && run.capture_range() != NsysCaptureRange::none;  // a followed whole-run capture has no gate
   result.gated = gated;
   const fs::path report_base = fs::absolute(run.directory.layout().resolve(target.report_base));
   const NsysCommand command = nsys_profile_command(run, nsys, gated, report_base, target.added_arguments);
@@ -136,10 +137,10 @@ Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const Captur
 
 // An NVTX gate, or a cudaProfilerApi window, that never opened: run.on_empty_gate decides what follows.
 bool gate_never_opened(const PipelineRun& run, const Capture& attempt) {
-  if (run.config.nsys.capture_range == NsysCaptureRange::nvtx) return attempt.gate_never_opened;
+  if (run.capture_range() == NsysCaptureRange::nvtx) return attempt.gate_never_opened;
   // A cudaProfilerApi window the workload never opened: nsys 2025.3 says "No reports were generated"; 2022.4
   // prints "Generated:" with nothing under it and exits 0, and the resolver finds no file at all.
-  return run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api && attempt.gated && !attempt.report &&
+  return run.capture_range() == NsysCaptureRange::cuda_profiler_api && attempt.gated && !attempt.report &&
          attempt.report.error().code == ErrorCode::no_report && attempt.outcome && attempt.outcome->succeeded();
 }
 
@@ -147,10 +148,11 @@ bool gate_never_opened(const PipelineRun& run, const Capture& attempt) {
 CaptureRecord capture_record(const PipelineRun& run, const Capture& attempt, bool ungated_rerun) {
   const NsysConfig& config = run.config.nsys;
   CaptureRecord record;
-  record.gate = capture_gate_kind(config.capture_range);
+  record.gate = capture_gate_kind(run.capture_range());
   if (record.gate == CaptureGateKind::nvtx) record.range = config.nvtx_capture;
   record.gate_opened = attempt.gated && record.gate != CaptureGateKind::none && attempt.report.has_value();
-  record.ungated_rerun = ungated_rerun;
+  record.ungated_rerun = ungated_rerun && !run.followed_capture_range;
+  record.scope = run.capture_scope;
   // A repeat capture (--capture-range-end=repeat[:N]) lists every numbered report, window 1 first.
   for (const auto& window : attempt.windows)
     record.windows.push_back({fs::relative(window.report, fs::absolute(run.directory.path())).string()});
@@ -184,10 +186,8 @@ Result<RangeDiscovery> run_discovery(PipelineRun& run, const NsysInfo& nsys, Cap
   if (auto exported = export_nsys_sqlite(run, nsys, probe.report->report, directory);
       exported.status != StageStatus::ok)
     return make_error(ErrorCode::no_report, "the discovery capture's SQLite export failed: " + exported.reason);
-  const fs::path sqlite = run.directory.path() / directory / RunLayout::nsys_sqlite().filename();
-  auto timeline = analyze_timeline(sqlite);
-  if (!timeline) return timeline.error();
-  return discover_ranges(timeline.value(), sqlite);
+  return discover_capture(run.directory.path() / directory / RunLayout::nsys_sqlite().filename(),
+                          run.library_ranges());
 }
 
 // The range names the workload emitted: stage-1 metrics, else those it wrote under nsys.
@@ -223,7 +223,56 @@ std::string profiler_window_diagnosis() {
          "(torch.cuda.profiler.start()), so nsys wrote no report.";
 }
 
-// Diagnoses the empty gate, then follows run.on_empty_gate; returns the capture to continue with.
+// The configured gate, for the sentences that say it never opened.
+std::string configured_gate(const PipelineRun& run) {
+  if (run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api) return "the cudaProfilerApi window";
+  return "the NVTX gate `" + run.config.nsys.nvtx_capture + "`";
+}
+
+// The workload emits no NVTX range of its own (none, or only a library's), so no gate can be suggested: the run
+// scopes the capture itself, as discovery chose. It follows the workload's cudaProfilerStart/Stop window with a
+// window-gated capture (unless the configured gate was that window), or keeps the ungated discovery capture as the
+// whole run; the whole captured window is the stage (selection, ncu without NVTX filter, inferred steps).
+std::optional<StageResult> follow_workload_scope(PipelineRun& run, const NsysInfo& nsys,
+                                                 const RangeDiscovery& discovery, Capture& probe, Capture& attempt) {
+  const bool window = discovery.capture_range == "cudaProfilerApi" &&
+                      run.config.nsys.capture_range != NsysCaptureRange::cuda_profiler_api;
+  run.capture_scope = configured_gate(run) + " never opened and " + discovery.why;
+  if (!window && discovery.capture_range == "cudaProfilerApi")
+    run.capture_scope += " (the window did not open under nsys, so the whole run is taken instead)";
+  run.whole_window_selection = true;
+  run.stage_choice = "no NVTX range of the workload's own to select from: the kernels of the whole captured " +
+                     std::string(window ? "window" : "run") + " are selected and ncu takes no NVTX filter";
+  run.note(kStage, run.capture_scope);
+  if (window) {
+    run.followed_capture_range = NsysCaptureRange::cuda_profiler_api;
+    run.say(kStage, "capturing again, inside the workload's own cudaProfilerStart/Stop window");
+    attempt = capture(run, nsys, true, first_capture("profile_window.log"));
+    if (attempt.problem) return attempt.problem;
+    if (!attempt.report)
+      return StageResult::failed(run.capture_scope + "; but the window-gated capture left no report: " +
+                                 attempt.report.error().describe());
+    return std::nullopt;
+  }
+  run.followed_capture_range = NsysCaptureRange::none;
+  run.say(kStage, "going on with the discovery capture (ungated, the whole run) as the timeline");
+  adopt_discovery_step_tokens(run);
+  attempt = std::move(probe);
+  attempt.gated = false;
+  return std::nullopt;
+}
+
+// Whether ncu, filtered as configured, could profile anything once the gate never opened: its NVTX filter names the
+// gate's range, or its profiling starts at a cudaProfilerStart the workload never called.
+bool ncu_filter_cannot_match(const PipelineRun& run) {
+  if (run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api) return true;
+  const std::string gate = run.config.nsys.nvtx_capture.substr(0, run.config.nsys.nvtx_capture.find('@'));
+  return std::any_of(run.config.ncu.nvtx_include.begin(), run.config.ncu.nvtx_include.end(),
+                     [&](const std::string& include) { return include == gate + "/" || include == gate; });
+}
+
+// Diagnoses the empty gate, then follows run.on_empty_gate; returns the capture to continue with. A workload with no
+// NVTX range of its own is followed by itself (follow_workload_scope): no gate could be suggested for it.
 std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& nsys, const WorkloadOutput& workload,
                                              Capture& attempt, NsysOutput& output) {
   const bool profiler_window = run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api;
@@ -244,6 +293,10 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& n
     } else {
       diagnosis = diagnosis.substr(0, diagnosis.find(" The range names the workload emits are unknown"));
       diagnosis += " " + describe_discovery(discovery.value());
+      if (!discovery->own_ranges()) {
+        log_info(to_string(kStage), diagnosis);
+        return follow_workload_scope(run, nsys, discovery.value(), probe, attempt);
+      }
       if (policy == OnEmptyGate::discover) {
         run.note(kStage, diagnosis);
         run.note(kStage, "run.on_empty_gate = discover: going on with the discovery capture (ungated) and `" +
@@ -271,7 +324,11 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& n
     return std::nullopt;
   }
   run.note(kStage, diagnosis);
-  if (policy == OnEmptyGate::fail) output.halt_profiling = "the NVTX gate never opened and run.on_empty_gate = fail";
+  if (policy == OnEmptyGate::fail)
+    output.halt_profiling = "the NVTX gate never opened and run.on_empty_gate = fail";
+  else if (ncu_filter_cannot_match(run))
+    output.halt_profiling = configured_gate(run) + " never opened, so ncu, filtered the same way, would profile no "
+                            "kernel while replaying the whole workload";
   return StageResult::failed(diagnosis);
 }
 
@@ -359,7 +416,10 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
   const bool empty_gate = gate_never_opened(run, attempt);
   if (empty_gate) {
     output.capture = capture_record(run, attempt, false);
-    if (auto stop = handle_empty_gate(run, nsys, workload, attempt, output)) return *stop;
+    if (auto stop = handle_empty_gate(run, nsys, workload, attempt, output)) {
+      output.capture = capture_record(run, attempt, false);  // the scope the run chose, when it chose one
+      return *stop;
+    }
   }
   output.capture = capture_record(run, attempt, empty_gate);
   if (!attempt.report) return StageResult::failed(attempt.report.error().describe());
@@ -374,7 +434,7 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
   if (run.config.nsys.export_sqlite) {
     StageResult exported = export_nsys_sqlite(run, nsys, report.report, RunLayout::nsys_directory());
     if (exported.status != StageStatus::ok) return exported;
-    choose_auto_stage(run);
+    choose_auto_stage(run, attempt.gated && run.capture_range() == NsysCaptureRange::nvtx);
     output.capture = capture_record(run, attempt, empty_gate);
   }
   if (!attempt.windows.empty()) {

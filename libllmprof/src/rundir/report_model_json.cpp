@@ -55,6 +55,7 @@ struct RecordTable<ReportStage> {
     field<&Stage::domain>("domain"),
     field<&Stage::parent>("parent"),
     field<&Stage::level>("level"),
+    field<&Stage::library>("library"),
     field<&Stage::wall_ns>("wall_ns"),
     field<&Stage::gpu_projection_ns>("gpu_projection_ns"),
     field<&Stage::kernel_time_ns>("kernel_time_ns"),
