@@ -216,7 +216,7 @@ TEST_CASE("real nsys: only CCCL's ranges, defaults: the whole run is the capture
   std::vector<std::string> args = engine_run(temp, {});
   args.push_back("--library-only");
   const Finished run = deep_profile(temp, args);
-  INFO(run.out << run.err);
+  INFO(run.out);
   const fs::path main = temp / "runs" / "serving";
   const RunManifest manifest = manifest_of(main);
   const StageRecord& nsys = stage_of(manifest, "nsys");
@@ -249,7 +249,7 @@ TEST_CASE("real nsys: no NVTX at all, defaults: discovery lists no range and the
   std::vector<std::string> args = engine_run(temp, {});
   args.push_back("--no-nvtx");
   const Finished run = deep_profile(temp, args);
-  INFO(run.out << run.err);
+  INFO(run.out);
   const RunManifest manifest = manifest_of(temp / "runs" / "serving");
   const StageRecord& nsys = stage_of(manifest, "nsys");
   INFO("nsys stage: " << nsys.reason);

@@ -55,7 +55,6 @@ struct RecordTable<ReportStage> {
     field<&Stage::domain>("domain"),
     field<&Stage::parent>("parent"),
     field<&Stage::level>("level"),
-    field<&Stage::library>("library"),
     field<&Stage::wall_ns>("wall_ns"),
     field<&Stage::gpu_projection_ns>("gpu_projection_ns"),
     field<&Stage::kernel_time_ns>("kernel_time_ns"),
@@ -116,6 +115,8 @@ struct RecordTable<ReportStage> {
     field<&Stage::headroom>("headroom"),
     field<&Stage::verdict>("verdict"),
     field<&Stage::top_kernels>("top_kernels"),
+    // Last, so that stages.csv's earlier columns keep their places for readers that count them.
+    field<&Stage::library>("library"),
   };
 };
 
