@@ -5,7 +5,9 @@ library's, read with Python's sqlite3 and classified with this file's own rules 
 1. tests/data/cross-rank/h200x2/no-straggler/r0.sqlite (H200, nsys 2025.3, a two-rank tensor-parallel decode):
    every closed push/pop range (domain from its NvtxDomainCreate row, "" for the default domain), its count, and
    the library it belongs to ("-" for the workload's own). NCCL's `ncclAllReduce` is in the domain "NCCL".
-2. tests/data/serving/serving_window1_h100.sqlite (H100, nsys 2025.3): what the test's workload without NVTX ranges
+2. tests/data/zoo/hf_*.sqlite (H100, nsys 2025.3.1, Hugging Face generate() on CUDA 13): the same per range, and the
+   cudaProfilerStart/Stop calls the export recorded.
+3. tests/data/serving/serving_window1_h100.sqlite (H100, nsys 2025.3): what the test's workload without NVTX ranges
    is made of (tests/support/library_range_exports.hpp): the `reduce_kernel` launches it wraps in CCCL's scan, one
    per engine step, and the runtime calls of the thread that launched them.
 
@@ -59,6 +61,15 @@ def main():
     for (domain, name), count in sorted(ranges(r0).items()):
         qualified = f"{domain}:{name}" if domain else name
         print(f"h200x2-r0 range={qualified} count={count} library={library(domain, name)}")
+    for name in ("hf_dynamic_window", "hf_static_window", "hf_dynamic_whole"):
+        path = DATA / "zoo" / f"{name}.sqlite"
+        for (domain, range_name), count in sorted(ranges(path).items()):
+            qualified = f"{domain}:{range_name}" if domain else range_name
+            print(f"{name} range={qualified} count={count} library={library(domain, range_name)}")
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        calls = db.execute("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "
+                           "WHERE s.value LIKE 'cudaProfilerStart%'").fetchone()[0]
+        print(f"{name} calls profiler_start={calls}")
     window = sqlite3.connect(f"file:{DATA / 'serving' / 'serving_window1_h100.sqlite'}?mode=ro", uri=True)
     launches, threads = window.execute(
         "SELECT COUNT(*), COUNT(DISTINCT r.globalTid) FROM CUPTI_ACTIVITY_KIND_RUNTIME r "

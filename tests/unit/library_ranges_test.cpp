@@ -18,6 +18,7 @@
 #include "llmprof/sync_steps.hpp"
 #include "llmprof/timeline.hpp"
 #include "oracle.hpp"
+#include "report/report_inferred_steps.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -266,4 +267,59 @@ TEST_CASE("an export without any NVTX range: discovery lists none and takes the 
   CHECK(window->capture_range == "cudaProfilerApi");
   REQUIRE(window->profiler_windows.size() == 1);
   CHECK(window->profiler_windows.front().first < window->profiler_windows.front().second);
+}
+
+// The Hugging Face generate() captures of the zoo (H100, CUDA 13): their only range is CCCL's scan. Each is a capture
+// without NVTX of its own: no step kind, and discovery chooses no range (none of these exports recorded a
+// cudaProfilerStart: the window captures began at it), where the headline once read "cub::DeviceScan::InclusiveScan:
+// 52.5 us per step".
+TEST_CASE("the zoo's generate() captures hold only CCCL's scan: listed as CCCL's, never a stage") {
+  for (const std::string name : {"hf_dynamic_window", "hf_static_window", "hf_dynamic_whole"}) {
+    INFO(name);
+    const fs::path sqlite = data_path("zoo/" + name + ".sqlite");
+    auto timeline = analyze_timeline(sqlite);
+    REQUIRE(timeline.has_value());
+    REQUIRE(timeline->stages.size() == 1);
+    const TimelineStage& scan = timeline->stages.front();
+    const std::string line = name + " range=" + scan.qualified_name() + " ";
+    CHECK(std::to_string(scan.instances.size()) == oracle_text("library_ranges", line, "count"));
+    CHECK(scan.library == oracle_text("library_ranges", line, "library"));
+    CHECK_FALSE(has_own_ranges(timeline.value()));
+    CHECK_FALSE(analyze_step_kinds(timeline.value()).has_value());
+    auto discovery = discover_capture(sqlite);
+    REQUIRE(discovery.has_value());
+    CHECK_FALSE(discovery->own_ranges());
+    CHECK(discovery->stage.empty());
+    CHECK(std::to_string(discovery->profiler_start_calls) ==
+          oracle_text("library_ranges", name + " calls ", "profiler_start"));
+    CHECK(discovery->capture_range == "none");
+    CHECK_THAT(discovery->why, Catch::Contains("only library ranges (`CCCL:cub::DeviceScan::InclusiveScan` x" +
+                                               std::to_string(scan.instances.size()) + " (CCCL))"));
+  }
+}
+
+// The headline of inferred steps withholds what it cannot stand behind: the two ways of finding the steps disagree,
+// or the steps' GPU work exceeds their time (a step lasts until its GPU work ends, so that is a broken input).
+TEST_CASE("the inferred steps' headline withholds its per-step figures where they cannot hold") {
+  RunReportModel model;
+  CHECK(detail::inferred_steps_headline(model).empty());
+  ReportInferredSteps steps;
+  steps.steps = 4;
+  steps.kinds = {{"uniform-1", 3}, {"varying", 1}};
+  steps.kind_p50_ns = {1000, 1000};
+  steps.step_time_ns = 4000;
+  steps.gpu_busy_ns = 2000;
+  model.inferred_steps = steps;
+  CHECK(detail::inferred_steps_headline(model) ==
+        "the captured window: 4 steps inferred (uniform-1 x3, varying x1), 1.00 µs per step under the profiler, GPU busy "
+        "50% of the steps' time (500 ns of GPU work per step).");
+  model.inferred_steps->gpu_busy_ns = 5000;
+  CHECK_THAT(detail::inferred_steps_headline(model),
+             Catch::EndsWith("1.00 µs per step under the profiler (GPU busy withheld: the steps' GPU work, 5.00 µs, exceeds "
+                             "their time)."));
+  model.inferred_steps->figures_withheld = true;
+  model.inferred_steps->inference_check = "the launch sequence repeats 3 times, the synchronisation cuts 4 steps";
+  CHECK(detail::inferred_steps_headline(model) ==
+        "the captured window: 4 steps inferred (uniform-1 x3, varying x1); no per-step figure: the two ways of finding "
+        "them disagree (the launch sequence repeats 3 times, the synchronisation cuts 4 steps).");
 }

@@ -110,7 +110,11 @@ struct ReportInferredSteps {
   std::int64_t step_time_ns = 0;  // summed over the steps (each: first launch to the later of its cut and GPU end)
   std::int64_t gpu_busy_ns = 0;   // summed over the steps (the union of each step's GPU work)
   bool step_time_recorded = true;  // false: a step_kinds.json written before kinds carried total_ns
+  // The two ways of finding the steps disagree (step_kinds.json figures_withheld): no per-step figure, and why.
+  bool figures_withheld = false;
+  std::string inference_check;
   std::vector<std::pair<std::string, std::int64_t>> kinds;  // name, steps; as the file lists them
+  std::vector<std::int64_t> kind_p50_ns;                    // each kind's median step, in the same order
 };
 
 struct RunReportModel {

@@ -15,8 +15,11 @@ namespace llmprof::detail {
 // unset when the file is absent or its steps came from NVTX ranges. parse_error for a field of the wrong type.
 Result<void> read_inferred_steps(const RunLayout& layout, RunReportModel& model);
 
-// "the captured window: 32 steps inferred, 1.61 ms per step under the profiler, GPU busy 5.3% (86.1 µs of GPU work
-// per step)."; "" without inferred steps. Each figure is a sum over the steps divided by their count.
+// "the captured window: 16 steps inferred (uniform-1 x15, varying x1), 11.4 ms per step under the profiler, GPU busy
+// 3.7% of the steps' time (417 us of GPU work per step)."; "" without inferred steps. The step time and GPU work are
+// sums over the steps divided by their count; where the mean and the median step of the most frequent kind differ by
+// more than half (a whole run's start-up in its first steps), the median is the step and the mean is said beside it.
+// Where the two ways of finding the steps disagree, no per-step figure, and why.
 std::string inferred_steps_headline(const RunReportModel& model);
 
 }  // namespace llmprof::detail
