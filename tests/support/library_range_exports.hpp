@@ -22,7 +22,7 @@ struct WithoutOwnRanges {
 
 inline constexpr const char* kRecordedServingWindow = "serving/serving_window1_h100.sqlite";
 
-inline void execute_or_fail(detail::SqliteDatabase& database, const std::string& sql) {
+inline void execute_or_fail(::llmprof::detail::SqliteDatabase& database, const std::string& sql) {
   auto done = database.execute(sql);
   INFO(sql);
   REQUIRE(done.has_value());
@@ -32,7 +32,7 @@ inline std::filesystem::path export_without_own_ranges(const std::filesystem::pa
                                                        WithoutOwnRanges shape) {
   const auto copy = directory / (name + ".sqlite");
   std::filesystem::copy_file(data_path(kRecordedServingWindow), copy, std::filesystem::copy_options::overwrite_existing);
-  auto database = detail::SqliteDatabase::open_writable(copy);
+  auto database = ::llmprof::detail::SqliteDatabase::open_writable(copy);
   REQUIRE(database.has_value());
   execute_or_fail(*database, "DELETE FROM NVTX_EVENTS");
   if (shape.cccl_scans) {
