@@ -106,7 +106,7 @@ void adopt_discovery_step_tokens(PipelineRun& run) {
 }
 
 // Why a cudaProfilerApi window never opened. Without an NVIDIA driver a workload's cudaProfilerStart has no
-// CUDA context to start, and nsys records no such call: "it never called" would be a guess (issue 33: a
+// CUDA context to start, and nsys records no such call: "it never called" would be a guess (a
 // workload that does call it was told it never did, on a machine without a GPU).
 std::string profiler_window_diagnosis() {
   const NvidiaDriver driver = detect_nvidia_driver();
