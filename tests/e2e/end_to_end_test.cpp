@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "end_to_end.hpp"
+#include "library_range_exports.hpp"
 #include "llmprof/run_directory.hpp"
 #include "skip.hpp"
 #include "daemon_pids.hpp"
@@ -316,4 +317,46 @@ TEST_CASE("a daemon the workload leaves is named and ended after every stage, or
     CHECK(named == daemons);
     CHECK(alive == (leave ? daemons : 0));
   }
+}
+
+// A plain `deep-profile run -- python3 script.py`, no option, of a program with no NVTX range of its own: its only
+// ranges are CCCL's scans and it opens its own cudaProfilerStart/Stop window (the exports: the recorded H100 serving
+// window made so, tests/support/library_range_exports.hpp). The fake nsys never opens the `decode` gate; its ungated
+// (discovery) capture exports the whole run, its cudaProfilerApi capture the window.
+TEST_CASE("a plain run of a program without NVTX of its own follows its window by itself", "[e2e][slow]") {
+  EndToEnd e2e;
+  const auto window = export_without_own_ranges(e2e.temp().path(), "window", {.cccl_scans = true});
+  const auto whole = export_without_own_ranges(e2e.temp().path(), "run", {.cccl_scans = true, .profiler_window = true});
+  const fs::path script = e2e.temp() / "script.py";
+  write_file(script, "print('generated')\n");
+  // One kernel for ncu only to keep the fake ncu's passes few (each runs the script again); the gate, the capture and
+  // ncu's gating are the defaults'.
+  const Finished finished = e2e.run({{"--set", "run.kernel_coverage=0", "--set", "run.top_n_kernels=1", "--",
+                                      "python3", script.string()},
+                                     {{"FAKE_NSYS_NVTX_RANGES", ""},
+                                      {"FAKE_NSYS_SQLITE", window.string()},
+                                      {"FAKE_NSYS_UNGATED_SQLITE", whole.string()}}});
+  INFO(finished.out);
+  const RunManifest manifest = e2e.manifest();
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  INFO("nsys: " << nsys.reason);
+  REQUIRE(nsys.status == StageStatus::ok);
+  // The gate, discovery, the window: three profiles, the last following the workload's own window.
+  const std::string commands = read_file(e2e.main() / "nsys/cmd.txt");
+  CHECK(commands.find("--nvtx-capture=decode") != std::string::npos);
+  CHECK(commands.find("--capture-range=cudaProfilerApi") != std::string::npos);
+  CHECK(fs::exists(e2e.main() / "nsys/discovery/profile.sqlite"));
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->gate == CaptureGateKind::cuda_profiler_api);
+  CHECK_THAT(manifest.capture->scope, Catch::Contains("so the capture follows its window"));
+  CHECK(finished.out.find("so the capture follows its window") != std::string::npos);  // the run's note
+  CHECK(finished.out.find("Fix: --set") == std::string::npos);
+  // ncu inside the same window, with no NVTX filter.
+  const std::string ncu = read_file(e2e.main() / "ncu/cmd.txt");
+  CHECK(ncu.find("--profile-from-start off") != std::string::npos);
+  CHECK(ncu.find("--nvtx-include") == std::string::npos);
+  // The steps inferred from the window; the scan listed as CCCL's.
+  CHECK(read_file(e2e.main() / "analysis/step_kinds.json").find("\"steps\":40,") != std::string::npos);
+  CHECK(read_file(e2e.main() / "report.md").find("CCCL:cub::DeviceScan::InclusiveScan [library range: CCCL]") !=
+        std::string::npos);
 }

@@ -6,12 +6,15 @@
 // for its own time (prefill 1.5 ms, mixed 0.9 ms, decode 0.3 ms, sampling 0.05 ms).
 // The tokens each kind carries are fixed too (prefill 128 prompt tokens, mixed 64 prompt + 8 decode, decode 8),
 // and written, as the steps counted, to $LLMPROF_STEP_TOKENS_FILE when it is set (llmprof/step_tokens.hpp).
-// Usage: llmprof-engine-loop [steps] [--no-outer] [--flat] [--names sglang] [--domain NAME]
+// Usage: llmprof-engine-loop [steps] [--no-outer] [--flat] [--names sglang] [--domain NAME] [--library-only | --no-nvtx]
 //   --no-outer      no "serve" range
 //   --flat          no scheduler_step: each step is only its kind range, sampling inside it (issue 34: engines that
 //                   wrap each step only in its kind)
 //   --names sglang  SGLang's forward-mode names: extend, decode, mixed (for prefill_batch, decode_batch, mixed_batch)
 //   --domain NAME   every range in the NVTX domain NAME
+//   --library-only  no range of its own: each step's sampling runs inside `cub::DeviceScan::InclusiveScan` in the
+//                   NVTX domain "CCCL", as CUDA 13's CUB marks the scan a Hugging Face generate() samples with
+//   --no-nvtx       no NVTX range at all
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +35,8 @@ struct Shape {
   bool flat = false;
   bool sglang = false;
   const char* domain = nullptr;
+  bool library_only = false;
+  bool no_nvtx = false;
 };
 
 // 0 prefill, 1 decode, 2 mixed
@@ -80,11 +85,25 @@ void sample(const llmprof::nvtx::Domain& domain) {
   busy_wait(std::chrono::microseconds(50));
 }
 
+// A step of a workload without ranges of its own; only a library's scan is marked, when `library` is given.
+void unmarked_step(int kind, const llmprof::nvtx::Domain* library) {
+  busy_wait(kind_time(kind));
+  if (library == nullptr) {
+    busy_wait(std::chrono::microseconds(50));
+    return;
+  }
+  llmprof::nvtx::ScopedRange scan{*library, "cub::DeviceScan::InclusiveScan"};
+  busy_wait(std::chrono::microseconds(50));
+}
+
 void run_steps(int steps, const Shape& shape, const llmprof::nvtx::Domain& domain) {
   KindCount counts[3];  // prefill, decode, mixed
+  const llmprof::nvtx::Domain cccl{"CCCL"};
   for (int step = 0; step < steps; ++step) {
     const int kind = step_kind(step);
-    if (shape.flat) {
+    if (shape.library_only || shape.no_nvtx) {
+      unmarked_step(kind, shape.library_only ? &cccl : nullptr);
+    } else if (shape.flat) {
       llmprof::nvtx::ScopedRange forward{domain, kind_name(kind, shape)};
       busy_wait(kind_time(kind));
       sample(domain);
@@ -119,17 +138,22 @@ int main(int argc, char** argv) {
       shape.sglang = std::strcmp(argv[++i], "sglang") == 0;
     } else if (std::strcmp(argv[i], "--domain") == 0 && i + 1 < argc) {
       shape.domain = argv[++i];
+    } else if (std::strcmp(argv[i], "--library-only") == 0) {
+      shape.library_only = true;
+    } else if (std::strcmp(argv[i], "--no-nvtx") == 0) {
+      shape.no_nvtx = true;
     } else {
       steps = std::atoi(argv[i]);
     }
   }
   if (steps < 1) {
     std::fprintf(stderr,
-                 "usage: llmprof-engine-loop [steps >= 1] [--no-outer] [--flat] [--names sglang] [--domain NAME]\n");
+                 "usage: llmprof-engine-loop [steps >= 1] [--no-outer] [--flat] [--names sglang] [--domain NAME] "
+                 "[--library-only | --no-nvtx]\n");
     return 2;
   }
   const llmprof::nvtx::Domain domain{shape.domain};
-  if (shape.outer) {
+  if (shape.outer && !shape.library_only && !shape.no_nvtx) {
     llmprof::nvtx::ScopedRange serve{domain, "serve"};
     run_steps(steps, shape, domain);
   } else {

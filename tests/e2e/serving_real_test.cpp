@@ -204,3 +204,60 @@ TEST_CASE("real nsys: run.stage = auto picks the step kind of an engine with SGL
   CHECK_THAT(read_file(main / "analysis" / "step_kinds.md"),
              Catch::Contains("Kind ranges that stand alone, each instance one step: 60 steps"));
 }
+
+// A workload with no NVTX of its own, with the defaults (gated on `decode`, run.on_empty_gate = diagnose) and the real
+// nsys 2022.4: the engine loop whose only ranges are CCCL's scans (`--library-only`, as CUDA 13's CUB marks the
+// scan of a Hugging Face generate()), and the loop with no range at all (`--no-nvtx`). The gate never opens, the
+// discovery capture shows no range of the workload's own and no cudaProfilerStart (no CUDA here), so the run keeps it
+// as the whole run instead of failing with a --set line, and says so in run.json and the report.
+TEST_CASE("real nsys: only CCCL's ranges, defaults: the whole run is the capture, the scan listed as CCCL's") {
+  if (!have_real_tools()) return;
+  TempDir temp;
+  std::vector<std::string> args = engine_run(temp, {});
+  args.push_back("--library-only");
+  const Finished run = deep_profile(temp, args);
+  INFO(run.out);
+  const fs::path main = temp / "runs" / "serving";
+  const RunManifest manifest = manifest_of(main);
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  INFO("nsys stage: " << nsys.reason);
+  CHECK(nsys.status == StageStatus::ok);
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->gate == CaptureGateKind::none);
+  CHECK(manifest.capture->whole_window_selection);
+  CHECK_THAT(manifest.capture->scope,
+             Catch::StartsWith("the NVTX gate `decode` never opened and the workload emits no NVTX range of its own, "
+                               "only library ranges (`CCCL:cub::DeviceScan::InclusiveScan` x60 (CCCL))"));
+  CHECK_THAT(manifest.capture->scope, Catch::Contains("so the capture takes the whole run"));
+  CHECK(run.out.find("--set run.stage=cub::DeviceScan::InclusiveScan") == std::string::npos);
+  CHECK(run.out.find("going on with the discovery capture (ungated, the whole run)") != std::string::npos);
+  // The discovery capture is the timeline: its scan is a stage of the report, marked, never the headline's.
+  const std::string report = read_file(main / "report.md");
+  CHECK(report.find("| **Capture** | the NVTX gate `decode` never opened") != std::string::npos);
+  CHECK(report.find("CCCL:cub::DeviceScan::InclusiveScan [library range: CCCL]") != std::string::npos);
+  const auto json = boost::json::parse(read_file(main / "analysis" / "report.json")).as_object();
+  bool marked = false;
+  for (const auto& stage : json.at("stages").as_array())
+    if (stage.at("name").as_string() == "cub::DeviceScan::InclusiveScan")
+      marked = stage.at("domain").as_string() == "CCCL" && stage.at("library").as_string() == "CCCL";
+  CHECK(marked);
+}
+
+TEST_CASE("real nsys: no NVTX at all, defaults: discovery lists no range and the run goes on with the whole run") {
+  if (!have_real_tools()) return;
+  TempDir temp;
+  std::vector<std::string> args = engine_run(temp, {});
+  args.push_back("--no-nvtx");
+  const Finished run = deep_profile(temp, args);
+  INFO(run.out);
+  const RunManifest manifest = manifest_of(temp / "runs" / "serving");
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  INFO("nsys stage: " << nsys.reason);
+  CHECK(nsys.status == StageStatus::ok);
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->gate == CaptureGateKind::none);
+  CHECK_THAT(manifest.capture->scope,
+             Catch::StartsWith("the NVTX gate `decode` never opened and the workload emits no NVTX range; the capture "
+                               "recorded no cudaProfilerStart call"));
+  CHECK(fs::exists(temp / "runs" / "serving" / "nsys" / "profile.sqlite"));
+}

@@ -342,6 +342,7 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.run.leave_survivors = true;
   config.run.survivor_grace_s = 0.5;
   config.run.step_source = StepSource::sync;
+  config.run.ignore_ranges = {"warmup@*", "helper_*"};
   config.workload.argv = {"python3", "-c", "print('a\\b')\n", ""};
   config.workload.example_args = {"--preset", "1b"};
   config.workload.env = {{"PYTHONPATH", "/x:/y"}, {"WEIRD.NAME", "tab\there"}, {"UNICODE", "décodé ✓"}};

@@ -55,6 +55,9 @@ struct AnalysisOptions {
   std::size_t stage_top_kernels = 3;  // kernels listed per stage
   // Set by per-rank sampling for a rank's capture: the samples its stages are measured with, instead of the export's.
   std::optional<AttributedSamples> attributed_samples;
+  // Which ranges are a library's (ReportStage::library, TimelineStage::library): the built-in rules and the run's
+  // run.ignore_ranges.
+  LibraryRanges library_ranges;
 };
 
 // The analysis fills report.json's records directly (llmprof/report_model.hpp): one type per figure set from

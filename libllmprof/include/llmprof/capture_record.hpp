@@ -46,6 +46,11 @@ struct CaptureRecord {
   // run.stage = "auto" found no step kind and the capture is the workload's own window: the kernels of the whole
   // window are selected and ncu takes no NVTX filter.
   bool whole_window_selection = false;
+  // Set when the run scoped the capture itself instead of by nsys.capture_range: the configured gate never opened
+  // and the workload emits no NVTX range of its own (none, or only library ranges), so the capture followed the
+  // workload's cudaProfilerStart/Stop window (gate cudaProfilerApi) or took the whole run (gate none). One
+  // sentence: what was seen and what followed. Empty when the capture is the configured one.
+  std::string scope;
 
   // The NVTX range name (without @domain) the captured timeline is limited to: set only for an nvtx gate
   // that opened; nullopt for an ungated capture, an ungated re-run, and a cudaProfilerApi gate.

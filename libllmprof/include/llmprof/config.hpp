@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "llmprof/choice.hpp"
+#include "llmprof/library_ranges.hpp"
 #include "llmprof/ncu_command.hpp"
 #include "llmprof/nsys_command.hpp"
 #include "llmprof/result.hpp"
@@ -95,8 +96,12 @@ struct RunConfig {
   bool leave_survivors = false;
   double survivor_grace_s = 5.0;
   // Where the engine-step view's steps come from: NVTX ranges, or the host's per-step synchronisation
-  // (llmprof/sync_steps.hpp); auto: ranges, and synchronisation when the workload's own window holds no range.
+  // (llmprof/sync_steps.hpp); auto: ranges, and synchronisation when a capture not gated on a range holds no range
+  // of the workload's own (none, or only library ranges).
   StepSource step_source = StepSource::automatic;
+  // NVTX ranges to treat as a library's, beside the built-in rules (llmprof/library_ranges.hpp): listed, never the
+  // main stage, a gate, a step kind or discovery's choice. "NAME" or "NAME@DOMAIN", `*` for any run of characters.
+  std::vector<std::string> ignore_ranges;
 
   bool operator==(const RunConfig&) const = default;
 };
@@ -227,6 +232,10 @@ Result<DeepProfileConfig> load_config(const ConfigSources& sources);
 // The checks load_config runs after layering, for a config built in code: enumerated values, ranges
 // (top_n_kernels >= 1, timeouts > 0, ...) and cross-field rules (an NVTX gate needs a range name).
 Result<void> validate_config(const DeepProfileConfig& config);
+
+// The library-range rules of a run (llmprof/library_ranges.hpp): the built-in ones, then one per
+// run.ignore_ranges entry. An error only for an entry validate_config rejects too.
+Result<LibraryRanges> library_ranges_of(const DeepProfileConfig& config);
 
 // The resolved configuration as TOML (MAIN/config.toml), loadable again by load_config to an equal
 // config (device_index, when unset, appears as a comment).

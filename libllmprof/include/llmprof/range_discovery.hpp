@@ -4,7 +4,8 @@
 //
 // Used when an NVTX gate or a cudaProfilerApi window never opened, and on request; instead of "the range
 // names are unknown", the user gets the names and the exact --set line, or (run.on_empty_gate = discover)
-// the run goes on with the best choice.
+// the run goes on with the best choice. A workload with no range of its own (none, or only a library's:
+// llmprof/library_ranges.hpp) gets its own window or the whole run, which the run then follows by itself.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,9 @@ struct DiscoveredRange {
   int level = 0;
   std::int64_t count = 0;
   std::int64_t gpu_time_ns = 0;
+  // The library that emits it (llmprof/library_ranges.hpp: CCCL, PyTorch, ...); empty for the workload's own range.
+  // Listed, never chosen.
+  std::string library;
   std::string qualified_name() const { return domain.empty() ? name : domain + ":" + name; }
 };
 
@@ -52,6 +56,10 @@ struct RangeDiscovery {
   bool chosen_in_window = true;
   std::vector<std::string> set_arguments;  // "nsys.capture_range=cudaProfilerApi", ... (one --set each)
   std::string set_line() const;            // "--set a=b --set c=d"
+  // Whether the workload emits a range of its own (library ranges do not count). Without one there is no range to
+  // choose (`stage` is empty): the capture follows the workload's own window (cudaProfilerStart/Stop) or takes the
+  // whole run, its kernels are selected as a whole and the steps are inferred (llmprof/sync_steps.hpp).
+  bool own_ranges() const;
 };
 
 // From an analysed timeline and the export it came from (for the profiler API calls). The choice, among the step
@@ -61,7 +69,15 @@ struct RangeDiscovery {
 // preferred; the capture opens on cudaProfilerStart only when the chosen range has an instance inside a window,
 // else on a range that occurs once and encloses every instance of the chosen one, else it is ungated.
 // Error(no_report) when the export holds no NVTX range.
+// Library ranges (TimelineStage::library) are listed but never chosen, neither as the stage nor as the capture's
+// gate; with only such ranges the choice is the workload's window or the whole run (own_ranges()).
 Result<RangeDiscovery> discover_ranges(const TimelineReport& timeline, const std::filesystem::path& sqlite_export);
+
+// discover_ranges over an export read here (analyze_timeline, library ranges marked by `library_ranges`); an export
+// without any NVTX range is no error: its discovery lists no range, counts the profiler calls, and chooses the
+// workload's window or the whole run.
+Result<RangeDiscovery> discover_capture(const std::filesystem::path& sqlite_export,
+                                        const LibraryRanges& library_ranges = {});
 
 // Several lines: the ranges with counts and nesting, the profiler API calls, the choice and the --set line.
 std::string describe_discovery(const RangeDiscovery& discovery);

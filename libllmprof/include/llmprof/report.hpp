@@ -103,6 +103,20 @@ struct ReportStraggler {
   std::int64_t ranks = 0;  // ranks in the file
 };
 
+// analysis/step_kinds.json's first window when its steps were inferred without NVTX step ranges (the capture holds
+// no range of the workload's own): the unit the headline speaks of, "the captured window: N steps inferred".
+struct ReportInferredSteps {
+  std::int64_t steps = 0;
+  std::int64_t step_time_ns = 0;  // summed over the steps (each: first launch to the later of its cut and GPU end)
+  std::int64_t gpu_busy_ns = 0;   // summed over the steps (the union of each step's GPU work)
+  bool step_time_recorded = true;  // false: a step_kinds.json written before kinds carried total_ns
+  // The two ways of finding the steps disagree (step_kinds.json figures_withheld): no per-step figure, and why.
+  bool figures_withheld = false;
+  std::string inference_check;
+  std::vector<std::pair<std::string, std::int64_t>> kinds;  // name, steps; as the file lists them
+  std::vector<std::int64_t> kind_p50_ns;                    // each kind's median step, in the same order
+};
+
 struct RunReportModel {
   std::filesystem::path main_directory;
   std::string run_id;  // run.json run_id, else the directory name
@@ -135,6 +149,10 @@ struct RunReportModel {
   std::string cross_rank_markdown;
   std::optional<ReportStraggler> straggler;  // analysis/ranks.csv; nullopt for a single rank
   std::vector<std::string> step_kinds;       // analysis/step_kinds.json: the engine's step kinds, in file order
+  std::optional<ReportInferredSteps> inferred_steps;  // analysis/step_kinds.json, window 1, when inferred
+  // run.json capture.scope: how the run scoped the capture itself (the configured gate never opened and the workload
+  // emits no NVTX range of its own), shown beside the workload; empty when the capture is the configured one.
+  std::string capture_scope;
 
   std::vector<ReportRepeatQuantity> repeats;  // stage1/repeats.json; empty when absent
   // gpu_state.json: throttling / other processes seen around the GPU stages, and why there is no

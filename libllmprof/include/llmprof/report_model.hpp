@@ -71,6 +71,9 @@ struct ReportStage {
   std::string domain;                 // "" for the default NVTX domain
   std::optional<std::string> parent;  // enclosing stage, e.g. "generate"
   int level = 0;                      // nesting depth, 0 = outermost
+  // The library that emits this range (CCCL, PyTorch, ...: llmprof/library_ranges.hpp); empty for the workload's
+  // own. Listed with the others, but never the main stage the headline speaks of.
+  std::string library;
   std::optional<std::int64_t> wall_ns;
   std::optional<std::int64_t> gpu_projection_ns;
   // null for a range outside the nsys capture: unmeasured, not 0.

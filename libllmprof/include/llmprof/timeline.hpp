@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/library_ranges.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/timeline_record.hpp"
 
@@ -35,6 +36,8 @@ struct TimelineOptions {
   // False: the capture was taken without CUDA trace (nsys.trace without "cuda"), so TimelineReport::cuda_untraced
   // holds whatever the export says. True: inferred from the export (samples of a GPU but no CUDA call).
   bool cuda_traced = true;
+  // Which ranges are a library's (TimelineStage::library): the built-in rules and run.ignore_ranges.
+  LibraryRanges library_ranges;
 };
 
 // Reads the export and builds the report. Errors name the file: not_found, parse_error (not SQLite,
@@ -46,6 +49,12 @@ Result<TimelineReport> analyze_timeline(const std::filesystem::path& sqlite_expo
 // MeasurementValidity, or nullopt when either side is missing.
 std::optional<std::string> profiler_slowdown_note(const TimelineStage& stage, double bare_stage_s,
                                                   std::int64_t bare_instances);
+
+// The report without the stages of library ranges (TimelineStage::library): what the workload itself marked, for
+// choosing a stage, a gate or step kinds. Their instances' GPU work stays with the workload's stages that hold them.
+TimelineReport without_library_ranges(TimelineReport report);
+// Whether the report holds a range of the workload's own (a stage that is not a library's).
+bool has_own_ranges(const TimelineReport& report);
 
 // JSON of the report, as analysis/report.json holds it under "timeline" (every instance kept).
 std::string timeline_json(const TimelineReport& report);

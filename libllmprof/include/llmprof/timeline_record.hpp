@@ -96,6 +96,9 @@ struct TimelineStage {
   std::string domain;                 // empty for the default domain
   std::optional<std::string> parent;  // qualified name of the enclosing stage (first instance)
   int level = 0;
+  // The library that emits this range (CCCL, PyTorch, ...: llmprof/library_ranges.hpp), empty for a range of the
+  // workload's own. A library range is listed but never the main stage, a gate, a step kind or discovery's choice.
+  std::string library;
   std::vector<TimelineInstance> instances;    // in CPU start order
   // Instances report.json leaves out (the last ones; analysis/instances.csv has every one): set when a
   // stage is read back from report.json, whose `instances` then holds only those kept.
@@ -131,6 +134,7 @@ struct TimelineStage {
   std::string verdict;
 
   std::string qualified_name() const { return domain.empty() ? name : domain + ":" + name; }
+  bool is_library() const { return !library.empty(); }
   bool partial() const { return loss.launches_without_record > 0; }
   bool mostly_graphs() const { return gpu_time_ns > 0 && 2 * graph_time_ns >= gpu_time_ns; }
 };

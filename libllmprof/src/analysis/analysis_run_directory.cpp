@@ -103,6 +103,7 @@ std::optional<std::string> load_timeline(const std::filesystem::path& sqlite_exp
   if (!std::filesystem::exists(sqlite_export, ec)) return std::nullopt;
   TimelineOptions timeline_options;
   timeline_options.cuda_traced = options.cuda_traced;
+  timeline_options.library_ranges = options.library_ranges;
   auto timeline = analyze_timeline(sqlite_export, timeline_options);
   if (!timeline) return "timeline: " + timeline.error().describe();
   inputs.timeline = std::move(timeline).value();

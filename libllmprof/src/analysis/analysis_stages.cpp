@@ -384,6 +384,7 @@ void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
     StageAnalysis stage;
     stage.domain = key.first;
     stage.name = key.second;
+    stage.library = options.library_ranges.library_of(stage.name, stage.domain).value_or("");
     fill_times(inputs, key, stage);
     if (const TimelineStage* untraced = untraced_timeline_stage(inputs, key)) stage.level = untraced->level;
     StageKernels kernels = stage_kernels(inputs, key, stage);

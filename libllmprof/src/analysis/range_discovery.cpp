@@ -82,7 +82,8 @@ void choose_stage(RangeDiscovery& discovery, const TimelineReport& timeline) {
       for (const auto& stage : timeline.stages)
         if (stage.name == kind.name) candidates.push_back(&stage);
   } else {
-    for (const auto& stage : timeline.stages) candidates.push_back(&stage);
+    for (const auto& stage : timeline.stages)
+      if (!stage.is_library()) candidates.push_back(&stage);
   }
   // Inside the workload's profiling windows when it opens any and something falls inside them; else everywhere
   // (then the suggested capture cannot follow those windows: chosen_in_window).
@@ -140,6 +141,40 @@ bool encloses_every(const TimelineReport& timeline, const DiscoveredRange& outer
   });
 }
 
+// The library ranges the discovery lists, "CCCL:cub::DeviceScan::InclusiveScan x12 (CCCL)", at most three.
+std::string library_ranges_text(const RangeDiscovery& discovery) {
+  std::vector<std::string> listed;
+  std::size_t more = 0;
+  for (const auto& range : discovery.ranges) {
+    if (range.library.empty()) continue;
+    if (listed.size() == 3) {
+      ++more;
+      continue;
+    }
+    listed.push_back("`" + range.qualified_name() + "` x" + std::to_string(range.count) + " (" + range.library + ")");
+  }
+  return detail::join(listed, ", ") + (more > 0 ? " and " + std::to_string(more) + " more" : "");
+}
+
+// Without a range of the workload's own: the workload's window, else the whole run, and the steps inferred.
+void choose_without_own_ranges(RangeDiscovery& discovery) {
+  discovery.why = discovery.ranges.empty()
+                      ? "the workload emits no NVTX range"
+                      : "the workload emits no NVTX range of its own, only library ranges (" +
+                            library_ranges_text(discovery) + "), which are never a stage";
+  if (discovery.profiler_start_calls > 0) {
+    discovery.capture_range = "cudaProfilerApi";
+    discovery.why += "; it calls cudaProfilerStart (" + std::to_string(discovery.profiler_start_calls) +
+                     "x), so the capture follows its window";
+  } else {
+    discovery.capture_range = "none";
+    discovery.why += "; the capture recorded no cudaProfilerStart call (no window of its own), so the capture takes the "
+                     "whole run";
+  }
+  discovery.why += ", its kernels are selected as a whole and its steps are inferred from the host's per-step "
+                   "synchronisation";
+}
+
 // The capture: the workload's own window, else an enclosing range emitted once that holds every instance of the
 // chosen stage (not only its first, nor only most), else none.
 void choose_capture(RangeDiscovery& discovery, const TimelineReport& timeline) {
@@ -154,7 +189,8 @@ void choose_capture(RangeDiscovery& discovery, const TimelineReport& timeline) {
     if (range.name == discovery.stage) chosen = &range;
   for (const DiscoveredRange* up = chosen; up != nullptr && up->parent;) {
     up = find_range(discovery, *up->parent);
-    if (up != nullptr && encloses_every(timeline, *up, chosen->qualified_name())) {
+    // A library's range is never a gate: it opens wherever the library is called, not around the workload's steps.
+    if (up != nullptr && up->library.empty() && encloses_every(timeline, *up, chosen->qualified_name())) {
       discovery.capture_range = "nvtx";
       discovery.nvtx_capture = up->domain.empty() ? up->name : up->name + "@" + up->domain;
       discovery.why +=
@@ -169,6 +205,10 @@ void choose_capture(RangeDiscovery& discovery, const TimelineReport& timeline) {
 }
 
 }  // namespace
+
+bool RangeDiscovery::own_ranges() const {
+  return std::any_of(ranges.begin(), ranges.end(), [](const DiscoveredRange& range) { return range.library.empty(); });
+}
 
 std::string RangeDiscovery::set_line() const {
   std::string line;
@@ -190,6 +230,7 @@ Result<RangeDiscovery> discover_ranges(const TimelineReport& timeline, const std
                      [](const auto& a, const auto& b) { return a.second > b.second; });
     range.count = static_cast<std::int64_t>(stage.instances.size());
     range.gpu_time_ns = stage.gpu_time_ns;
+    range.library = stage.library;
     discovery.ranges.push_back(std::move(range));
   }
   // Indented under the range that holds most instances, as `parent` says, not under the first instance's.
@@ -208,9 +249,16 @@ Result<RangeDiscovery> discover_ranges(const TimelineReport& timeline, const std
                       sqlite_export.string());
   }
   if (auto counted = count_profiler_calls(sqlite_export, discovery); !counted) return counted.error();
-  discovery.steps = analyze_step_kinds(timeline);
-  choose_stage(discovery, timeline);
-  choose_capture(discovery, timeline);
+  if (!discovery.own_ranges()) {
+    choose_without_own_ranges(discovery);
+    discovery.set_arguments = {"nsys.capture_range=" + discovery.capture_range, "run.stage=auto"};
+    return discovery;
+  }
+  // Step kinds and the choice among the workload's own ranges only: a library's range is listed, never chosen.
+  const TimelineReport own = without_library_ranges(timeline);
+  discovery.steps = analyze_step_kinds(own);
+  choose_stage(discovery, own);
+  choose_capture(discovery, own);
   discovery.set_arguments.push_back("nsys.capture_range=" + discovery.capture_range);
   if (discovery.capture_range == "nvtx")
     discovery.set_arguments.push_back("nsys.nvtx_capture=" + discovery.nvtx_capture);
@@ -219,11 +267,28 @@ Result<RangeDiscovery> discover_ranges(const TimelineReport& timeline, const std
   return discovery;
 }
 
+Result<RangeDiscovery> discover_capture(const std::filesystem::path& sqlite_export,
+                                        const LibraryRanges& library_ranges) {
+  TimelineOptions options;
+  options.library_ranges = library_ranges;
+  auto timeline = analyze_timeline(sqlite_export, options);
+  if (timeline) return discover_ranges(timeline.value(), sqlite_export);
+  // analyze_timeline's no_report is "no closed NVTX range": a capture of a workload without NVTX.
+  if (timeline.error().code != ErrorCode::no_report) return timeline.error();
+  RangeDiscovery discovery;
+  if (auto counted = count_profiler_calls(sqlite_export, discovery); !counted) return counted.error();
+  choose_without_own_ranges(discovery);
+  discovery.set_arguments = {"nsys.capture_range=" + discovery.capture_range, "run.stage=auto"};
+  return discovery;
+}
+
 std::string describe_discovery(const RangeDiscovery& discovery) {
-  std::string text = "The workload emitted these NVTX ranges (count, nesting):";
+  std::string text = discovery.ranges.empty() ? "The workload emitted no NVTX range."
+                                              : "The workload emitted these NVTX ranges (count, nesting):";
   for (const auto& range : discovery.ranges) {
     text += "\n  " + std::string(static_cast<std::size_t>(2 * range.level), ' ') + range.qualified_name() + " x" +
             std::to_string(range.count);
+    if (!range.library.empty()) text += " [library range: " + range.library + "]";
     if (range.parents.size() == 1) text += " (in " + range.parents.front().first + ")";
     for (std::size_t i = 0; range.parents.size() > 1 && i < range.parents.size(); ++i)
       text += (i == 0 ? " (in " : ", ") + range.parents[i].first + " x" + std::to_string(range.parents[i].second) +

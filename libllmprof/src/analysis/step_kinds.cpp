@@ -245,7 +245,8 @@ std::string no_step_kinds_reason(const TimelineReport& timeline) {
       seen += ", ...";
       break;
     }
-    seen += (seen.empty() ? "" : ", ") + stage.qualified_name() + " x" + std::to_string(stage.instances.size());
+    seen += (seen.empty() ? "" : ", ") + stage.qualified_name() + " x" + std::to_string(stage.instances.size()) +
+            (stage.is_library() ? " (" + stage.library + "'s)" : "");
   }
   return "no step kind: no NVTX range named like one (`*_batch`, or an engine mode: prefill, decode, extend, "
          "mixed, idle) repeats in the capture" +
@@ -253,8 +254,13 @@ std::string no_step_kinds_reason(const TimelineReport& timeline) {
                        : "; its ranges: " + seen);
 }
 
-std::optional<StepKindReport> analyze_step_kinds(const TimelineReport& timeline, std::string_view step_range,
+std::optional<StepKindReport> analyze_step_kinds(const TimelineReport& captured, std::string_view step_range,
                                                  StepWindow window) {
+  // A library's ranges (TimelineStage::library: CCCL's scans inside a step) are never a step range, a kind or a phase.
+  std::optional<TimelineReport> own;
+  if (!std::all_of(captured.stages.begin(), captured.stages.end(), [](const auto& stage) { return !stage.is_library(); }))
+    own = without_library_ranges(captured);
+  const TimelineReport& timeline = own ? *own : captured;
   const detail::EnclosingCounts nesting = detail::enclosing_stages(timeline);
   const TimelineStage* step = find_step_range(timeline, nesting, step_range);
   if (step == nullptr) {

@@ -120,6 +120,7 @@ std::string step_kinds_json(const std::vector<StepKindReport>& windows) {
                                 {"p50_ns", kind.step_time.p50_ns},
                                 {"p90_ns", kind.step_time.p90_ns},
                                 {"p99_ns", kind.step_time.p99_ns},
+                                {"total_ns", kind.step_time.total_ns},
                                 {"gpu_busy_ns", kind.gpu_busy_ns},
                                 {"gpu_time_ns", kind.gpu_time_ns},
                                 {"top_kernels", std::move(kernels)},

@@ -275,7 +275,18 @@ Result<TimelineReport> analyze_timeline(const std::filesystem::path& sqlite_expo
     for (const auto& [id, totals_of_kernel] : kernels)
       if (id >= 0 && !gathered.names.contains(id)) gathered.names[id] = reader->string_value(id);
   build_stages(gathered, options, report);
+  for (auto& stage : report.stages) stage.library = options.library_ranges.library_of(stage.name, stage.domain).value_or("");
   return report;
+}
+
+TimelineReport without_library_ranges(TimelineReport report) {
+  std::erase_if(report.stages, [](const TimelineStage& stage) { return stage.is_library(); });
+  return report;
+}
+
+bool has_own_ranges(const TimelineReport& report) {
+  return std::any_of(report.stages.begin(), report.stages.end(),
+                     [](const TimelineStage& stage) { return !stage.is_library(); });
 }
 
 std::string timeline_json(const TimelineReport& report) {

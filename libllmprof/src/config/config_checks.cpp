@@ -7,6 +7,7 @@
 
 #include "config/config_schema.hpp"
 #include "core/text.hpp"
+#include "llmprof/library_ranges.hpp"
 
 namespace llmprof {
 namespace detail {
@@ -94,6 +95,13 @@ std::optional<Error> check_field(const ConfigField& field, const DeepProfileConf
 }
 
 std::optional<Error> check_across_fields(const DeepProfileConfig& config, const ConfigOrigins& origins) {
+  for (const auto& entry : config.run.ignore_ranges) {
+    if (auto parsed = parse_ignore_range(entry); !parsed) {
+      Error error = parsed.error();
+      error.message += where_set(origins, "run.ignore_ranges");
+      return error;
+    }
+  }
   if (config.nsys.capture_range == NsysCaptureRange::nvtx && detail::is_blank(config.nsys.nvtx_capture)) {
     return make_error(ErrorCode::invalid_argument,
                       "nsys.capture_range is nvtx but nsys.nvtx_capture is empty: an NVTX gate needs a range name" +
@@ -179,6 +187,10 @@ Result<void> validate_config_values(const DeepProfileConfig& config, const Confi
 
 Result<void> validate_config(const DeepProfileConfig& config) {
   return detail::validate_config_values(config, detail::ConfigOrigins{});
+}
+
+Result<LibraryRanges> library_ranges_of(const DeepProfileConfig& config) {
+  return LibraryRanges::with_ignored(config.run.ignore_ranges);
 }
 
 }  // namespace llmprof

@@ -84,7 +84,12 @@ std::vector<ConfigField> build_run_fields() {
                  "leave running the processes a stage's workload started that outlive it (reported either way)"),
       make_field(LLMPROF_CONFIG_KEY(run, step_source),
                  "engine steps from NVTX ranges, or from the host's per-step synchronisation (sync); auto: ranges, "
-                 "else sync when the workload's own window holds no NVTX range"),
+                 "else sync when the capture holds no NVTX range of the workload's own"),
+      make_field(LLMPROF_CONFIG_KEY(run, ignore_ranges),
+                 "NVTX ranges to treat as a library's, beside the built-in list (docs/library-ranges.md): NAME or "
+                 "NAME@DOMAIN, * for any run of characters; never the main stage, a gate, a step kind or discovery's "
+                 "choice",
+                 no_blank_elements()),
       make_field(LLMPROF_CONFIG_KEY(run, survivor_grace_s),
                  "seconds between a stage's survivors' SIGTERM and their SIGKILL", at_least(0)),
       make_field(LLMPROF_CONFIG_KEY(run, enable_stage1), "run the workload bare once for stage-1 timings"),

@@ -178,6 +178,11 @@ std::size_t rehydrate(PipelineRun& run, StageOutputs& outputs, std::size_t from)
     run.discovered_stage = capture->discovered_stage;  // run.on_empty_gate = discover's or run.stage = auto's choice
     run.stage_choice = capture->stage_choice;
     run.whole_window_selection = capture->whole_window_selection;
+    if (!capture->scope.empty()) {  // the run scoped the capture itself: ncu must follow the same scope
+      run.capture_scope = capture->scope;
+      run.followed_capture_range = capture->gate == CaptureGateKind::cuda_profiler_api ? NsysCaptureRange::cuda_profiler_api
+                                                                                      : NsysCaptureRange::none;
+    }
     if (capture->node_capture_directory) {
       auto node = load_capture_tables(layout.resolve(RunLayout::nsys_node_stats_prefix()),
                                       layout.resolve(RunLayout::nsys_node_sqlite()));

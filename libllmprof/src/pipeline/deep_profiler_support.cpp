@@ -73,6 +73,17 @@ void PipelineRun::tool_progress(Stage stage, const std::string& message) {
   emit(event);
 }
 
+LibraryRanges PipelineRun::library_ranges() const {
+  // DeepProfiler::run and resume validate the configuration first, run.ignore_ranges included.
+  return library_ranges_of(config).value();
+}
+
+TimelineOptions PipelineRun::timeline_options() const {
+  TimelineOptions options;
+  options.library_ranges = library_ranges();
+  return options;
+}
+
 const StageRecord* PipelineRun::recorded(Stage stage) const {
   const auto& stages = directory.manifest().stages;
   auto found = std::find_if(stages.begin(), stages.end(),

@@ -47,7 +47,9 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
   // this ncu profiles from the start of the process: on the H100 a serving-shaped workload brought new launch
   // configurations with every warm-up batch size and was still under ncu after 386 s, against 15 launches
   // in 212 s with --profile-from-start off (ncu 2025.3.1).
-  options.profile_from_start = run.config.nsys.capture_range != NsysCaptureRange::cuda_profiler_api;
+  // The capture the run followed counts, not only the configured one: a workload without NVTX of its own whose
+  // window the nsys stage followed is profiled inside that window too.
+  options.profile_from_start = run.capture_range() != NsysCaptureRange::cuda_profiler_api;
   if (run.discovered_stage) options.nvtx_include = {*run.discovered_stage + "/"};  // discover, or run.stage = auto
   if (run.whole_window_selection) options.nvtx_include.clear();  // auto without a kind: the window is the stage
   if (kernel_regex) {

@@ -50,6 +50,12 @@ NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, b
   const NsysConfig& config = run.config.nsys;
   NsysProfileOptions options = nsys_profile_options(config);  // the nsys section, mapped in one place
   options.nsys = nsys.path;
+  // The workload emits no NVTX range of its own: the run follows its cudaProfilerStart/Stop window, or the whole run.
+  if (run.followed_capture_range) {
+    options.capture_range = *run.followed_capture_range;
+    options.nvtx_capture.clear();
+    if (options.capture_range == NsysCaptureRange::none) gated = false;
+  }
   if (!gated) {  // this capture runs ungated (discovery, the ungated re-run, the node pass of one)
     options.capture_range = NsysCaptureRange::none;
     options.nvtx_capture.clear();

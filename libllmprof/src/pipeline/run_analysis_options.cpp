@@ -51,6 +51,8 @@ AnalysisOptions analysis_options_for(const DeepProfileConfig& config, std::optio
   options.name_base = detail::selection_name_base(config.ncu.kernel_name_base);
   options.capture_gated_on_stage = capture_gate && *capture_gate == config.run.stage;
   options.cuda_traced = std::find(config.nsys.trace.begin(), config.nsys.trace.end(), "cuda") != config.nsys.trace.end();
+  // load_config and DeepProfiler::run validate run.ignore_ranges first: a malformed entry here is a caller's bug.
+  options.library_ranges = library_ranges_of(config).value();
   return options;
 }
 

@@ -35,14 +35,15 @@ std::vector<StepKindReport> sync_windows(const RunLayout& layout, StepWindow bou
   return windows;
 }
 
-// run.step_source = auto takes synchronisation only where ranges cannot serve: the capture is the workload's own
-// window (cudaProfilerApi) and holds no NVTX range at all.
+// run.step_source = auto takes synchronisation only where ranges cannot serve: the capture was not gated on an NVTX
+// range (the workload's own window, or the whole run) and holds no NVTX range of the workload's own (none, or only
+// library ranges: CCCL's scans inside a Hugging Face generate()).
 bool steps_from_sync(const fs::path& main, const AnalysisReport& report, StepSource source) {
   if (source == StepSource::sync) return true;
   if (source == StepSource::ranges) return false;
-  if (report.timeline && !report.timeline->stages.empty()) return false;
+  if (report.timeline && has_own_ranges(*report.timeline)) return false;
   const auto manifest = read_manifest(main);
-  return manifest && manifest->capture && manifest->capture->gate == CaptureGateKind::cuda_profiler_api;
+  return manifest && manifest->capture && manifest->capture->gate != CaptureGateKind::nvtx;
 }
 
 // Window 1 from the analysis's timeline, windows 2.. from nsys/window-<k>/profile.sqlite.

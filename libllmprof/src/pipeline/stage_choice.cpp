@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/format.hpp"
+#include "core/text.hpp"
 #include "llmprof/config.hpp"
 #include "llmprof/run_layout.hpp"
 #include "llmprof/step_kinds.hpp"
@@ -73,9 +74,8 @@ StepKindChoice pick_step_kind(const StepKindReport& steps) {
   return choice;
 }
 
-Result<StepKindChoice> choose_step_kind(const PipelineRun& run) {
+Result<StepKindChoice> choose_step_kind(const PipelineRun& run, const Result<TimelineReport>& timeline) {
   const auto sqlite = run.directory.layout().resolve(RunLayout::nsys_sqlite());
-  auto timeline = analyze_timeline(sqlite);
   if (!timeline) return timeline.error();
   const StepWindow bounds{run.config.nsys.capture_skip, run.config.nsys.capture_count};
   const auto steps = analyze_step_kinds(timeline.value(), {}, bounds);
@@ -85,10 +85,47 @@ Result<StepKindChoice> choose_step_kind(const PipelineRun& run) {
   return pick_step_kind(steps.value());
 }
 
-void choose_auto_stage(PipelineRun& run) {
-  if (run.config.run.stage != kAutoStage || run.discovered_stage || run.whole_window_selection) return;
-  auto choice = choose_step_kind(run);
-  if (!choice && run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api) {
+Result<StepKindChoice> choose_step_kind(const PipelineRun& run) {
+  return choose_step_kind(
+      run, analyze_timeline(run.directory.layout().resolve(RunLayout::nsys_sqlite()), run.timeline_options()));
+}
+
+std::optional<std::string> without_own_ranges(const Result<TimelineReport>& timeline) {
+  if (!timeline) {
+    // analyze_timeline's no_report: the export holds no closed NVTX range at all.
+    if (timeline.error().code == ErrorCode::no_report) return "the capture holds no NVTX range";
+    return std::nullopt;  // unreadable: the analysis says why; nothing is decided on it here
+  }
+  if (has_own_ranges(timeline.value())) return std::nullopt;
+  std::vector<std::string> listed;
+  for (const auto& stage : timeline->stages)
+    if (listed.size() < 3) listed.push_back("`" + stage.qualified_name() + "` (" + stage.library + ")");
+  const std::size_t more = timeline->stages.size() - listed.size();
+  return "the capture holds no NVTX range of the workload's own, only library ranges (" + join(listed, ", ") +
+         (more > 0 ? " and " + std::to_string(more) + " more" : "") + "), which are never a stage";
+}
+
+void choose_auto_stage(PipelineRun& run, bool nvtx_gate_opened) {
+  if (run.discovered_stage || run.whole_window_selection) return;
+  // An NVTX gate that opened opened on a range of the workload's own: nothing to check.
+  const bool own_gate = nvtx_gate_opened;
+  if (own_gate && run.config.run.stage != kAutoStage) return;
+  const auto timeline =
+      analyze_timeline(run.directory.layout().resolve(RunLayout::nsys_sqlite()), run.timeline_options());
+  if (!own_gate) {
+    if (const auto why = without_own_ranges(timeline)) {
+      // The captured window is the stage, whatever run.stage names: no range to select from, and the step view
+      // infers the steps from the host's synchronisation (run.step_source = auto).
+      run.whole_window_selection = true;
+      run.stage_choice = *why + ", so the kernels of the whole captured window are selected, ncu takes no NVTX "
+                                "filter and the steps are inferred from the host's per-step synchronisation";
+      run.say(Stage::nsys, run.stage_choice);
+      return;
+    }
+  }
+  if (run.config.run.stage != kAutoStage) return;
+  auto choice = choose_step_kind(run, timeline);
+  if (!choice && run.capture_range() == NsysCaptureRange::cuda_profiler_api) {
     // The capture is the workload's own window (its steps, by its own cudaProfilerStart/Stop): without a step
     // range to tell kinds apart, the window itself is what to select from (issue 34: engines without NVTX).
     run.whole_window_selection = true;

@@ -26,9 +26,18 @@ StepKindChoice pick_step_kind(const StepKindReport& steps);
 // nsys.capture_skip/capture_count), else the one with the most steps when no GPU work was recorded; an error
 // line (no_step_kinds_reason) when the capture has none.
 Result<StepKindChoice> choose_step_kind(const PipelineRun& run);
+// The same over a timeline already read from that export.
+Result<StepKindChoice> choose_step_kind(const PipelineRun& run, const Result<TimelineReport>& timeline);
 
-// With run.stage = "auto" and nothing chosen yet (a resumed run keeps its choice): sets run.discovered_stage and
-// run.stage_choice from choose_step_kind; when no kind is found, leaves them unset and says why.
-void choose_auto_stage(PipelineRun& run);
+// Why a capture holds no NVTX range of the workload's own ("the capture holds no NVTX range", or only library
+// ranges, named); nullopt when it holds one, or when the export could not be read.
+std::optional<std::string> without_own_ranges(const Result<TimelineReport>& timeline);
+
+// With nothing chosen yet (a resumed run keeps its choice): a capture not gated on an NVTX range that holds no range
+// of the workload's own (without_own_ranges) makes the whole captured window the stage, whatever run.stage names.
+// Else, with run.stage = "auto": sets run.discovered_stage and run.stage_choice from choose_step_kind; when no kind
+// is found, leaves them unset and says why.
+// `nvtx_gate_opened`: the capture was gated on an NVTX range and it opened.
+void choose_auto_stage(PipelineRun& run, bool nvtx_gate_opened);
 
 }  // namespace llmprof::detail

@@ -24,6 +24,7 @@
 #include "llmprof/ncu_plan.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/stage.hpp"
+#include "llmprof/timeline.hpp"
 #include "llmprof/tool_probe.hpp"
 #include "pipeline/workload.hpp"
 
@@ -181,7 +182,18 @@ struct PipelineRun {
   // run.on_empty_gate = discover chose this range for selection and the ncu NVTX filter (over run.stage).
   std::optional<std::string> discovered_stage;
   std::string stage_choice;  // why discovered_stage (run.stage = "auto"), said on select's first line
-  bool whole_window_selection = false;  // run.stage = "auto" without a kind: the captured window is the stage
+  // The captured window is the stage: run.stage = "auto" found no kind in the workload's window, or the capture
+  // holds no NVTX range of the workload's own (none, or only library ranges).
+  bool whole_window_selection = false;
+  // The capture the run followed instead of nsys.capture_range, because the workload emits no NVTX range of its
+  // own: its cudaProfilerStart/Stop window, or the whole run (none). nsys, ncu (--profile-from-start) and the
+  // capture record read capture_range(), never the configured gate alone.
+  std::optional<NsysCaptureRange> followed_capture_range;
+  std::string capture_scope;  // why the capture is scoped as it is, when the run decided it (CaptureRecord::scope)
+  NsysCaptureRange capture_range() const { return followed_capture_range.value_or(config.nsys.capture_range); }
+  // Which NVTX ranges are a library's: the built-in rules and run.ignore_ranges (validated when the run started).
+  LibraryRanges library_ranges() const;
+  TimelineOptions timeline_options() const;  // the timeline engine's defaults with library_ranges()
   // SQLite exports this run already made (paths relative to MAIN), and how: the tables come from the export
   // before the stage's own export step, which must not run nsys export twice.
   std::map<std::filesystem::path, std::pair<std::filesystem::path, StageResult>> sqlite_exports;  // by export: report

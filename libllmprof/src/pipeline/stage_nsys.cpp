@@ -1,6 +1,6 @@
 // Stage "nsys": the timeline under Nsight Systems (gated on an NVTX range by default), the report resolved
-// (a .qdstrm imported when needed), the empty gate followed up, the graph node pass, and the exports of the
-// report (`nsys stats` CSVs, the optional SQLite file; nsys_capture.cpp runs them).
+// (a .qdstrm imported when needed), the empty gate followed up (stage_nsys_gate.cpp), the graph node pass, and the
+// exports of the report (`nsys stats` CSVs, the optional SQLite file; nsys_capture.cpp runs them).
 #include <algorithm>
 
 #include "core/duration.hpp"
@@ -10,7 +10,6 @@
 #include "llmprof/nsys_command.hpp"
 #include "llmprof/nsys_report_file.hpp"
 #include "llmprof/nsys_stats.hpp"
-#include "llmprof/range_discovery.hpp"
 #include "llmprof/step_tokens.hpp"
 #include "llmprof/tool_probe.hpp"
 #include "llmprof/shell_quote.hpp"
@@ -18,6 +17,7 @@
 #include "pipeline/capture_windows.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline/nsys_capture.hpp"
+#include "pipeline/nsys_stage_capture.hpp"
 #include "pipeline/stage_choice.hpp"
 #include "pipeline/tool_call.hpp"
 
@@ -35,27 +35,6 @@ bool is_nsys_progress(const std::string& line) {
   }
   return false;
 }
-
-// Where one capture writes: the first into nsys/, the node-traced second one into nsys/node/.
-struct CaptureTarget {
-  fs::path report_base;  // relative to MAIN
-  fs::path metrics;      // the workload's metrics file while under nsys
-  fs::path log;          // nsys's output
-  std::vector<std::string> added_arguments;
-};
-
-CaptureTarget first_capture(const std::string& log_name) {
-  return {RunLayout::nsys_report_base(), RunLayout::nsys_metrics(), RunLayout::nsys_log(log_name), {}};
-}
-
-struct Capture {
-  bool gated = false;
-  bool gate_never_opened = false;  // nsys's output says the gate never opened (capture_gate_never_opened)
-  std::optional<ProcessOutcome> outcome;
-  Result<ResolvedReport> report = make_error(ErrorCode::no_report, "nsys profile did not run");
-  std::vector<CaptureWindowReport> windows;  // a repeat capture: every window, the first being `report`
-  std::optional<StageResult> problem;  // the profile could not run, was interrupted or timed out
-};
 
 // The nsys profile call: cmd.txt records it without the overwrite flag, and the workload learns where it may
 // write its metrics and its step tokens (beside them: RunLayout::nsys_step_tokens() for the main capture).
@@ -96,8 +75,22 @@ ReportResolveRequest resolve_request(PipelineRun& run, const NsysCommand& comman
   return request;
 }
 
+}  // namespace
+
+CaptureTarget first_capture(const std::string& log_name) {
+  return {RunLayout::nsys_report_base(), RunLayout::nsys_metrics(), RunLayout::nsys_log(log_name), {}};
+}
+
+CaptureTarget discovery_capture() {
+  return {RunLayout::nsys_directory() / "discovery" / "profile",
+          RunLayout::nsys_directory() / "discovery" / "metrics.json",
+          RunLayout::nsys_directory() / "discovery" / "profile.log",
+          {}};
+}
+
 Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const CaptureTarget& target) {
   Capture result;
+  gated = gated && run.capture_range() != NsysCaptureRange::none;  // a followed whole-run capture has no gate
   result.gated = gated;
   const fs::path report_base = fs::absolute(run.directory.layout().resolve(target.report_base));
   const NsysCommand command = nsys_profile_command(run, nsys, gated, report_base, target.added_arguments);
@@ -134,12 +127,14 @@ Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const Captur
   return result;
 }
 
+namespace {
+
 // An NVTX gate, or a cudaProfilerApi window, that never opened: run.on_empty_gate decides what follows.
 bool gate_never_opened(const PipelineRun& run, const Capture& attempt) {
-  if (run.config.nsys.capture_range == NsysCaptureRange::nvtx) return attempt.gate_never_opened;
+  if (run.capture_range() == NsysCaptureRange::nvtx) return attempt.gate_never_opened;
   // A cudaProfilerApi window the workload never opened: nsys 2025.3 says "No reports were generated"; 2022.4
   // prints "Generated:" with nothing under it and exits 0, and the resolver finds no file at all.
-  return run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api && attempt.gated && !attempt.report &&
+  return run.capture_range() == NsysCaptureRange::cuda_profiler_api && attempt.gated && !attempt.report &&
          attempt.report.error().code == ErrorCode::no_report && attempt.outcome && attempt.outcome->succeeded();
 }
 
@@ -147,10 +142,11 @@ bool gate_never_opened(const PipelineRun& run, const Capture& attempt) {
 CaptureRecord capture_record(const PipelineRun& run, const Capture& attempt, bool ungated_rerun) {
   const NsysConfig& config = run.config.nsys;
   CaptureRecord record;
-  record.gate = capture_gate_kind(config.capture_range);
+  record.gate = capture_gate_kind(run.capture_range());
   if (record.gate == CaptureGateKind::nvtx) record.range = config.nvtx_capture;
   record.gate_opened = attempt.gated && record.gate != CaptureGateKind::none && attempt.report.has_value();
-  record.ungated_rerun = ungated_rerun;
+  record.ungated_rerun = ungated_rerun && !run.followed_capture_range;
+  record.scope = run.capture_scope;
   // A repeat capture (--capture-range-end=repeat[:N]) lists every numbered report, window 1 first.
   for (const auto& window : attempt.windows)
     record.windows.push_back({fs::relative(window.report, fs::absolute(run.directory.path())).string()});
@@ -162,117 +158,6 @@ CaptureRecord capture_record(const PipelineRun& run, const Capture& attempt, boo
   record.stage_choice = run.stage_choice;
   record.whole_window_selection = run.whole_window_selection;
   return record;
-}
-
-// The light ungated capture that names the workload's ranges, into nsys/discovery/.
-CaptureTarget discovery_capture() {
-  return {RunLayout::nsys_directory() / "discovery" / "profile",
-          RunLayout::nsys_directory() / "discovery" / "metrics.json",
-          RunLayout::nsys_directory() / "discovery" / "profile.log",
-          {}};
-}
-
-// Runs the discovery capture and reads it; `probe` keeps the capture (its report) for the caller.
-Result<RangeDiscovery> run_discovery(PipelineRun& run, const NsysInfo& nsys, Capture& probe) {
-  std::error_code error;
-  fs::create_directories(run.directory.layout().resolve(RunLayout::nsys_directory() / "discovery"), error);
-  run.say(kStage, "discovery: capturing once without the gate to name the ranges the workload emits");
-  probe = capture(run, nsys, false, discovery_capture());
-  if (probe.problem) return make_error(ErrorCode::no_report, "the discovery capture failed: " + probe.problem->reason);
-  if (!probe.report) return probe.report.error();
-  const fs::path directory = RunLayout::nsys_directory() / "discovery";
-  if (auto exported = export_nsys_sqlite(run, nsys, probe.report->report, directory);
-      exported.status != StageStatus::ok)
-    return make_error(ErrorCode::no_report, "the discovery capture's SQLite export failed: " + exported.reason);
-  const fs::path sqlite = run.directory.path() / directory / RunLayout::nsys_sqlite().filename();
-  auto timeline = analyze_timeline(sqlite);
-  if (!timeline) return timeline.error();
-  return discover_ranges(timeline.value(), sqlite);
-}
-
-// The range names the workload emitted: stage-1 metrics, else those it wrote under nsys.
-std::optional<EmittedRanges> emitted_ranges(const PipelineRun& run, const WorkloadOutput& workload) {
-  if (workload.emitted_ranges) return workload.emitted_ranges;
-  auto under_nsys = read_emitted_ranges(run.directory.layout().resolve(RunLayout::nsys_metrics()));
-  if (under_nsys) return under_nsys.value();
-  return std::nullopt;
-}
-
-// The discovery capture became the run's timeline: the step tokens its workload wrote go where the analysis
-// reads them (RunLayout::nsys_step_tokens()).
-void adopt_discovery_step_tokens(PipelineRun& run) {
-  const RunLayout layout = run.directory.layout();
-  const fs::path written = layout.resolve(RunLayout::nsys_directory() / "discovery" / "step_tokens.json");
-  std::error_code error;
-  if (!fs::exists(written, error)) return;
-  fs::rename(written, layout.resolve(RunLayout::nsys_step_tokens()), error);
-  if (error) run.warn(kStage, "could not move " + written.string() + " beside the timeline: " + error.message());
-}
-
-// Why a cudaProfilerApi window never opened. Without an NVIDIA driver a workload's cudaProfilerStart has no
-// CUDA context to start, and nsys records no such call: "it never called" would be a guess (issue 33: a
-// workload that does call it was told it never did, on a machine without a GPU).
-std::string profiler_window_diagnosis() {
-  const NvidiaDriver driver = detect_nvidia_driver();
-  if (!driver.present) {
-    return "the capture range cudaProfilerApi never opened: this machine has no NVIDIA driver (" + driver.evidence +
-           "), so a cudaProfilerStart call (torch.cuda.profiler.start()) has no CUDA context to start and nsys "
-           "cannot see it; whether the workload calls it can be told only on a GPU machine. nsys wrote no report.";
-  }
-  return "the capture range cudaProfilerApi never opened: the workload never called cudaProfilerStart "
-         "(torch.cuda.profiler.start()), so nsys wrote no report.";
-}
-
-// Diagnoses the empty gate, then follows run.on_empty_gate; returns the capture to continue with.
-std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& nsys, const WorkloadOutput& workload,
-                                             Capture& attempt, NsysOutput& output) {
-  const bool profiler_window = run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api;
-  const auto emitted = emitted_ranges(run, workload);
-  std::string diagnosis = profiler_window
-                              ? profiler_window_diagnosis()
-                              : diagnose_empty_gate(run.config.nsys.nvtx_capture, emitted, run.config.run.stage);
-  const OnEmptyGate policy = run.config.run.on_empty_gate;
-  const bool names_unknown = profiler_window || !emitted || emitted->names.empty();
-  if (policy == OnEmptyGate::discover || (policy == OnEmptyGate::diagnose && names_unknown)) {
-    Capture probe;
-    auto discovery = run_discovery(run, nsys, probe);
-    if (probe.problem &&
-        (probe.problem->status == StageStatus::interrupted || probe.problem->problem == StageProblemKind::timeout))
-      return probe.problem;
-    if (!discovery) {
-      diagnosis += " Discovery did not help: " + discovery.error().describe();
-    } else {
-      diagnosis = diagnosis.substr(0, diagnosis.find(" The range names the workload emits are unknown"));
-      diagnosis += " " + describe_discovery(discovery.value());
-      if (policy == OnEmptyGate::discover) {
-        run.note(kStage, diagnosis);
-        run.note(kStage, "run.on_empty_gate = discover: going on with the discovery capture (ungated) and `" +
-                             discovery->stage + "` for kernel selection and the ncu filter, because " + discovery->why);
-        run.discovered_stage = discovery->stage;
-        adopt_discovery_step_tokens(run);
-        attempt = std::move(probe);
-        attempt.gated = false;
-        if (attempt.report)
-          run.stage_report(kStage).warnings.push_back(
-              "the capture never opened; this timeline is the ungated discovery "
-              "capture, and the stage was chosen by discovery: " +
-              discovery->stage);
-        return std::nullopt;
-      }
-    }
-  }
-  if (policy == OnEmptyGate::rerun_ungated) {
-    run.note(kStage, diagnosis + " Re-running nsys without the gate (run.on_empty_gate = rerun_ungated).");
-    attempt = capture(run, nsys, false, first_capture("profile_ungated.log"));
-    if (attempt.problem) return attempt.problem;
-    if (attempt.report) {
-      run.stage_report(kStage).warnings.push_back("the NVTX gate never opened; this timeline is an ungated capture");
-    }
-    return std::nullopt;
-  }
-  run.note(kStage, diagnosis);
-  if (policy == OnEmptyGate::fail) output.halt_profiling = "the NVTX gate never opened and run.on_empty_gate = fail";
-  return StageResult::failed(diagnosis);
 }
 
 StageResult run_stats(PipelineRun& run, const NsysInfo& nsys, const fs::path& report, NsysOutput& output) {
@@ -359,7 +244,10 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
   const bool empty_gate = gate_never_opened(run, attempt);
   if (empty_gate) {
     output.capture = capture_record(run, attempt, false);
-    if (auto stop = handle_empty_gate(run, nsys, workload, attempt, output)) return *stop;
+    if (auto stop = handle_empty_gate(run, nsys, workload, attempt, output)) {
+      output.capture = capture_record(run, attempt, false);  // the scope the run chose, when it chose one
+      return *stop;
+    }
   }
   output.capture = capture_record(run, attempt, empty_gate);
   if (!attempt.report) return StageResult::failed(attempt.report.error().describe());
@@ -374,7 +262,7 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
   if (run.config.nsys.export_sqlite) {
     StageResult exported = export_nsys_sqlite(run, nsys, report.report, RunLayout::nsys_directory());
     if (exported.status != StageStatus::ok) return exported;
-    choose_auto_stage(run);
+    choose_auto_stage(run, attempt.gated && run.capture_range() == NsysCaptureRange::nvtx);
     output.capture = capture_record(run, attempt, empty_gate);
   }
   if (!attempt.windows.empty()) {

@@ -1,9 +1,17 @@
 // The empty-NVTX-gate diagnosis: nsys's "No reports were generated" says nothing about why; compare
-// the gate with the range names the workload actually emitted and print the exact fix.
+// the gate with the range names the workload actually emitted and print the exact fix. Then what follows it
+// (run.on_empty_gate): discovery, the ungated re-run, or, for a workload with no NVTX range of its own, the
+// workload's own window or the whole run, followed by the run itself.
 #include <algorithm>
 
 #include "core/text.hpp"
+#include "llmprof/logging.hpp"
+#include "llmprof/range_discovery.hpp"
+#include "llmprof/step_tokens.hpp"
+#include "llmprof/tool_probe.hpp"
+#include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline/nsys_capture.hpp"
+#include "pipeline/nsys_stage_capture.hpp"
 
 namespace llmprof::detail {
 namespace {
@@ -56,5 +64,169 @@ std::string diagnose_empty_gate(const std::string& gate, const std::optional<Emi
   const std::string fixed = emitted->domain.empty() ? suggestion : suggestion + "@" + emitted->domain;
   return text + "Fix: --set nsys.nvtx_capture=" + fixed + " (or --set nsys.capture_range=none for an ungated capture).";
 }
+
+namespace {
+
+constexpr Stage kStage = Stage::nsys;
+namespace fs = std::filesystem;
+
+// Runs the discovery capture and reads it; `probe` keeps the capture (its report) for the caller.
+Result<RangeDiscovery> run_discovery(PipelineRun& run, const NsysInfo& nsys, Capture& probe) {
+  std::error_code error;
+  fs::create_directories(run.directory.layout().resolve(RunLayout::nsys_directory() / "discovery"), error);
+  run.say(kStage, "discovery: capturing once without the gate to name the ranges the workload emits");
+  probe = capture(run, nsys, false, discovery_capture());
+  if (probe.problem) return make_error(ErrorCode::no_report, "the discovery capture failed: " + probe.problem->reason);
+  if (!probe.report) return probe.report.error();
+  const fs::path directory = RunLayout::nsys_directory() / "discovery";
+  if (auto exported = export_nsys_sqlite(run, nsys, probe.report->report, directory);
+      exported.status != StageStatus::ok)
+    return make_error(ErrorCode::no_report, "the discovery capture's SQLite export failed: " + exported.reason);
+  return discover_capture(run.directory.path() / directory / RunLayout::nsys_sqlite().filename(),
+                          run.library_ranges());
+}
+
+// The range names the workload emitted: stage-1 metrics, else those it wrote under nsys.
+std::optional<EmittedRanges> emitted_ranges(const PipelineRun& run, const WorkloadOutput& workload) {
+  if (workload.emitted_ranges) return workload.emitted_ranges;
+  auto under_nsys = read_emitted_ranges(run.directory.layout().resolve(RunLayout::nsys_metrics()));
+  if (under_nsys) return under_nsys.value();
+  return std::nullopt;
+}
+
+// The discovery capture became the run's timeline: the step tokens its workload wrote go where the analysis
+// reads them (RunLayout::nsys_step_tokens()).
+void adopt_discovery_step_tokens(PipelineRun& run) {
+  const RunLayout layout = run.directory.layout();
+  const fs::path written = layout.resolve(RunLayout::nsys_directory() / "discovery" / "step_tokens.json");
+  std::error_code error;
+  if (!fs::exists(written, error)) return;
+  fs::rename(written, layout.resolve(RunLayout::nsys_step_tokens()), error);
+  if (error) run.warn(kStage, "could not move " + written.string() + " beside the timeline: " + error.message());
+}
+
+// Why a cudaProfilerApi window never opened. Without an NVIDIA driver a workload's cudaProfilerStart has no
+// CUDA context to start, and nsys records no such call: "it never called" would be a guess (a
+// workload that does call it was told it never did, on a machine without a GPU).
+std::string profiler_window_diagnosis() {
+  const NvidiaDriver driver = detect_nvidia_driver();
+  if (!driver.present) {
+    return "the capture range cudaProfilerApi never opened: this machine has no NVIDIA driver (" + driver.evidence +
+           "), so a cudaProfilerStart call (torch.cuda.profiler.start()) has no CUDA context to start and nsys "
+           "cannot see it; whether the workload calls it can be told only on a GPU machine. nsys wrote no report.";
+  }
+  return "the capture range cudaProfilerApi never opened: the workload never called cudaProfilerStart "
+         "(torch.cuda.profiler.start()), so nsys wrote no report.";
+}
+
+// The configured gate, for the sentences that say it never opened.
+std::string configured_gate(const PipelineRun& run) {
+  if (run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api) return "the cudaProfilerApi window";
+  return "the NVTX gate `" + run.config.nsys.nvtx_capture + "`";
+}
+
+// The workload emits no NVTX range of its own (none, or only a library's), so no gate can be suggested: the run
+// scopes the capture itself, as discovery chose. It follows the workload's cudaProfilerStart/Stop window with a
+// window-gated capture (unless the configured gate was that window), or keeps the ungated discovery capture as the
+// whole run; the whole captured window is the stage (selection, ncu without NVTX filter, inferred steps).
+std::optional<StageResult> follow_workload_scope(PipelineRun& run, const NsysInfo& nsys,
+                                                 const RangeDiscovery& discovery, Capture& probe, Capture& attempt) {
+  const bool window = discovery.capture_range == "cudaProfilerApi" &&
+                      run.config.nsys.capture_range != NsysCaptureRange::cuda_profiler_api;
+  run.capture_scope = configured_gate(run) + " never opened and " + discovery.why;
+  if (!window && discovery.capture_range == "cudaProfilerApi")
+    run.capture_scope += " (the window did not open under nsys, so the whole run is taken instead)";
+  run.whole_window_selection = true;
+  run.stage_choice = "no NVTX range of the workload's own to select from: the kernels of the whole captured " +
+                     std::string(window ? "window" : "run") + " are selected and ncu takes no NVTX filter";
+  run.note(kStage, run.capture_scope);
+  if (window) {
+    run.followed_capture_range = NsysCaptureRange::cuda_profiler_api;
+    run.say(kStage, "capturing again, inside the workload's own cudaProfilerStart/Stop window");
+    attempt = capture(run, nsys, true, first_capture("profile_window.log"));
+    if (attempt.problem) return attempt.problem;
+    if (!attempt.report)
+      return StageResult::failed(run.capture_scope + "; but the window-gated capture left no report: " +
+                                 attempt.report.error().describe());
+    return std::nullopt;
+  }
+  run.followed_capture_range = NsysCaptureRange::none;
+  run.say(kStage, "going on with the discovery capture (ungated, the whole run) as the timeline");
+  adopt_discovery_step_tokens(run);
+  attempt = std::move(probe);
+  attempt.gated = false;
+  return std::nullopt;
+}
+
+// Whether ncu, filtered as configured, could profile anything once the gate never opened: its NVTX filter names the
+// gate's range, or its profiling starts at a cudaProfilerStart the workload never called.
+bool ncu_filter_cannot_match(const PipelineRun& run) {
+  if (run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api) return true;
+  const std::string gate = run.config.nsys.nvtx_capture.substr(0, run.config.nsys.nvtx_capture.find('@'));
+  return std::any_of(run.config.ncu.nvtx_include.begin(), run.config.ncu.nvtx_include.end(),
+                     [&](const std::string& include) { return include == gate + "/" || include == gate; });
+}
+
+}  // namespace
+
+std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& nsys, const WorkloadOutput& workload,
+                                             Capture& attempt, NsysOutput& output) {
+  const bool profiler_window = run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api;
+  const auto emitted = emitted_ranges(run, workload);
+  std::string diagnosis = profiler_window
+                              ? profiler_window_diagnosis()
+                              : diagnose_empty_gate(run.config.nsys.nvtx_capture, emitted, run.config.run.stage);
+  const OnEmptyGate policy = run.config.run.on_empty_gate;
+  const bool names_unknown = profiler_window || !emitted || emitted->names.empty();
+  if (policy == OnEmptyGate::discover || (policy == OnEmptyGate::diagnose && names_unknown)) {
+    Capture probe;
+    auto discovery = run_discovery(run, nsys, probe);
+    if (probe.problem &&
+        (probe.problem->status == StageStatus::interrupted || probe.problem->problem == StageProblemKind::timeout))
+      return probe.problem;
+    if (!discovery) {
+      diagnosis += " Discovery did not help: " + discovery.error().describe();
+    } else {
+      diagnosis = diagnosis.substr(0, diagnosis.find(" The range names the workload emits are unknown"));
+      diagnosis += " " + describe_discovery(discovery.value());
+      if (!discovery->own_ranges()) {
+        log_info(to_string(kStage), diagnosis);
+        return follow_workload_scope(run, nsys, discovery.value(), probe, attempt);
+      }
+      if (policy == OnEmptyGate::discover) {
+        run.note(kStage, diagnosis);
+        run.note(kStage, "run.on_empty_gate = discover: going on with the discovery capture (ungated) and `" +
+                             discovery->stage + "` for kernel selection and the ncu filter, because " + discovery->why);
+        run.discovered_stage = discovery->stage;
+        adopt_discovery_step_tokens(run);
+        attempt = std::move(probe);
+        attempt.gated = false;
+        if (attempt.report)
+          run.stage_report(kStage).warnings.push_back(
+              "the capture never opened; this timeline is the ungated discovery "
+              "capture, and the stage was chosen by discovery: " +
+              discovery->stage);
+        return std::nullopt;
+      }
+    }
+  }
+  if (policy == OnEmptyGate::rerun_ungated) {
+    run.note(kStage, diagnosis + " Re-running nsys without the gate (run.on_empty_gate = rerun_ungated).");
+    attempt = capture(run, nsys, false, first_capture("profile_ungated.log"));
+    if (attempt.problem) return attempt.problem;
+    if (attempt.report) {
+      run.stage_report(kStage).warnings.push_back("the NVTX gate never opened; this timeline is an ungated capture");
+    }
+    return std::nullopt;
+  }
+  run.note(kStage, diagnosis);
+  if (policy == OnEmptyGate::fail)
+    output.halt_profiling = "the NVTX gate never opened and run.on_empty_gate = fail";
+  else if (ncu_filter_cannot_match(run))
+    output.halt_profiling = configured_gate(run) + " never opened, so ncu, filtered the same way, would profile no "
+                            "kernel while replaying the whole workload";
+  return StageResult::failed(diagnosis);
+}
+
 
 }  // namespace llmprof::detail

@@ -51,6 +51,8 @@ Result<void> check_workload_program(const DeepProfileConfig& config, const DeepP
 Result<WorkloadDiscovery> discover_workload_ranges(DeepProfileConfig config, ProcessRunner& runner, const Clock& clock,
                                                    ProgressCallback progress, DeepProfilerEnvironment environment) {
   if (auto program = check_workload_program(config, environment); !program) return program.error();
+  auto library_ranges = library_ranges_of(config);  // run.ignore_ranges too: listed, never chosen
+  if (!library_ranges) return library_ranges.error();
   DeepProfiler profiler(discovery_config(std::move(config)), runner, clock, std::move(progress),
                         std::move(environment));
   auto run = profiler.run();
@@ -64,9 +66,8 @@ Result<WorkloadDiscovery> discover_workload_ranges(DeepProfileConfig config, Pro
                       "read " + (run->main_directory / "nsys/profile.log").string() + " and run.json there",
                       run->main_directory.string());
   }
-  auto timeline = analyze_timeline(sqlite);
-  if (!timeline) return timeline.error();
-  auto discovery = discover_ranges(timeline.value(), sqlite);
+  // An export without any NVTX range is a discovery too: the workload's window, else the whole run.
+  auto discovery = discover_capture(sqlite, library_ranges.value());
   if (!discovery) return discovery.error();
   return WorkloadDiscovery{std::move(run.value()), std::move(discovery.value())};
 }

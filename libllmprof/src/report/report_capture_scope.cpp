@@ -88,7 +88,7 @@ const TimelineStage* kernel_table_stage(const RunReportModel& model) {
   }
   const TimelineStage* best = nullptr;
   for (const auto& timed : model.timeline->stages) {
-    if (!measured(timed)) continue;
+    if (!measured(timed) || timed.is_library()) continue;
     if (best == nullptr || timed.level < best->level ||
         (timed.level == best->level && timed.gpu_time_ns > best->gpu_time_ns))
       best = &timed;

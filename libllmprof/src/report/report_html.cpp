@@ -42,8 +42,10 @@ void write_header(const RunReportModel& model, std::ostringstream& out) {
       << "<div><dt>Peaks at profiled clocks</dt><dd>" << html_escape(detail::peaks_line(model.device)) << "</dd></div>"
       << "<div><dt>Tools</dt><dd>" << html_escape(detail::tools_line(model)) << "</dd></div>"
       << "<div><dt>Date</dt><dd>" << html_escape(model.created_utc.empty() ? "not recorded" : model.created_utc)
-      << (model.run_status.empty() ? "" : " · run " + html_escape(model.run_status)) << "</dd></div>"
-      << "</dl></header>\n";
+      << (model.run_status.empty() ? "" : " · run " + html_escape(model.run_status)) << "</dd></div>";
+  if (!model.capture_scope.empty())
+    out << "<div><dt>Capture</dt><dd>" << html_escape(model.capture_scope) << "</dd></div>";
+  out << "</dl></header>\n";
 }
 
 void write_timeline(const RunReportModel& model, std::ostringstream& out) {

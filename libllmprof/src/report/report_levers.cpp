@@ -12,6 +12,7 @@
 #include "core/text.hpp"
 #include "report/report_capture_scope.hpp"
 #include "report/report_step_unit.hpp"
+#include "report/report_inferred_steps.hpp"
 
 namespace llmprof::detail {
 namespace {
@@ -36,16 +37,17 @@ const ReportStage* find_stage(const RunReportModel& model, const std::string& qu
 
 bool measured(const ReportStage& stage) { return stage.kernel_time_ns.has_value() && !stage.verdict.empty(); }
 
-// The profiled stage (ncu's selection), else `decode`, else the outermost measured stage with the most kernel time.
+// The profiled stage (ncu's selection), else `decode`, else the outermost measured stage with the most kernel time;
+// never a library's range (CCCL's `cub::DeviceScan::InclusiveScan`: ReportStage::library).
 const ReportStage* main_stage(const RunReportModel& model) {
+  const auto own = [](const ReportStage* stage) { return stage && measured(*stage) && stage->library.empty(); };
   if (model.top_kernel_selection) {
-    if (const auto* stage = find_stage(model, model.top_kernel_selection->stage); stage && measured(*stage))
-      return stage;
+    if (const auto* stage = find_stage(model, model.top_kernel_selection->stage); own(stage)) return stage;
   }
-  if (const auto* stage = find_stage(model, "decode"); stage && measured(*stage)) return stage;
+  if (const auto* stage = find_stage(model, "decode"); own(stage)) return stage;
   const ReportStage* best = nullptr;
   for (const auto& stage : model.stages) {
-    if (!measured(stage)) continue;
+    if (!own(&stage)) continue;
     if (!best || stage.level < best->level ||
         (stage.level == best->level && stage.kernel_time_ns.value_or(0) > best->kernel_time_ns.value_or(0)))
       best = &stage;
@@ -422,7 +424,10 @@ std::string verdict_class(const std::string& verdict) {
 RunVerdict summarize_run_verdict(const RunReportModel& model) {
   RunVerdict verdict;
   const ReportStage* main = main_stage(model);
-  if (main == nullptr) return verdict;
+  if (main == nullptr) {  // no range of the workload's own: the captured window and its inferred steps
+    verdict.headline = inferred_steps_headline(model);
+    return verdict;
+  }
   verdict.stages.push_back(stage_levers(model, *main, true));
   for (const auto& kind : model.step_kinds) {
     const ReportStage* stage = find_stage(model, kind);

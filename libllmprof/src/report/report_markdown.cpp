@@ -39,6 +39,7 @@ void write_headline(const RunReportModel& model, std::ostringstream& out) {
   out << "| **Tools** | " << markdown_cell(detail::tools_line(model)) << " |\n";
   out << "| **Date** | " << markdown_cell(model.created_utc.empty() ? "not recorded" : model.created_utc) << " |\n";
   if (!model.run_status.empty()) out << "| **Run status** | " << markdown_cell(model.run_status) << " |\n";
+  if (!model.capture_scope.empty()) out << "| **Capture** | " << markdown_cell(model.capture_scope) << " |\n";
   detail::write_verdict_markdown(model, out);
 }
 

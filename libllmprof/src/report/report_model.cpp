@@ -16,6 +16,7 @@
 #include "llmprof/report.hpp"
 #include "llmprof/run_layout.hpp"
 #include "report/report_capture_scope.hpp"
+#include "report/report_inferred_steps.hpp"
 #include "report/report_levers.hpp"
 #include "report/report_ranges.hpp"
 #include "report/report_repeats.hpp"
@@ -223,6 +224,7 @@ void read_manifest_parts(const RunManifest& manifest, const std::filesystem::pat
   model.created_utc = manifest.created_utc;
   model.run_status = to_string(manifest.status);
   model.workload_argv = manifest.workload.argv;
+  if (manifest.capture) model.capture_scope = manifest.capture->scope;
   for (const auto& stage : manifest.stages) {
     // The report step itself is "running" while it renders; that is not a problem to report.
     const bool rendering_now = stage.name == "report" && stage.status == StageStatus::running;
@@ -318,6 +320,7 @@ Result<RunReportModel> load_run_report(const std::filesystem::path& main_directo
     model.cross_rank_markdown = *ranks;
 
   if (auto read = detail::read_step_kinds_and_ranks(layout, model); !read) return read.error();
+  if (auto read = detail::read_inferred_steps(layout, model); !read) return read.error();
   detail::complete_step_units(model);
   if (auto read = read_run_files(layout, main_directory, model); !read) return read.error();
   if (auto read = detail::read_repeats_and_gpu_state(main_directory, model); !read) return read.error();

@@ -22,6 +22,11 @@ std::string range_note(const RunReportModel& model) {
                                    [](const ReportRangeTiming& range) { return range.p99_ns.has_value(); });
   return std::string(
              "Per instance of each NVTX range on the CPU timeline (nsys nvtx_sum; only ranges inside the capture). ") +
+         (std::any_of(model.stages.begin(), model.stages.end(),
+                      [](const ReportStage& stage) { return !stage.library.empty(); })
+              ? "A library range is one a library opens around its own calls (docs/library-ranges.md): listed, "
+                "never the main stage. "
+              : "") +
          (any_p99
               ? "p99 from every instance's duration in the SQLite export, where it saw the same instances."
               : "p99 needs every instance's duration, which nsys stats does not print and no SQLite export supplied.");
@@ -31,8 +36,13 @@ std::string seconds_text(const std::optional<double>& seconds) {
   return seconds ? format_duration_ns(*seconds * 1e9) : std::string(kNotComputed);
 }
 
-std::string range_label(const ReportRangeTiming& range) {
-  return range.domain.empty() ? range.name : range.domain + ":" + range.name;
+// The range, and its library when the stage table marks it as one's (ReportStage::library).
+std::string range_label(const RunReportModel& model, const ReportRangeTiming& range) {
+  std::string label = range.domain.empty() ? range.name : range.domain + ":" + range.name;
+  for (const auto& stage : model.stages)
+    if (stage.name == range.name && stage.domain == range.domain && !stage.library.empty())
+      return label + " [library range: " + stage.library + "]";
+  return label;
 }
 
 // (label, value) rows of the bare-run table; only figures that are present and positive.
@@ -101,7 +111,7 @@ void write_ranges_markdown(const RunReportModel& model, std::ostringstream& out)
     out << "## NVTX stages (CPU timeline)\n\n| Range | Count | Total | Mean | p50 | p99 | Min | Max "
            "|\n|---|--:|--:|--:|--:|--:|--:|--:|\n";
     for (const auto& range : model.nvtx_ranges) {
-      out << "| " << markdown_cell(range_label(range)) << " | " << format_count(range.instances) << " | "
+      out << "| " << markdown_cell(range_label(model, range)) << " | " << format_count(range.instances) << " | "
           << format_duration_ns(range.total_ns) << " | " << duration_text(range.mean_ns) << " | "
           << duration_text(range.p50_ns) << " | " << duration_text(range.p99_ns) << " | "
           << format_duration_ns(range.min_ns) << " | " << format_duration_ns(range.max_ns) << " |\n";
@@ -135,7 +145,7 @@ void write_ranges_html(const RunReportModel& model, std::ostringstream& out) {
            "<th class=\"num\">p50</th><th class=\"num\">p99</th><th class=\"num\">Min</th><th "
            "class=\"num\">Max</th></tr></thead><tbody>";
     for (const auto& range : model.nvtx_ranges) {
-      out << "<tr><td>" << html_escape(range_label(range)) << "</td>"
+      out << "<tr><td>" << html_escape(range_label(model, range)) << "</td>"
           << "<td class=\"num\"" << sort_key(as_double(range.instances)) << ">"
           << html_escape(format_count(range.instances)) << "</td>"
           << "<td class=\"num\"" << sort_key(as_double(range.total_ns)) << ">"

@@ -84,7 +84,9 @@ void write_timeline_markdown(const RunReportModel& model, std::ostringstream& ou
   const auto duration = [](auto value) { return format_duration_ns(static_cast<double>(value)); };
   for (const auto& stage : timeline.stages) {
     const auto& cpu = stage.cpu_duration;
-    out << "| " << markdown_code(stage.qualified_name()) << " | " << cpu.count << " | " << duration(cpu.mean_ns)
+    out << "| " << markdown_code(stage.qualified_name())
+        << (stage.is_library() ? " [library range: " + markdown_cell(stage.library) + "]" : std::string()) << " | "
+        << cpu.count << " | " << duration(cpu.mean_ns)
         << " | " << duration(cpu.p50_ns) << " | " << duration(cpu.p90_ns) << " | " << duration(cpu.p99_ns) << " | "
         << duration(cpu.max_ns) << " | " << busy_text(stage) << " | " << markdown_cell(stage.steady_state_note) << " | "
         << markdown_cell(headroom_text(stage)) << " | " << markdown_cell(normalise_percentages(stage.verdict)) << " |\n";
@@ -187,7 +189,9 @@ void write_timeline_html(const RunReportModel& model, std::ostringstream& out) {
   const auto duration = [](auto value) { return format_duration_ns(static_cast<double>(value)); };
   for (const auto& stage : timeline.stages) {
     const auto& cpu = stage.cpu_duration;
-    out << "<tr><td><code>" << html_escape(stage.qualified_name()) << "</code></td><td class=\"num\">" << cpu.count
+    out << "<tr><td><code>" << html_escape(stage.qualified_name()) << "</code>"
+        << (stage.is_library() ? " [library range: " + html_escape(stage.library) + "]" : std::string())
+        << "</td><td class=\"num\">" << cpu.count
         << "</td><td class=\"num\">" << duration(cpu.mean_ns) << "</td><td class=\"num\">" << duration(cpu.p50_ns)
         << "</td><td class=\"num\">" << duration(cpu.p90_ns) << "</td><td class=\"num\">" << duration(cpu.p99_ns)
         << "</td><td class=\"num\">" << duration(cpu.max_ns) << "</td><td class=\"num\">" << busy_text(stage)

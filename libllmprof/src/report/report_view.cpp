@@ -12,6 +12,7 @@ namespace llmprof::detail {
 std::string stage_label(const ReportStage& stage) {
   std::string label = stage.domain.empty() ? stage.name : stage.domain + ":" + stage.name;
   if (stage.parent && !stage.parent->empty()) label += " (in " + *stage.parent + ")";
+  if (!stage.library.empty()) label += " [library range: " + stage.library + "]";
   return label;
 }
 

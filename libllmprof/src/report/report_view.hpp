@@ -9,7 +9,7 @@
 
 namespace llmprof::detail {
 
-std::string stage_label(const ReportStage& stage);     // "decode", "myapp:decode (in generate)"
+std::string stage_label(const ReportStage& stage);  // "decode", "app:decode (in generate)", "CCCL:cub::... [library range: CCCL]"
 std::string device_line(const RunReportModel& model);  // "NVIDIA H100 80GB HBM3 · driver 580.159.04"
 std::string peaks_line(const ReportDevice& device);    // "fp16 856 TFLOP/s · DRAM 3.35 TB/s"
 std::string tools_line(const RunReportModel& model);   // "nsys 2025.3.1.0 · ncu 2025.3.1.0"

@@ -142,7 +142,8 @@ json::object capture_to_object(const CaptureRecord& capture) {
           {"discovered_stage",
            capture.discovered_stage ? json::value(*capture.discovered_stage) : json::value(nullptr)},
           {"stage_choice", capture.stage_choice},
-          {"whole_window_selection", capture.whole_window_selection}};
+          {"whole_window_selection", capture.whole_window_selection},
+          {"scope", capture.scope}};
 }
 
 bool capture_flag(const json::object& object, std::string_view key) {
@@ -168,6 +169,7 @@ CaptureRecord capture_from_object(const json::object& object) {
   capture.discovered_stage = json_string(object, "discovered_stage", "capture.discovered_stage");
   capture.stage_choice = json_string(object, "stage_choice", "capture.stage_choice").value_or("");
   capture.whole_window_selection = capture_flag(object, "whole_window_selection");
+  capture.scope = json_string(object, "scope", "capture.scope").value_or("");
   return capture;
 }
 

@@ -116,6 +116,8 @@ struct RecordTable<ReportStage> {
     field<&Stage::headroom>("headroom"),
     field<&Stage::verdict>("verdict"),
     field<&Stage::top_kernels>("top_kernels"),
+    // Last, so that stages.csv's earlier columns keep their places for readers that count them.
+    field<&Stage::library>("library"),
   };
 };
 

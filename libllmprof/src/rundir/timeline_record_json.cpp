@@ -95,6 +95,7 @@ struct RecordTable<TimelineStage> {
       field<&Stage::domain>("domain"),
       field<&Stage::parent>("parent"),
       field<&Stage::level>("level"),
+      field<&Stage::library>("library"),
       field<&Stage::cpu_duration>("cpu_duration"),
       field<&Stage::steady_cpu_duration>("steady_cpu_duration"),
       field<&Stage::steady_gpu_busy>("steady_gpu_busy"),

@@ -1,0 +1,315 @@
+// A plain run of a workload with no NVTX of its own, on a scripted machine (the Bench: fake nsys/ncu answered with
+// recorded outputs). The exports are the recorded H100 serving window made into such a workload
+// (tests/support/library_range_exports.hpp): only CCCL's scans, or no range at all, with or without the workload's
+// own cudaProfilerStart/Stop window. With the defaults (gated on `decode`, run.on_empty_gate = diagnose) the gate
+// never opens, discovery shows no range of the workload's own, and the run follows the window (a third capture,
+// ncu inside it) or keeps the whole run, selects the whole window, infers the steps and says so.
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <catch2/catch.hpp>
+
+#include "core/format.hpp"
+#include "llmprof/report.hpp"
+#include "library_range_exports.hpp"
+#include "oracle.hpp"
+#include "pipeline_bench.hpp"
+#include "run_manifest_reading.hpp"
+#include "test_support.hpp"
+
+using namespace llmprof;
+using namespace llmprof::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+FakeMatcher capture_range(const std::string& range) {
+  return [range](const ProcessSpec& spec) {
+    return nsys_capture()(spec) && has_argument(spec.argv, "--capture-range=" + range);
+  };
+}
+
+FakeMatcher ungated_capture() {
+  return [](const ProcessSpec& spec) { return nsys_capture()(spec) && !has_argument(spec.argv, "--capture-range"); };
+}
+
+FakeAnswer report_at(const fs::path& report) {
+  return FakeAnswer::printing({"Collecting data...", "Generated:", "\t" + report.string()}).writing(report.string(),
+                                                                                                      "report");
+}
+
+FakeAnswer no_report() {
+  return FakeAnswer::printing({"Processing events...", "Generated:", "    No reports were generated"});
+}
+
+// `nsys export` writes the discovery capture's export from `discovery`, any other from `main`.
+void script_exports(Bench& bench, const fs::path& discovery, const fs::path& main) {
+  bench.runner.on_first(command_is("nsys", {"export"}), FakeAnswer::exiting(0).doing([=](const ProcessSpec& spec) {
+    const std::string output = argument_after(spec, "--output");
+    fs::copy_file(output.find("discovery") != std::string::npos ? discovery : main, output,
+                  fs::copy_options::overwrite_existing);
+  }));
+}
+
+// The workload as a Hugging Face generate(): it writes no llmprof metrics, so its range names are unknown.
+void script_uninstrumented_workload(Bench& bench) { bench.runner.on(command_is("workload"), FakeAnswer::printing({"done"})); }
+
+std::vector<std::string> ncu_profile_argv(const Bench& bench) {
+  const auto runs = bench.runs_of([](const ProcessSpec& spec) {
+    return command_is("ncu")(spec) && argv_contains("-o")(spec);
+  });
+  REQUIRE_FALSE(runs.empty());
+  return runs.front();
+}
+
+bool has(const std::vector<std::string>& argv, const std::string& argument) {
+  return std::find(argv.begin(), argv.end(), argument) != argv.end();
+}
+
+// The figures a window of inferred steps' headline gives, computed here from analysis/step_kinds.json's sums:
+// (steps, "X per step under the profiler, GPU busy Y% (Z of GPU work per step).").
+std::pair<std::string, std::string> expected_headline(const fs::path& main) {
+  const auto root = boost::json::parse(read_file(main / "analysis/step_kinds.json")).as_object();
+  const auto& window = root.at("windows").as_array().front().as_object();
+  const std::int64_t steps = window.at("steps").as_int64();
+  std::int64_t total = 0, busy = 0, most = 0;
+  double median = 0;
+  std::string frequent;
+  for (const auto& kind : window.at("kinds").as_array()) {
+    total += kind.at("total_ns").as_int64();
+    busy += kind.at("gpu_busy_ns").as_int64();
+    if (kind.at("count").as_int64() > most) {
+      most = kind.at("count").as_int64();
+      median = static_cast<double>(kind.at("p50_ns").as_int64());
+      frequent = std::string(kind.at("name").as_string());
+    }
+  }
+  REQUIRE(steps > 0);
+  REQUIRE(total > 0);
+  const auto per_step = [&](std::int64_t sum) { return static_cast<double>(sum) / static_cast<double>(steps); };
+  const double mean = per_step(total);
+  // The median step of the most frequent kind where it and the mean are more than 1.5x apart.
+  const std::string step = mean > 1.5 * median || median > 1.5 * mean
+                               ? detail::format_duration_ns(median) + " per step under the profiler (the median " +
+                                     frequent + " step; " + detail::format_duration_ns(mean) + " on average over all " +
+                                     std::to_string(steps) + ")"
+                               : detail::format_duration_ns(mean) + " per step under the profiler";
+  return {std::to_string(steps), step + ", GPU busy " +
+                                     detail::format_fraction_percent(static_cast<double>(busy) /
+                                                                     static_cast<double>(total)) +
+                                     " of the steps' time (" + detail::format_duration_ns(per_step(busy)) +
+                                     " of GPU work per step)."};
+}
+
+// This machine has no NVIDIA driver, so the run's report says that instead of a headline (env.json); the report of
+// the same run as a GPU machine records it, re-rendered from the run directory as `deep-profile report` does.
+void render_as_on_a_gpu_machine(const fs::path& main) {
+  auto environment = boost::json::parse(read_file(main / "env.json")).as_object();
+  environment.at("tools").as_object().at("nvidia_driver").as_object()["present"] = true;
+  write_file(main / "env.json", boost::json::serialize(environment));
+  REQUIRE(write_reports(main).has_value());
+}
+
+// The report's headline says the window's steps, with the figures of step_kinds.json, and never a library range.
+void check_inferred_headline(const fs::path& main, const std::string& steps) {
+  render_as_on_a_gpu_machine(main);
+  const std::string report = read_file(main / "report.md");
+  INFO(report.substr(0, 2000));
+  const auto [count, figures] = expected_headline(main);
+  CHECK(count == steps);
+  CHECK_THAT(report, Catch::Contains("**the captured window: " + count + " steps inferred"));
+  CHECK_THAT(report, Catch::Contains(figures));
+  CHECK_THAT(report, !Catch::Contains("**cub::DeviceScan::InclusiveScan:"));
+  CHECK_THAT(read_file(main / "report.html"), Catch::Contains("the captured window: " + count + " steps inferred"));
+}
+
+std::string recorded_window_steps() {
+  std::istringstream lines(read_file(data_path("serving/expected.tsv")));
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("serving_window1_h100\tsteps\tcount\t", 0) == 0) return line.substr(line.rfind('\t') + 1);
+  FAIL("tests/data/serving/expected.tsv has no serving_window1_h100 steps count");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("defaults, only CCCL's ranges and the workload's own window: the run follows the window by itself") {
+  Bench bench;
+  TempDir exports;
+  const auto window = export_without_own_ranges(exports.path(), "window", {.cccl_scans = true});
+  const auto whole = export_without_own_ranges(exports.path(), "run", {.cccl_scans = true, .profiler_window = true});
+  script_uninstrumented_workload(bench);
+  bench.runner.on(capture_range("nvtx"), no_report());
+  bench.runner.on(ungated_capture(), report_at(bench.main() / "nsys/discovery/profile.nsys-rep"));
+  bench.runner.on(capture_range("cudaProfilerApi"), report_at(bench.main() / "nsys/profile.nsys-rep"));
+  script_exports(bench, whole, window);
+  bench.script_ncu_report();
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  INFO("nsys: " << nsys.reason);
+  REQUIRE(nsys.status == StageStatus::ok);
+
+  // Three captures: the configured gate, discovery, the workload's window.
+  const auto captures = bench.runs_of(nsys_capture());
+  REQUIRE(captures.size() == 3);
+  CHECK(has(captures[0], "--capture-range=nvtx"));
+  CHECK_FALSE(has_argument(captures[1], "--capture-range"));
+  CHECK(has(captures[2], "--capture-range=cudaProfilerApi"));
+  CHECK_FALSE(has_argument(captures[2], "--nvtx-capture"));
+
+  // How the capture was scoped, and why, in run.json and the report.
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->gate == CaptureGateKind::cuda_profiler_api);
+  CHECK(manifest.capture->gate_opened);
+  CHECK(manifest.capture->whole_window_selection);
+  CHECK_FALSE(manifest.capture->ungated_rerun);
+  CHECK_THAT(manifest.capture->scope,
+             Catch::StartsWith("the NVTX gate `decode` never opened and the workload emits no NVTX range of its own, "
+                               "only library ranges (`CCCL:cub::DeviceScan::InclusiveScan` x40 (CCCL))"));
+  CHECK_THAT(manifest.capture->scope, Catch::Contains("it calls cudaProfilerStart (1x), so the capture follows its window"));
+  CHECK_THAT(read_file(bench.main() / "report.md"), Catch::Contains("| **Capture** | the NVTX gate `decode` never opened"));
+  CHECK(std::any_of(summary.notes.begin(), summary.notes.end(),
+                    [](const std::string& note) { return note.find("never opened and the workload emits") != std::string::npos; }));
+
+  // ncu inside the same window, on the whole window's kernels.
+  CHECK(stage_of(manifest, "select").status == StageStatus::ok);
+  const auto ncu = ncu_profile_argv(bench);
+  const auto from_start = std::find(ncu.begin(), ncu.end(), "--profile-from-start");
+  REQUIRE(from_start != ncu.end());
+  CHECK(*(from_start + 1) == "off");
+  CHECK_FALSE(has(ncu, "--nvtx-include"));
+
+  // The steps are inferred; the report lists the scan as CCCL's, and the headline speaks of the window's steps.
+  CHECK_THAT(read_file(bench.main() / "analysis/step_kinds.json"), Catch::Contains("\"inferred\":\"steps inferred"));
+  CHECK_THAT(read_file(bench.main() / "report.md"),
+             Catch::Contains("CCCL:cub::DeviceScan::InclusiveScan [library range: CCCL]"));
+  check_inferred_headline(bench.main(), recorded_window_steps());
+}
+
+TEST_CASE("defaults, no NVTX at all and no window: the discovery capture is the whole run, ncu from the start") {
+  Bench bench;
+  TempDir exports;
+  const auto bare = export_without_own_ranges(exports.path(), "bare", {});
+  script_uninstrumented_workload(bench);
+  bench.runner.on(capture_range("nvtx"), no_report());
+  bench.runner.on(ungated_capture(), report_at(bench.main() / "nsys/discovery/profile.nsys-rep"));
+  script_exports(bench, bare, bare);
+  bench.script_ncu_report();
+  bench.run();
+  const RunManifest manifest = bench.manifest();
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  INFO("nsys: " << nsys.reason);
+  REQUIRE(nsys.status == StageStatus::ok);
+  CHECK(bench.runs_of(nsys_capture()).size() == 2);  // the gate, then discovery: no third capture
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->gate == CaptureGateKind::none);
+  CHECK_FALSE(manifest.capture->gate_opened);
+  CHECK(manifest.capture->whole_window_selection);
+  CHECK_THAT(manifest.capture->scope,
+             Catch::StartsWith("the NVTX gate `decode` never opened and the workload emits no NVTX range; the capture "
+                               "recorded no cudaProfilerStart call"));
+  CHECK_THAT(manifest.capture->scope, Catch::Contains("so the capture takes the whole run"));
+  CHECK(manifest.capture->windows.size() == 1);
+  CHECK(manifest.capture->windows.front().report == "nsys/discovery/profile.nsys-rep");
+  const auto ncu = ncu_profile_argv(bench);
+  CHECK_FALSE(has(ncu, "--profile-from-start"));
+  CHECK_FALSE(has(ncu, "--nvtx-include"));
+  check_inferred_headline(bench.main(), recorded_window_steps());
+}
+
+TEST_CASE("the serving preset's window holding only CCCL's ranges: the whole window is the stage, steps inferred") {
+  Bench bench;
+  bench.config.nsys.capture_range = NsysCaptureRange::cuda_profiler_api;
+  bench.config.run.stage = std::string(kAutoStage);
+  bench.config.ncu.nvtx_include = {"decode_batch/"};
+  TempDir exports;
+  const auto window = export_without_own_ranges(exports.path(), "window", {.cccl_scans = true});
+  script_uninstrumented_workload(bench);
+  bench.runner.on(capture_range("cudaProfilerApi"), report_at(bench.main() / "nsys/profile.nsys-rep"));
+  script_exports(bench, window, window);
+  bench.script_ncu_report();
+  bench.run();
+  const RunManifest manifest = bench.manifest();
+  REQUIRE(stage_of(manifest, "nsys").status == StageStatus::ok);
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->scope.empty());  // the configured capture: nothing for the run to follow
+  CHECK(manifest.capture->whole_window_selection);
+  CHECK_FALSE(manifest.capture->discovered_stage.has_value());  // never the scan
+  CHECK_THAT(manifest.capture->stage_choice,
+             Catch::StartsWith("the capture holds no NVTX range of the workload's own, only library ranges "
+                               "(`CCCL:cub::DeviceScan::InclusiveScan` (CCCL))"));
+  CHECK_FALSE(has(ncu_profile_argv(bench), "--nvtx-include"));
+  // report.json lists the scan, marked; the stage table shows it as CCCL's.
+  const auto report = boost::json::parse(read_file(bench.main() / "analysis/report.json")).as_object();
+  bool marked = false;
+  for (const auto& stage : report.at("stages").as_array())
+    if (stage.at("name").as_string() == "cub::DeviceScan::InclusiveScan") marked = stage.at("library").as_string() == "CCCL";
+  CHECK(marked);
+  check_inferred_headline(bench.main(), recorded_window_steps());
+}
+
+TEST_CASE("a workload with ranges of its own, none the gate: still the diagnosis, and ncu does not replay for nothing") {
+  Bench bench;
+  script_uninstrumented_workload(bench);
+  bench.runner.on(capture_range("nvtx"), no_report());
+  bench.runner.on(ungated_capture(), report_at(bench.main() / "nsys/discovery/profile.nsys-rep"));
+  const fs::path engine = data_path(kRecordedServingWindow);  // the engine's own scheduler_step > *_batch ranges
+  script_exports(bench, engine, engine);
+  bench.script_ncu_report();
+  bench.run();
+  const RunManifest manifest = bench.manifest();
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  CHECK(nsys.status == StageStatus::failed);
+  CHECK_THAT(nsys.reason, Catch::Contains("run.stage=decode_batch"));
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->scope.empty());
+  const StageRecord& ncu = stage_of(manifest, "ncu");
+  CHECK(ncu.status == StageStatus::skipped);
+  CHECK_THAT(ncu.reason, Catch::Contains("the NVTX gate `decode` never opened, so ncu, filtered the same way, would "
+                                         "profile no kernel"));
+  CHECK(bench.runs_of([](const ProcessSpec& spec) { return command_is("ncu")(spec) && argv_contains("-o")(spec); })
+            .empty());
+}
+
+// The zoo's Hugging Face generate() recorded on the H100 (tests/data/zoo): the whole run, its only range CCCL's scan
+// x2, no window. With the defaults: the gate never opens, discovery is the whole run, and the headline counts the
+// steps the step-inference oracle counts (tests/tools/zoo_steps_expected.py), not the scan.
+TEST_CASE("defaults on a recorded generate() whole run: the whole run, the steps the oracle counts, not the scan") {
+  Bench bench;
+  const fs::path whole = data_path("zoo/hf_dynamic_whole.sqlite");
+  script_uninstrumented_workload(bench);
+  bench.runner.on(capture_range("nvtx"), no_report());
+  bench.runner.on(ungated_capture(), report_at(bench.main() / "nsys/discovery/profile.nsys-rep"));
+  script_exports(bench, whole, whole);
+  bench.script_ncu_report();
+  bench.run();
+  const RunManifest manifest = bench.manifest();
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  INFO("nsys: " << nsys.reason);
+  REQUIRE(nsys.status == StageStatus::ok);
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->gate == CaptureGateKind::none);
+  CHECK_THAT(manifest.capture->scope, Catch::Contains("only library ranges (`CCCL:cub::DeviceScan::InclusiveScan` x2 (CCCL))"));
+  CHECK_FALSE(has(ncu_profile_argv(bench), "--nvtx-include"));
+  check_inferred_headline(bench.main(), oracle_text("zoo_steps", "hf_dynamic_whole: ", "steps"));
+}
+
+// The serving preset on the recorded generate() window (the issue's run: "cub::DeviceScan::InclusiveScan: 52.5 us per
+// step"): the window is the stage and the headline its inferred steps, as many as the oracle's.
+TEST_CASE("the serving preset on a recorded generate() window: the headline is the window's steps, not the scan") {
+  Bench bench;
+  bench.config.nsys.capture_range = NsysCaptureRange::cuda_profiler_api;
+  bench.config.run.stage = std::string(kAutoStage);
+  const fs::path window = data_path("zoo/hf_dynamic_window.sqlite");
+  script_uninstrumented_workload(bench);
+  bench.runner.on(capture_range("cudaProfilerApi"), report_at(bench.main() / "nsys/profile.nsys-rep"));
+  script_exports(bench, window, window);
+  bench.script_ncu_report();
+  bench.run();
+  const RunManifest manifest = bench.manifest();
+  REQUIRE(stage_of(manifest, "nsys").status == StageStatus::ok);
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->whole_window_selection);
+  CHECK_FALSE(manifest.capture->discovered_stage.has_value());
+  check_inferred_headline(bench.main(), oracle_text("zoo_steps", "hf_dynamic_window: ", "steps"));
+}
