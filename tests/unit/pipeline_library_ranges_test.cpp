@@ -249,6 +249,7 @@ TEST_CASE("the serving preset's window holding only CCCL's ranges: the whole win
 }
 
 TEST_CASE("a workload with ranges of its own, none the gate: still the diagnosis, and ncu does not replay for nothing") {
+  // (ncu's skip is ncu_pass.cpp's unopened_gate_filter: its --nvtx-include names the gate that never opened.)
   Bench bench;
   script_uninstrumented_workload(bench);
   bench.runner.on(capture_range("nvtx"), no_report());
@@ -265,8 +266,7 @@ TEST_CASE("a workload with ranges of its own, none the gate: still the diagnosis
   CHECK(manifest.capture->scope.empty());
   const StageRecord& ncu = stage_of(manifest, "ncu");
   CHECK(ncu.status == StageStatus::skipped);
-  CHECK_THAT(ncu.reason, Catch::Contains("the NVTX gate `decode` never opened, so ncu, filtered the same way, would "
-                                         "profile no kernel"));
+  CHECK_THAT(ncu.reason, Catch::Contains("never opened, so ncu's --nvtx-include decode/ cannot match either"));
   CHECK(bench.runs_of([](const ProcessSpec& spec) { return command_is("ncu")(spec) && argv_contains("-o")(spec); })
             .empty());
 }
@@ -312,4 +312,24 @@ TEST_CASE("the serving preset on a recorded generate() window: the headline is t
   CHECK(manifest.capture->whole_window_selection);
   CHECK_FALSE(manifest.capture->discovered_stage.has_value());
   check_inferred_headline(bench.main(), oracle_text("zoo_steps", "hf_dynamic_window: ", "steps"));
+}
+
+// The serving preset's window never opened and the workload has ranges of its own (the engine's): the diagnosis, and
+// no ncu, which would run with --profile-from-start off waiting for that window.
+TEST_CASE("a cudaProfilerApi window that never opens on a workload with ranges: no ncu replay for nothing") {
+  Bench bench;
+  bench.config.nsys.capture_range = NsysCaptureRange::cuda_profiler_api;
+  script_uninstrumented_workload(bench);
+  bench.runner.on(capture_range("cudaProfilerApi"), no_report());
+  bench.runner.on(ungated_capture(), report_at(bench.main() / "nsys/discovery/profile.nsys-rep"));
+  const fs::path engine = data_path(kRecordedServingWindow);
+  script_exports(bench, engine, engine);
+  bench.script_ncu_report();
+  bench.run();
+  const RunManifest manifest = bench.manifest();
+  CHECK(stage_of(manifest, "nsys").status == StageStatus::failed);
+  const StageRecord& ncu = stage_of(manifest, "ncu");
+  CHECK(ncu.status == StageStatus::skipped);
+  CHECK_THAT(ncu.reason, Catch::Contains("the cudaProfilerApi window never opened, so ncu, which profiles only inside "
+                                         "it (--profile-from-start off), would profile no kernel"));
 }
