@@ -359,7 +359,10 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
   const bool empty_gate = gate_never_opened(run, attempt);
   if (empty_gate) {
     output.capture = capture_record(run, attempt, false);
-    if (auto stop = handle_empty_gate(run, nsys, workload, attempt, output)) return *stop;
+    if (auto stop = handle_empty_gate(run, nsys, workload, attempt, output)) {
+      if (run.config.nsys.capture_range == NsysCaptureRange::nvtx) output.unopened_gate = run.config.nsys.nvtx_capture;
+      return *stop;
+    }
   }
   output.capture = capture_record(run, attempt, empty_gate);
   if (!attempt.report) return StageResult::failed(attempt.report.error().describe());
