@@ -278,9 +278,11 @@ TEST_CASE("sweep: one run directory per point and an index comparing them", "[e2
 }
 
 // Issue 33: a workload that leaves a daemon behind in every run (an engine worker that holds its port). After
-// each stage that ran it (stage 1, the nsys captures, the ncu passes) the daemon is named and ended, under a
-// profiler too (the workload's survivors are told from the profiler's own by executable); with
-// run.leave_survivors = true every one is named and left. Each daemon writes its pid to a file of its own.
+// each stage that ran it (stage 1, the nsys captures) the daemon is named and ended, under a profiler too (the
+// workload's survivors are told from the profiler's own by executable); an ncu pass that ends its workload ends
+// the daemon with it, naming it among the processes that needed SIGKILL. With run.leave_survivors = true every
+// one is named and left. Each daemon writes its pid to a file of its own; it is born ignoring SIGTERM (the
+// workload ignores it before it starts the daemon), so no SIGTERM ends it before it says so.
 TEST_CASE("a daemon the workload leaves is named and ended after every stage, or left when asked", "[e2e][slow]") {
   for (const bool leave : {false, true}) {
     INFO("run.leave_survivors = " << leave);
@@ -290,8 +292,9 @@ TEST_CASE("a daemon the workload leaves is named and ended after every stage, or
     const fs::path workload = e2e.temp() / "leaves_daemon.sh";
     write_file(workload,
                "#!/bin/sh\n"
-               "setsid /bin/sh -c 'trap \"\" TERM; echo $$ > \"$0\"/$$.pid; while :; do sleep 0.05; done' '" +
-                   pids.string() + "' &\n"
+               "trap '' TERM\n"
+               "setsid /bin/sh -c 'echo $$ > \"$0\"/$$.pid; while :; do sleep 0.05; done' '" + pids.string() +
+                   "' &\n"
                "exit 0\n");
     fs::permissions(workload, fs::perms::owner_all);
     const Finished finished = e2e.run({{"--set", std::string("run.leave_survivors=") + (leave ? "true" : "false"),
@@ -309,6 +312,12 @@ TEST_CASE("a daemon the workload leaves is named and ended after every stage, or
         } else {
           CHECK_THAT(warning, Catch::Contains("ended them with SIGTERM, and with SIGKILL after"));
         }
+      }
+      for (const auto& ending : stage.workload_endings) {
+        if (ending.find("SIGKILL after the 3 s grace to ") == std::string::npos) continue;
+        CHECK_FALSE(leave);
+        ++named;
+        CHECK_THAT(ending, Catch::Contains(" (sh)"));
       }
     }
     const DaemonCount counted = count_and_kill_daemons(pids);

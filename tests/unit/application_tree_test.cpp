@@ -77,6 +77,12 @@ TEST_CASE("processes that left the application are still its own; others that we
                                            process(30, self), process(31, 30)};
     CHECK(sorted(application_processes(tree, root, self, {21})) == std::vector<pid_t>{20, 21, 30, 31});
   }
+  SECTION("a run that leaves survivors leaves them, but not a target that left") {
+    const std::vector<TreeProcess> tree = {profiler(root, self), process(20, root), process(21, 20),
+                                           process(30, self), process(31, 30), process(40, self)};
+    CHECK(sorted(application_processes(tree, root, self, {21}, false)) == std::vector<pid_t>{20, 21});
+    CHECK(sorted(application_processes(tree, root, self, {21, 40}, false)) == std::vector<pid_t>{20, 21, 40});
+  }
   SECTION("a target that left the tree counts from its topmost ancestor below deep-profile, and ncu's child too") {
     const std::vector<TreeProcess> tree = {profiler(root, self), process(20, root), process(30, self),
                                            process(31, 30), process(32, 31)};

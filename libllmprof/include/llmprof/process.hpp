@@ -28,7 +28,7 @@ namespace llmprof {
 //
 // The application is the whole tree the profiler started: its direct child (the application's root), everything
 // that root started, and what left it (setsid, or re-parented to this process as the subreaper when its parent
-// died). A serving engine's front process never touches CUDA, so the profiler never names it, yet it blocks on
+// died; a spec that leaves survivors running leaves those too, targets aside: ProcessSpec::end_survivors_after). A serving engine's front process never touches CUDA, so the profiler never names it, yet it blocks on
 // its worker (a queue, a pipe, a socket, a join) and the profiler waits for it: ending the worker alone left
 // such passes running until an outer timeout. The root is found from the targets (the processes the profiler
 // names: ncu's "==PROF== Connected to process PID" lines): their ancestor just below the deepest process that
@@ -99,7 +99,8 @@ struct ProcessSpec {
   std::optional<std::chrono::milliseconds> end_descendants_after;
   // Set: after a normal exit, the child's descendants still running (ProcessOutcome::surviving_descendants) get
   // SIGTERM, and SIGKILL when they outlive this grace. Unset: they are reported and left running. Only the
-  // child's own tree is touched: never a process that existed before the child started.
+  // child's own tree is touched: never a process that existed before the child started. Unset, an ending
+  // (end_descendants) also leaves the processes that left the application and are not among its targets.
   std::optional<std::chrono::milliseconds> end_survivors_after;
   // Set: a descendant whose executable it accepts is the child tool's own (a profiler's agent that finishes the
   // report after the tool's command line exits: nsys 2022.4's `nsys --start-agent`). Such survivors are listed in
@@ -124,6 +125,8 @@ struct ProcessOutcome {
   bool descendants_ended = false;
   // ...because ProcessSpec::end_descendants_after passed before anything else requested it.
   bool descendants_ended_at_limit = false;
+  // "pid (name)" of the application's processes that outlived the SIGTERM and its grace and got SIGKILL.
+  std::vector<std::string> descendants_killed;
   // After a normal exit: "pid (name)" of processes the child started that are still running (a
   // background job, a setsid daemon). They are left alone but reported; on a timeout or a stop the
   // whole tree, these included, is killed.

@@ -203,13 +203,12 @@ namespace {
 // ncu's --nvtx-include names the same push/pop range: ncu can profile nothing either. On the H100 such a pass ran
 // a Hugging Face generate() with no `decode` range under ncu until an outer timeout stopped it 44 s later.
 std::optional<std::string> unopened_gate_filter(const PipelineRun& run, const NsysOutput& nsys) {
-  if (nsys.stats || !nsys.capture || run.discovered_stage || run.whole_window_selection) return std::nullopt;
-  const CaptureRecord& capture = *nsys.capture;
-  if (capture.gate != CaptureGateKind::nvtx || capture.gate_opened || capture.ungated_rerun) return std::nullopt;
+  if (!nsys.unopened_gate || run.discovered_stage || run.whole_window_selection) return std::nullopt;
+  const std::string& range = *nsys.unopened_gate;
   const auto& includes = run.config.ncu.nvtx_include;
-  const std::string filter = capture.range + "/";
+  const std::string filter = range + "/";
   if (std::find(includes.begin(), includes.end(), filter) == includes.end()) return std::nullopt;
-  return "nsys's NVTX gate on `" + capture.range + "` never opened, so ncu's --nvtx-include " + filter +
+  return "nsys's NVTX gate on `" + range + "` never opened, so ncu's --nvtx-include " + filter +
          " cannot match either (see the nsys stage); set run.stage and ncu.nvtx_include to a range the workload "
          "opens, or ncu.nvtx_include = [] to profile without an NVTX filter";
 }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/format.hpp"
+#include "core/text.hpp"
 #include "llmprof/kernel_name.hpp"
 
 #include "pipeline/deep_profiler_internal.hpp"
@@ -125,6 +126,10 @@ void settle_ended_workload(PipelineRun& run, NcuPassEnd& end, NcuAttempt& attemp
   }
   if (!end.ended_at_s) return;
   attempt.workload_ended = end.describe();
+  const auto& killed = attempt.outcome->descendants_killed;
+  if (!killed.empty())
+    *attempt.workload_ended += "; SIGKILL after the " + format_seconds(run.config.ncu.workload_end_grace_s) +
+                               " grace to " + join(killed, ", ");
   // The ended application's exit code (15 for SIGTERM) is ncu's error line, not a profiling error.
   auto& errors = attempt.diagnosis.errors;
   std::erase_if(errors, [](const std::string& line) { return line.find(kApplicationError) != std::string::npos; });

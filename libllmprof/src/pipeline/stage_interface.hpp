@@ -106,6 +106,8 @@ struct NsysOutput {
   std::optional<NsysStats> stats;
   std::optional<CaptureRecord> capture;       // what was captured; the stage table writes it into run.json
   std::optional<std::string> halt_profiling;  // later profilers must not run (run.on_empty_gate = fail)
+  // The nsys.nvtx_capture of a gate that never opened, when the stage stopped on it (nothing took its place).
+  std::optional<std::string> unopened_gate;
   // Set when the timeline holds no CUDA kernel and the machine has no NVIDIA driver: why there is nothing
   // to select (kernel-level stages need a GPU), for the select stage to say.
   std::optional<std::string> no_kernels_without_gpu;

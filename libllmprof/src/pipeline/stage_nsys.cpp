@@ -246,6 +246,7 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
     output.capture = capture_record(run, attempt, false);
     if (auto stop = handle_empty_gate(run, nsys, workload, attempt, output)) {
       output.capture = capture_record(run, attempt, false);  // the scope the run chose, when it chose one
+      if (run.config.nsys.capture_range == NsysCaptureRange::nvtx) output.unopened_gate = run.config.nsys.nvtx_capture;
       return *stop;
     }
   }

@@ -117,7 +117,7 @@ class Tree {
 }  // namespace
 
 std::vector<pid_t> application_processes(const std::vector<TreeProcess>& tree, pid_t root, pid_t self,
-                                         const std::vector<pid_t>& targets) {
+                                         const std::vector<pid_t>& targets, bool include_left) {
   const Tree processes(tree, root, self);
   std::vector<pid_t> roots;
   bool under_profiler = false;
@@ -131,8 +131,10 @@ std::vector<pid_t> application_processes(const std::vector<TreeProcess>& tree, p
     const auto children = processes.children_of_deepest_profiler();
     roots.insert(roots.end(), children.begin(), children.end());
   }
-  const auto left = processes.left_the_tree();
-  roots.insert(roots.end(), left.begin(), left.end());
+  if (include_left) {
+    const auto left = processes.left_the_tree();
+    roots.insert(roots.end(), left.begin(), left.end());
+  }
 
   const std::set<pid_t> spared = processes.spared();
   std::set<pid_t> members;

@@ -37,8 +37,10 @@ struct TreeProcess {
 //
 // The result is every live process in the roots' subtrees, never `root`, `self`, a profiler or a tool process,
 // nor an ancestor of a profiler (a launcher in front of ncu).
+// `include_left` false leaves out the processes that left the application and are no target (a daemon the
+// workload left on purpose, for a run that leaves survivors running).
 std::vector<pid_t> application_processes(const std::vector<TreeProcess>& tree, pid_t root, pid_t self,
-                                         const std::vector<pid_t>& targets);
+                                         const std::vector<pid_t>& targets, bool include_left = true);
 
 // Whether a process is the program `name`: its executable's file name (/proc/PID/exe), or the first argument that
 // is no option after argv[0] (the script an interpreter runs, `python3 /path/ncu`, `bash /usr/local/cuda/bin/ncu`;

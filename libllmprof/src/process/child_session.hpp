@@ -104,6 +104,7 @@ class ChildSession {
   bool descendants_kill_sent_ = false;
   std::optional<SteadyClock::time_point> descendants_killed_at_;  // when that SIGKILL went out
   bool ending_at_limit_ = false;  // the session requested the ending at ProcessSpec::end_descendants_after
+  std::vector<std::string> ending_killed_;  // "pid (name)" the ending sent SIGKILL
   std::size_t targets_seen_ = 0;  // watch_tree(): the targets when the tree was last read, and when that was
   SteadyClock::time_point tree_read_at_{};
   std::vector<std::string> survivors_killed_;  // end_survivors(): outlived the grace, got SIGKILL

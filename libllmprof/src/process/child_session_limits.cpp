@@ -124,11 +124,13 @@ ApplicationQuery ChildSession::application_query() const {
   const DescendantEnding& ending = *spec_.end_descendants;
   std::vector<pid_t> targets;
   for (const int target : ending.targets()) targets.push_back(target);
-  return {std::move(targets), ending.profiler_name(), spec_.is_tool_executable};
+  // A run that leaves survivors running leaves the processes that left the application too (a daemon).
+  return {std::move(targets), ending.profiler_name(), spec_.is_tool_executable, spec_.end_survivors_after.has_value()};
 }
 
 void ChildSession::signal_ending(int signal_number) {
-  descendants_->signal_application(application_query(), signal_number);
+  auto signalled = descendants_->signal_application(application_query(), signal_number);
+  if (signal_number == SIGKILL) ending_killed_.insert(ending_killed_.end(), signalled.begin(), signalled.end());
 }
 
 bool ChildSession::ending_alive() { return descendants_->application_alive(application_query()); }

@@ -300,18 +300,18 @@ void DescendantTracker::find_application(const ApplicationQuery& query) {
   root.profiler = query.profiler_name.empty() ||
                   runs_program(executable_of(root_), command_line_of(root_), query.profiler_name);
   tree.push_back(root);
-  for (const pid_t pid : application_processes(tree, root_, ::getpid(), query.targets))
+  for (const pid_t pid : application_processes(tree, root_, ::getpid(), query.targets, query.include_left))
     application_.emplace(std::pair{pid, start_times.at(pid)}, 0);
 }
 
-std::size_t DescendantTracker::signal_application(const ApplicationQuery& query, int signal_number) {
+std::vector<std::string> DescendantTracker::signal_application(const ApplicationQuery& query, int signal_number) {
   find_application(query);
-  std::size_t signalled = 0;
+  std::vector<std::string> signalled;
   for (auto& [member, last_signal] : application_) {
     const auto stat = read_stat(member.first);
     if (last_signal == signal_number || !stat || stat->start_time != member.second || stat->state == 'Z') continue;
     last_signal = signal_number;
-    if (::kill(member.first, signal_number) == 0) ++signalled;
+    if (::kill(member.first, signal_number) == 0) signalled.push_back(describe(member.first, stat->name));
   }
   return signalled;
 }

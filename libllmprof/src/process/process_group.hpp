@@ -38,6 +38,7 @@ struct ApplicationQuery {
   std::vector<pid_t> targets;
   std::string profiler_name;
   std::function<bool(const std::filesystem::path&)> is_tool;
+  bool include_left = true;  // false: processes that left the application and are no target are spared
 };
 
 // The processes a child started, wherever they went: into another process group or session
@@ -61,8 +62,8 @@ class DescendantTracker {
   // The application under the root (application_tree.hpp), refreshed first, sent the signal: every process the
   // rule finds now, and every one it found before that is still the same process (a SIGKILL after the SIGTERM
   // reaches what the SIGTERM did, even once the links that found it are gone), each once: called again, only the
-  // processes found since get it. Returns how many were signalled.
-  std::size_t signal_application(const ApplicationQuery& query, int signal_number);
+  // processes found since get it. Returns "pid (name)" of each process signalled.
+  std::vector<std::string> signal_application(const ApplicationQuery& query, int signal_number);
   // Whether a process of the application (as above) is still alive (zombies excluded).
   bool application_alive(const ApplicationQuery& query);
   // "pid (name)" of each tracked process still alive (zombies excluded).

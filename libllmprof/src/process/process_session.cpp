@@ -168,6 +168,7 @@ ProcessOutcome ChildSession::outcome() const {
   outcome.interrupted = stop_reason_ == StopReason::interrupted;
   outcome.descendants_ended = descendants_ending_began_.has_value();
   outcome.descendants_ended_at_limit = outcome.descendants_ended && ending_at_limit_;
+  outcome.descendants_killed = ending_killed_;
   outcome.wall_time = exited_at_ - started_at_;
   return outcome;
 }
