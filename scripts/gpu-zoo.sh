@@ -115,9 +115,10 @@ pipeline() {
       many-steps) profile many-steps -- python3 "$zoo/many_steps.py" --graphs --step-ranges ;;
       *) echo "gpu-zoo.sh: unknown run '$run'" >&2 ;;
     esac
+    # After each run, so that a call stopped at its limit still brings back the runs that finished.
+    (cd /tmp/zoo-runs && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
+      -czf "$OUT/zoo-runs.tar.gz" . /tmp/zoo-runs-*.log 2> /dev/null)
   done
-  (cd /tmp/zoo-runs && tar --exclude='*.nsys-rep' --exclude='*.ncu-rep' --exclude='*.sqlite' --exclude='*.qdstrm' \
-    -czf "$OUT/zoo-runs.tar.gz" . /tmp/zoo-runs-*.log)
 }
 
 for phase in "$@"; do
