@@ -77,11 +77,15 @@ TEST_CASE("processes that left the application are still its own; others that we
                                            process(30, self), process(31, 30)};
     CHECK(sorted(application_processes(tree, root, self, {21})) == std::vector<pid_t>{20, 21, 30, 31});
   }
-  SECTION("a run that leaves survivors leaves them, but not a target that left") {
-    const std::vector<TreeProcess> tree = {profiler(root, self), process(20, root), process(21, 20),
-                                           process(30, self), process(31, 30), process(40, self)};
+  SECTION("a run that leaves survivors leaves them, orphaned after they were first seen too, not a target") {
+    // 30 re-parented before it was first seen, 22 after (first seen under 21), each with a child; 40 a target.
+    std::vector<TreeProcess> tree = {profiler(root, self), process(20, root), process(21, 20), process(22, 21),
+                                     process(23, 22),      process(30, self), process(31, 30), process(40, self)};
+    tree[3].orphaned = tree[5].orphaned = tree[7].orphaned = true;
     CHECK(sorted(application_processes(tree, root, self, {21}, false)) == std::vector<pid_t>{20, 21});
     CHECK(sorted(application_processes(tree, root, self, {21, 40}, false)) == std::vector<pid_t>{20, 21, 40});
+    CHECK(sorted(application_processes(tree, root, self, {21}, true)) ==
+          std::vector<pid_t>{20, 21, 22, 23, 30, 31, 40});
   }
   SECTION("a target that left the tree counts from its topmost ancestor below deep-profile, and ncu's child too") {
     const std::vector<TreeProcess> tree = {profiler(root, self), process(20, root), process(30, self),

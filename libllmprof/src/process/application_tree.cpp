@@ -136,7 +136,12 @@ std::vector<pid_t> application_processes(const std::vector<TreeProcess>& tree, p
     roots.insert(roots.end(), left.begin(), left.end());
   }
 
-  const std::set<pid_t> spared = processes.spared();
+  std::set<pid_t> spared = processes.spared();
+  if (!include_left) {
+    for (const auto& process : tree)
+      if (process.orphaned && std::find(targets.begin(), targets.end(), process.pid) == targets.end())
+        spared.insert(process.pid);
+  }
   std::set<pid_t> members;
   std::vector<pid_t> frontier;
   for (const pid_t pid : roots)

@@ -21,6 +21,8 @@ struct TreeProcess {
   bool profiler = false;
   // Runs the tool's own executable (an Nsight binary): never signalled, whatever its place in the tree.
   bool tool = false;
+  // It had been re-parented to `self` when the ending began: it left the application (a daemon it left).
+  bool orphaned = false;
 };
 
 // The live processes of the application under `root`, the session's child (ncu, or a launcher that runs ncu),
@@ -37,8 +39,9 @@ struct TreeProcess {
 //
 // The result is every live process in the roots' subtrees, never `root`, `self`, a profiler or a tool process,
 // nor an ancestor of a profiler (a launcher in front of ncu).
-// `include_left` false leaves out the processes that left the application and are no target (a daemon the
-// workload left on purpose, for a run that leaves survivors running).
+// `include_left` false leaves out the processes that left the application, orphaned or re-parented before they
+// were first seen, and what they started, unless they are targets (a daemon the workload left on purpose, for a
+// run that leaves survivors running).
 std::vector<pid_t> application_processes(const std::vector<TreeProcess>& tree, pid_t root, pid_t self,
                                          const std::vector<pid_t>& targets, bool include_left = true);
 

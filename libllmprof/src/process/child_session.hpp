@@ -72,7 +72,7 @@ class ChildSession {
   void watch_tree(SteadyClock::time_point now);  // refresh() while an ending may come
   ApplicationQuery application_query() const;
   void signal_ending(int signal_number);  // the application's processes (DescendantEnding)
-  bool ending_alive();
+  bool ending_alive(SteadyClock::time_point now);
   void kill_ending(SteadyClock::time_point now);  // SIGKILL to what the ending targets, once
   bool tree_finished(SteadyClock::time_point now);
   bool output_finished(SteadyClock::time_point now) const;

@@ -133,7 +133,13 @@ void ChildSession::signal_ending(int signal_number) {
   if (signal_number == SIGKILL) ending_killed_.insert(ending_killed_.end(), signalled.begin(), signalled.end());
 }
 
-bool ChildSession::ending_alive() { return descendants_->application_alive(application_query()); }
+// Checked every tick once the child has exited; the tree is read again (what the application started since) only
+// every tree_watch_interval.
+bool ChildSession::ending_alive(SteadyClock::time_point now) {
+  const bool look_again = now - tree_read_at_ >= tree_watch_interval;
+  if (look_again) tree_read_at_ = now;
+  return descendants_->application_alive(application_query(), look_again);
+}
 
 // After the child has exited: when we were stopping the tree, give the rest of the group the same
 // grace, then SIGKILL whatever is left.
@@ -143,7 +149,7 @@ bool ChildSession::tree_finished(SteadyClock::time_point now) {
   // would otherwise outlive the run, holding its port; issue 33).
   // A process SIGKILL was sent to is gone once the kernel has run its exit: until then (up to killed_exit_wait; on a
   // loaded 2-core machine a killed worker still showed as sleeping right after the signal) it is not a survivor.
-  if (stop_reason_ == StopReason::none && descendants_ending_began_ && descendants_ && ending_alive()) {
+  if (stop_reason_ == StopReason::none && descendants_ending_began_ && descendants_ && ending_alive(now)) {
     if (!descendants_kill_sent_) {
       if (now - *descendants_ending_began_ < spec_.descendants_kill_grace) return false;
       kill_ending(now);

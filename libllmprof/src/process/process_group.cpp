@@ -277,6 +277,10 @@ std::string executable_of(pid_t pid) {
 
 void DescendantTracker::find_application(const ApplicationQuery& query) {
   refresh();
+  // The processes orphaned when the ending began left the application by themselves; those it orphans (a worker's
+  // child when the worker is killed) did not.
+  const bool first_look = !application_looked_;
+  application_looked_ = true;
   std::vector<TreeProcess> tree;
   std::map<pid_t, unsigned long long> start_times;
   for (const auto& tracked : tracked_) {
@@ -286,6 +290,9 @@ void DescendantTracker::find_application(const ApplicationQuery& query) {
     process.parent = tracked.parent;
     process.alive = stat && stat->start_time == tracked.start_time && stat->state != 'Z' && stat->state != 'X';
     if (process.alive) {
+      const std::pair member{tracked.pid, tracked.start_time};
+      if (first_look && stat->parent == ::getpid()) left_before_ending_.insert(member);
+      process.orphaned = left_before_ending_.count(member) > 0;
       const std::string executable = executable_of(tracked.pid);
       process.profiler = runs_program(executable, command_line_of(tracked.pid), query.profiler_name);
       process.tool = query.is_tool && !executable.empty() && query.is_tool(executable);
@@ -316,8 +323,8 @@ std::vector<std::string> DescendantTracker::signal_application(const Application
   return signalled;
 }
 
-bool DescendantTracker::application_alive(const ApplicationQuery& query) {
-  find_application(query);
+bool DescendantTracker::application_alive(const ApplicationQuery& query, bool look_again) {
+  if (look_again) find_application(query);
   return std::any_of(application_.begin(), application_.end(), [](const auto& entry) {
     const auto& [pid, start_time] = entry.first;
     const auto stat = read_stat(pid);

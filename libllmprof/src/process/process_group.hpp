@@ -64,8 +64,9 @@ class DescendantTracker {
   // reaches what the SIGTERM did, even once the links that found it are gone), each once: called again, only the
   // processes found since get it. Returns "pid (name)" of each process signalled.
   std::vector<std::string> signal_application(const ApplicationQuery& query, int signal_number);
-  // Whether a process of the application (as above) is still alive (zombies excluded).
-  bool application_alive(const ApplicationQuery& query);
+  // Whether a process of the application (as above) is still alive (zombies excluded); `look_again`: the tree is
+  // read and the rule applied first, else only the processes found before are checked.
+  bool application_alive(const ApplicationQuery& query, bool look_again = true);
   // "pid (name)" of each tracked process still alive (zombies excluded).
   std::vector<std::string> survivors() const;
   // Decides, by a process's executable (/proc/<pid>/exe now), whether it is the child tool's own.
@@ -102,6 +103,9 @@ class DescendantTracker {
   std::vector<Tracked> tracked_;
   // Found by find_application, ever (pid, start time), with the last signal sent to each (0: none yet).
   std::map<std::pair<pid_t, unsigned long long>, int> application_;
+  bool application_looked_ = false;
+  // Orphans when find_application first looked: they left the application before its ending (pid, start time).
+  std::set<std::pair<pid_t, unsigned long long>> left_before_ending_;
 };
 
 }  // namespace llmprof::detail
