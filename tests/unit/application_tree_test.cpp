@@ -119,7 +119,7 @@ TEST_CASE("a process runs ncu by its executable or as the program its command ru
                      {"/usr/local/cuda/nsight-compute-2025.3.1/target/linux-desktop-glibc_2_11_3-x64/ncu", "-o", "p"},
                      "ncu"));
   // The fake ncu (a python3 script) and CUDA's bin/ncu (a bash script) as their interpreters run them.
-  CHECK(runs_program("/usr/bin/python3.11", {"python3", "/work/tests/fake_tools/ncu", "-o", "p", "app"}, "ncu"));
+  CHECK(runs_program("/usr/bin/python3.11", {"python3", "/opt/example/tests/fake_tools/ncu", "-o", "p", "app"}, "ncu"));
   CHECK(runs_program("/usr/bin/bash", {"/bin/bash", "/usr/local/cuda/bin/ncu", "--export", "p"}, "ncu"));
   CHECK(runs_program("/usr/bin/sudo", {"sudo", "-E", "ncu", "-o", "p"}, "ncu"));
   // The application, and a launcher whose first argument is a shell script's text.

@@ -43,7 +43,7 @@ std::optional<Error> check_launch_durations(const std::filesystem::path& ncu_csv
 }
 
 // The capture's tables: the nsys stats CSVs when any exists, else computed from the SQLite export (the default
-// since issue 35: nsys stats runs only for the CSVs a user asks for), else none.
+// since nsys stats runs only for the CSVs a user asks for), else none.
 Result<void> load_nsys_tables(const std::filesystem::path& nsys_prefix, const std::filesystem::path& sqlite_export,
                               AnalysisInputs& inputs) {
   std::error_code ec;
