@@ -16,7 +16,7 @@ namespace llmprof::detail {
 boost::json::object kernel_selection_json(const KernelSelection& selection);
 
 // The reverse, for the analysis: the select stage's MAIN/nsys/selection.json as the selection it wrote, so that
-// report.json's kernels are the kernels ncu profiled (issue 32: the analysis used to select again, from another
+// report.json's kernels are the kernels ncu profiled (the analysis used to select again, from another
 // stage under run.on_empty_gate = discover). Strict: a missing field or one of the wrong type is a parse_error
 // naming the file and the field. Files written before stage_kernel_instances and the collectives' own figures
 // were recorded read with those at 0 (the figures the analysis takes from a selection are the kernels).

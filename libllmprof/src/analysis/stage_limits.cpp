@@ -53,7 +53,7 @@ void fill_rates(const AnalysisReport& report, StageAnalysis& stage) {
 }
 
 // A derived figure goes with the input it came from: a stage whose DRAM bytes were withheld keeps no
-// bandwidth, bytes per step or MBU computed from them (issue 33: report.json kept a negative
+// bandwidth, bytes per step or MBU computed from them (report.json kept a negative
 // dram_bytes_per_step from withheld bytes, which report.md then withheld on its own).
 void withhold_derived_of_withheld(StageAnalysis& stage) {
   if (!stage.dram_bytes) {
@@ -77,7 +77,7 @@ void withhold_derived_of_withheld(StageAnalysis& stage) {
 constexpr double kPeakNoise = 1.05;
 
 // No stage moves bytes or does FLOP faster than the device can while its kernels run: a rate past the peak
-// means the input is wrong (issue 33: ncu bytes x1000 withheld MBU but printed 374 TB/s, 111x the peak), so
+// means the input is wrong (ncu bytes x1000 withheld MBU but printed 374 TB/s, 111x the peak), so
 // the input and everything from it is withheld, with the figures that show why.
 void withhold_rates_past_peak(const AnalysisReport& report, StageAnalysis& stage, std::vector<std::string>& warnings) {
   const std::string name = "stage '" + stage.qualified_name() + "': ";

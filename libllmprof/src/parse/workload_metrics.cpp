@@ -144,7 +144,7 @@ Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const
   read.number("decode_flop", metrics.decode_flop);
   // Optional (added without a schema change: older files lack it, and readers of /1 ignore unknown keys).
   if (object.if_contains("model_bytes_per_step")) {
-    // Its own reader: a bad value leaves this key out with a warning, not the whole file (issue 33: a negative
+    // Its own reader: a bad value leaves this key out with a warning, not the whole file (a negative
     // model_bytes_per_step passed stage 1 silently, then failed the analysis, and the run had no report at all).
     FieldReader optional(object, source_name);
     double bytes = 0;

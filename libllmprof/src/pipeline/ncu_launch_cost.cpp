@@ -1,6 +1,6 @@
 // Schema llmprof.ncu_launch_cost/2: {"schema", "entries": [{set, workload, run, seconds_per_launch,
 // start_up_overhead_s?}, ...]}, oldest first. /1 (one run's figures at the top level) is read as one entry.
-// Per command since issue 35 (ncu_launch_cost.hpp says why).
+// Per command (ncu_launch_cost.hpp says why).
 #include "pipeline/ncu_launch_cost.hpp"
 
 #include <boost/json.hpp>

@@ -227,7 +227,7 @@ std::optional<StageResult> ncu_stage_precondition(const PipelineRun& run, const 
   }
   if (inputs.probe.low_disk_space)
     return StageResult::skipped(*inputs.probe.low_disk_space, StageProblemKind::environment);
-  // Issue 34: a filter that cannot match spent 12.8 s of ncu on the H100 for nothing.
+  // A filter that cannot match spent 12.8 s of ncu on the H100 for nothing.
   if (inputs.select.filter_cannot_match && run.config.ncu.kernel_regex.empty())
     return StageResult::skipped("not run: its NVTX filter could not match: " + *inputs.select.filter_cannot_match,
                                 StageProblemKind::failure);

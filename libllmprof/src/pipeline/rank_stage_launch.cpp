@@ -119,7 +119,7 @@ std::optional<StageResult> worst_rank(const LaunchedRanks& launched, const Proce
     if (status.outcome == "interrupted") return StageResult::interrupted(status.reason);
   }
   if (!launcher.succeeded()) {
-    // A task that refused before it knew its rank wrote no status (issue 33: srun with a stale RANK/WORLD_SIZE):
+    // A task that refused before it knew its rank wrote no status (srun with a stale RANK/WORLD_SIZE):
     // the ranks that reported all finished, and the launcher's own log says why it failed.
     const std::string said = launcher_explanation(log_path);
     return StageResult::failed("the launcher ended with " + launcher.describe() + " after the " +

@@ -1,4 +1,4 @@
-// run.stage = "auto" (issue 34): the serving preset cannot know an engine's kind names (vLLM's decode_batch,
+// run.stage = "auto": the serving preset cannot know an engine's kind names (vLLM's decode_batch,
 // SGLang's decode/extend/mixed), so the capture names them: the kind with the most GPU time is what the kernel
 // selection and the ncu filter should look at.
 #include "pipeline/stage_choice.hpp"
@@ -35,7 +35,7 @@ StepKindChoice pick_step_kind(const StepKindReport& steps) {
   std::vector<const StepKindFigures*> tied;
   if (gpu) {
     // Kinds within kStepKindTie of the most GPU time are level: the serving example's two kinds split its 40-step
-    // window 50/50 and the lead flipped between captures of the same workload (H200, issue 34). The kind with
+    // window 50/50 and the lead flipped between captures of the same workload (H200). The kind with
     // more steps then wins: its kernels repeat their launch configurations, where a mixed batch brings a new GEMM
     // shape nearly every step (74 planned ncu launches, 144 s, against 10 launches and 38 s for decode).
     const auto level = static_cast<double>(kinds.front().gpu_time_ns) * (1 - kStepKindTie);
@@ -127,7 +127,7 @@ void choose_auto_stage(PipelineRun& run, bool nvtx_gate_opened) {
   auto choice = choose_step_kind(run, timeline);
   if (!choice && run.capture_range() == NsysCaptureRange::cuda_profiler_api) {
     // The capture is the workload's own window (its steps, by its own cudaProfilerStart/Stop): without a step
-    // range to tell kinds apart, the window itself is what to select from (issue 34: engines without NVTX).
+    // range to tell kinds apart, the window itself is what to select from (engines without NVTX).
     run.whole_window_selection = true;
     run.stage_choice = "run.stage = auto found no step kind (" + choice.error().message +
                        "); the capture is the workload's own profiling window, so the kernels of the whole window "

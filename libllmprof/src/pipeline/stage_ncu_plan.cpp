@@ -253,7 +253,7 @@ void warn_unrepresentative(PipelineRun& run, const NcuPlan& plan) {
 }
 
 // "pass 1: estimated 22.5 s, measured 16.1 s (0.72x); first profiled launch at 9.1 s (start-up by the nsys
-// capture 6.4 s)": how the estimate held, pass by pass (issue 35 wants each within 1.5x).
+// capture 6.4 s)": how the estimate held, pass by pass (each wanted within 1.5x).
 std::string pass_timing_text(double start_up_s, std::size_t index, const NcuPlanCheck::PassTiming& timing) {
   std::ostringstream text;
   text.precision(3);
@@ -359,7 +359,7 @@ NcuPlan plan_launches(PipelineRun& run, const KernelSelection& selection, Kernel
   } else if (auto read = run.whole_window_selection ? read_capture_kernel_launches(sqlite)
                                                      : read_stage_kernel_launches(sqlite, selection.stage);
              read) {
-    // The whole window's launches when it is the stage (issue 34: without them the plan of an engine without
+    // The whole window's launches when it is the stage (without them the plan of an engine without
     // NVTX knew no launch configuration nor mangled name, and ncu profiled 8 of its 30 planned launches in 185 s).
     launches = std::move(read.value());
   } else {
@@ -397,7 +397,7 @@ bool plan_can_run(PipelineRun& run, const NcuPlan& plan, const NcuInfo& ncu) {
 }
 
 // A plan none of whose launches ncu's rows meet, after the recovery and follow-up passes, measured nothing of
-// the planned kernels: the stage failed (issue 33: 0 of 23 planned launches, 67 s, and the stage said ok). A
+// the planned kernels: the stage failed (0 of 23 planned launches, 67 s, and the stage said ok). A
 // plan met in part is ok: the recovery pass's warning names the launches still missing and the coverage reached.
 StageResult plan_outcome(PipelineRun& run, const NcuPlan& plan) {
   const NcuPlanCheck final_check =

@@ -146,7 +146,7 @@ bool ChildSession::ending_alive(SteadyClock::time_point now) {
 bool ChildSession::tree_finished(SteadyClock::time_point now) {
   // An ending the child outlived by less than its grace: what ignored SIGTERM still gets SIGKILL (ncu exits as
   // soon as its application is gone, long before the grace, and a SIGTERM-proof grandchild of the application
-  // would otherwise outlive the run, holding its port; issue 33).
+  // would otherwise outlive the run, holding its port).
   // A process SIGKILL was sent to is gone once the kernel has run its exit: until then (up to killed_exit_wait; on a
   // loaded 2-core machine a killed worker still showed as sleeping right after the signal) it is not a survivor.
   if (stop_reason_ == StopReason::none && descendants_ending_began_ && descendants_ && ending_alive(now)) {
