@@ -248,6 +248,25 @@ TEST_CASE("the serving preset's window holding only CCCL's ranges: the whole win
   check_inferred_headline(bench.main(), recorded_window_steps());
 }
 
+// The same window with nothing to cut steps at (no copy, no synchronisation): the run says the inference found
+// none, not that the capture lacks a range named like a step kind (its only ranges are CCCL's).
+TEST_CASE("the serving preset's window of CCCL's ranges with no step to infer: the run says what the inference lacked") {
+  Bench bench;
+  bench.config.nsys.capture_range = NsysCaptureRange::cuda_profiler_api;
+  bench.config.run.stage = std::string(kAutoStage);
+  TempDir exports;
+  const auto window = export_without_own_ranges(exports.path(), "window", {.cccl_scans = true, .unsynchronised = true});
+  script_uninstrumented_workload(bench);
+  bench.runner.on(capture_range("cudaProfilerApi"), report_at(bench.main() / "nsys/profile.nsys-rep"));
+  script_exports(bench, window, window);
+  bench.script_ncu_report();
+  bench.run();
+  CHECK_FALSE(fs::exists(bench.main() / "analysis/step_kinds.json"));
+  const std::string steps = read_file(bench.main() / "analysis/step_kinds.md");
+  CHECK_THAT(steps, Catch::Contains("none could be inferred from its launches"));
+  CHECK_THAT(steps, !Catch::Contains("no NVTX range named like one"));
+}
+
 TEST_CASE("a workload with ranges of its own, none the gate: still the diagnosis, and ncu does not replay for nothing") {
   // (ncu's skip is ncu_pass.cpp's unopened_gate_filter: its --nvtx-include names the gate that never opened.)
   Bench bench;
