@@ -173,6 +173,62 @@ TEST_CASE("ncu.kernel_name_base = mangled reaches ncu and is never taken for dem
   CHECK(explained);
 }
 
+namespace {
+
+// The first ncu profile command of a bench run under `set` (and `sections`), its ncu.set as given.
+std::vector<std::string> first_ncu_profile(const std::string& set, std::vector<std::string> sections = {},
+                                           std::vector<fs::path> config_directories = {}) {
+  Bench bench;
+  bench.config.ncu.set = set;
+  bench.config.ncu.sections = std::move(sections);
+  bench.environment.config_directories = std::move(config_directories);
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.script_ncu_report();
+  bench.run();
+  const auto ncu_runs = bench.runs_of(ncu_profile(true));
+  REQUIRE_FALSE(ncu_runs.empty());
+  return ncu_runs.front();
+}
+
+std::vector<std::string> values_after(const std::vector<std::string>& argv, const std::string& option) {
+  std::vector<std::string> values;
+  for (std::size_t i = 0; i + 1 < argv.size(); ++i)
+    if (argv[i] == option) values.push_back(argv[i + 1]);
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("ncu.set chooses ncu's command line: libllmprof's own section, or one of ncu's sets", "[ncuset]") {
+  const fs::path source_sections = fs::path(LLMPROF_SOURCE_DIR) / "config" / "ncu-sections";
+  SECTION("llmprof (the default): --section-folder with the shipped section file, no --set") {
+    CHECK(NcuConfig{}.set == "llmprof");
+    const auto argv = first_ncu_profile("llmprof");
+    CHECK(values_after(argv, "--set").empty());
+    CHECK(values_after(argv, "--section") == std::vector<std::string>{"LlmprofRoofline"});
+    const auto folders = values_after(argv, "--section-folder");
+    REQUIRE(folders.size() == 1);
+    CHECK(fs::equivalent(folders[0], source_sections));  // the build tree's fallback: no directory was given
+    CHECK(fs::exists(fs::path(folders[0]) / "LlmprofRoofline.section"));
+  }
+  SECTION("llmprof: the configuration directory the caller found comes first") {
+    TempDir installed;
+    fs::create_directories(installed / "ncu-sections");
+    fs::copy_file(source_sections / "LlmprofRoofline.section", installed / "ncu-sections/LlmprofRoofline.section");
+    const auto argv = first_ncu_profile("llmprof", {}, {installed / "missing", installed.path()});
+    CHECK(values_after(argv, "--section-folder") == std::vector<std::string>{(installed / "ncu-sections").string()});
+  }
+  SECTION("roofline and full: ncu's own set, no folder of ours") {
+    for (const std::string set : {"roofline", "full"}) {
+      const auto argv = first_ncu_profile(set);
+      CHECK(values_after(argv, "--set") == std::vector<std::string>{set});
+      CHECK(values_after(argv, "--section-folder").empty());
+      CHECK(values_after(argv, "--section").empty());
+    }
+  }
+}
+
 TEST_CASE("an NVTX gate that never opens is diagnosed against the ranges the workload emitted") {
   Bench bench;
   bench.config.nsys.nvtx_capture = "range";
@@ -880,7 +936,7 @@ boost::json::object plan_with_recorded_start_up(const std::string& cost) {
 TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run of the same command") {
   // The bench's workload is `workload --steps 2`; the runs root says another run measured 3 s over the capture's
   // start-up (7.172982471 s, sqlite3 over the export).
-  const std::string measured = R"({"schema":"llmprof.ncu_launch_cost/1","seconds_per_launch":0.5,"set":"roofline",)"
+  const std::string measured = R"({"schema":"llmprof.ncu_launch_cost/1","seconds_per_launch":0.5,"set":"llmprof",)"
                                R"("run":"r0","start_up_overhead_s":3.0,"workload":")";
   SECTION("the same command: its 3 s") {
     const auto plan = plan_with_recorded_start_up(measured + R"(workload --steps 2"})");
@@ -894,14 +950,24 @@ TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run o
     CHECK_THAT(std::string(plan.at("seconds_per_pass_source").as_string()),
                Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 10 s of ncu's "
                                  "(ncu.start_up_overhead_s)"));
-    CHECK(plan.at("seconds_per_launch").as_double() == NcuConfig{}.seconds_per_launch);
-    CHECK(plan.at("seconds_per_launch_source").as_string() == "ncu.seconds_per_launch");
+    // ncu.seconds_per_launch is 0: the default set's own figure (pipeline/ncu_sets.cpp), not yet measured.
+    CHECK(NcuConfig{}.seconds_per_launch == 0);
+    CHECK(plan.at("seconds_per_launch").as_double() == 0.25);
+    CHECK_THAT(std::string(plan.at("seconds_per_launch_source").as_string()),
+               Catch::StartsWith("ncu.set llmprof: upper bound to be measured"));
+  }
+  SECTION("the same command measured under another set: not this set's figure") {
+    const auto plan = plan_with_recorded_start_up(
+        R"({"schema":"llmprof.ncu_launch_cost/2","entries":[)"
+        R"({"set":"roofline","workload":"workload --steps 2","run":"r1","seconds_per_launch":0.9,"start_up_overhead_s":3.0}]})");
+    CHECK(plan.at("seconds_per_launch").as_double() == 0.25);
+    CHECK_THAT(std::string(plan.at("seconds_per_launch_source").as_string()), Catch::StartsWith("ncu.set llmprof: "));
   }
   SECTION("schema 2: this command's own cost per launch, not the last run's of another command") {
     const auto plan = plan_with_recorded_start_up(
         R"({"schema":"llmprof.ncu_launch_cost/2","entries":[)"
-        R"({"set":"roofline","workload":"workload --steps 2","run":"r1","seconds_per_launch":0.9,"start_up_overhead_s":3.0},)"
-        R"({"set":"roofline","workload":"python3 serve.py","run":"r2","seconds_per_launch":0.6,"start_up_overhead_s":12.0}]})");
+        R"({"set":"llmprof","workload":"workload --steps 2","run":"r1","seconds_per_launch":0.9,"start_up_overhead_s":3.0},)"
+        R"({"set":"llmprof","workload":"python3 serve.py","run":"r2","seconds_per_launch":0.6,"start_up_overhead_s":12.0}]})");
     CHECK(plan.at("seconds_per_launch").as_double() == 0.9);
     CHECK(plan.at("seconds_per_launch_source").as_string() == "measured by run r1 of this command");
     CHECK_THAT(std::string(plan.at("seconds_per_pass_source").as_string()),
