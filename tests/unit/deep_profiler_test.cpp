@@ -23,6 +23,7 @@
 #include "pipeline/artifact_checks.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline/ncu_launch_cost.hpp"
+#include "pipeline/ncu_sets.hpp"
 #include "pipeline_bench.hpp"
 #include "run_manifest_reading.hpp"
 #include "test_support.hpp"
@@ -227,6 +228,43 @@ TEST_CASE("ncu.set chooses ncu's command line: libllmprof's own section, or one 
       CHECK(values_after(argv, "--section").empty());
     }
   }
+}
+
+TEST_CASE("the plan's cost per launch is the set's own until a run measures it", "[ncuset]") {
+  NcuConfig config;
+  auto cost = detail::planned_launch_cost(config);  // the default: llmprof, ncu.seconds_per_launch 0
+  CHECK(cost.seconds_per_launch == 0.25);
+  CHECK(detail::ncu_set_cost("llmprof")->replay_passes == 9);
+  CHECK_FALSE(detail::ncu_set_cost("llmprof")->measured);
+  config.set = "roofline";
+  cost = detail::planned_launch_cost(config);
+  CHECK(cost.seconds_per_launch == 0.6);
+  CHECK(cost.source == "ncu.set roofline: 17 replay passes and 0.6 s a launch, measured on the H100, ncu 2025.3.1, "
+                       "the 1b example");
+  config.set = "full";  // nothing measured it: roofline's, saying so
+  cost = detail::planned_launch_cost(config);
+  CHECK(cost.seconds_per_launch == 0.6);
+  CHECK_THAT(cost.source, Catch::StartsWith("ncu.set full has no figure of its own; roofline's (17 replay passes"));
+  config.seconds_per_launch = 1.5;  // the configuration's own figure wins
+  cost = detail::planned_launch_cost(config);
+  CHECK(cost.seconds_per_launch == 1.5);
+  CHECK(cost.source == "ncu.seconds_per_launch");
+}
+
+TEST_CASE("libllmprof's ncu section is found in the first configuration directory that has it", "[ncuset]") {
+  TempDir first, second;
+  fs::create_directories(second / "ncu-sections");
+  write_file(second / "ncu-sections/LlmprofRoofline.section", "Identifier: \"LlmprofRoofline\"\n");
+  DeepProfilerEnvironment environment;
+  environment.config_directories = {first.path(), second.path()};
+  std::vector<fs::path> searched;
+  CHECK(detail::find_llmprof_section_folder(environment, &searched) == second / "ncu-sections");
+  CHECK(searched == std::vector<fs::path>{first / "ncu-sections"});
+  environment.config_directories = {first.path()};
+  environment.executable = first / "bin" / "deep-profile";  // <prefix>/share/llmprof/config comes next
+  fs::create_directories(first / "share/llmprof/config/ncu-sections");
+  write_file(first / "share/llmprof/config/ncu-sections/LlmprofRoofline.section", "Identifier: \"LlmprofRoofline\"\n");
+  CHECK(detail::find_llmprof_section_folder(environment) == first / "share/llmprof/config/ncu-sections");
 }
 
 TEST_CASE("an NVTX gate that never opens is diagnosed against the ranges the workload emitted") {
@@ -954,7 +992,7 @@ TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run o
     CHECK(NcuConfig{}.seconds_per_launch == 0);
     CHECK(plan.at("seconds_per_launch").as_double() == 0.25);
     CHECK_THAT(std::string(plan.at("seconds_per_launch_source").as_string()),
-               Catch::StartsWith("ncu.set llmprof: upper bound to be measured"));
+               Catch::StartsWith("ncu.set llmprof: 9 replay passes and 0.25 s a launch, an upper bound until measured"));
   }
   SECTION("the same command measured under another set: not this set's figure") {
     const auto plan = plan_with_recorded_start_up(

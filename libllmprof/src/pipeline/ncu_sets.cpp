@@ -18,10 +18,15 @@ namespace {
 //   which took "- 9 passes" and 0.25 s per launch in the same session (ncu-cost-2026-11-23/profile.log, "lean"):
 //   a subset needs no more passes, so these figures are upper bounds until the GPU measures the set itself.
 constexpr std::array<NcuSetCost, 2> kSetCosts{{
-    {kLlmprofNcuSet, 9, 0.25, false,
-     "upper bound to be measured: 9 passes and 0.25 s a launch for a 769-metric superset on the H100, ncu 2025.3.1"},
-    {"roofline", 17, 0.6, true, "measured: 17 passes and 0.6 s a launch on the H100, ncu 2025.3.1"},
+    {kLlmprofNcuSet, 9, 0.25, false, "what a 769-metric superset took on the H100, ncu 2025.3.1"},
+    {"roofline", 17, 0.6, true, "the H100, ncu 2025.3.1, the 1b example"},
 }};
+
+// "17 replay passes and 0.6 s a launch, measured on the H100, ...".
+std::string describe(const NcuSetCost& cost) {
+  return std::to_string(cost.replay_passes) + " replay passes and " + format_seconds(cost.seconds_per_launch) +
+         " a launch, " + (cost.measured ? "measured on " : "an upper bound until measured: ") + std::string(cost.source);
+}
 
 }  // namespace
 
@@ -34,10 +39,10 @@ const NcuSetCost* ncu_set_cost(std::string_view set) {
 PlannedLaunchCost planned_launch_cost(const NcuConfig& config) {
   if (config.seconds_per_launch > 0) return {config.seconds_per_launch, "ncu.seconds_per_launch"};
   if (const NcuSetCost* cost = ncu_set_cost(config.set))
-    return {cost->seconds_per_launch, "ncu.set " + config.set + ": " + std::string(cost->source)};
+    return {cost->seconds_per_launch, "ncu.set " + config.set + ": " + describe(*cost)};
   const NcuSetCost* roofline = ncu_set_cost("roofline");
   return {roofline->seconds_per_launch, "ncu.set " + config.set + " has no figure of its own; roofline's (" +
-                                            std::string(roofline->source) + ") until a run measures it"};
+                                            describe(*roofline) + ") until a run measures it"};
 }
 
 std::optional<fs::path> find_llmprof_section_folder(const DeepProfilerEnvironment& environment,
