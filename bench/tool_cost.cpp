@@ -82,10 +82,10 @@ int main(int argc, char** argv) {
       continue;
     }
     const std::string set = ncu_set_of(main);
-    char ncu[16] = "-";
-    if (auto multiple = cost->ncu_multiple()) std::snprintf(ncu, sizeof ncu, "%.1fx", *multiple);
+    char ncu_text[16] = "-";
+    if (auto multiple = cost->ncu_multiple()) std::snprintf(ncu_text, sizeof ncu_text, "%.1fx", *multiple);
     std::printf("%-60s %-9s %7.1f %7.1f %6.1fx %5.1fx %6s\n", main.string().c_str(), set.c_str(), cost->bare_s,
-                cost->run_s, cost->multiple(), cost->nsys_multiple().value_or(0), ncu);
+                cost->run_s, cost->multiple(), cost->nsys_multiple().value_or(0), ncu_text);
     by_set[set].push_back(cost->multiple());
     if (auto ncu = cost->ncu_multiple()) ncu_by_set[set].push_back(*ncu);
   }

@@ -143,11 +143,14 @@ std::optional<Error> check_profile(const NcuProfileOptions& options, const NcuIn
     return detail::invalid_option("section " + options.own_sections.front() + " is libllmprof's own, but no --section-folder holds it",
                                   "set the folder (the configuration's ncu-sections) or use one of ncu's sets (ncu.set = \"roofline\")",
                                   "--section " + options.own_sections.front());
-  if (!options.section_folders.empty() && !options.sections.empty() && !tool.sections_directory.empty() &&
-      std::find(options.section_folders.begin(), options.section_folders.end(), tool.sections_directory) ==
-          options.section_folders.end()) {
-    add_warning(warnings, "--section-folder replaces ncu's own sections folder, which is not among the folders, so "
-                          "--section " + options.sections.front() + " may not be found (build the command with the probe)");
+  if (!options.section_folders.empty() && !options.sections.empty() &&
+      (tool.sections_directory.empty() ||
+       std::find(options.section_folders.begin(), options.section_folders.end(), tool.sections_directory) ==
+           options.section_folders.end())) {
+    add_warning(warnings, "--section-folder replaces ncu's own sections folder, which " +
+                              std::string(tool.sections_directory.empty() ? "the probe did not find"
+                                                                          : "is not among the folders") +
+                              ", so --section " + options.sections.front() + " may not be found");
   }
   if (!options.sections.empty() && tool.sections.empty()) {
     add_warning(warnings, "the probe listed no ncu sections, so the --section identifiers were not checked");
