@@ -187,6 +187,11 @@ std::vector<std::string> first_ncu_profile(const std::string& set, std::vector<s
   bench.script_nsys_report();
   bench.script_ncu_report();
   bench.run();
+  // run.json says which set fed the figures, and so does the report (the Stages caption).
+  CHECK(stage_of(bench.manifest(), "ncu").ncu_set == std::optional<std::string>(set));
+  CHECK_THAT(read_file(bench.main() / "report.md"),
+             Catch::Contains(set == "llmprof" ? std::string("come from ncu.set = \"llmprof\"")
+                                              : "come from ncu's --set " + set + "."));
   const auto ncu_runs = bench.runs_of(ncu_profile(true));
   REQUIRE_FALSE(ncu_runs.empty());
   return ncu_runs.front();

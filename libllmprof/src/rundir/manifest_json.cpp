@@ -112,6 +112,7 @@ json::object stage_to_object(const StageRecord& stage) {
                          {"artifacts", detail::json_array(stage.artifacts)},
                          {"warnings", detail::json_array(stage.warnings)}};
   if (!stage.workload_endings.empty()) object["workload_endings"] = detail::json_array(stage.workload_endings);
+  if (stage.ncu_set) object["ncu_set"] = *stage.ncu_set;
   if (stage.command && !detail::is_valid_utf8(*stage.command))
     object["command_base64"] = detail::encode_base64(*stage.command);
   if (!stage.ranks.empty()) {
@@ -261,6 +262,7 @@ StageRecord stage_from_object(const json::object& object) {
   stage.artifacts = detail::json_strings(object, "artifacts", "stages.artifacts");
   stage.warnings = detail::json_strings(object, "warnings", "stages.warnings");
   stage.workload_endings = detail::json_strings(object, "workload_endings", "stages.workload_endings");
+  stage.ncu_set = json_string(object, "ncu_set", "stages.ncu_set");
   for (const auto& rank : detail::json_objects(object, "ranks", "stages.ranks"))
     stage.ranks.push_back(rank_from_object(rank));
   return stage;
