@@ -59,7 +59,8 @@ std::optional<fs::path> find_llmprof_section_folder(const DeepProfilerEnvironmen
   const fs::path file(kLlmprofSectionFile);
   for (const auto& directory : directories) {
     std::error_code error;
-    if (fs::is_regular_file(directory / file, error)) return (directory / file).parent_path();
+    // Absolute: ncu runs in the workload's directory, and $LLMPROF_CONFIG_DIR may be relative to ours.
+    if (fs::is_regular_file(directory / file, error)) return fs::absolute(directory / file, error).parent_path();
     if (searched) searched->push_back((directory / file).parent_path());
   }
   return std::nullopt;
