@@ -210,12 +210,13 @@ TEST_CASE("ncu.set chooses ncu's command line: libllmprof's own section, or one 
   const fs::path source_sections = fs::path(LLMPROF_SOURCE_DIR) / "config" / "ncu-sections";
   SECTION("llmprof (the default): --section-folder with the shipped section file, no --set") {
     CHECK(NcuConfig{}.set == "llmprof");
-    const auto argv = first_ncu_profile("llmprof");
+    // As deep-profile passes them: $LLMPROF_CONFIG_DIR, <prefix>/share/llmprof/config, the source tree's config/.
+    const auto argv = first_ncu_profile("llmprof", {}, {source_sections.parent_path()});
     CHECK(values_after(argv, "--set").empty());
     CHECK(values_after(argv, "--section") == std::vector<std::string>{"LlmprofRoofline"});
     const auto folders = values_after(argv, "--section-folder");
     REQUIRE(folders.size() == 1);
-    CHECK(fs::equivalent(folders[0], source_sections));  // the build tree's fallback: no directory was given
+    CHECK(fs::equivalent(folders[0], source_sections));
     CHECK(fs::exists(fs::path(folders[0]) / "LlmprofRoofline.section"));
   }
   SECTION("llmprof: the configuration directory the caller found comes first") {
