@@ -163,7 +163,9 @@ std::string ncu_set_sentence(const RunReportModel& model) {
                                   [](const auto& key_value) { return key_value.first == "ncu.set"; });
   if (!profiled || entry == model.config.end()) return {};
   std::string set = entry->second;
-  if (set.size() >= 2 && set.front() == '"' && set.back() == '"') set = set.substr(1, set.size() - 2);
+  // config.toml's TOML text of the value: 'llmprof' or "llmprof".
+  if (set.size() >= 2 && (set.front() == '"' || set.front() == '\'') && set.back() == set.front())
+    set = set.substr(1, set.size() - 2);
   if (set == "llmprof")
     return " The profiled FLOP and DRAM bytes come from ncu.set = \"llmprof\": only the metrics this analysis reads "
            "(section LlmprofRoofline).";
