@@ -100,17 +100,30 @@ TEST_CASE("processes that left the application are still its own; others that we
 }
 
 TEST_CASE("never signalled: ncu, the root, deep-profile, the tool's own processes, the dead", "[ownership]") {
-  // ncu 11 under the root; the application 20 -> 21, with a tool process 25 (an Nsight agent) and its child 26
-  // under it, and a dead 27; a target naming ncu itself, the root and deep-profile.
+  // ncu 11 under the root; the application 20 -> 21, with a tool process 25 (an Nsight agent) under it, its own
+  // helper 28 (a tool too) and a child 26 it started for the application, and a dead 27; a target naming ncu
+  // itself, the root and deep-profile. The tools are spared, what they run for the application is not.
   const std::vector<TreeProcess> tree = {profiler(11, root), process(20, 11), process(21, 20), tool(25, 20),
-                                         process(26, 25), dead(27, 20)};
+                                         process(26, 25), tool(28, 25), dead(27, 20)};
   const auto found = sorted(application_processes(tree, root, self, {11, root, self, 21}));
-  CHECK(found == std::vector<pid_t>{20, 21});
+  CHECK(found == std::vector<pid_t>{20, 21, 26});
   SECTION("a tree that holds the root and deep-profile themselves changes nothing") {
     std::vector<TreeProcess> with_both = tree;
     with_both.push_back(process(root, self));  // a launcher, not ncu
     with_both.push_back(process(self, 0));
-    CHECK(sorted(application_processes(with_both, root, self, {21})) == std::vector<pid_t>{20, 21});
+    CHECK(sorted(application_processes(with_both, root, self, {21})) == std::vector<pid_t>{20, 21, 26});
+  }
+}
+
+TEST_CASE("ncu's own launcher between ncu and the application: walked through, never signalled", "[ownership]") {
+  // ncu (root, an Nsight binary) -> TreeLauncherSubreaper 12 (an Nsight binary: a tool) -> the application 20
+  // (target) -> its worker 21. The application's root below ncu is the launcher; what it runs is the application.
+  std::vector<TreeProcess> tree = {tool(12, root), process(20, 12), process(21, 20)};
+  tree.push_back(profiler(root, self));
+  tree.back().tool = true;
+  CHECK(sorted(application_processes(tree, root, self, {20})) == std::vector<pid_t>{20, 21});
+  SECTION("without a target: the launcher's children") {
+    CHECK(sorted(application_processes(tree, root, self, {})) == std::vector<pid_t>{20, 21});
   }
 }
 

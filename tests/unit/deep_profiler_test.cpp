@@ -998,7 +998,7 @@ TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run o
     CHECK(NcuConfig{}.seconds_per_launch == 0);
     CHECK(plan.at("seconds_per_launch").as_double() == 0.25);
     CHECK_THAT(std::string(plan.at("seconds_per_launch_source").as_string()),
-               Catch::StartsWith("ncu.set llmprof: 9 replay passes and 0.25 s a launch, an upper bound until measured"));
+               Catch::StartsWith("ncu.set llmprof: 6 replay passes and 0.24 s a launch, measured on the H100"));
   }
   SECTION("the same command measured under another set: not this set's figure") {
     const auto plan = plan_with_recorded_start_up(
