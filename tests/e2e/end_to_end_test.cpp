@@ -208,8 +208,8 @@ TEST_CASE("workload crash: stage1 failed with exit code and stderr, profilers no
 TEST_CASE("workload hang: the timeout kills the whole tree, exit code 124", "[e2e][slow]") {
   EndToEnd e2e;
   const fs::path pid_file = e2e.temp() / "grandchild.pid";
-  // The library's timer, not the test, signals the tree: the 5 s are the workload's head start to write its
-  // grandchild's pid (milliseconds even beside two busy loops), and the pid file below checks that it had it.
+  // The library's timer, not the test, signals the tree: the 5 s are the workload's head start to start its
+  // grandchild and write its pid (one fork and one line), and the pid file below checks that it had it.
   auto args = std::vector<std::string>{"--set", "workload.timeout_s=5"};
   const auto workload = script_args();
   args.insert(args.end(), workload.begin(), workload.end());
