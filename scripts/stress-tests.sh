@@ -31,7 +31,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 for number in "$runs" "$busy" ; do
-  case "$number" in ''|*[!0-9]*) echo "stress-tests.sh: --runs and --busy take a whole number, not '$number'" >&2; exit 2 ;; esac
+  case "$number" in
+    ''|*[!0-9]*) echo "stress-tests.sh: --runs and --busy take a whole number, not '$number'" >&2; exit 2 ;;
+  esac
 done
 
 mkdir -p "$log_dir"
@@ -57,7 +59,8 @@ for _ in $(seq 1 "$busy"); do
   nice -n "$niceness" sh -c 'while :; do :; done' &
   echo $! >> "$pid_file"
 done
-echo "stress-tests.sh: $busy busy loop(s) at nice $niceness (PIDs $(tr '\n' ' ' < "$pid_file")), $runs run(s) of: ${command[*]}"
+echo "stress-tests.sh: $busy busy loop(s) at nice $niceness (PIDs $(tr '\n' ' ' < "$pid_file")), $runs run(s) of:" \
+  "${command[*]}"
 
 printf 'run\tseconds\texit_code\tlog\n' > "$results"
 failed=0
@@ -76,5 +79,6 @@ for run in $(seq 1 "$runs"); do
     grep -E -A3 'tests failed|Failed|FAILED|\*\*\*Timeout' "$log" | tail -40 | sed 's/^/  /'
   fi
 done
-echo "stress-tests.sh: $((runs - failed)) of $runs run(s) passed beside $busy busy loop(s); times and results in $results"
+echo "stress-tests.sh: $((runs - failed)) of $runs run(s) passed beside $busy busy loop(s);" \
+  "times and results in $results"
 [ "$failed" -eq 0 ]

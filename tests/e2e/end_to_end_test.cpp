@@ -314,7 +314,7 @@ TEST_CASE("a daemon the workload leaves is named and ended after every stage, or
         if (ending.find("SIGKILL after the 3 s grace to ") == std::string::npos) continue;
         CHECK_FALSE(leave);
         ++named;
-        CHECK_THAT(ending, Catch::Contains(" (sh)"));
+        CHECK_THAT(ending, Catch::Contains(" (sleep)"));  // the daemon (leave_term_proof_daemon)
       }
     }
     const DaemonCount counted = count_and_kill_daemons(pids);

@@ -50,14 +50,15 @@ await_program() {
 }
 
 # leave_term_proof_daemon DIR: starts a daemon in a session of its own (setsid) that ignores SIGTERM, writes its
-# pid to DIR/PID.pid and loops until SIGKILL (an engine worker holding its port, left behind); returns once that
-# file is written, so a workload that exits next leaves a daemon that is ready. It ignores SIGTERM from birth: the
-# subshell ignores it before it execs setsid, and an ignored disposition survives fork and exec, so no SIGTERM can
-# come before it (a daemon that ran `trap '' TERM` itself was once ended by a SIGTERM that came first). The
+# pid to DIR/PID.pid and runs `sleep` until SIGKILL (an engine worker holding its port, left behind); returns once
+# that file is written, so a workload that exits next leaves a daemon that is ready. It ignores SIGTERM from birth:
+# the subshell ignores it before it execs setsid, and an ignored disposition survives fork and exec, so no SIGTERM
+# can come before it (a daemon that ran `trap '' TERM` itself was once ended by a SIGTERM that came first). The
 # subshell keeps the caller's own SIGTERM as it was. setsid execs without forking (the subshell leads no process
-# group), so $! is the daemon's pid.
+# group), so $! is the daemon's pid. One process, which execs sleep: a daemon that loops over short children has
+# one orphaned by its SIGKILL now and then, a survivor of its own that the tests would count.
 leave_term_proof_daemon() {
-  ( trap '' TERM; exec setsid /bin/sh -c 'echo $$ > "$0/$$.pid"; while :; do sleep 0.05; done' "$1" ) \
+  ( trap '' TERM; exec setsid /bin/sh -c 'echo $$ > "$0/$$.pid"; exec sleep 100000' "$1" ) \
     < /dev/null > /dev/null 2>&1 &
   await_file "$1/$!.pid"
 }

@@ -48,8 +48,7 @@ inline bool holds_line(const std::filesystem::path& file) {
 
 // The pid in `file` once a process wrote it (the first number of its complete line); fails the test, naming the
 // file, when none came within `limit`.
-inline pid_t await_pid_file(const std::filesystem::path& file,
-                            std::chrono::milliseconds limit = handshake_limit) {
+inline pid_t await_pid_file(const std::filesystem::path& file, std::chrono::milliseconds limit = handshake_limit) {
   if (!await_condition([&] { return holds_line(file); }, limit))
     FAIL("no process wrote its pid to " << file.string() << " within " << limit.count() << " ms");
   return static_cast<pid_t>(std::stol(read_file(file)));

@@ -18,6 +18,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/text.hpp"
 #include "llmprof/ncu_progress.hpp"
 #include "llmprof/process.hpp"
 #include "process/process_group.hpp"
@@ -132,8 +133,8 @@ ProcessSpec endless_fake_ncu(const fs::path& report, const std::string& applicat
 
 TEST_CASE("ending a child's descendants on request ends the application, not the profiler, which writes its report") {
   TempDir temp;
-  ProcessSpec spec = endless_fake_ncu(temp / "profile", "echo $$ > '" + (temp / "app.pid").string() + "'; exec sleep 600",
-                                      temp / "app.pid");
+  ProcessSpec spec = endless_fake_ncu(
+      temp / "profile", "echo $$ > '" + (temp / "app.pid").string() + "'; exec sleep 600", temp / "app.pid");
   spec.end_descendants = std::make_shared<DescendantEnding>();
   std::vector<std::string> lines;
   int progress = 0;
@@ -204,8 +205,8 @@ TEST_CASE("ncu run by a launcher script: the pass end ends the application, not 
   TempDir temp;
   // ncu.path a wrapper that runs ncu as its child (Debian's usr/lib/nsight-compute/ncu, `sudo ncu`): the real ncu
   // is the child's child. Ending every descendant would SIGTERM it and lose its report.
-  ProcessSpec spec = endless_fake_ncu(temp / "profile", "echo $$ > '" + (temp / "app.pid").string() + "'; exec sleep 600",
-                                      temp / "app.pid");
+  ProcessSpec spec = endless_fake_ncu(
+      temp / "profile", "echo $$ > '" + (temp / "app.pid").string() + "'; exec sleep 600", temp / "app.pid");
   std::vector<std::string> inner = spec.argv;
   std::string command = "\"$@\"; exit $?";
   spec.argv = {"/bin/sh", "-c", command, "launcher"};
@@ -261,8 +262,12 @@ TEST_CASE("a grandchild of the application that ignores SIGTERM is killed even w
   // then sleeps. ncu exits as soon as the application is gone, long before the grace: the worker must not outlive
   // the run. The worker writes its own pid ($$ in a ( ) subshell would be the application's), and the pass ends
   // only once it has: on a loaded machine the third progress line came before the worker existed (a flaky failure).
+  // The worker execs sleep, which keeps the ignored SIGTERM, rather than loop over short children that a SIGKILL
+  // could orphan between two looks at the tree. Beside two busy loops this test failed 10 runs in 25, each with the
+  // application's own `sleep 600` left running: forked just before the ending's SIGTERM ended its parent, it was
+  // first seen re-parented and taken for a process that had left the application (application_tree.cpp).
   const fs::path worker_file = temp / "worker.pid";
-  const std::string app = source_handshake() + "/bin/sh -c 'trap \"\" TERM; echo $$ > \"$0\"; while :; do sleep 0.05; done' '" +
+  const std::string app = source_handshake() + "/bin/sh -c 'trap \"\" TERM; echo $$ > \"$0\"; exec sleep 600' '" +
                           worker_file.string() + "' &\nawait_file '" + worker_file.string() + "' || exit 1\nsleep 600";
   ProcessSpec spec = endless_fake_ncu(temp / "profile", app);
   spec.end_descendants = std::make_shared<DescendantEnding>();
@@ -285,6 +290,7 @@ TEST_CASE("a grandchild of the application that ignores SIGTERM is killed even w
   CHECK(fs::exists(temp / "profile.ncu-rep"));
   const pid_t worker = await_pid_file(temp / "worker.pid");
   CHECK_FALSE(running(worker));
+  INFO("survivors: " << detail::join(outcome->surviving_descendants, ", "));
   CHECK(outcome->surviving_descendants.empty());
 }
 
