@@ -95,14 +95,16 @@ start() {
   export SLURM_CONF="$conf"
   /usr/sbin/slurmctld -f "$conf" -i || die "slurmctld did not start; see $state/log/slurmctld.log"
   /usr/sbin/slurmd -f "$conf" || die "slurmd did not start; see $state/log/slurmd.log"
-  for _ in $(seq 1 100); do
+  # Polled, bounded: the node registers once slurmd has started; a loaded machine may need more than 10 s, so the
+  # bound (60 s) is only there to turn a node that never registers into a failure.
+  for _ in $(seq 1 600); do
     if [ "$(sinfo -h -o %T 2>/dev/null | head -1)" = "idle" ]; then
       echo "export SLURM_CONF=$conf"
       return 0
     fi
     sleep 0.1
   done
-  echo "cluster.sh: the node did not become idle within 10 s; last lines of the logs in $state/log:" >&2
+  echo "cluster.sh: the node did not become idle within 60 s; last lines of the logs in $state/log:" >&2
   tail -5 "$state/log/slurmctld.log" "$state/log/slurmd.log" >&2 || true
   stop
   exit 1

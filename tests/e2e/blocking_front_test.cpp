@@ -16,6 +16,7 @@
 #include "end_to_end.hpp"
 #include "llmprof/run_directory.hpp"
 #include "process/process_group.hpp"
+#include "process_handshake.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -33,12 +34,6 @@ const char* planned_kernel_names =
     "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_TNT,vectorized_layer_norm_kernel,flash_fwd_kernel,"
     "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_relubias_TNT,nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_splitK_bias_TNT,"
     "vectorized_elementwise_kernel,nvjet_sm90_hsh_64x8_64x16_2x1_v_bz_bias_TNT,splitKreduce_kernel";
-
-bool running(pid_t pid) {
-  const std::string text = llmprof::detail::read_proc_file("/proc/" + std::to_string(pid) + "/stat").value_or("");
-  const auto close = text.rfind(')');
-  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z' && text[close + 2] != 'X';
-}
 
 // A process from outside the run, started before it.
 struct Sentinel {

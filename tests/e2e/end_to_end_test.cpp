@@ -14,6 +14,7 @@
 #include "llmprof/run_directory.hpp"
 #include "skip.hpp"
 #include "daemon_pids.hpp"
+#include "process_handshake.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -27,8 +28,6 @@ const fs::path script_workload = fs::path(LLMPROF_SOURCE_DIR) / "tests/e2e/workl
 using Finished = CliResult;
 
 std::vector<std::string> script_args() { return {"--", script_workload.string()}; }
-
-bool process_alive(pid_t pid) { return ::kill(pid, 0) == 0; }
 
 void check_full_success(EndToEnd& e2e, const Finished& finished) {
   const RunManifest manifest = e2e.manifest();
@@ -209,38 +208,37 @@ TEST_CASE("workload crash: stage1 failed with exit code and stderr, profilers no
 TEST_CASE("workload hang: the timeout kills the whole tree, exit code 124", "[e2e][slow]") {
   EndToEnd e2e;
   const fs::path pid_file = e2e.temp() / "grandchild.pid";
-  auto args = std::vector<std::string>{"--set", "workload.timeout_s=2"};
+  // The library's timer, not the test, signals the tree: the 5 s are the workload's head start to start its
+  // grandchild and write its pid (one fork and one line), and the pid file below checks that it had it.
+  auto args = std::vector<std::string>{"--set", "workload.timeout_s=5"};
   const auto workload = script_args();
   args.insert(args.end(), workload.begin(), workload.end());
-  const auto started = std::chrono::steady_clock::now();
   const Finished finished = e2e.run({args, {{"E2E_WORKLOAD_MODE", "hang"}, {"E2E_PID_FILE", pid_file.string()}}});
   INFO("deep-profile stderr: " << finished.err);
-  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(60));
   CHECK(finished.exit_code == 124);
   const RunManifest manifest = e2e.manifest();
   const StageRecord& stage1 = stage_of(manifest, "stage1");
   CHECK(stage1.status == StageStatus::failed);
   CHECK_THAT(stage1.reason, Catch::Contains("timeout"));
-  const std::string pid_text = read_file(pid_file);
-  REQUIRE_FALSE(pid_text.empty());
-  const pid_t grandchild = static_cast<pid_t>(std::stol(pid_text));
-  for (int i = 0; i < 100 && process_alive(grandchild); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  CHECK_FALSE(process_alive(grandchild));
+  CHECK(stage1.duration_s < 60);  // the timeout and the kill grace, not the grandchild's 600 s
+  REQUIRE(holds_line(pid_file));  // the workload was ready (its grandchild started) before the timeout
+  CHECK(await_gone(static_cast<pid_t>(std::stol(read_file(pid_file)))));
 }
 
 TEST_CASE("SIGINT mid-run: the stage is interrupted, artifacts and run.json kept, exit code 130", "[e2e][slow]") {
   EndToEnd e2e;
   const fs::path started_file = e2e.temp() / "workload.started";
   Invocation invocation{script_args(), {{"E2E_WORKLOAD_MODE", "slow"}, {"E2E_STARTED_FILE", started_file.string()}}};
-  invocation.while_running = [&started_file](pid_t pid) {
-    for (int i = 0; i < 1500 && !fs::exists(started_file); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    REQUIRE(fs::exists(started_file));
+  std::chrono::steady_clock::time_point signalled;
+  // The workload writes the file once it runs (its pid, after the metrics file): SIGINT goes only to a stage 1
+  // whose workload is running, never to the probe before it.
+  invocation.while_running = [&started_file, &signalled](pid_t pid) {
+    await_pid_file(started_file);
+    signalled = std::chrono::steady_clock::now();
     ::kill(pid, SIGINT);
   };
-  const auto started = std::chrono::steady_clock::now();
   const Finished finished = e2e.run(invocation);
-  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(45));  // not the workload's 60 s
+  CHECK(std::chrono::steady_clock::now() - signalled < std::chrono::seconds(30));  // not the workload's 60 s
   CHECK(finished.exit_code == 130);
   const RunManifest manifest = e2e.manifest();
   CHECK(manifest.status == RunStatus::interrupted);
@@ -281,8 +279,9 @@ TEST_CASE("sweep: one run directory per point and an index comparing them", "[e2
 // each stage that ran it (stage 1, the nsys captures) the daemon is named and ended, under a profiler too (the
 // workload's survivors are told from the profiler's own by executable); an ncu pass that ends its workload ends
 // the daemon with it, naming it among the processes that needed SIGKILL. With run.leave_survivors = true every
-// one is named and left. Each daemon writes its pid to a file of its own; it is born ignoring SIGTERM (the
-// workload ignores it before it starts the daemon), so no SIGTERM ends it before it says so.
+// one is named and left. Each daemon writes its pid to a file of its own; it is born ignoring SIGTERM, and the
+// workload exits only once that file is written (leave_term_proof_daemon, tests/support/handshake.sh), so the
+// stage's end only ever meets a daemon that is ready.
 TEST_CASE("a daemon the workload leaves is named and ended after every stage, or left when asked", "[e2e][slow]") {
   for (const bool leave : {false, true}) {
     INFO("run.leave_survivors = " << leave);
@@ -291,10 +290,8 @@ TEST_CASE("a daemon the workload leaves is named and ended after every stage, or
     fs::create_directories(pids);
     const fs::path workload = e2e.temp() / "leaves_daemon.sh";
     write_file(workload,
-               "#!/bin/sh\n"
-               "trap '' TERM\n"
-               "setsid /bin/sh -c 'echo $$ > \"$0\"/$$.pid; while :; do sleep 0.05; done' '" + pids.string() +
-                   "' &\n"
+               "#!/bin/sh\n" + source_handshake() + "leave_term_proof_daemon '" + pids.string() +
+                   "' || exit 1\n"
                "exit 0\n");
     fs::permissions(workload, fs::perms::owner_all);
     const Finished finished = e2e.run({{"--set", std::string("run.leave_survivors=") + (leave ? "true" : "false"),
@@ -317,7 +314,7 @@ TEST_CASE("a daemon the workload leaves is named and ended after every stage, or
         if (ending.find("SIGKILL after the 3 s grace to ") == std::string::npos) continue;
         CHECK_FALSE(leave);
         ++named;
-        CHECK_THAT(ending, Catch::Contains(" (sh)"));
+        CHECK_THAT(ending, Catch::Contains(" (sleep)"));  // the daemon (leave_term_proof_daemon)
       }
     }
     const DaemonCount counted = count_and_kill_daemons(pids);

@@ -16,6 +16,7 @@
 #include "real_tools.hpp"
 #include "run_manifest_reading.hpp"
 #include "daemon_pids.hpp"
+#include "process_handshake.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -144,9 +145,8 @@ TEST_CASE("real nsys: the workload's daemon is ended after every stage, the prof
   fs::create_directories(pids);
   const fs::path workload = temp / "engine_with_daemon.sh";
   write_file(workload,
-             "#!/bin/sh\n"
-             "setsid /bin/sh -c 'trap \"\" TERM; echo $$ > \"$0\"/$$.pid; while :; do sleep 0.05; done' '" +
-                 pids.string() + "' &\n"
+             "#!/bin/sh\n" + source_handshake() + "leave_term_proof_daemon '" + pids.string() +
+                 "' || exit 1\n"
              "exec " + quote_shell_argument(LLMPROF_ENGINE_LOOP_EXE) + " 60\n");
   fs::permissions(workload, fs::perms::owner_all);
   std::vector<std::string> args = {"run", "--set", "run.runs_root=" + (temp / "runs").string(), "--set",

@@ -11,6 +11,7 @@
 #include "deep_profile_cli.hpp"
 #include "llmprof/run_directory.hpp"
 #include "test_cluster.hpp"
+#include "process_handshake.hpp"
 #include "test_support.hpp"
 #include "rundir/run_records.hpp"
 
@@ -28,17 +29,6 @@ CliOptions on_cluster(const TestCluster& cluster) {
   options.environment = cluster.environment();
   options.environment["PATH"] = path_with_fake_tools();  // sbatch passes it on to every task
   return options;
-}
-
-// Waits until `ready` holds or `limit` passes; true when it held.
-template <typename Condition>
-bool wait_for(Condition ready, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  return true;
 }
 
 // The jobcomp lines of one job: "JobState=FAILED ... ArrayTaskId=1 ... ExitCode=3:0".
@@ -72,7 +62,7 @@ TEST_CASE("a 3-point sweep through the Slurm job array: the merge job indexes 2 
   CHECK_THAT(read_file(sweep / "sweep.sbatch"), Catch::Contains("#SBATCH --array=0-2%2\n#SBATCH --gpus=1\n"));
 
   // Written by the merge job once every array task has ended (afterany).
-  const bool indexed = wait_for([&] { return fs::exists(sweep / "index.json"); }, std::chrono::seconds(150));
+  const bool indexed = await_condition([&] { return fs::exists(sweep / "index.json"); }, std::chrono::seconds(150));
   INFO("slurmctld log:\n" << read_file(cluster->state() / "log/slurmctld.log"));
   for (int point = 0; point < 3; ++point) {
     const fs::path log = sweep / "logs" / ("point-" + std::to_string(point) + ".out");
@@ -95,7 +85,7 @@ TEST_CASE("a 3-point sweep through the Slurm job array: the merge job indexes 2 
   // Slurm's own record: task 1 failed with deep-profile's exit 1, tasks 0 and 2 completed, and the
   // merge job ran (it exits 1 because a point failed).
   const bool recorded =
-      wait_for([&] { return lines_with(cluster->job_completions(), "Name=deep-profile-sweep-merge").size() == 1; },
+      await_condition([&] { return lines_with(cluster->job_completions(), "Name=deep-profile-sweep-merge").size() == 1; },
                std::chrono::seconds(20));
   const std::string completions = cluster->job_completions();
   INFO("jobcomp.log:\n" << completions);

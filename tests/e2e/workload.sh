@@ -26,7 +26,8 @@ case "${E2E_WORKLOAD_MODE:-ok}" in
     echo $! > "${E2E_PID_FILE:-/dev/null}"
     wait ;;
   slow)
-    if [ -n "$E2E_STARTED_FILE" ]; then : > "$E2E_STARTED_FILE"; fi
+    # The handshake (tests/support/handshake.sh): the pid once running, for the test to interrupt the stage.
+    if [ -n "$E2E_STARTED_FILE" ]; then echo $$ > "$E2E_STARTED_FILE"; fi
     sleep 60 ;;
 esac
 echo "decode done"

@@ -6,6 +6,8 @@ set -u
 exe=$1
 case_name=$2
 data=$(cd "$(dirname "$0")/../data" && pwd)
+handshake=$(cd "$(dirname "$0")/../support" && pwd)/handshake.sh
+. "$handshake"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL [$case_name]: $*" >&2; exit 1; }
@@ -18,14 +20,18 @@ expect_status() {  # expect_status WANTED WHAT
 
 case_retention() {
   root="$work/root"
-  run --set run.runs_root="$root" -- sh -c 'sleep 4' >"$work/first.out" 2>&1 &
+  # The first run's workload says it runs (its pid file), then waits for the test's release: the first run is
+  # unfinished for as long as the test needs, however slow the machine (tests/support/handshake.sh).
+  run --set run.runs_root="$root" -- sh -c '. "$0"; announce_ready "$1"; await_file "$2" 300' "$handshake" \
+    "$work/first.ready" "$work/first.release" >"$work/first.out" 2>&1 &
   first=$!
-  sleep 1.5
+  await_file "$work/first.ready" 300 || fail "the first run's workload never started: $(cat "$work/first.out")"
   running=$(ls "$root")
   [ -n "$running" ] || fail "the first run made no directory"
   run --set run.runs_root="$root" --set run.keep_newest_runs=1 -- true >"$work/second.out" 2>"$work/err"
   [ -f "$root/$running/run.json" ] || fail "retention deleted the unfinished run $running"
   grep -q "retention kept .*$running" "$work/second.out" || fail "console does not say the unfinished run was kept"
+  echo release > "$work/first.release"
   wait $first
   grep -q '"status": "' "$root/$running/run.json" || fail "the first run lost its run.json"
   second=$(ls "$root" | grep -v "^$running\$")

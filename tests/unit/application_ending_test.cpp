@@ -16,10 +16,12 @@
 #include "llmprof/ncu_progress.hpp"
 #include "llmprof/process.hpp"
 #include "process/process_group.hpp"
+#include "process_handshake.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
 using llmprof::testing::read_file;
+using llmprof::testing::running;
 using llmprof::testing::TempDir;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -27,13 +29,6 @@ using namespace std::chrono_literals;
 namespace {
 
 const fs::path engine = fs::path(LLMPROF_SOURCE_DIR) / "tests/e2e/blocking_front_engine.py";
-
-// Alive and not a zombie (a killed orphan may wait as our zombie until reaped).
-bool running(pid_t pid) {
-  const std::string text = llmprof::detail::read_proc_file("/proc/" + std::to_string(pid) + "/stat").value_or("");
-  const auto close = text.rfind(')');
-  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z' && text[close + 2] != 'X';
-}
 
 // "ROLE PID" lines the engine's processes appended.
 std::vector<std::pair<std::string, pid_t>> engine_processes(const fs::path& pids_file) {

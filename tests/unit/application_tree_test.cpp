@@ -87,6 +87,15 @@ TEST_CASE("processes that left the application are still its own; others that we
     CHECK(sorted(application_processes(tree, root, self, {21}, true)) ==
           std::vector<pid_t>{20, 21, 22, 23, 30, 31, 40});
   }
+  SECTION("a run that leaves survivors still ends what the ending itself orphaned, first seen after it began") {
+    // The front 20 (the target, ended) forked 50 just before its SIGTERM; 50 is first seen re-parented, with its
+    // child 51, not orphaned when the ending began. 30 had left before it (orphaned).
+    std::vector<TreeProcess> tree = {profiler(root, self), dead(20, root), process(50, self), process(51, 50),
+                                     process(30, self)};
+    tree[4].orphaned = true;
+    CHECK(sorted(application_processes(tree, root, self, {20}, false)) == std::vector<pid_t>{50, 51});
+    CHECK(sorted(application_processes(tree, root, self, {20}, true)) == std::vector<pid_t>{30, 50, 51});
+  }
   SECTION("a target that left the tree counts from its topmost ancestor below deep-profile, and ncu's child too") {
     const std::vector<TreeProcess> tree = {profiler(root, self), process(20, root), process(30, self),
                                            process(31, 30), process(32, 31)};

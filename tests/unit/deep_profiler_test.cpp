@@ -25,6 +25,7 @@
 #include "pipeline/ncu_launch_cost.hpp"
 #include "pipeline/ncu_sets.hpp"
 #include "pipeline_bench.hpp"
+#include "process_handshake.hpp"
 #include "run_manifest_reading.hpp"
 #include "test_support.hpp"
 
@@ -578,11 +579,11 @@ TEST_CASE("StopSignalWatcher turns SIGINT and SIGTERM into a callback on its own
     REQUIRE(started.has_value());
     const StopSignalWatcher watcher = std::move(started).value();
     std::raise(SIGTERM);
-    for (int i = 0; i < 200 && seen.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    await_condition([&seen] { return seen.load() != 0; });  // the watcher's thread, bounded
     CHECK(seen.load() == SIGTERM);
     CHECK(watcher.received_signal() == SIGTERM);
     std::raise(SIGINT);
-    for (int i = 0; i < 200 && seen.load() != SIGINT; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    await_condition([&seen] { return seen.load() == SIGINT; });
     CHECK(seen.load() == SIGINT);
   }
   struct sigaction current {};

@@ -19,11 +19,16 @@
 #include "fake_process_runner.hpp"
 #include "llmprof/process.hpp"
 #include "process/process_lines.hpp"
+#include "process_handshake.hpp"
 #include "test_support.hpp"
 
 using llmprof::ErrorCode;
 using llmprof::ProcessOutcome;
 using llmprof::ProcessSpec;
+using llmprof::testing::await_condition;
+using llmprof::testing::await_gone;
+using llmprof::testing::await_pid_file;
+using llmprof::testing::holds_line;
 using llmprof::testing::read_file;
 using llmprof::testing::TempDir;
 using namespace std::chrono_literals;
@@ -56,29 +61,6 @@ struct LineRecorder {
     };
   }
 };
-
-// Gone, or a zombie nobody reaps yet (an orphan waiting for init): either way it no longer runs.
-bool process_gone(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return ::kill(pid, 0) != 0;
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const auto close = text.rfind(')');
-  return close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'Z';
-}
-
-bool wait_until_gone(pid_t pid, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!process_gone(pid)) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
-
-pid_t read_pid(const std::filesystem::path& file) {
-  for (int attempt = 0; attempt < 200 && read_file(file).empty(); ++attempt) std::this_thread::sleep_for(5ms);
-  return static_cast<pid_t>(std::stol(read_file(file)));
-}
 
 }  // namespace
 
@@ -295,39 +277,44 @@ TEST_CASE("an output file that cannot be created is Error(io_error)") {
   CHECK_THAT(result.error().message, Catch::Contains("missing-dir/out.txt"));
 }
 
+// The runner's own timer ends these trees, so the test cannot wait for the script before it signals: the timeout
+// is the script's head start (a shell forks and writes a line in milliseconds, even beside two busy loops), and
+// the pid file, written after the set-up the test relies on, checks that it had it.
 TEST_CASE("a timeout kills the whole process tree, grandchildren included") {
   TempDir directory;
   const auto pid_file = directory / "grandchild.pid";
   const auto script = write_script(directory, "tree.sh", "sleep 1000 &\necho $! > '" + pid_file.string() + "'\nwait\n");
   const auto started = std::chrono::steady_clock::now();
-  const auto outcome = run_ok({.argv = {script.string()}, .timeout = 300ms, .kill_grace = 2000ms});
+  const auto outcome = run_ok({.argv = {script.string()}, .timeout = 1000ms, .kill_grace = 5000ms});
   const auto elapsed = std::chrono::steady_clock::now() - started;
+  REQUIRE(holds_line(pid_file));  // the grandchild ran before the timeout
   CHECK(outcome.timed_out);
   CHECK_FALSE(outcome.interrupted);
   CHECK_FALSE(outcome.succeeded());
   REQUIRE(outcome.signal.has_value());
   CHECK(*outcome.signal == SIGTERM);  // the shell dies from the first, polite signal
-  CHECK(outcome.describe() == "killed by signal 15 (SIGTERM) after timeout of 300ms");
-  CHECK(elapsed >= 300ms);
-  CHECK(elapsed < 1500ms);  // the grandchild went with SIGTERM too: no wait for the grace
-  const pid_t grandchild = read_pid(pid_file);
-  CHECK(wait_until_gone(grandchild, 2000ms));
+  CHECK(outcome.describe() == "killed by signal 15 (SIGTERM) after timeout of 1s");
+  CHECK(elapsed >= 1000ms);
+  CHECK(elapsed < 5000ms);  // the grandchild went with SIGTERM too: no wait for the 5 s grace
+  CHECK(await_gone(await_pid_file(pid_file)));
 }
 
 TEST_CASE("a tree that ignores SIGTERM gets SIGKILL after the grace") {
   TempDir directory;
   const auto pid_file = directory / "grandchild.pid";
-  // An ignored signal stays ignored across fork/exec, so the grandchild ignores SIGTERM too.
+  // An ignored signal stays ignored across fork/exec, so the grandchild ignores SIGTERM too. The pid file comes
+  // after the trap: written, it says the whole tree ignored SIGTERM before the timeout.
   const auto script =
       write_script(directory, "stubborn.sh",
                    "trap '' TERM\nsleep 1000 &\necho $! > '" + pid_file.string() + "'\nwhile :; do sleep 0.05; done\n");
-  const auto outcome = run_ok({.argv = {script.string()}, .timeout = 200ms, .kill_grace = 300ms});
+  const auto outcome = run_ok({.argv = {script.string()}, .timeout = 1000ms, .kill_grace = 300ms});
+  REQUIRE(holds_line(pid_file));
   CHECK(outcome.timed_out);
   REQUIRE(outcome.signal.has_value());
   CHECK(*outcome.signal == SIGKILL);
-  CHECK(outcome.wall_time >= 500ms);
-  CHECK(outcome.describe() == "killed by signal 9 (SIGKILL) after timeout of 200ms");
-  CHECK(wait_until_gone(read_pid(pid_file), 2000ms));
+  CHECK(outcome.wall_time >= 1300ms);
+  CHECK(outcome.describe() == "killed by signal 9 (SIGKILL) after timeout of 1s");
+  CHECK(await_gone(await_pid_file(pid_file)));
 }
 
 TEST_CASE("request_stop from another thread interrupts a run and blocks later runs until reset_stop") {
@@ -335,20 +322,21 @@ TEST_CASE("request_stop from another thread interrupts a run and blocks later ru
   const auto pid_file = directory / "grandchild.pid";
   const auto script = write_script(directory, "long.sh", "sleep 1000 &\necho $! > '" + pid_file.string() + "'\nwait\n");
   auto runner = llmprof::make_system_process_runner();
-  std::thread stopper([&runner] {
-    std::this_thread::sleep_for(200ms);
+  // The stop comes once the tree runs (its grandchild's pid written), not after a guessed time.
+  std::thread stopper([&runner, &pid_file] {
+    await_condition([&pid_file] { return holds_line(pid_file); });
     runner->request_stop();
   });
-  const auto outcome = runner->run({.argv = {script.string()}, .timeout = 10s});
+  const auto outcome = runner->run({.argv = {script.string()}, .timeout = 120s});
   stopper.join();
   REQUIRE(outcome.has_value());
+  REQUIRE(holds_line(pid_file));
   CHECK(outcome->interrupted);
   CHECK_FALSE(outcome->timed_out);
   REQUIRE(outcome->signal.has_value());
   CHECK(*outcome->signal == SIGTERM);
   CHECK(outcome->describe() == "killed by signal 15 (SIGTERM) after a stop request");
-  CHECK(outcome->wall_time < 2s);
-  CHECK(wait_until_gone(read_pid(pid_file), 2000ms));
+  CHECK(await_gone(await_pid_file(pid_file)));
 
   const auto marker = directory / "marker";
   const auto after = runner->run({.argv = {"/bin/sh", "-c", "touch '" + marker.string() + "'"}});
@@ -400,7 +388,7 @@ TEST_CASE("a background process that keeps the pipe open does not hold the run")
   CHECK(std::chrono::steady_clock::now() - started < 3s);
   CHECK(outcome.succeeded());
   CHECK(lines.lines == std::vector<std::string>{"done"});
-  ::kill(read_pid(pid_file), SIGKILL);  // left alone by design after a normal exit
+  ::kill(await_pid_file(pid_file), SIGKILL);  // left alone by design after a normal exit
 }
 
 TEST_CASE("an exception from a line callback stops the child and reaches the caller") {

@@ -18,66 +18,58 @@
 #include <memory>
 #include <thread>
 
+#include "core/text.hpp"
 #include "llmprof/ncu_progress.hpp"
 #include "llmprof/process.hpp"
 #include "process/process_group.hpp"
+#include "process_handshake.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
-using llmprof::testing::read_file;
-using llmprof::testing::TempDir;
+using namespace llmprof::testing;
 namespace fs = std::filesystem;
 
 namespace {
 
-// Alive and not a zombie (a killed orphan may wait as our zombie until reaped).
-bool running(pid_t pid) {
-  const std::string text = llmprof::detail::read_proc_file("/proc/" + std::to_string(pid) + "/stat").value_or("");
-  const auto close = text.rfind(')');
-  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z' && text[close + 2] != 'X';
-}
-
-pid_t wait_for_pid_file(const fs::path& file) {
-  for (int i = 0; i < 200; ++i) {
-    const std::string text = read_file(file);
-    if (!text.empty() && text.back() == '\n') return static_cast<pid_t>(std::stol(text));
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  FAIL("the grandchild never wrote " << file);
-  return -1;
-}
-
-// sh starts a grandchild in its own session (out of reach of kill(-group)), which writes its pid.
+// sh starts a grandchild in its own session (out of reach of kill(-group)), which writes its pid and execs sleep;
+// sh goes on to `then` only once the grandchild runs sleep (tests/support/handshake.sh), so what the runner finds
+// is a grandchild that is ready, named (sleep) whenever it is first seen. setsid execs without forking (sh's
+// child leads no process group), so $! is the grandchild.
 ProcessSpec with_setsid_grandchild(const fs::path& pid_file, const std::string& then) {
   ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c",
-               "setsid /bin/sh -c 'echo $$ > \"$0\"; exec sleep 60' '" + pid_file.string() + "' & " + then};
+               source_handshake() + "setsid /bin/sh -c 'echo $$ > \"$0\"; exec sleep 60' '" + pid_file.string() +
+                   "' &\nawait_program $! sleep || exit 1\n" + then};
   return spec;
 }
 
 }  // namespace
 
+// The runner's own timer signals the tree: the 2 s are the script's head start to start its grandchild (it writes
+// "ready" once the grandchild runs sleep; milliseconds even beside two busy loops), and the line checks it had it.
 TEST_CASE("a timeout kills a grandchild that left the process group with setsid") {
   TempDir temp;
-  ProcessSpec spec = with_setsid_grandchild(temp / "pid", "sleep 60");
-  spec.timeout = std::chrono::milliseconds(500);
+  ProcessSpec spec = with_setsid_grandchild(temp / "pid", "echo ready; sleep 60");
+  spec.timeout = std::chrono::milliseconds(2000);
   spec.kill_grace = std::chrono::milliseconds(200);
+  bool ready = false;
+  spec.on_stdout_line = [&ready](const std::string& line) { ready = ready || line == "ready"; };
   const auto outcome = make_system_process_runner()->run(spec);
   REQUIRE(outcome.has_value());
+  REQUIRE(ready);
   CHECK(outcome->timed_out);
-  const pid_t grandchild = wait_for_pid_file(temp / "pid");
-  for (int i = 0; i < 100 && running(grandchild); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  const bool survived = running(grandchild);
+  const pid_t grandchild = await_pid_file(temp / "pid");
+  const bool survived = !await_gone(grandchild, std::chrono::seconds(2));
   if (survived) ::kill(grandchild, SIGKILL);
   CHECK_FALSE(survived);  // before: it kept running although the reason said "its process tree was killed"
 }
 
 TEST_CASE("after a normal exit, descendants still running are reported, not silently left") {
   TempDir temp;
-  const ProcessSpec spec = with_setsid_grandchild(temp / "pid", "sleep 0.3; exit 0");
+  const ProcessSpec spec = with_setsid_grandchild(temp / "pid", "exit 0");
   const auto outcome = make_system_process_runner()->run(spec);
   REQUIRE(outcome.has_value());
-  const pid_t grandchild = wait_for_pid_file(temp / "pid");
+  const pid_t grandchild = await_pid_file(temp / "pid");
   CHECK(outcome->succeeded());
   REQUIRE(outcome->surviving_descendants.size() == 1);
   CHECK(outcome->surviving_descendants.front() == std::to_string(grandchild) + " (sleep)");
@@ -121,13 +113,18 @@ TEST_CASE("a /proc file whose process ended after it was opened reads as absent,
 namespace {
 
 // The fake ncu in its endless mode (tests/fake_tools/README.md): one progress line after another while its
-// application runs, then the application's exit code, the report, and that code as its own.
-ProcessSpec endless_fake_ncu(const fs::path& report, const std::string& application_script) {
+// application runs, then the application's exit code, the report, and that code as its own. With `ready_file`,
+// the application writes its pid there once set up (after its trap, say), and the fake ncu's Connected line and
+// its progress lines, which the tests end the application on, wait for it (FAKE_NCU_CONNECTED_PID_FILE): the
+// ending never meets an application that is not ready.
+ProcessSpec endless_fake_ncu(const fs::path& report, const std::string& application_script,
+                             const fs::path& ready_file = {}) {
   ProcessSpec spec;
   spec.argv = {std::string(LLMPROF_FAKE_TOOLS_DIR) + "/ncu", "-o", report.string(), "/bin/sh", "-c",
                application_script};
   spec.environment["FAKE_NCU_MODE"] = "endless";
   spec.environment["FAKE_NCU_LAUNCH_INTERVAL_S"] = "0.01";
+  if (!ready_file.empty()) spec.environment["FAKE_NCU_CONNECTED_PID_FILE"] = ready_file.string();
   spec.timeout = std::chrono::seconds(120);  // a safety net only: the test ends the application itself
   return spec;
 }
@@ -136,7 +133,8 @@ ProcessSpec endless_fake_ncu(const fs::path& report, const std::string& applicat
 
 TEST_CASE("ending a child's descendants on request ends the application, not the profiler, which writes its report") {
   TempDir temp;
-  ProcessSpec spec = endless_fake_ncu(temp / "profile", "echo $$ > '" + (temp / "app.pid").string() + "'; exec sleep 600");
+  ProcessSpec spec = endless_fake_ncu(
+      temp / "profile", "echo $$ > '" + (temp / "app.pid").string() + "'; exec sleep 600", temp / "app.pid");
   spec.end_descendants = std::make_shared<DescendantEnding>();
   std::vector<std::string> lines;
   int progress = 0;
@@ -154,13 +152,14 @@ TEST_CASE("ending a child's descendants on request ends the application, not the
   CHECK(outcome->exit_code == 15);
   CHECK(std::find(lines.begin(), lines.end(), "==ERROR== The application returned an error code (15).") != lines.end());
   CHECK(fs::exists(temp / "profile.ncu-rep"));
-  CHECK_FALSE(running(wait_for_pid_file(temp / "app.pid")));
+  CHECK_FALSE(running(await_pid_file(temp / "app.pid")));
 }
 
 TEST_CASE("descendants that ignore SIGTERM are killed after the descendants' grace, and the child still finishes") {
   TempDir temp;
   ProcessSpec spec = endless_fake_ncu(
-      temp / "profile", "trap '' TERM; echo $$ > '" + (temp / "app.pid").string() + "'; while :; do sleep 0.05; done");
+      temp / "profile", "trap '' TERM; echo $$ > '" + (temp / "app.pid").string() + "'; while :; do sleep 0.05; done",
+      temp / "app.pid");
   spec.end_descendants = std::make_shared<DescendantEnding>();
   spec.descendants_kill_grace = std::chrono::milliseconds(300);
   int progress = 0;
@@ -206,7 +205,8 @@ TEST_CASE("ncu run by a launcher script: the pass end ends the application, not 
   TempDir temp;
   // ncu.path a wrapper that runs ncu as its child (Debian's usr/lib/nsight-compute/ncu, `sudo ncu`): the real ncu
   // is the child's child. Ending every descendant would SIGTERM it and lose its report.
-  ProcessSpec spec = endless_fake_ncu(temp / "profile", "echo $$ > '" + (temp / "app.pid").string() + "'; exec sleep 600");
+  ProcessSpec spec = endless_fake_ncu(
+      temp / "profile", "echo $$ > '" + (temp / "app.pid").string() + "'; exec sleep 600", temp / "app.pid");
   std::vector<std::string> inner = spec.argv;
   std::string command = "\"$@\"; exit $?";
   spec.argv = {"/bin/sh", "-c", command, "launcher"};
@@ -220,7 +220,7 @@ TEST_CASE("ncu run by a launcher script: the pass end ends the application, not 
   CHECK(outcome->exited);
   CHECK(outcome->exit_code == 15);  // the launcher passes on ncu's code for the application it ended
   CHECK(fs::exists(temp / "profile.ncu-rep"));  // ncu lived on to write it
-  CHECK_FALSE(running(wait_for_pid_file(temp / "app.pid")));
+  CHECK_FALSE(running(await_pid_file(temp / "app.pid")));
 }
 
 TEST_CASE("a daemon an earlier child left behind is not ended by a later child's pass end", "[ownership]") {
@@ -229,7 +229,7 @@ TEST_CASE("a daemon an earlier child left behind is not ended by a later child's
   // Stage 1's workload leaves a setsid daemon; it is re-parented to this process (the subreaper) when sh exits.
   auto earlier = runner->run(with_setsid_grandchild(temp / "daemon.pid", "exit 0"));
   REQUIRE(earlier.has_value());
-  const pid_t daemon = wait_for_pid_file(temp / "daemon.pid");
+  const pid_t daemon = await_pid_file(temp / "daemon.pid");
   REQUIRE(running(daemon));
   ProcessSpec spec = endless_fake_ncu(temp / "profile", "exec sleep 600");
   spec.end_descendants = std::make_shared<DescendantEnding>();
@@ -243,7 +243,7 @@ TEST_CASE("a daemon an earlier child left behind is not ended by a later child's
   // Without targets (a caller that names none) the rule still holds: only processes born after the child.
   auto again = runner->run(with_setsid_grandchild(temp / "daemon2.pid", "exit 0"));
   REQUIRE(again.has_value());
-  const pid_t second = wait_for_pid_file(temp / "daemon2.pid");
+  const pid_t second = await_pid_file(temp / "daemon2.pid");
   ProcessSpec untargeted = endless_fake_ncu(temp / "profile2", "exec sleep 600");
   untargeted.end_descendants = std::make_shared<DescendantEnding>();
   int progress = 0;
@@ -262,10 +262,13 @@ TEST_CASE("a grandchild of the application that ignores SIGTERM is killed even w
   // then sleeps. ncu exits as soon as the application is gone, long before the grace: the worker must not outlive
   // the run. The worker writes its own pid ($$ in a ( ) subshell would be the application's), and the pass ends
   // only once it has: on a loaded machine the third progress line came before the worker existed (a flaky failure).
+  // The worker execs sleep, which keeps the ignored SIGTERM, rather than loop over short children that a SIGKILL
+  // could orphan between two looks at the tree. Beside two busy loops this test failed 10 runs in 25, each with the
+  // application's own `sleep 600` left running: forked just before the ending's SIGTERM ended its parent, it was
+  // first seen re-parented and taken for a process that had left the application (application_tree.cpp).
   const fs::path worker_file = temp / "worker.pid";
-  const std::string app = "/bin/sh -c 'trap \"\" TERM; echo $$ > \"$0\"; while :; do sleep 0.05; done' '" +
-                          worker_file.string() + "' & while [ ! -s '" + worker_file.string() +
-                          "' ]; do sleep 0.01; done; sleep 600";
+  const std::string app = source_handshake() + "/bin/sh -c 'trap \"\" TERM; echo $$ > \"$0\"; exec sleep 600' '" +
+                          worker_file.string() + "' &\nawait_file '" + worker_file.string() + "' || exit 1\nsleep 600";
   ProcessSpec spec = endless_fake_ncu(temp / "profile", app);
   spec.end_descendants = std::make_shared<DescendantEnding>();
   spec.descendants_kill_grace = std::chrono::milliseconds(500);
@@ -275,8 +278,7 @@ TEST_CASE("a grandchild of the application that ignores SIGTERM is killed even w
   spec.on_stdout_line = [&](const std::string& line) {
     count_progress(line);
     if (line.find("==PROF== Profiling") != std::string::npos) ++progress;
-    std::error_code ignored;
-    if (!requested && progress >= 3 && fs::file_size(worker_file, ignored) > 0 && !ignored) {
+    if (!requested && progress >= 3 && holds_line(worker_file)) {
       requested = true;
       spec.end_descendants->request();
     }
@@ -286,8 +288,9 @@ TEST_CASE("a grandchild of the application that ignores SIGTERM is killed even w
   INFO(outcome->describe());
   CHECK(outcome->descendants_ended);
   CHECK(fs::exists(temp / "profile.ncu-rep"));
-  const pid_t worker = wait_for_pid_file(temp / "worker.pid");
+  const pid_t worker = await_pid_file(temp / "worker.pid");
   CHECK_FALSE(running(worker));
+  INFO("survivors: " << detail::join(outcome->surviving_descendants, ", "));
   CHECK(outcome->surviving_descendants.empty());
 }
 
@@ -325,7 +328,8 @@ TEST_CASE("a child's survivors are ended after it exits: SIGTERM-ignoring, other
           "[ownership]") {
   TempDir temp;
   const auto file = [&](const char* name) { return "'" + (temp / name).string() + "'"; };
-  const std::string script =
+  // Each survivor writes its pid once set up (the first after its trap); sh exits only once all have.
+  const std::string script = source_handshake() +
       "/bin/sh -c 'trap \"\" TERM; echo $$ > \"$0\"; while :; do sleep 0.05; done' " + file("ignores.pid") + " & "
       "python3 -c 'import os,sys,time; os.setpgid(0,0); open(sys.argv[1],\"w\").write(\"%d\\n\" % os.getpid()); "
       "time.sleep(600)' " + file("group.pid") + " & "
@@ -333,8 +337,8 @@ TEST_CASE("a child's survivors are ended after it exits: SIGTERM-ignoring, other
       "python3 -c 'import os,socket,sys,time; s=socket.socket(); s.bind((\"127.0.0.1\",0)); s.listen(); "
       "open(sys.argv[2],\"w\").write(\"%d\\n\" % s.getsockname()[1]); open(sys.argv[1],\"w\").write(\"%d\\n\" % "
       "os.getpid()); time.sleep(600)' " + file("port_holder.pid") + " " + file("port") + " & "
-      "for f in ignores.pid group.pid daemon.pid port_holder.pid; do while [ ! -s '" + temp.path().string() +
-      "'/$f ]; do sleep 0.01; done; done; exit 0";
+      "for f in ignores.pid group.pid daemon.pid port_holder.pid port; do await_file '" + temp.path().string() +
+      "'/$f || exit 1; done; exit 0";
   ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c", script};
   spec.end_survivors_after = std::chrono::milliseconds(300);
@@ -345,11 +349,11 @@ TEST_CASE("a child's survivors are ended after it exits: SIGTERM-ignoring, other
   CHECK(outcome->exited);
   CHECK(outcome->exit_code == 0);
   CHECK(outcome->survivors_ended);
-  const pid_t ignores = wait_for_pid_file(temp / "ignores.pid");
-  const pid_t group = wait_for_pid_file(temp / "group.pid");
-  const pid_t daemon = wait_for_pid_file(temp / "daemon.pid");
-  const pid_t holder = wait_for_pid_file(temp / "port_holder.pid");
-  const int port = static_cast<int>(wait_for_pid_file(temp / "port"));
+  const pid_t ignores = await_pid_file(temp / "ignores.pid");
+  const pid_t group = await_pid_file(temp / "group.pid");
+  const pid_t daemon = await_pid_file(temp / "daemon.pid");
+  const pid_t holder = await_pid_file(temp / "port_holder.pid");
+  const int port = static_cast<int>(await_pid_file(temp / "port"));
   for (pid_t pid : {ignores, group, daemon, holder}) {
     INFO("pid " << pid);
     CHECK(std::any_of(outcome->surviving_descendants.begin(), outcome->surviving_descendants.end(),
@@ -372,7 +376,7 @@ TEST_CASE("without end_survivors_after, survivors are reported and left running"
   auto runner = make_system_process_runner();
   const auto outcome = runner->run(with_setsid_grandchild(temp / "daemon.pid", "exit 0"));
   REQUIRE(outcome.has_value());
-  const pid_t daemon = wait_for_pid_file(temp / "daemon.pid");
+  const pid_t daemon = await_pid_file(temp / "daemon.pid");
   CHECK_FALSE(outcome->survivors_ended);
   CHECK(outcome->surviving_descendants.size() == 1);
   CHECK(running(daemon));
@@ -389,10 +393,11 @@ TEST_CASE("survivors the tool predicate claims are listed apart and left; the ot
   const fs::path agent = tool_directory / "agent";
   fs::copy_file(find_executable("sleep"), agent);
   const auto file = [&](const char* name) { return "'" + (temp / name).string() + "'"; };
-  const std::string script = "setsid /bin/sh -c 'echo $$ > \"$0\"; exec \"$1\" 600' " + file("agent.pid") + " '" +
-                             agent.string() + "' & setsid /bin/sh -c 'echo $$ > \"$0\"; exec sleep 600' " +
-                             file("daemon.pid") + " & while [ ! -s " + file("agent.pid") + " ] || [ ! -s " +
-                             file("daemon.pid") + " ]; do sleep 0.01; done; exit 0";
+  // sh exits only once both run their programs: the predicate reads the executable, and the names are the programs'.
+  const std::string script = source_handshake() + "setsid /bin/sh -c 'echo $$ > \"$0\"; exec \"$1\" 600' " +
+                             file("agent.pid") + " '" + agent.string() + "' &\nagent=$!\n" +
+                             "setsid /bin/sh -c 'echo $$ > \"$0\"; exec sleep 600' " + file("daemon.pid") +
+                             " &\nawait_program $agent agent && await_program $! sleep || exit 1\nexit 0";
   ProcessSpec spec;
   spec.argv = {"/bin/sh", "-c", script};
   spec.end_survivors_after = std::chrono::milliseconds(300);
@@ -400,8 +405,8 @@ TEST_CASE("survivors the tool predicate claims are listed apart and left; the ot
   auto runner = make_system_process_runner();
   const auto outcome = runner->run(spec);
   REQUIRE(outcome.has_value());
-  const pid_t agent_pid = wait_for_pid_file(temp / "agent.pid");
-  const pid_t daemon = wait_for_pid_file(temp / "daemon.pid");
+  const pid_t agent_pid = await_pid_file(temp / "agent.pid");
+  const pid_t daemon = await_pid_file(temp / "daemon.pid");
   CHECK(outcome->survivors_ended);
   REQUIRE(outcome->tool_survivors.size() == 1);
   CHECK(outcome->tool_survivors.front() == std::to_string(agent_pid) + " (agent)");

@@ -39,9 +39,10 @@ struct TreeProcess {
 //
 // The result is every live process in the roots' subtrees, never `root`, `self`, a profiler or a tool process,
 // nor an ancestor of a profiler (a launcher in front of ncu).
-// `include_left` false leaves out the processes that left the application, orphaned or re-parented before they
-// were first seen, and what they started, unless they are targets (a daemon the workload left on purpose, for a
-// run that leaves survivors running).
+// `include_left` false leaves out the processes that had left the application when its ending began (`orphaned`:
+// re-parented to `self` by then, whether first seen before or after) and what they started, unless they are
+// targets (a daemon the workload left on purpose, for a run that leaves survivors running). A process first seen
+// after the ending began, re-parented to `self` already, was orphaned by the ending and stays the application's.
 std::vector<pid_t> application_processes(const std::vector<TreeProcess>& tree, pid_t root, pid_t self,
                                          const std::vector<pid_t>& targets, bool include_left = true);
 
