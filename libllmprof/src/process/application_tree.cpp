@@ -151,9 +151,10 @@ std::vector<pid_t> application_processes(const std::vector<TreeProcess>& tree, p
       if (process.orphaned && std::find(targets.begin(), targets.end(), process.pid) == targets.end())
         spared.insert(process.pid);
   }
-  // A tool process is spared but walked through: ncu 2025.3.1 starts the application under its own
-  // TreeLauncherSubreaper (an Nsight binary, so a tool), which is then the application's root below ncu. Stopping the
-  // walk there left the 1b example running to its end under ncu on the H100, 27 s past a plan met at 17.2 s.
+  // A tool process is spared but walked through: what it runs that is no Nsight binary is the application's. Nsight
+  // Compute ships a TreeLauncherSubreaper (an Nsight binary, so a tool) that can stand between ncu and the
+  // application; stopping the walk at a tool is the likeliest reason the 1b example ran to its end under ncu 2025.3.1
+  // on the H100, 27 s past a plan met at 17.2 s, while the tree's shape there is still to be recorded.
   std::set<pid_t> visited, members;
   std::vector<pid_t> frontier;
   const auto enterable = [&](pid_t pid) { return !spared.count(pid) || processes.is_tool(pid); };
