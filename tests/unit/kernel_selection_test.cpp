@@ -289,6 +289,19 @@ TEST_CASE("mangled names: each matches itself literally, duplicates once, the an
 // Issue 34: run.stage = auto without a step kind, on a capture that is the workload's own window: every kernel of
 // cuda_gpu_kern_sum, even though nvtx_sum names other ranges (here decode), which a gated-capture selection would
 // refuse. Expected from the CSV itself (python3 csv: 17 kernels, 1,939,822 ns, the top one 322,025 ns).
+// A capture without kernels (a fork-started worker nsys did not trace, H100): no kernel table, and the error says
+// what the capture lacks and how to trace such a worker.
+TEST_CASE("a capture with no kernel: the selection says no traced process ran GPU work, and how to trace a fork") {
+  NsysStats stats;
+  TopKernelRequest request;
+  request.stage = "the captured window";
+  request.whole_capture = true;
+  auto selection = select_top_kernels(stats, request);
+  REQUIRE_FALSE(selection.has_value());
+  CHECK_THAT(selection.error().message, Catch::Contains("the capture holds no CUDA kernel"));
+  CHECK_THAT(selection.error().hint, Catch::Contains("--trace-fork-before-exec=true"));
+}
+
 TEST_CASE("a whole-capture selection takes every kernel of the captured window") {
   const auto stats = load_stats("ns1_st");
   TopKernelRequest request;

@@ -70,10 +70,17 @@ Result<std::vector<StageKernel>> kernels_from_range_table(const NsysStats& stats
 Result<std::vector<StageKernel>> kernels_from_gated_capture(const NsysStats& stats, const TopKernelRequest& request,
                                                             std::string& domain) {
   if (!stats.kernels) {
-    return make_error(
-        ErrorCode::not_found,
-        "neither nvtx_kern_sum nor cuda_gpu_kern_sum is available to select kernels of stage '" + request.stage + "'",
-        "run nsys stats with --report cuda_gpu_kern_sum,nvtx_kern_sum", request.stage);
+    // nsys stats writes no kernel table for a capture without CUDA kernels. On the H100 a Python engine whose worker
+    // was started with fork and never exec'd left exactly that: nsys 2025.3.1 traces such a child only with
+    // --trace-fork-before-exec=true, so the whole-run capture held the front's CPU work and no kernel.
+    return make_error(ErrorCode::not_found,
+                      "the capture holds no CUDA kernel to select for stage '" + request.stage +
+                          "' (nsys stats gave neither nvtx_kern_sum nor cuda_gpu_kern_sum): no traced process ran "
+                          "GPU work",
+                      "if the workload runs its GPU work in a worker started by fork without exec (Python "
+                      "multiprocessing's fork start method), set nsys.extra_args = [\"--trace-fork-before-exec=true\"] "
+                      "(the serving preset sets it); otherwise check that the workload uses the GPU, and nsys/stats.log",
+                      request.stage);
   }
   domain = request.domain.value_or("");
   if (stats.ranges && !request.whole_capture) {
