@@ -2,7 +2,7 @@
 // lets one rank's capture be measured with the GPU-metrics samples another rank's capture took (per-rank sampling:
 // nsys 2025.3.1 lets one session sample a GPU; a second fails with "Already under profiling").
 //
-// The export's timestamps count from TARGET_INFO_SESSION_START_TIME.utcEpochNs. Measured on the H200 (2026-11-29,
+// The export's timestamps count from TARGET_INFO_SESSION_START_TIME.utcEpochNs. Measured on the H200 (nsys 2025.3.1,
 // two processes sharing the GPU, one sampling, tests/data/gpu-metrics/ranks/README.md): moving the other capture's
 // kernels by the difference of the two origins lined them up with the sampled SM activity to within 0.25 ms of the
 // best lag found by correlation; ANALYSIS_DETAILS.startTime added to it was 271 ms off.

@@ -36,7 +36,7 @@ struct StageKernelLaunch {
 std::string launch_config_key(const StageKernelLaunch& launch);
 
 // What ncu 2025.3.1's --filter-mode per-launch-config counts apart: the function (its mangled name, else the
-// recorded name) in one configuration. Measured on the H200 (2026-11-29, the 1b example, one pass over 19
+// recorded name) in one configuration. Measured on the H200 (ncu 2025.3.1, the 1b example, one pass over 19
 // functions at --launch-count 1): 37 launches profiled, grid (1, 1, 1) block (128, 1, 1) under 6 functions,
 // so the count is not shared across the functions of a configuration (tests/data/ncu-plan/README.md).
 std::string ncu_counting_key(const StageKernelLaunch& launch);
