@@ -27,7 +27,8 @@ ROOT_ENTRIES = {
 }
 # Empty because the tool wrote them so: `nsys stats` writes an empty CSV for a report with no rows (no GPU
 # memory operations; a CUDA-graph capture without node tracing has no per-kernel rows), and a workload that printed
-# nothing to stderr leaves an empty stderr.log. The analysis and the tests read them as the tools left them.
+# nothing to stderr leaves an empty stderr.log. Their runs' run.json lists them, and the analysis reads the CSVs as
+# nsys left them (an empty table is a table with no rows, not a missing one).
 EMPTY_RECORDED = {
     'examples/graphs-h100/cpp-graphs-auto/nsys/summary_cuda_gpu_kern_sum.csv',
     'examples/graphs-h100/cpp-graphs-auto/nsys/summary_nvtx_kern_sum.csv',
