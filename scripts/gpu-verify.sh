@@ -44,6 +44,10 @@
 #            example, the HF-style Python decode and --cuda-graphs; NCUEND_BEFORE=1 adds the same three with
 #            ncu.end_workload_when_planned=false: $OUT/ncuend.tsv, $OUT/ncuend-1b/ (for examples/),
 #            $OUT/ncuend-runs.tar.gz
+#   ncuset   ncu.set = "llmprof" (the default: only the metrics the analysis reads) against --set roofline, the rest
+#            default, on the 1b example eager (llmprof twice) and --cuda-graphs: replay passes per launch, every
+#            stage's time, each pass's estimate and end, and the per-stage FLOP/MFU/DRAM bytes/MBU side by side
+#            (scripts/compare_ncu_sets.py, within 2%): $OUT/ncuset/, $OUT/ncuset-runs.tar.gz
 #   serving  the serving-shaped example (examples/serving/serve.py: spawned engine worker, continuous batching,
 #            a cudaProfilerStart/Stop window) with --preset serving, then with nsys.capture_range_end=repeat:2 and
 #            two windows; the workload's own step counts beside the report's, $OUT/serving-runs.tar.gz
@@ -572,6 +576,28 @@ phase_ncuend() {
   cp "$main/analysis/report.json" "$OUT/ncuend-1b/analysis/" 2>/dev/null
   cp "$main/ncu/plan.json" "$main/ncu/plan.log" "$main/ncu/profile.log" "$OUT/ncuend-1b/ncu/" 2>/dev/null
   pack_runs /tmp/runs-ncuplan ncuend-runs.tar.gz
+}
+
+phase_ncuset() {
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode runs=/tmp/runs-ncuset
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  use_carried_libdw
+  rm -rf "$runs" && mkdir -p "$runs" "$OUT/ncuset"
+  local spec id set flags
+  for spec in 1b-llmprof:llmprof: 1b-llmprof-2:llmprof: 1b-roofline:roofline: \
+              graphs-llmprof:llmprof:--cuda-graphs graphs-roofline:roofline:--cuda-graphs; do
+    IFS=: read -r id set flags <<< "$spec"
+    step "deep-profile run, ncu.set=$set, defaults otherwise: llmprof-decode --preset 1b --warmup 1 $flags"
+    /usr/bin/time -f "$id wall %e s" "$dp" run --set run.runs_root=$runs --set run.run_id="$id" --set ncu.set="$set" \
+      -- "$ex" --preset 1b --warmup 1 $flags > "$OUT/ncuset/$id.log" 2>&1
+    echo "$id exit=$?"; tail -12 "$OUT/ncuset/$id.log"
+    cp "$runs/$id/ncu/raw.csv" "$OUT/ncuset/$id-raw.csv" 2>/dev/null
+  done
+  python3 scripts/compare_ncu_sets.py "$runs/1b-llmprof" "$runs/1b-roofline" | tee "$OUT/ncuset/compare-1b.txt"
+  python3 scripts/compare_ncu_sets.py "$runs/graphs-llmprof" "$runs/graphs-roofline" | tee "$OUT/ncuset/compare-graphs.txt"
+  python3 scripts/compare_ncu_sets.py "$runs/1b-llmprof-2" "$runs/1b-llmprof" > "$OUT/ncuset/compare-1b-twice.txt"
+  ncu --section-folder config/ncu-sections --section LlmprofRoofline --list-metrics > "$OUT/ncuset/list-metrics.txt" 2>&1
+  pack_runs "$runs" ncuset-runs.tar.gz
 }
 
 phase_ncucontext() {

@@ -45,7 +45,7 @@ capture() {
 # A graph decode whose step ranges close before their work runs (no per-step synchronisation), sampled without
 # CUDA trace: the samples of a step's work fall after its range.
 record_async_sampled() {
-  TRIM_ARGS="--read-metrics-only --samples-after-ranges 5" capture many_steps_graph_async_sampled \
+  TRIM_ARGS="--from decode:0 --read-metrics-only --samples-after-ranges 25" capture many_steps_graph_async_sampled \
     "--gpu-metrics-devices=all --gpu-metrics-frequency=20000 -t nvtx" \
     python3 "$repo/tests/zoo/many_steps.py" --graphs --step-ranges --async-steps
 }
@@ -82,6 +82,8 @@ profile() {
     > "/tmp/zoo-runs-$id.log" 2>&1
   local rc=$?
   echo "$id exit=$rc total=$((SECONDS - start)) s"; tail -4 "/tmp/zoo-runs-$id.log"
+  # What the run left behind (listed, never signalled here): the pass end must leave no zoo process running.
+  echo "$id left running: $(pgrep -af "$repo/tests/zoo/" | tr '\n' ';')"
   python3 - "/tmp/zoo-runs/$id" "$id" "$rc" "$((SECONDS - start))" >> "$OUT/zoo.tsv" <<'PY'
 import json, pathlib, sys
 main, label, rc, total = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
@@ -106,12 +108,19 @@ pipeline() {
       hf) profile hf -- python3 "$zoo/hf_generate.py" --window --new-tokens 16 ;;
       hf-static) profile hf-static -- python3 "$zoo/hf_generate.py" --window --cache static --new-tokens 16 ;;
       hf-serving) profile hf-serving --preset serving -- python3 "$zoo/hf_generate.py" --window --new-tokens 16 ;;
+      # The worker serves on for 10 s after its window before it answers the front, so a pass end that did not
+      # end the whole tree shows as a pass that outlives its plan by that long (or hangs, as fronts that wait
+      # without a timeout did under ncu 2025.3.1 before the pass end owned the tree).
       engine-fork-queue) profile engine-fork-queue -- python3 "$zoo/engine.py" --graphs --start-method fork \
-        --front queue --serve-seconds 0 ;;
+        --front queue --serve-seconds 10 ;;
       engine-spawn-socket) profile engine-spawn-socket --preset serving -- python3 "$zoo/engine.py" \
-        --start-method spawn --front socket --serve-seconds 0 ;;
+        --start-method spawn --front socket --serve-seconds 10 ;;
       engine-fork-join) profile engine-fork-join --preset serving -- python3 "$zoo/engine.py" --graphs \
-        --start-method fork --front join --serve-seconds 0 ;;
+        --start-method fork --front join --serve-seconds 10 ;;
+      engine-spawn-pipe) profile engine-spawn-pipe -- python3 "$zoo/engine.py" --graphs --nvtx vllm \
+        --start-method spawn --front pipe --serve-seconds 10 ;;
+      engine-fork-ignore-term) profile engine-fork-ignore-term --preset serving -- python3 "$zoo/engine.py" \
+        --nvtx sglang --start-method fork --front ignore-term --serve-seconds 10 ;;
       many-steps) profile many-steps -- python3 "$zoo/many_steps.py" --graphs --step-ranges ;;
       *) echo "gpu-zoo.sh: unknown run '$run'" >&2 ;;
     esac

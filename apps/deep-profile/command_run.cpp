@@ -14,6 +14,7 @@
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/stop_signal_watcher.hpp"
+#include "llmprof/tool_cost.hpp"
 #include "llmprof/workload_discovery.hpp"
 
 namespace deep_profile {
@@ -128,6 +129,7 @@ void print_summary(const llmprof::RunSummary& summary, std::ostream& out) {
     out << std::setw(9) << stage.name << std::setw(12) << llmprof::to_string(stage.status) << std::setw(10)
         << time.str() << stage.reason << "\n";
   }
+  if (const auto cost = llmprof::tool_cost_of(summary.stages)) out << llmprof::describe_tool_cost(*cost) << "\n";
   for (const auto& note : summary.notes) out << "note: " << note << "\n";
   if (!summary.skipped_for_hardware.empty()) {
     std::string stages;
@@ -211,6 +213,7 @@ int discover_command(const RunOptions& options) {
   llmprof::SystemClock clock;
   ProgressPrinter printer(options.quiet);
   llmprof::DeepProfilerEnvironment environment;
+  environment.config_directories = config_search_dirs();
   environment.executable = own_executable();
   auto found = llmprof::discover_workload_ranges(
       config.value(), *runner, clock, [&printer](const auto& event) { printer(event); }, environment);
@@ -244,6 +247,7 @@ int run_command(const std::vector<std::string>& args) {
   llmprof::SystemClock clock;
   ProgressPrinter printer(options->quiet);
   llmprof::DeepProfilerEnvironment environment;
+  environment.config_directories = config_search_dirs();
   environment.executable = own_executable();
   environment.rank_launch = launch;
   llmprof::DeepProfiler profiler(

@@ -170,6 +170,7 @@ int run_sweep_locally(const SweepOptions& options, const llmprof::SweepPlan& pla
     return exit_code_for(watcher.error());
   }
   llmprof::DeepProfilerEnvironment environment;
+  environment.config_directories = config_search_dirs();
   environment.executable = own_executable();
   const bool quiet = options.quiet;
   auto run_point = [&](const llmprof::SweepPoint& point, std::size_t index) -> llmprof::Result<fs::path> {

@@ -47,6 +47,7 @@ int run_point(const SweepOptions& options, const llmprof::SweepPlan& plan, const
   auto runner = llmprof::make_system_process_runner();
   llmprof::SystemClock clock;
   llmprof::DeepProfilerEnvironment environment;
+  environment.config_directories = config_search_dirs();
   environment.executable = deep_profile;
   const bool quiet = options.quiet;
   llmprof::SweepPointJob job(

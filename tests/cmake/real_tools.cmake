@@ -15,3 +15,12 @@ if(TARGET deep-profile)
        "  set_tests_properties(\"\${test}\" PROPERTIES RUN_SERIAL TRUE)\n"
        "endforeach()\n")
 endif()
+# The shipped ncu section (config/ncu-sections) as Debian's real ncu 2022.3 reads it: listed without a parse error,
+# its metrics exactly the file's (tests/tools/check_ncu_section.py; skipped without that ncu).
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME "real ncu lists config/ncu-sections/LlmprofRoofline.section and its metrics"
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_ncu_section.py ${PROJECT_SOURCE_DIR})
+  set_tests_properties("real ncu lists config/ncu-sections/LlmprofRoofline.section and its metrics" PROPERTIES
+                       LABELS unit TIMEOUT 120 SKIP_REGULAR_EXPRESSION "LLMPROF-SKIPPED")
+endif()

@@ -34,7 +34,8 @@ run_step("cmake --install --component library" ${CMAKE_COMMAND} --install "${BIN
 foreach(expected lib/cmake/llmprof/llmprofConfig.cmake lib/cmake/llmprof/llmprofConfigVersion.cmake
                  lib/cmake/llmprof/llmprofTargets.cmake lib/libllmprof.so include/llmprof/llmprof.hpp
                  include/llmprof/version.hpp include/llmprof/nvtx.hpp include/llmprof/result.hpp
-                 include/llmprof/export.hpp share/llmprof/config/deep-profile.toml)
+                 include/llmprof/export.hpp share/llmprof/config/deep-profile.toml
+                 share/llmprof/config/ncu-sections/LlmprofRoofline.section)
   if(NOT EXISTS "${prefix}/${expected}")
     message(FATAL_ERROR "the library component is missing ${expected}")
   endif()

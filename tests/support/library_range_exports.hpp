@@ -18,6 +18,7 @@ namespace llmprof::testing {
 struct WithoutOwnRanges {
   bool cccl_scans = false;       // CCCL's scan around each step's sampler launch
   bool profiler_window = false;  // cudaProfilerStart/Stop around every runtime call
+  bool unsynchronised = false;   // no step waits: the copies and synchronisations gone, nothing to cut steps at
 };
 
 inline constexpr const char* kRecordedServingWindow = "serving/serving_window1_h100.sqlite";
@@ -58,6 +59,13 @@ inline std::filesystem::path export_without_own_ranges(const std::filesystem::pa
                     "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
                     "returnValue) SELECT MAX(end) + 1000, MAX(end) + 2000, 0, globalTid, 2000000002, 90002, 0 FROM "
                     "CUPTI_ACTIVITY_KIND_RUNTIME WHERE nameId <> 90001");
+  }
+  if (shape.unsynchronised) {
+    execute_or_fail(*database, "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId IN "
+                               "(SELECT correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY)");
+    execute_or_fail(*database, "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY");
+    execute_or_fail(*database, "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE nameId IN "
+                               "(SELECT id FROM StringIds WHERE value LIKE '%Synchronize%')");
   }
   return copy;
 }

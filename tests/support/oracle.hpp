@@ -32,6 +32,15 @@ inline std::string oracle_text(const std::string& oracle, const std::string& lin
   return {};
 }
 
+// The rest of the line of tests/data/oracles/<oracle>.txt that starts with `line_start` (a sentence, not figures).
+inline std::string read_oracle_line(const std::string& oracle, const std::string& line_start) {
+  std::istringstream lines(read_file(data_path("oracles/" + oracle + ".txt")));
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(line_start, 0) == 0) return line.substr(line_start.size());
+  FAIL("tests/data/oracles/" << oracle << ".txt: no line starts with " << line_start);
+  return {};
+}
+
 inline double oracle_figure(const std::string& oracle, const std::string& line_start, const std::string& key) {
   return std::stod(oracle_text(oracle, line_start, key));
 }

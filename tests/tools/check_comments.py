@@ -6,7 +6,8 @@ the day it was measured belong in the commit message or docs/ (docs/style.md). C
 - an issue number: "issue 48", "Issues #3", "#48" (the rule of the developers' before-stop hook, applied to every
   line as the hook does, strings included; "#48" in comments only);
 - a date in a comment: 2026-11-23, 2026-11, "Nov 23, 2026", "November 2026".
-A run id used as an example of the format ("20261122T153122Z-a1b2c3") is not a date here.
+A run id used as an example of the format ("20261122T153122Z-a1b2c3") and a date inside a path
+(examples/nsight-2025-h100/ncu-cost-2026-11-23/) are not dates here: they name a thing that exists.
 Comments are `//` and `/* */` in C++ sources, `#` in CMake, Python and shell files.
 
 Usage: check_comments.py ROOT
@@ -18,7 +19,7 @@ import sys
 ISSUE_ANYWHERE = re.compile(r'[Ii]ssues? ?#?[0-9]{1,3}\b')  # the before-stop hook's rule
 ISSUE_IN_COMMENT = re.compile(r'(?<![\w&/])#[0-9]{1,4}\b')
 MONTH = r'(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?'
-DATE_IN_COMMENT = re.compile(r'\b(?:19|20)[0-9]{2}-[01][0-9](?:-[0-3][0-9])?\b(?!T)|'
+DATE_IN_COMMENT = re.compile(r'(?<![-/\w])(?:19|20)[0-9]{2}-[01][0-9](?:-[0-3][0-9])?(?![-/\w])|'
                              rf'\b{MONTH} (?:[0-3]?[0-9],? )?(?:19|20)[0-9]{{2}}\b|'
                              rf'\b[0-3]?[0-9] {MONTH} (?:19|20)[0-9]{{2}}\b')
 CPP_SUFFIXES = {'.cpp', '.hpp', '.h', '.cc', '.in'}

@@ -12,12 +12,14 @@ CPU window (its NVTX start to end) for every instance, as for a capture that tra
 without "cuda": the sampled preset), lines "  cpu NAME:"; and those of nvtx_1b_h200_6steps.sqlite, a real capture
 of the sampled preset (nsys --trace=nvtx, no CUDA rows), lines "  nvtx cpu NAME:". Over CPU windows also the GPU
 activity after the ranges: per instance, SM active (percent) summed over the samples whose period's middle lies in
-(its end, the next start or end of any NVTX range on its thread, or the last sample where none follows], against
+(its end, the next start of any NVTX range on its thread, or the last sample where none follows], against
 the same sum inside it: after_share = after / (inside + after), after_samples = the samples after. Then
 tests/data/zoo/many_steps_graph_sampled.sqlite, a real capture of nsys --trace=nvtx with samples on the H100 of a
 `decode` range holding 48 `decode_step` ranges, each replaying a CUDA graph and waiting for its token (lines
 "  graph cpu NAME:"); and the same capture with each `decode_step` ending 15 us after it starts, as the 1b example's
---cuda-graphs steps did, which launch their graph and return (lines "  async cpu NAME:"). Run from the repository
+--cuda-graphs steps did, which launch their graph and return (lines "  async cpu NAME:"); and
+tests/data/zoo/many_steps_graph_async_sampled.sqlite, the same decode recorded with steps that launch their graph
+and return (many_steps.py --async-steps; lines "  real async cpu NAME:"). Run from the repository
 root:
     python3 tests/tools/gpu_metrics_expected.py
 """
@@ -86,7 +88,7 @@ def after_ranges(ranges, times, rows, period, text):
     bounds = collections.defaultdict(list)
     for instances in ranges.values():
         for start, end, tid in instances:
-            bounds[tid] += [start, end]
+            bounds[tid].append(start)
     for tid in bounds:
         bounds[tid].sort()
     inside = after = 0.0
@@ -139,9 +141,12 @@ def summarize(ranges, times, rows, period, peak, window_of, prefix, after=False)
                         else f"after_share=none after_samples={after_samples}")
         if len(windows) >= 3 and samples >= 20:
             # The median step: the window at index n // 2 by length; its samples averaged in groups so that at
-            # most 200 points remain.
+            # most 200 points remain (none where the median window holds no sample).
             _, gpu_start, gpu_end = sorted(windows)[len(windows) // 2]
             own = [t for t in times if gpu_start <= t - period // 2 <= gpu_end]
+        else:
+            own = []
+        if own:
             group = -(-len(own) // 200)
             chunks = [own[i:i + group] for i in range(0, len(own), group)]
             first_sm = sum(rows[t]["sm"] for t in chunks[0]) / len(chunks[0]) / 100
@@ -155,3 +160,4 @@ if __name__ == "__main__":
     main("nvtx_1b_h200_6steps.sqlite", "nvtx ")
     main("../zoo/many_steps_graph_sampled.sqlite", "graph ")
     main("../zoo/many_steps_graph_sampled.sqlite", "async ", shorten=("decode_step", 15000))
+    main("../zoo/many_steps_graph_async_sampled.sqlite", "real async ")

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "llmprof/analysis.hpp"
@@ -644,4 +645,89 @@ TEST_CASE("bad input: errors name the file and what is wrong") {
     auto error = analysis_error();
     CHECK(error.message == (main / "stage1" / "metrics.json").string() + ": key \"model\" is missing");
   }
+}
+
+namespace {
+
+// The metric names config/ncu-sections/LlmprofRoofline.section lists (protobuf text: `Name: "..."` lines).
+std::set<std::string> llmprof_section_metrics() {
+  std::set<std::string> names;
+  std::istringstream lines(read_file(std::filesystem::path(LLMPROF_SOURCE_DIR) / "config/ncu-sections/LlmprofRoofline.section"));
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find("Name: \"");
+    if (at == std::string::npos || line.find_first_not_of(' ') != at) continue;
+    names.insert(line.substr(at + 7, line.rfind('"') - at - 7));
+  }
+  return names;
+}
+
+void same_launch(const LaunchRoofline& a, const LaunchRoofline& b) {
+  INFO("launch " << a.launch_id << " " << a.kernel_name.substr(0, 60));
+  CHECK(a.kernel_name == b.kernel_name);
+  CHECK(a.duration_ns == b.duration_ns);
+  CHECK(a.flop_by_precision == b.flop_by_precision);
+  CHECK(a.flop == b.flop);
+  CHECK(a.dram_bytes == b.dram_bytes);
+  CHECK(a.peak_flop_per_s == b.peak_flop_per_s);
+  CHECK(a.peak_sources == b.peak_sources);
+  CHECK(a.peak_dram_bytes_per_s == b.peak_dram_bytes_per_s);
+  CHECK(a.pct_peak_compute == b.pct_peak_compute);
+  CHECK(a.pct_peak_dram == b.pct_peak_dram);
+  CHECK(a.bound == b.bound);
+  CHECK(a.device_name == b.device_name);
+  CHECK(a.missing == b.missing);
+}
+
+}  // namespace
+
+TEST_CASE("ncu.set = llmprof: its section's columns alone give the roofline set's figures", "[ncuset]") {
+  // tests/data/ncu-llmprof-set/*.csv keep the launch columns and the section's 34 metric columns of the recorded
+  // --set roofline pages (tests/tools/derive_llmprof_csv.py): whatever the analysis reads must be among them.
+  const std::set<std::string> section = llmprof_section_metrics();
+  CHECK(section.size() == 34);
+  auto derived = parse_ncu_csv(data_path("ncu-llmprof-set/gemm_raw.csv"));
+  REQUIRE(derived.has_value());
+  REQUIRE(derived->launches.size() == 1);
+  std::set<std::string> columns;
+  for (const auto& [name, value] : derived->launches[0].metrics) columns.insert(name);
+  for (const auto& [name, value] : derived->launches[0].text_metrics) columns.insert(name);
+  CHECK(columns == section);
+
+  // analysis_expected.py: gemm: flop=137438953472 by={'bf16': 137438953472.0} duration_ns=208192.000
+  // achieved=6.601548e+14 peak_bf16=7.317958e+14 pct_compute=90.2103 dram_bytes=1.786335e+08
+  // dram_peak=3.351295e+12 pct_dram=25.6027 ai=769.3908 bound=compute (from the full roofline page)
+  const auto gemm = analyze_launch(derived->launches[0]);
+  CHECK(*gemm.flop == 137438953472.0);
+  CHECK(gemm.peak_flop_per_s.at("bf16") == Approx(7.317958e14).epsilon(1e-6));
+  CHECK(*gemm.pct_peak_compute == Approx(90.2103).margin(1e-3));
+  CHECK(*gemm.dram_bytes == Approx(1.786335e8).epsilon(1e-6));
+  CHECK(*gemm.pct_peak_dram == Approx(25.6027).margin(1e-3));
+  CHECK(gemm.bound == KernelBound::compute);
+  CHECK(gemm.missing.empty());
+  same_launch(gemm, single_launch("gemm_raw.csv"));
+
+  // The decode run: every launch, and the per-stage FLOP, MFU, DRAM bytes and MBU, identical.
+  TempDir dir;
+  make_main(dir / "roofline", h100 + "nsys/ns1_st", h100 + "ncu/nc1_raw_base.csv", "analysis/workload_metrics_decode.json");
+  make_main(dir / "llmprof", h100 + "nsys/ns1_st", "ncu-llmprof-set/nc1_raw_base.csv",
+            "analysis/workload_metrics_decode.json");
+  const auto roofline = analyze_main(dir / "roofline");
+  const auto llmprof = analyze_main(dir / "llmprof");
+  REQUIRE(llmprof.launches.size() == 40);
+  REQUIRE(roofline.launches.size() == 40);
+  for (std::size_t i = 0; i < 40; ++i) same_launch(llmprof.launches[i], roofline.launches[i]);
+  REQUIRE(llmprof.stages.size() == roofline.stages.size());
+  for (std::size_t i = 0; i < llmprof.stages.size(); ++i) {
+    const auto& a = llmprof.stages[i];
+    const auto& b = roofline.stages[i];
+    INFO("stage " << a.name);
+    CHECK(a.flop == b.flop);
+    CHECK(a.mfu == b.mfu);
+    CHECK(a.dram_bytes == b.dram_bytes);
+    CHECK(a.mbu == b.mbu);
+  }
+  const auto& decode = stage_named(llmprof, "decode");
+  CHECK(decode.flop.has_value());
+  CHECK(decode.mfu.has_value());
+  CHECK(decode.dram_bytes.has_value());
 }

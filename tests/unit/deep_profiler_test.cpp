@@ -23,6 +23,7 @@
 #include "pipeline/artifact_checks.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline/ncu_launch_cost.hpp"
+#include "pipeline/ncu_sets.hpp"
 #include "pipeline_bench.hpp"
 #include "run_manifest_reading.hpp"
 #include "test_support.hpp"
@@ -171,6 +172,105 @@ TEST_CASE("ncu.kernel_name_base = mangled reaches ncu and is never taken for dem
         explained || skipped.as_string().subview().find("ncu.kernel_name_base = mangled") != std::string_view::npos;
   }
   CHECK(explained);
+}
+
+namespace {
+
+// The first ncu profile command of a bench run under `set` (and `sections`), its ncu.set as given.
+std::vector<std::string> first_ncu_profile(const std::string& set, std::vector<std::string> sections = {},
+                                           std::vector<fs::path> config_directories = {}) {
+  Bench bench;
+  bench.config.ncu.set = set;
+  bench.config.ncu.sections = std::move(sections);
+  bench.environment.config_directories = std::move(config_directories);
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.script_ncu_report();
+  bench.run();
+  // run.json says which set fed the figures, and so does the report (the Stages caption).
+  CHECK(stage_of(bench.manifest(), "ncu").ncu_set == std::optional<std::string>(set));
+  CHECK_THAT(read_file(bench.main() / "report.md"),
+             Catch::Contains(set == "llmprof" ? std::string("come from ncu.set = \"llmprof\"")
+                                              : "come from ncu's --set " + set + "."));
+  const auto ncu_runs = bench.runs_of(ncu_profile(true));
+  REQUIRE_FALSE(ncu_runs.empty());
+  return ncu_runs.front();
+}
+
+std::vector<std::string> values_after(const std::vector<std::string>& argv, const std::string& option) {
+  std::vector<std::string> values;
+  for (std::size_t i = 0; i + 1 < argv.size(); ++i)
+    if (argv[i] == option) values.push_back(argv[i + 1]);
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("ncu.set chooses ncu's command line: libllmprof's own section, or one of ncu's sets", "[ncuset]") {
+  const fs::path source_sections = fs::path(LLMPROF_SOURCE_DIR) / "config" / "ncu-sections";
+  SECTION("llmprof (the default): --section-folder with the shipped section file, no --set") {
+    CHECK(NcuConfig{}.set == "llmprof");
+    // As deep-profile passes them: $LLMPROF_CONFIG_DIR, <prefix>/share/llmprof/config, the source tree's config/.
+    const auto argv = first_ncu_profile("llmprof", {}, {source_sections.parent_path()});
+    CHECK(values_after(argv, "--set").empty());
+    CHECK(values_after(argv, "--section") == std::vector<std::string>{"LlmprofRoofline"});
+    const auto folders = values_after(argv, "--section-folder");
+    REQUIRE(folders.size() == 1);
+    CHECK(fs::equivalent(folders[0], source_sections));
+    CHECK(fs::exists(fs::path(folders[0]) / "LlmprofRoofline.section"));
+  }
+  SECTION("llmprof: the configuration directory the caller found comes first") {
+    TempDir installed;
+    fs::create_directories(installed / "ncu-sections");
+    fs::copy_file(source_sections / "LlmprofRoofline.section", installed / "ncu-sections/LlmprofRoofline.section");
+    const auto argv = first_ncu_profile("llmprof", {}, {installed / "missing", installed.path()});
+    CHECK(values_after(argv, "--section-folder") == std::vector<std::string>{(installed / "ncu-sections").string()});
+  }
+  SECTION("roofline and full: ncu's own set, no folder of ours") {
+    for (const std::string set : {"roofline", "full"}) {
+      const auto argv = first_ncu_profile(set);
+      CHECK(values_after(argv, "--set") == std::vector<std::string>{set});
+      CHECK(values_after(argv, "--section-folder").empty());
+      CHECK(values_after(argv, "--section").empty());
+    }
+  }
+}
+
+TEST_CASE("the plan's cost per launch is the set's own until a run measures it", "[ncuset]") {
+  NcuConfig config;
+  auto cost = detail::planned_launch_cost(config);  // the default: llmprof, ncu.seconds_per_launch 0
+  CHECK(cost.seconds_per_launch == 0.25);
+  CHECK(detail::ncu_set_cost("llmprof")->replay_passes == 9);
+  CHECK_FALSE(detail::ncu_set_cost("llmprof")->measured);
+  config.set = "roofline";
+  cost = detail::planned_launch_cost(config);
+  CHECK(cost.seconds_per_launch == 0.6);
+  CHECK(cost.source == "ncu.set roofline: 17 replay passes and 0.6 s a launch, measured on the H100, ncu 2025.3.1, "
+                       "the 1b example");
+  config.set = "full";  // nothing measured it: roofline's, saying so
+  cost = detail::planned_launch_cost(config);
+  CHECK(cost.seconds_per_launch == 0.6);
+  CHECK_THAT(cost.source, Catch::StartsWith("ncu.set full has no figure of its own; roofline's (17 replay passes"));
+  config.seconds_per_launch = 1.5;  // the configuration's own figure wins
+  cost = detail::planned_launch_cost(config);
+  CHECK(cost.seconds_per_launch == 1.5);
+  CHECK(cost.source == "ncu.seconds_per_launch");
+}
+
+TEST_CASE("libllmprof's ncu section is found in the first configuration directory that has it", "[ncuset]") {
+  TempDir first, second;
+  fs::create_directories(second / "ncu-sections");
+  write_file(second / "ncu-sections/LlmprofRoofline.section", "Identifier: \"LlmprofRoofline\"\n");
+  DeepProfilerEnvironment environment;
+  environment.config_directories = {first.path(), second.path()};
+  std::vector<fs::path> searched;
+  CHECK(detail::find_llmprof_section_folder(environment, &searched) == second / "ncu-sections");
+  CHECK(searched == std::vector<fs::path>{first / "ncu-sections"});
+  environment.config_directories = {first.path()};
+  environment.executable = first / "bin" / "deep-profile";  // <prefix>/share/llmprof/config comes next
+  fs::create_directories(first / "share/llmprof/config/ncu-sections");
+  write_file(first / "share/llmprof/config/ncu-sections/LlmprofRoofline.section", "Identifier: \"LlmprofRoofline\"\n");
+  CHECK(detail::find_llmprof_section_folder(environment) == first / "share/llmprof/config/ncu-sections");
 }
 
 TEST_CASE("an NVTX gate that never opens is diagnosed against the ranges the workload emitted") {
@@ -880,7 +980,7 @@ boost::json::object plan_with_recorded_start_up(const std::string& cost) {
 TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run of the same command") {
   // The bench's workload is `workload --steps 2`; the runs root says another run measured 3 s over the capture's
   // start-up (7.172982471 s, sqlite3 over the export).
-  const std::string measured = R"({"schema":"llmprof.ncu_launch_cost/1","seconds_per_launch":0.5,"set":"roofline",)"
+  const std::string measured = R"({"schema":"llmprof.ncu_launch_cost/1","seconds_per_launch":0.5,"set":"llmprof",)"
                                R"("run":"r0","start_up_overhead_s":3.0,"workload":")";
   SECTION("the same command: its 3 s") {
     const auto plan = plan_with_recorded_start_up(measured + R"(workload --steps 2"})");
@@ -894,14 +994,24 @@ TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run o
     CHECK_THAT(std::string(plan.at("seconds_per_pass_source").as_string()),
                Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 10 s of ncu's "
                                  "(ncu.start_up_overhead_s)"));
-    CHECK(plan.at("seconds_per_launch").as_double() == NcuConfig{}.seconds_per_launch);
-    CHECK(plan.at("seconds_per_launch_source").as_string() == "ncu.seconds_per_launch");
+    // ncu.seconds_per_launch is 0: the default set's own figure (pipeline/ncu_sets.cpp), not yet measured.
+    CHECK(NcuConfig{}.seconds_per_launch == 0);
+    CHECK(plan.at("seconds_per_launch").as_double() == 0.25);
+    CHECK_THAT(std::string(plan.at("seconds_per_launch_source").as_string()),
+               Catch::StartsWith("ncu.set llmprof: 9 replay passes and 0.25 s a launch, an upper bound until measured"));
+  }
+  SECTION("the same command measured under another set: not this set's figure") {
+    const auto plan = plan_with_recorded_start_up(
+        R"({"schema":"llmprof.ncu_launch_cost/2","entries":[)"
+        R"({"set":"roofline","workload":"workload --steps 2","run":"r1","seconds_per_launch":0.9,"start_up_overhead_s":3.0}]})");
+    CHECK(plan.at("seconds_per_launch").as_double() == 0.25);
+    CHECK_THAT(std::string(plan.at("seconds_per_launch_source").as_string()), Catch::StartsWith("ncu.set llmprof: "));
   }
   SECTION("schema 2: this command's own cost per launch, not the last run's of another command") {
     const auto plan = plan_with_recorded_start_up(
         R"({"schema":"llmprof.ncu_launch_cost/2","entries":[)"
-        R"({"set":"roofline","workload":"workload --steps 2","run":"r1","seconds_per_launch":0.9,"start_up_overhead_s":3.0},)"
-        R"({"set":"roofline","workload":"python3 serve.py","run":"r2","seconds_per_launch":0.6,"start_up_overhead_s":12.0}]})");
+        R"({"set":"llmprof","workload":"workload --steps 2","run":"r1","seconds_per_launch":0.9,"start_up_overhead_s":3.0},)"
+        R"({"set":"llmprof","workload":"python3 serve.py","run":"r2","seconds_per_launch":0.6,"start_up_overhead_s":12.0}]})");
     CHECK(plan.at("seconds_per_launch").as_double() == 0.9);
     CHECK(plan.at("seconds_per_launch_source").as_string() == "measured by run r1 of this command");
     CHECK_THAT(std::string(plan.at("seconds_per_pass_source").as_string()),

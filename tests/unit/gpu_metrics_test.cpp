@@ -323,7 +323,7 @@ const ReportStage& stage_named(const AnalysisReport& report, const std::string& 
 }  // namespace
 
 // Without CUDA trace a stage is sampled over its ranges' CPU time, which holds its GPU work only where the ranges
-// wait for it. The samples tell which: the GPU activity after each range, to the thread's next range boundary,
+// wait for it. The samples tell which: the GPU activity after each range, to the thread's next range start,
 // against the activity inside (tests/tools/gpu_metrics_expected.py computes both).
 TEST_CASE("gpu metrics: a range whose GPU work runs after it has its sampled figures withheld, with the reason") {
   const auto share = [](const std::string& line) {
@@ -384,6 +384,26 @@ TEST_CASE("gpu metrics: a range whose GPU work runs after it has its sampled fig
     CHECK_THAT(panel, Catch::Contains("- decode_step (in decode): withheld: " + share(line)));
     const std::string html = render_html(run.model);
     CHECK_THAT(html, Catch::Contains("<li>decode_step (in decode): withheld: " + share(line)));
+  }  // The same decode recorded with steps that launch their graph and return (many_steps.py --async-steps, H100):
+  // back-to-back steps whose GPU work outlasts them and their `decode` range. Read inside, a step would be 60 MB
+  // against the 604 MB it reads; both are withheld.
+  SECTION("graph steps recorded launching only: steps and their decode withheld") {
+    llmprof::testing::TempDir temp;
+    const auto run = sampled_run(temp, data_path("zoo/many_steps_graph_async_sampled.sqlite"));
+    for (const std::string name : {"decode_step", "decode"}) {
+      INFO(name);
+      const std::string line = "  real async cpu " + name + ":";
+      CHECK(oracle_figure("gpu_metrics", line, "after_share") > kMostActivityAfterRanges);
+      const ReportStage& stage = stage_named(run.analysis, name);
+      REQUIRE(stage.sampled_samples.has_value());
+      CHECK(double(*stage.sampled_samples) == oracle_figure("gpu_metrics", line, "samples"));
+      CHECK_FALSE(stage.sampled_mbu.has_value());
+      CHECK_FALSE(stage.sampled_dram_bytes_per_step.has_value());
+      CHECK_THAT(stage.sampled_note, Catch::StartsWith("withheld: " + share(line) + " of the GPU activity") &&
+                                         Catch::Contains(oracle_text("gpu_metrics", line, "after_samples") +
+                                                         " samples before the thread's next range"));
+    }
+    CHECK(oracle_figure("gpu_metrics", "  real async cpu decode_step:", "bytes_per_step") < 0.2 * 603979776.0);
   }
 }
 

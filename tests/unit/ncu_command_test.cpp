@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/config.hpp"
 #include "llmprof/ncu_command.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "shell_roundtrip.hpp"
@@ -325,4 +326,63 @@ TEST_CASE("a command built from the probe runs the probed ncu; another explicit 
 
   NcuInfo missing;  // the probe found none: the bare name, for PATH to decide
   CHECK(NcuCommand::profile(missing, decode_roofline_options()).argv().front() == "ncu");
+}
+
+TEST_CASE("libllmprof's own section: --section-folder and --section, and ncu's folder beside it for its sections",
+          "[ncuset]") {
+  NcuInfo tool = recorded_ncu();
+  tool.sections_directory = "/opt/nvidia/nsight-compute/2025.3.1/sections";
+  NcuProfileOptions options = decode_roofline_options();
+  options.set.clear();
+  options.own_sections = {std::string(llmprof::kLlmprofSectionIdentifier)};
+  options.section_folders = {"/usr/share/llmprof/config/ncu-sections"};
+  SECTION("alone: our folder only, so ncu reads no section of its own") {
+    const auto command = NcuCommand::profile(tool, options);
+    CHECK(command.argv() == Args{"/usr/local/cuda/bin/ncu", "--target-processes", "all", "--nvtx", "--nvtx-include",
+                                 "decode/", "--section-folder", "/usr/share/llmprof/config/ncu-sections", "--section",
+                                 "LlmprofRoofline", "--launch-count", "40", "-o", "/tmp/nc1", "-f", "python3",
+                                 "workload_torch_decode.py", "2"});
+    std::vector<std::string> warnings;
+    CHECK(command.validate(tool, &warnings).has_value());
+    CHECK(warnings.empty());
+  }
+  SECTION("with ncu.sections: the probed folder of ncu's own sections follows ours") {
+    options.sections = {"Occupancy"};
+    const auto command = NcuCommand::profile(tool, options);
+    const auto argv = command.argv();
+    const auto first = std::find(argv.begin(), argv.end(), "--section-folder");
+    REQUIRE(std::distance(first, argv.end()) > 8);
+    CHECK(Args(first, first + 8) == Args{"--section-folder", "/usr/share/llmprof/config/ncu-sections",
+                                         "--section-folder", "/opt/nvidia/nsight-compute/2025.3.1/sections",
+                                         "--section", "LlmprofRoofline", "--section", "Occupancy"});
+    CHECK(command.validate(tool).has_value());
+  }
+  SECTION("with ncu.sections but no probed folder: a warning that ncu may not find them") {
+    options.sections = {"Occupancy"};
+    tool.sections_directory.clear();
+    std::vector<std::string> warnings;
+    CHECK(NcuCommand::profile(tool, options).validate(tool, &warnings).has_value());
+    REQUIRE(warnings.size() == 1);
+    CHECK_THAT(warnings[0], Catch::Contains("--section Occupancy may not be found"));
+  }
+  SECTION("an own section without a folder is refused, naming the way out") {
+    options.section_folders.clear();
+    const auto valid = NcuCommand::profile(tool, options).validate(tool);
+    REQUIRE_FALSE(valid.has_value());
+    CHECK(valid.error().code == ErrorCode::invalid_argument);
+    CHECK_THAT(valid.error().describe(), Catch::Contains("no --section-folder holds it") &&
+                                             Catch::Contains("ncu.set = \"roofline\""));
+  }
+}
+
+TEST_CASE("ncu.set maps to the builder: llmprof to its own section, another name to --set", "[ncuset]") {
+  llmprof::NcuConfig config;
+  CHECK(config.set == "llmprof");
+  auto options = llmprof::ncu_profile_options(config);
+  CHECK(options.set.empty());
+  CHECK(options.own_sections == std::vector<std::string>{"LlmprofRoofline"});
+  config.set = "roofline";
+  options = llmprof::ncu_profile_options(config);
+  CHECK(options.set == "roofline");
+  CHECK(options.own_sections.empty());
 }

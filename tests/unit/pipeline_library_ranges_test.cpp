@@ -53,6 +53,17 @@ void script_exports(Bench& bench, const fs::path& discovery, const fs::path& mai
 // The workload as a Hugging Face generate(): it writes no llmprof metrics, so its range names are unknown.
 void script_uninstrumented_workload(Bench& bench) { bench.runner.on(command_is("workload"), FakeAnswer::printing({"done"})); }
 
+// The defaults' gate (`decode`) never opens: the gated capture writes no report, discovery (ungated) records the
+// whole run, and every export is `recorded`; then the run, ncu answered with a recorded report.
+void run_with_unopened_gate(Bench& bench, const fs::path& recorded) {
+  script_uninstrumented_workload(bench);
+  bench.runner.on(capture_range("nvtx"), no_report());
+  bench.runner.on(ungated_capture(), report_at(bench.main() / "nsys/discovery/profile.nsys-rep"));
+  script_exports(bench, recorded, recorded);
+  bench.script_ncu_report();
+  bench.run();
+}
+
 std::vector<std::string> ncu_profile_argv(const Bench& bench) {
   const auto runs = bench.runs_of([](const ProcessSpec& spec) {
     return command_is("ncu")(spec) && argv_contains("-o")(spec);
@@ -190,12 +201,7 @@ TEST_CASE("defaults, no NVTX at all and no window: the discovery capture is the 
   Bench bench;
   TempDir exports;
   const auto bare = export_without_own_ranges(exports.path(), "bare", {});
-  script_uninstrumented_workload(bench);
-  bench.runner.on(capture_range("nvtx"), no_report());
-  bench.runner.on(ungated_capture(), report_at(bench.main() / "nsys/discovery/profile.nsys-rep"));
-  script_exports(bench, bare, bare);
-  bench.script_ncu_report();
-  bench.run();
+  run_with_unopened_gate(bench, bare);
   const RunManifest manifest = bench.manifest();
   const StageRecord& nsys = stage_of(manifest, "nsys");
   INFO("nsys: " << nsys.reason);
@@ -248,6 +254,25 @@ TEST_CASE("the serving preset's window holding only CCCL's ranges: the whole win
   check_inferred_headline(bench.main(), recorded_window_steps());
 }
 
+// The same window with nothing to cut steps at (no copy, no synchronisation): the run says the inference found
+// none, not that the capture lacks a range named like a step kind (its only ranges are CCCL's).
+TEST_CASE("the serving preset's window of CCCL's ranges with no step to infer: the run says what the inference lacked") {
+  Bench bench;
+  bench.config.nsys.capture_range = NsysCaptureRange::cuda_profiler_api;
+  bench.config.run.stage = std::string(kAutoStage);
+  TempDir exports;
+  const auto window = export_without_own_ranges(exports.path(), "window", {.cccl_scans = true, .unsynchronised = true});
+  script_uninstrumented_workload(bench);
+  bench.runner.on(capture_range("cudaProfilerApi"), report_at(bench.main() / "nsys/profile.nsys-rep"));
+  script_exports(bench, window, window);
+  bench.script_ncu_report();
+  bench.run();
+  CHECK_FALSE(fs::exists(bench.main() / "analysis/step_kinds.json"));
+  const std::string steps = read_file(bench.main() / "analysis/step_kinds.md");
+  CHECK_THAT(steps, Catch::Contains("none could be inferred from its launches"));
+  CHECK_THAT(steps, !Catch::Contains("no NVTX range named like one"));
+}
+
 TEST_CASE("a workload with ranges of its own, none the gate: still the diagnosis, and ncu does not replay for nothing") {
   // (ncu's skip is ncu_pass.cpp's unopened_gate_filter: its --nvtx-include names the gate that never opened.)
   Bench bench;
@@ -277,12 +302,7 @@ TEST_CASE("a workload with ranges of its own, none the gate: still the diagnosis
 TEST_CASE("defaults on a recorded generate() whole run: the whole run, the steps the oracle counts, not the scan") {
   Bench bench;
   const fs::path whole = data_path("zoo/hf_dynamic_whole.sqlite");
-  script_uninstrumented_workload(bench);
-  bench.runner.on(capture_range("nvtx"), no_report());
-  bench.runner.on(ungated_capture(), report_at(bench.main() / "nsys/discovery/profile.nsys-rep"));
-  script_exports(bench, whole, whole);
-  bench.script_ncu_report();
-  bench.run();
+  run_with_unopened_gate(bench, whole);
   const RunManifest manifest = bench.manifest();
   const StageRecord& nsys = stage_of(manifest, "nsys");
   INFO("nsys: " << nsys.reason);

@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "llmprof/run_directory.hpp"
+#include "llmprof/tool_cost.hpp"
+#include "oracle.hpp"
 #include "skip.hpp"
 #include "test_support.hpp"
 #include "rundir/run_records.hpp"
@@ -367,4 +369,55 @@ TEST_CASE("retention never deletes the run being created, even with a clock gone
   const auto current = RunDirectory::create(options, early).value().path();
   CHECK(fs::exists(current));
   CHECK_FALSE(fs::exists(existing));
+}
+
+TEST_CASE("the cost of profiling as multiples of the bare run, over recorded run.json files", "[tool_cost]") {
+  // tests/tools/tool_cost_expected.py computes the same figures from the same files with json alone.
+  for (const std::string run : {"tests/data/h100-1b-decode", "examples/ncu-budget-h100/after-1b",
+                                "examples/ncu-budget-h100/after-graphs", "examples/sampled-h200/s5-1b-sampled",
+                                "examples/speed-h200/after-4-1b-load"}) {
+    INFO(run);
+    const auto manifest = llmprof::read_manifest(std::filesystem::path(LLMPROF_SOURCE_DIR) / run);
+    REQUIRE(manifest.has_value());
+    const auto cost = llmprof::tool_cost_of(manifest->stages);
+    REQUIRE(cost.has_value());
+    using llmprof::testing::oracle_figure;
+    CHECK(cost->bare_s == Approx(oracle_figure("tool_cost", run + ":", "bare_s")).epsilon(1e-8));
+    CHECK(cost->run_s == Approx(oracle_figure("tool_cost", run + ":", "run_s")).epsilon(1e-8));
+    CHECK(cost->multiple() == Approx(oracle_figure("tool_cost", run + ":", "multiple")).epsilon(1e-8));
+    REQUIRE(cost->nsys_multiple().has_value());
+    CHECK(*cost->nsys_multiple() == Approx(oracle_figure("tool_cost", run + ":", "nsys_multiple")).epsilon(1e-8));
+    const bool ncu_ran = run != "examples/sampled-h200/s5-1b-sampled";  // the sampled preset runs no ncu
+    CHECK(cost->ncu_multiple().has_value() == ncu_ran);
+    if (ncu_ran)
+      CHECK(*cost->ncu_multiple() == Approx(oracle_figure("tool_cost", run + ":", "ncu_multiple")).epsilon(1e-8));
+    const std::string summary = llmprof::testing::read_oracle_line("tool_cost", run + " summary: ");
+    CHECK(llmprof::describe_tool_cost(*cost) == summary);
+    // run.json keeps it, derived from the stages when written.
+    const auto written = boost::json::parse(llmprof::manifest_to_json(*manifest)).as_object();
+    REQUIRE(written.contains("tool_cost"));
+    CHECK(written.at("tool_cost").at("summary").as_string() == summary);
+    CHECK(written.at("tool_cost").at("multiple").as_double() == Approx(cost->multiple()));
+  }
+}
+
+TEST_CASE("no multiple without a bare run that succeeded", "[tool_cost]") {
+  std::vector<llmprof::StageRecord> stages(3);
+  stages[0].name = "stage1";
+  stages[0].status = llmprof::StageStatus::failed;
+  stages[0].duration_s = 4;
+  stages[1].name = "nsys";
+  stages[1].status = llmprof::StageStatus::ok;
+  stages[1].duration_s = 12;
+  stages[2].name = "ncu";
+  stages[2].status = llmprof::StageStatus::skipped;
+  CHECK_FALSE(llmprof::tool_cost_of(stages).has_value());
+  stages[0].status = llmprof::StageStatus::ok;
+  const auto cost = llmprof::tool_cost_of(stages);
+  REQUIRE(cost.has_value());
+  CHECK(cost->multiple() == 4.0);  // (4 + 12) / 4
+  CHECK_FALSE(cost->ncu_multiple().has_value());
+  CHECK(llmprof::describe_tool_cost(*cost) == "this run took 4.0x the bare run: nsys 3.0x");
+  stages[0].duration_s = 0;  // a bare run too short to time is no base for a multiple
+  CHECK_FALSE(llmprof::tool_cost_of(stages).has_value());
 }

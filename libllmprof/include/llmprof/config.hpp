@@ -161,7 +161,7 @@ struct LLMPROF_API NsysConfig {
 
 struct LLMPROF_API NcuConfig {
   std::filesystem::path path;
-  std::string set = "roofline";
+  std::string set = "llmprof";  // libllmprof's own section (kLlmprofNcuSet), or one of ncu's sets
   std::vector<std::string> sections;
   std::vector<std::string> metrics;
   std::vector<std::string> nvtx_include = {"decode/"};
@@ -174,7 +174,7 @@ struct LLMPROF_API NcuConfig {
   NcuPlanMode plan = NcuPlanMode::per_kernel;  // bounded where ncu lacks per-launch-config (see deep-profile.toml)
   std::int64_t launches_per_config = 1;     // per-kernel plan: launches per (kernel, launch configuration)
   std::int64_t plan_max_launch_count = 16;  // per-kernel plan: highest --launch-count to reach shared configurations
-  double seconds_per_launch = 0.6;          // per-kernel plan estimate, measured: H100, ncu 2025.3.1, roofline
+  double seconds_per_launch = 0;            // per-kernel plan estimate; 0: the set's own figure (pipeline/ncu_sets)
   double start_up_overhead_s = 10;          // per-kernel plan: ncu's addition to a pass's start-up (H200, measured)
   double max_seconds = 0;                   // per-kernel plan: bound on its estimate (kernels left out); 0: none
   double seconds_per_pass = 0;              // per-kernel plan: one workload replay under ncu; 0: estimated

@@ -86,6 +86,10 @@ struct LLMPROF_API DeepProfilerEnvironment {
   std::filesystem::path executable;
   // Additional places to look for llmprof-decode (build trees, install prefixes), after the defaults.
   std::vector<std::filesystem::path> example_search_directories;
+  // Where the configuration was looked for (deep-profile: $LLMPROF_CONFIG_DIR, <prefix>/share/llmprof/config, the
+  // source tree's config/): ncu.set = "llmprof" reads its section from ncu-sections/ under the first that has it,
+  // then under <executable>/../share/llmprof/config and the install's and source tree's configuration.
+  std::vector<std::filesystem::path> config_directories;
   std::string path_variable;  // PATH used to find nsys/ncu; empty: this process's PATH
   bool use_default_tool_locations = true;
   std::vector<std::filesystem::path> extra_tool_search_roots;

@@ -55,6 +55,14 @@ inline std::span<const std::string_view> choice_names(NcuFilterMode) noexcept {
   return names;
 }
 
+// ncu.set = "llmprof": libllmprof's own section, which collects what the analysis reads and nothing else
+// (config/ncu-sections/LlmprofRoofline.section, installed with the configuration). ncu gets
+// --section-folder <that folder> --section LlmprofRoofline instead of --set; any other ncu.set is one of ncu's
+// own sets (ncu --list-sets).
+inline constexpr std::string_view kLlmprofNcuSet = "llmprof";
+inline constexpr std::string_view kLlmprofSectionIdentifier = "LlmprofRoofline";
+inline constexpr std::string_view kLlmprofSectionFile = "ncu-sections/LlmprofRoofline.section";  // in the config dir
+
 struct LLMPROF_API NcuProfileOptions {
   std::filesystem::path ncu = "ncu";
   bool target_all_processes = true;                   // --target-processes all (python/launcher workloads)
@@ -65,6 +73,11 @@ struct LLMPROF_API NcuProfileOptions {
   std::vector<std::string> nvtx_exclude;              // --nvtx-exclude EXPR
   std::string set;                                    // --set NAME (validated against probed sets)
   std::vector<std::string> sections;                  // --section ID, exact identifiers only (no regex)
+  // --section-folder DIR, repeated: ncu then reads section files from these folders only, not from its own
+  // (checked with ncu 2022.3 --list-sections); NcuCommand::profile(tool, ...) adds the probed folder of ncu's
+  // own sections when `sections` names any.
+  std::vector<std::filesystem::path> section_folders;
+  std::vector<std::string> own_sections;  // --section ID of a file in section_folders (not among ncu's own)
   std::vector<std::string> metrics;                   // --metrics a,b,c
   std::string kernel_name;                            // --kernel-name VALUE ("regex:..." or exact)
   std::optional<NcuKernelNameBase> kernel_name_base;  // --kernel-name-base; unset: ncu's default (function)

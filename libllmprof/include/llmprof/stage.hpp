@@ -59,6 +59,9 @@ struct LLMPROF_API StageRecord {
   // Workloads the stage ended on purpose, one line each ("pass 1 ended the workload after its 16 planned
   // launches at 19.6 s"): their exit code is not a failure. Absent from run.json when empty.
   std::vector<std::string> workload_endings;
+  // The ncu stage: the ncu.set whose metrics fed the figures ("llmprof": libllmprof's own section; else ncu's
+  // --set). Absent from run.json for other stages and in runs recorded before it existed.
+  std::optional<std::string> ncu_set;
   std::vector<RankRecord> ranks;  // stages run under a launcher: one per rank (absent from run.json otherwise)
 };
 

@@ -262,7 +262,7 @@ LaunchRoofline analyze_launch(const NcuKernelLaunch& launch, const RooflineThres
   } else {
     result.missing.push_back(
         "FLOP: no sm__ops_path_tensor_src_* or sass_thread_inst_executed_op_* metric recorded "
-        "(profile with --set roofline)");
+        "(profile with ncu.set = \"llmprof\" or \"roofline\")");
   }
   add_dram(launch, result);
   add_percentages(launch, result);

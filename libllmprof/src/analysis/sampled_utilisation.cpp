@@ -80,16 +80,15 @@ std::pair<double, std::int64_t> activity_between(const GpuMetricSamples& samples
   return {total, count};
 }
 
-// Every range start and end of each thread, sorted: where the time after an instance ends.
+// Every range start of each thread, sorted: where the time after an instance ends. The end of an enclosing range
+// is no bound: it starts no work, and back-to-back steps that only launch end just before their parent does, so
+// a bound there would leave the last step nothing after it (the 48 async graph steps of
+// tests/data/zoo/many_steps_graph_async_sampled.sqlite read 0% after with it, 77% without).
 class RangeBoundaries {
  public:
   explicit RangeBoundaries(const TimelineReport& timeline) {
     for (const auto& stage : timeline.stages)
-      for (const auto& instance : stage.instances) {
-        auto& bounds = by_thread_[instance.thread];
-        bounds.push_back(instance.cpu_start_ns);
-        bounds.push_back(instance.cpu_end_ns);
-      }
+      for (const auto& instance : stage.instances) by_thread_[instance.thread].push_back(instance.cpu_start_ns);
     for (auto& [thread, bounds] : by_thread_) std::sort(bounds.begin(), bounds.end());
   }
   // The first boundary on `thread` after `time_ns`; nullopt where none follows.
@@ -107,13 +106,15 @@ class RangeBoundaries {
 
 // Whether a range's CPU time holds the GPU work launched in it, read from the samples alone (a capture without CUDA
 // trace has nothing else): the GPU activity sampled inside its instances against the activity sampled after each
-// one ends, up to the next start or end of any range on its thread (the last sample where none follows). A range
+// one ends, up to the next start of any range on its thread (the last sample where none follows). A range
 // that waits for its work leaves little after it: on the eager 1b decode under the sampled preset
 // (tests/data/gpu-metrics/nvtx_1b_h200_6steps.sqlite) at most 2.6% (lm_head; decode_step, attention and mlp 0.2% or
 // less), after a graph decode's steps that copy their token to the host (tests/data/zoo/many_steps_graph_sampled.
 // sqlite, H100) 0.6%. A range that only launches leaves nearly all of it after: the 1b --cuda-graphs decode's 15 us
 // decode_step ranges held 15.5 MB per step against the 2.17 GB of their decode range; the graph decode's steps cut
-// to their first 15 us, 94% after (39 MB per step read inside against 612 MB). Past kMostActivityAfterRanges the
+// to their first 15 us, 94% after (39 MB per step read inside against 612 MB); the same decode recorded with steps
+// that only launch (many_steps.py --async-steps), 77% after its steps and its `decode` (60 MB per step read inside
+// against the 604 MB a step reads). Past kMostActivityAfterRanges the
 // figures understate the range's work by as much, and are withheld.
 struct ActivityAfterRanges {
   double inside = 0, after = 0;
@@ -299,7 +300,7 @@ void attach_sampled_utilisation(const TimelineReport& timeline, const std::optio
       stage.sampled_note =
           "withheld: " + format_fraction_percent(*share_after) + " of the GPU activity sampled in and after its " +
           std::to_string(counted) + " ranges came after they ended (" + std::to_string(after.after_samples) +
-          " samples before the thread's next range boundary): their CPU time cannot hold their GPU work, which runs "
+          " samples before the thread's next range start): their CPU time cannot hold their GPU work, which runs "
           "after them (asynchronous launches or CUDA graph replays; the capture traced no CUDA work to follow it)" +
           (recorded->parent ? "; the enclosing `" + *recorded->parent + "` is measured with it where its own ranges hold it"
                             : std::string());

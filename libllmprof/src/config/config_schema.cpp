@@ -159,7 +159,7 @@ std::vector<ConfigField> build_nsys_fields() {
 std::vector<ConfigField> build_ncu_fields() {
   return {
       make_field(LLMPROF_CONFIG_KEY(ncu, path), "ncu executable; empty: probe PATH and the usual install places"),
-      make_field(LLMPROF_CONFIG_KEY(ncu, set), "ncu --set (checked against ncu --list-sets); empty: none"),
+      make_field(LLMPROF_CONFIG_KEY(ncu, set), "\"llmprof\": only what the analysis reads (config/ncu-sections); else ncu --set (checked against ncu --list-sets); empty: none"),
       make_field(LLMPROF_CONFIG_KEY(ncu, sections), "ncu --section identifiers, exact (no regex)"),
       make_field(LLMPROF_CONFIG_KEY(ncu, metrics), "ncu --metrics, added to the set and sections"),
       make_field(LLMPROF_CONFIG_KEY(ncu, nvtx_include), "ncu --nvtx --nvtx-include expressions (\"decode/\")",
@@ -180,8 +180,9 @@ std::vector<ConfigField> build_ncu_fields() {
                  "per-kernel plan: highest --launch-count a pass uses before another pass takes the kernels it misses",
                  at_least(1)),
       make_field(LLMPROF_CONFIG_KEY(ncu, seconds_per_launch),
-                 "per-kernel plan: estimated ncu seconds per profiled launch (a run's measured figure replaces it)",
-                 above(0)),
+                 "per-kernel plan: estimated ncu seconds per profiled launch; 0: the set's own figure (a run's "
+                 "measured figure replaces either)",
+                 at_least(0)),
       make_field(LLMPROF_CONFIG_KEY(ncu, start_up_overhead_s),
                  "per-kernel plan: seconds ncu adds to the workload's start-up to the stage before a pass profiles "
                  "(a run of the runs root measures it)",

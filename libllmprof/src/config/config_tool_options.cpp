@@ -38,7 +38,12 @@ NcuProfileOptions ncu_profile_options(const NcuConfig& config) {
   options.target_all_processes = config.target_all_processes;
   options.nvtx_include = config.nvtx_include;
   options.nvtx_exclude = config.nvtx_exclude;
-  options.set = config.set;
+  if (config.set == kLlmprofNcuSet) {
+    // The folder is the configuration's (ncu-sections beside deep-profile.toml): the pipeline finds it.
+    options.own_sections = {std::string(kLlmprofSectionIdentifier)};
+  } else {
+    options.set = config.set;
+  }
   options.sections = config.sections;
   options.metrics = config.metrics;
   if (config.launch_skip > 0) options.launch_skip = config.launch_skip;

@@ -134,6 +134,24 @@ std::optional<Error> check_profile(const NcuProfileOptions& options, const NcuIn
                      "--section " + section);
     }
   }
+  for (const auto& section : options.own_sections) {
+    if (section.empty() || looks_like_regex(section))
+      return detail::invalid_option("own section '" + section + "' is not one exact section identifier",
+                                    "name the Identifier of a section file in the section folder", section);
+  }
+  if (!options.own_sections.empty() && options.section_folders.empty())
+    return detail::invalid_option("section " + options.own_sections.front() + " is libllmprof's own, but no --section-folder holds it",
+                                  "set the folder (the configuration's ncu-sections) or use one of ncu's sets (ncu.set = \"roofline\")",
+                                  "--section " + options.own_sections.front());
+  if (!options.section_folders.empty() && !options.sections.empty() &&
+      (tool.sections_directory.empty() ||
+       std::find(options.section_folders.begin(), options.section_folders.end(), tool.sections_directory) ==
+           options.section_folders.end())) {
+    add_warning(warnings, "--section-folder replaces ncu's own sections folder, which " +
+                              std::string(tool.sections_directory.empty() ? "the probe did not find"
+                                                                          : "is not among the folders") +
+                              ", so --section " + options.sections.front() + " may not be found");
+  }
   if (!options.sections.empty() && tool.sections.empty()) {
     add_warning(warnings, "the probe listed no ncu sections, so the --section identifiers were not checked");
   }
@@ -156,6 +174,12 @@ std::filesystem::path probed_ncu(const NcuInfo& tool) { return tool.found ? tool
 
 NcuCommand NcuCommand::profile(const NcuInfo& tool, NcuProfileOptions options) {
   if (options.ncu == "ncu") options.ncu = probed_ncu(tool);
+  // Folders of our own replace ncu's, so sections of ncu's own need its folder beside them.
+  const bool needs_own_folder = !options.section_folders.empty() && !options.sections.empty();
+  if (needs_own_folder && !tool.sections_directory.empty() &&
+      std::find(options.section_folders.begin(), options.section_folders.end(), tool.sections_directory) ==
+          options.section_folders.end())
+    options.section_folders.push_back(tool.sections_directory);
   return profile(std::move(options));
 }
 
@@ -242,6 +266,8 @@ std::vector<std::string> NcuCommand::argv() const {
   for (const auto& expression : o.nvtx_include) args.insert(args.end(), {"--nvtx-include", expression});
   for (const auto& expression : o.nvtx_exclude) args.insert(args.end(), {"--nvtx-exclude", expression});
   if (!o.set.empty()) args.insert(args.end(), {"--set", o.set});
+  for (const auto& folder : o.section_folders) args.insert(args.end(), {"--section-folder", folder.string()});
+  for (const auto& section : o.own_sections) args.insert(args.end(), {"--section", section});
   for (const auto& section : o.sections) args.insert(args.end(), {"--section", section});
   if (!o.metrics.empty()) args.insert(args.end(), {"--metrics", join(o.metrics, ",")});
   if (o.kernel_name_base)

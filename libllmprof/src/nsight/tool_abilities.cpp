@@ -59,9 +59,10 @@ std::vector<ToolAbility> describe_abilities(const NsysInfo& nsys, const NcuInfo&
     return abilities;
   }
   const bool roofline_set = ncu.has_set("roofline");
-  abilities.push_back({"ncu set \"roofline\" (the default ncu.set)", roofline_set,
+  // The default ncu.set, "llmprof", is libllmprof's own section file; roofline is the ncu set it stands in for.
+  abilities.push_back({"ncu set \"roofline\" (ncu.set = \"roofline\", the GUI's sections)", roofline_set,
                        roofline_set ? "listed by ncu --list-sets"
-                                    : "ncu --list-sets has no roofline set; set ncu.set to one it lists"});
+                                    : "ncu --list-sets has no roofline set; keep ncu.set = \"llmprof\" or set one it lists"});
   if (ncu.section_metrics.empty()) {
     abilities.push_back({"roofline metrics in the sections", false,
                          ncu.sections_note.empty() ? "no section files were read"

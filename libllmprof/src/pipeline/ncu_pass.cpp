@@ -5,6 +5,7 @@
 #include "core/duration.hpp"
 #include "core/format.hpp"
 #include "core/file_text.hpp"
+#include "core/text.hpp"
 #include "llmprof/kernel_name.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/ncu_command.hpp"
@@ -14,6 +15,7 @@
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "pipeline/ncu_pass.hpp"
+#include "pipeline/ncu_sets.hpp"
 #include "pipeline/tool_call.hpp"
 
 #include <algorithm>
@@ -43,6 +45,8 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
   const NcuConfig& config = run.config.ncu;
   NcuProfileOptions options = ncu_profile_options(config);  // the ncu section, mapped in one place (config layer)
   options.ncu = ncu.path;
+  if (!options.own_sections.empty())
+    if (auto folder = find_llmprof_section_folder(run.environment)) options.section_folders.insert(options.section_folders.begin(), *folder);
   // A workload that opens its own window (cudaProfilerStart/Stop) is profiled by ncu inside it only. Without
   // this ncu profiles from the start of the process: on the H100 a serving-shaped workload brought new launch
   // configurations with every warm-up batch size and was still under ncu after 386 s, against 15 launches
@@ -62,7 +66,7 @@ NcuCommand ncu_profile_command(const PipelineRun& run, const NcuInfo& ncu,
   options.output = output;
   options.force_overwrite = true;
   options.application = run.workload.argv;
-  return NcuCommand::profile(std::move(options));
+  return NcuCommand::profile(ncu, std::move(options));
 }
 
 namespace {
@@ -227,6 +231,18 @@ std::optional<StageResult> ncu_stage_precondition(const PipelineRun& run, const 
   }
   if (inputs.probe.low_disk_space)
     return StageResult::skipped(*inputs.probe.low_disk_space, StageProblemKind::environment);
+  if (run.config.ncu.set == kLlmprofNcuSet) {
+    std::vector<fs::path> searched;
+    if (!find_llmprof_section_folder(run.environment, &searched)) {
+      std::vector<std::string> folders;
+      for (const auto& folder : searched) folders.push_back(folder.string());
+      return StageResult::skipped("ncu.set = \"llmprof\" needs " + std::string(kLlmprofSectionFile) +
+                                      " from libllmprof's configuration, found in none of: " + join(folders, ", ") +
+                                      "; install libllmprof with its configuration, set LLMPROF_CONFIG_DIR, or set "
+                                      "ncu.set = \"roofline\"",
+                                  StageProblemKind::environment);
+    }
+  }
   // A filter that cannot match spent 12.8 s of ncu on the H100 for nothing.
   if (inputs.select.filter_cannot_match && run.config.ncu.kernel_regex.empty())
     return StageResult::skipped("not run: its NVTX filter could not match: " + *inputs.select.filter_cannot_match,

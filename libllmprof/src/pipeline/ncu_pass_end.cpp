@@ -17,6 +17,7 @@
 #include "llmprof/kernel_name.hpp"
 
 #include "pipeline/deep_profiler_internal.hpp"
+#include "pipeline/ncu_sets.hpp"
 
 namespace llmprof::detail {
 namespace {
@@ -70,7 +71,8 @@ NcuPassEnd counted_pass_end(const PipelineRun& run, std::string label, std::int6
                               : (bare ? bare->duration_s : 0) + config.start_up_overhead_s +
                                     double(recorded_launches.value_or(0)) * config.seconds_per_intercepted_launch;
   end.bound =
-      ncu_pass_bound(config, replay_s + double(std::max<std::int64_t>(launch_count, 0)) * config.seconds_per_launch);
+      ncu_pass_bound(config, replay_s + double(std::max<std::int64_t>(launch_count, 0)) *
+                                            planned_launch_cost(config).seconds_per_launch);
   if (config.end_workload_when_planned) end.planned_launches = std::max<std::int64_t>(launch_count, 0);
   return end;
 }

@@ -263,6 +263,7 @@ Staged<NsysOutput> run_ranked_nsys_stage(PipelineRun& run, const ProbeOutput& pr
 
 StageResult run_ranked_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   if (auto skip = ncu_stage_precondition(run, inputs)) return *skip;
+  run.stage_report(Stage::ncu).ncu_set = run.config.ncu.set;  // run.json: which metrics fed the figures
   const int world = world_size_of_run(run.directory.manifest());
   const std::optional<std::string>& kernel_regex = inputs.select.kernel_regex;
   if (!kernel_regex && world > 1) {

@@ -116,7 +116,13 @@ void write_step_kinds(PipelineRun& run, const AnalysisReport& report) {
   // it has none, in the report too.
   if (windows.empty() && report.timeline &&
       (run.config.run.stage == kAutoStage || fs::exists(run_layout.resolve(RunLayout::nsys_step_tokens())))) {
-    const std::string why = no_step_kinds_reason(*report.timeline);
+    // Where the steps were to be inferred, the ranges are not what is missing: say what the inference lacked.
+    const std::string why =
+        steps_from_sync(run.directory.path(), report, run.config.run.step_source)
+            ? "no engine steps: the capture holds no NVTX range of the workload's own, and none could be inferred "
+              "from its launches: no launch sequence repeats between waits for the GPU (device-to-host copies or "
+              "synchronisations) on its busiest launching thread"
+            : no_step_kinds_reason(*report.timeline);
     run.warn(Stage::analyze, why);
     const fs::path markdown = run_layout.resolve(RunLayout::analysis_step_kinds_markdown());
     if (auto written = detail::write_file_atomically(markdown, "## Engine steps\n\n" + why + ".\n"); written)

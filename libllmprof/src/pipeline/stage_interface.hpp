@@ -55,6 +55,7 @@ struct StageReport {
   std::vector<std::string> artifacts;   // relative to MAIN
   std::vector<std::string> warnings;
   std::vector<std::string> workload_endings;  // see StageRecord::workload_endings
+  std::optional<std::string> ncu_set;         // see StageRecord::ncu_set
   std::vector<RankRecord> ranks;              // under a launcher: one per rank
 };
 

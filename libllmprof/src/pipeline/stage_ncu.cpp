@@ -47,6 +47,7 @@ NcuAttempt run_counted_pass(PipelineRun& run, const NcuInputs& inputs, const Ncu
 
 StageResult run_ncu_stage(PipelineRun& run, const NcuInputs& inputs) {
   if (auto skip = ncu_stage_precondition(run, inputs)) return *skip;
+  run.stage_report(kStage).ncu_set = run.config.ncu.set;  // run.json: which metrics fed the figures
   const NcuInfo& ncu = inputs.probe.ncu;
   const bool filtered = inputs.select.kernel_regex.has_value();
   bool complete_selection = !inputs.select.selected_kernels.empty();

@@ -12,6 +12,7 @@
 #include "llmprof/ncu_metrics.hpp"
 #include "pipeline/ncu_launch_cost.hpp"
 #include "pipeline/ncu_pass.hpp"
+#include "pipeline/ncu_sets.hpp"
 #include "pipeline/tool_call.hpp"
 
 namespace llmprof::detail {
@@ -312,8 +313,9 @@ NcuPlanOptions ncu_plan_options(const PipelineRun& run, KernelNameBase base,
   options.launch_skip = config.launch_skip;
   options.launches_per_config = config.launches_per_config;
   options.max_launch_count = config.plan_max_launch_count;
-  options.seconds_per_launch = config.seconds_per_launch;
-  options.seconds_per_launch_source = "ncu.seconds_per_launch";
+  PlannedLaunchCost planned = planned_launch_cost(config);
+  options.seconds_per_launch = planned.seconds_per_launch;
+  options.seconds_per_launch_source = std::move(planned.source);
   const auto measured = measured_ncu_cost(run);
   if (measured) std::tie(options.seconds_per_launch, options.seconds_per_launch_source) =
       std::pair{measured->seconds_per_launch, measured->source};

@@ -57,6 +57,7 @@ void apply_stage_report(StageRecord& record, StageReport&& report) {
   if (report.cmd_file) record.cmd_file = std::move(report.cmd_file);
   if (report.log_file) record.log_file = std::move(report.log_file);
   if (report.exit_code) record.exit_code = *report.exit_code;
+  if (report.ncu_set) record.ncu_set = std::move(report.ncu_set);
   const auto append = [](auto& into, auto&& from) {
     into.insert(into.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
   };

@@ -153,6 +153,27 @@ std::string stage_kernels_cell(const RunReportModel& model, const ReportStage& s
   return text;
 }
 
+namespace {
+
+// Which ncu set fed the profiled FLOP and DRAM bytes (config.toml's ncu.set), once a stage has either.
+std::string ncu_set_sentence(const RunReportModel& model) {
+  const bool profiled = std::any_of(model.stages.begin(), model.stages.end(),
+                                    [](const auto& stage) { return stage.flop || stage.dram_bytes; });
+  const auto entry = std::find_if(model.config.begin(), model.config.end(),
+                                  [](const auto& key_value) { return key_value.first == "ncu.set"; });
+  if (!profiled || entry == model.config.end()) return {};
+  std::string set = entry->second;
+  // config.toml's TOML text of the value: 'llmprof' or "llmprof".
+  if (set.size() >= 2 && (set.front() == '"' || set.front() == '\'') && set.back() == set.front())
+    set = set.substr(1, set.size() - 2);
+  if (set == "llmprof")
+    return " The profiled FLOP and DRAM bytes come from ncu.set = \"llmprof\": only the metrics this analysis reads "
+           "(section LlmprofRoofline).";
+  return " The profiled FLOP and DRAM bytes come from ncu's --set " + set + ".";
+}
+
+}  // namespace
+
 std::string stages_caption(const RunReportModel& model) {
   bool from_timeline = false, from_stats = false;
   for (const auto& stage : model.stages) {
@@ -179,7 +200,7 @@ std::string stages_caption(const RunReportModel& model) {
     text += " " + stage_label(stage) + ": Kernel busy and Kernels not measured" +
             (stage.verdict.empty() ? std::string(".") : " (" + stage.verdict + ").");
   }
-  return text;
+  return text + ncu_set_sentence(model);
 }
 
 void annotate_selection_scope(RunReportModel& model) {

@@ -10,6 +10,7 @@
 #include "core/utf8.hpp"
 #include "llmprof/choice.hpp"
 #include "llmprof/run_directory.hpp"
+#include "llmprof/tool_cost.hpp"
 #include "rundir/run_records.hpp"
 
 namespace llmprof {
@@ -111,6 +112,7 @@ json::object stage_to_object(const StageRecord& stage) {
                          {"artifacts", detail::json_array(stage.artifacts)},
                          {"warnings", detail::json_array(stage.warnings)}};
   if (!stage.workload_endings.empty()) object["workload_endings"] = detail::json_array(stage.workload_endings);
+  if (stage.ncu_set) object["ncu_set"] = *stage.ncu_set;
   if (stage.command && !detail::is_valid_utf8(*stage.command))
     object["command_base64"] = detail::encode_base64(*stage.command);
   if (!stage.ranks.empty()) {
@@ -260,6 +262,7 @@ StageRecord stage_from_object(const json::object& object) {
   stage.artifacts = detail::json_strings(object, "artifacts", "stages.artifacts");
   stage.warnings = detail::json_strings(object, "warnings", "stages.warnings");
   stage.workload_endings = detail::json_strings(object, "workload_endings", "stages.workload_endings");
+  stage.ncu_set = json_string(object, "ncu_set", "stages.ncu_set");
   for (const auto& rank : detail::json_objects(object, "ranks", "stages.ranks"))
     stage.ranks.push_back(rank_from_object(rank));
   return stage;
@@ -315,6 +318,22 @@ RunManifest manifest_from_object(const json::object& root) {
 
 }  // namespace
 
+namespace {
+
+json::object tool_cost_to_object(const ToolCost& cost) {
+  json::object object{{"summary", describe_tool_cost(cost)},
+                      {"bare_s", cost.bare_s},
+                      {"run_s", cost.run_s},
+                      {"multiple", cost.multiple()}};
+  if (cost.nsys_s) object["nsys_s"] = *cost.nsys_s;
+  if (auto multiple = cost.nsys_multiple()) object["nsys_multiple"] = *multiple;
+  if (cost.ncu_s) object["ncu_s"] = *cost.ncu_s;
+  if (auto multiple = cost.ncu_multiple()) object["ncu_multiple"] = *multiple;
+  return object;
+}
+
+}  // namespace
+
 std::string manifest_to_json(const RunManifest& manifest) {
   json::array stages;
   for (const auto& stage : manifest.stages) stages.emplace_back(stage_to_object(stage));
@@ -327,8 +346,9 @@ std::string manifest_to_json(const RunManifest& manifest) {
                              {"stages", std::move(stages)},
                              {"total_bytes", manifest.total_bytes},
                              {"files", detail::json_array(manifest.files)}};
-  if (manifest.resumptions.empty() && !manifest.capture) return detail::pretty_json(root);
   auto copy = root;
+  // Derived from the stages above, for a reader that wants the figure without the arithmetic; not read back.
+  if (const auto cost = tool_cost_of(manifest.stages)) copy["tool_cost"] = tool_cost_to_object(*cost);
   if (!manifest.resumptions.empty()) {
     json::array resumptions;
     for (const auto& resumption : manifest.resumptions) resumptions.emplace_back(resumption_to_object(resumption));
