@@ -2,9 +2,10 @@
 """Fails (exit 1) when a file of the library includes a header of a layer it may not use.
 
 Usage: check_layers.py LIBRARY_DIR [STAMP]. The layers and their allowed dependencies are in
-LIBRARY_DIR/layers.txt; sources live in LIBRARY_DIR/src/<layer>/, public headers in
-LIBRARY_DIR/include/llmprof/ (each assigned a layer there). nvtx.hpp is the header-only workload API
-and belongs to no layer. On success STAMP (if given) is touched so the build runs this only on change.
+LIBRARY_DIR/layers.txt; sources live in LIBRARY_DIR/src/<layer>/, the headers shared across layers in
+LIBRARY_DIR/include/llmprof/ (the API, installed) and LIBRARY_DIR/internal/llmprof/ (not installed), each
+assigned a layer there. nvtx.hpp is the header-only workload API and belongs to no layer. An installed
+header may include only installed headers: one that includes an internal header breaks every consumer. On success STAMP (if given) is touched so the build runs this only on change.
 
 It also fails when a function a public header declares is defined in another layer's sources (say,
 declared in report.hpp and defined in src/core/format.cpp): the header's layer is where a reader looks
@@ -65,15 +66,20 @@ def read_layers(path):
 def layer_of_include(target, public, layers):
     if target.startswith('llmprof/'):
         stem = target[len('llmprof/'):].removesuffix('.hpp')
-        return 'nvtx' if stem == 'nvtx' else public.get(stem, '?' + stem)
+        return 'nvtx' if stem in ('nvtx', 'export') else public.get(stem, '?' + stem)
     first = target.split('/', 1)[0]
     return first if first in layers and '/' in target else None
+
+
+def shared_headers(root):
+    """The headers under include/llmprof/ (installed) and internal/llmprof/ (not installed)."""
+    return sorted((root / 'include' / 'llmprof').glob('*.hpp')) + sorted((root / 'internal' / 'llmprof').glob('*.hpp'))
 
 
 def misplaced_definitions(root, public):
     """Public functions defined in the sources of a layer other than their header's."""
     declared_publicly, declared_in_layer = {}, {}
-    for header in (root / 'include' / 'llmprof').glob('*.hpp'):
+    for header in shared_headers(root):
         layer = public.get(header.stem)
         if layer is None:
             continue
@@ -104,9 +110,18 @@ def main():
     allowed, public = read_layers(root / 'layers.txt')
     errors = []
     files = [(p, p.parent.name) for p in (root / 'src').glob('*/*.[ch]pp')]
-    for header in (root / 'include' / 'llmprof').glob('*.hpp'):
+    installed = {header.name for header in (root / 'include' / 'llmprof').glob('*.hpp')}
+    for header in shared_headers(root):
         stem = header.stem
-        if stem == 'nvtx':
+        if header.parent.parent.name == 'include':
+            for number, line in enumerate(header.read_text().splitlines(), 1):
+                match = INCLUDE.match(line)
+                if match and match.group(1).startswith('llmprof/') and \
+                        match.group(1)[len('llmprof/'):] not in installed:
+                    errors.append(f'{header}:{number}: the installed header includes "{match.group(1)}", which '
+                                  f'is internal (internal/llmprof/, not installed); move it to include/llmprof/ '
+                                  f'(the API) or stop including it here')
+        if stem in ('nvtx', 'export'):
             continue
         if stem not in public:
             errors.append(f'{header}: public header has no layer in layers.txt; add it to a "public <layer>:" line')

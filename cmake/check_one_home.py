@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails (exit 1) when a helper that has one home in libllmprof/src/core gets a second one.
 
-Usage: check_one_home.py SOURCE_DIR [STAMP]. Looks at libllmprof/src, libllmprof/include, apps and
+Usage: check_one_home.py SOURCE_DIR [STAMP]. Looks at libllmprof/src, libllmprof/include, libllmprof/internal, apps and
 tests/support under SOURCE_DIR (not at tests/data, which holds deliberately bad fixtures). The homes:
 
   whole-file reads      core/file_text.cpp (read_file_text): no other `.rdbuf()`
@@ -23,7 +23,7 @@ HOMES = {
     'rdbuf': {'libllmprof/src/core/file_text.cpp'},
     'trim': {'libllmprof/src/core/text.hpp'},
     'percent': {'libllmprof/src/core/format.cpp', 'libllmprof/src/core/format.hpp',
-                'libllmprof/include/llmprof/percent.hpp'},
+                'libllmprof/internal/llmprof/percent.hpp'},
 }
 RDBUF = re.compile(r'\.rdbuf\(\)')
 TRIM_DEFINITION = re.compile(r'^\s*(?:inline\s+|static\s+|constexpr\s+)*[\w:<>]+\s+(\w*trim\w*|is_blank)\s*\([^;]*$')
@@ -72,7 +72,7 @@ def check_file(path, relative, errors):
 def main():
     root = pathlib.Path(sys.argv[1])
     errors = []
-    for folder in ('libllmprof/src', 'libllmprof/include', 'apps', 'tests/support'):
+    for folder in ('libllmprof/src', 'libllmprof/include', 'libllmprof/internal', 'apps', 'tests/support'):
         for path in sorted((root / folder).rglob('*')):
             if path.suffix in ('.cpp', '.hpp') and path.is_file():
                 check_file(path, path.relative_to(root).as_posix(), errors)

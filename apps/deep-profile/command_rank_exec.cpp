@@ -6,6 +6,7 @@
 
 #include "command.hpp"
 #include "llmprof/deep_profiler.hpp"
+#include "llmprof/rank.hpp"
 #include "llmprof/rank_launch.hpp"
 #include "llmprof/stop_signal_watcher.hpp"
 

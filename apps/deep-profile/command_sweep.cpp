@@ -9,8 +9,10 @@
 
 #include "command.hpp"
 #include "config_options.hpp"
+#include "llmprof/clock.hpp"
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/logging.hpp"
+#include "llmprof/run_directory.hpp"
 #include "llmprof/stop_signal_watcher.hpp"
 #include "llmprof/sweep.hpp"
 #include "sweep_executors.hpp"

@@ -4,8 +4,8 @@
 1. docs/architecture.md's layer edges, between the markers `<!-- layers.txt edges -->` and
    `<!-- end of layers.txt edges -->`, are exactly libllmprof/layers.txt's (one line per layer:
    "layer → the layers it may include"). `check_docs.py --write` regenerates that block.
-2. The README's header table (rows starting "| `") names only headers that exist in
-   libllmprof/include/llmprof/, and every public header there is named.
+2. The README's header tables name exactly the headers of libllmprof/include/llmprof/ (the installed API, rows
+   starting "| `") and of libllmprof/internal/llmprof/ (rows starting "| internal: `").
 3. Every `*.hpp`/`*.cpp` path under libllmprof/ that docs/architecture.md's "Where to find" table names
    exists (rows marked TBD are skipped: their files are being created).
 4. Every status in the README's "### Exit codes" table is asserted of a finished deep-profile somewhere under
@@ -93,20 +93,23 @@ def main():
                 errors.append(f'{architecture}: the layer edges differ from libllmprof/layers.txt; '
                               f'run `python3 tests/tools/check_docs.py . --write`\nwanted:\n{wanted}\n'
                               f'found:\n{current.strip()}')
-    public = {p.name for p in (root / 'libllmprof' / 'include' / 'llmprof').glob('*.hpp')}
-    named = set()
-    for line in (root / 'README.md').read_text().splitlines():
-        if line.startswith('| `') and '.hpp' in line.split('|')[1]:
-            named.update(re.findall(r'`([\w/]+\.hpp)`', line.split('|')[1]))
-    for header in sorted(named - public):
-        errors.append(f'README.md: the header table names {header}, which is not in libllmprof/include/llmprof/')
-    for header in sorted(public - named):
-        errors.append(f'README.md: the header table does not list the public header {header}')
+    # Two tables: the installed API (rows "| `x.hpp`") and the internal headers (rows "| internal: `x.hpp`").
+    for kind, folder, prefix in (('public', 'include', '| `'), ('internal', 'internal', '| internal: `')):
+        headers = {p.name for p in (root / 'libllmprof' / folder / 'llmprof').glob('*.hpp')}
+        named = set()
+        for line in (root / 'README.md').read_text().splitlines():
+            if line.startswith(prefix) and '.hpp' in line.split('|')[1]:
+                named.update(re.findall(r'`([\w/]+\.hpp)`', line.split('|')[1]))
+        for header in sorted(named - headers):
+            errors.append(f'README.md: the {kind} header table names {header}, which is not in '
+                          f'libllmprof/{folder}/llmprof/')
+        for header in sorted(headers - named):
+            errors.append(f'README.md: the {kind} header table does not list {header} (libllmprof/{folder}/llmprof/)')
     where = text.split('## Where to find', 1)[1] if '## Where to find' in text else ''
     for line in where.splitlines():
         if not line.startswith('|') or 'TBD' in line:
             continue
-        for path in re.findall(r'`((?:include|src)/[\w/]+\.[ch]pp)`', line):
+        for path in re.findall(r'`((?:include|internal|src)/[\w/]+\.[ch]pp)`', line):
             if not (root / 'libllmprof' / path).exists():
                 errors.append(f'{architecture}: "Where to find" names libllmprof/{path}, which does not exist')
     errors.extend(check_exit_codes(root))

@@ -4,7 +4,7 @@ recorded H100 graph decode exports in tests/data/nsys-sqlite (graph-traced and n
 only and a different algorithm from libllmprof's: replays are grouped by their launch call and taken in launch
 order, where the engine streams GPU rows in start order.
 
-Definitions (libllmprof/include/llmprof/timeline.hpp, GraphReplayGaps):
+Definitions (libllmprof/internal/llmprof/timeline.hpp, GraphReplayGaps):
 - a replay is the GPU work of one cudaGraphLaunch call: its CUPTI_ACTIVITY_KIND_GRAPH_TRACE row (graph trace) or its
   kernel/memcpy rows with a graphNodeId (node trace), joined by (process, correlationId); a row's start is taken
   no earlier than its launch call's start;

@@ -8,7 +8,7 @@ unions are taken by sorting whole interval lists. Writes tests/data/nsys-sqlite/
 --stdout and fails when its figures differ from that file (tests/cmake/oracles.cmake). Re-run it after
 changing a fixture:
     python3 tests/tools/timeline_expected.py
-Definitions (the same as libllmprof/include/llmprof/timeline.hpp's): an API call belongs to an instance of a stage when it starts
+Definitions (the same as libllmprof/internal/llmprof/timeline.hpp's): an API call belongs to an instance of a stage when it starts
 on the instance's thread inside [start, end]; a GPU row belongs where its launching call (same
 correlation id) belongs; busy = union of the GPU intervals; an instance's window runs from its CPU
 start to the later of its CPU end and its last GPU end; active = union of the windows; busy fraction

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "fake_process_runner.hpp"
+#include "llmprof/clock.hpp"
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/gpu_state.hpp"
 #include "llmprof/logging.hpp"

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "llmprof/rank.hpp"
 #include "llmprof/rank_launch.hpp"
 #include "llmprof/run_directory.hpp"
 #include "llmprof/shell_quote.hpp"

@@ -12,19 +12,21 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/export.hpp"
+
 namespace llmprof {
 
 // What nsys was told to wait for before capturing (nsys.capture_range).
 enum class CaptureGateKind { none, nvtx, cuda_profiler_api };
-const char* to_string(CaptureGateKind kind) noexcept;  // "none", "nvtx", "cudaProfilerApi"
-std::optional<CaptureGateKind> parse_capture_gate_kind(std::string_view text) noexcept;
+LLMPROF_API const char* to_string(CaptureGateKind kind) noexcept;  // "none", "nvtx", "cudaProfilerApi"
+LLMPROF_API std::optional<CaptureGateKind> parse_capture_gate_kind(std::string_view text) noexcept;
 
 // One captured window of the timeline and its report.
-struct CaptureWindow {
+struct LLMPROF_API CaptureWindow {
   std::string report;  // relative to MAIN, e.g. "nsys/profile.nsys-rep"
 };
 
-struct CaptureRecord {
+struct LLMPROF_API CaptureRecord {
   CaptureGateKind gate = CaptureGateKind::none;
   std::string range;         // nvtx gate: the --nvtx-capture expression, "name" or "name@domain"
   bool gate_opened = false;  // a gated capture whose gate opened (false for gate none)

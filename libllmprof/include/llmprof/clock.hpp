@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <string>
 
+#include "llmprof/export.hpp"
+
 namespace llmprof {
 
-class Clock {
+class LLMPROF_API Clock {
  public:
   virtual ~Clock() = default;
   // Monotonic time for durations and timeouts.
@@ -17,14 +19,14 @@ class Clock {
 };
 
 // The real clocks of the machine.
-class SystemClock final : public Clock {
+class LLMPROF_API SystemClock final : public Clock {
  public:
   std::chrono::steady_clock::time_point now() const override { return std::chrono::steady_clock::now(); }
   std::chrono::system_clock::time_point wall_now() const override { return std::chrono::system_clock::now(); }
 };
 
 // A clock that moves only when told to; for tests.
-class ManualClock final : public Clock {
+class LLMPROF_API ManualClock final : public Clock {
  public:
   explicit ManualClock(std::chrono::system_clock::time_point wall_start = {}) : wall_start_(wall_start) {}
   std::chrono::steady_clock::time_point now() const override {
@@ -41,6 +43,6 @@ class ManualClock final : public Clock {
 };
 
 // "2026-11-22T15:31:22Z": ISO 8601 UTC with second precision, used in manifests.
-std::string format_utc_iso8601(std::chrono::system_clock::time_point time);
+LLMPROF_API std::string format_utc_iso8601(std::chrono::system_clock::time_point time);
 
 }  // namespace llmprof

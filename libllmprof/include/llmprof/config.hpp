@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "llmprof/choice.hpp"
+#include "llmprof/export.hpp"
 #include "llmprof/library_ranges.hpp"
 #include "llmprof/ncu_command.hpp"
 #include "llmprof/nsys_command.hpp"
@@ -71,7 +72,7 @@ inline std::span<const std::string_view> choice_names(StepSource) noexcept {
   return names;
 }
 
-struct RunConfig {
+struct LLMPROF_API RunConfig {
   std::filesystem::path runs_root = "runs";
   std::string run_id;               // empty: generated (UTC timestamp + suffix)
   int keep_newest_runs = 0;         // 0: keep every run
@@ -106,7 +107,7 @@ struct RunConfig {
   bool operator==(const RunConfig&) const = default;
 };
 
-struct WorkloadConfig {
+struct LLMPROF_API WorkloadConfig {
   std::vector<std::string> argv;          // empty: the bundled example (llmprof-decode)
   std::vector<std::string> example_args;  // extra flags for the bundled example
   std::map<std::string, std::string> env;
@@ -119,7 +120,7 @@ struct WorkloadConfig {
 // run.stage = "auto": the step kind with the most GPU time inside the captured window (the serving preset's).
 inline constexpr std::string_view kAutoStage = "auto";
 
-struct NsysConfig {
+struct LLMPROF_API NsysConfig {
   std::filesystem::path path;  // empty: probe
   std::vector<std::string> trace = {"cuda", "nvtx"};
   NsysProcessScope sample = NsysProcessScope::none;
@@ -158,7 +159,7 @@ struct NsysConfig {
   bool operator==(const NsysConfig&) const = default;
 };
 
-struct NcuConfig {
+struct LLMPROF_API NcuConfig {
   std::filesystem::path path;
   std::string set = "llmprof";  // libllmprof's own section (kLlmprofNcuSet), or one of ncu's sets
   std::vector<std::string> sections;
@@ -194,7 +195,7 @@ struct NcuConfig {
   bool operator==(const NcuConfig&) const = default;
 };
 
-struct DeepProfileConfig {
+struct LLMPROF_API DeepProfileConfig {
   RunConfig run;
   WorkloadConfig workload;
   NsysConfig nsys;
@@ -203,7 +204,7 @@ struct DeepProfileConfig {
   bool operator==(const DeepProfileConfig&) const = default;
 };
 
-struct ConfigSources {
+struct LLMPROF_API ConfigSources {
   std::vector<std::filesystem::path> files;  // layered in order (default, then preset / --config)
   std::vector<std::string> overrides;        // "section.key=value", applied last
 };
@@ -212,59 +213,59 @@ struct ConfigSources {
 // command-line option (docs/architecture.md, "Adding a tool option"). What a run decides is left for the pipeline
 // to add: the executable the probe found, whether the capture is gated this time, the kernel filter and its
 // launch count, the output, the workload.
-NsysProfileOptions nsys_profile_options(const NsysConfig& config);
+LLMPROF_API NsysProfileOptions nsys_profile_options(const NsysConfig& config);
 
 // nsys.gpu_metrics's sampling frequency: 20 kHz for "auto" (on the H100 the 1b --cuda-graphs decode ran at
 // 2.49 ms/token at 20 kHz and at 100 kHz against 2.47 bare, and an 8 ms eager step holds 160 samples at
 // 20 kHz: a 2.5 ms graph step still holds 50); the given frequency; nullopt for "off" or a value that is not
 // one (config checks reject it first).
 inline constexpr int kGpuMetricsDefaultHz = 20000;
-std::optional<int> gpu_metrics_frequency_hz(const NsysConfig& config);
-NcuProfileOptions ncu_profile_options(const NcuConfig& config);
+LLMPROF_API std::optional<int> gpu_metrics_frequency_hz(const NsysConfig& config);
+LLMPROF_API NcuProfileOptions ncu_profile_options(const NcuConfig& config);
 
 // Loads, layers and validates. Errors name the file (or "command line"), line and column, the key, the
 // expected type, and suggest the nearest valid key ("nsys.nvtx_captur" -> "did you mean
 // nsys.nvtx_capture?"). Override values are parsed as TOML values (10, true, ["a","b"], {K="v"}); a
 // value that is not valid TOML is taken as a bare string (nsys.nvtx_capture=decode). A table entry is
 // set with a third component: workload.env.FOO=bar.
-Result<DeepProfileConfig> load_config(const ConfigSources& sources);
+LLMPROF_API Result<DeepProfileConfig> load_config(const ConfigSources& sources);
 
 // The checks load_config runs after layering, for a config built in code: enumerated values, ranges
 // (top_n_kernels >= 1, timeouts > 0, ...) and cross-field rules (an NVTX gate needs a range name).
-Result<void> validate_config(const DeepProfileConfig& config);
+LLMPROF_API Result<void> validate_config(const DeepProfileConfig& config);
 
 // The library-range rules of a run (llmprof/library_ranges.hpp): the built-in ones, then one per
 // run.ignore_ranges entry. An error only for an entry validate_config rejects too.
-Result<LibraryRanges> library_ranges_of(const DeepProfileConfig& config);
+LLMPROF_API Result<LibraryRanges> library_ranges_of(const DeepProfileConfig& config);
 
 // The resolved configuration as TOML (MAIN/config.toml), loadable again by load_config to an equal
 // config (device_index, when unset, appears as a comment).
-std::string config_to_toml(const DeepProfileConfig& config);
+LLMPROF_API std::string config_to_toml(const DeepProfileConfig& config);
 
 // Every valid dotted key with its type and one-line description (for --keys, --help and suggestions).
-struct ConfigKeyInfo {
+struct LLMPROF_API ConfigKeyInfo {
   std::string key;   // "nsys.nvtx_capture"
   std::string type;  // "string", "path", "integer", "float", "boolean", "string array", "table"
   std::string description;
   std::vector<std::string> allowed_values;  // empty: any value of the type
   std::string constraint;                   // e.g. ">= 1", "> 0"; empty: none
 };
-const std::vector<ConfigKeyInfo>& config_schema();
+LLMPROF_API const std::vector<ConfigKeyInfo>& config_schema();
 
 // <dir>/<name>.toml in the first of search_dirs that has it. Where presets live (the CLI's order):
 // $LLMPROF_CONFIG_DIR, then <exe>/../share/llmprof/config, then the source tree's config/.
 // Not found: an error listing the directories searched and the presets available there.
-Result<std::filesystem::path> find_preset(const std::string& name,
+LLMPROF_API Result<std::filesystem::path> find_preset(const std::string& name,
                                           const std::vector<std::filesystem::path>& search_dirs);
 
 // What a user picked on a command line: the sources are the default file "deep-profile" (required, found
 // with find_preset), then the preset, then each --config file, then the overrides.
-struct ConfigSelection {
+struct LLMPROF_API ConfigSelection {
   std::string preset;                               // empty: none
   std::vector<std::filesystem::path> config_files;  // layered after the preset, in order
   std::vector<std::string> overrides;
 };
-Result<ConfigSources> resolve_config_sources(const ConfigSelection& selection,
+LLMPROF_API Result<ConfigSources> resolve_config_sources(const ConfigSelection& selection,
                                              const std::vector<std::filesystem::path>& search_dirs);
 
 }  // namespace llmprof

@@ -6,10 +6,10 @@
 // failing profiler marks its stage skipped/failed and the run goes on with what it has; RunSummary
 // says whether everything that was asked for succeeded.
 //
-// Related headers: stop_signal_watcher.hpp (SIGINT/SIGTERM -> request_stop), ncu_progress.hpp (the ncu
-// lines behind ProgressEvent's kernel n/N), run_layout.hpp (the files of MAIN), run_analysis.hpp (re-analysing a
-// run as it was profiled). This header includes what its declarations need: the configuration, the process
-// runner, the run record; not the analysis (a harness that only runs the pipeline does not compile it).
+// Related headers: clock.hpp (SystemClock), stop_signal_watcher.hpp (SIGINT/SIGTERM -> request_stop),
+// ncu_progress.hpp (the ncu lines behind ProgressEvent's kernel n/N), run_directory.hpp and run_layout.hpp (the
+// manifest and the files of MAIN). This header includes what its declarations need: the configuration, the
+// process runner, the stage records; not the analysis (a harness that only runs the pipeline does not compile it).
 #pragma once
 
 #include <atomic>
@@ -23,20 +23,22 @@
 #include <string_view>
 #include <vector>
 
-#include "llmprof/clock.hpp"
 #include "llmprof/config.hpp"
 #include "llmprof/exit_code.hpp"
+#include "llmprof/export.hpp"
 #include "llmprof/process.hpp"
 #include "llmprof/rank_launch.hpp"
 #include "llmprof/result.hpp"
-#include "llmprof/run_directory.hpp"
+#include "llmprof/stage.hpp"  // StageRecord, RunStatus (the manifest itself: run_directory.hpp)
 
 namespace llmprof {
 
-// The stages, in the order they run (also their names in run.json).
-const std::vector<std::string>& deep_profile_stage_names();
+class Clock;  // llmprof/clock.hpp: SystemClock for a run, ManualClock for tests
 
-struct ProgressEvent {
+// The stages, in the order they run (also their names in run.json).
+LLMPROF_API const std::vector<std::string>& deep_profile_stage_names();
+
+struct LLMPROF_API ProgressEvent {
   enum class Kind {
     stage_started,   // `stage` begins; message says what it will do
     stage_finished,  // `status` and message (the reason when not ok)
@@ -58,15 +60,15 @@ struct ProgressEvent {
 };
 using ProgressCallback = std::function<void(const ProgressEvent&)>;
 
-// How a run ended: the same type and names as run.json's "status" (llmprof/run_directory.hpp), so a harness,
+// How a run ended: the same type and names as run.json's "status" (llmprof/stage.hpp), so a harness,
 // the CLI's summary and run.json never disagree. Never `running` for a run that returned.
 using RunOutcome = RunStatus;
 // The exit status of a run that ended this way: ok 0, hardware_limited 0 (everything the machine allows ran),
 // incomplete 1, failed 1, environment 3, timeout 124, interrupted 130 (README "Exit codes"), for
 // `deep-profile run` and every tool that runs one.
-ExitCode exit_code_for(RunOutcome outcome) noexcept;
+LLMPROF_API ExitCode exit_code_for(RunOutcome outcome) noexcept;
 
-struct RunSummary {
+struct LLMPROF_API RunSummary {
   std::filesystem::path main_directory;
   RunOutcome outcome = RunOutcome::running;
   // outcome == ok: every stage asked for succeeded. False under hardware_limited too: stages were skipped.
@@ -79,7 +81,7 @@ struct RunSummary {
 };
 
 // Things about the host program that the config does not say.
-struct DeepProfilerEnvironment {
+struct LLMPROF_API DeepProfilerEnvironment {
   // The running deep-profile (or harness) executable; the bundled example is looked for beside it.
   std::filesystem::path executable;
   // Additional places to look for llmprof-decode (build trees, install prefixes), after the defaults.
@@ -97,7 +99,7 @@ struct DeepProfilerEnvironment {
   std::optional<RankLaunch> rank_launch;
 };
 
-class DeepProfiler {
+class LLMPROF_API DeepProfiler {
  public:
   DeepProfiler(DeepProfileConfig config, ProcessRunner& runner, const Clock& clock, ProgressCallback progress = {},
                DeepProfilerEnvironment environment = {});
@@ -135,9 +137,9 @@ class DeepProfiler {
 };
 
 // The configuration a run recorded (MAIN/config.toml), for DeepProfiler::resume.
-Result<DeepProfileConfig> load_recorded_config(const std::filesystem::path& main);
+LLMPROF_API Result<DeepProfileConfig> load_recorded_config(const std::filesystem::path& main);
 
 // One human line for a progress event: "[  12.3s] ncu     kernel 4/40 reduce_kernel (17 passes)".
-std::string format_progress_event(const ProgressEvent& event);
+LLMPROF_API std::string format_progress_event(const ProgressEvent& event);
 
 }  // namespace llmprof

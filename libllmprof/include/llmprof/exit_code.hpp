@@ -5,6 +5,7 @@
 #include <span>
 #include <string_view>
 
+#include "llmprof/export.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof {
@@ -28,7 +29,7 @@ enum ExitCode : int {
 // A configuration the user named that cannot be loaded is a usage error whatever its code (a
 // missing --config file is "bad command line"), so the CLI maps configuration errors to exit_usage
 // before they get here.
-ExitCode exit_code_for(const Error& error) noexcept;
+LLMPROF_API ExitCode exit_code_for(const Error& error) noexcept;
 
 // What a CI gate (compare --fail-if-slower) decided; the compare layer decides it (decide_gate in
 // run_comparison.hpp), this is only its exit status, so a harness calling the library exits as the CLI does.
@@ -38,11 +39,11 @@ enum class GateOutcome {
   cannot_compare,  // a time A measured is missing in B, or nothing was measured at all
   inconclusive,    // with repeats: the change cannot be told from the noise
 };
-std::span<const std::string_view> choice_names(GateOutcome) noexcept;  // "passed", "regression", ...
-const char* to_string(GateOutcome outcome) noexcept;
+LLMPROF_API std::span<const std::string_view> choice_names(GateOutcome) noexcept;  // "passed", "regression", ...
+LLMPROF_API const char* to_string(GateOutcome outcome) noexcept;
 
 // passed -> exit_ok; regression -> exit_regression; cannot_compare -> exit_inconclusive;
 // inconclusive -> exit_noise.
-ExitCode exit_code_for(GateOutcome outcome) noexcept;
+LLMPROF_API ExitCode exit_code_for(GateOutcome outcome) noexcept;
 
 }  // namespace llmprof

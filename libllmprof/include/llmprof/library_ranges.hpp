@@ -12,13 +12,14 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/export.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof {
 
 // Ranges of one library: a name pattern over the whole range name, `*` standing for any run of characters
 // (none included), and the NVTX domain the range must be in (nullopt: any domain, the default one included).
-struct LibraryRangeRule {
+struct LLMPROF_API LibraryRangeRule {
   std::string library;                // who emits it: "CCCL", "PyTorch", ..., or "run.ignore_ranges"
   std::string name_pattern;           // "cub::*", "*, seq = *", "*" (every name of the domain)
   std::optional<std::string> domain;  // exact, case-sensitive: "CCCL"
@@ -28,14 +29,14 @@ struct LibraryRangeRule {
 };
 
 // Whether `name` matches a pattern in which each `*` stands for any run of characters.
-bool matches_name_pattern(std::string_view pattern, std::string_view name);
+LLMPROF_API bool matches_name_pattern(std::string_view pattern, std::string_view name);
 
 // One `run.ignore_ranges` entry: "NAME" (any domain) or "NAME@DOMAIN" (`*@DOMAIN`: every range of the domain;
 // `NAME@*`: any domain). Error(invalid_argument) for an empty name or domain, or a second '@'.
-Result<LibraryRangeRule> parse_ignore_range(std::string_view entry);
+LLMPROF_API Result<LibraryRangeRule> parse_ignore_range(std::string_view entry);
 
 // The built-in rules and any the user added; classifies a range by name and domain.
-class LibraryRanges {
+class LLMPROF_API LibraryRanges {
  public:
   LibraryRanges();  // the built-in rules (builtin_library_range_rules())
   // The built-in rules plus one rule per `run.ignore_ranges` entry; the first malformed entry is the error.
@@ -53,6 +54,6 @@ class LibraryRanges {
 };
 
 // The rules every run starts with, in the order they are tried (docs/library-ranges.md lists them).
-const std::vector<LibraryRangeRule>& builtin_library_range_rules();
+LLMPROF_API const std::vector<LibraryRangeRule>& builtin_library_range_rules();
 
 }  // namespace llmprof

@@ -1,5 +1,6 @@
-// The harness's one include: what a program that profiles a workload with libllmprof needs, and nothing
-// of the internals (parsers, the timeline engine, the ncu plan: include those headers by name).
+// The harness's one include: what a program that profiles a workload with libllmprof needs. The parsers, the
+// timeline engine and the ncu plan stay inside the library (libllmprof/internal/, not installed): the
+// installed headers are the API, the rest may change in any release (docs/library.md "What is API").
 //
 //   #include <llmprof/llmprof.hpp>
 //   llmprof::DeepProfiler profiler(config, *runner, clock);   // the whole pipeline

@@ -14,16 +14,17 @@
 #include <string>
 #include <string_view>
 
+#include "llmprof/export.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof {
 
 enum class LogLevel { trace, debug, info, warning, error };
-const char* to_string(LogLevel level) noexcept;
-std::optional<LogLevel> parse_log_level(std::string_view name);  // "trace" ... "error"
+LLMPROF_API const char* to_string(LogLevel level) noexcept;
+LLMPROF_API std::optional<LogLevel> parse_log_level(std::string_view name);  // "trace" ... "error"
 
 // One log line, as a sink receives it. The views live for the duration of the call.
-struct LogRecord {
+struct LLMPROF_API LogRecord {
   LogLevel level = LogLevel::info;
   std::string_view channel;  // the area that speaks: "run", "nsys", "ncu", "probe", ...
   std::string_view message;
@@ -32,7 +33,7 @@ struct LogRecord {
 // thread); calls are serialised, so the sink needs no lock of its own.
 using LogSink = std::function<void(const LogRecord&)>;
 
-struct LoggingOptions {
+struct LLMPROF_API LoggingOptions {
   LogLevel console_level = LogLevel::info;
   bool quiet = false;                      // console shows errors only
   std::ostream* console_stream = nullptr;  // nullptr: std::clog (stderr); tests pass a stringstream
@@ -40,18 +41,18 @@ struct LoggingOptions {
 
 // Turns on (or reconfigures) the console: short lines ("warning: ...") to stderr. Off until called, so a
 // library user sees nothing on stderr unless it asks; the deep-profile CLI calls this first thing.
-void init_logging(const LoggingOptions& options);
+LLMPROF_API void init_logging(const LoggingOptions& options);
 // Turns the console off again.
-void disable_console_logging();
+LLMPROF_API void disable_console_logging();
 
 // Every line at `level` or above goes to `sink` as well (replacing an earlier sink); an empty sink removes it.
-void set_log_sink(LogSink sink, LogLevel level = LogLevel::info);
+LLMPROF_API void set_log_sink(LogSink sink, LogLevel level = LogLevel::info);
 
 // A log file for the lines logged on the opening thread while this object lives (a run's
 // MAIN/deep-profile.log: UTC timestamp, level, channel, message; appended, flushed per line).
 // Nested files on one thread each get the lines of their own lifetime; destroy it on the thread that
 // opened it.
-class ScopedLogFile {
+class LLMPROF_API ScopedLogFile {
  public:
   // Errors: io_error when the file cannot be opened (the path and the reason named).
   static Result<std::unique_ptr<ScopedLogFile>> open(const std::filesystem::path& path,
@@ -70,7 +71,7 @@ class ScopedLogFile {
   std::unique_ptr<State> state_;
 };
 
-void log(LogLevel level, std::string_view channel, std::string_view message);
+LLMPROF_API void log(LogLevel level, std::string_view channel, std::string_view message);
 inline void log_trace(std::string_view channel, std::string_view message) { log(LogLevel::trace, channel, message); }
 inline void log_debug(std::string_view channel, std::string_view message) { log(LogLevel::debug, channel, message); }
 inline void log_info(std::string_view channel, std::string_view message) { log(LogLevel::info, channel, message); }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "llmprof/choice.hpp"
+#include "llmprof/export.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/tool_probe.hpp"
 
@@ -62,7 +63,7 @@ inline constexpr std::string_view kLlmprofNcuSet = "llmprof";
 inline constexpr std::string_view kLlmprofSectionIdentifier = "LlmprofRoofline";
 inline constexpr std::string_view kLlmprofSectionFile = "ncu-sections/LlmprofRoofline.section";  // in the config dir
 
-struct NcuProfileOptions {
+struct LLMPROF_API NcuProfileOptions {
   std::filesystem::path ncu = "ncu";
   bool target_all_processes = true;                   // --target-processes all (python/launcher workloads)
   // false: --profile-from-start off, so ncu profiles only between cudaProfilerStart and cudaProfilerStop
@@ -95,7 +96,7 @@ struct NcuProfileOptions {
 
 enum class NcuPage { raw, details };
 
-class NcuCommand {
+class LLMPROF_API NcuCommand {
  public:
   static NcuCommand profile(NcuProfileOptions options);
   // The same, run by the probed ncu (tool.path) when options.ncu is left at its bare default "ncu"; an explicit

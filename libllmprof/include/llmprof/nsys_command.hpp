@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "llmprof/choice.hpp"
+#include "llmprof/export.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/tool_probe.hpp"
 
@@ -48,7 +49,7 @@ inline std::span<const std::string_view> choice_names(NsysWait) noexcept {
   return names;
 }
 
-struct NsysProfileOptions {
+struct LLMPROF_API NsysProfileOptions {
   std::filesystem::path nsys = "nsys";                 // executable
   std::vector<std::string> trace = {"cuda", "nvtx"};   // --trace=cuda,nvtx[,osrt,cublas,...]
   NsysProcessScope sample = NsysProcessScope::none;    // --sample=
@@ -82,9 +83,9 @@ struct NsysProfileOptions {
 // The --cuda-graph-trace granularity that arguments given verbatim (nsys.extra_args) ask for: "graph" or
 // "node" (a ":<launch origin>" suffix dropped; both nsys 2022.4 and 2025.3.1 take either), nullopt when they
 // do not set it (nsys then traces graphs whole). The last occurrence wins, as in nsys's own parser.
-std::optional<std::string> requested_graph_trace(const std::vector<std::string>& extra_args);
+LLMPROF_API std::optional<std::string> requested_graph_trace(const std::vector<std::string>& extra_args);
 
-class NsysCommand {
+class LLMPROF_API NsysCommand {
  public:
   // nsys profile ...; with capture_range nvtx also --env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0,
   // without which nsys ignores unregistered NVTX strings and a gate like "decode" never opens.

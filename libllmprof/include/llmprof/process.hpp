@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "llmprof/export.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof {
@@ -41,7 +42,7 @@ namespace llmprof {
 // script, CUDA's bin/ncu script, `sudo ncu` run the real ncu as the child's child; ending it would lose the
 // report), and any process started before the child (a daemon an earlier stage left, re-parented to this
 // process).
-class DescendantEnding {
+class LLMPROF_API DescendantEnding {
  public:
   // `profiler_name`: the profiler's program ("ncu"); empty: the child itself is the profiler.
   explicit DescendantEnding(std::string profiler_name = {}) : profiler_name_(std::move(profiler_name)) {}
@@ -65,7 +66,7 @@ class DescendantEnding {
   std::vector<int> targets_;
 };
 
-struct ProcessSpec {
+struct LLMPROF_API ProcessSpec {
   // argv[0] is a path (contains a '/'; a relative one is taken from the parent's current directory,
   // not from working_directory) or a bare name looked up on PATH: the PATH given in `environment`
   // when it overrides PATH, else the parent's. The child receives the resolved path as its argv[0].
@@ -109,7 +110,7 @@ struct ProcessSpec {
   std::function<bool(const std::filesystem::path& executable)> is_tool_executable;
 };
 
-struct ProcessOutcome {
+struct LLMPROF_API ProcessOutcome {
   bool exited = false;  // exited normally; exit_code is valid
   int exit_code = -1;
   std::optional<int> signal;  // terminated by this signal (e.g. 9 after a timeout)
@@ -144,7 +145,7 @@ struct ProcessOutcome {
   std::string describe() const;
 };
 
-class ProcessRunner {
+class LLMPROF_API ProcessRunner {
  public:
   virtual ~ProcessRunner() = default;
   // Runs to completion (or timeout). An Error only when the process could not be started at all
@@ -168,10 +169,10 @@ class ProcessRunner {
 // call request_stop(). Processes left in the group after the child exits normally are not killed;
 // their output is read until they close it or for at most 0.5 s after the child's exit.
 // One runner may serve several threads; each run() is independent.
-std::unique_ptr<ProcessRunner> make_system_process_runner();
+LLMPROF_API std::unique_ptr<ProcessRunner> make_system_process_runner();
 
 // Searches a colon-separated directory list (empty: this process's PATH) for an executable regular
 // file called `name`; a name containing '/' is checked as it is. Empty when not found.
-std::filesystem::path find_executable(const std::string& name, const std::string& path_variable = {});
+LLMPROF_API std::filesystem::path find_executable(const std::string& name, const std::string& path_variable = {});
 
 }  // namespace llmprof

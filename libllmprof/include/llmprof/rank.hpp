@@ -9,15 +9,16 @@
 #include <map>
 #include <string>
 
+#include "llmprof/export.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof {
 
 // The launcher family whose variables named the rank.
 enum class RankSource { torchrun, open_mpi, pmix, slurm };
-const char* to_string(RankSource source) noexcept;
+LLMPROF_API const char* to_string(RankSource source) noexcept;
 
-struct RankIdentity {
+struct LLMPROF_API RankIdentity {
   int rank = 0;        // global rank, 0 <= rank < world_size
   int local_rank = 0;  // rank on this host (the GPU a launcher usually maps it to)
   int world_size = 1;
@@ -30,9 +31,9 @@ struct RankIdentity {
 // torchrun (RANK + WORLD_SIZE) > Open MPI (OMPI_COMM_WORLD_RANK) > PMIX_RANK > SLURM_PROCID.
 // A family that is present must be complete and consistent (integers, rank < world size);
 // otherwise, and when no family is present, the Error names the variables and the fix.
-Result<RankIdentity> resolve_rank(const std::map<std::string, std::string>& environment);
+LLMPROF_API Result<RankIdentity> resolve_rank(const std::map<std::string, std::string>& environment);
 
 // The same over this process's environment (::environ).
-Result<RankIdentity> resolve_rank_from_process_environment();
+LLMPROF_API Result<RankIdentity> resolve_rank_from_process_environment();
 
 }  // namespace llmprof

@@ -14,14 +14,14 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/export.hpp"
 #include "llmprof/process.hpp"
-#include "llmprof/rank.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof {
 
 // The launcher words a user gave, checked.
-struct Launcher {
+struct LLMPROF_API Launcher {
   std::vector<std::string> words;  // e.g. {"srun", "-n", "2"}; torchrun gains --no-python when absent
   std::string family;              // srun | mpirun | torchrun (mpiexec/orterun count as mpirun)
   std::optional<int> world_size;   // from -n/-np/--ntasks or --nproc-per-node x --nnodes, when given
@@ -29,14 +29,14 @@ struct Launcher {
 
 // Splits and checks launcher words: the first word must be a known launcher (srun, mpirun,
 // mpiexec, orterun, torchrun); anything else is invalid_argument naming the known ones.
-Result<Launcher> parse_launcher(std::string_view words);
+LLMPROF_API Result<Launcher> parse_launcher(std::string_view words);
 
 // "0,3" or "0-3" pieces, comma-separated, distinct, non-negative, sorted on return.
-Result<std::vector<int>> parse_rank_list(std::string_view text);
-std::string format_rank_list(const std::vector<int>& ranks);  // "0,3"
+LLMPROF_API Result<std::vector<int>> parse_rank_list(std::string_view text);
+LLMPROF_API std::string format_rank_list(const std::vector<int>& ranks);  // "0,3"
 
 // How deep-profile run launches its workload stages (DeepProfilerEnvironment::rank_launch).
-struct RankLaunch {
+struct LLMPROF_API RankLaunch {
   Launcher launcher;
   // Ranks profiled by nsys and ncu. nullopt: every rank under nsys, rank 0 under ncu.
   std::optional<std::vector<int>> ranks;
@@ -44,17 +44,19 @@ struct RankLaunch {
 
 // One rank's share of a stage, as `deep-profile rank-exec` runs it.
 struct RankExecRequest;
+// The rank a launcher gave this process (llmprof/rank.hpp, which run_rank_exec's callers include).
+struct RankIdentity;
 
 // The words after the deep-profile executable that start `request` under a launcher, up to and
 // including the "--" before CMD: {"rank-exec", "--run-directory", MAIN, "--stage", S, ["--ranks", L,] "--"}.
 // They must pass through every launcher's own parser untouched. torchrun's (Python argparse) reads
 // every option-like word, even after its program, as an abbreviation of its own options: a word
 // that is a prefix of one is taken or refused (torchrun 2.11 refused `--run`, a prefix of
-// `--run-path` and `--run_path`, on 2026-11-23), so none of these option names may be a prefix of a
+// `--run-path` and `--run_path`), so none of these option names may be a prefix of a
 // launcher option (tests/unit/rank_launch_test.cpp checks them against recorded `--help` output).
-std::vector<std::string> rank_exec_arguments(const RankExecRequest& request);
+LLMPROF_API std::vector<std::string> rank_exec_arguments(const RankExecRequest& request);
 
-struct RankExecRequest {
+struct LLMPROF_API RankExecRequest {
   std::filesystem::path main_directory;
   std::string stage;                      // stage1 | nsys | ncu
   std::optional<std::vector<int>> ranks;  // ranks that run the profiler; nullopt: every rank
@@ -67,7 +69,7 @@ struct RankExecRequest {
 // What rank-exec recorded in MAIN/ranks/r<rank>/<stage>/status.json; exit_code is what the
 // rank-exec process should exit with (the workload's or profiler's, 124 after a timeout, 2 for a
 // bad request, 130 when stopped).
-struct RankExecResult {
+struct LLMPROF_API RankExecResult {
   int exit_code = 0;
   std::string summary;  // one line for stderr
 };
@@ -76,7 +78,7 @@ struct RankExecResult {
 // runs the profiler or the workload bare with the plan's timeout (a timeout kills the rank's whole
 // process tree), and writes status.json before and after. An Error only when MAIN or the plan
 // cannot be read, so that nothing can be recorded (the caller prints it and exits 2).
-Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankIdentity& identity,
+LLMPROF_API Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankIdentity& identity,
                                      ProcessRunner& runner);
 
 }  // namespace llmprof

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "llmprof/export.hpp"
 #include "llmprof/report_model.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/run_directory.hpp"
@@ -25,24 +26,24 @@ namespace llmprof {
 // report.json's top_kernel_selection, member for member (its `rule`, `more_coverage` and
 // `collectives_left_out` objects are records of their own), read through one field table. Keys a
 // report.json from before they existed lacks keep their defaults.
-struct ReportCoverageStep {
+struct LLMPROF_API ReportCoverageStep {
   double target = 0;  // 0..1
   bool reachable = true;
   std::int64_t more_kernels = 0;  // beyond the selection
 };
 
-struct ReportSelectionRule {
+struct LLMPROF_API ReportSelectionRule {
   std::string kind;              // "top_n", "coverage"; "" before the coverage rule existed (top-N)
   std::optional<double> target;  // the coverage rule's target, 0..1
   bool capped = false;           // the cap on distinct kernels stopped the coverage rule
 };
 
-struct ReportCollectivesLeftOut {
+struct LLMPROF_API ReportCollectivesLeftOut {
   std::int64_t count = 0;       // collective kernels never profiled
   std::optional<double> share;  // their share of the stage's kernel time
 };
 
-struct ReportTopKernelSelection {
+struct LLMPROF_API ReportTopKernelSelection {
   std::string stage;
   std::int64_t n = 0;
   std::string kernel_regex;
@@ -65,23 +66,23 @@ struct ReportTopKernelSelection {
 // "Kernels profiled with ncu: the top 10 of stage decode, covering 70.7% of its kernel time; 3 more kernels
 // for 80%, ...; 2 collective kernels (12% of its kernel time) left out: ncu cannot replay collectives."
 // Plain text: the renderers escape it.
-std::string describe_kernel_selection(const ReportTopKernelSelection& selection);
+LLMPROF_API std::string describe_kernel_selection(const ReportTopKernelSelection& selection);
 
 // One step's exact command line, for "how to reproduce".
-struct ReproduceStep {
+struct LLMPROF_API ReproduceStep {
   std::string stage;    // run.json stage name (stage1, nsys, ncu, ...)
   std::string command;  // shell-quoted, as recorded
   std::string source;   // "run.json" or the cmd.txt path it came from
 };
 
 // A stage that did not complete, from run.json.
-struct StageProblem {
+struct LLMPROF_API StageProblem {
   std::string stage;
   std::string status;  // skipped | failed | interrupted | pending | running
   std::string reason;
 };
 
-struct RunEnvironmentSummary {
+struct LLMPROF_API RunEnvironmentSummary {
   bool present = false;  // env.json was found and read
   std::string host;
   std::string os;
@@ -90,14 +91,14 @@ struct RunEnvironmentSummary {
 };
 
 // One quantity of stage 1's repeated bare runs (stage1/repeats.json): "wall_s", "prefill_s", "decode_s".
-struct ReportRepeatQuantity {
+struct LLMPROF_API ReportRepeatQuantity {
   std::string name;
   std::vector<double> samples;  // seconds, one per run
 };
 
 // analysis/ranks.csv (a run under a launcher): the rank whose steps start latest, by its mean lag behind the
 // earliest rank at each step.
-struct ReportStraggler {
+struct LLMPROF_API ReportStraggler {
   std::int64_t rank = 0;
   double mean_step_start_lag_ns = 0;
   std::int64_t ranks = 0;  // ranks in the file
@@ -105,7 +106,7 @@ struct ReportStraggler {
 
 // analysis/step_kinds.json's first window when its steps were inferred without NVTX step ranges (the capture holds
 // no range of the workload's own): the unit the headline speaks of, "the captured window: N steps inferred".
-struct ReportInferredSteps {
+struct LLMPROF_API ReportInferredSteps {
   std::int64_t steps = 0;
   std::int64_t step_time_ns = 0;  // summed over the steps (each: first launch to the later of its cut and GPU end)
   std::int64_t gpu_busy_ns = 0;   // summed over the steps (the union of each step's GPU work)
@@ -117,7 +118,7 @@ struct ReportInferredSteps {
   std::vector<std::int64_t> kind_p50_ns;                    // each kind's median step, in the same order
 };
 
-struct RunReportModel {
+struct LLMPROF_API RunReportModel {
   std::filesystem::path main_directory;
   std::string run_id;  // run.json run_id, else the directory name
   std::string created_utc;
@@ -163,18 +164,18 @@ struct RunReportModel {
 
 // Reads MAIN. Errors: report.json absent (not_found, hint: run `deep-profile analyze MAIN`), or any
 // present file unparsable / with a known field of the wrong type (parse_error naming file and field).
-Result<RunReportModel> load_run_report(const std::filesystem::path& main_directory);
+LLMPROF_API Result<RunReportModel> load_run_report(const std::filesystem::path& main_directory);
 
 // Deterministic text (no current time, no absolute paths beyond what the run recorded).
-std::string render_markdown(const RunReportModel& model);
+LLMPROF_API std::string render_markdown(const RunReportModel& model);
 // One self-contained HTML file: inline CSS and SVG, one tiny inline script for sortable tables.
-std::string render_html(const RunReportModel& model);
+LLMPROF_API std::string render_html(const RunReportModel& model);
 
 // load_run_report + MAIN/report.md and MAIN/report.html, each written atomically.
-Result<void> write_reports(const std::filesystem::path& main_directory);
+LLMPROF_API Result<void> write_reports(const std::filesystem::path& main_directory);
 
 // "void at::native::reduce_kernel<512, ...>(T3)" -> "at::native::reduce_kernel"; at most max_length
 // characters (an ellipsis marks a cut). Used for chart labels, never for matching.
-std::string short_kernel_name(std::string_view name, std::size_t max_length = 40);
+LLMPROF_API std::string short_kernel_name(std::string_view name, std::size_t max_length = 40);
 
 }  // namespace llmprof

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "llmprof/choice.hpp"
+#include "llmprof/export.hpp"
 
 namespace llmprof {
 
@@ -38,19 +39,19 @@ inline std::span<const std::string_view> choice_names(StepBasis) noexcept {
 }
 
 // report.json "device" (and "device.datasheet"): peaks at the clocks the kernels were profiled at.
-struct ReportDevicePeaks {
+struct LLMPROF_API ReportDevicePeaks {
   std::string name;
   std::vector<std::pair<std::string, double>> peak_flop_per_s;  // precision -> FLOP/s, in file order
   std::optional<double> peak_dram_bytes_per_s;
   std::vector<std::pair<std::string, std::string>> sources;  // figure -> where it came from
 };
 
-struct ReportDevice : ReportDevicePeaks {
+struct LLMPROF_API ReportDevice : ReportDevicePeaks {
   std::optional<ReportDevicePeaks> datasheet;  // the known-GPU table's figures, for comparison
 };
 
 // report.json "stages[].top_kernels[]".
-struct ReportStageKernel {
+struct LLMPROF_API ReportStageKernel {
   std::string name;
   std::int64_t time_ns = 0;
   double share = 0;  // of the stage's kernel time
@@ -58,7 +59,7 @@ struct ReportStageKernel {
 
 // One GPU-metrics sample of a stage's median step (report.json "stages[].sampled_median_step[]"): its period's
 // middle after the step's first GPU start, and the shares of peak it reported (null: not in the metric set).
-struct ReportSampledPoint {
+struct LLMPROF_API ReportSampledPoint {
   std::int64_t offset_ns = 0;
   std::optional<double> sm_active;
   std::optional<double> tensor_active;
@@ -66,7 +67,7 @@ struct ReportSampledPoint {
 };
 
 // report.json "stages[]".
-struct ReportStage {
+struct LLMPROF_API ReportStage {
   std::string name;
   std::string domain;                 // "" for the default NVTX domain
   std::optional<std::string> parent;  // enclosing stage, e.g. "generate"
@@ -152,7 +153,7 @@ struct ReportStage {
 };
 
 // report.json "kernels[]".
-struct ReportKernel {
+struct LLMPROF_API ReportKernel {
   std::string name;  // demangled, as nsys/ncu print it
   std::vector<std::string> stages;
   std::optional<std::int64_t> instances;
@@ -174,7 +175,7 @@ struct ReportKernel {
 };
 
 // report.json "bare_run": the workload's own figures from the bare stage-1 run (stage1/metrics.json).
-struct ReportBareRun {
+struct LLMPROF_API ReportBareRun {
   std::string device;  // "cpu", "cuda:0"
   std::string device_name;
   std::string dtype;
@@ -183,7 +184,7 @@ struct ReportBareRun {
 };
 
 // report.json "nvtx_ranges[]": one NVTX range's instances on the CPU timeline (nsys nvtx_sum).
-struct ReportRangeTiming {
+struct LLMPROF_API ReportRangeTiming {
   std::string name;
   std::string domain;
   std::string style;  // "PushPop" or "StartEnd"
@@ -195,7 +196,7 @@ struct ReportRangeTiming {
 };
 
 // report.json "node_capture": the kernel tables came from a second capture traced per CUDA graph node.
-struct ReportNodeCapture {
+struct LLMPROF_API ReportNodeCapture {
   std::string kernel_tables;  // where they were read, relative to MAIN ("nsys/node/summary_*.csv")
   // One NVTX range's total CPU time in both captures: what node tracing cost the host side.
   struct RangeWall {

@@ -13,6 +13,8 @@
 #include <utility>
 #include <variant>
 
+#include "llmprof/export.hpp"
+
 namespace llmprof {
 
 // What kind of failure; exit_code_for (llmprof/exit_code.hpp) maps these to the documented exit codes.
@@ -31,9 +33,9 @@ enum class ErrorCode {
 };
 
 // Stable lowercase name of a code ("not_found"), used in run.json and log lines.
-const char* to_string(ErrorCode code) noexcept;
+LLMPROF_API const char* to_string(ErrorCode code) noexcept;
 
-struct Error {
+struct LLMPROF_API Error {
   ErrorCode code = ErrorCode::invalid_argument;
   std::string message;  // what went wrong and where, one sentence
   std::string hint;     // how to fix it; empty when there is nothing useful to say
@@ -43,10 +45,10 @@ struct Error {
   std::string describe() const;
 };
 
-Error make_error(ErrorCode code, std::string message, std::string hint = {}, std::string subject = {});
+LLMPROF_API Error make_error(ErrorCode code, std::string message, std::string hint = {}, std::string subject = {});
 
 // Thrown only when a Result is misused (value() on an error); a programming error, not bad input.
-class BadResultAccess : public std::logic_error {
+class LLMPROF_API BadResultAccess : public std::logic_error {
  public:
   explicit BadResultAccess(const Error& error);
 };

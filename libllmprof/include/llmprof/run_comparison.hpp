@@ -13,12 +13,13 @@
 
 #include "llmprof/choice.hpp"
 #include "llmprof/exit_code.hpp"
+#include "llmprof/export.hpp"
 #include "llmprof/report.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof {
 
-struct ComparisonOptions {
+struct LLMPROF_API ComparisonOptions {
   // One-sided level of the noise gate's Welch tests (see NoiseGate).
   double noise_level = 0.05;
   // A kernel counts as faster/slower when its average launch time moved by more than this (percent).
@@ -30,15 +31,15 @@ struct ComparisonOptions {
 
 // B relative to A. ratio = B / A; delta_pct = (B / A - 1) * 100. Unset when either side is missing
 // or A is zero.
-struct ValueDelta {
+struct LLMPROF_API ValueDelta {
   std::optional<double> a;
   std::optional<double> b;
   std::optional<double> ratio;
   std::optional<double> delta_pct;
 };
-ValueDelta make_delta(const std::optional<double>& a, const std::optional<double>& b);
+LLMPROF_API ValueDelta make_delta(const std::optional<double>& a, const std::optional<double>& b);
 
-struct StageComparison {
+struct LLMPROF_API StageComparison {
   std::string name;  // "decode", or "domain:decode"
   bool in_a = false, in_b = false;
   ValueDelta wall_ns;
@@ -56,7 +57,7 @@ inline std::span<const std::string_view> choice_names(KernelChange) noexcept {
 }
 inline const char* to_string(KernelChange change) noexcept { return choice_name(change).data(); }
 
-struct KernelComparison {
+struct LLMPROF_API KernelComparison {
   std::string name;
   KernelChange change = KernelChange::unchanged;
   ValueDelta avg_time_ns;  // per launch: what "faster/slower" is judged on
@@ -66,7 +67,7 @@ struct KernelComparison {
 };
 
 // One difference between the two runs' machines, tools or configurations.
-struct SettingDifference {
+struct LLMPROF_API SettingDifference {
   std::string key;  // "gpu[0].driver", "tools.ncu", "config.ncu.set"
   std::string a;    // "(absent)" when only one side has it
   std::string b;
@@ -90,7 +91,7 @@ inline std::span<const std::string_view> choice_names(NoiseVerdict) noexcept {
 }
 inline const char* to_string(NoiseVerdict verdict) noexcept { return choice_name(verdict).data(); }
 
-struct QuantityVerdict {
+struct LLMPROF_API QuantityVerdict {
   std::string quantity;  // "decode_s"
   std::size_t runs_a = 0, runs_b = 0;
   double mean_a = 0, mean_b = 0;
@@ -104,14 +105,14 @@ struct QuantityVerdict {
   std::optional<std::string> problem;
 };
 
-struct NoiseGate {
+struct LLMPROF_API NoiseGate {
   double level = 0.05;  // one-sided alpha of each test
   NoiseVerdict verdict = NoiseVerdict::single_run;
   std::vector<QuantityVerdict> quantities;
   std::string summary;  // one line: "regression: decode_s +5.1% (limit 2%, noise +-1.1%, p = 0.0001)"
 };
 
-struct RunComparison {
+struct LLMPROF_API RunComparison {
   std::string run_a, run_b;  // run ids
   std::filesystem::path path_a, path_b;
   ComparisonOptions options;
@@ -139,27 +140,27 @@ struct RunComparison {
 //   cannot_compare  the gate was asked for and `inconclusive` is set (a time A measured is missing in B);
 //   inconclusive    the noise gate could not tell the change from the noise of the repeats;
 //   passed          otherwise, including a comparison without --fail-if-slower.
-struct GateVerdict {
+struct LLMPROF_API GateVerdict {
   GateOutcome outcome = GateOutcome::passed;
   std::optional<std::string> noise_summary;  // the noise gate's one line, when the gate ran
   std::vector<std::string> reasons;          // regression_reasons or inconclusive_reasons, per outcome
 };
-GateVerdict decide_gate(const RunComparison& comparison);
+LLMPROF_API GateVerdict decide_gate(const RunComparison& comparison);
 // What a CLI prints to stderr about the verdict, one line each: the noise summary, then
 // "regression: <reason>" or "cannot compare: <reason>".
-std::vector<std::string> gate_messages(const GateVerdict& verdict);
+LLMPROF_API std::vector<std::string> gate_messages(const GateVerdict& verdict);
 
-RunComparison compare_runs(const RunReportModel& a, const RunReportModel& b, const ComparisonOptions& options);
+LLMPROF_API RunComparison compare_runs(const RunReportModel& a, const RunReportModel& b, const ComparisonOptions& options);
 // Loads both directories with load_run_report; errors name the directory that failed. Thresholds
 // that are negative or not finite (nan never compares greater, so the gate would never fire) are
 // invalid_argument.
-Result<RunComparison> compare_run_directories(const std::filesystem::path& a, const std::filesystem::path& b,
+LLMPROF_API Result<RunComparison> compare_run_directories(const std::filesystem::path& a, const std::filesystem::path& b,
                                               const ComparisonOptions& options);
 
 // Schema "llmprof.compare/2": {"schema","run_a","run_b","options","stages","kernels","environment",
 // "config","regression","regression_reasons"}; indented, deterministic.
-std::string comparison_to_json(const RunComparison& comparison);
-std::string render_comparison_markdown(const RunComparison& comparison);
-std::string render_comparison_html(const RunComparison& comparison);
+LLMPROF_API std::string comparison_to_json(const RunComparison& comparison);
+LLMPROF_API std::string render_comparison_markdown(const RunComparison& comparison);
+LLMPROF_API std::string render_comparison_html(const RunComparison& comparison);
 
 }  // namespace llmprof

@@ -21,10 +21,11 @@
 
 #include "llmprof/capture_record.hpp"
 #include "llmprof/clock.hpp"
+#include "llmprof/export.hpp"
 #include "llmprof/process.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/run_layout.hpp"
-#include "llmprof/stage.hpp"
+#include "llmprof/stage.hpp"  // StageStatus, StageRecord, RunStatus
 
 namespace llmprof {
 
@@ -37,73 +38,20 @@ struct RunManifest;
 //
 // MAIN/run.json read and checked: the one reader of a run's manifest. Errors: not_found without a
 // run.json, io_error when it cannot be read, parse_error (subject: the file) when it is not llmprof.run/1.
-Result<RunManifest> read_manifest(const std::filesystem::path& main_directory);
+LLMPROF_API Result<RunManifest> read_manifest(const std::filesystem::path& main_directory);
 
 // ---- The manifest (run.json) and its records. ----
 
-enum class StageStatus { pending, running, ok, skipped, failed, interrupted };
-const char* to_string(StageStatus status) noexcept;
-
-// One rank's share of a stage run under a launcher (`deep-profile run --launcher`).
-struct RankRecord {
-  int rank = 0;
-  int local_rank = 0;
-  std::string host;
-  std::string role;  // "nsys" / "ncu" (profiled on this rank) or "bare"
-  StageStatus status = StageStatus::pending;
-  std::string reason;  // why not ok
-  std::optional<int> exit_code;
-  double duration_s = 0;
-  std::string directory;  // relative to MAIN, e.g. "ranks/r1/nsys"
-};
-
-struct StageRecord {
-  std::string name;  // probe, stage1, nsys, select, ncu, analyze, report
-  StageStatus status = StageStatus::pending;
-  std::string reason;  // why skipped/failed/interrupted, in words a user can act on
-  std::string started_utc;
-  double duration_s = 0;
-  std::optional<int> exit_code;
-  std::optional<std::string> command;   // the exact command, shell-quoted
-  std::optional<std::string> cmd_file;  // relative to MAIN, e.g. "nsys/cmd.txt"
-  std::optional<std::string> log_file;  // relative to MAIN
-  std::vector<std::string> artifacts;   // relative to MAIN
-  std::vector<std::string> warnings;
-  // Workloads the stage ended on purpose, one line each ("pass 1 ended the workload after its 16 planned
-  // launches at 19.6 s"): their exit code is not a failure. Absent from run.json when empty.
-  std::vector<std::string> workload_endings;
-  // The ncu stage: the ncu.set whose metrics fed the figures ("llmprof": libllmprof's own section; else ncu's
-  // --set). Absent from run.json for other stages and in runs recorded before it existed.
-  std::optional<std::string> ncu_set;
-  std::vector<RankRecord> ranks;  // stages run under a launcher: one per rank (absent from run.json otherwise)
-};
-
-// How a run stands: run.json's "status", RunSummary::outcome (RunOutcome is this type) and the summary line
-// the CLI prints share these names. A finished run is never `running`.
-enum class RunStatus {
-  running,           // not finished (or killed before it could say how it ended)
-  ok,                // every stage that was asked for succeeded
-  hardware_limited,  // every stage this machine can run succeeded; stages needing hardware it lacks (an
-                     // NVIDIA GPU and driver: kernel selection, ncu) were skipped, each saying so
-  incomplete,        // a requested stage failed or was skipped for another reason (the run kept what it could)
-  failed,            // the workload itself failed (bare run), so nothing was measured
-  environment,       // only the machine was lacking: a profiler missing, too little free space
-  timeout,           // a stage ran past its timeout; its process tree was killed
-  interrupted,       // SIGINT/SIGTERM (request_stop) stopped the run
-  bad_input,         // an input the run needs is missing: the workload program does not exist (README exit 4)
-};
-const char* to_string(RunStatus status) noexcept;
-
 // A file the workload consists of (its executable, a script named in argv), as it was when the run started:
 // `run --resume` refuses to continue a run whose workload changed since.
-struct FileFingerprint {
+struct LLMPROF_API FileFingerprint {
   std::string path;  // absolute
   std::uint64_t size = 0;
   std::int64_t modified_ns = 0;  // last modification, ns since the epoch
   bool operator==(const FileFingerprint&) const = default;
 };
 
-struct WorkloadRecord {
+struct LLMPROF_API WorkloadRecord {
   std::vector<std::string> argv;
   std::filesystem::path working_directory;
   std::map<std::string, std::string> environment;  // overrides only
@@ -112,7 +60,7 @@ struct WorkloadRecord {
 };
 
 // One `deep-profile run --resume`: where it continued and what the stages it ran again had said before.
-struct ResumptionRecord {
+struct LLMPROF_API ResumptionRecord {
   std::string resumed_utc;
   std::string from_stage;
   std::string attempts_directory;  // relative to MAIN: the earlier files of the stages run again
@@ -124,7 +72,7 @@ struct ResumptionRecord {
   std::vector<PreviousStage> previous;
 };
 
-struct RunManifest {
+struct LLMPROF_API RunManifest {
   std::string run_id;
   std::string created_utc;
   std::string updated_utc;
@@ -145,7 +93,7 @@ struct RunManifest {
 
 struct EnvironmentRecord;
 
-struct RunDirectoryOptions {
+struct LLMPROF_API RunDirectoryOptions {
   std::filesystem::path runs_root = "runs";  // must not be outputs/ (reserved by the harness)
   std::string run_id;                        // empty: generate "20261122T153122Z-a1b2c3"
   std::optional<int> keep_newest_runs;       // retention: delete older run directories under root
@@ -153,13 +101,13 @@ struct RunDirectoryOptions {
 
 // What retention did: the old runs it deleted, and the old runs it kept because they are not
 // finished (another deep-profile still holds their run.lock).
-struct RetentionOutcome {
+struct LLMPROF_API RetentionOutcome {
   std::vector<std::filesystem::path> removed;
   std::vector<std::filesystem::path> kept_unfinished;
   std::vector<std::string> problems;  // runs it could not remove, and why
 };
 
-class RunDirectory {
+class LLMPROF_API RunDirectory {
  public:
   // Creates <root>/<run-id> and its subdirectories, and locks MAIN/run.lock for as long as this
   // object (or a copy) lives, which marks the run as unfinished for retention. Errors: unwritable
@@ -213,23 +161,23 @@ class RunDirectory {
 };
 
 // "20261122T153122Z-a1b2c3": UTC timestamp (sortable) + 6 hex characters.
-std::string generate_run_id(const Clock& clock);
+LLMPROF_API std::string generate_run_id(const Clock& clock);
 // True for names generate_run_id makes ("20261122T153122Z-a1b2c3"); retention touches only these.
-bool is_generated_run_id(std::string_view name);
+LLMPROF_API bool is_generated_run_id(std::string_view name);
 // Deletes the oldest run directories under root beyond `keep` (>= 1). Only directories with a
 // generated-run-id name and a run.json are considered, `protect` never is, and a run whose
 // run.lock is held (it is still going) is kept; it is locked while it is removed.
-Result<RetentionOutcome> apply_retention(const std::filesystem::path& runs_root, int keep,
+LLMPROF_API Result<RetentionOutcome> apply_retention(const std::filesystem::path& runs_root, int keep,
                                          const std::filesystem::path& protect = {});
 
 // env.json: host, OS, GPUs (from nvidia-smi when present), CUDA_VISIBLE_DEVICES, tools.
-struct GpuRecord {
+struct LLMPROF_API GpuRecord {
   int index = 0;
   std::string name;
   std::string driver;
   std::int64_t memory_mib = 0;
 };
-struct EnvironmentRecord {
+struct LLMPROF_API EnvironmentRecord {
   std::string host;
   std::string os;
   std::vector<GpuRecord> gpus;

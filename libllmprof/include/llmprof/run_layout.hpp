@@ -24,11 +24,12 @@
 #include <string_view>
 #include <utility>
 
+#include "llmprof/export.hpp"
 #include "llmprof/stage.hpp"
 
 namespace llmprof {
 
-class RunLayout {
+class LLMPROF_API RunLayout {
  public:
   using path = std::filesystem::path;
 

@@ -7,11 +7,12 @@
 #include <functional>
 #include <memory>
 
+#include "llmprof/export.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof {
 
-class StopSignalWatcher {
+class LLMPROF_API StopSignalWatcher {
  public:
   // Installs the handlers and starts the thread. Error (io_error) when the self-pipe cannot be made
   // (e.g. no file descriptor left); the signal dispositions are then unchanged.

@@ -10,10 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/export.hpp"
+
 namespace llmprof {
 
 // Count, total, mean and nearest-rank percentiles of per-instance values, in ns.
-struct DurationSummary {
+struct LLMPROF_API DurationSummary {
   std::int64_t count = 0;
   std::int64_t total_ns = 0;
   double mean_ns = 0;
@@ -24,7 +26,7 @@ struct DurationSummary {
 };
 
 // GPU idle time inside a window, by what the launching host thread was doing meanwhile.
-struct IdleAttribution {
+struct LLMPROF_API IdleAttribution {
   std::int64_t host_launching_ns = 0;    // in the call that launched the next work, or that work queued
   std::int64_t host_in_sync_ns = 0;      // in a synchronise call (stream/device/event) or synchronous copy
   std::int64_t nothing_launched_ns = 0;  // host elsewhere (Python, scheduling, sampling): nothing submitted
@@ -32,14 +34,14 @@ struct IdleAttribution {
 };
 
 // Launches made inside a range and whether the GPU work they started was recorded.
-struct CaptureLoss {
+struct LLMPROF_API CaptureLoss {
   std::int64_t launches = 0;  // kernel, copy, set and graph launch calls
   std::int64_t launches_without_record = 0;
   std::int64_t graph_launches = 0;
   std::int64_t graph_launches_without_record = 0;
 };
 
-struct TimelineInstance {
+struct LLMPROF_API TimelineInstance {
   std::int64_t cpu_start_ns = 0;
   std::int64_t cpu_end_ns = 0;
   std::int64_t thread = 0;
@@ -63,7 +65,7 @@ struct TimelineInstance {
   bool partial() const { return loss.launches_without_record > 0; }
 };
 
-struct TimelineKernel {
+struct LLMPROF_API TimelineKernel {
   std::string name;
   std::int64_t count = 0;
   std::int64_t total_ns = 0;
@@ -71,7 +73,7 @@ struct TimelineKernel {
 };
 
 // Predicted step time if the launch overhead were gone: the steady-state GPU busy per instance.
-struct Headroom {
+struct LLMPROF_API Headroom {
   double current_step_ns = 0;        // mean window of the steady-state instances
   double predicted_step_ns = 0;      // mean GPU busy of the same instances
   double speedup = 0;                // current / predicted
@@ -81,7 +83,7 @@ struct Headroom {
 // Consecutive CUDA graph replays of a stage and the gaps between them. A replay is one graph execution (traced
 // whole) or the nodes of one graph launch call (traced per node). A pair is two consecutive graph launches of one
 // thread whose GPU work was both recorded, so a replay the capture lost never makes its neighbours look adjacent.
-struct GraphReplayGaps {
+struct LLMPROF_API GraphReplayGaps {
   std::int64_t replays = 0;  // replays recorded
   DurationSummary gap;       // per pair: the next replay's GPU start - the previous one's GPU end (0 if they overlap)
   // Summed over pairs: the part of each gap before the host called the next replay (the GPU waited on host work
@@ -91,7 +93,7 @@ struct GraphReplayGaps {
   DurationSummary replay_gpu;             // per replay: its first GPU start to its last GPU end
 };
 
-struct TimelineStage {
+struct LLMPROF_API TimelineStage {
   std::string name;
   std::string domain;                 // empty for the default domain
   std::optional<std::string> parent;  // qualified name of the enclosing stage (first instance)
@@ -140,7 +142,7 @@ struct TimelineStage {
 };
 
 // What a reader should know before trusting the figures: work the capture lost or could not see.
-struct MeasurementValidity {
+struct LLMPROF_API MeasurementValidity {
   std::vector<std::string> capture_losses;  // one sentence per stage with unrecorded GPU work, with what to do
   std::optional<std::string> graph_hidden;  // graph executions whose kernels the capture does not list
   bool empty_capture = false;               // no GPU activity recorded at all
@@ -148,7 +150,7 @@ struct MeasurementValidity {
   std::vector<std::string> notes;  // e.g. profiler slowdown vs the bare run
 };
 
-struct TimelineReport {
+struct LLMPROF_API TimelineReport {
   std::string source;        // the SQLite file
   std::string nsys_version;  // from the export's metadata
   std::string schema_version;

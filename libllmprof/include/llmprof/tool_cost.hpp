@@ -6,11 +6,12 @@
 #include <span>
 #include <string>
 
+#include "llmprof/export.hpp"
 #include "llmprof/run_directory.hpp"
 
 namespace llmprof {
 
-struct ToolCost {
+struct LLMPROF_API ToolCost {
   double bare_s = 0;  // stage1: the workload run bare, once
   double run_s = 0;   // every stage's time added up, stage1 included: what the whole run took
   std::optional<double> nsys_s;  // unset: the nsys stage did not run
@@ -23,9 +24,9 @@ struct ToolCost {
 
 // nullopt without a bare run that succeeded in a measurable time (stage1 skipped, failed or 0 s): no multiple then.
 // A stage that was skipped or never started counts as not run.
-std::optional<ToolCost> tool_cost_of(std::span<const StageRecord> stages);
+LLMPROF_API std::optional<ToolCost> tool_cost_of(std::span<const StageRecord> stages);
 
 // "this run took 9.8x the bare run: nsys 3.1x, ncu 4.6x" (the tools that ran; multiples as format_factor writes them).
-std::string describe_tool_cost(const ToolCost& cost);
+LLMPROF_API std::string describe_tool_cost(const ToolCost& cost);
 
 }  // namespace llmprof

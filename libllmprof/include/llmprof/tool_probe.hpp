@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/export.hpp"
 #include "llmprof/process.hpp"
 #include "llmprof/result.hpp"
 
@@ -29,15 +30,15 @@ struct NvidiaDriver;
 //   const NcuInfo ncu = probe_ncu(*runner, {});
 //   const ProbeVerdict verdict = assess_readiness(nsys, ncu, detect_nvidia_driver());  // ready / degraded /
 //                                                                                      // not_ready, with fixes
-NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options);
-NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options);
+LLMPROF_API NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options);
+LLMPROF_API NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options);
 // Whether this machine can run the deep-profile pipeline with these tools and this driver, why not, and how to
 // fix it. Without an NVIDIA driver nsys still traces the host side (NVTX, CUDA API calls) but there are no
 // kernels to select or profile: degraded at best, never ready.
-ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu, const NvidiaDriver& driver);
+LLMPROF_API ProbeVerdict assess_readiness(const NsysInfo& nsys, const NcuInfo& ncu, const NvidiaDriver& driver);
 
 // "2025.3.1.0" -> {2025, 3, 1, 0}. Compares numerically.
-struct ToolVersion {
+struct LLMPROF_API ToolVersion {
   int year = 0, major = 0, minor = 0, patch = 0;
   std::string text;  // as printed, e.g. "2025.3.1.0 (build 36398880) (public-release)"
   auto operator<=>(const ToolVersion& other) const {
@@ -51,26 +52,26 @@ struct ToolVersion {
 };
 
 // `nsys status --environment`: "Name: value" / "Name = value" lines as named checks.
-struct EnvironmentCheck {
+struct LLMPROF_API EnvironmentCheck {
   std::string name;
   std::string value;
   bool ok = true;  // false for values such as "Not Available", "Fail", "disabled"
 };
 
 // `ncu --list-sections` / `ncu --list-sets`: the Identifier column of the fixed-width table.
-struct NcuSection {
+struct LLMPROF_API NcuSection {
   std::string identifier;
   std::string display_name;
   bool enabled_by_default = false;
 };
-struct NcuSet {
+struct LLMPROF_API NcuSet {
   std::string identifier;
   std::vector<std::string> sections;
   bool enabled_by_default = false;
 };
 
 // Health of the QdstrmImporter that converts nsys's raw .qdstrm into a .nsys-rep.
-struct ImporterHealth {
+struct LLMPROF_API ImporterHealth {
   std::filesystem::path path;                  // empty when no importer was found next to nsys
   bool loads = false;                          // `QdstrmImporter --version` ran successfully
   std::vector<std::string> missing_libraries;  // e.g. "libdw.so.1"
@@ -88,7 +89,7 @@ struct ImporterHealth {
 // nsys 2025.3.1 on the H200 listed "0: Hopper GH100 | NVIDIA H200 PCI[...]" and the set "gh100"; nsys 2022.4
 // without a GPU prints "NVIDIA GPUs not found, feature is not available" (and spells the option
 // --gpu-metrics-device, GPU ids only, no "all").
-struct GpuMetricsSupport {
+struct LLMPROF_API GpuMetricsSupport {
   bool available = false;
   std::string devices_option;        // "--gpu-metrics-devices" (2025.3) or "--gpu-metrics-device" (2022.4)
   std::string devices;               // the option's value: "all", or the listed GPU ids joined by commas
@@ -101,7 +102,7 @@ struct GpuMetricsSupport {
   std::string reason;                // why it is not available, in nsys's words where it gave some
 };
 
-struct NsysInfo {
+struct LLMPROF_API NsysInfo {
   bool found = false;
   std::filesystem::path path;
   std::vector<std::filesystem::path> searched;  // every place looked, in order
@@ -117,7 +118,7 @@ struct NsysInfo {
   std::vector<std::string> problems;  // readable problems found while probing
 };
 
-struct NcuInfo {
+struct LLMPROF_API NcuInfo {
   bool found = false;
   std::filesystem::path path;
   std::vector<std::filesystem::path> searched;
@@ -141,7 +142,7 @@ struct NcuInfo {
   bool has_filter_mode(std::string_view mode) const;
 };
 
-struct ProbeOptions {
+struct LLMPROF_API ProbeOptions {
   std::filesystem::path nsys_path;  // explicit path from config; empty to search
   std::filesystem::path ncu_path;
   std::string path_variable;  // PATH to search; empty: the process's PATH
@@ -153,11 +154,11 @@ struct ProbeOptions {
 
 // Whether this machine has an NVIDIA kernel driver loaded (/proc/driver/nvidia/version). Without it
 // ncu fails with "failed to connect to the CUDA driver" and nsys records no CUDA activity.
-struct NvidiaDriver {
+struct LLMPROF_API NvidiaDriver {
   bool present = false;
   std::string evidence;  // the version line, or why the driver is considered absent
 };
-NvidiaDriver detect_nvidia_driver();
+LLMPROF_API NvidiaDriver detect_nvidia_driver();
 
 // Whether this machine can run the deep-profile pipeline.
 enum class Readiness {
@@ -165,9 +166,9 @@ enum class Readiness {
   degraded,  // something works: one tool missing, importer broken, unreadable version, failed check
   not_ready  // neither nsys nor ncu can be used
 };
-const char* to_string(Readiness readiness) noexcept;
+LLMPROF_API const char* to_string(Readiness readiness) noexcept;
 
-struct ProbeVerdict {
+struct LLMPROF_API ProbeVerdict {
   Readiness readiness = Readiness::not_ready;
   std::vector<std::string> reasons;  // why not ready/degraded, one sentence each
   std::vector<std::string> fixes;    // what to do about it, one per reason where there is a fix
@@ -179,14 +180,14 @@ struct ProbeVerdict {
 
 // What the pipeline can and cannot do with these tools, one line each ("nsys stats reports: ... (2022.4
 // names)", "tensor-core FLOP per kernel: no, ncu 2022.3's sections collect no sm__ops_path_tensor_*").
-struct ToolAbility {
+struct LLMPROF_API ToolAbility {
   std::string what;
   bool able = false;
   std::string detail;
 };
-std::vector<ToolAbility> describe_abilities(const NsysInfo& nsys, const NcuInfo& ncu);
+LLMPROF_API std::vector<ToolAbility> describe_abilities(const NsysInfo& nsys, const NcuInfo& ncu);
 
 // JSON text for env.json's "tools": {"nvidia_driver":{...},"nsys":{...},"ncu":{...},"verdict":{...}}.
-std::string probe_to_json(const NsysInfo& nsys, const NcuInfo& ncu, const NvidiaDriver& driver);
+LLMPROF_API std::string probe_to_json(const NsysInfo& nsys, const NcuInfo& ncu, const NvidiaDriver& driver);
 
 }  // namespace llmprof

@@ -119,7 +119,7 @@ using RangeList = std::optional<std::vector<NvtxRangeInstance>> RankTimeline::*;
 
 // The end of each rank's first collective kernel, when every rank has one: a collective ends at the same
 // moment on every rank (none can finish before the last one joins), whatever each rank's CPU did before.
-// Measured on two H200s (2026-11-23): under a capture gated on `decode`, the ranks' `decode` ranges
+// Measured on two H200s (1b TP decode): under a capture gated on `decode`, the ranks' `decode` ranges
 // open ~30 ms apart relative to their GPU work (each rank's nsys starts its capture there), which
 // aligned on that range made a rank that waited look 28 ms late.
 std::vector<std::int64_t> first_collective_ends(const std::vector<RankTimeline>& ranks) {

@@ -125,7 +125,7 @@ std::string cross_rank_markdown(const CrossRankAnalysis& analysis) {
   const bool any_collective = std::any_of(analysis.ranks.begin(), analysis.ranks.end(), [](const RankFigures& rank) {
     return rank.collective_share && *rank.collective_share > 0;
   });
-  // Measured on two H200s (2026-11-23): in a launch-bound eager TP decode the NCCL kernels held 75-84%
+  // Measured on two H200s: in a launch-bound eager TP decode the NCCL kernels held 75-84%
   // of each rank's kernel time, almost all of it waiting for the peer's launches, not moving data.
   if (any_collective)
     md << "- NCCL share counts each collective kernel's whole duration, which includes waiting for the other "

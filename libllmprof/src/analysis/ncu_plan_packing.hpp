@@ -4,7 +4,7 @@
 // among every function of a configuration; under it a kernel whose configuration first occurs late was out of
 // reach of any --launch-count in a pass with another kernel of that configuration (an 11-pass plan, estimated
 // 963 s, for the 1b decode with a 192-token growing context). ncu 2025.3.1 counts each function apart
-// (ncu_counting_key; measured on the H200, 2026-11-29), so every selected kernel packs into one pass at
+// (ncu_counting_key; measured on the H200 with ncu 2025.3.1), so every selected kernel packs into one pass at
 // launches_per_config, except namesakes that share a recorded name when the export has no mangled names.
 // Kept as the second of the two plans the planner weighs: it is exact under either model.
 #pragma once

@@ -167,7 +167,7 @@ void set_verdict(TimelineStage& stage, const TimelineOptions& options, bool cuda
                     "; cut launch overhead (CUDA graphs, fused kernels) or host work between launches";
     return;
   }
-  // Measured on two H200s (2026-11-23, tensor-parallel decode): 84% of decode's GPU time was NCCL kernels
+  // Measured on two H200s (tensor-parallel decode): 84% of decode's GPU time was NCCL kernels
   // spinning until the other rank's launches arrived; "GPU-bound" would have sent people to its GEMMs.
   const double collective =
       stage.gpu_busy_ns > 0

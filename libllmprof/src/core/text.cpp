@@ -62,7 +62,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::string format_number(double value, int significant_digits) {
   if (value == 0) return "0";
-  // log10 of a non-finite value is not finite, and casting that to int is undefined (UBSan, 2026-11-23).
+  // log10 of a non-finite value is not finite, and casting that to int is undefined (UBSan).
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   // Fixed notation with as many decimals as the significant digits need, at most 6: no exponent

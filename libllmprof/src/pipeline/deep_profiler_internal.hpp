@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "llmprof/analysis.hpp"
+#include "llmprof/clock.hpp"
 #include "llmprof/logging.hpp"
+#include "llmprof/run_directory.hpp"
 #include "pipeline/ncu_pass.hpp"
 #include "pipeline/nsys_capture.hpp"
 #include "pipeline/stage_interface.hpp"

@@ -1,6 +1,6 @@
 // Which GPU one rank's nsys samples under a launcher. nsys 2025.3.1 lets one session sample a GPU: a second
-// nsys asking for it exits 1 before the workload runs ("Already under profiling", measured on the H200 on
-// 2026-11-29 with two processes on one GPU), so the ranks of a host must not all pass
+// nsys asking for it exits 1 before the workload runs ("Already under profiling", measured on the H200
+// with two processes on one GPU), so the ranks of a host must not all pass
 // --gpu-metrics-devices=all. Each profiled rank claims one GPU, under a lock per host (MAIN/ranks/gpu-metrics/):
 // the one its CUDA_VISIBLE_DEVICES names ("cuda-visible"), else the GPU nsys lists under its local rank's number
 // (the GPU torchrun's and most launchers' ranks use; the analysis checks that the rank's kernels ran on that GPU's

@@ -8,6 +8,7 @@
 
 #include "core/atomic_file.hpp"
 #include "llmprof/clock.hpp"
+#include "llmprof/rank.hpp"
 #include "llmprof/rank_launch.hpp"
 #include "llmprof/run_layout.hpp"
 #include "llmprof/shell_quote.hpp"

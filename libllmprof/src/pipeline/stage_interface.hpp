@@ -19,10 +19,13 @@
 #include <vector>
 
 #include "llmprof/capture_record.hpp"
+#include "llmprof/clock.hpp"
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/gpu_state.hpp"
 #include "llmprof/ncu_plan.hpp"
 #include "llmprof/nsys_stats.hpp"
+#include "llmprof/run_directory.hpp"
+#include "llmprof/run_layout.hpp"
 #include "llmprof/stage.hpp"
 #include "llmprof/timeline.hpp"
 #include "llmprof/tool_probe.hpp"

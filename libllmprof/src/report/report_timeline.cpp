@@ -45,7 +45,7 @@ std::vector<std::string> validity_lines(const TimelineReport& timeline) {
 // The stage whose instances are steps: among the stages with GPU work and two or more instances, the one
 // with the most instances directly inside `loop_stage` (the selection stage, e.g. decode_step inside
 // decode), else the one with the most instances anywhere. Without the first rule a tensor-parallel run
-// charted its 4,096 all_reduce ranges instead of its 128 decode steps (two H200s, 2026-11-23).
+// charted its 4,096 all_reduce ranges instead of its 128 decode steps (two H200s).
 const TimelineStage* step_stage(const TimelineReport& timeline, const std::string& loop_stage) {
   const auto most_instances = [&](bool inside_loop) {
     const TimelineStage* best = nullptr;

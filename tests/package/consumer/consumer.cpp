@@ -1,7 +1,6 @@
 // A harness that uses shared Boost.Log and Boost.JSON itself, beside libllmprof (whose own Boost is private
-// to libllmprof.so): builds a command from a probe, parses a CSV number, routes the library's log lines
+// to libllmprof.so): builds a command from a probe, parses a launcher's rank list, routes the library's log lines
 // into its sink, and prints the answers for the test to check.
-#include <llmprof/csv.hpp>
 #include <llmprof/llmprof.hpp>
 
 #include <boost/json.hpp>
@@ -28,10 +27,10 @@ int main() {
   options.output_base = "/tmp/consumer-report";
   options.application = {"./workload", "--steps", "2"};
   const auto command = llmprof::NsysCommand::profile(probed, options);
-  const auto number = llmprof::parse_csv_number("1,712,814");
-  if (!number || !number.value()) return 1;
+  const auto ranks = llmprof::parse_rank_list("4-6,0");
+  if (!ranks) return 1;
   std::cout << command.to_shell_string() << "\n"
-            << static_cast<long long>(**number) << "\n"
+            << "ranks " << llmprof::format_rank_list(*ranks) << "\n"
             << harness_json.at("harness").as_string().c_str() << "\n"
             << "sink: " << library_lines << "version " << LLMPROF_VERSION_STRING << "\n";
   return 0;
