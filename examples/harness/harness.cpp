@@ -72,6 +72,11 @@ int main(int argc, char** argv) {
     if (event.kind == llmprof::ProgressEvent::Kind::stage_finished && event.status)
       std::cout << "  stage " << event.stage << ": " << llmprof::to_string(*event.status) << "\n";
   });
+  // Ctrl-C and SIGTERM become a stop request: the run ends the processes it started, closes run.json as
+  // "interrupted" and returns, and this harness exits 130 like `deep-profile run`. Without a watcher (or a handler
+  // of its own) the library still ends its processes and closes run.json, then lets the signal end the harness.
+  auto watcher = llmprof::StopSignalWatcher::start([&profiler](int) { profiler.request_stop(); });
+  if (!watcher) std::cerr << "signals: " << watcher.error().describe() << " (Ctrl-C ends the harness after the run)\n";
   const auto summary = profiler.run();
   if (!summary) {
     std::cerr << "run: " << summary.error().describe() << "\n";
@@ -80,6 +85,8 @@ int main(int argc, char** argv) {
   std::cout << "run directory: " << summary->main_directory.string() << "\n"
             << "outcome: " << llmprof::to_string(summary->outcome) << "\n";
   for (const auto& stage : summary->skipped_for_hardware) std::cout << "  skipped for lack of hardware: " << stage << "\n";
+  // Stopped (Ctrl-C): run.json says how far it got; there are no figures to read back.
+  if (summary->outcome == llmprof::RunOutcome::interrupted) return llmprof::exit_code_for(summary->outcome);
 
   // The figures, read back through the report model (analysis/report.json, run.json, env.json).
   const auto report = llmprof::load_run_report(summary->main_directory);

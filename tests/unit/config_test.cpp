@@ -270,9 +270,29 @@ TEST_CASE("an enumerated key lists its valid values and the nearest one") {
   CHECK_THAT(load_error({"ncu.clock_control=reset"}).message, Catch::Contains("base, none"));
   CHECK_THAT(load_error({"ncu.cache_control=some"}).message, Catch::Contains("all, none"));
   CHECK_THAT(load_error({"nsys.sample=cpu"}).message, Catch::Contains("none, process-tree, system-wide"));
-  CHECK_THAT(load_error({"nsys.capture_range_end=repeat:x"}).message, Catch::Contains("stop, stop-shutdown"));
+  CHECK_THAT(load_error({"nsys.capture_range_end=repeat:x"}).message,
+             Catch::Contains("the count after repeat: must be a whole number of windows from 1 to 999999"));
   CHECK_THAT(load_error({"nsys.capture_range_end=stop:3"}).message, Catch::Contains("stop, stop-shutdown"));
-  CHECK_THAT(load_error({"nsys.capture_range_end=repeat:0"}).message, Catch::Contains("stop, stop-shutdown"));
+  // repeat:N written wrong says what is wrong with it, not only the list of choices (which has no repeat:N).
+  const Error zero = load_error({"nsys.capture_range_end=repeat:0"});
+  CHECK(zero.message == "configuration key nsys.capture_range_end is 'repeat:0': repeat:0 asks for no window at all "
+                        "(set at command line override 'nsys.capture_range_end=repeat:0')");
+  CHECK(zero.hint == "write repeat:N with N >= 1 (one report per window), or repeat for no bound");
+  const Error capitals = load_error({"nsys.capture_range_end=REPEAT:2"});
+  CHECK_THAT(capitals.message, Catch::Contains("'REPEAT:2': nsys spells it in lower case without spaces"));
+  CHECK(capitals.hint == "write nsys.capture_range_end=repeat:2");
+  {
+    TempDir spaced;
+    for (const char* spelling : {" repeat:2", "Repeat:2 "}) {
+      write_file(spaced / "spaced.toml", std::string("[nsys]\ncapture_range = \"cudaProfilerApi\"\ncapture_range_end = \"") +
+                                             spelling + "\"\n");
+      const Error error = load_error({}, {spaced / "spaced.toml"});
+      INFO(spelling);
+      CHECK_THAT(error.message, Catch::Contains(std::string("'") + spelling +
+                                                "': nsys spells it in lower case without spaces"));
+      CHECK(error.hint == "write nsys.capture_range_end=repeat:2");
+    }
+  }
   CHECK_THAT(load_error({"nsys.capture_windows=2"}).message, Catch::Contains("capture_range_end is not repeat"));
 
   // Where a file set it, the error points at the file's line.

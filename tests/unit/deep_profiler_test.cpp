@@ -1091,3 +1091,28 @@ TEST_CASE("ncu launch cost record: per set and command, bad entries and files ar
     CHECK(find_ncu_launch_cost(file, "roofline", "a")->seconds_per_launch == 0.5);
   }
 }
+
+TEST_CASE("a harness log sink that throws is reported once, the run goes on and run.json closes", "[logging]") {
+  Bench bench;
+  bench.script_workload();
+  bench.script_nsys_report();
+  bench.script_ncu_report();
+  std::size_t calls = 0;
+  set_log_sink(
+      [&calls](const LogRecord&) {
+        ++calls;
+        throw std::runtime_error("the harness's logger is down");
+      },
+      LogLevel::debug);
+  auto summary = DeepProfiler(bench.config, bench.runner, bench.clock, {}, bench.environment).run();
+  set_log_sink({});
+  REQUIRE(summary.has_value());
+  CHECK(summary->outcome == RunOutcome::ok);
+  CHECK(bench.manifest().status == RunStatus::ok);
+  CHECK(calls > 1);  // it was called again after it threw: the run did not stop logging to it
+  const std::string log = read_file(bench.main() / "deep-profile.log");
+  const std::string report = "the harness's log sink (set_log_sink) threw: the harness's logger is down";
+  const auto first = log.find(report);
+  REQUIRE(first != std::string::npos);
+  CHECK(log.find(report, first + 1) == std::string::npos);  // once, although it threw on every line
+}

@@ -416,3 +416,51 @@ TEST_CASE("survivors the tool predicate claims are listed apart and left; the ot
   CHECK_FALSE(running(daemon));
   ::kill(agent_pid, SIGKILL);
 }
+
+// Two launches in one process (two DeepProfilers, or a harness that starts processes of its own): a run ends and
+// reports only what descends from its own launch. Run A leaves a setsid daemon (it leaves survivors running), and
+// the harness starts a process of its own, both while run B is going and both re-parented to, or children of, this
+// process, which is the subreaper of both runs: B ended both and named them as its own survivors.
+TEST_CASE("a run's survivors are only what descends from its own launch, not another run's or the harness's",
+          "[ownership]") {
+  TempDir temp;
+  const std::string dir = temp.path().string();
+  auto runner = make_system_process_runner();
+  ProcessSpec second;
+  second.argv = {"/bin/sh", "-c",
+                 "cd '" + dir + "' && : > started && "
+                 "while [ ! -s harness.pid ] || [ ! -s daemon.pid ]; do sleep 0.01; done; d=$(cat daemon.pid); "
+                 // A's sh has exited and its daemon is this process's now (field 4 of stat: the parent).
+                 "while [ \"$(cut -d' ' -f4 /proc/$d/stat)\" != \"$PPID\" ]; do sleep 0.01; done; exit 0"};
+  second.end_survivors_after = std::chrono::milliseconds(300);
+  std::optional<Result<ProcessOutcome>> second_outcome;
+  std::thread second_run([&] { second_outcome = runner->run(second); });
+
+  while (!fs::exists(temp / "started")) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // The harness's own process, started while B runs.
+  const pid_t harness_child = ::fork();
+  if (harness_child == 0) {
+    ::execl("/bin/sleep", "sleep", "600", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  llmprof::testing::write_file(temp / "harness.pid.tmp", std::to_string(harness_child) + "\n");
+  fs::rename(temp / "harness.pid.tmp", temp / "harness.pid");
+  // Run A, which leaves its daemon running.
+  auto first = runner->run(with_setsid_grandchild(temp / "daemon.pid", "while [ ! -s '" + dir + "/daemon.pid' ]; do sleep 0.01; done; exit 0"));
+  second_run.join();
+  REQUIRE(first.has_value());
+  const pid_t daemon = wait_for_pid_file(temp / "daemon.pid");
+  CHECK(first->surviving_descendants.size() == 1);
+
+  REQUIRE(second_outcome.has_value());
+  REQUIRE(second_outcome->has_value());
+  const ProcessOutcome& outcome = second_outcome->value();
+  CHECK(outcome.succeeded());
+  CHECK(outcome.surviving_descendants.empty());
+  CHECK(outcome.survivors_killed.empty());
+  CHECK(running(daemon));
+  CHECK(running(harness_child));
+  ::kill(daemon, SIGKILL);
+  ::kill(harness_child, SIGKILL);
+  ::waitpid(harness_child, nullptr, 0);
+}

@@ -279,3 +279,15 @@ TEST_CASE("resume refuses when the command names a file by path that was not the
   CHECK_THAT(resumed.error().message,
              Catch::Contains((directory / "prompts.txt").string()) && Catch::Contains("did not fingerprint"));
 }
+
+TEST_CASE("a file given as the run directory to resume is named as a file, not as a run without config.toml",
+          "[hardening]") {
+  TempDir temp;
+  const auto file = temp / "run.json";
+  write_file(file, "{}\n");
+  auto config = load_recorded_config(file);
+  REQUIRE_FALSE(config.has_value());
+  CHECK(config.error().message == file.string() + " is a file, not a run directory");  // before: "has no config.toml"
+  CHECK_THAT(config.error().hint, Catch::Contains("a file inside a run names its run as its directory, here " +
+                                                  temp.path().string()));
+}

@@ -502,3 +502,27 @@ TEST_CASE("h100-1b-decode: a plan.json whose groups do not read leaves the bytes
   }));
   check_against_oracle(*report, read_expected("h100-1b-decode_stage_bytes.tsv"));
 }
+
+TEST_CASE("h100-1b-decode: model_bytes_per_step = 1e15 is withheld with the reason, never compared as a finding",
+          "[hardening]") {
+  TempDir temp;
+  std::string metrics = read_file(data_path("h100-1b-decode/stage1/metrics.json"));
+  metrics.insert(metrics.rfind('}'), ", \"model_bytes_per_step\": 1e15\n");
+  const auto report = analyze_copy("h100-1b-decode", temp, metrics);
+  const auto& decode = stage_named(report, "decode");
+  CHECK_FALSE(decode.model_bytes_per_step);
+  CHECK_FALSE(decode.mbu_workload);
+  CHECK(decode.bytes_comparison.empty());  // before: "measured 2.07 GB per step against the 1 PB ...: 0.0%"
+  CHECK(decode.verdict.find("the model must read") == std::string::npos);
+  // 1e15 B x 128 steps / the bare run's decode seconds, over the recorded H100's peak.
+  REQUIRE(report.workload);
+  const double rate = 1e15 * 128 / report.workload->decode_s;
+  const std::string ratio = llmprof::detail::format_number(rate / *report.device.peak_dram_bytes_per_s, 3) + "x";
+  const auto warning = std::find_if(report.warnings.begin(), report.warnings.end(), [](const std::string& text) {
+    return text.find("model_bytes_per_step cannot be right") != std::string::npos;
+  });
+  REQUIRE(warning != report.warnings.end());
+  CHECK_THAT(*warning, Catch::StartsWith("stage 'decode': stage1/metrics.json says a step must move 1.00 PB; at the bare "
+                                         "run's step rate that is "));
+  CHECK_THAT(*warning, Catch::Contains(", " + ratio + " the device's peak of "));
+}

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "llmprof/config.hpp"
 #include "llmprof/range_discovery.hpp"
 #include "llmprof/run_analysis.hpp"
 #include "llmprof/step_kinds.hpp"
@@ -160,10 +162,60 @@ TEST_CASE("range discovery names the ranges, their nesting and counts, and gives
   CHECK(discovery->nvtx_capture == "serve");
   CHECK(discovery->set_line() ==
         "--set nsys.capture_range=nvtx --set nsys.nvtx_capture=serve --set run.stage=decode_batch "
-        "--set ncu.nvtx_include=[\"decode_batch/\"]");
+        "--set 'ncu.nvtx_include=[\"decode_batch/\"]'");
   const std::string text = describe_discovery(*discovery);
   CHECK(text.find("scheduler_step x60 (in serve)") != std::string::npos);
   CHECK(text.find("cudaProfilerStart/Stop calls: 0/0") != std::string::npos);
+}
+
+namespace {
+
+// The words a POSIX shell (/bin/sh) makes of `line`, as a user who pastes it gets them.
+std::vector<std::string> shell_words(const std::string& line) {
+  llmprof::testing::TempDir directory;
+  llmprof::testing::write_file(directory / "words.sh",
+                               "set -- " + line + "\nfor word; do printf '%s\\0' \"$word\"; done\n");
+  FILE* shell = ::popen(("/bin/sh '" + (directory / "words.sh").string() + "'").c_str(), "r");
+  REQUIRE(shell != nullptr);
+  std::string output;
+  char buffer[4096];
+  for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, shell)) > 0;) output.append(buffer, got);
+  REQUIRE(::pclose(shell) == 0);
+  std::vector<std::string> words;
+  for (std::size_t begin = 0, end; (end = output.find('\0', begin)) != std::string::npos; begin = end + 1)
+    words.push_back(output.substr(begin, end - begin));
+  return words;
+}
+
+}  // namespace
+
+// The "To profile it:" line, pasted into a POSIX shell, must give deep-profile the settings it names: unquoted,
+// the shell took the double quotes out of ncu.nvtx_include=["decode_batch/"], and a range name with a blank, a
+// quote or a $ fell apart.
+TEST_CASE("range discovery's --set line survives /bin/sh and loads as the settings it names", "[discover]") {
+  auto report = timeline();
+  const std::string hostile = "decode step's $x \"q\" `y`_batch";  // still a kind name (*_batch)
+  for (auto& stage : report.stages)
+    if (stage.name == "decode_batch") stage.name = hostile;
+  for (const auto& [input, stage] : {std::pair{timeline(), std::string("decode_batch")}, std::pair{report, hostile}}) {
+    auto discovery = discover_ranges(input, fixture());
+    REQUIRE(discovery.has_value());
+    REQUIRE(discovery->stage == stage);
+    const auto words = shell_words(discovery->set_line());
+    REQUIRE(words.size() == 2 * discovery->set_arguments.size());
+    std::vector<std::string> overrides;
+    for (std::size_t i = 0; i < words.size(); i += 2) {
+      CHECK(words[i] == "--set");
+      overrides.push_back(words[i + 1]);
+    }
+    CHECK(overrides == discovery->set_arguments);
+    auto config = load_config({{}, overrides});
+    INFO(discovery->set_line());
+    REQUIRE(config.has_value());
+    CHECK(config->run.stage == stage);
+    CHECK(config->nsys.nvtx_capture == "serve");
+    CHECK(config->ncu.nvtx_include == std::vector<std::string>{stage + "/"});
+  }
 }
 
 TEST_CASE("capture windows: nsys's numbered reports are found in order, stopping at the first gap") {

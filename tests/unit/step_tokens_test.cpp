@@ -13,6 +13,7 @@
 using namespace llmprof;
 using llmprof::testing::data_path;
 using llmprof::testing::TempDir;
+using llmprof::testing::read_file;
 
 namespace {
 
@@ -106,4 +107,86 @@ TEST_CASE("a step tokens file with 100,000 windows and 2,000 unknown kinds gives
   // The figures of the windows both sides have still stand (82.3 µs per decode token in window 1).
   REQUIRE(kind_named(windows[0], "decode_batch").tokens->time_per_token_ns);
   CHECK(step_kinds_markdown(windows).size() < 8000);
+}
+
+namespace {
+
+// The recorded workload's own count (tests/data/serving), as text to doctor.
+std::string recorded_tokens_text() { return read_file(data_path("serving/serving_h100_step_tokens.json")); }
+
+Error load_error_of(const TempDir& directory, const std::string& text) {
+  const auto file = directory / "step_tokens.json";
+  llmprof::testing::write_file(file, text);
+  auto loaded = load_step_tokens(file);
+  REQUIRE_FALSE(loaded.has_value());
+  CHECK(loaded.error().code == ErrorCode::parse_error);
+  return loaded.error();
+}
+
+}  // namespace
+
+TEST_CASE("a step tokens file cut short says it was cut short, not only 'not valid JSON'", "[step_tokens]") {
+  TempDir directory;
+  const std::string text = recorded_tokens_text();
+  // Cut in the second window's decode_batch: what a workload killed while writing leaves.
+  const auto cut = text.find("\"decode_tokens\": 336");
+  REQUIRE(cut != std::string::npos);
+  const Error error = load_error_of(directory, text.substr(0, cut));
+  CHECK(error.message == (directory / "step_tokens.json").string() + " ends in the middle of its JSON (" +
+                             std::to_string(cut) + " bytes): the file is cut short, e.g. the workload was stopped "
+                             "while writing it");
+  CHECK_THAT(error.hint, Catch::Contains("write a temporary file, then rename it into place"));
+  CHECK(load_error_of(directory, "").message == (directory / "step_tokens.json").string() + " is empty");
+  // A syntax error is named with where it is.
+  CHECK_THAT(load_error_of(directory, "{\"schema\": }").message, Catch::Contains("is not valid JSON at byte 11"));
+}
+
+TEST_CASE("a step tokens file with a UTF-8 byte order mark reads as the same counts", "[step_tokens]") {
+  auto plain = parse_step_tokens(recorded_tokens_text(), "t");
+  auto marked = parse_step_tokens("\xEF\xBB\xBF" + recorded_tokens_text(), "t");
+  REQUIRE(plain);
+  REQUIRE(marked);
+  REQUIRE(marked->windows.size() == 2);
+  CHECK(marked->windows[1].kinds.at("mixed_batch").prompt_tokens == 4018);
+  CHECK(marked->windows[0].kinds.at("decode_batch").decode_tokens == plain->windows[0].kinds.at("decode_batch").decode_tokens);
+}
+
+TEST_CASE("a step tokens count past 2^63 - 1 is named as too large, not as 'not an integer'", "[step_tokens]") {
+  TempDir directory;
+  std::string text = recorded_tokens_text();
+  const std::string count = "\"decode_tokens\": 352";
+  for (const auto& [value, shown] : {std::pair{"9223372036854775808", "9223372036854775808"},
+                                     std::pair{"18446744073709551616", "1.8446744073709552E19"},
+                                     std::pair{"1e19", "1E19"}}) {
+    std::string doctored = text;
+    doctored.replace(doctored.find(count), count.size(), std::string("\"decode_tokens\": ") + value);
+    INFO(value);
+    CHECK(load_error_of(directory, doctored).message ==
+          (directory / "step_tokens.json").string() + ": windows[0].kinds.decode_batch.decode_tokens is " + shown +
+              ", past the largest count it can hold exactly (9223372036854775807 as an integer, 9007199254740992 "
+              "written as a decimal or with an exponent)");
+  }
+  // A fraction is still "not an integer".
+  std::string fraction = text;
+  fraction.replace(fraction.find(count), count.size(), "\"decode_tokens\": 352.5");
+  CHECK_THAT(load_error_of(directory, fraction).message, Catch::Contains("must be an integer, not the number 3.525E2"));
+}
+
+TEST_CASE("a step kind counted twice in one window is an error, not the last count silently", "[step_tokens]") {
+  TempDir directory;
+  std::string text = recorded_tokens_text();
+  // The second window's decode_batch written twice (a writer that appends per step): Boost.JSON kept the last.
+  const std::string second = "\"decode_batch\": {\n     \"steps\": 21";
+  const auto at = text.find(second);
+  REQUIRE(at != std::string::npos);
+  text.insert(at, "\"decode_batch\": {\"steps\": 1, \"prompt_tokens\": 0, \"decode_tokens\": 16},\n    ");
+  const Error error = load_error_of(directory, text);
+  CHECK(error.message == (directory / "step_tokens.json").string() +
+                             ": windows[1].kinds.decode_batch appears twice in its object: JSON readers keep one of "
+                             "the two (Boost.JSON the last) and the other count would be lost; merge them into one "
+                             "entry");
+  // A key repeated inside a kind too.
+  std::string inner = recorded_tokens_text();
+  inner.replace(inner.find("\"steps\": 18"), 11, "\"steps\": 18, \"steps\": 9");
+  CHECK_THAT(load_error_of(directory, inner).message, Catch::Contains("windows[0].kinds.mixed_batch.steps appears twice"));
 }

@@ -21,5 +21,6 @@
 #include "llmprof/process.hpp"        // ProcessRunner, make_system_process_runner
 #include "llmprof/report.hpp"         // load_run_report: a run directory's figures (RunReportModel)
 #include "llmprof/result.hpp"         // Result<T>, Error
+#include "llmprof/stop_signal_watcher.hpp"  // StopSignalWatcher: Ctrl-C / SIGTERM -> DeepProfiler::request_stop
 #include "llmprof/tool_cost.hpp"      // tool_cost_of: what profiling cost, in multiples of the bare run
 #include "llmprof/tool_probe.hpp"     // probe_nsys, probe_ncu, detect_nvidia_driver, assess_readiness

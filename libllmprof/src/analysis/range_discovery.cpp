@@ -3,12 +3,15 @@
 #include "llmprof/range_discovery.hpp"
 
 #include <algorithm>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
 #include <limits>
 #include <set>
 
 #include "analysis/step_rule.hpp"
 #include "core/format.hpp"
 #include "core/text.hpp"
+#include "llmprof/shell_quote.hpp"
 #include "parse/sqlite_database.hpp"
 
 namespace llmprof {
@@ -210,9 +213,12 @@ bool RangeDiscovery::own_ranges() const {
   return std::any_of(ranges.begin(), ranges.end(), [](const DiscoveredRange& range) { return range.library.empty(); });
 }
 
+// Quoted for a POSIX shell: the line is printed to be pasted, and unquoted the shell took the double quotes out of
+// ncu.nvtx_include=["decode/"] (which then failed as TOML) and split a range name at its blanks.
 std::string RangeDiscovery::set_line() const {
   std::string line;
-  for (const auto& argument : set_arguments) line += (line.empty() ? "" : " ") + ("--set " + argument);
+  for (const auto& argument : set_arguments)
+    line += (line.empty() ? "" : " ") + ("--set " + quote_shell_argument(argument));
   return line;
 }
 
@@ -263,7 +269,9 @@ Result<RangeDiscovery> discover_ranges(const TimelineReport& timeline, const std
   if (discovery.capture_range == "nvtx")
     discovery.set_arguments.push_back("nsys.nvtx_capture=" + discovery.nvtx_capture);
   discovery.set_arguments.push_back("run.stage=" + discovery.stage);
-  discovery.set_arguments.push_back("ncu.nvtx_include=[\"" + discovery.stage + "/\"]");
+  // A TOML array of one basic string (JSON's escapes are TOML's): a range name may hold a quote or a backslash.
+  discovery.set_arguments.push_back("ncu.nvtx_include=[" +
+                                    boost::json::serialize(boost::json::value(discovery.stage + "/")) + "]");
   return discovery;
 }
 

@@ -101,6 +101,21 @@ void withhold_rates_past_peak(const AnalysisReport& report, StageAnalysis& stage
     stage.flop.reset();
   }
   withhold_derived_of_withheld(stage);
+  // The bytes the workload says a step must move, at the bare run's steps per second, past the device's peak: no
+  // step can move them that fast, so the stated bytes are wrong (model_bytes_per_step = 1e15 was printed as
+  // "measured 2.07 GB per step against the 1 PB the model must read: 0.0%", a finding). Both figures built on
+  // them go.
+  if (stage.mbu_workload && stage.model_bytes_per_step && peak_bandwidth && *peak_bandwidth > 0 &&
+      *stage.mbu_workload > kPeakNoise) {
+    warnings.push_back(name + "stage1/metrics.json says a step must move " +
+                       format_si(*stage.model_bytes_per_step, "B") + "; at the bare run's step rate that is " +
+                       format_si(*stage.mbu_workload * *peak_bandwidth, "B/s") + ", " +
+                       ratio_text(*stage.mbu_workload) + " the device's peak of " + format_si(peak_bandwidth, "B/s") +
+                       ": model_bytes_per_step cannot be right, so MBU (model) and the measured-against-model bytes "
+                       "are withheld (check how the workload computes model_bytes_per_step)");
+    stage.mbu_workload.reset();
+    stage.model_bytes_per_step.reset();
+  }
 }
 
 // A rate over the stage's time above the rate while its kernels run means the time does not enclose the

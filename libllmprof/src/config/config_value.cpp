@@ -2,11 +2,14 @@
 // each key of each layer.
 #include "config/config_value.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
 
 #include "config/toml_text_guard.hpp"
+#include "core/text.hpp"
 
 namespace llmprof::detail {
 
@@ -70,8 +73,9 @@ class FieldAssigner {
 
   Result<void> assign(DeepProfileConfig& config, const std::optional<std::string>& entry) {
     if (auto windows = repeat_with_count(); windows) {
+      if (!*windows) return windows->error();
       config.nsys.capture_range_end = NsysCaptureRangeEnd::repeat;
-      config.nsys.capture_windows = *windows;
+      config.nsys.capture_windows = windows->value();
       return {};
     }
     return std::visit(
@@ -94,15 +98,30 @@ class FieldAssigner {
 
   // nsys spells a bounded repeat "repeat:N"; the config takes that spelling too and keeps the count in
   // nsys.capture_windows (so config.toml writes capture_range_end = "repeat" and capture_windows = N).
-  std::optional<int> repeat_with_count() const {
+  // nullopt: not that spelling. An error where it is that spelling written wrong ("repeat:0", "REPEAT:2",
+  // " repeat:2"), naming what is wrong: the list of choices alone did not say that repeat:N exists.
+  std::optional<Result<int>> repeat_with_count() const {
     if (key() != "nsys.capture_range_end") return std::nullopt;
     const auto text = node_.value_exact<std::string>();
-    if (!text || text->rfind("repeat:", 0) != 0) return std::nullopt;
-    const std::string count = text->substr(7);
+    if (!text) return std::nullopt;
+    std::string folded(detail::trim(*text));
+    std::transform(folded.begin(), folded.end(), folded.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (folded.rfind("repeat:", 0) != 0) return std::nullopt;
+    const std::string count = folded.substr(7);
+    const auto wrong = [&](const std::string& what, const std::string& fix) -> Result<int> {
+      return make_error(ErrorCode::invalid_argument,
+                        "configuration key " + key() + " is '" + *text + "': " + what + " (set at " + where_ + ")",
+                        fix, key());
+    };
     if (count.empty() || count.size() > 6 || count.find_first_not_of("0123456789") != std::string::npos)
-      return std::nullopt;
+      return wrong("the count after repeat: must be a whole number of windows from 1 to 999999",
+                   "write repeat:N (e.g. repeat:2), or repeat for no bound");
     const int windows = std::stoi(count);
-    if (windows < 1) return std::nullopt;
+    if (windows < 1)
+      return wrong("repeat:0 asks for no window at all",
+                   "write repeat:N with N >= 1 (one report per window), or repeat for no bound");
+    if (folded != *text)
+      return wrong("nsys spells it in lower case without spaces", "write " + key() + "=repeat:" + count);
     return windows;
   }
 

@@ -28,6 +28,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace llmprof {
@@ -41,11 +42,47 @@ BOOST_LOG_ATTRIBUTE_KEYWORD(severity_keyword, "Severity", LogLevel)
 BOOST_LOG_ATTRIBUTE_KEYWORD(channel_keyword, "Channel", std::string)
 BOOST_LOG_ATTRIBUTE_KEYWORD(timestamp_keyword, "TimeStamp", boost::posix_time::ptime)
 
+// What a harness sink's first throw said, until log() has reported it (once per sink: a sink that throws on every
+// line would otherwise add a report per line).
+struct SinkFailure {
+  std::mutex mutex;
+  std::string pending;  // the report log() still owes; empty once given
+};
+SinkFailure& sink_failure() {
+  static SinkFailure instance;
+  return instance;
+}
+
 // Hands each record to the harness's callback; synchronized_feeding serialises the calls.
+// A callback that throws is contained here: Boost.Log 1.81's core rethrows a sink's exception out of the
+// logging call, which took it out of DeepProfiler::run() and left run.json "running". The line is lost to that
+// sink only (the run log and the console still get it), and the first failure is reported by log() once the
+// record is done, not from inside the sink: a report logged from here would re-enter this sink's lock.
 class CallbackBackend : public blog::sinks::basic_sink_backend<blog::sinks::synchronized_feeding> {
  public:
   explicit CallbackBackend(LogSink sink) : sink_(std::move(sink)) {}
   void consume(const blog::record_view& record) {
+    try {
+      deliver(record);
+    } catch (...) {
+      if (failed_) return;
+      failed_ = true;
+      std::string what = "an exception that is no std::exception";
+      try {
+        throw;
+      } catch (const std::exception& error) {
+        what = error.what();
+      } catch (...) {
+      }
+      std::lock_guard lock(sink_failure().mutex);
+      sink_failure().pending = "the harness's log sink (set_log_sink) threw: " + what +
+                               "; the line it was given and any later line it throws on are lost to it (the run "
+                               "log keeps them), and the run goes on. Reported once.";
+    }
+  }
+
+ private:
+  void deliver(const blog::record_view& record) {
     const auto level = record[severity_keyword];
     const auto channel = record[channel_keyword];
     const auto message = record[blog::expressions::smessage];
@@ -56,8 +93,8 @@ class CallbackBackend : public blog::sinks::basic_sink_backend<blog::sinks::sync
     sink_(line);
   }
 
- private:
   LogSink sink_;
+  bool failed_ = false;  // reported already (calls are serialised: no atomic needed)
 };
 using CallbackSink = blog::sinks::synchronous_sink<CallbackBackend>;
 
@@ -238,6 +275,12 @@ void log(LogLevel level, std::string_view channel, std::string_view message) {
     ensure_initialized(current);
   }
   BOOST_LOG_CHANNEL_SEV(logger(), std::string(channel), level) << message;
+  std::string report;
+  {
+    std::lock_guard lock(sink_failure().mutex);
+    report.swap(sink_failure().pending);
+  }
+  if (!report.empty()) BOOST_LOG_CHANNEL_SEV(logger(), std::string("log"), LogLevel::warning) << report;
 }
 
 }  // namespace llmprof

@@ -10,6 +10,7 @@
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline/disk_space.hpp"
 #include "pipeline/stage_records.hpp"
+#include "process/signal_fallback.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;
@@ -307,6 +308,9 @@ void DeepProfiler::request_stop() noexcept {
 }
 
 Result<RunSummary> DeepProfiler::run() {
+  // Outermost: a SIGINT/SIGTERM the host left at its default action stops this run, which then closes run.json;
+  // the signal ends the host only when this scope (the last one) ends, after the manifest is written.
+  const detail::SignalFallbackScope signals;
   const auto started = clock_.now();
   // A configuration built in code gets the checks load_config runs on files, before anything is written.
   if (auto valid = validate_config(config_); !valid) return valid.error();

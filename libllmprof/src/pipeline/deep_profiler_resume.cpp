@@ -14,6 +14,7 @@
 #include "llmprof/shell_quote.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
 #include "pipeline/stage_records.hpp"
+#include "process/signal_fallback.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;
@@ -267,6 +268,7 @@ std::vector<FileFingerprint> fingerprint_workload_files(const std::vector<std::s
 }  // namespace detail
 
 Result<RunSummary> DeepProfiler::resume(const fs::path& main) {
+  const detail::SignalFallbackScope signals;  // as in run()
   const auto started = clock_.now();
   auto directory = RunDirectory::open_to_resume(main);
   if (!directory) return directory.error();

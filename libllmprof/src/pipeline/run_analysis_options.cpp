@@ -9,6 +9,7 @@
 #include "llmprof/run_analysis.hpp"
 #include "llmprof/rank_analysis.hpp"
 #include "pipeline/ncu_pass.hpp"
+#include "rundir/run_records.hpp"
 
 namespace llmprof {
 namespace fs = std::filesystem;
@@ -57,6 +58,9 @@ AnalysisOptions analysis_options_for(const DeepProfileConfig& config, std::optio
 }
 
 Result<DeepProfileConfig> load_recorded_config(const fs::path& main) {
+  // A file given for the run directory is named as such ("run --resume FILE" said only that the run had no
+  // config.toml, as if FILE were a directory).
+  if (auto checked = check_main_directory(main, "to read its config.toml"); !checked) return checked.error();
   const fs::path config_file = main / RunLayout::resolved_config();
   std::error_code error;
   if (!fs::exists(config_file, error)) {
@@ -67,6 +71,7 @@ Result<DeepProfileConfig> load_recorded_config(const fs::path& main) {
 }
 
 Result<AnalysisOptions> analysis_options_of_run(const fs::path& main) {
+  if (auto checked = check_main_directory(main, "to analyse"); !checked) return checked.error();
   auto config = load_recorded_config(main);
   if (!config && config.error().code == ErrorCode::not_found) {
     Error error = config.error();

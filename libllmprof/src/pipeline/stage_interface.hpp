@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "process/signal_fallback.hpp"
 #include "llmprof/capture_record.hpp"
 #include "llmprof/clock.hpp"
 #include "llmprof/deep_profiler.hpp"
@@ -206,7 +207,8 @@ struct PipelineRun {
   const std::string& selection_stage() const { return discovered_stage ? *discovered_stage : config.run.stage; }
   std::map<Stage, StageReport> stage_reports;  // of the stages not yet written into run.json (stage_report())
 
-  bool stopping() const { return stop_requested.load(); }
+  // request_stop(), or a SIGINT/SIGTERM the host left at its default action (process/signal_fallback.hpp).
+  bool stopping() const { return stop_requested.load() || detail::fallback_signal_received() != 0; }
   std::chrono::nanoseconds elapsed() const { return clock.now() - started; }
   // What `stage` has reported so far (created empty); the stage table writes it into run.json when the stage ends.
   StageReport& stage_report(Stage stage) { return stage_reports[stage]; }

@@ -115,8 +115,12 @@ std::string profiler_window_diagnosis() {
            "), so a cudaProfilerStart call (torch.cuda.profiler.start()) has no CUDA context to start and nsys "
            "cannot see it; whether the workload calls it can be told only on a GPU machine. nsys wrote no report.";
   }
-  return "the capture range cudaProfilerApi never opened: the workload never called cudaProfilerStart "
-         "(torch.cuda.profiler.start()), so nsys wrote no report.";
+  // A driver is no GPU the workload can use (a driver with no device, CUDA_VISIBLE_DEVICES hiding every one, CUDA
+  // failing to initialise): there too the call starts nothing and nsys records none, so both causes are named.
+  return "the capture range cudaProfilerApi never opened: nsys saw no cudaProfilerStart that started a window. "
+         "Either the workload never called it (torch.cuda.profiler.start()), or it called it without a CUDA "
+         "context to start (no GPU visible to it: CUDA_VISIBLE_DEVICES, run.device_index, or CUDA failing to "
+         "initialise; the workload's stderr says which). nsys wrote no report.";
 }
 
 // The configured gate, for the sentences that say it never opened.

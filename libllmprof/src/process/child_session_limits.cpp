@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "process/child_session.hpp"
+#include "process/signal_fallback.hpp"
 
 namespace llmprof::detail {
 namespace {
@@ -65,7 +66,7 @@ void ChildSession::poll_exit(SteadyClock::time_point now) {
 
 void ChildSession::enforce_limits(SteadyClock::time_point now) {
   if (stop_reason_ == StopReason::none) {
-    if (stop_requested_.load()) {
+    if (stop_requested_.load() || fallback_signal_received() != 0) {
       begin_stop(StopReason::interrupted, now);
     } else if (deadline_ && now >= *deadline_) {
       begin_stop(StopReason::timed_out, now);
@@ -167,7 +168,7 @@ bool ChildSession::tree_finished(SteadyClock::time_point now) {
 bool ChildSession::output_finished(SteadyClock::time_point now) const {
   if (!stdout_pump_.open && !stderr_pump_.open) return true;
   // Something the child left behind still holds the pipe; do not wait for it forever.
-  return stop_requested_.load() || now - exited_at_ >= drain_limit;
+  return stop_requested_.load() || fallback_signal_received() != 0 || now - exited_at_ >= drain_limit;
 }
 
 void ChildSession::begin_stop(StopReason reason, SteadyClock::time_point now) {

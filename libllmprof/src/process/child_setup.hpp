@@ -51,6 +51,11 @@ struct ChildSetup {
     }
 #if defined(__linux__)
     // If this process dies without stopping the child (SIGKILL, crash), the child gets a SIGTERM.
+    // The kernel sends it when the *thread* that forked exits (prctl(2)), not the process: the fork runs on the
+    // thread that called ProcessRunner::run, which returns only after the child has exited and been reaped, so
+    // a harness thread that ends (a pool's worker, a std::async task) never outlives a child it started. It
+    // reaches this child only: what the child started gets nothing, which is why a SIGINT/SIGTERM the host
+    // left at its default action is turned into a stop of the whole tree (signal_fallback.hpp).
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
 #endif
     return {};

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "process/process_group.hpp"
+#include "process/signal_fallback.hpp"
 #include "process/process_session.hpp"
 
 namespace llmprof {
@@ -81,7 +82,10 @@ class SystemProcessRunner final : public ProcessRunner {
   // still find and kill them (see DescendantTracker).
   SystemProcessRunner() { detail::become_child_subreaper(); }
   Result<ProcessOutcome> run(const ProcessSpec& spec) override {
-    if (stop_requested_.load()) {
+    // A SIGINT/SIGTERM the host left at its default action stops the child instead of orphaning its tree
+    // (signal_fallback.hpp); the host still ends by it once the outermost library call returns.
+    const detail::SignalFallbackScope signals;
+    if (stop_requested_.load() || detail::fallback_signal_received() != 0) {
       ProcessOutcome not_started;  // exited = false, no signal: nothing ran
       not_started.interrupted = true;
       not_started.timeout = spec.timeout;

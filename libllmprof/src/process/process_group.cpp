@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
@@ -81,6 +82,7 @@ namespace {
 struct ProcessStat {
   pid_t pid = 0;
   pid_t parent = 0;
+  pid_t process_group = 0;
   char state = 0;
   unsigned long long start_time = 0;
   std::string name;
@@ -100,8 +102,8 @@ std::optional<ProcessStat> read_stat(pid_t pid) {
   // state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime
   // priority nice num_threads itrealvalue starttime (fields 3..22)
   std::string skipped;
-  fields >> result.state >> result.parent;
-  for (int field = 5; field <= 21 && fields; ++field) fields >> skipped;
+  fields >> result.state >> result.parent >> result.process_group;
+  for (int field = 6; field <= 21 && fields; ++field) fields >> skipped;
   fields >> result.start_time;
   if (!fields) return std::nullopt;
   return result;
@@ -143,8 +145,14 @@ std::set<std::pair<pid_t, unsigned long long>> DescendantTracker::orphans_now() 
   return orphans;
 }
 
-DescendantTracker::DescendantTracker(pid_t root, std::set<std::pair<pid_t, unsigned long long>> orphans_before_root)
-    : root_(root), orphans_before_root_(std::move(orphans_before_root)) {
+std::string next_launch_mark() {
+  static std::atomic<unsigned long long> launches{0};
+  return std::to_string(::getpid()) + "." + std::to_string(++launches);
+}
+
+DescendantTracker::DescendantTracker(pid_t root, std::set<std::pair<pid_t, unsigned long long>> orphans_before_root,
+                                     std::string launch_mark)
+    : root_(root), launch_mark_(std::move(launch_mark)), orphans_before_root_(std::move(orphans_before_root)) {
   if (const auto stat = read_stat(root)) root_start_time_ = stat->start_time;
   std::lock_guard lock(roots_mutex);
   active_roots().insert(root);
@@ -168,7 +176,8 @@ void DescendantTracker::refresh() {
       // Started before the root: not its descendant (jiffies since boot; equal ones are taken as ours).
       if (orphan->start_time < root_start_time_ || orphans_before_root_.count({orphan->pid, orphan->start_time}))
         continue;
-      if (!active_roots().count(orphan->pid)) frontier.push_back(orphan->pid);
+      if (!active_roots().count(orphan->pid) && descends_from_launch(orphan->pid, orphan->process_group))
+        frontier.push_back(orphan->pid);
     }
   }
   std::set<pid_t> seen = {root_};
@@ -192,6 +201,23 @@ void DescendantTracker::refresh() {
       }
     }
   }
+}
+
+bool DescendantTracker::descends_from_launch(pid_t pid, pid_t process_group) const {
+  if (!launch_mark_.empty()) {
+    if (const auto environment = read_proc_file("/proc/" + std::to_string(pid) + "/environ")) {
+      const std::string prefix = std::string(launch_mark_variable) + "=";
+      for (std::size_t begin = 0; begin < environment->size();) {
+        const auto end = std::min(environment->find('\0', begin), environment->size());
+        const std::string_view entry(environment->data() + begin, end - begin);
+        if (entry.substr(0, prefix.size()) == prefix) return entry.substr(prefix.size()) == launch_mark_;
+        begin = end + 1;
+      }
+    }
+  }
+  // No mark to read (cleared by `env -i`, or environ unreadable): the root's process group, which a daemon keeps
+  // unless it called setpgid or setsid. Such a daemon is left alone: nothing says it is this launch's.
+  return process_group == root_;
 }
 
 void DescendantTracker::signal_all(int signal_number) const {

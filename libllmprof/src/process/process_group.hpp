@@ -41,14 +41,26 @@ struct ApplicationQuery {
   bool include_left = true;  // false: processes that left the application and are no target are spared
 };
 
+// The environment variable each launch sets in its child (launch_mark()): every descendant inherits it, so a
+// process re-parented to this process carries the launch it descends from (/proc/PID/environ), even after the
+// parent links that led to it are gone.
+inline constexpr const char* launch_mark_variable = "LLMPROF_LAUNCH_ID";
+// A mark no other launch of this process has had ("<pid>.<n>").
+std::string next_launch_mark();
+
 // The processes a child started, wherever they went: into another process group or session
 // (setsid escapes kill(-group)), or re-parented to this process when their parent exited. Found by
-// walking /proc's parent links from the child and from this process's orphans.
+// walking /proc's parent links from the child, and among this process's direct children (orphans re-parented to
+// it, the subreaper) only those that descend from this launch: its mark in their environment, or, where the mark
+// cannot be read or was cleared, the root's process group. A harness's own children and another launch's
+// orphans (a second DeepProfiler's daemons in the same process) are never claimed.
 class DescendantTracker {
  public:
   // `orphans_before_root`: orphans_now() taken before the root was forked (after it, a root that daemonises and
-  // exits at once has already handed its daemon to us).
-  DescendantTracker(pid_t root, std::set<std::pair<pid_t, unsigned long long>> orphans_before_root);
+  // exits at once has already handed its daemon to us). `launch_mark`: the value of launch_mark_variable the root
+  // was started with (empty: none was set, and orphans are told by their process group alone).
+  DescendantTracker(pid_t root, std::set<std::pair<pid_t, unsigned long long>> orphans_before_root,
+                    std::string launch_mark = {});
   // The processes re-parented to this process now (pid, start time).
   static std::set<std::pair<pid_t, unsigned long long>> orphans_now();
   ~DescendantTracker();
@@ -96,6 +108,9 @@ class DescendantTracker {
   // The root's start time: an orphan started before it cannot be its descendant (a daemon an earlier child
   // left behind, re-parented to us as the subreaper), and is never claimed.
   unsigned long long root_start_time_ = 0;
+  // Whether an orphan (a direct child of this process that is not a launch's root) descends from the root.
+  bool descends_from_launch(pid_t pid, pid_t process_group) const;
+  std::string launch_mark_;
   // Orphans already re-parented to this process when the root started (pid, start time): an earlier child's
   // daemon, never the root's. The start-time rule alone cannot tell one started in the root's clock tick
   // (10 ms) from the root's own.

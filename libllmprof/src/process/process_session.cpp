@@ -39,6 +39,7 @@
 #include "process/process_group.hpp"
 #include "process/process_launch.hpp"
 #include "process/process_lines.hpp"
+#include "process/signal_fallback.hpp"
 
 namespace llmprof::detail {
 namespace {
@@ -75,7 +76,12 @@ Result<void> ChildSession::prepare_pump(OutputPump& pump, int file_fd,
 
 Result<void> ChildSession::launch(const std::filesystem::path& executable, int child_stdout, int child_stderr) {
   const std::vector<std::string> arguments(spec_.argv.begin() + 1, spec_.argv.end());
-  const std::vector<std::string> environment = build_environment(spec_.environment);
+  // Every descendant inherits the launch's mark: what is re-parented to this process later is told apart from a
+  // harness's own children and from another launch's (process_group.hpp: DescendantTracker).
+  const std::string launch_mark = next_launch_mark();
+  auto overrides = spec_.environment;
+  overrides[launch_mark_variable] = launch_mark;
+  const std::vector<std::string> environment = build_environment(overrides);
   std::vector<const char*> environment_block;
   for (const auto& entry : environment) environment_block.push_back(entry.c_str());
   environment_block.push_back(nullptr);
@@ -103,7 +109,8 @@ Result<void> ChildSession::launch(const std::filesystem::path& executable, int c
   }
   if (!error) {
     process_group_ = process_->id();
-    descendants_.emplace(process_group_, std::move(orphans_before_launch));
+    register_child_group(process_group_);
+    descendants_.emplace(process_group_, std::move(orphans_before_launch), launch_mark);
     return {};
   }
   if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);  // the forked child ended in _exit(127)
@@ -198,6 +205,11 @@ Result<ProcessOutcome> ChildSession::run() {
                            : files->stderr_fd() >= 0 ? files->stderr_fd()
                                                      : STDERR_FILENO;
   if (auto launched = launch(*executable, child_stdout, child_stderr); !launched) return launched.error();
+  // Out of the table a second signal's SIGKILL reads, however this call ends (the group id may be reused later).
+  struct GroupRegistration {
+    pid_t group;
+    ~GroupRegistration() { unregister_child_group(group); }
+  } const registration{process_group_};
   // Only the child may hold the write ends now, so the pipes reach end-of-file when it is done.
   stdout_child_end.reset();
   stderr_child_end.reset();

@@ -68,6 +68,12 @@ std::string dram_caption(const RunReportModel& model) {
   if (any_stage(model, [](const ReportStage& stage) { return stage.mbu_workload.has_value(); })) {
     text += " MBU (model) = the bytes the workload says a step must move (stage1/metrics.json model_bytes_per_step) "
             "x its bare run's steps/s / the peak.";
+  } else if (std::any_of(model.warnings.begin(), model.warnings.end(), [](const std::string& warning) {
+               // The analysis's warning (stage_limits.cpp) when the stated bytes fail the peak check.
+               return warning.find("model_bytes_per_step cannot be right") != std::string::npos;
+             })) {
+    text += " MBU (model): withheld, because the bytes stage1/metrics.json model_bytes_per_step states cannot be "
+            "moved at the bare run's step rate (the warnings give the figures).";
   } else {
     text += " MBU (model) needs the bytes a step must move (model_bytes_per_step in stage1/metrics.json), which "
             "this workload does not state.";
