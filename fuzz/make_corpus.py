@@ -21,7 +21,7 @@ CORPUS = ROOT / "fuzz" / "corpus"
 LIMIT = 60 * 1024
 # The directories this script writes, emptied first; the others under fuzz/corpus/ are kept as they are.
 GENERATED = ["csv_reader", "ncu_csv", "ncu_diagnosis", "ncu_nvtx_stack", "ncu_units", "kernel_name", "step_tokens",
-             "nsys_sqlite"]
+             "nsys_sqlite", "gpu_metrics"]
 
 
 def write(target, name, data):
@@ -83,6 +83,26 @@ def sqlite_slice(path, activity_rows):
         return copy.read_bytes()
 
 
+def gpu_metrics_program(rows, bad=(), second_type=False, renamed=False):
+    """An input of fuzz/gpu_metrics_fuzzer.cpp: 20 kHz asked, one GPU, the four metrics read (or under another unit),
+    `rows` sample times of the four at a steady 50 us, the values of `bad` row indices at -1, every other row under
+    typeId 1 when `second_type`; then 16 overlapping instances of a stage over the samples."""
+    out = bytearray([1, 1, 3])  # 20 kHz asked; one GPU listed; 1 + 3 % 6 = 4 metrics
+    out += bytes([4, 5, 6, 7] if renamed else [0, 1, 2, 3])
+    for row in range(rows):
+        for metric in range(4):
+            # The control byte: bit 7 a 16-bit time step (0: the same time) instead of 50 us, bit 5 the typeId,
+            # bits 0-2 the value's kind (0: an integer byte, 1: a signed 16-bit integer).
+            control = (0x20 if second_type and row % 2 else 0) | (1 if row in bad else 0)
+            step = bytes([0]) if metric == 0 else bytes([0, 0])
+            value = bytes([0xFF, 0xFF]) if row in bad else bytes([(row * 7 + metric * 13) % 101])
+            out += bytes([control | (0 if metric == 0 else 0x80)]) + step + bytes([metric]) + value
+    out += bytes([1])  # CPU windows
+    for i in range(16):
+        out += bytes([i % 2, 0, i * 4, 40])  # thread, start (16-bit, x 1 us), length (x 10 us)
+    return bytes(out)
+
+
 def main():
     for target in GENERATED:
         if (CORPUS / target).exists():
@@ -135,6 +155,11 @@ def main():
     write("step_tokens", "engine_loop.json",
           '{"schema": "llmprof.step_tokens/1", "windows": [{"kinds": {"decode_batch": '
           '{"steps": 48, "prompt_tokens": 0, "decode_tokens": 384}}}]}\n')
+
+    write("gpu_metrics", "steady.bin", gpu_metrics_program(200))
+    write("gpu_metrics", "one_bad.bin", gpu_metrics_program(200, bad={50}))
+    write("gpu_metrics", "two_types.bin", gpu_metrics_program(200, second_type=True))
+    write("gpu_metrics", "renamed.bin", gpu_metrics_program(50, renamed=True))
 
     # The timeline engine's seeds: slices of the larger 2025.3 exports (graph nodes as kernels; eager); the whole
     # small ones (cpu2022, graphtrace) are in fuzz/fixture-seeds.txt.

@@ -24,6 +24,7 @@ RULES = [
     ("CCCL", "CCCL", "*"), ("CCCL", None, "cub::*"), ("CCCL", None, "thrust::*"),
     ("NCCL", "NCCL", "*"), ("cuBLAS", "cuBLAS", "*"), ("cuBLASLt", "cuBLASLt", "*"), ("cuDNN", "cuDNN", "*"),
     ("TensorRT", "TensorRT", "*"), ("RAPIDS", "libcudf", "*"), ("RAPIDS", "librmm", "*"),
+    ("Hugging Face tokenizers", "tokenizers", "*"),
     ("PyTorch", None, "aten::*"), ("PyTorch", None, "prim::*"), ("PyTorch", None, "c10d::*"),
     ("PyTorch", None, "autograd::*"), ("PyTorch", None, "*, seq = *"), ("PyTorch", None, "*, op_id = *"),
     ("PyTorch", None, "*, sizes = *"), ("PyTorch", None, "Torch-Compiled Region*"),

@@ -8,9 +8,11 @@ measured with rank 0's samples, moved onto rank 1's clock by the difference of t
 sqlite3, no code shared with libllmprof.
 
 A step is one decode_step range instance; its GPU window runs from the first start to the last end of the kernels
-whose launch call (same correlationId) started inside it on its thread. With its own samples every step counts (the
-capture sampled for its whole length). With another capture's, a step counts only when its window lies wholly inside
-[first sample time - period, last sample time]; the others are left out (counted). A sample at t reports (t - period, t] and
+whose launch call (same correlationId) started inside it on its thread. With the capture's own samples or another's,
+a step counts only when its window lies inside [first sample time - 2 x period, last sample time + period] (the
+samples cover (first - period, last], and a window may reach a period past either end: less than one sample
+unsampled); the others are left out (counted). Rank 0's last step ends 0.29 ms after its trimmed export's last
+sample, so it is left out of its own figures too. A sample at t reports (t - period, t] and
 belongs to a window when t - period / 2 lies in it. Over the steps kept: samples, mean SM and tensor active, MBU
 (mean (read + write) / 100) and DRAM bytes per step (sum of (read + write) / 100 x peak x period / steps).
 Run from the repository root: python3 tests/tools/rank_sampling_expected.py
@@ -60,8 +62,9 @@ def measure(label, steps_db, samples_db, borrowed):
     shift = origin(samples_db) - origin(steps_db)
     rows, times, period, peak = samples_of(samples_db, shift)
     windows = step_windows(steps_db)
-    # Another capture's samples cover only its own window: a step counts only when it lies wholly inside.
-    kept = [w for w in windows if not borrowed or (w[0] >= times[0] - period and w[1] <= times[-1])]
+    # One rule for a capture's own samples and another's: a step counts only when the samples cover it, a period of
+    # slack at either end (less than one sample unsampled).
+    kept = [w for w in windows if w[0] >= times[0] - 2 * period and w[1] <= times[-1] + period]
     outside = len(windows) - len(kept)
     count, sm, tensor, share, share_samples = 0, [], [], 0.0, 0
     for start, end in kept:

@@ -175,6 +175,10 @@ def figures(path):
                 stops += count
     out.append(("profiler_api", "start_calls", starts))
     out.append(("profiler_api", "stop_calls", stops))
+    # The window's GPU time, which a kind's share of it is of: every GPU activity the capture recorded.
+    window = sum(db.execute(f"SELECT coalesce(sum(end - start), 0) FROM {table}").fetchone()[0]
+                 for table in GPU_TABLES if table in tables)
+    out.append(("window", "gpu_time_ns", window))
     return out
 
 

@@ -3,12 +3,15 @@
 // over two real captures taken at once on one H200 (tests/data/gpu-metrics/ranks/README.md).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include "llmprof/capture_placement.hpp"
 #include "llmprof/cross_rank.hpp"
 #include "llmprof/gpu_metrics.hpp"
 #include "llmprof/rank_sampling.hpp"
 #include "llmprof/timeline.hpp"
 #include "oracle.hpp"
+#include "parse/sqlite_database.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -143,4 +146,40 @@ TEST_CASE("rank sampling: ranks.csv and the Across ranks section carry each rank
   const std::string markdown = cross_rank_markdown(analysis);
   CHECK_THAT(markdown, Catch::Contains("**Sampled by the GPU's counters** (each rank's decode_step steps"));
   CHECK_THAT(markdown, Catch::Contains("| 1 | rank 0 | 8 | 2196 | 8.8% |"));
+}
+
+TEST_CASE("rank sampling: one bad sample in the sampler's export costs that value, not every rank's figures",
+          "[gpu-metrics]") {
+  // A copy of rank 0's real export with one SM-active value at 101%: before, the reader dropped all 17,388 values and
+  // the sampled section of ranks.md disappeared.
+  llmprof::testing::TempDir temp;
+  const auto copy = temp.path() / "r0_samples.sqlite";
+  std::filesystem::copy_file(data_path("gpu-metrics/ranks/r0_samples.sqlite"), copy);
+  std::filesystem::permissions(copy, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+  {
+    auto database = detail::SqliteDatabase::open_writable(copy);
+    REQUIRE(database.has_value());
+    REQUIRE(database->execute("UPDATE GPU_METRICS SET value = 101 WHERE rowid = (SELECT rowid FROM GPU_METRICS WHERE "
+                              "metricId = (SELECT metricId FROM TARGET_INFO_GPU_METRICS WHERE metricName LIKE "
+                              "'SMs Active%') ORDER BY timestamp, rowid LIMIT 1 OFFSET 2000)"));
+  }
+  auto samples = read_gpu_metric_samples(copy);
+  REQUIRE(samples.has_value());
+  REQUIRE(samples->has_value());
+  CHECK((*samples)->left_out.out_of_range == 1);
+  const Capture sampler = read_capture("r0_samples.sqlite");
+  const Capture other = read_capture("r1_shares_gpu.sqlite");
+  const SampledCapture source{0, &**samples, sampler.placement};
+  for (const auto& [sampling, line] :
+       {std::pair{sample_rank_steps(sampler.timeline, "decode_step", 0, sampler.placement, &source, ""),
+                  "rank 0 (own samples)"},
+        std::pair{sample_rank_steps(other.timeline, "decode_step", 1, other.placement, &source, ""),
+                  "rank 1 (rank 0's samples)"}}) {
+    INFO(line << ": " << sampling.note);
+    CHECK(sampling.steps == std::int64_t(oracle_figure("rank_sampling", line, "steps")));
+    CHECK(sampling.samples == std::int64_t(oracle_figure("rank_sampling", line, "samples")));
+    REQUIRE(sampling.sm_active.has_value());
+    CHECK(*sampling.sm_active == Approx(oracle_figure("rank_sampling", line, "sm_mean")).epsilon(0.01));
+    CHECK_THAT(sampling.note, Catch::Contains("1 of ") && Catch::Contains("sampled values left out (1 outside 0..100)"));
+  }
 }

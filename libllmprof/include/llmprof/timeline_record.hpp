@@ -161,6 +161,9 @@ struct LLMPROF_API TimelineReport {
   bool cuda_untraced = false;
   std::vector<TimelineStage> stages;  // outermost first, then by first start
   std::int64_t gpu_activities = 0;
+  // Summed duration of every GPU activity the capture recorded (every process and thread, in a range or not): the
+  // window's GPU time that a step kind's share is of (llmprof/step_kinds.hpp).
+  std::int64_t gpu_time_ns = 0;
   std::int64_t unattributed_gpu_activities = 0;  // launched outside every range, or no launch call recorded
   std::int64_t unclosed_ranges = 0;
   MeasurementValidity validity;

@@ -55,6 +55,8 @@ struct AnalysisOptions {
   std::size_t stage_top_kernels = 3;  // kernels listed per stage
   // Set by per-rank sampling for a rank's capture: the samples its stages are measured with, instead of the export's.
   std::optional<AttributedSamples> attributed_samples;
+  // What the export's GPU-metrics samples are checked against (the frequency nsys.gpu_metrics asked for).
+  GpuMetricsExpectation gpu_metrics_expectation;
   // Which ranges are a library's (ReportStage::library, TimelineStage::library): the built-in rules and the run's
   // run.ignore_ranges.
   LibraryRanges library_ranges;

@@ -27,11 +27,12 @@ inline constexpr double kMostActivityAfterRanges = 0.10;
 inline constexpr std::size_t kSampledSeriesPoints = 200;
 //
 // `origin`, when not empty, ends every stage's note (where the samples came from); with no samples it is the whole
-// note (why there are none). `other_capture`: the samples were taken by another capture of the same GPU and moved onto
-// this one's clock (per-rank sampling, llmprof/rank_sampling.hpp), so they cover only that capture's window: an
-// instance counts only when its window lies wholly inside the samples' span (the first sample's period to the last
-// sample), the stage's steps are scaled to the instances kept, and the note says how many were left out. A capture's
-// own samples span the whole capture, and every instance counts.
+// note (why there are none, or why they were withheld). One rule for every capture, its own samples or another's moved
+// onto its clock (`other_capture`, per-rank sampling, llmprof/rank_sampling.hpp): an instance counts only when its
+// window lies inside the samples' span (samples_cover); the stage's steps are scaled to the instances kept, and the
+// note says how many were left out. A stage whose instances all lie outside is withheld, the note placing both on the
+// capture's clock. The kept instances' windows are merged where they overlap, so a moment of GPU time is sampled once
+// however many instances hold it.
 void attach_sampled_utilisation(const TimelineReport& timeline, const std::optional<GpuMetricSamples>& samples,
                                 AnalysisReport& report, const std::string& origin = "", bool other_capture = false);
 
@@ -40,7 +41,9 @@ void attach_sampled_utilisation(const TimelineReport& timeline, const std::optio
 std::optional<std::pair<std::int64_t, std::int64_t>> sampled_window(const TimelineInstance& instance,
                                                                     bool cuda_untraced);
 
-// Whether the window [start_ns, end_ns] lies wholly inside the samples' span (the rule above).
+// Whether the samples cover the window [start_ns, end_ns]: the samples span (first - period, last] (a sample reports
+// the period that ends at it), and a window may reach a period past either end, less than one sample unsampled (a
+// capture's last kernel may end between its last sample and the next; on the recorded H200 decode, 28 us after it).
 bool samples_cover(const GpuMetricSamples& samples, std::int64_t start_ns, std::int64_t end_ns);
 
 }  // namespace llmprof

@@ -30,12 +30,14 @@ struct StepKindTokens {
 
 struct StepKindFigures {
   std::string name;
+  std::string domain;  // its NVTX domain, "" for the default one; shown with the name where not ""
   std::int64_t count = 0;
   // Per step, all instances: from the kind's CPU start to the later of its CPU end and its last GPU end.
   DurationSummary step_time;
   std::int64_t gpu_busy_ns = 0;             // summed over its steps (union within each step)
   std::int64_t gpu_time_ns = 0;             // summed duration of every GPU activity its steps launched
   std::optional<double> gpu_time_share;     // of all kinds' GPU time; absent without GPU work
+  std::optional<double> window_share;       // of StepKindReport::window_gpu_time_ns; absent without GPU work
   std::vector<TimelineKernel> top_kernels;  // at most five, by total time
   std::vector<std::int64_t> processes;      // PIDs of the threads that ran its steps, ascending
   std::optional<StepKindTokens> tokens;     // when the workload wrote its step tokens for this window
@@ -51,9 +53,19 @@ struct StepKindReport {
   std::int64_t nested_set_aside = 0;
   std::int64_t unclosed_ranges = 0;
   std::vector<StepKindFigures> kinds;       // by GPU time, then by count, descending
+  // The GPU time the kinds' window_share is of, and what it covers (`window_basis`): with every step of the capture
+  // kept, every GPU activity the capture recorded ("the window's GPU time": other threads' and processes' work and
+  // work outside the steps included; on the recorded H100 serving window the decode kind is 44% of it, 50% of the two
+  // kinds' GPU time); with steps left out by nsys.capture_skip/capture_count, the kept steps' own ("the kept steps'
+  // GPU time").
+  std::int64_t window_gpu_time_ns = 0;
+  std::string window_basis;
+  // Kept steps whose range closed as it opened (0 ns on the host): nothing can be attributed to them, and they count
+  // as 0 ns in the step times.
+  std::int64_t zero_length_steps = 0;
   std::vector<std::string> phases;          // children of the step range found in every step (e.g. sampling)
   std::optional<std::int64_t> gpu_process;  // the PID whose steps carried the most GPU time
-  std::string verdict;                      // e.g. "mixed steps take 3.1x a decode step; 72% of the window's GPU time"
+  std::string verdict;  // e.g. "decode steps: 22 of 40, median 1.28 ms; 44% of the window's GPU time"
   std::vector<std::string> token_notes;     // what of the workload's step tokens could not be matched, and why
   // Set when the steps were not NVTX ranges (llmprof/sync_steps.hpp): how they were found and grouped.
   std::string inferred;

@@ -115,8 +115,12 @@ std::optional<std::string> load_timeline(const std::filesystem::path& sqlite_exp
     if (inputs.gpu_metrics) inputs.sources["gpu_metrics"] = options.attributed_samples->origin;
     return std::nullopt;
   }
-  auto samples = read_gpu_metric_samples(sqlite_export);
-  if (!samples) return "GPU-metrics samples: " + samples.error().describe();
+  auto samples = read_gpu_metric_samples(sqlite_export, options.gpu_metrics_expectation);
+  if (!samples) {
+    // The panel says why there are no figures, not that there were no samples.
+    inputs.gpu_metrics_origin = "withheld: " + samples.error().describe();
+    return "GPU-metrics samples: " + samples.error().describe();
+  }
   if (samples->has_value()) {
     inputs.gpu_metrics = std::move(**samples);
     inputs.sources["gpu_metrics"] = sqlite_export.string();

@@ -94,7 +94,7 @@ RankSampling sample_rank_steps(const TimelineReport& timeline, const std::string
                                : 0.0;
   for (const auto& instance : stage->instances) {
     const auto window = sampled_window(instance, timeline.cuda_untraced);
-    if (window && (!attributed.other_capture || samples_cover(samples, window->first, window->second)))
+    if (window && samples_cover(samples, window->first, window->second))  // the stages' rule (sampled_utilisation.hpp)
       ++sampling.steps;
     else
       ++sampling.steps_outside;

@@ -35,7 +35,8 @@ struct StageSamples {
 };
 
 // The samples whose period's middle (timestamp - period / 2; a sample reports the period that ends at it)
-// lies in [start, end]: each moment of GPU work is counted once, however short the instances.
+// lies in [start, end]: each moment of GPU work is counted once, however short the instances. Callers pass windows
+// that do not overlap (merged_windows).
 void gather(const GpuMetricSamples& samples, std::int64_t start_ns, std::int64_t end_ns, StageSamples& into) {
   const std::int64_t half = samples.period_ns / 2;
   const auto& times = samples.timestamps_ns;
@@ -56,6 +57,23 @@ void gather(const GpuMetricSamples& samples, std::int64_t start_ns, std::int64_t
     }
   }
 }
+
+// The windows merged where they overlap or touch: instances that overlap (a range recorded twice, ranges of one
+// name on two threads at once) hold one stretch of GPU time, whose samples count once.
+std::vector<std::pair<std::int64_t, std::int64_t>> merged_windows(std::vector<std::pair<std::int64_t, std::int64_t>> windows) {
+  std::sort(windows.begin(), windows.end());
+  std::vector<std::pair<std::int64_t, std::int64_t>> merged;
+  for (const auto& window : windows) {
+    if (!merged.empty() && window.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, window.second);
+    else
+      merged.push_back(window);
+  }
+  return merged;
+}
+
+// "12.3 ms" on the capture's clock, for notes that place samples and instances.
+std::string capture_time(std::int64_t time_ns) { return detail::format_number(double(time_ns) / 1e6) + " ms"; }
 
 // The GPU's activity at sample i: SM active, or DRAM read + write where the set has no SM activity; NaN when neither.
 double activity(const GpuMetricSamples& samples, std::size_t i) {
@@ -210,10 +228,10 @@ void fill(ReportStage& stage, const StageSamples& gathered, const GpuMetricSampl
 // The samples of the instance whose GPU-active window is the median one, consecutive samples averaged so that
 // at most kSampledSeriesPoints remain (a long step keeps its shape, the report stays small).
 std::vector<ReportSampledPoint> median_step_series(const TimelineStage& stage, const GpuMetricSamples& samples,
-                                                   const SampleWindows& sample_windows, bool other_capture) {
+                                                   const SampleWindows& sample_windows) {
   std::vector<std::pair<std::int64_t, std::int64_t>> windows;
   for (const auto& instance : stage.instances)
-    if (auto window = sample_windows.of(instance); window && (!other_capture || samples_cover(samples, window->first, window->second)))
+    if (auto window = sample_windows.of(instance); window && samples_cover(samples, window->first, window->second))
       windows.push_back(*window);
   if (windows.size() < 3) return {};
   const auto length = [](const auto& window) { return window.second - window.first; };
@@ -259,9 +277,65 @@ std::optional<std::pair<std::int64_t, std::int64_t>> sampled_window(const Timeli
 }
 
 bool samples_cover(const GpuMetricSamples& samples, std::int64_t start_ns, std::int64_t end_ns) {
-  return !samples.timestamps_ns.empty() && start_ns >= samples.timestamps_ns.front() - samples.period_ns &&
-         end_ns <= samples.timestamps_ns.back();
+  return !samples.timestamps_ns.empty() && start_ns >= samples.timestamps_ns.front() - 2 * samples.period_ns &&
+         end_ns <= samples.timestamps_ns.back() + samples.period_ns;
 }
+
+namespace {
+
+// "; 3 of 7,548 sampled values left out (2 outside 0..100, 1 not a number)", or "" when none was.
+std::string values_left_out_note(const GpuMetricSamples& samples) {
+  const GpuMetricValuesLeftOut& left = samples.left_out;
+  if (left.total() == 0) return "";
+  std::vector<std::string> why;
+  if (left.out_of_range > 0) why.push_back(std::to_string(left.out_of_range) + " outside 0..100");
+  if (left.not_numbers > 0) why.push_back(std::to_string(left.not_numbers) + " not a number");
+  if (left.repeated > 0) why.push_back(std::to_string(left.repeated) + " repeated at one time");
+  return "; " + std::to_string(left.total()) + " of " + std::to_string(left.read) + " sampled values left out (" +
+         detail::join(why, ", ") + ")";
+}
+
+// The stage's instances that the samples cover (samples_cover), their windows merged, and how many the samples miss.
+struct CoveredInstances {
+  std::vector<const TimelineInstance*> instances;
+  std::vector<std::pair<std::int64_t, std::int64_t>> merged;
+  std::size_t outside = 0;
+  std::int64_t first_ns = 0, last_ns = 0;  // the span of the windows the samples miss, for the note
+};
+
+CoveredInstances covered_instances(const TimelineStage& stage, const GpuMetricSamples& samples,
+                                   const SampleWindows& windows) {
+  CoveredInstances covered;
+  std::vector<std::pair<std::int64_t, std::int64_t>> kept;
+  for (const auto& instance : stage.instances) {
+    const auto window = windows.of(instance);
+    if (!window) continue;
+    if (!samples_cover(samples, window->first, window->second)) {
+      covered.first_ns = covered.outside == 0 ? window->first : std::min(covered.first_ns, window->first);
+      covered.last_ns = covered.outside == 0 ? window->second : std::max(covered.last_ns, window->second);
+      ++covered.outside;
+      continue;
+    }
+    covered.instances.push_back(&instance);
+    kept.push_back(*window);
+  }
+  covered.merged = merged_windows(std::move(kept));
+  return covered;
+}
+
+std::string none_covered_note(const CoveredInstances& covered, const GpuMetricSamples& samples, bool other_capture) {
+  return "withheld: none of its " + std::to_string(covered.outside) +
+         " instances lies inside the sampling window (samples from " +
+         capture_time(samples.timestamps_ns.front() - samples.period_ns) + " to " +
+         capture_time(samples.timestamps_ns.back()) + ", its instances from " + capture_time(covered.first_ns) + " to " +
+         capture_time(covered.last_ns) + " on the capture's clock)" +
+         (other_capture ? std::string()
+                        : ": the samples were taken at another time than the stage ran, or on another clock; export "
+                          "the report again (nsys export --type sqlite), and if that does not help set "
+                          "nsys.gpu_metrics=off");
+}
+
+}  // namespace
 
 void attach_sampled_utilisation(const TimelineReport& timeline, const std::optional<GpuMetricSamples>& samples,
                                 AnalysisReport& report, const std::string& origin, bool other_capture) {
@@ -280,20 +354,13 @@ void attach_sampled_utilisation(const TimelineReport& timeline, const std::optio
   for (auto& stage : report.stages) {
     const TimelineStage* recorded = timeline.find_stage(stage.qualified_name());
     if (!recorded) continue;
+    const CoveredInstances covered = covered_instances(*recorded, *samples, windows);
     StageSamples gathered;
+    for (const auto& [start, end] : covered.merged) gather(*samples, start, end, gathered);
     ActivityAfterRanges after;
-    std::size_t counted = 0, outside = 0;
-    for (const auto& instance : recorded->instances) {
-      const auto window = windows.of(instance);
-      if (!window) continue;
-      if (other_capture && !samples_cover(*samples, window->first, window->second)) {
-        ++outside;
-        continue;
-      }
-      ++counted;
-      gather(*samples, window->first, window->second, gathered);
-      if (windows.cpu) after.add(*samples, boundaries, instance);
-    }
+    if (windows.cpu)
+      for (const TimelineInstance* instance : covered.instances) after.add(*samples, boundaries, *instance);
+    const std::size_t counted = covered.instances.size(), outside = covered.outside;
     const auto share_after = after.share_after();
     if (after.outlasted()) {
       stage.sampled_samples = gathered.samples;
@@ -306,23 +373,27 @@ void attach_sampled_utilisation(const TimelineReport& timeline, const std::optio
                             : std::string());
     } else if (counted == 0 && outside > 0) {
       stage.sampled_samples = 0;
-      stage.sampled_note = "withheld: none of its " + std::to_string(outside) +
-                           " instances lies wholly inside the sampling window";
+      stage.sampled_note = none_covered_note(covered, *samples, other_capture);
     } else {
       fill(stage, gathered, *samples, peak, windows,
            double(counted) / double(std::max<std::size_t>(1, counted + outside)), share_after);
       if (outside > 0)
         stage.sampled_note += "; left out " + std::to_string(outside) + " of " + std::to_string(counted + outside) +
-                              " instances, outside the sampling window";
+                              " instances, outside the sampling window (its steps counted as the " +
+                              std::to_string(counted) + " inside)";
     }
+    stage.sampled_note += values_left_out_note(*samples);
     if (!origin.empty()) stage.sampled_note += "; " + origin;
     if (stage.sampled_sm_active || stage.sampled_dram_read)
-      stage.sampled_median_step = median_step_series(*recorded, *samples, windows, other_capture);
+      stage.sampled_median_step = median_step_series(*recorded, *samples, windows);
   }
   if (samples->other_gpus > 0)
     report.warnings.push_back("GPU-metrics samples of " + std::to_string(samples->other_gpus) +
                               " other GPU(s) left out: the figures are the first sampled GPU's (" + samples->gpu_name +
                               ")");
+  if (samples->left_out.total() > 0)
+    report.warnings.push_back("GPU-metrics samples: " + values_left_out_note(*samples).substr(2) +
+                              "; the figures use the rest");
 }
 
 }  // namespace llmprof

@@ -52,7 +52,7 @@ const TimelineStage* find_step_range(const TimelineReport& timeline, const detai
     const auto steps = static_cast<std::int64_t>(detail::step_instances(stage).counted.size());
     bool has_kind = false, holds_steps = true;
     for (const auto* child : children_of(timeline, nesting, stage)) {
-      if (!is_kind_name(child->name)) continue;
+      if (!is_kind_name(child->name) || child->domain != stage.domain) continue;
       has_kind = true;
       holds_steps = holds_steps && static_cast<std::int64_t>(detail::step_instances(*child).counted.size()) <= steps;
     }
@@ -66,13 +66,41 @@ const TimelineStage* find_step_range(const TimelineReport& timeline, const detai
 // itself a kind. A `*_batch` name is a kind by itself; a mode name alone (`decode`, `prefill`) also names whole
 // phases of a plain decode loop (the bundled example: `prefill` x1, `decode` x1), so mode names count only when
 // two of them, or one with four or more instances, repeat.
+std::vector<const TimelineStage*> flat_kinds_of_domain(const TimelineReport& timeline,
+                                                       const detail::EnclosingCounts& nesting, const std::string& domain);
+
+// The kinds of one engine are in one NVTX domain: a kind-named range of another domain is another component's (a
+// `decode` range of a tokenizer's domain is detokenisation, not a decode step). The domain whose kinds hold a
+// `*_batch` name wins, then the one with the most kind instances; the default domain on a tie.
 std::vector<const TimelineStage*> flat_kind_stages(const TimelineReport& timeline,
                                                    const detail::EnclosingCounts& nesting) {
+  std::set<std::string> domains;
+  for (const auto& stage : timeline.stages)
+    if (is_kind_name(stage.name)) domains.insert(stage.domain);
+  std::vector<const TimelineStage*> best;
+  const auto rank = [](const std::vector<const TimelineStage*>& kinds) {
+    std::size_t instances = 0;
+    bool batch = false;
+    for (const TimelineStage* kind : kinds) {
+      instances += detail::step_instances(*kind).counted.size();
+      batch = batch || is_batch_name(kind->name);
+    }
+    return std::pair{batch, instances};
+  };
+  for (const auto& domain : domains) {  // "" (the default domain) first
+    auto kinds = flat_kinds_of_domain(timeline, nesting, domain);
+    if (!kinds.empty() && (best.empty() || rank(kinds) > rank(best))) best = std::move(kinds);
+  }
+  return best;
+}
+
+std::vector<const TimelineStage*> flat_kinds_of_domain(const TimelineReport& timeline,
+                                                       const detail::EnclosingCounts& nesting, const std::string& domain) {
   std::vector<const TimelineStage*> kinds;
   bool batch_named = false;
   std::int64_t instances = 0, repeated_modes = 0;
   for (const auto& stage : timeline.stages) {
-    if (!is_kind_name(stage.name)) continue;
+    if (!is_kind_name(stage.name) || stage.domain != domain) continue;
     const auto parent = detail::main_enclosing_stage(nesting, stage.qualified_name());
     const TimelineStage* enclosing = parent ? timeline.find_stage(*parent) : nullptr;
     if (enclosing != nullptr && is_kind_name(enclosing->name)) continue;
@@ -124,6 +152,7 @@ std::vector<const TimelineInstance*> kept_instances(const TimelineStage& stage, 
 StepKindFigures figures_of(const TimelineStage& stage, const std::vector<const TimelineInstance*>& instances) {
   StepKindFigures kind;
   kind.name = stage.name;
+  kind.domain = stage.domain;
   kind.count = static_cast<std::int64_t>(instances.size());
   std::vector<std::int64_t> windows;
   std::set<std::int64_t> processes;
@@ -140,14 +169,36 @@ StepKindFigures figures_of(const TimelineStage& stage, const std::vector<const T
   return kind;
 }
 
-// Each kind's share of the kinds' GPU time, and the process whose kept steps carried the most of it.
-void attribute_gpu_time(StepKindReport& report, const std::vector<std::vector<const TimelineInstance*>>& kept) {
+// The GPU time the kinds' window shares are of (StepKindReport::window_gpu_time_ns): the capture's, when every step
+// of it is kept; the kept steps' own (`kept_steps_gpu_time_ns`), when nsys.capture_skip/capture_count left some out.
+// Never less than the kinds' own: a capture read back without its total keeps the kinds' GPU time, and says so.
+void set_window_gpu_time(StepKindReport& report, const TimelineReport& timeline, std::int64_t kinds_gpu_time_ns,
+                         std::int64_t kept_steps_gpu_time_ns) {
+  if (report.steps_left_out == 0 && timeline.gpu_time_ns >= kinds_gpu_time_ns && timeline.gpu_time_ns > 0) {
+    report.window_gpu_time_ns = timeline.gpu_time_ns;
+    report.window_basis = "the window's GPU time";
+  } else if (report.steps_left_out > 0 && kept_steps_gpu_time_ns >= kinds_gpu_time_ns && kept_steps_gpu_time_ns > 0) {
+    report.window_gpu_time_ns = kept_steps_gpu_time_ns;
+    report.window_basis = "the kept steps' GPU time";
+  } else {
+    report.window_gpu_time_ns = kinds_gpu_time_ns;
+    report.window_basis = "the step kinds' GPU time";
+  }
+  for (auto& kind : report.kinds)
+    if (report.window_gpu_time_ns > 0)
+      kind.window_share = static_cast<double>(kind.gpu_time_ns) / static_cast<double>(report.window_gpu_time_ns);
+}
+
+// Each kind's share of the kinds' GPU time and of the window's, and the process whose kept steps carried the most.
+void attribute_gpu_time(StepKindReport& report, const std::vector<std::vector<const TimelineInstance*>>& kept,
+                        const TimelineReport& timeline, std::int64_t kept_steps_gpu_time_ns) {
   std::int64_t gpu_time = 0;
   std::map<std::int64_t, std::int64_t> gpu_time_by_process;
   for (const auto& kind : report.kinds) detail::add_saturating(gpu_time, kind.gpu_time_ns);
   for (auto& kind : report.kinds) {
     if (gpu_time > 0) kind.gpu_time_share = static_cast<double>(kind.gpu_time_ns) / static_cast<double>(gpu_time);
   }
+  set_window_gpu_time(report, timeline, gpu_time, kept_steps_gpu_time_ns);
   for (const auto& instances : kept) {
     for (const TimelineInstance* instance : instances)
       detail::add_saturating(gpu_time_by_process[process_of_thread(instance->thread)], instance->gpu_time_ns);
@@ -161,8 +212,11 @@ void attribute_gpu_time(StepKindReport& report, const std::vector<std::vector<co
   }
 }
 
-// "mixed" for "mixed_batch": how the verdict speaks of a kind.
-std::string short_name(const std::string& name) { return is_batch_name(name) ? name.substr(0, name.size() - 6) : name; }
+// "mixed" for "mixed_batch": how the verdict speaks of a kind; with its domain where it has one ("llm:mixed").
+std::string short_name(const StepKindFigures& kind) {
+  const std::string name = is_batch_name(kind.name) ? kind.name.substr(0, kind.name.size() - 6) : kind.name;
+  return kind.domain.empty() ? name : kind.domain + ":" + name;
+}
 
 std::string verdict_of(const StepKindReport& report) {
   if (report.kinds.empty()) return "no step kind found under `" + report.step_range + "`";
@@ -172,20 +226,24 @@ std::string verdict_of(const StepKindReport& report) {
   });
   std::string text;
   if (decode != report.kinds.end() && decode->name != heaviest.name && decode->step_time.p50_ns > 0) {
-    text = short_name(heaviest.name) + " steps take " +
+    text = short_name(heaviest) + " steps take " +
            detail::format_number(static_cast<double>(heaviest.step_time.p50_ns) /
                                  static_cast<double>(decode->step_time.p50_ns)) +
            "x a decode step (median)";
   } else {
-    text = short_name(heaviest.name) + " steps: " + std::to_string(heaviest.count) + " of " +
+    text = short_name(heaviest) + " steps: " + std::to_string(heaviest.count) + " of " +
            std::to_string(report.steps) + ", median " +
            detail::format_duration_ns(static_cast<double>(heaviest.step_time.p50_ns));
   }
-  if (heaviest.gpu_time_share) {
-    text += "; " + detail::format_fraction_percent(*heaviest.gpu_time_share) + " of the window's GPU time";
+  if (heaviest.window_share) {
+    text += "; " + detail::format_fraction_percent(*heaviest.window_share) + " of " + report.window_basis;
   } else {
     text += "; no GPU work recorded in the steps";
   }
+  if (report.zero_length_steps > 0)
+    text += "; " + std::to_string(report.zero_length_steps) + " of the " + std::to_string(report.steps) +
+            " steps lasted 0 ns (their range closed as it opened: no work is attributed to them, and they count as 0 "
+            "ns in the step times)";
   return text;
 }
 
@@ -213,6 +271,11 @@ StepKindReport analyze_flat_kinds(const TimelineReport& timeline, const std::vec
   const std::int64_t first = std::min(std::max<std::int64_t>(window.skip, 0), total);
   const std::int64_t last = window.count > 0 ? std::min(total, first + window.count) : total;
   const std::set<const TimelineInstance*> kept(steps.begin() + first, steps.begin() + last);
+  std::int64_t kept_gpu_time = 0;
+  for (const TimelineInstance* step : kept) {
+    detail::add_saturating(kept_gpu_time, step->gpu_time_ns);
+    if (step->cpu_duration_ns() == 0) ++report.zero_length_steps;
+  }
   report.steps = last - first;
   report.steps_left_out = total - report.steps;
   std::vector<std::vector<const TimelineInstance*>> kept_of_kind;
@@ -223,7 +286,7 @@ StepKindReport analyze_flat_kinds(const TimelineReport& timeline, const std::vec
     report.kinds.push_back(figures_of(*stage, instances));
     kept_of_kind.push_back(std::move(instances));
   }
-  attribute_gpu_time(report, kept_of_kind);
+  attribute_gpu_time(report, kept_of_kind, timeline, kept_gpu_time);
   return report;
 }
 
@@ -280,24 +343,32 @@ std::optional<StepKindReport> analyze_step_kinds(const TimelineReport& captured,
   const std::int64_t first = std::min(std::max<std::int64_t>(window.skip, 0), total);
   const std::int64_t last = window.count > 0 ? std::min(total, first + window.count) : total;
   KeptSteps kept;
-  for (std::int64_t i = first; i < last; ++i) kept.add(*steps.counted[static_cast<std::size_t>(i)]);
+  std::int64_t kept_gpu_time = 0;
+  for (std::int64_t i = first; i < last; ++i) {
+    const TimelineInstance& instance = *steps.counted[static_cast<std::size_t>(i)];
+    kept.add(instance);
+    detail::add_saturating(kept_gpu_time, instance.gpu_time_ns);
+    if (instance.cpu_duration_ns() == 0) ++report.zero_length_steps;
+  }
   report.steps = last - first;
   report.steps_left_out = total - report.steps;
   const auto children = children_of(timeline, nesting, *step);
-  const bool named_batches = std::any_of(children.begin(), children.end(),
-                                         [](const TimelineStage* child) { return is_kind_name(child->name); });
+  const bool named_batches = std::any_of(children.begin(), children.end(), [step](const TimelineStage* child) {
+    return is_kind_name(child->name) && child->domain == step->domain;
+  });
   std::vector<std::vector<const TimelineInstance*>> kept_of_child;
   for (const auto* child : children) {
     kept_of_child.push_back(kept_instances(*child, kept, report.nested_set_aside));
     const auto& instances = kept_of_child.back();
-    const bool kind =
-        named_batches ? is_kind_name(child->name) : static_cast<std::int64_t>(instances.size()) < report.steps;
+    // A kind-named child of another NVTX domain is another component's range (a tokenizer's `decode`), no kind.
+    const bool kind = named_batches ? is_kind_name(child->name) && child->domain == step->domain
+                                    : static_cast<std::int64_t>(instances.size()) < report.steps;
     if (kind)
       report.kinds.push_back(figures_of(*child, instances));
     else
-      report.phases.push_back(child->name);
+      report.phases.push_back(child->qualified_name());
   }
-  attribute_gpu_time(report, kept_of_child);
+  attribute_gpu_time(report, kept_of_child, timeline, kept_gpu_time);
   order_kinds(report);
   return report;
 }

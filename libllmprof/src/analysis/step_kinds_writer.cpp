@@ -67,18 +67,24 @@ std::string step_kinds_markdown(const std::vector<StepKindReport>& windows) {
       text += "\n\n";
       continue;
     }
-    text += "\n\n| kind | steps | p50 | p90 | p99 | GPU busy | GPU time | share | processes | top kernel |\n";
+    if (report.zero_length_steps > 0)
+      text += " " + std::to_string(report.zero_length_steps) + " of the steps lasted 0 ns on the host: their range "
+              "closed as it opened (an engine marking a step it skipped, or a range around work done elsewhere), so no "
+              "GPU work is attributed to them and the step times count them as 0 ns.";
+    text += "\n\n| kind | steps | p50 | p90 | p99 | GPU busy | GPU time | share of " + report.window_basis +
+            " | processes | top kernel |\n";
     text += "|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
     for (const auto& kind : report.kinds) {
       std::vector<std::string> pids;
       for (auto pid : kind.processes) pids.push_back(std::to_string(pid));
-      text += "| `" + kind.name + "` | " + std::to_string(kind.count) + " | " +
+      text += "| `" + (kind.domain.empty() ? kind.name : kind.domain + ":" + kind.name) + "` | " +
+              std::to_string(kind.count) + " | " +
               detail::format_duration_ns(static_cast<double>(kind.step_time.p50_ns)) + " | " +
               detail::format_duration_ns(static_cast<double>(kind.step_time.p90_ns)) + " | " +
               detail::format_duration_ns(static_cast<double>(kind.step_time.p99_ns)) + " | " +
               detail::format_duration_ns(static_cast<double>(kind.gpu_busy_ns)) + " | " +
               detail::format_duration_ns(static_cast<double>(kind.gpu_time_ns)) + " | " +
-              detail::format_fraction_percent(kind.gpu_time_share) + " | " + detail::join(pids, ", ") + " | " +
+              detail::format_fraction_percent(kind.window_share) + " | " + detail::join(pids, ", ") + " | " +
               (kind.top_kernels.empty() ? std::string("-") : "`" + kind.top_kernels.front().name + "`") + " |\n";
     }
     text += "\n" + tokens_markdown(report);
@@ -116,6 +122,7 @@ std::string step_kinds_json(const std::vector<StepKindReport>& windows) {
         kernels.push_back({{"name", kernel.name}, {"count", kernel.count}, {"total_ns", kernel.total_ns}});
       for (auto pid : kind.processes) processes.push_back(pid);
       boost::json::object entry{{"name", kind.name},
+                                {"domain", kind.domain},
                                 {"count", kind.count},
                                 {"p50_ns", kind.step_time.p50_ns},
                                 {"p90_ns", kind.step_time.p90_ns},
@@ -127,6 +134,7 @@ std::string step_kinds_json(const std::vector<StepKindReport>& windows) {
                                 {"processes", std::move(processes)}};
       entry["gpu_time_share"] =
           kind.gpu_time_share ? boost::json::value(*kind.gpu_time_share) : boost::json::value(nullptr);
+      entry["window_share"] = kind.window_share ? boost::json::value(*kind.window_share) : boost::json::value(nullptr);
       if (kind.tokens) {
         const auto optional = [](const std::optional<double>& value) {
           return value ? boost::json::value(*value) : boost::json::value(nullptr);
@@ -152,7 +160,10 @@ std::string step_kinds_json(const std::vector<StepKindReport>& windows) {
                                {"phases", std::move(phases)},
                                {"verdict", report.verdict},
                                {"nested_set_aside", report.nested_set_aside},
-                               {"unclosed_ranges", report.unclosed_ranges}};
+                               {"unclosed_ranges", report.unclosed_ranges},
+                               {"window_gpu_time_ns", report.window_gpu_time_ns},
+                               {"window_basis", report.window_basis},
+                               {"zero_length_steps", report.zero_length_steps}};
     window["gpu_process"] = report.gpu_process ? boost::json::value(*report.gpu_process) : boost::json::value(nullptr);
     if (!report.token_notes.empty()) {
       boost::json::array notes;

@@ -340,8 +340,14 @@ Result<std::optional<StepKindReport>> infer_sync_steps(
   if (!varying.empty()) report.kinds.push_back(figures_of("varying", varying));
   std::int64_t gpu_time = 0;
   for (const auto& kind : report.kinds) detail::add_saturating(gpu_time, kind.gpu_time_ns);
-  for (auto& kind : report.kinds)
+  // Every step is one kind's, so the kinds' GPU time is the inferred steps' (not the window's: other threads' work
+  // and work between the steps are outside it).
+  report.window_gpu_time_ns = gpu_time;
+  report.window_basis = "the steps' GPU time";
+  for (auto& kind : report.kinds) {
     if (gpu_time > 0) kind.gpu_time_share = static_cast<double>(kind.gpu_time_ns) / static_cast<double>(gpu_time);
+    kind.window_share = kind.gpu_time_share;
+  }
   std::stable_sort(report.kinds.begin(), report.kinds.end(),
                    [](const auto& a, const auto& b) { return a.gpu_time_ns > b.gpu_time_ns; });
   report.inferred += ", grouped by the kernels and grids of their GEMMs and their graphs: " +
@@ -349,7 +355,7 @@ Result<std::optional<StepKindReport>> infer_sync_steps(
                      "steps is a `uniform-N` kind, the others are `varying` (a batch whose shape changes step to step)";
   const StepKindFigures& heaviest = report.kinds.front();
   report.verdict = heaviest.name + " steps: " + std::to_string(heaviest.count) + " of " + std::to_string(report.steps) +
-                   (heaviest.gpu_time_share ? ", " + format_fraction_percent(*heaviest.gpu_time_share) + " of the window's GPU time"
+                   (heaviest.gpu_time_share ? ", " + format_fraction_percent(*heaviest.gpu_time_share) + " of the steps' GPU time"
                                             : std::string());
   return std::optional<StepKindReport>{std::move(report)};
 }

@@ -163,6 +163,7 @@ namespace {
 
 struct GpuPassTotals {
   std::int64_t activities = 0;
+  std::int64_t gpu_time_ns = 0;  // summed duration of every activity, attributed or not
   std::int64_t unattributed = 0;
   bool saw_graph_execution = false;
   bool saw_graph_node = false;
@@ -181,6 +182,7 @@ Result<GpuPassTotals> gather_gpu_activities(const NsysSqliteReader& reader, Time
     totals.saw_graph_execution |= activity.kind == GpuActivityKind::graph_execution;
     totals.saw_graph_node |= activity.kind != GpuActivityKind::graph_execution && activity.in_graph;
     const std::int64_t duration = activity.end_ns - activity.start_ns;
+    add_saturating(totals.gpu_time_ns, duration);
     bool attributed = false;
     touched_stages.clear();
     if (activity.launch_thread) {
@@ -269,6 +271,7 @@ Result<TimelineReport> analyze_timeline(const std::filesystem::path& sqlite_expo
   if (!totals) return totals.error();
   close_instances(gathered, instance_busy, sync_by_thread);
   report.gpu_activities = totals->activities;
+  report.gpu_time_ns = totals->gpu_time_ns;
   report.unattributed_gpu_activities = totals->unattributed;
   report.graph_trace = totals->saw_graph_execution ? "graph" : totals->saw_graph_node ? "node" : "none seen";
   for (const auto& kernels : gathered.stage_kernels)

@@ -32,6 +32,9 @@ std::vector<LibraryRangeRule> make_builtin_rules() {
       rule("TensorRT", "*", "TensorRT", "TensorRT marks every engine layer with an NVTX range in its own domain"),
       rule("RAPIDS", "*", "libcudf", "libcudf's NVTX domain (cudf/utilities/nvtx ranges)"),
       rule("RAPIDS", "*", "librmm", "librmm's NVTX domain (rmm nvtx ranges)"),
+      rule("Hugging Face tokenizers", "*", "tokenizers",
+           "ranges opened around Hugging Face tokenizers' calls in a domain named after it: its `decode` is "
+           "detokenisation, not an engine's decode step"),
       rule("PyTorch", "aten::*", std::nullopt, "ATen operators' RecordFunction names, as NVTX under emit_nvtx"),
       rule("PyTorch", "prim::*", std::nullopt, "TorchScript primitives' RecordFunction names"),
       rule("PyTorch", "c10d::*", std::nullopt, "torch.distributed collectives' RecordFunction names"),

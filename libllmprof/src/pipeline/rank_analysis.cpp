@@ -32,6 +32,7 @@ struct RankCapture {
   std::optional<TimelineReport> timeline;
   CapturePlacement placement;
   std::optional<GpuMetricSamples> samples;
+  std::string samples_withheld;  // why its export's samples are not used (the reader's error); "" when read or none
   std::string host;  // from the rank's nsys status.json; "" when unknown
 };
 
@@ -39,9 +40,10 @@ void read_sampling_inputs(const fs::path& main, const fs::path& sqlite, RankCapt
                           std::vector<std::string>& warnings) {
   const std::string rank = "rank " + std::to_string(capture.rank);
   if (auto placement = read_capture_placement(sqlite); placement) capture.placement = std::move(placement.value());
-  if (auto samples = read_gpu_metric_samples(sqlite); !samples)
+  if (auto samples = read_gpu_metric_samples(sqlite); !samples) {
     warnings.push_back("per-rank sampling: " + rank + ": " + samples.error().describe());
-  else
+    capture.samples_withheld = samples.error().describe();
+  } else
     capture.samples = std::move(samples.value());
   if (auto status = detail::read_rank_status(main / RunLayout::rank_stage_status(capture.rank, Stage::nsys))) {
     capture.host = status->host;
@@ -57,6 +59,10 @@ void read_sampling_inputs(const fs::path& main, const fs::path& sqlite, RankCapt
 const RankCapture* sampling_source(const RankCapture& rank, const std::vector<RankCapture>& captures,
                                    std::string& why) {
   if (rank.samples) return &rank;
+  if (!rank.samples_withheld.empty()) {  // its own capture sampled, but its samples cannot be used: say why
+    why = "withheld: " + rank.samples_withheld;
+    return nullptr;
+  }
   std::vector<const RankCapture*> on_host;
   for (const auto& other : captures)
     if (other.samples && !rank.host.empty() && other.host == rank.host) on_host.push_back(&other);
@@ -71,9 +77,12 @@ const RankCapture* sampling_source(const RankCapture& rank, const std::vector<Ra
   return nullptr;
 }
 
+// Whether any capture sampled, its samples read or withheld (then each rank's note says why, rather than the
+// section vanishing).
 bool any_sampled(const std::vector<RankCapture>& captures) {
-  return std::any_of(captures.begin(), captures.end(),
-                     [](const RankCapture& capture) { return capture.samples.has_value(); });
+  return std::any_of(captures.begin(), captures.end(), [](const RankCapture& capture) {
+    return capture.samples.has_value() || !capture.samples_withheld.empty();
+  });
 }
 
 // The source of `rank`'s samples as sample_rank_steps and samples_for_rank take it (nullopt: none, `why` says so).

@@ -52,6 +52,12 @@ AnalysisOptions analysis_options_for(const DeepProfileConfig& config, std::optio
   options.name_base = detail::selection_name_base(config.ncu.kernel_name_base);
   options.capture_gated_on_stage = capture_gate && *capture_gate == config.run.stage;
   options.cuda_traced = std::find(config.nsys.trace.begin(), config.nsys.trace.end(), "cuda") != config.nsys.trace.end();
+  // The frequency the capture asked for, unless nsys.extra_args asked for another (the last flag is not ours).
+  const bool frequency_in_extra_args =
+      std::any_of(config.nsys.extra_args.begin(), config.nsys.extra_args.end(),
+                  [](const std::string& argument) { return argument.starts_with("--gpu-metrics-frequency"); });
+  if (config.nsys.gpu_metrics != "off" && !frequency_in_extra_args)
+    if (const auto hz = gpu_metrics_frequency_hz(config.nsys)) options.gpu_metrics_expectation.requested_hz = *hz;
   // load_config and DeepProfiler::run validate run.ignore_ranges first: a malformed entry here is a caller's bug.
   options.library_ranges = library_ranges_of(config).value();
   return options;

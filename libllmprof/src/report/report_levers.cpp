@@ -93,11 +93,26 @@ std::string step_text(const StageLevers& levers) {
          (levers.step_from_bare_run ? " in the bare run" : " under the profiler");
 }
 
-Lever launch_overhead_lever(const StageLevers& levers, const TimelineStage* timed) {
+// Why the timeline gives no GPU figures for the stage (timeline_stage_of found none): there is no timeline, it has no
+// such range, its capture traced no CUDA work, or no GPU work launched inside the range was recorded.
+std::string untimed_reason(const RunReportModel& model, const ReportStage& stage) {
+  if (!model.timeline) return "no nsys SQLite timeline for this stage";
+  const auto found = std::find_if(model.timeline->stages.begin(), model.timeline->stages.end(),
+                                  [&](const TimelineStage& timed) {
+                                    return timed.name == stage.name && timed.domain == stage.domain;
+                                  });
+  if (found == model.timeline->stages.end())
+    return "the nsys SQLite timeline holds no `" + stage.qualified_name() + "` range";
+  if (model.timeline->cuda_untraced)
+    return "the capture traced no CUDA work (nsys.trace without cuda), so the timeline has no GPU work for it";
+  return "the timeline recorded no GPU work launched inside its ranges";
+}
+
+Lever launch_overhead_lever(const RunReportModel& model, const StageLevers& levers, const TimelineStage* timed) {
   Lever lever{"launch overhead", std::nullopt, "", "", "", ReportSection::stage_instances};
   const ReportStage& stage = *levers.stage;
   if (!timed) {
-    lever.withheld = "no nsys SQLite timeline for this stage: its GPU work per step is not measured";
+    lever.withheld = untimed_reason(model, stage) + ": its GPU work per step is not measured";
   } else if (!timed->headroom) {
     lever.withheld = verdict_class(stage.verdict) == "host/launch-bound"
                          ? "its GPU work per step has no steady-state figure"
@@ -224,10 +239,10 @@ void keep_binding_limit(StageLevers& levers, Lever& hbm, Lever& compute) {
   }
 }
 
-Lever graph_idle_lever(const TimelineStage* timed) {
+Lever graph_idle_lever(const RunReportModel& model, const ReportStage& stage, const TimelineStage* timed) {
   Lever lever{"idle between graph replays", std::nullopt, "", "", "", ReportSection::stage_instances};
   if (!timed) {
-    lever.withheld = "no nsys SQLite timeline for this stage";
+    lever.withheld = untimed_reason(model, stage);
     return lever;
   }
   const auto& replays = timed->graph_replays;
@@ -284,11 +299,11 @@ StageLevers stage_levers(const RunReportModel& model, const ReportStage& stage, 
   levers.main = main;
   const TimelineStage* timed = timeline_stage_of(model, stage);
   measure_steps(model, timed, levers);
-  Lever launch = launch_overhead_lever(levers, timed);
+  Lever launch = launch_overhead_lever(model, levers, timed);
   Lever hbm = hbm_lever(model, levers, launch);
   Lever compute = compute_lever(model, levers, launch);
   keep_binding_limit(levers, hbm, compute);
-  levers.levers = {launch, hbm, compute, graph_idle_lever(timed), straggler_lever(model, levers)};
+  levers.levers = {launch, hbm, compute, graph_idle_lever(model, stage, timed), straggler_lever(model, levers)};
   rank_levers(levers.levers);
   return levers;
 }
@@ -482,7 +497,10 @@ Result<void> read_step_kinds_and_ranks(const RunLayout& layout, RunReportModel& 
     try {
       for (const auto& window : json_objects(*root, "windows", "windows")) {
         for (const auto& kind : json_objects(window, "kinds", "windows[].kinds")) {
-          const auto name = json_string(kind, "name", "windows[].kinds[].name");
+          auto name = json_string(kind, "name", "windows[].kinds[].name");
+          // A kind of a named NVTX domain is that domain's stage (an older file has no "domain": the default one).
+          const auto domain = json_string(kind, "domain", "windows[].kinds[].domain");
+          if (name && domain && !domain->empty()) name = *domain + ":" + *name;
           if (name && std::find(model.step_kinds.begin(), model.step_kinds.end(), *name) == model.step_kinds.end())
             model.step_kinds.push_back(*name);
         }

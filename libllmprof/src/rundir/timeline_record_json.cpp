@@ -143,6 +143,7 @@ struct RecordTable<TimelineReport> {
       field<&TimelineReport::graph_trace>("graph_trace"),
       field<&TimelineReport::cuda_untraced>("cuda_untraced"),
       field<&TimelineReport::gpu_activities>("gpu_activities"),
+      field<&TimelineReport::gpu_time_ns>("gpu_time_ns"),
       field<&TimelineReport::unattributed_gpu_activities>("unattributed_gpu_activities"),
       field<&TimelineReport::unclosed_ranges>("unclosed_ranges"),
       field<&TimelineReport::validity>("validity"),
