@@ -286,11 +286,11 @@ TEST_CASE("an enumerated key lists its valid values and the nearest one") {
     for (const char* spelling : {" repeat:2", "Repeat:2 "}) {
       write_file(spaced / "spaced.toml", std::string("[nsys]\ncapture_range = \"cudaProfilerApi\"\ncapture_range_end = \"") +
                                              spelling + "\"\n");
-      const Error error = load_error({}, {spaced / "spaced.toml"});
+      const Error spaced_error = load_error({}, {spaced / "spaced.toml"});
       INFO(spelling);
-      CHECK_THAT(error.message, Catch::Contains(std::string("'") + spelling +
-                                                "': nsys spells it in lower case without spaces"));
-      CHECK(error.hint == "write nsys.capture_range_end=repeat:2");
+      CHECK_THAT(spaced_error.message, Catch::Contains(std::string("'") + spelling +
+                                                       "': nsys spells it in lower case without spaces"));
+      CHECK(spaced_error.hint == "write nsys.capture_range_end=repeat:2");
     }
   }
   CHECK_THAT(load_error({"nsys.capture_windows=2"}).message, Catch::Contains("capture_range_end is not repeat"));
