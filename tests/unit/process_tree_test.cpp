@@ -449,7 +449,7 @@ TEST_CASE("a run's survivors are only what descends from its own launch, not ano
   auto first = runner->run(with_setsid_grandchild(temp / "daemon.pid", "while [ ! -s '" + dir + "/daemon.pid' ]; do sleep 0.01; done; exit 0"));
   second_run.join();
   REQUIRE(first.has_value());
-  const pid_t daemon = wait_for_pid_file(temp / "daemon.pid");
+  const pid_t daemon = await_pid_file(temp / "daemon.pid");
   CHECK(first->surviving_descendants.size() == 1);
 
   REQUIRE(second_outcome.has_value());
