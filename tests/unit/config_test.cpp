@@ -569,7 +569,7 @@ TEST_CASE("the serving preset: the workload's window, forked workers traced, gra
   // The serving example's ncu figure (0.9 s a launch under --set roofline on the H200) scaled to the default
   // llmprof set by the ratio a superset of its metrics showed on the H100 (0.25 / 0.6), not the 1b example's.
   CHECK(config->ncu.set == "llmprof");
-  CHECK(config->ncu.seconds_per_launch == 0.4);
+  CHECK(config->ncu.seconds_per_launch == 0.36);
   CHECK(config->ncu.start_up_overhead_s == 3.0);
 }
 

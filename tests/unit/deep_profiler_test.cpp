@@ -240,9 +240,9 @@ TEST_CASE("ncu.set chooses ncu's command line: libllmprof's own section, or one 
 TEST_CASE("the plan's cost per launch is the set's own until a run measures it", "[ncuset]") {
   NcuConfig config;
   auto cost = detail::planned_launch_cost(config);  // the default: llmprof, ncu.seconds_per_launch 0
-  CHECK(cost.seconds_per_launch == 0.25);
-  CHECK(detail::ncu_set_cost("llmprof")->replay_passes == 9);
-  CHECK_FALSE(detail::ncu_set_cost("llmprof")->measured);
+  CHECK(cost.seconds_per_launch == 0.24);
+  CHECK(detail::ncu_set_cost("llmprof")->replay_passes == 6);
+  CHECK(detail::ncu_set_cost("llmprof")->measured);
   config.set = "roofline";
   cost = detail::planned_launch_cost(config);
   CHECK(cost.seconds_per_launch == 0.6);
@@ -997,7 +997,7 @@ TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run o
                                  "(ncu.start_up_overhead_s)"));
     // ncu.seconds_per_launch is 0: the default set's own figure (pipeline/ncu_sets.cpp), not yet measured.
     CHECK(NcuConfig{}.seconds_per_launch == 0);
-    CHECK(plan.at("seconds_per_launch").as_double() == 0.25);
+    CHECK(plan.at("seconds_per_launch").as_double() == 0.24);
     CHECK_THAT(std::string(plan.at("seconds_per_launch_source").as_string()),
                Catch::StartsWith("ncu.set llmprof: 6 replay passes and 0.24 s a launch, measured on the H100"));
   }
@@ -1005,7 +1005,7 @@ TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run o
     const auto plan = plan_with_recorded_start_up(
         R"({"schema":"llmprof.ncu_launch_cost/2","entries":[)"
         R"({"set":"roofline","workload":"workload --steps 2","run":"r1","seconds_per_launch":0.9,"start_up_overhead_s":3.0}]})");
-    CHECK(plan.at("seconds_per_launch").as_double() == 0.25);
+    CHECK(plan.at("seconds_per_launch").as_double() == 0.24);
     CHECK_THAT(std::string(plan.at("seconds_per_launch_source").as_string()), Catch::StartsWith("ncu.set llmprof: "));
   }
   SECTION("schema 2: this command's own cost per launch, not the last run's of another command") {
