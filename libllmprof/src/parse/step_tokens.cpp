@@ -13,6 +13,7 @@
 
 #include "core/file_text.hpp"
 #include "core/json_fields.hpp"
+#include "core/text.hpp"
 
 namespace llmprof {
 namespace {
@@ -164,7 +165,7 @@ Result<boost::json::object> parse_document(std::string_view text, const std::str
                       "it into place), or leave the file out",
                       source);
   };
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return rewrite("is empty");
+  if (detail::is_blank(text)) return rewrite("is empty");
   boost::json::parse_options options;
   options.allow_invalid_utf8 = true;
   boost::json::stream_parser parser({}, options);
@@ -178,7 +179,7 @@ Result<boost::json::object> parse_document(std::string_view text, const std::str
     return make_error(ErrorCode::parse_error,
                       source + " is not valid JSON at byte " + std::to_string(read) + ": " + error.message(), kHint,
                       source);
-  if (read < text.size() && text.substr(read).find_first_not_of(" \t\r\n") != std::string_view::npos)
+  if (read < text.size() && !detail::is_blank(text.substr(read)))
     return make_error(ErrorCode::parse_error,
                       source + " has more after its JSON ends (at byte " + std::to_string(read) + ")", kHint, source);
   boost::json::value root = parser.release();

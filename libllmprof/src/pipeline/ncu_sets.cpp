@@ -15,7 +15,7 @@ namespace {
 // - roofline: "- 17 passes" on every launch (tests/data/h100-1b-decode/ncu/profile.log); 0.6 s per launch beyond a
 //   duration-only pass (43 s against 36 s for 12 launches, examples/nsight-2025-h100/ncu-cost-2026-11-23).
 // - llmprof: "- 6 passes" on every one of the 37 launches profiled, and 0.24 s per launch (the 26 planned launches'
-//   progress lines span 5.9 s), deep-profile's defaults on 2026-12-06. Its per-stage FLOP, DRAM bytes and MBU were
+//   progress lines span 5.9 s), deep-profile's defaults. Its per-stage FLOP, DRAM bytes and MBU were
 //   within 0.4% of roofline's on the same decode, MFU within 1.4% (lm_head 3%: its 26 us launches' durations).
 constexpr std::array<NcuSetCost, 2> kSetCosts{{
     {kLlmprofNcuSet, 6, 0.24, true, "the H100, ncu 2025.3.1, the 1b example"},
