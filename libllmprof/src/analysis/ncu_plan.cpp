@@ -175,7 +175,7 @@ PlannedPasses plan_passes(const Planner& planner, const std::vector<StageKernelL
     packed.add(pass.kernels, pass.launch_count, result, options, planner.stage_launches());
   }
   add_progress_passes(planner, packed.still_open(planner, remaining), options, packed);
-  const auto rank = [&options](const PlannedPasses& candidate) {
+  const auto rank = [](const PlannedPasses& candidate) {
     return std::pair{candidate.unreached.size(), candidate.estimated_seconds()};
   };
   const bool packed_wins = rank(packed) < rank(progressive);

@@ -16,7 +16,8 @@ constexpr std::size_t kMaxGroups = 64;  // children running at once; beyond that
 
 std::atomic<int> received{0};
 std::array<std::atomic<pid_t>, kMaxGroups> groups{};
-static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
+static_assert(std::atomic<pid_t>::is_always_lock_free);  // read and written from a signal handler
+static_assert(std::atomic<int>::is_always_lock_free);
 
 std::mutex scope_mutex;
 int scopes = 0;                  // under scope_mutex
