@@ -48,6 +48,8 @@
 #            default, on the 1b example eager (llmprof twice) and --cuda-graphs: replay passes per launch, every
 #            stage's time, each pass's estimate and end, and the per-stage FLOP/MFU/DRAM bytes/MBU side by side
 #            (scripts/compare_ncu_sets.py, within 2%): $OUT/ncuset/, $OUT/ncuset-runs.tar.gz
+#   passend  the 1b example with the defaults, the process tree under ncu every 2.5 s ($OUT/ps-forest.txt): does
+#            the pass end end the workload (no "decode ... ms" from it), ncu stage seconds, $OUT/passend-1b/
 #   serving  the serving-shaped example (examples/serving/serve.py: spawned engine worker, continuous batching,
 #            a cudaProfilerStart/Stop window) with --preset serving, then with nsys.capture_range_end=repeat:2 and
 #            two windows; the workload's own step counts beside the report's, $OUT/serving-runs.tar.gz
@@ -598,6 +600,26 @@ phase_ncuset() {
   python3 scripts/compare_ncu_sets.py "$runs/1b-llmprof-2" "$runs/1b-llmprof" > "$OUT/ncuset/compare-1b-twice.txt"
   ncu --section-folder config/ncu-sections --section LlmprofRoofline --list-metrics > "$OUT/ncuset/list-metrics.txt" 2>&1
   pack_runs "$runs" ncuset-runs.tar.gz
+}
+
+phase_passend() {
+  # The pass end on the 1b example with the defaults (llmprof set, kernel_coverage 0.9): the tree under ncu every
+  # 2.5 s, the stage times, and whether the workload printed its own end (it must not once the plan is met).
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  use_carried_libdw
+  rm -rf /tmp/runs-ncuplan
+  ncuplan_header
+  touch /tmp/forest.pid && scripts/process-forest.sh /tmp/forest.pid "$OUT/ps-forest.txt" &
+  ncuplan_run passend-1b per-kernel 2>&1 | tee "$OUT/passend-1b.log"
+  rm -f /tmp/forest.pid
+  cat "$OUT/ncuplan.tsv"
+  local main=/tmp/runs-ncuplan/passend-1b
+  mkdir -p "$OUT/passend-1b/ncu"
+  cp "$main/run.json" "$main/ncu/plan.json" "$main/ncu/plan.log" "$main/ncu/profile.log" "$main/ncu/raw.csv" \
+    "$OUT/passend-1b/ncu/" 2>/dev/null
+  grep -n -E 'decode .* ms|ended the workload|Connected to process' "$main/ncu/profile.log" | head -20
+  pack_runs /tmp/runs-ncuplan passend-runs.tar.gz
 }
 
 phase_ncucontext() {
