@@ -19,6 +19,9 @@ struct WithoutOwnRanges {
   bool cccl_scans = false;       // CCCL's scan around each step's sampler launch
   bool profiler_window = false;  // cudaProfilerStart/Stop around every runtime call
   bool unsynchronised = false;   // no step waits: the copies and synchronisations gone, nothing to cut steps at
+  // What nsys records of an engine whose worker it did not trace (forked without exec, no
+  // --trace-fork-before-exec): the front's process and threads, no CUDA call, copy or kernel.
+  bool front_only = false;
 };
 
 inline constexpr const char* kRecordedServingWindow = "serving/serving_window1_h100.sqlite";
@@ -66,6 +69,10 @@ inline std::filesystem::path export_without_own_ranges(const std::filesystem::pa
     execute_or_fail(*database, "DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY");
     execute_or_fail(*database, "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE nameId IN "
                                "(SELECT id FROM StringIds WHERE value LIKE '%Synchronize%')");
+  }
+  if (shape.front_only) {
+    for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_RUNTIME"})
+      execute_or_fail(*database, std::string("DELETE FROM ") + table);
   }
   return copy;
 }

@@ -353,3 +353,63 @@ TEST_CASE("a cudaProfilerApi window that never opens on a workload with ranges: 
   CHECK_THAT(ncu.reason, Catch::Contains("the cudaProfilerApi window never opened, so ncu, which profiles only inside "
                                          "it (--profile-from-start off), would profile no kernel"));
 }
+
+TEST_CASE("a fork-started worker nsys did not trace: the run captures again with forks traced, by itself") {
+  Bench bench;
+  bench.environment.nvidia_driver_present = true;  // on a machine without a GPU no capture holds a kernel anyway
+  TempDir exports;
+  const auto front = export_without_own_ranges(exports.path(), "front", {.front_only = true});
+  const auto engine = export_without_own_ranges(exports.path(), "engine", {.profiler_window = true});
+  script_uninstrumented_workload(bench);
+  bench.runner.on(capture_range("nvtx"), no_report());
+  bench.runner.on(ungated_capture(), report_at(bench.main() / "nsys/discovery/profile.nsys-rep"));
+  bench.runner.on(capture_range("cudaProfilerApi"), report_at(bench.main() / "nsys/profile.nsys-rep"));
+  // What nsys 2025.3.1 records of the engine: the front alone, unless the capture traces forked children.
+  int discovery_exports = 0;
+  bench.runner.on_first(command_is("nsys", {"export"}), FakeAnswer::exiting(0).doing([&](const ProcessSpec& spec) {
+    const std::string output = argument_after(spec, "--output");
+    const bool discovery = output.find("discovery") != std::string::npos;
+    const fs::path source = discovery && discovery_exports++ == 0 ? front : engine;
+    fs::copy_file(source, output, fs::copy_options::overwrite_existing);
+  }));
+  bench.script_ncu_report();
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = bench.manifest();
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  INFO("nsys: " << nsys.reason);
+  REQUIRE(nsys.status == StageStatus::ok);
+
+  // The gate, discovery, discovery tracing forks, then the workload's window: forks traced from the third on.
+  const auto captures = bench.runs_of(nsys_capture());
+  REQUIRE(captures.size() == 4);
+  CHECK_FALSE(has(captures[1], "--trace-fork-before-exec=true"));
+  CHECK_FALSE(has_argument(captures[2], "--capture-range"));
+  CHECK(has(captures[2], "--trace-fork-before-exec=true"));
+  CHECK(has(captures[3], "--capture-range=cudaProfilerApi"));
+  CHECK(has(captures[3], "--trace-fork-before-exec=true"));
+  CHECK(discovery_exports == 2);
+
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->learned_nsys_arguments == std::vector<std::string>{"--trace-fork-before-exec=true"});
+  CHECK(manifest.capture->gate == CaptureGateKind::cuda_profiler_api);
+  CHECK_THAT(manifest.capture->scope, Catch::Contains("it calls cudaProfilerStart (1x), so the capture follows its window"));
+  const auto said = std::find_if(summary.notes.begin(), summary.notes.end(), [](const std::string& note) {
+    return note.find("holds no CUDA kernel although this machine has an NVIDIA GPU") != std::string::npos;
+  });
+  REQUIRE(said != summary.notes.end());
+  CHECK_THAT(*said, Catch::Contains("with it the capture holds 3600 kernels"));
+  CHECK(stage_of(manifest, "select").status == StageStatus::ok);
+  CHECK(stage_of(manifest, "ncu").status == StageStatus::ok);
+}
+
+TEST_CASE("a whole run with no kernel on a machine without a GPU: no second capture for forks") {
+  Bench bench;
+  bench.environment.nvidia_driver_present = false;
+  TempDir exports;
+  run_with_unopened_gate(bench, export_without_own_ranges(exports.path(), "front", {.front_only = true}));
+  const auto captures = bench.runs_of(nsys_capture());
+  REQUIRE(captures.size() == 2);  // the gate, discovery
+  for (const auto& argv : captures) CHECK_FALSE(has(argv, "--trace-fork-before-exec=true"));
+  REQUIRE(bench.manifest().capture.has_value());
+  CHECK(bench.manifest().capture->learned_nsys_arguments.empty());
+}

@@ -53,6 +53,10 @@ struct LLMPROF_API CaptureRecord {
   // workload's cudaProfilerStart/Stop window (gate cudaProfilerApi) or took the whole run (gate none). One
   // sentence: what was seen and what followed. Empty when the capture is the configured one.
   std::string scope;
+  // nsys options the run added to every capture after learning from the workload that they were needed:
+  // "--trace-fork-before-exec=true" when the whole-run capture held no CUDA kernel, because the GPU work ran in a
+  // child started by fork without exec. Empty when the run added none (ncu follows forks by itself).
+  std::vector<std::string> learned_nsys_arguments;
 
   // The NVTX range name (without @domain) the captured timeline is limited to: set only for an nvtx gate
   // that opened; nullopt for an ungated capture, an ungated re-run, and a cudaProfilerApi gate.

@@ -94,6 +94,9 @@ struct LLMPROF_API DeepProfilerEnvironment {
   bool use_default_tool_locations = true;
   std::vector<std::filesystem::path> extra_tool_search_roots;
   bool attach_log_file = true;  // send log lines to MAIN/deep-profile.log while running
+  // Set: whether this machine has an NVIDIA driver, instead of reading /proc/driver/nvidia/version (a harness that
+  // knows better, or a test of a GPU machine's paths on a machine without one).
+  std::optional<bool> nvidia_driver_present;
   // Set: stage1, nsys and ncu run through this launcher, one `deep-profile rank-exec` per rank
   // (`executable` must then be deep-profile itself); results land in MAIN/ranks/r<k>/.
   std::optional<RankLaunch> rank_launch;

@@ -44,6 +44,7 @@ struct RangeDiscovery {
   // The workload's own profiling windows: [cudaProfilerStart, the next cudaProfilerStop] in the capture's time
   // (a Start without a Stop runs to the capture's end).
   std::vector<std::pair<std::int64_t, std::int64_t>> profiler_windows;
+  std::int64_t kernels = 0;  // CUDA kernels in the capture (CUPTI_ACTIVITY_KIND_KERNEL), wherever they ran
   std::optional<StepKindReport> steps;  // when a step range with kinds was found
   // The choice: the range whose kernels to select and profile (run.stage, ncu.nvtx_include), and the capture
   // that opens on the workload's own window or an enclosing range ("cudaProfilerApi", "nvtx", "none").

@@ -17,11 +17,24 @@
 namespace llmprof {
 namespace {
 
+// The kernels the capture holds (nsys writes no kernel table for a capture without one).
+Result<std::int64_t> count_kernels(detail::SqliteDatabase& database) {
+  if (!database.has_table("CUPTI_ACTIVITY_KIND_KERNEL")) return std::int64_t{0};
+  auto statement = database.prepare("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+  if (!statement) return statement.error();
+  auto row = statement->step();
+  if (!row) return row.error();
+  return *row ? statement->integer(0) : 0;
+}
+
 // cudaProfilerStart/Stop and the driver's cuProfilerStart/Stop; nsys names runtime calls with a version
-// suffix ("cudaProfilerStart_v4000"), hence the prefix match.
-Result<void> count_profiler_calls(const std::filesystem::path& sqlite_export, RangeDiscovery& discovery) {
+// suffix ("cudaProfilerStart_v4000"), hence the prefix match. And the kernels.
+Result<void> count_cuda_activity(const std::filesystem::path& sqlite_export, RangeDiscovery& discovery) {
   auto database = detail::SqliteDatabase::open_read_only(sqlite_export);
   if (!database) return database.error();
+  auto kernels = count_kernels(*database);
+  if (!kernels) return kernels.error();
+  discovery.kernels = kernels.value();
   if (!database->has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) return {};  // no CUDA call traced at all
   auto statement = database->prepare(
       "SELECT s.value, r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON r.nameId = s.id "
@@ -254,7 +267,7 @@ Result<RangeDiscovery> discover_ranges(const TimelineReport& timeline, const std
                       "torch.cuda.nvtx.range_push) or profile it ungated with --set nsys.capture_range=none",
                       sqlite_export.string());
   }
-  if (auto counted = count_profiler_calls(sqlite_export, discovery); !counted) return counted.error();
+  if (auto counted = count_cuda_activity(sqlite_export, discovery); !counted) return counted.error();
   if (!discovery.own_ranges()) {
     choose_without_own_ranges(discovery);
     discovery.set_arguments = {"nsys.capture_range=" + discovery.capture_range, "run.stage=auto"};
@@ -284,7 +297,7 @@ Result<RangeDiscovery> discover_capture(const std::filesystem::path& sqlite_expo
   // analyze_timeline's no_report is "no closed NVTX range": a capture of a workload without NVTX.
   if (timeline.error().code != ErrorCode::no_report) return timeline.error();
   RangeDiscovery discovery;
-  if (auto counted = count_profiler_calls(sqlite_export, discovery); !counted) return counted.error();
+  if (auto counted = count_cuda_activity(sqlite_export, discovery); !counted) return counted.error();
   choose_without_own_ranges(discovery);
   discovery.set_arguments = {"nsys.capture_range=" + discovery.capture_range, "run.stage=auto"};
   return discovery;

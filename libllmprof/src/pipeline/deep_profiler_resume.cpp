@@ -179,6 +179,7 @@ std::size_t rehydrate(PipelineRun& run, StageOutputs& outputs, std::size_t from)
     run.discovered_stage = capture->discovered_stage;  // run.on_empty_gate = discover's or run.stage = auto's choice
     run.stage_choice = capture->stage_choice;
     run.whole_window_selection = capture->whole_window_selection;
+    run.learned_nsys_arguments = capture->learned_nsys_arguments;
     if (!capture->scope.empty()) {  // the run scoped the capture itself: ncu must follow the same scope
       run.capture_scope = capture->scope;
       run.followed_capture_range = capture->gate == CaptureGateKind::cuda_profiler_api ? NsysCaptureRange::cuda_profiler_api
@@ -195,7 +196,7 @@ std::size_t rehydrate(PipelineRun& run, StageOutputs& outputs, std::size_t from)
       outputs.nsys.stats = with_kernel_tables_of(std::move(*outputs.nsys.stats), node.value());
       outputs.nsys.kernels_from_node_capture = true;
     }
-    outputs.nsys.no_kernels_without_gpu = no_kernels_to_select(*outputs.nsys.stats, detect_nvidia_driver());
+    outputs.nsys.no_kernels_without_gpu = no_kernels_to_select(*outputs.nsys.stats, run.nvidia_driver());
   }
   std::error_code error;
   if (from > index_of(Stage::analyze))

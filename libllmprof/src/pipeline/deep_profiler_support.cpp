@@ -78,6 +78,15 @@ LibraryRanges PipelineRun::library_ranges() const {
   return library_ranges_of(config).value();
 }
 
+NvidiaDriver PipelineRun::nvidia_driver() const {
+  if (!environment.nvidia_driver_present) return detect_nvidia_driver();
+  NvidiaDriver driver;
+  driver.present = *environment.nvidia_driver_present;
+  driver.evidence = std::string("the harness says ") + (driver.present ? "it has" : "it has no") +
+                    " NVIDIA driver (DeepProfilerEnvironment::nvidia_driver_present)";
+  return driver;
+}
+
 TimelineOptions PipelineRun::timeline_options() const {
   TimelineOptions options;
   options.library_ranges = library_ranges();

@@ -64,6 +64,8 @@ NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, b
   }
   options.output_base = output_base;
   options.force_overwrite = true;
+  options.extra_args.insert(options.extra_args.end(), run.learned_nsys_arguments.begin(),
+                            run.learned_nsys_arguments.end());
   options.extra_args.insert(options.extra_args.end(), added_arguments.begin(), added_arguments.end());
   options.application = run.workload.argv;
   if (const auto hz = gpu_metrics_frequency_hz(config); hz && config.gpu_metrics != "off" && nsys.gpu_metrics.available) {

@@ -196,10 +196,14 @@ struct PipelineRun {
   // own: its cudaProfilerStart/Stop window, or the whole run (none). nsys, ncu (--profile-from-start) and the
   // capture record read capture_range(), never the configured gate alone.
   std::optional<NsysCaptureRange> followed_capture_range;
+  // nsys options learned from the workload, added to every capture from then on (CaptureRecord).
+  std::vector<std::string> learned_nsys_arguments;
   std::string capture_scope;  // why the capture is scoped as it is, when the run decided it (CaptureRecord::scope)
   NsysCaptureRange capture_range() const { return followed_capture_range.value_or(config.nsys.capture_range); }
   // Which NVTX ranges are a library's: the built-in rules and run.ignore_ranges (validated when the run started).
   LibraryRanges library_ranges() const;
+  // This machine's NVIDIA driver: DeepProfilerEnvironment::nvidia_driver_present when set, else detect_nvidia_driver.
+  NvidiaDriver nvidia_driver() const;
   TimelineOptions timeline_options() const;  // the timeline engine's defaults with library_ranges()
   // SQLite exports this run already made (paths relative to MAIN), and how: the tables come from the export
   // before the stage's own export step, which must not run nsys export twice.

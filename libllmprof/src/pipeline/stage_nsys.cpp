@@ -147,6 +147,7 @@ CaptureRecord capture_record(const PipelineRun& run, const Capture& attempt, boo
   record.gate_opened = attempt.gated && record.gate != CaptureGateKind::none && attempt.report.has_value();
   record.ungated_rerun = ungated_rerun && !run.followed_capture_range;
   record.scope = run.capture_scope;
+  record.learned_nsys_arguments = run.learned_nsys_arguments;
   // A repeat capture (--capture-range-end=repeat[:N]) lists every numbered report, window 1 first.
   for (const auto& window : attempt.windows)
     record.windows.push_back({fs::relative(window.report, fs::absolute(run.directory.path())).string()});

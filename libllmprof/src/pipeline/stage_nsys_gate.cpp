@@ -74,16 +74,58 @@ namespace fs = std::filesystem;
 Result<RangeDiscovery> run_discovery(PipelineRun& run, const NsysInfo& nsys, Capture& probe) {
   std::error_code error;
   fs::create_directories(run.directory.layout().resolve(RunLayout::nsys_directory() / "discovery"), error);
-  run.say(kStage, "discovery: capturing once without the gate to name the ranges the workload emits");
   probe = capture(run, nsys, false, discovery_capture());
   if (probe.problem) return make_error(ErrorCode::no_report, "the discovery capture failed: " + probe.problem->reason);
   if (!probe.report) return probe.report.error();
   const fs::path directory = RunLayout::nsys_directory() / "discovery";
+  run.sqlite_exports.erase(directory / RunLayout::nsys_sqlite().filename());  // a second discovery capture's export
   if (auto exported = export_nsys_sqlite(run, nsys, probe.report->report, directory);
       exported.status != StageStatus::ok)
     return make_error(ErrorCode::no_report, "the discovery capture's SQLite export failed: " + exported.reason);
   return discover_capture(run.directory.path() / directory / RunLayout::nsys_sqlite().filename(),
                           run.library_ranges());
+}
+
+bool stops_the_stage(const Capture& probe) {
+  return probe.problem &&
+         (probe.problem->status == StageStatus::interrupted || probe.problem->problem == StageProblemKind::timeout);
+}
+
+constexpr const char* kTraceForks = "--trace-fork-before-exec=true";
+
+// A whole-run capture with no CUDA kernel on a machine with a GPU: either the workload uses no GPU, or its GPU work
+// ran in a child started by fork without exec (Python multiprocessing's fork start method), which nsys 2025.3.1
+// traces only under --trace-fork-before-exec=true (H100: a fork-started engine worker left the front's CPU work and
+// no kernel). One more capture with the option tells the two apart; without a GPU no capture holds a kernel.
+bool needs_forks_traced(const PipelineRun& run, const Result<RangeDiscovery>& discovery) {
+  if (!discovery || discovery->kernels > 0) return false;
+  const auto& configured = run.config.nsys.extra_args;
+  const bool tracing_forks = std::any_of(configured.begin(), configured.end(), [](const std::string& argument) {
+    return argument.rfind("--trace-fork-before-exec", 0) == 0;
+  });
+  return !tracing_forks && run.learned_nsys_arguments.empty() && run.nvidia_driver().present;
+}
+
+// The discovery capture again, tracing forked children; the option stays for every later capture (nsys's window
+// capture, the node pass) and is recorded in run.json's capture record. nsys documents it as relying on behaviour
+// fork does not guarantee, so the run says that it turned it on, and why.
+Result<RangeDiscovery> discover_with_forks_traced(PipelineRun& run, const NsysInfo& nsys, Capture& probe) {
+  run.learned_nsys_arguments.push_back(kTraceForks);
+  const std::string why = "the whole-run capture holds no CUDA kernel although this machine has an NVIDIA GPU: a "
+                          "workload whose GPU work runs in a child started by fork without exec (Python "
+                          "multiprocessing's fork start method) is traced only with " +
+                          std::string(kTraceForks);
+  run.say(kStage, why + "; capturing once more with it");
+  auto discovery = run_discovery(run, nsys, probe);
+  if (discovery && discovery->kernels > 0) {
+    run.note(kStage, why + ", and with it the capture holds " + std::to_string(discovery->kernels) +
+                         " kernels: every capture of this run adds it (run.json's capture.learned_nsys_arguments; set "
+                         "nsys.extra_args = [\"" + kTraceForks + "\"] to start with it)");
+  } else if (discovery) {
+    run.note(kStage, why + ", but with it too the capture holds no kernel: the workload ran no GPU work nsys could "
+                           "trace (check that it uses the GPU, and nsys/discovery/profile.log)");
+  }
+  return discovery;
 }
 
 // The range names the workload emitted: stage-1 metrics, else those it wrote under nsys.
@@ -108,8 +150,7 @@ void adopt_discovery_step_tokens(PipelineRun& run) {
 // Why a cudaProfilerApi window never opened. Without an NVIDIA driver a workload's cudaProfilerStart has no
 // CUDA context to start, and nsys records no such call: "it never called" would be a guess (a
 // workload that does call it was told it never did, on a machine without a GPU).
-std::string profiler_window_diagnosis() {
-  const NvidiaDriver driver = detect_nvidia_driver();
+std::string profiler_window_diagnosis(const NvidiaDriver& driver) {
   if (!driver.present) {
     return "the capture range cudaProfilerApi never opened: this machine has no NVIDIA driver (" + driver.evidence +
            "), so a cudaProfilerStart call (torch.cuda.profiler.start()) has no CUDA context to start and nsys "
@@ -169,16 +210,19 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& n
   const bool profiler_window = run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api;
   const auto emitted = emitted_ranges(run, workload);
   std::string diagnosis = profiler_window
-                              ? profiler_window_diagnosis()
+                              ? profiler_window_diagnosis(run.nvidia_driver())
                               : diagnose_empty_gate(run.config.nsys.nvtx_capture, emitted, run.config.run.stage);
   const OnEmptyGate policy = run.config.run.on_empty_gate;
   const bool names_unknown = profiler_window || !emitted || emitted->names.empty();
   if (policy == OnEmptyGate::discover || (policy == OnEmptyGate::diagnose && names_unknown)) {
     Capture probe;
+    run.say(kStage, "discovery: capturing once without the gate to name the ranges the workload emits");
     auto discovery = run_discovery(run, nsys, probe);
-    if (probe.problem &&
-        (probe.problem->status == StageStatus::interrupted || probe.problem->problem == StageProblemKind::timeout))
-      return probe.problem;
+    if (stops_the_stage(probe)) return probe.problem;
+    if (needs_forks_traced(run, discovery)) {
+      discovery = discover_with_forks_traced(run, nsys, probe);
+      if (stops_the_stage(probe)) return probe.problem;
+    }
     if (!discovery) {
       diagnosis += " Discovery did not help: " + discovery.error().describe();
     } else {

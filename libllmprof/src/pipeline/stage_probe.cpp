@@ -69,7 +69,7 @@ Staged<ProbeOutput> run_probe_stage(PipelineRun& run) {
   ProbeOutput probe;
   probe.nsys = probe_nsys(run.runner, options);
   probe.ncu = probe_ncu(run.runner, options);
-  probe.nvidia_driver = detect_nvidia_driver();
+  probe.nvidia_driver = run.nvidia_driver();
   if (!probe.nvidia_driver.present) {
     run.say(Stage::probe, "no NVIDIA GPU here (" + probe.nvidia_driver.evidence +
                               "): the timeline and NVTX stage table can run, kernel-level stages need an NVIDIA GPU");

@@ -145,7 +145,9 @@ json::object capture_to_object(const CaptureRecord& capture) {
            capture.discovered_stage ? json::value(*capture.discovered_stage) : json::value(nullptr)},
           {"stage_choice", capture.stage_choice},
           {"whole_window_selection", capture.whole_window_selection},
-          {"scope", capture.scope}};
+          {"scope", capture.scope},
+          {"learned_nsys_arguments", json::array(capture.learned_nsys_arguments.begin(),
+                                                 capture.learned_nsys_arguments.end())}};
 }
 
 bool capture_flag(const json::object& object, std::string_view key) {
@@ -172,6 +174,8 @@ CaptureRecord capture_from_object(const json::object& object) {
   capture.stage_choice = json_string(object, "stage_choice", "capture.stage_choice").value_or("");
   capture.whole_window_selection = capture_flag(object, "whole_window_selection");
   capture.scope = json_string(object, "scope", "capture.scope").value_or("");
+  capture.learned_nsys_arguments =
+      detail::json_strings(object, "learned_nsys_arguments", "capture.learned_nsys_arguments");
   return capture;
 }
 
