@@ -242,6 +242,33 @@ TEST_CASE("a window bounded in steps keeps steps skip .. skip + count - 1 and th
         std::string::npos);
 }
 
+TEST_CASE("a step window past the capture's end says so: nothing kept, or fewer kept than asked, never silently") {
+  const auto expected = expected_figures();
+  const std::int64_t total = std::stoll(expected.at("scheduler_step/count"));
+  const auto none = analyze_step_kinds(timeline(), {}, StepWindow{total + 10, 0});
+  REQUIRE(none.has_value());
+  CHECK(none->steps == 0);
+  CHECK(none->steps_left_out == total);
+  CHECK(none->kinds.empty());
+  const std::string skipped = "no step kept: nsys.capture_skip = " + std::to_string(total + 10) +
+                              " skips past every step (the capture holds " + std::to_string(total) +
+                              " steps); set it below " + std::to_string(total);
+  CHECK(none->verdict == skipped);
+  CHECK(none->window_shortfall == skipped);
+
+  const auto fewer = analyze_step_kinds(timeline(), {}, StepWindow{total - 10, 20});
+  REQUIRE(fewer.has_value());
+  CHECK(fewer->steps == 10);
+  CHECK(fewer->window_shortfall == "nsys.capture_count = 20 asked for 20 steps after the " + std::to_string(total - 10) +
+                                       " skipped, but the capture holds " + std::to_string(total) +
+                                       " steps: only 10 are kept (steps " + std::to_string(total - 10) + " to " +
+                                       std::to_string(total - 1) + ")");
+  CHECK_THAT(step_kinds_markdown({*fewer}), Catch::Contains(fewer->window_shortfall));
+  CHECK_THAT(step_kinds_json({*fewer}), Catch::Contains("\"window_shortfall\":\"nsys.capture_count = 20"));
+  // Within the capture: nothing to say.
+  CHECK(analyze_step_kinds(timeline(), {}, StepWindow{0, total})->window_shortfall.empty());
+}
+
 namespace {
 
 StepTokens h100_step_tokens() {
@@ -448,6 +475,17 @@ TEST_CASE("steps cut at the host's synchronisation match the NVTX steps of the H
     REQUIRE(window->has_value());
     CHECK((*window)->steps == 20);
     CHECK((*window)->steps_left_out == 20);
+    CHECK((*window)->window_shortfall.empty());
+    // A window past the end keeps no step: no kind, and the verdict names the setting (no figure of no step).
+    const auto past = infer_sync_steps(fixture(file), StepWindow{1000, 0});
+    REQUIRE(past.has_value());
+    REQUIRE(past->has_value());
+    CHECK((*past)->steps == 0);
+    CHECK((*past)->kinds.empty());
+    CHECK((*past)->verdict == "no step kept: nsys.capture_skip = 1000 skips past every step (the capture holds " +
+                                  std::to_string((*past)->steps_left_out) + " steps); set it below " +
+                                  std::to_string((*past)->steps_left_out));
+    CHECK((*past)->steps_left_out == (*window)->steps + (*window)->steps_left_out);
   }
   // A CPU capture has no kernel: no step.
   const auto none = infer_sync_steps(fixture());

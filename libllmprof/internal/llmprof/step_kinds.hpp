@@ -82,6 +82,9 @@ struct StepKindReport {
     std::int64_t end_ns = 0;
   };
   std::vector<StepSpan> inferred_spans;
+  // nsys.capture_skip/capture_count asked for steps the capture does not hold (StepWindow::shortfall). With no step
+  // kept, `kinds` is empty and the verdict is this sentence.
+  std::string window_shortfall;
 };
 
 // The step range: `step_range` when given (a qualified name, "name" or "domain:name"), else the outermost
@@ -96,7 +99,12 @@ struct StepKindReport {
 // skip): a window bounded in steps (nsys.capture_skip / nsys.capture_count).
 struct StepWindow {
   std::int64_t skip = 0;
-  std::int64_t count = 0;
+  std::int64_t count = 0;  // 0: every step after the skipped ones
+  // The steps kept of `total`, as [first, last).
+  std::pair<std::int64_t, std::int64_t> kept(std::int64_t total) const;
+  // Empty when the capture holds every step the window asks for; else one sentence naming the setting, what the
+  // capture holds and what was kept (a window past the capture's end is never cut short silently).
+  std::string shortfall(std::int64_t total) const;
 };
 std::optional<StepKindReport> analyze_step_kinds(const TimelineReport& timeline, std::string_view step_range = {},
                                                  StepWindow window = {});

@@ -219,6 +219,7 @@ std::string short_name(const StepKindFigures& kind) {
 }
 
 std::string verdict_of(const StepKindReport& report) {
+  if (report.steps == 0 && !report.window_shortfall.empty()) return report.window_shortfall;
   if (report.kinds.empty()) return "no step kind found under `" + report.step_range + "`";
   const StepKindFigures& heaviest = report.kinds.front();
   const auto decode = std::find_if(report.kinds.begin(), report.kinds.end(), [](const StepKindFigures& kind) {
@@ -249,6 +250,27 @@ std::string verdict_of(const StepKindReport& report) {
 
 }  // namespace
 
+std::pair<std::int64_t, std::int64_t> StepWindow::kept(std::int64_t total) const {
+  const std::int64_t first = std::min(std::max<std::int64_t>(skip, 0), total);
+  const std::int64_t last = count > 0 ? std::min(total, first + count) : total;
+  return {first, last};
+}
+
+std::string StepWindow::shortfall(std::int64_t total) const {
+  if (total <= 0) return {};
+  const auto [first, last] = kept(total);
+  const std::string held = "the capture holds " + std::to_string(total) + " steps";
+  if (first == last)
+    return "no step kept: nsys.capture_skip = " + std::to_string(skip) + " skips past every step (" + held +
+           "); set it below " + std::to_string(total);
+  if (count > 0 && last - first < count)
+    return "nsys.capture_count = " + std::to_string(count) + " asked for " + std::to_string(count) +
+           " steps after the " + std::to_string(first) + " skipped, but " + held + ": only " +
+           std::to_string(last - first) + " are kept (steps " + std::to_string(first) + " to " +
+           std::to_string(last - 1) + ")";
+  return {};
+}
+
 std::int64_t process_of_thread(std::int64_t global_thread_id) { return (global_thread_id >> 24) & 0xFFFFFF; }
 
 namespace {
@@ -268,8 +290,8 @@ StepKindReport analyze_flat_kinds(const TimelineReport& timeline, const std::vec
   std::stable_sort(steps.begin(), steps.end(),
                    [](const TimelineInstance* a, const TimelineInstance* b) { return a->cpu_start_ns < b->cpu_start_ns; });
   const auto total = static_cast<std::int64_t>(steps.size());
-  const std::int64_t first = std::min(std::max<std::int64_t>(window.skip, 0), total);
-  const std::int64_t last = window.count > 0 ? std::min(total, first + window.count) : total;
+  const auto [first, last] = window.kept(total);
+  report.window_shortfall = window.shortfall(total);
   const std::set<const TimelineInstance*> kept(steps.begin() + first, steps.begin() + last);
   std::int64_t kept_gpu_time = 0;
   for (const TimelineInstance* step : kept) {
@@ -291,6 +313,7 @@ StepKindReport analyze_flat_kinds(const TimelineReport& timeline, const std::vec
 }
 
 void order_kinds(StepKindReport& report) {
+  if (report.steps == 0 && !report.window_shortfall.empty()) report.kinds.clear();  // kinds of no step
   std::stable_sort(report.kinds.begin(), report.kinds.end(), [](const auto& a, const auto& b) {
     if (a.gpu_time_ns != b.gpu_time_ns) return a.gpu_time_ns > b.gpu_time_ns;
     return a.count > b.count;
@@ -340,8 +363,8 @@ std::optional<StepKindReport> analyze_step_kinds(const TimelineReport& captured,
   const detail::StepInstances steps = detail::step_instances(*step);
   report.nested_set_aside = steps.nested;
   const auto total = static_cast<std::int64_t>(steps.counted.size());
-  const std::int64_t first = std::min(std::max<std::int64_t>(window.skip, 0), total);
-  const std::int64_t last = window.count > 0 ? std::min(total, first + window.count) : total;
+  const auto [first, last] = window.kept(total);
+  report.window_shortfall = window.shortfall(total);
   KeptSteps kept;
   std::int64_t kept_gpu_time = 0;
   for (std::int64_t i = first; i < last; ++i) {

@@ -60,6 +60,7 @@ std::string step_kinds_markdown(const std::vector<StepKindReport>& windows) {
                  ? " (" + std::to_string(report.steps_left_out) + " more left out by nsys.capture_skip/capture_count)"
                  : std::string()) +
             ". **" + report.verdict + ".**";
+    if (!report.window_shortfall.empty() && report.steps > 0) text += " " + report.window_shortfall + ".";
     if (!report.inference_check.empty()) text += " How sure: " + report.inference_check + ".";
     if (report.gpu_process) text += " The GPU work ran in process " + std::to_string(*report.gpu_process) + ".";
     if (!report.phases.empty()) text += " In every step: `" + detail::join(report.phases, "`, `") + "`.";
@@ -156,6 +157,7 @@ std::string step_kinds_json(const std::vector<StepKindReport>& windows) {
                                {"figures_withheld", report.figures_withheld},
                                {"steps", report.steps},
                                {"steps_left_out", report.steps_left_out},
+                               {"window_shortfall", report.window_shortfall},
                                {"kinds", std::move(kinds)},
                                {"phases", std::move(phases)},
                                {"verdict", report.verdict},

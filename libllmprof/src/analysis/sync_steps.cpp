@@ -307,15 +307,19 @@ Result<std::optional<StepKindReport>> infer_sync_steps(
   const detail::SequenceSteps found = detail::find_sequence_steps(sequence.items);
   if (found.steps.empty()) return std::optional<StepKindReport>{};
   const auto total = static_cast<std::int64_t>(found.steps.size());
-  const std::int64_t first = std::min(std::max<std::int64_t>(window.skip, 0), total);
-  const std::int64_t last = window.count > 0 ? std::min(total, first + window.count) : total;
+  const auto [first, last] = window.kept(total);
   StepKindReport report;
+  report.window_shortfall = window.shortfall(total);
   report.steps = last - first;
   report.steps_left_out = total - report.steps;
   report.gpu_process = process_of_thread(*thread);
   describe(found, sequence, total, report);
   if (report.figures_withheld) {
     report.verdict = std::to_string(report.steps) + " steps, per-step figures withheld: " + found.disagreement;
+    return std::optional<StepKindReport>{std::move(report)};
+  }
+  if (first == last) {  // the step window skipped past every step: no kind, and the verdict says why
+    report.verdict = report.window_shortfall;
     return std::optional<StepKindReport>{std::move(report)};
   }
   std::vector<Step> steps;

@@ -82,6 +82,10 @@ std::vector<StepKindReport> write_engine_steps(const fs::path& main, const Analy
   std::vector<StepKindReport> windows = steps_from_sync(main, report, source)
                                             ? sync_windows(layout, bounds, warnings)
                                             : step_windows(layout, report, bounds, warnings);
+  for (std::size_t w = 0; w < windows.size(); ++w)
+    if (!windows[w].window_shortfall.empty())
+      warnings.push_back((windows.size() > 1 ? "capture window " + std::to_string(w + 1) + ": " : std::string()) +
+                         windows[w].window_shortfall);
   const fs::path json = layout.resolve(RunLayout::analysis_step_kinds());
   const fs::path markdown = layout.resolve(RunLayout::analysis_step_kinds_markdown());
   if (windows.empty()) {
