@@ -122,6 +122,16 @@ TEST_CASE("ranges left open at exit are no step, and the report says so once", "
   CHECK_THAT(markdown, Catch::Contains("4 range(s) left open at exit"));  // summed over the two windows
   const auto json = boost::json::parse(step_kinds_json({steps})).as_object();
   CHECK(json.at("windows").as_array().at(0).as_object().at("unclosed_ranges").as_int64() == 2);
+  // The timeline names them: a user whose `decode` never closed learns which range is missing from the figures.
+  const auto timeline = analyze_timeline(copy);
+  REQUIRE(timeline.has_value());
+  CHECK(timeline->unclosed_range_names == std::vector<std::string>{"`decode_batch` x1", "`scheduler_step` x1"});
+  const auto& notes = timeline->validity.notes;
+  CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& note) {
+    return note.rfind("2 NVTX ranges never closed inside the capture and are left out of the timeline: `decode_batch` "
+                      "x1, `scheduler_step` x1 (left open at the workload's exit",
+                      0) == 0;
+  }));
 }
 
 TEST_CASE("a kind instance whose step a window's edge cut off is no step, and its range stays a kind", "[step_rule]") {

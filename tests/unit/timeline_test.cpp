@@ -540,6 +540,7 @@ TEST_CASE("timeline: report.json's timeline is read back as the records the engi
     CHECK(read.source == built.source);
     CHECK(read.graph_trace == built.graph_trace);
     CHECK(read.unclosed_ranges == built.unclosed_ranges);
+    CHECK(read.unclosed_range_names == built.unclosed_range_names);
     CHECK(read.validity.capture_losses == built.validity.capture_losses);
     CHECK(read.validity.graph_hidden == built.validity.graph_hidden);
     REQUIRE(read.stages.size() == built.stages.size());

@@ -166,6 +166,9 @@ struct LLMPROF_API TimelineReport {
   std::int64_t gpu_time_ns = 0;
   std::int64_t unattributed_gpu_activities = 0;  // launched outside every range, or no launch call recorded
   std::int64_t unclosed_ranges = 0;
+  // Which ranges never closed, by name: "`decode` x1" (the workload left it open at exit, or the capture ended
+  // inside it). nsys stats ends such a range at the export's last NVTX timestamp; the timeline leaves it out.
+  std::vector<std::string> unclosed_range_names;
   MeasurementValidity validity;
   std::vector<std::string> warnings;
 

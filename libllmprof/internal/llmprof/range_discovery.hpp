@@ -45,6 +45,7 @@ struct RangeDiscovery {
   // (a Start without a Stop runs to the capture's end).
   std::vector<std::pair<std::int64_t, std::int64_t>> profiler_windows;
   std::int64_t kernels = 0;  // CUDA kernels in the capture (CUPTI_ACTIVITY_KIND_KERNEL), wherever they ran
+  std::int64_t cuda_calls = 0;  // CUDA runtime API calls traced (CUPTI_ACTIVITY_KIND_RUNTIME)
   std::optional<StepKindReport> steps;  // when a step range with kinds was found
   // The choice: the range whose kernels to select and profile (run.stage, ncu.nvtx_include), and the capture
   // that opens on the workload's own window or an enclosing range ("cudaProfilerApi", "nvtx", "none").

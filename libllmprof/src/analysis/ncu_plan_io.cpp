@@ -73,7 +73,7 @@ Result<std::vector<StageKernelLaunch>> read_stage_kernel_launches(const std::fil
                                                                   const std::string& stage) {
   auto reader = detail::NsysSqliteReader::open(sqlite_export);
   if (!reader) return reader.error();
-  std::int64_t unclosed = 0;
+  std::map<std::string, std::int64_t> unclosed;
   auto ranges = reader->read_nvtx_ranges(unclosed);
   if (!ranges) return ranges.error();
   const auto intervals = stage_intervals(ranges.value(), stage);

@@ -17,10 +17,10 @@
 namespace llmprof {
 namespace {
 
-// The kernels the capture holds (nsys writes no kernel table for a capture without one).
-Result<std::int64_t> count_kernels(detail::SqliteDatabase& database) {
-  if (!database.has_table("CUPTI_ACTIVITY_KIND_KERNEL")) return std::int64_t{0};
-  auto statement = database.prepare("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+// The rows of an activity table (nsys writes no table for an activity the capture holds none of).
+Result<std::int64_t> count_rows(detail::SqliteDatabase& database, const std::string& table) {
+  if (!database.has_table(table)) return std::int64_t{0};
+  auto statement = database.prepare("SELECT COUNT(*) FROM " + table);
   if (!statement) return statement.error();
   auto row = statement->step();
   if (!row) return row.error();
@@ -32,9 +32,12 @@ Result<std::int64_t> count_kernels(detail::SqliteDatabase& database) {
 Result<void> count_cuda_activity(const std::filesystem::path& sqlite_export, RangeDiscovery& discovery) {
   auto database = detail::SqliteDatabase::open_read_only(sqlite_export);
   if (!database) return database.error();
-  auto kernels = count_kernels(*database);
+  auto kernels = count_rows(*database, "CUPTI_ACTIVITY_KIND_KERNEL");
   if (!kernels) return kernels.error();
   discovery.kernels = kernels.value();
+  auto calls = count_rows(*database, "CUPTI_ACTIVITY_KIND_RUNTIME");
+  if (!calls) return calls.error();
+  discovery.cuda_calls = calls.value();
   if (!database->has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) return {};  // no CUDA call traced at all
   auto statement = database->prepare(
       "SELECT s.value, r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON r.nameId = s.id "

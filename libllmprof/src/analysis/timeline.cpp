@@ -251,8 +251,13 @@ Result<TimelineReport> analyze_timeline(const std::filesystem::path& sqlite_expo
   report.schema_version = reader->schema().schema_version;
   report.cuda_untraced =
       !options.cuda_traced || (reader->schema().has_gpu_metrics && !reader->schema().has_runtime_api);
-  auto ranges = reader->read_nvtx_ranges(report.unclosed_ranges);
+  std::map<std::string, std::int64_t> unclosed;
+  auto ranges = reader->read_nvtx_ranges(unclosed);
   if (!ranges) return ranges.error();
+  for (const auto& [name, count] : unclosed) {
+    detail::add_saturating(report.unclosed_ranges, count);
+    report.unclosed_range_names.push_back("`" + name + "` x" + std::to_string(count));
+  }
   if (ranges->empty())
     return make_error(ErrorCode::no_report,
                       "no closed NVTX range in " + sqlite_export.string() + ": nothing to attribute time to",

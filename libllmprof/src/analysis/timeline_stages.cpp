@@ -7,6 +7,7 @@
 #include "analysis/timeline_model.hpp"
 #include "core/format.hpp"
 #include "core/saturating.hpp"
+#include "core/text.hpp"
 #include "llmprof/kernel_name.hpp"
 
 namespace llmprof::detail {
@@ -259,8 +260,10 @@ void fill_validity(TimelineReport& report) {
                                  : "no GPU activity was recorded: GPU figures are absent, CPU range figures stand");
   if (report.unclosed_ranges > 0)
     validity.notes.push_back(std::to_string(report.unclosed_ranges) +
-                             " NVTX ranges never closed inside the capture "
-                             "and are left out");
+                             " NVTX ranges never closed inside the capture and are left out of the timeline: " +
+                             detail::join(report.unclosed_range_names, ", ") +
+                             " (left open at the workload's exit, or the capture ended inside them; nsys stats, and the "
+                             "stage tables made like it, end them at the export's last NVTX timestamp)");
 }
 
 }  // namespace

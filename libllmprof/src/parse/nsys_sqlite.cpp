@@ -155,8 +155,9 @@ Result<void> NsysSqliteReader::load_api_kinds() {
   }
 }
 
-Result<std::vector<NvtxRangeRow>> NsysSqliteReader::read_nvtx_ranges(std::int64_t& unclosed) const {
-  unclosed = 0;
+Result<std::vector<NvtxRangeRow>> NsysSqliteReader::read_nvtx_ranges(
+    std::map<std::string, std::int64_t>& unclosed) const {
+  unclosed.clear();
   std::vector<NvtxRangeRow> ranges;
   if (!schema_.has_nvtx) return ranges;
   // Domain names come from NvtxDomainCreate events; domain ids are per process (globalTid >> 24).
@@ -179,14 +180,7 @@ Result<std::vector<NvtxRangeRow>> NsysSqliteReader::read_nvtx_ranges(std::int64_
     auto row = statement->step();
     if (!row) return row.error();
     if (!*row) break;
-    if (statement->is_null(1)) {
-      ++unclosed;
-      continue;
-    }
     NvtxRangeRow range;
-    range.start_ns = statement->integer(0);
-    range.end_ns = statement->integer(1);
-    if (auto damaged = check_interval(file(), "NVTX_EVENTS", range.start_ns, range.end_ns)) return *damaged;
     const auto type = statement->integer(2);
     range.push_pop = type == kNvtxPushPopRange || type == kNvtxtPushPopRange;
     range.name = std::string(statement->text(3));
@@ -195,6 +189,13 @@ Result<std::vector<NvtxRangeRow>> NsysSqliteReader::read_nvtx_ranges(std::int64_
       auto found = domains.find({range.thread >> 24, domain_id});
       range.domain = found != domains.end() ? found->second : "domain " + std::to_string(domain_id);
     }
+    if (statement->is_null(1)) {
+      ++unclosed[range.domain.empty() ? range.name : range.domain + ":" + range.name];
+      continue;
+    }
+    range.start_ns = statement->integer(0);
+    range.end_ns = statement->integer(1);
+    if (auto damaged = check_interval(file(), "NVTX_EVENTS", range.start_ns, range.end_ns)) return *damaged;
     ranges.push_back(std::move(range));
   }
   return ranges;

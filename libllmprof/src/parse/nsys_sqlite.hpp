@@ -146,8 +146,9 @@ class NsysSqliteReader {
   const NsysSqliteSchema& schema() const { return schema_; }
   const std::filesystem::path& file() const { return database_.file(); }
 
-  // Every closed push/pop and start/end range, in start order; `unclosed` counts ranges without end.
-  Result<std::vector<NvtxRangeRow>> read_nvtx_ranges(std::int64_t& unclosed) const;
+  // Every closed push/pop and start/end range, in start order; `unclosed` counts the ranges without end by name
+  // ("name", or "domain:name" in a named domain).
+  Result<std::vector<NvtxRangeRow>> read_nvtx_ranges(std::map<std::string, std::int64_t>& unclosed) const;
   // Launch and synchronise calls, in start order.
   Result<void> for_each_api_call(const std::function<void(const ApiCallRow&)>& visit) const;
   // Kernels, copies, sets and graph executions with their launching call (the call of the same process

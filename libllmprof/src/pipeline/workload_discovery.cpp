@@ -46,6 +46,26 @@ Result<void> check_workload_program(const DeepProfileConfig& config, const DeepP
   return {};
 }
 
+// A capture with no NVTX range and no CUDA call has nothing to choose from: most often the workload failed before
+// its GPU work (a missing model file, a bad flag). nsys 2022.4 exits 0 whatever the application's status, 2025.3
+// exits 1 and still writes the report, so the capture's content is what tells; "take the whole run" would be a
+// confident suggestion about a run that did nothing.
+std::optional<Error> nothing_to_discover(const RangeDiscovery& discovery, const StageRecord& nsys,
+                                         const fs::path& main) {
+  if (!discovery.ranges.empty() || discovery.cuda_calls > 0) return std::nullopt;
+  const std::string exit = nsys.exit_code && *nsys.exit_code != 0
+                               ? " (nsys profile exited with status " + std::to_string(*nsys.exit_code) +
+                                     ", as nsys 2025.3 does when the application exits with an error)"
+                               : "";
+  return make_error(ErrorCode::no_report,
+                    "the discovery capture recorded no NVTX range and no CUDA call" + exit +
+                        ": the workload most likely failed before its GPU work, or it uses neither, so there is "
+                        "nothing to discover",
+                    "read the workload's output in " + (main / "nsys/profile.log").string() +
+                        ", fix what stopped it, and run --discover again",
+                    main.string());
+}
+
 }  // namespace
 
 Result<WorkloadDiscovery> discover_workload_ranges(DeepProfileConfig config, ProcessRunner& runner, const Clock& clock,
@@ -69,6 +89,7 @@ Result<WorkloadDiscovery> discover_workload_ranges(DeepProfileConfig config, Pro
   // An export without any NVTX range is a discovery too: the workload's window, else the whole run.
   auto discovery = discover_capture(sqlite, library_ranges.value());
   if (!discovery) return discovery.error();
+  if (auto nothing = nothing_to_discover(discovery.value(), *nsys, run->main_directory)) return *nothing;
   return WorkloadDiscovery{std::move(run.value()), std::move(discovery.value())};
 }
 

@@ -146,6 +146,7 @@ struct RecordTable<TimelineReport> {
       field<&TimelineReport::gpu_time_ns>("gpu_time_ns"),
       field<&TimelineReport::unattributed_gpu_activities>("unattributed_gpu_activities"),
       field<&TimelineReport::unclosed_ranges>("unclosed_ranges"),
+      field<&TimelineReport::unclosed_range_names>("unclosed_range_names"),
       field<&TimelineReport::validity>("validity"),
       field<&TimelineReport::warnings>("warnings"),
   };
