@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <iostream>
 
+#include "llmprof/exit_code.hpp"
 #include "llmprof/run_directory.hpp"
 #include "llmprof/shell_quote.hpp"
 #include "real_tools.hpp"
@@ -260,4 +261,22 @@ TEST_CASE("real nsys: no NVTX at all, defaults: discovery lists no range and the
              Catch::StartsWith("the NVTX gate `decode` never opened and the workload emits no NVTX range; the capture "
                                "recorded no cudaProfilerStart call"));
   CHECK(fs::exists(temp / "runs" / "serving" / "nsys" / "profile.sqlite"));
+}
+
+// A workload that fails before its GPU work: nsys 2022.4 exits 0 and writes a capture of nothing, which is no reason
+// to suggest "take the whole run".
+TEST_CASE("real nsys: run --discover on a workload that fails at start says so and suggests nothing") {
+  if (!have_real_tools()) return;
+  TempDir temp;
+  const Finished run = deep_profile(
+      temp, {"run", "--discover", "--set", "run.runs_root=" + (temp / "runs").string(), "--set", "run.run_id=broken",
+             "--set", "run.min_free_space_gb=0", "--", "/bin/sh", "-c", "echo 'cannot open model.bin' >&2; exit 3"});
+  INFO(run.out);
+  CHECK(run.exit_code == static_cast<int>(exit_incomplete));
+  CHECK_THAT(run.out, Catch::Contains("the discovery capture recorded no NVTX range and no CUDA call"));
+  CHECK_THAT(run.out, Catch::Contains("the workload most likely failed before its GPU work"));
+  CHECK_THAT(run.out, Catch::Contains((temp / "runs" / "broken-discovery" / "nsys" / "profile.log").string()));
+  CHECK(run.out.find("To profile it:") == std::string::npos);
+  CHECK_THAT(read_file(temp / "runs" / "broken-discovery" / "nsys" / "profile.log"),
+             Catch::Contains("cannot open model.bin"));
 }
