@@ -13,6 +13,7 @@
 #include "llmprof/analysis.hpp"
 #include "llmprof/gpu_metrics.hpp"
 #include "llmprof/report.hpp"
+#include "llmprof/run_analysis.hpp"
 #include "llmprof/sampled_utilisation.hpp"
 #include "llmprof/timeline.hpp"
 #include "oracle.hpp"
@@ -263,6 +264,30 @@ TEST_CASE("gpu metrics inputs: the panel gives the true reason when the samples 
       CHECK_FALSE(stage.sampled_sm_active.has_value());
       CHECK_THAT(stage.sampled_note, Catch::StartsWith("withheld: ") && Catch::Contains("20000 Hz"));
     }
+  }
+  SECTION("the frequency asked for in nsys.extra_args: two GPUs under one id are still withheld") {
+    DeepProfileConfig config;
+    config.nsys.gpu_metrics = "off";  // sampling asked for through extra_args alone
+    config.nsys.extra_args = {"--gpu-metrics-devices=all", "--gpu-metrics-frequency", "20000"};
+    Doctored copy("one_id_interleaved");
+    AnalysisOptions options;
+    options.gpu_metrics_expectation = analysis_options_for(config, std::nullopt).gpu_metrics_expectation;
+    CHECK(options.gpu_metrics_expectation.requested_hz == std::optional<int>(20000));
+    auto analysis = analyze_run_directory(copy.temp.path() / "run", options);
+    REQUIRE(analysis.has_value());
+    for (const auto& stage : analysis->stages) {
+      CHECK_FALSE(stage.sampled_sm_active.has_value());
+      CHECK_THAT(stage.sampled_note, Catch::StartsWith("withheld: ") && Catch::Contains("20000 Hz"));
+    }
+    // The "=" spelling; the last flag counts, as nsys reads the command line; a value that is no number names none.
+    config.nsys.gpu_metrics = "auto";
+    config.nsys.extra_args = {"--gpu-metrics-frequency=5000", "--gpu-metrics-frequency=10000"};
+    CHECK(analysis_options_for(config, std::nullopt).gpu_metrics_expectation.requested_hz == std::optional<int>(10000));
+    config.nsys.extra_args = {"--gpu-metrics-frequency=fast"};
+    CHECK_FALSE(analysis_options_for(config, std::nullopt).gpu_metrics_expectation.requested_hz.has_value());
+    config.nsys.extra_args = {};
+    CHECK(analysis_options_for(config, std::nullopt).gpu_metrics_expectation.requested_hz ==
+          std::optional<int>(kGpuMetricsDefaultHz));
   }
   SECTION("one bad sample: the panel keeps its figures") {
     Doctored copy("one_bad_each");

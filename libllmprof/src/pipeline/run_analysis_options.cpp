@@ -40,6 +40,33 @@ std::optional<std::string> gate_of_command_file(const fs::path& commands) {
   return nvtx ? range : std::nullopt;
 }
 
+struct ExtraArgsFrequency {
+  bool named = false;      // a --gpu-metrics-frequency flag is there
+  std::optional<int> hz;   // the last one's value, when it is a whole number of hertz
+};
+
+// "--gpu-metrics-frequency=N" or "--gpu-metrics-frequency N"; the last flag counts.
+ExtraArgsFrequency frequency_in_extra_args(const std::vector<std::string>& arguments) {
+  constexpr std::string_view flag = "--gpu-metrics-frequency";
+  ExtraArgsFrequency found;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const std::string& argument = arguments[i];
+    if (!argument.starts_with(flag)) continue;
+    std::string value;
+    if (argument.size() > flag.size() && argument[flag.size()] == '=')
+      value = argument.substr(flag.size() + 1);
+    else if (argument.size() == flag.size() && i + 1 < arguments.size())
+      value = arguments[i + 1];
+    else if (argument.size() != flag.size())
+      continue;  // another flag that starts alike
+    found.named = true;
+    found.hz.reset();
+    if (!value.empty() && value.size() <= 7 && value.find_first_not_of("0123456789") == std::string::npos)
+      found.hz = std::stoi(value);
+  }
+  return found;
+}
+
 }  // namespace
 
 AnalysisOptions analysis_options_for(const DeepProfileConfig& config, std::optional<std::string> capture_gate) {
@@ -52,11 +79,12 @@ AnalysisOptions analysis_options_for(const DeepProfileConfig& config, std::optio
   options.name_base = detail::selection_name_base(config.ncu.kernel_name_base);
   options.capture_gated_on_stage = capture_gate && *capture_gate == config.run.stage;
   options.cuda_traced = std::find(config.nsys.trace.begin(), config.nsys.trace.end(), "cuda") != config.nsys.trace.end();
-  // The frequency the capture asked for, unless nsys.extra_args asked for another (the last flag is not ours).
-  const bool frequency_in_extra_args =
-      std::any_of(config.nsys.extra_args.begin(), config.nsys.extra_args.end(),
-                  [](const std::string& argument) { return argument.starts_with("--gpu-metrics-frequency"); });
-  if (config.nsys.gpu_metrics != "off" && !frequency_in_extra_args)
+  // The frequency the capture asked for: nsys.extra_args's when it names one (it follows ours on the command line,
+  // and two GPUs sampled under one typeId read as twice the frequency asked for only if that is known).
+  const ExtraArgsFrequency extra = frequency_in_extra_args(config.nsys.extra_args);
+  if (extra.hz)
+    options.gpu_metrics_expectation.requested_hz = *extra.hz;
+  else if (config.nsys.gpu_metrics != "off" && !extra.named)
     if (const auto hz = gpu_metrics_frequency_hz(config.nsys)) options.gpu_metrics_expectation.requested_hz = *hz;
   // load_config and DeepProfiler::run validate run.ignore_ranges first: a malformed entry here is a caller's bug.
   options.library_ranges = library_ranges_of(config).value();
