@@ -95,4 +95,28 @@ bool record_ncu_launch_cost(const std::filesystem::path& file, const NcuLaunchCo
   return static_cast<bool>(write_file_atomically(file, boost::json::serialize(document) + "\n"));
 }
 
+NcuCostMeasurement measure_ncu_cost(const NcuPlan& plan, const NcuPlanCheck& check, double stage_s) {
+  NcuCostMeasurement measured;
+  double after_first_s = 0;
+  double first_s = 0;
+  std::int64_t timed = 0;
+  for (const auto& timing : check.pass_timings) {
+    if (!timing.first_launch_seconds) continue;
+    after_first_s += std::max(timing.measured_seconds - *timing.first_launch_seconds, 0.0);
+    first_s += *timing.first_launch_seconds;
+    ++timed;
+  }
+  // A progress line comes once its launch is profiled: the first one's profiling is in first_s, not after it.
+  if (timed > 0 && check.rows > timed && after_first_s > 0) {
+    const double per_launch = after_first_s / double(check.rows - timed);
+    measured.seconds_per_launch = per_launch;
+    const double start_up_s = (first_s - double(timed) * per_launch) / double(timed);
+    if (plan.start_up_seconds > 0) measured.start_up_overhead_s = std::max(start_up_s - plan.start_up_seconds, 0.0);
+    return measured;
+  }
+  const double workload_s = double(plan.passes.size()) * plan.seconds_per_pass;
+  if (check.rows > 0 && stage_s > workload_s) measured.seconds_per_launch = (stage_s - workload_s) / double(check.rows);
+  return measured;
+}
+
 }  // namespace llmprof::detail

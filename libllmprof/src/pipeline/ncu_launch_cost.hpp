@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "llmprof/ncu_plan.hpp"
+
 namespace llmprof::detail {
 
 struct NcuLaunchCost {
@@ -35,5 +37,18 @@ std::optional<MeasuredNcuCost> find_ncu_launch_cost(const std::filesystem::path&
 // Adds or replaces the entry of (set, workload), keeping the most recent 64 entries. Best effort: a runs root that
 // cannot take the file only loses the next estimate's precision, so a failure is returned for a warning.
 bool record_ncu_launch_cost(const std::filesystem::path& file, const NcuLaunchCost& cost);
+
+// ncu's cost per profiled launch and what it adds to the start-up the nsys capture measured, from the plan
+// passes' timings: a pass's time after its first progress line is its launches' (profiling, the interception
+// between them, the workload's end), the time before it the start-up. Additive, not a ratio: on the H200 ncu
+// added 12-16 s to the 1b example's 3.9 s and 14.2 s to the same decode after 25 s of loading (31.6 s), its
+// injection and the interception of the warm-up's launches, where a ratio learnt on one (x4.3) planned the
+// other at 189 s a pass. Without timings, what ncu spent beyond one replay per pass, per row.
+struct NcuCostMeasurement {
+  std::optional<double> seconds_per_launch;
+  std::optional<double> start_up_overhead_s;
+};
+
+NcuCostMeasurement measure_ncu_cost(const NcuPlan& plan, const NcuPlanCheck& check, double stage_s);
 
 }  // namespace llmprof::detail

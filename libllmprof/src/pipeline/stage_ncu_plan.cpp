@@ -124,41 +124,6 @@ std::optional<StageResult> run_first_pass(PipelineRun& run, const NcuInputs& inp
 }
 
 // Returns the measured cost per launch, when there is one.
-// ncu's cost per profiled launch and what it adds to the start-up the nsys capture measured, from the plan
-// passes' timings: a pass's time after its first progress line is its launches' (profiling, the interception
-// between them, the workload's end), the time before it the start-up. Additive, not a ratio: on the H200 ncu
-// added 12-16 s to the 1b example's 3.9 s and 14.2 s to the same decode after 25 s of loading (31.6 s), its
-// injection and the interception of the warm-up's launches, where a ratio learnt on one (x4.3) planned the
-// other at 189 s a pass. Without timings, what ncu spent beyond one replay per pass, per row.
-struct NcuCostMeasurement {
-  std::optional<double> seconds_per_launch;
-  std::optional<double> start_up_overhead_s;
-};
-
-NcuCostMeasurement measure_ncu_cost(const NcuPlan& plan, const NcuPlanCheck& check, double stage_s) {
-  NcuCostMeasurement measured;
-  double after_first_s = 0;
-  double first_s = 0;
-  std::int64_t timed = 0;
-  for (const auto& timing : check.pass_timings) {
-    if (!timing.first_launch_seconds) continue;
-    after_first_s += std::max(timing.measured_seconds - *timing.first_launch_seconds, 0.0);
-    first_s += *timing.first_launch_seconds;
-    ++timed;
-  }
-  // A progress line comes once its launch is profiled: the first one's profiling is in first_s, not after it.
-  if (timed > 0 && check.rows > timed && after_first_s > 0) {
-    const double per_launch = after_first_s / double(check.rows - timed);
-    measured.seconds_per_launch = per_launch;
-    const double start_up_s = (first_s - double(timed) * per_launch) / double(timed);
-    if (plan.start_up_seconds > 0) measured.start_up_overhead_s = std::max(start_up_s - plan.start_up_seconds, 0.0);
-    return measured;
-  }
-  const double workload_s = double(plan.passes.size()) * plan.seconds_per_pass;
-  if (check.rows > 0 && stage_s > workload_s) measured.seconds_per_launch = (stage_s - workload_s) / double(check.rows);
-  return measured;
-}
-
 std::optional<double> record_measurement(PipelineRun& run, const NcuPlan& plan, const NcuPlanCheck& check,
                                          double stage_s) {
   const NcuCostMeasurement measured = measure_ncu_cost(plan, check, stage_s);
