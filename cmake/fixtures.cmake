@@ -2,9 +2,9 @@
 # tracked gzip-compressed, as FILE.gz beside where FILE belongs: with gzip -9n the 19 stored so shrink 2.6-4.3x
 # (SQLite) and 6.5-11x (CSV, JSON), which keeps the tracked tree under 35 MB (tests/tools/check_tree.py holds it
 # there and turns away an uncompressed fixture over 1 MB). Configuring unpacks each one to FILE, which .gitignore
-# names, so every reader (the Catch2 tests, the Python oracles, the bench programs, fuzz/fixture-seeds.txt, `deep-
-# profile report` on a recorded run) opens the path it always did, byte for byte the file that was recorded; nothing
-# reads a fixture compressed.
+# names, so every reader (the Catch2 tests, the Python oracles, the bench programs, fuzz/fixture-seeds.txt,
+# `deep-profile report` on a recorded run) opens the path it always did, byte for byte the file that was recorded;
+# nothing reads a fixture compressed.
 #
 # Adding one: `gzip -9n FILE` (-n leaves out the name and time, so the same file always gives the same bytes),
 # `git add FILE.gz`, and name FILE in .gitignore's list; check_tree.py fails until it is there.
