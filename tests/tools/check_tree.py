@@ -128,8 +128,8 @@ def main():
         print('\n'.join(errors), file=sys.stderr)
         return 1
     print(f'the root holds only the shape ({len(ROOT_ENTRIES)} names allowed); no empty file but '
-          f'{len(EMPTY_RECORDED)} recorded outputs; no link leaves the repository; examples/ holds {len(examples)} files; '
-          f'{total} tracked bytes, {packed_count} fixtures stored as gzip -9n')
+          f'{len(EMPTY_RECORDED)} recorded outputs; no link leaves the repository; examples/ holds {len(examples)} '
+          f'files; {total} tracked bytes, {packed_count} fixtures stored as gzip -9n')
     return 0
 
 
