@@ -676,7 +676,8 @@ phase_launchtable() {
   echo "nsys run exit=$?"
   python3 "$repo/tests/tools/export_launch_table.py" "$runs/$id/nsys/profile.sqlite" decode "$OUT/launches-1b-p32-n$tokens.tsv"
   cp "$runs/$id/nsys/selection.json" "$OUT/selection-1b-p32-n$tokens.json"
-  gzip -9 "$OUT/launches-1b-p32-n$tokens.tsv"
+  # -n: no name or time in the header, so the file is what tests/data/ncu-plan/ tracks (cmake/fixtures.cmake).
+  gzip -9n "$OUT/launches-1b-p32-n$tokens.tsv"
 }
 
 multigpu_bare() {  # $1 the example, $2 the launcher words

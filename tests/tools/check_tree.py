@@ -9,6 +9,10 @@
 3. No Markdown link or path leaves the repository (`../shared/...` exists on the developers' machines only).
 4. examples/ holds at most 250 tracked files: the sources, and the recorded runs the README and docs link to,
    trimmed to what a reader and the tests open (a run's logs stay on the machine that made it).
+5. The tracked tree stays under 35 MB, and no tracked file under tests/data or examples exceeds 1 MB: a larger
+   recorded fixture is tracked as FILE.gz (cmake/fixtures.cmake unpacks it to FILE when configuring). Each such
+   FILE.gz is what `gzip -9n` writes (no name or time in its header, so re-compressing gives the same bytes),
+   and its FILE is neither tracked nor left for `git add` to pick up: .gitignore names it.
 
 Usage: check_tree.py SOURCE_DIR
 """
@@ -43,12 +47,40 @@ EMPTY_RECORDED = {
     'tests/data/nsys-sqlite-stats/twoproc2022_2022_gpumemtimesum.csv',
 }
 MAX_EXAMPLE_FILES = 250
+MAX_TRACKED_BYTES = 35_000_000
+# The 1b decode's ncu raw CSV, 2.2 MB, is the size that fixtures reached before they were stored compressed.
+MAX_FIXTURE_BYTES = 1_000_000
+FIXTURE_ROOTS = ('tests/data/', 'examples/')
 LINK = re.compile(r'\]\(([^)#\s]+)')
 
 
 def git_files(root, *args):
     out = subprocess.run(['git', '-C', str(root), 'ls-files', '-z', *args], check=True, capture_output=True).stdout
     return [name for name in out.decode().split('\0') if name]
+
+
+def packed_fixture_errors(root, tracked):
+    """Errors for the tracked fixtures stored as FILE.gz (rule 5)."""
+    errors = []
+    packed = [name for name in tracked if name.endswith('.gz') and name.startswith(FIXTURE_ROOTS)]
+    tracked_set = set(tracked)
+    for name in packed:
+        header = (root / name).read_bytes()[:10]
+        # RFC 1952: magic 1f 8b, method 8 (deflate), flags (0x08: a file name follows), mtime (4 bytes), extra
+        # flags (2: the slowest, best compression, -9).
+        if len(header) < 10 or header[:3] != b'\x1f\x8b\x08' or header[3] & 0x08 or header[4:8] != b'\0\0\0\0' \
+                or header[8] != 2:
+            errors.append(f'{name}: not as `gzip -9n` writes it (a name, a time or another level in its header); '
+                          f're-compress the unpacked file with `gzip -9nkf {name[:-3]}` so its bytes are reproducible')
+        if name[:-3] in tracked_set:
+            errors.append(f'{name[:-3]}: tracked beside {name}; keep only the compressed one (git rm --cached)')
+    plain = [name[:-3] for name in packed]
+    ignored = subprocess.run(['git', '-C', str(root), 'check-ignore', '--no-index', '--stdin', '-z'],
+                             input='\0'.join(plain).encode(), capture_output=True).stdout.decode().split('\0')
+    for name in sorted(set(plain) - set(ignored)):
+        errors.append(f'{name}: unpacked from {name}.gz when configuring, but .gitignore does not name it; add '
+                      f'/{name} to the list of compressed fixtures there')
+    return errors, len(packed)
 
 
 def main():
@@ -69,6 +101,17 @@ def main():
     if len(examples) > MAX_EXAMPLE_FILES:
         errors.append(f'examples/ holds {len(examples)} tracked files, more than {MAX_EXAMPLE_FILES}: keep a recorded '
                       f"run's report, run.json and what the tests read; its logs and raw exports stay out")
+    sizes = {name: (root / name).stat().st_size for name in tracked if (root / name).is_file()}
+    total = sum(sizes.values())
+    if total > MAX_TRACKED_BYTES:
+        errors.append(f'the tracked tree holds {total} bytes, more than {MAX_TRACKED_BYTES}: find the largest with '
+                      f'`git ls-files -z | xargs -0 du -b | sort -n | tail`, then compress or trim what it is')
+    for name, size in sizes.items():
+        if name.startswith(FIXTURE_ROOTS) and not name.endswith('.gz') and size > MAX_FIXTURE_BYTES:
+            errors.append(f'{name}: {size} bytes, more than {MAX_FIXTURE_BYTES}; track it as {name}.gz '
+                          f'(`gzip -9n`, then name {name} in .gitignore: cmake/fixtures.cmake unpacks it)')
+    packed_errors, packed_count = packed_fixture_errors(root, tracked)
+    errors += packed_errors
     for name in tracked:
         if not name.endswith('.md'):
             continue
@@ -85,7 +128,8 @@ def main():
         print('\n'.join(errors), file=sys.stderr)
         return 1
     print(f'the root holds only the shape ({len(ROOT_ENTRIES)} names allowed); no empty file but '
-          f'{len(EMPTY_RECORDED)} recorded outputs; no link leaves the repository; examples/ holds {len(examples)} files')
+          f'{len(EMPTY_RECORDED)} recorded outputs; no link leaves the repository; examples/ holds {len(examples)} '
+          f'files; {total} tracked bytes, {packed_count} fixtures stored as gzip -9n')
     return 0
 
 
