@@ -114,6 +114,16 @@ print(f"gemm: flop={gemm['total_flop']:.0f} by={gemm['flop']} duration_ns={gemm[
       f"pct_compute={gemm['pct_compute']:.4f} dram_bytes={gemm['dram_bytes']:.6e} dram_peak={gemm['dram_peak']:.6e} "
       f"pct_dram={gemm['pct_dram']:.4f} ai={gemm['total_flop'] / gemm['dram_bytes']:.4f} bound={gemm['bound']}")
 
+# A real page of ncu.set = "llmprof" (H100, ncu 2025.3.1, the 1b decode with the defaults): every figure from the
+# section's metrics alone.
+real = ncu_launches(ROOT / "ncu-llmprof-set" / "h100_1b_decode_raw.csv")
+print(f"llmprof h100_1b_decode: launches={len(real)} total_flop={sum(l['total_flop'] for l in real):.6e} "
+      f"dram_bytes={sum(l['dram_bytes'] for l in real):.6e} "
+      f"duration_ns={sum(l['duration_ns'] for l in real):.1f} "
+      f"compute_bound={sum(1 for l in real if l['bound'] == 'compute')} "
+      f"memory_bound={sum(1 for l in real if l['bound'] == 'memory')} "
+      f"latency_bound={sum(1 for l in real if l['bound'] == 'latency')}")
+
 nc1 = ncu_launches(H100 / "ncu" / "nc1_raw.csv")
 print(f"nc1: launches={len(nc1)} total_flop={sum(l['total_flop'] for l in nc1):.6e} "
       f"max_peak_fp16={max(l['peak']['fp16'] for l in nc1):.6e} max_dram_peak={max(l['dram_peak'] for l in nc1):.6e}")

@@ -8,6 +8,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "llmprof/analysis.hpp"
 #include "llmprof/csv.hpp"
 #include "llmprof/report.hpp"
+#include "oracle.hpp"
 #include "rundir/report_model_json.hpp"
 #include "test_support.hpp"
 
@@ -679,6 +681,35 @@ void same_launch(const LaunchRoofline& a, const LaunchRoofline& b) {
 }
 
 }  // namespace
+
+TEST_CASE("ncu.set = llmprof: a real page of the set gives every launch's figures", "[ncuset]") {
+  // ncu 2025.3.1 on the H100, the 1b decode with the defaults (scripts/gpu-verify.sh ncuset): the section's
+  // metrics plus what ncu records with any section (launch__*, device__attribute_*).
+  auto page = parse_ncu_csv(data_path("ncu-llmprof-set/h100_1b_decode_raw.csv"));
+  REQUIRE(page.has_value());
+  const std::string line = "llmprof h100_1b_decode:";
+  REQUIRE(double(page->launches.size()) == testing::oracle_figure("analysis", line, "launches"));
+  double flop = 0, dram_bytes = 0, duration_ns = 0;
+  std::map<KernelBound, int> bounds;
+  for (const auto& launch : page->launches) {
+    const auto figures = analyze_launch(launch);
+    INFO(figures.kernel_name);
+    CHECK(figures.missing.empty());
+    REQUIRE(figures.flop.has_value());
+    REQUIRE(figures.dram_bytes.has_value());
+    REQUIRE(figures.bound.has_value());
+    flop += *figures.flop;
+    dram_bytes += *figures.dram_bytes;
+    duration_ns += figures.duration_ns.value_or(0);
+    ++bounds[*figures.bound];
+  }
+  CHECK(flop == Approx(testing::oracle_figure("analysis", line, "total_flop")).epsilon(1e-6));
+  CHECK(dram_bytes == Approx(testing::oracle_figure("analysis", line, "dram_bytes")).epsilon(1e-6));
+  CHECK(duration_ns == Approx(testing::oracle_figure("analysis", line, "duration_ns")).epsilon(1e-9));
+  CHECK(double(bounds[KernelBound::compute]) == testing::oracle_figure("analysis", line, "compute_bound"));
+  CHECK(double(bounds[KernelBound::memory]) == testing::oracle_figure("analysis", line, "memory_bound"));
+  CHECK(double(bounds[KernelBound::latency]) == testing::oracle_figure("analysis", line, "latency_bound"));
+}
 
 TEST_CASE("ncu.set = llmprof: its section's columns alone give the roofline set's figures", "[ncuset]") {
   // tests/data/ncu-llmprof-set/*.csv keep the launch columns and the section's 34 metric columns of the recorded

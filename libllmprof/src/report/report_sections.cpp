@@ -1,49 +1,37 @@
 // The report's sections: titles, anchors, whether a run has them, and a verdict's class (see report_levers.hpp).
+#include <array>
+
 #include "report/report_levers.hpp"
 
 namespace llmprof::detail {
+namespace {
 
-std::string section_title(ReportSection section) {
-  switch (section) {
-    case ReportSection::bare_run:
-      return "Bare run";
-    case ReportSection::stages:
-      return "Stages";
-    case ReportSection::stage_instances:
-      return "Stage instances";
-    case ReportSection::ranks:
-      return "Across ranks";
-  }
-  return "";
+// One row per section, in the enum's order: the Markdown anchor is the one a renderer derives from the heading.
+struct SectionRow {
+  ReportSection section;
+  const char* title;
+  const char* markdown_anchor;
+  const char* html_anchor;
+};
+
+constexpr std::array<SectionRow, 4> kSections = {{
+    {ReportSection::bare_run, "Bare run", "#bare-run-stage-1-no-profiler", "#bare-run"},
+    {ReportSection::stages, "Stages", "#stages", "#stages"},
+    {ReportSection::stage_instances, "Stage instances", "#stage-instances-nsys-sqlite-timeline", "#stage-instances"},
+    {ReportSection::ranks, "Across ranks", "#across-ranks", "#ranks"},
+}};
+
+const SectionRow& row_of(ReportSection section) {
+  for (const auto& row : kSections)
+    if (row.section == section) return row;
+  return kSections.front();  // unreachable: every enumerator has a row
 }
 
-std::string markdown_anchor(ReportSection section) {
-  switch (section) {
-    case ReportSection::bare_run:
-      return "#bare-run-stage-1-no-profiler";
-    case ReportSection::stages:
-      return "#stages";
-    case ReportSection::stage_instances:
-      return "#stage-instances-nsys-sqlite-timeline";
-    case ReportSection::ranks:
-      return "#across-ranks";
-  }
-  return "";
-}
+}  // namespace
 
-std::string html_anchor(ReportSection section) {
-  switch (section) {
-    case ReportSection::bare_run:
-      return "#bare-run";
-    case ReportSection::stages:
-      return "#stages";
-    case ReportSection::stage_instances:
-      return "#stage-instances";
-    case ReportSection::ranks:
-      return "#ranks";
-  }
-  return "";
-}
+std::string section_title(ReportSection section) { return row_of(section).title; }
+std::string markdown_anchor(ReportSection section) { return row_of(section).markdown_anchor; }
+std::string html_anchor(ReportSection section) { return row_of(section).html_anchor; }
 
 bool has_section(const RunReportModel& model, ReportSection section) {
   switch (section) {
