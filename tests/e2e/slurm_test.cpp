@@ -61,8 +61,15 @@ TEST_CASE("a 3-point sweep through the Slurm job array: the merge job indexes 2 
   CHECK_THAT(submitted.out, Catch::Contains("submitted job array ") && Catch::Contains("follow with:  squeue -j "));
   CHECK_THAT(read_file(sweep / "sweep.sbatch"), Catch::Contains("#SBATCH --array=0-2%2\n#SBATCH --gpus=1\n"));
 
-  // Written by the merge job once every array task has ended (afterany).
-  const bool indexed = await_condition([&] { return fs::exists(sweep / "index.json"); }, std::chrono::seconds(150));
+  // Written by the merge job once every array task has ended (afterany): index.json, then its "sweep index:" line in
+  // merge.out, which Slurm flushes a moment later (under ASan the gap was long enough to read merge.out empty).
+  const fs::path merge_log = sweep / "logs/merge.out";
+  const bool indexed = await_condition(
+      [&] {
+        return fs::exists(sweep / "index.json") && fs::exists(merge_log) &&
+               read_file(merge_log).find("sweep index: ") != std::string::npos;
+      },
+      std::chrono::seconds(150));
   INFO("slurmctld log:\n" << read_file(cluster->state() / "log/slurmctld.log"));
   for (int point = 0; point < 3; ++point) {
     const fs::path log = sweep / "logs" / ("point-" + std::to_string(point) + ".out");
@@ -75,7 +82,7 @@ TEST_CASE("a 3-point sweep through the Slurm job array: the merge job indexes 2 
     statuses[std::string(row.at("label").as_string())] = std::string(row.at("status").as_string());
   }
   CHECK(statuses == std::map<std::string, std::string>{{"first", "ok"}, {"broken", "failed"}, {"third", "ok"}});
-  CHECK_THAT(read_file(sweep / "logs/merge.out"), Catch::Contains("sweep index: " + (sweep / "index.md").string()));
+  CHECK_THAT(read_file(merge_log), Catch::Contains("sweep index: " + (sweep / "index.md").string()));
   for (int point = 0; point < 3; ++point) {
     const fs::path main = sweep / ("point-" + std::to_string(point));
     CHECK(manifest_from_json(read_file(main / "run.json"))->run_id == "point-" + std::to_string(point));
