@@ -162,7 +162,13 @@ TEST_CASE(
   constexpr double delay_ms = 150;
   std::vector<std::string> args = {"run", "--set", "run.runs_root=" + (temp / "runs").string(), "--set",
                                    "run.run_id=straggler", "--set", "run.min_free_space_gb=0", "--set",
-                                   "run.enable_ncu=false", "--launcher", mpirun + " -x MASTER_ADDR -x MASTER_PORT",
+                                   "run.enable_ncu=false",
+                                   // Bounds well inside the test's 240 s: this run takes about 10 s, and it once
+                                   // hung past 240 s in a fresh-clone CI run with no output to say where. A stage
+                                   // past its bound ends the run with the stage named and its logs kept.
+                                   "--set", "workload.timeout_s=60", "--set", "nsys.timeout_s=60", "--set",
+                                   "nsys.postprocess_timeout_s=60",
+                                   "--launcher", mpirun + " -x MASTER_ADDR -x MASTER_PORT",
                                    "--", LLMPROF_EXAMPLE_EXE, "--tensor-parallel", "--straggler-ms", "150",
                                    // One block, one sequence: a step computes in a few ms, so the time a
                                    // loaded 2-core machine takes from it barely moves the measured lag.
