@@ -141,6 +141,15 @@ std::string recorded_window_steps() {
   return {};
 }
 
+// The run's manifest, once its nsys stage ended ok (the stage's reason shown when not).
+RunManifest manifest_with_nsys_ok(const Bench& bench) {
+  RunManifest manifest = bench.manifest();
+  const StageRecord& nsys = stage_of(manifest, "nsys");
+  INFO("nsys: " << nsys.reason);
+  REQUIRE(nsys.status == StageStatus::ok);
+  return manifest;
+}
+
 }  // namespace
 
 TEST_CASE("defaults, only CCCL's ranges and the workload's own window: the run follows the window by itself") {
@@ -155,10 +164,7 @@ TEST_CASE("defaults, only CCCL's ranges and the workload's own window: the run f
   script_exports(bench, whole, window);
   bench.script_ncu_report();
   const RunSummary summary = bench.run();
-  const RunManifest manifest = bench.manifest();
-  const StageRecord& nsys = stage_of(manifest, "nsys");
-  INFO("nsys: " << nsys.reason);
-  REQUIRE(nsys.status == StageStatus::ok);
+  const RunManifest manifest = manifest_with_nsys_ok(bench);
 
   // Three captures: the configured gate, discovery, the workload's window.
   const auto captures = bench.runs_of(nsys_capture());
@@ -374,10 +380,7 @@ TEST_CASE("a fork-started worker nsys did not trace: the run captures again with
   }));
   bench.script_ncu_report();
   const RunSummary summary = bench.run();
-  const RunManifest manifest = bench.manifest();
-  const StageRecord& nsys = stage_of(manifest, "nsys");
-  INFO("nsys: " << nsys.reason);
-  REQUIRE(nsys.status == StageStatus::ok);
+  const RunManifest manifest = manifest_with_nsys_ok(bench);
 
   // The gate, discovery, discovery tracing forks, then the workload's window: forks traced from the third on.
   const auto captures = bench.runs_of(nsys_capture());
