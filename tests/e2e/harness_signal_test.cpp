@@ -45,11 +45,17 @@ struct Ended {
   fs::path main;
 };
 
-// Starts `harness` in `directory` with `arguments` before "--", the workload after it; sends SIGINT once the
-// workload's setsid grandchild has written its pid; waits for the harness to end.
-Ended interrupt_harness(const std::string& harness, const TempDir& directory, std::vector<std::string> arguments) {
+// How the workload's grandchild is started: in a session of its own (setsid), out of the stage's process group,
+// or in that group as most programs' children are.
+enum class Grandchild { own_session, stage_group };
+
+// Starts `harness` in `directory` with `arguments` before "--", the workload after it; sends `signal_number` once
+// the workload's grandchild has written its pid; waits for the harness to end.
+Ended interrupt_harness(const std::string& harness, const TempDir& directory, std::vector<std::string> arguments,
+                        int signal_number = SIGINT, Grandchild grandchild = Grandchild::own_session) {
   const fs::path ready = directory / "grandchild.pid";
-  const std::string workload = "setsid sleep 600 & echo $! > '" + (directory / "pid.tmp").string() + "' && mv '" +
+  const std::string workload = std::string(grandchild == Grandchild::own_session ? "setsid " : "") +
+                               "sleep 600 & echo $! > '" + (directory / "pid.tmp").string() + "' && mv '" +
                                (directory / "pid.tmp").string() + "' '" + ready.string() + "'; wait";
   arguments.insert(arguments.begin(), harness);
   for (const std::string part : {"--", "/bin/sh", "-c"}) arguments.push_back(part);
@@ -66,7 +72,7 @@ Ended interrupt_harness(const std::string& harness, const TempDir& directory, st
   }
   Ended ended;
   ended.grandchild = static_cast<pid_t>(std::stol(wait_for_file(ready, child)));
-  REQUIRE(::kill(child, SIGINT) == 0);
+  REQUIRE(::kill(child, signal_number) == 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   pid_t waited = 0;
   while ((waited = ::waitpid(child, &ended.status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
@@ -74,7 +80,7 @@ Ended interrupt_harness(const std::string& harness, const TempDir& directory, st
   if (waited != child) {
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
-    FAIL("the harness did not end within a minute of SIGINT");
+    FAIL("the harness did not end within a minute of signal " << signal_number);
   }
   for (const auto& entry : fs::recursive_directory_iterator(directory.path()))
     if (entry.path().filename() == "run.json") ended.main = entry.path().parent_path();
@@ -86,7 +92,11 @@ std::string run_status(const fs::path& main) {
   return std::string(manifest.at("status").as_string());
 }
 
-void check_nothing_left(pid_t grandchild) {
+// `within`: how long the grandchild may take to go once the harness has ended (0: it must be gone already).
+void check_nothing_left(pid_t grandchild, std::chrono::seconds within = std::chrono::seconds(0)) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  while (running(grandchild) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const bool survived = running(grandchild);
   if (survived) ::kill(grandchild, SIGKILL);
   CHECK_FALSE(survived);  // before: it kept running under init after the harness died
@@ -115,4 +125,17 @@ TEST_CASE("Ctrl-C in a harness with no handler: it still dies of SIGINT, after i
   REQUIRE_FALSE(ended.main.empty());
   CHECK(run_status(ended.main) == "interrupted");  // before: "running"
   check_nothing_left(ended.grandchild);
+}
+
+TEST_CASE("A harness killed with SIGKILL: what its run's workload started is ended by the library's watchdog",
+          "[e2e][slow][signals]") {
+  // SIGKILL gives the harness no chance to stop anything, and PR_SET_PDEATHSIG reaches only the stage's direct
+  // child: before the watchdog, the workload's own child (in the stage's process group) kept running under init.
+  TempDir directory;
+  const Ended ended =
+      interrupt_harness(LLMPROF_BARE_HARNESS, directory, {(directory / "runs").string()}, SIGKILL, Grandchild::stage_group);
+  REQUIRE(WIFSIGNALED(ended.status));
+  CHECK(WTERMSIG(ended.status) == SIGKILL);
+  // The watchdog sends SIGTERM at once (SIGKILL 5 s later to what ignores it); a minute covers a loaded machine.
+  check_nothing_left(ended.grandchild, std::chrono::seconds(60));
 }

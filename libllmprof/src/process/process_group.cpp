@@ -2,6 +2,7 @@
 #include "process/process_group.hpp"
 
 #include "process/application_tree.hpp"
+#include "process/orphan_watchdog.hpp"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -141,7 +142,8 @@ bool become_child_subreaper() {
 std::set<std::pair<pid_t, unsigned long long>> DescendantTracker::orphans_now() {
   std::set<std::pair<pid_t, unsigned long long>> orphans;
   for (const auto& process : all_processes())
-    if (process.parent == ::getpid()) orphans.insert({process.pid, process.start_time});
+    if (process.parent == ::getpid() && process.pid != orphan_watchdog_pid())
+      orphans.insert({process.pid, process.start_time});
   return orphans;
 }
 

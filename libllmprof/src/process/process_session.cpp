@@ -36,6 +36,7 @@
 #include "core/duration.hpp"
 #include "process/child_session.hpp"
 #include "process/child_setup.hpp"
+#include "process/orphan_watchdog.hpp"
 #include "process/process_group.hpp"
 #include "process/process_launch.hpp"
 #include "process/process_lines.hpp"
@@ -96,6 +97,8 @@ Result<void> ChildSession::launch(const std::filesystem::path& executable, int c
                       ChildSetup{environment_block.data()}, bp::process_stdio{nullptr, child_stdout, child_stderr},
                       extra...);
     };
+    // Before the snapshot: the watchdog is the host's child, never a launch's orphan.
+    start_orphan_watchdog();
     orphans_before_launch = DescendantTracker::orphans_now();
     started_at_ = SteadyClock::now();
     auto started = spec_.working_directory.empty()
@@ -110,6 +113,7 @@ Result<void> ChildSession::launch(const std::filesystem::path& executable, int c
   if (!error) {
     process_group_ = process_->id();
     register_child_group(process_group_);
+    watch_child_group(process_group_);
     descendants_.emplace(process_group_, std::move(orphans_before_launch), launch_mark);
     return {};
   }
@@ -208,7 +212,10 @@ Result<ProcessOutcome> ChildSession::run() {
   // Out of the table a second signal's SIGKILL reads, however this call ends (the group id may be reused later).
   struct GroupRegistration {
     pid_t group;
-    ~GroupRegistration() { unregister_child_group(group); }
+    ~GroupRegistration() {
+      unregister_child_group(group);
+      unwatch_child_group(group);
+    }
   } const registration{process_group_};
   // Only the child may hold the write ends now, so the pipes reach end-of-file when it is done.
   stdout_child_end.reset();
