@@ -253,3 +253,60 @@ TEST_CASE("two H200s: a decode step busy mostly in NCCL kernels is 'waiting on c
   CHECK_THAT(step->verdict, Catch::StartsWith("waiting on collectives: GPU busy "));
   CHECK_THAT(step->verdict, Catch::Contains("of it in collective (NCCL) kernels"));
 }
+
+TEST_CASE("ranks.csv reads back into the figures it was written from, through the one column table") {
+  const auto analysis = llmprof::analyze_ranks(fixture_ranks());
+  std::istringstream csv(llmprof::cross_rank_csv(analysis));
+  const auto read = llmprof::read_ranks_csv(csv, "ranks.csv");
+  REQUIRE(read);
+  CHECK(read->step_basis == analysis.step_basis);
+  REQUIRE(read->ranks.size() == analysis.ranks.size());
+  const auto same = [](const std::optional<double>& a, const std::optional<double>& b) {
+    return a.has_value() == b.has_value() && (!a || std::abs(*a - *b) <= 1e-9 * std::max(1.0, std::abs(*b)));
+  };
+  for (std::size_t i = 0; i < read->ranks.size(); ++i) {
+    const auto& back = read->ranks[i];
+    const auto& written = analysis.ranks[i];
+    CHECK(back.rank == written.rank);
+    CHECK(back.steps == written.steps);
+    CHECK(same(back.stage1_wall_s, written.stage1_wall_s));
+    CHECK(same(back.kernel_time_s, written.kernel_time_s));
+    CHECK(same(back.collective_share, written.collective_share));
+    CHECK(same(back.comm_compute_overlap, written.comm_compute_overlap));
+    CHECK(same(back.mean_step_start_lag_ms, written.mean_step_start_lag_ms));
+    CHECK_FALSE(back.sampled);  // nothing sampled: no sampled columns, and none invented on reading
+  }
+}
+
+TEST_CASE("ranks.csv: a cell that is not a number, or a missing column, is an error naming the file, line and "
+          "column") {
+  std::istringstream bad_cell(
+      "rank,stage1_wall_s,nsys_wall_s,kernel_time_s,collective_kernel_time_s,collective_share,comm_compute_overlap,"
+      "steps,mean_step_start_lag_ms,step_start_basis\n0,,,0.05,0.022,0.44,,3,0,CPU\n1,,,fast,0.008,0.2,0.5,3,4,CPU\n");
+  const auto cell = llmprof::read_ranks_csv(bad_cell, "run/analysis/ranks.csv");
+  REQUIRE_FALSE(cell);
+  CHECK_THAT(cell.error().message, Catch::Contains("run/analysis/ranks.csv:3"));
+  CHECK_THAT(cell.error().message, Catch::Contains("kernel_time_s"));
+  std::istringstream no_lag("rank,stage1_wall_s,nsys_wall_s,kernel_time_s,collective_kernel_time_s,collective_share,"
+                            "comm_compute_overlap,steps,step_start_basis\n0,,,0.05,0.022,0.44,,3,CPU\n");
+  const auto column = llmprof::read_ranks_csv(no_lag, "ranks.csv");
+  REQUIRE_FALSE(column);
+  CHECK_THAT(column.error().message, Catch::Contains("mean_step_start_lag_ms"));
+}
+
+TEST_CASE("every ranks.csv column is documented in docs/report-json.md") {
+  llmprof::CrossRankAnalysis analysis;
+  analysis.ranks.resize(1);
+  analysis.ranks[0].sampled.emplace();  // so the sampled columns are written too
+  const std::string csv = llmprof::cross_rank_csv(analysis);
+  const std::string docs = read_file(std::filesystem::path(LLMPROF_SOURCE_DIR) / "docs" / "report-json.md");
+  std::istringstream header(csv.substr(0, csv.find('\n')));
+  std::string column;
+  int columns = 0;
+  while (std::getline(header, column, ',')) {
+    ++columns;
+    INFO(column);
+    CHECK(docs.find("`" + column + "`") != std::string::npos);
+  }
+  CHECK(columns == 18);
+}

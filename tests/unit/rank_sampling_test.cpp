@@ -2,6 +2,7 @@
 // the samples of the capture that sampled its GPU, moved onto its clock; against tests/tools/rank_sampling_expected.py
 // over two real captures taken at once on one H200 (tests/data/gpu-metrics/ranks/README.md).
 #include <catch2/catch.hpp>
+#include <sstream>
 
 #include <filesystem>
 
@@ -143,6 +144,21 @@ TEST_CASE("rank sampling: ranks.csv and the Across ranks section carry each rank
   CHECK_THAT(csv, Catch::Contains(",sampled_source_rank,sampled_clock_shift_ms,sampled_steps,sampled_samples,"
                                   "sampled_sm_active,sampled_tensor_active,sampled_mbu,sampled_dram_bytes_per_step\n"));
   CHECK_THAT(csv, Catch::Contains(",0,433.423098,8,2196,"));
+  // Read back through the same column table: the sampled figures of each rank, and none invented.
+  std::istringstream stream(csv);
+  const auto read = read_ranks_csv(stream, "ranks.csv");
+  REQUIRE(read);
+  REQUIRE(read->ranks.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    REQUIRE(read->ranks[i].sampled);
+    const RankSampling& back = *read->ranks[i].sampled;
+    const RankSampling& written = *analysis.ranks[i].sampled;
+    CHECK(back.source_rank == written.source_rank);
+    CHECK(back.steps == written.steps);
+    CHECK(back.samples == written.samples);
+    CHECK(back.sm_active.has_value() == written.sm_active.has_value());
+    if (back.sm_active) CHECK_THAT(*back.sm_active, Catch::Matchers::WithinRel(*written.sm_active, 1e-8));
+  }
   const std::string markdown = cross_rank_markdown(analysis);
   CHECK_THAT(markdown, Catch::Contains("**Sampled by the GPU's counters** (each rank's decode_step steps"));
   CHECK_THAT(markdown, Catch::Contains("| 1 | rank 0 | 8 | 2196 | 8.8% |"));

@@ -30,6 +30,7 @@
 
 #include "llmprof/nsys_trace.hpp"
 #include "llmprof/rank_sampling.hpp"
+#include "llmprof/ranks_record.hpp"
 #include "llmprof/timeline.hpp"
 #include "llmprof/result.hpp"
 
@@ -59,20 +60,6 @@ struct CrossRankOptions {
   // When some rank has no `align_range` (a capture gated on a later range never sees it), the start of
   // this range's first instance instead: the gate range, which every rank opens after the same point.
   std::string fallback_align_range;
-};
-
-struct RankFigures {
-  int rank = 0;
-  std::optional<double> stage1_wall_s, nsys_wall_s;
-  std::optional<double> kernel_time_s, collective_kernel_time_s;
-  std::optional<double> collective_share;  // collective kernel time / kernel time
-  // Fraction of the collective kernels' time during which a computation kernel ran too.
-  std::optional<double> comm_compute_overlap;
-  std::size_t steps = 0;                         // step ranges seen
-  std::optional<double> mean_step_start_lag_ms;  // behind the earliest rank's start of each step, after alignment
-  // The step range's utilisation from GPU-metrics samples (llmprof/rank_sampling.hpp); unset when nothing
-  // sampled in the run.
-  std::optional<RankSampling> sampled;
 };
 
 // max / median of a figure over ranks (1.0 = perfectly balanced).
@@ -120,7 +107,7 @@ Result<RankTimeline> rank_timeline_from_sqlite(int rank, const std::filesystem::
                                                const TimelineOptions& options = {},
                                                TimelineReport* engine_report = nullptr);
 
-// analysis/ranks.csv: one row per rank (rank, the RankFigures columns, empty where unknown).
+// analysis/ranks.csv (llmprof/ranks_record.hpp's write_ranks_csv of the ranks and the step basis).
 std::string cross_rank_csv(const CrossRankAnalysis& analysis);
 // The report's "Across ranks" section, Markdown.
 std::string cross_rank_markdown(const CrossRankAnalysis& analysis);

@@ -11,6 +11,7 @@
 
 #include "llmprof/capture_placement.hpp"
 #include "llmprof/gpu_metrics.hpp"
+#include "llmprof/ranks_record.hpp"
 #include "llmprof/timeline_record.hpp"
 
 namespace llmprof {
@@ -21,18 +22,6 @@ struct SampledCapture {
   const GpuMetricSamples* samples = nullptr;
   CapturePlacement placement;
   std::vector<int> sharers;  // other ranks whose kernels ran on the sampled GPU: its counters count their work too
-};
-
-struct RankSampling {
-  std::string stage;               // the step range measured, e.g. "decode_step"
-  std::optional<int> source_rank;  // whose capture took the samples
-  std::optional<double> clock_shift_ms;  // added to the source's sample times to put them on this rank's clock
-  std::int64_t steps = 0;          // step instances inside the source's sampling window (the figures' steps)
-  std::int64_t steps_outside = 0;  // instances the window missed (left out of every figure)
-  std::int64_t samples = 0;
-  std::optional<double> sm_active, tensor_active, mbu;  // mean shares of peak
-  std::optional<double> dram_bytes_per_step;
-  std::string note;  // where the samples came from, or why the figures are withheld
 };
 
 // The samples that measure the rank whose capture is at `placement`: the source's own when it is this rank, moved

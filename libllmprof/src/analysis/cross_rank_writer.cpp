@@ -1,4 +1,4 @@
-// analysis/ranks.csv and the report's "Across ranks" Markdown section.
+// The report's "Across ranks" Markdown section (analysis/ranks.csv is ranks_csv.cpp's).
 #include <algorithm>
 #include <sstream>
 
@@ -8,14 +8,6 @@
 namespace llmprof {
 namespace {
 
-std::string csv_number(const std::optional<double>& value) {
-  if (!value) return "";
-  std::ostringstream text;
-  text.precision(9);
-  text << *value;
-  return text.str();
-}
-
 std::string cell(const std::optional<double>& value, const char* unit = "") {
   return value ? detail::format_number(*value) + unit : "—";
 }
@@ -23,8 +15,6 @@ std::string cell(const std::optional<double>& value, const char* unit = "") {
 std::string milliseconds(const std::optional<double>& value) {
   return value ? detail::format_number(*value) + " ms" : "—";
 }
-
-std::string csv_integer(const std::optional<int>& value) { return value ? std::to_string(*value) : ""; }
 
 bool any_sampled(const CrossRankAnalysis& analysis) {
   return std::any_of(analysis.ranks.begin(), analysis.ranks.end(), [](const RankFigures& rank) { return rank.sampled.has_value(); });
@@ -56,30 +46,7 @@ void sampled_markdown(const CrossRankAnalysis& analysis, std::ostringstream& md)
 }  // namespace
 
 std::string cross_rank_csv(const CrossRankAnalysis& analysis) {
-  std::ostringstream csv;
-  csv << "rank,stage1_wall_s,nsys_wall_s,kernel_time_s,collective_kernel_time_s,collective_share,comm_compute_overlap,"
-         "steps,mean_step_start_lag_ms,step_start_basis";
-  const bool sampled = any_sampled(analysis);
-  if (sampled)
-    csv << ",sampled_source_rank,sampled_clock_shift_ms,sampled_steps,sampled_samples,sampled_sm_active,"
-           "sampled_tensor_active,sampled_mbu,sampled_dram_bytes_per_step";
-  csv << "\n";
-  for (const auto& rank : analysis.ranks) {
-    csv << rank.rank << "," << csv_number(rank.stage1_wall_s) << "," << csv_number(rank.nsys_wall_s) << ","
-        << csv_number(rank.kernel_time_s) << "," << csv_number(rank.collective_kernel_time_s) << ","
-        << csv_number(rank.collective_share) << "," << csv_number(rank.comm_compute_overlap) << "," << rank.steps << ","
-        << csv_number(rank.mean_step_start_lag_ms) << "," << analysis.step_basis;
-    if (sampled) {
-      const RankSampling none;
-      const RankSampling& figures = rank.sampled ? *rank.sampled : none;
-      csv << "," << csv_integer(figures.source_rank) << "," << csv_number(figures.clock_shift_ms) << ","
-          << figures.steps << "," << figures.samples << "," << csv_number(figures.sm_active) << ","
-          << csv_number(figures.tensor_active) << "," << csv_number(figures.mbu) << ","
-          << csv_number(figures.dram_bytes_per_step);
-    }
-    csv << "\n";
-  }
-  return csv.str();
+  return write_ranks_csv(analysis.ranks, analysis.step_basis);
 }
 
 std::string cross_rank_markdown(const CrossRankAnalysis& analysis) {

@@ -2,11 +2,11 @@
 // straggler among ranks (ranks.csv) (see report_levers.hpp).
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
+#include <sstream>
 
 #include "core/file_text.hpp"
 #include "core/json_fields.hpp"
-#include "core/text.hpp"
+#include "llmprof/ranks_record.hpp"
 #include "report/report_levers.hpp"
 
 namespace llmprof::detail {
@@ -32,31 +32,19 @@ Result<void> read_step_kinds_and_ranks(const RunLayout& layout, RunReportModel& 
                         "re-run `deep-profile analyze` on this run", kinds_path.string());
     }
   }
-  // ranks.csv holds numbers and a basis word only (analysis/cross_rank_writer.cpp): no quoted fields.
-  const auto ranks_text = read_file_text(layout.resolve(RunLayout::analysis_ranks_csv()));
+  const auto ranks_path = layout.resolve(RunLayout::analysis_ranks_csv());
+  const auto ranks_text = read_file_text(ranks_path);
   if (!ranks_text) return {};
-  const auto lines = split_lines(*ranks_text);
-  if (lines.empty()) return {};
-  const auto header = split(lines.front(), ',');
-  const auto rank_column = std::find(header.begin(), header.end(), "rank") - header.begin();
-  const auto lag_column = std::find(header.begin(), header.end(), "mean_step_start_lag_ms") - header.begin();
-  if (rank_column == std::ssize(header) || lag_column == std::ssize(header)) return {};
+  std::istringstream ranks_stream(*ranks_text);
+  auto ranks = read_ranks_csv(ranks_stream, ranks_path.string());
+  if (!ranks) return ranks.error();
   ReportStraggler straggler;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    const auto fields = split(lines[i], ',');
-    if (fields.size() != header.size()) continue;
+  for (const RankFigures& rank : ranks->ranks) {
     ++straggler.ranks;
-    char* rank_end = nullptr;
-    char* lag_end = nullptr;
-    const auto& rank_text = fields[static_cast<std::size_t>(rank_column)];
-    const auto& lag_text = fields[static_cast<std::size_t>(lag_column)];
-    const long long rank = std::strtoll(rank_text.c_str(), &rank_end, 10);
-    const double lag_ms = std::strtod(lag_text.c_str(), &lag_end);
-    if (rank_text.empty() || lag_text.empty() || *rank_end != '\0' || *lag_end != '\0' || !std::isfinite(lag_ms))
-      continue;
-    if (lag_ms * 1e6 > straggler.mean_step_start_lag_ns) {
-      straggler.rank = rank;
-      straggler.mean_step_start_lag_ns = lag_ms * 1e6;
+    const auto& lag_ms = rank.mean_step_start_lag_ms;
+    if (lag_ms && std::isfinite(*lag_ms) && *lag_ms * 1e6 > straggler.mean_step_start_lag_ns) {
+      straggler.rank = rank.rank;
+      straggler.mean_step_start_lag_ns = *lag_ms * 1e6;
     }
   }
   if (straggler.ranks >= 2) model.straggler = straggler;
