@@ -196,11 +196,13 @@ TEST_CASE(
   CHECK(analysis.compared_steps == 12);
   CHECK(analysis.step_basis == "CPU");
   CHECK(analysis.alignment == "start of the first 'decode' range");
-  // Scheduling delays only shorten the lag (the waiting rank resumes late after the straggler's all-reduce), so the
-  // bound is one-sided: a fresh-clone CI run measured 117.5 ms for the 150 ms injected (-22%), quiet runs pass
-  // within 20%; more than 20% above the delay would be a wrong alignment, not noise.
+  // Scheduling delays move the lag both ways: the waiting rank resumes late after the straggler's all-reduce (a
+  // fresh-clone CI run measured 117.5 ms for the 150 ms injected, -22%), and the straggler wakes late from its sleep
+  // on a loaded machine (beside two busy loops and a build: 207.8 ms, +39%); quiet runs land within 20%. What the
+  // bounds must catch is a wrong alignment, which is off by a whole step: every step holds the 150 ms sleep, so the
+  // lag would read near 0 or near twice the delay.
   CHECK(*analysis.straggler_lag_ms >= 0.7 * delay_ms);
-  CHECK(*analysis.straggler_lag_ms <= 1.2 * delay_ms);
+  CHECK(*analysis.straggler_lag_ms <= 1.6 * delay_ms);
   // The pipeline's own files say the same.
   const std::string ranks_csv = read_file(main / "analysis/ranks.csv");
   CHECK_THAT(ranks_csv, Catch::Contains("\n1,") && Catch::Contains(",12,") && Catch::EndsWith(",CPU\n"));
