@@ -14,7 +14,8 @@ Result<GpuMetricsSetting> parse_gpu_metrics_setting(std::string_view text) {
     if (hz >= kGpuMetricsMinHz && hz <= kGpuMetricsMaxHz) return GpuMetricsSetting::at_hz(hz);
   }
   return make_error(ErrorCode::invalid_argument,
-                    "nsys.gpu_metrics is '" + std::string(text) + "': it takes auto, off, or a sampling frequency in Hz from " +
+                    "nsys.gpu_metrics is '" + std::string(text) +
+                        "': it takes auto, off, or a sampling frequency in Hz from " +
                         std::to_string(kGpuMetricsMinHz) + " to " + std::to_string(kGpuMetricsMaxHz),
                     "write nsys.gpu_metrics=auto, off, or e.g. 20000", "nsys.gpu_metrics");
 }
