@@ -304,6 +304,65 @@ TEST_CASE("an enumerated key lists its valid values and the nearest one") {
         NcuReplayMode::application);
 }
 
+TEST_CASE("nsys.gpu_metrics is parsed once into off, auto or a frequency: a bad value names key, value and forms") {
+  CHECK(parse_gpu_metrics_setting("off").value() == GpuMetricsSetting::off());
+  CHECK(parse_gpu_metrics_setting("auto").value() == GpuMetricsSetting::automatic());
+  CHECK(parse_gpu_metrics_setting("10").value() == GpuMetricsSetting::at_hz(10));
+  CHECK(parse_gpu_metrics_setting("20000").value() == GpuMetricsSetting::at_hz(20000));
+  CHECK(parse_gpu_metrics_setting("200000").value() == GpuMetricsSetting::at_hz(200000));
+  CHECK(parse_gpu_metrics_setting("020000").value() == GpuMetricsSetting::at_hz(20000));  // as the string key took it
+  for (const char* text : {"off", "auto", "10", "20000", "200000"})
+    CHECK(format_gpu_metrics_setting(parse_gpu_metrics_setting(text).value()) == text);
+  // nsys takes 10..200000 Hz (its 2025.3 `profile --help`); the keywords are lower case, as config/deep-profile.toml
+  // writes them.
+  for (const char* bad : {"", "fast", "Auto", "OFF", " auto", "on", "0", "9", "200001", "300000", "1000000", "20k",
+                          "-20", "+20", "2e4", "20000.0", "20 000"}) {
+    INFO("'" << bad << "'");
+    const auto parsed = parse_gpu_metrics_setting(bad);
+    REQUIRE_FALSE(parsed.has_value());
+    CHECK(parsed.error().message == std::string("nsys.gpu_metrics is '") + bad +
+                                        "': it takes auto, off, or a sampling frequency in Hz from 10 to 200000");
+    CHECK(parsed.error().hint == "write nsys.gpu_metrics=auto, off, or e.g. 20000");
+    CHECK(parsed.error().subject == "nsys.gpu_metrics");
+    CHECK(parsed.error().code == ErrorCode::invalid_argument);
+  }
+
+  // Loaded: where it was set, a frequency given bare on the command line, only the final value counting.
+  const Error override_error = load_error({"nsys.gpu_metrics=fast"});
+  CHECK(override_error.message == "nsys.gpu_metrics is 'fast': it takes auto, off, or a sampling frequency in Hz from "
+                                  "10 to 200000 (set at command line override 'nsys.gpu_metrics=fast')");
+  CHECK(override_error.hint == "write nsys.gpu_metrics=auto, off, or e.g. 20000");
+  CHECK(override_error.subject == "nsys.gpu_metrics");
+  TempDir dir;
+  write_file(dir / "sampling.toml", "[nsys]\ngpu_metrics = \"5\"\n");
+  CHECK_THAT(load_error({}, {dir / "sampling.toml"}).message,
+             Catch::StartsWith("nsys.gpu_metrics is '5': it takes auto") &&
+                 Catch::EndsWith("(set at " + (dir / "sampling.toml").string() + ":2:15)"));
+  CHECK(load_ok({"nsys.gpu_metrics=5000"}).nsys.gpu_metrics == GpuMetricsSetting::at_hz(5000));
+  CHECK(load_ok({"nsys.gpu_metrics=fast", "nsys.gpu_metrics=off"}).nsys.gpu_metrics == GpuMetricsSetting::off());
+  CHECK(load_ok({"nsys.gpu_metrics=auto"}, {dir / "sampling.toml"}).nsys.gpu_metrics == GpuMetricsSetting::automatic());
+  // A TOML integer in a file is the wrong type, as for every string key.
+  write_file(dir / "integer.toml", "[nsys]\ngpu_metrics = 20000\n");
+  CHECK_THAT(load_error({}, {dir / "integer.toml"}).message,
+             Catch::StartsWith("configuration key nsys.gpu_metrics expects string, got integer 20000"));
+
+  // config.toml writes each form as config/deep-profile.toml spells it.
+  CHECK_THAT(section_text(config_to_toml(load_ok({})), "nsys"), Catch::Contains("\ngpu_metrics = \"auto\"\n"));
+  CHECK_THAT(section_text(config_to_toml(load_ok({"nsys.gpu_metrics=off"})), "nsys"),
+             Catch::Contains("\ngpu_metrics = \"off\"\n"));
+  CHECK_THAT(section_text(config_to_toml(load_ok({"nsys.gpu_metrics=20000"})), "nsys"),
+             Catch::Contains("\ngpu_metrics = \"20000\"\n"));
+
+  // A config built in code with a frequency nsys refuses.
+  DeepProfileConfig in_code;
+  in_code.nsys.gpu_metrics = GpuMetricsSetting::at_hz(300000);
+  const auto checked = validate_config(in_code);
+  REQUIRE_FALSE(checked.has_value());
+  CHECK(checked.error().message ==
+        "nsys.gpu_metrics is '300000': it takes auto, off, or a sampling frequency in Hz from 10 to 200000");
+  CHECK(checked.error().subject == "nsys.gpu_metrics");
+}
+
 TEST_CASE("an NVTX gate without a range name is an error with the fix") {
   auto error = load_error({"nsys.nvtx_capture="});
   CHECK(error.subject == "nsys.nvtx_capture");
@@ -421,7 +480,7 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.ncu.timeout_s = 1e-3;
   config.ncu.postprocess_timeout_s = 77;
   config.ncu.extra_args = {"--nvtx-exclude", "x"};
-  config.nsys.gpu_metrics = "100000";
+  config.nsys.gpu_metrics = GpuMetricsSetting::at_hz(100000);
   config.nsys.gpu_metrics_set = "gh100-ct";
   REQUIRE(validate_config(config).has_value());
 
@@ -579,7 +638,7 @@ TEST_CASE("the sampled preset: no ncu, the GPU's counters at 20 kHz, NVTX withou
   auto config = load_config(sources);
   REQUIRE(config.has_value());
   CHECK_FALSE(config->run.enable_ncu);
-  CHECK(config->nsys.gpu_metrics == "20000");
+  CHECK(config->nsys.gpu_metrics == GpuMetricsSetting::at_hz(20000));
   // With CUDA traced this preset's nsys stage took 13.6 s on the H200, without 6.7 s; the counters need only the
   // ranges (issue 36).
   CHECK(config->nsys.trace == std::vector<std::string>{"nvtx"});

@@ -37,6 +37,19 @@ bool any_contains(const std::vector<std::string>& lines, const std::string& text
                      [&](const std::string& line) { return line.find(text) != std::string::npos; });
 }
 
+// A copy of a recorded run whose analysis/report.json a test edits, then writes back.
+struct EditedReport {
+  explicit EditedReport(const TempDir& temp) : run(temp / "run"), file(run / "analysis/report.json") {
+    fs::copy(data_path("runs/h100-decode-b4"), run, fs::copy_options::recursive);
+    root = boost::json::parse(read_file(file)).as_object();
+  }
+  boost::json::object& first_stage() { return root.at("stages").as_array().at(0).as_object(); }
+  void write() const { write_file(file, boost::json::serialize(root)); }
+
+  fs::path run, file;
+  boost::json::object root;
+};
+
 }  // namespace
 
 TEST_CASE("a GPU projection shorter than the kernel time withholds GPU busy instead of printing 10^7 %") {
@@ -99,17 +112,15 @@ TEST_CASE("gpu__time_duration in a unit that is not a time is an input error, no
 
 TEST_CASE("a report.json holding impossible figures renders them as withheld, with the warning") {
   TempDir temp;
-  fs::copy(data_path("runs/h100-decode-b4"), temp / "run", fs::copy_options::recursive);
-  const fs::path file = temp / "run/analysis/report.json";
-  auto root = boost::json::parse(read_file(file)).as_object();
-  auto& stage = root.at("stages").as_array().at(0).as_object();
+  EditedReport report(temp);
+  auto& stage = report.first_stage();
   const std::string name(stage.at("name").as_string());
   stage["gpu_busy_fraction"] = 7.0;  // "700%"
   stage["mfu"] = -0.5;
-  root.at("kernels").as_array().at(0).as_object()["pct_peak_dram"] = 1e300;
-  write_file(file, boost::json::serialize(root));
+  report.root.at("kernels").as_array().at(0).as_object()["pct_peak_dram"] = 1e300;
+  report.write();
 
-  const auto model = load_run_report(temp / "run");
+  const auto model = load_run_report(report.run);
   REQUIRE(model.has_value());
   const auto found =
       std::find_if(model->stages.begin(), model->stages.end(), [&](const ReportStage& s) { return s.name == name; });
@@ -121,6 +132,42 @@ TEST_CASE("a report.json holding impossible figures renders them as withheld, wi
   const std::string markdown = render_markdown(*model);
   CHECK(markdown.find("700%") == std::string::npos);  // before: "GPU busy 700%"
   CHECK(markdown.find("gpu_busy_fraction = 7 cannot be true") != std::string::npos);
+}
+
+// The report applies the bounds of the same table rows the analysis checks a stage with, so a figure the analysis
+// would withhold is withheld when report.json is read back too (the report used to check only 13 of them: a
+// hand-edited step_ns = -3, dram_coverage = 2.5 or top-kernel share of 4 was read as it stood).
+TEST_CASE("report.json read back: every bounded figure of a stage is checked, by the analysis's own rows") {
+  TempDir temp;
+  EditedReport report(temp);
+  auto& stage = report.first_stage();
+  const std::string name(stage.at("name").as_string());
+  stage["step_ns"] = -3.0;
+  stage["dram_coverage"] = 2.5;
+  stage["flop_per_s_while_busy"] = -1.0;
+  stage["top_kernels"] = boost::json::array{boost::json::object{{"name", "gemm"}, {"time_ns", 5}, {"share", 4.0}}};
+  report.write();
+
+  const auto model = load_run_report(report.run);
+  REQUIRE(model.has_value());
+  const ReportStage& read = model->stages.at(0);
+  REQUIRE(read.name == name);
+  CHECK_FALSE(read.step_ns.has_value());
+  CHECK_FALSE(read.flop_per_s_while_busy.has_value());
+  CHECK(read.dram_coverage == 0);  // a coverage stays a number: 0 with the warning
+  REQUIRE(read.top_kernels.size() == 1);
+  CHECK(read.top_kernels.front().share == 0);
+  const std::string from = "; withheld. It came from analysis/report.json stages[0]: check that input (a unit, a "
+                           "table from another capture, a hand-edited file)";
+  const std::string subject = "report.json stage '" + name + "': ";
+  CHECK(std::count(model->warnings.begin(), model->warnings.end(),
+                   subject + "step_ns = -3 cannot be true (it is a finite amount >= 0)" + from) == 1);
+  CHECK(std::count(model->warnings.begin(), model->warnings.end(),
+                   subject + "dram_coverage = 2.5 cannot be true (a fraction lies in [0, 1])" + from) == 1);
+  CHECK(std::count(model->warnings.begin(), model->warnings.end(),
+                   subject + "flop_per_s_while_busy = -1 cannot be true (it is a finite amount >= 0)" + from) == 1);
+  CHECK(std::count(model->warnings.begin(), model->warnings.end(),
+                   subject + "share of 'gemm' = 4 cannot be true (a fraction lies in [0, 1])" + from) == 1);
 }
 
 TEST_CASE("a stage outside the nsys capture has no kernel busy time or kernel count, in report.json and the reports") {

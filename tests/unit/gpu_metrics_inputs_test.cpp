@@ -267,7 +267,7 @@ TEST_CASE("gpu metrics inputs: the panel gives the true reason when the samples 
   }
   SECTION("the frequency asked for in nsys.extra_args: two GPUs under one id are still withheld") {
     DeepProfileConfig config;
-    config.nsys.gpu_metrics = "off";  // sampling asked for through extra_args alone
+    config.nsys.gpu_metrics = GpuMetricsSetting::off();  // sampling asked for through extra_args alone
     config.nsys.extra_args = {"--gpu-metrics-devices=all", "--gpu-metrics-frequency", "20000"};
     Doctored copy("one_id_interleaved");
     AnalysisOptions options;
@@ -280,7 +280,7 @@ TEST_CASE("gpu metrics inputs: the panel gives the true reason when the samples 
       CHECK_THAT(stage.sampled_note, Catch::StartsWith("withheld: ") && Catch::Contains("20000 Hz"));
     }
     // The "=" spelling; the last flag counts, as nsys reads the command line; a value that is no number names none.
-    config.nsys.gpu_metrics = "auto";
+    config.nsys.gpu_metrics = GpuMetricsSetting::automatic();
     config.nsys.extra_args = {"--gpu-metrics-frequency=5000", "--gpu-metrics-frequency=10000"};
     CHECK(analysis_options_for(config, std::nullopt).gpu_metrics_expectation.requested_hz == std::optional<int>(10000));
     config.nsys.extra_args = {"--gpu-metrics-frequency=fast"};

@@ -18,6 +18,7 @@
 #include "nsight/tool_listings.hpp"
 #include "oracle.hpp"
 #include "parse/sqlite_database.hpp"
+#include "pipeline/nsys_capture.hpp"
 #include "report/report_levers.hpp"
 #include "test_support.hpp"
 
@@ -102,12 +103,26 @@ TEST_CASE("gpu metrics: the probe reads nsys's device and set listings, 2025.3.1
 TEST_CASE("gpu metrics: the capture's flags follow nsys.gpu_metrics and the probe") {
   NsysConfig config;
   CHECK(gpu_metrics_frequency_hz(config) == kGpuMetricsDefaultHz);
-  config.gpu_metrics = "100000";
+  config.gpu_metrics = GpuMetricsSetting::at_hz(100000);
   CHECK(gpu_metrics_frequency_hz(config) == 100000);
-  for (const char* bad : {"fast", "5", "300000", "", "20k"}) {
-    config.gpu_metrics = bad;
+  config.gpu_metrics = GpuMetricsSetting::off();
+  CHECK_FALSE(gpu_metrics_frequency_hz(config).has_value());
+  // A config built in code with a frequency nsys refuses (validate_config names it) asks for none.
+  for (const int bad : {0, 9, 200001, -20000}) {
+    config.gpu_metrics = GpuMetricsSetting::at_hz(bad);
     CHECK_FALSE(gpu_metrics_frequency_hz(config).has_value());
   }
+  // nsys_profile_options maps the frequency and set the key asks for; without the probe's devices option argv()
+  // asks for no sampling (the pipeline adds the option and devices where the probe found them).
+  config.gpu_metrics = GpuMetricsSetting::at_hz(100000);
+  config.gpu_metrics_set = "gh100-ct";
+  const NsysProfileOptions mapped = nsys_profile_options(config);
+  CHECK(mapped.gpu_metrics_frequency_hz == 100000);
+  CHECK(mapped.gpu_metrics_set == "gh100-ct");
+  CHECK(mapped.gpu_metrics_option.empty());
+  for (const auto& word : NsysCommand::profile(mapped).argv()) CHECK_THAT(word, !Catch::Contains("--gpu-metrics"));
+  config.gpu_metrics = GpuMetricsSetting::off();
+  CHECK(nsys_profile_options(config).gpu_metrics_frequency_hz == 0);
   NsysProfileOptions options;
   options.application = {"python3", "decode.py"};
   options.gpu_metrics_option = "--gpu-metrics-devices";
@@ -120,6 +135,30 @@ TEST_CASE("gpu metrics: the capture's flags follow nsys.gpu_metrics and the prob
   CHECK(*(at + 1) == "--gpu-metrics-frequency=20000");
   CHECK(*(at + 2) == "--gpu-metrics-set=gh100");
   CHECK(argv.back() == "decode.py");  // before the workload
+}
+
+TEST_CASE("gpu metrics: the run's sentence on sampling follows each form of nsys.gpu_metrics") {
+  NsysConfig config;
+  NsysInfo nsys;
+  nsys.gpu_metrics.reason = "nsys says: NVIDIA GPUs not found, feature is not available";
+  config.gpu_metrics = GpuMetricsSetting::off();
+  CHECK(detail::gpu_metrics_plan_sentence(config, nsys) == "GPU-metrics sampling off (nsys.gpu_metrics = off)");
+  config.gpu_metrics = GpuMetricsSetting::automatic();
+  CHECK(detail::gpu_metrics_plan_sentence(config, nsys) ==
+        "GPU-metrics sampling not available, so the report has no sampled utilisation: nsys says: NVIDIA GPUs not "
+        "found, feature is not available");
+  config.gpu_metrics = GpuMetricsSetting::at_hz(100000);
+  CHECK(detail::gpu_metrics_plan_sentence(config, nsys) ==
+        "GPU-metrics sampling not available, so the report has no sampled utilisation: nsys says: NVIDIA GPUs not "
+        "found, feature is not available (nsys.gpu_metrics = 100000 asked for it)");
+  nsys.gpu_metrics = {.available = true, .devices_option = "--gpu-metrics-devices", .devices = "all",
+                      .metric_set = "gh100"};
+  CHECK(detail::gpu_metrics_plan_sentence(config, nsys) ==
+        "GPU-metrics sampling at 100000 Hz on --gpu-metrics-devices=all (metric set gh100)");
+  config.gpu_metrics = GpuMetricsSetting::automatic();
+  config.gpu_metrics_set = "gh100-ct";
+  CHECK(detail::gpu_metrics_plan_sentence(config, nsys) ==
+        "GPU-metrics sampling at 20000 Hz on --gpu-metrics-devices=all (metric set gh100-ct)");
 }
 
 TEST_CASE("gpu metrics: the samples of a recorded H200 export, as the oracle reads them") {

@@ -120,6 +120,28 @@ struct LLMPROF_API WorkloadConfig {
 // run.stage = "auto": the step kind with the most GPU time inside the captured window (the serving preset's).
 inline constexpr std::string_view kAutoStage = "auto";
 
+// nsys.gpu_metrics: GPU-metrics sampling off, "auto" (kGpuMetricsDefaultHz where the probe finds it available),
+// or at a frequency asked for explicitly. The config file spells it "off", "auto" or the frequency in Hz as a
+// string ("20000"); load_config parses that once (parse_gpu_metrics_setting), so nothing downstream compares text.
+enum class GpuMetricsMode { off, automatic, frequency };
+struct LLMPROF_API GpuMetricsSetting {
+  GpuMetricsMode mode = GpuMetricsMode::automatic;
+  int frequency_hz = 0;  // GpuMetricsMode::frequency only; nsys takes kGpuMetricsMinHz..kGpuMetricsMaxHz
+
+  static constexpr GpuMetricsSetting off() noexcept { return {GpuMetricsMode::off, 0}; }
+  static constexpr GpuMetricsSetting automatic() noexcept { return {GpuMetricsMode::automatic, 0}; }
+  static constexpr GpuMetricsSetting at_hz(int hz) noexcept { return {GpuMetricsMode::frequency, hz}; }
+  bool operator==(const GpuMetricsSetting&) const = default;
+};
+inline constexpr int kGpuMetricsMinHz = 10;      // nsys 2025.3 `profile --help`: --gpu-metrics-frequency 10..200000
+inline constexpr int kGpuMetricsMaxHz = 200000;
+
+// "off", "auto", or a whole number of Hz from kGpuMetricsMinHz to kGpuMetricsMaxHz, written without sign, spaces
+// or leading '+'. Anything else is an error naming nsys.gpu_metrics, the value and the forms it takes.
+LLMPROF_API Result<GpuMetricsSetting> parse_gpu_metrics_setting(std::string_view text);
+// The config file's spelling: "off", "auto", or the frequency ("20000"); parse_gpu_metrics_setting reads it back.
+LLMPROF_API std::string format_gpu_metrics_setting(const GpuMetricsSetting& setting);
+
 struct LLMPROF_API NsysConfig {
   std::filesystem::path path;  // empty: probe
   std::vector<std::string> trace = {"cuda", "nvtx"};
@@ -150,10 +172,10 @@ struct LLMPROF_API NsysConfig {
   // nsys profile --wait. primary: the capture ends with the workload's own process, and what it leaves running
   // is ended after the stage like every stage's survivors (run.leave_survivors); all: nsys waits for them too.
   NsysWait wait = NsysWait::primary;
-  // GPU-metrics sampling in every capture (main, node-traced, windows, ranks): "auto" samples at
-  // kGpuMetricsDefaultHz where the probe finds it available and says why not elsewhere; "off"; or a frequency
-  // in Hz (nsys takes 10..200000) asked for explicitly, whose absence is then a warning on the run.
-  std::string gpu_metrics = "auto";
+  // GPU-metrics sampling in every capture (main, node-traced, windows, ranks): auto samples at
+  // kGpuMetricsDefaultHz where the probe finds it available and says why not elsewhere; off; or a frequency
+  // asked for explicitly, whose absence is then a warning on the run.
+  GpuMetricsSetting gpu_metrics = GpuMetricsSetting::automatic();
   std::string gpu_metrics_set;  // nsys --gpu-metrics-set alias; empty: the set the probe matched to the GPU's chip
 
   bool operator==(const NsysConfig&) const = default;
@@ -215,10 +237,10 @@ struct LLMPROF_API ConfigSources {
 // launch count, the output, the workload.
 LLMPROF_API NsysProfileOptions nsys_profile_options(const NsysConfig& config);
 
-// nsys.gpu_metrics's sampling frequency: 20 kHz for "auto" (on the H100 the 1b --cuda-graphs decode ran at
+// nsys.gpu_metrics's sampling frequency: 20 kHz for auto (on the H100 the 1b --cuda-graphs decode ran at
 // 2.49 ms/token at 20 kHz and at 100 kHz against 2.47 bare, and an 8 ms eager step holds 160 samples at
-// 20 kHz: a 2.5 ms graph step still holds 50); the given frequency; nullopt for "off" or a value that is not
-// one (config checks reject it first).
+// 20 kHz: a 2.5 ms graph step still holds 50); the given frequency; nullopt for off or a frequency outside
+// kGpuMetricsMinHz..kGpuMetricsMaxHz (validate_config rejects it first).
 inline constexpr int kGpuMetricsDefaultHz = 20000;
 LLMPROF_API std::optional<int> gpu_metrics_frequency_hz(const NsysConfig& config);
 LLMPROF_API NcuProfileOptions ncu_profile_options(const NcuConfig& config);

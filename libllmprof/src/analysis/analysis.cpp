@@ -137,7 +137,12 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
 
   detail::PerLaunchMeans flop_per_launch;
   detail::build_kernels(inputs, options, report, flop_per_launch);
-  for (auto& kernel : report.kernels) detail::withhold_impossible_figures(kernel, report.warnings);
+  for (auto& kernel : report.kernels) {
+    detail::FigureChecker check(report.warnings, "kernel '" + kernel.name.substr(0, 80) + "'");
+    detail::withhold_impossible_figures(kernel, check);
+    // A bound judged on a withheld percentage is no longer supported by anything.
+    if (!kernel.pct_peak_compute || !kernel.pct_peak_dram) kernel.bound.reset();
+  }
   build_device(inputs, options, report);
   detail::build_stages(inputs, options, flop_per_launch, report);
   detail::build_range_timings(inputs, report);

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "core/figure_checks.hpp"
 #include "llmprof/analysis.hpp"
+#include "rundir/report_model_json.hpp"
 
 namespace llmprof::detail {
 
@@ -80,9 +82,8 @@ bool wants_inferred_steps(const AnalysisReport& report, const std::string& selec
 // (stage_limits.cpp).
 void fill_stage_limits(AnalysisReport& report);
 
-// Withholds every figure of a stage / kernel that breaks its invariant (core/figure_checks.hpp),
-// with a warning naming the inputs; run before anything (a verdict, a report) reads the figures.
-void withhold_impossible_figures(StageAnalysis& stage, std::vector<std::string>& warnings);
-void withhold_impossible_figures(KernelAnalysis& kernel, std::vector<std::string>& warnings);
+// Every figure of a stage or kernel that breaks the bound of its report.json table row is withheld with a warning
+// naming its inputs (withhold_impossible_figures, rundir/report_model_json.hpp), where it is made and before
+// anything (a verdict, a report) reads it: build_stages and the kernels' loop in analysis.cpp, fill_stage_limits.
 
 }  // namespace llmprof::detail

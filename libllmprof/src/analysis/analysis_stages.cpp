@@ -403,7 +403,8 @@ void build_stages(const AnalysisInputs& inputs, const AnalysisOptions& options,
     if (const auto bound = dominant_bound(report, kernels)) stage.kernel_bound = to_string(*bound);
     fill_workload(report, stage);
     fill_top_kernels(kernels, options.stage_top_kernels, stage);
-    withhold_impossible_figures(stage, report.warnings);
+    FigureChecker check(report.warnings, "stage '" + stage.qualified_name() + "'");
+    withhold_impossible_figures(stage, check);
     stage.verdict = verdict(report, options, kernels, stage);
     kernels_by_stage[key] = std::move(kernels);
     report.stages.push_back(std::move(stage));

@@ -124,9 +124,9 @@ void withhold_rates_past_peak(const AnalysisReport& report, StageAnalysis& stage
 // figure another withholds.
 void withhold_impossible_rates(const AnalysisReport& report, StageAnalysis& stage, std::vector<std::string>& warnings) {
   FigureChecker check(warnings, "stage '" + stage.qualified_name() + "'");
-  check.non_negative(stage.dram_bytes, "dram_bytes", "ncu DRAM bytes per launch x nsys instances");
-  check.non_negative(stage.flop, "flop", "ncu FLOP per launch x nsys instances");
-  check.non_negative(stage.steps, "steps", stage.steps_source.empty() ? "the stage's steps" : stage.steps_source);
+  // The inputs first: what is computed from a withheld one goes with it, with no warning of its own.
+  static constexpr std::string_view kInputs[] = {"dram_bytes", "flop", "steps"};
+  withhold_impossible_figures(stage, check, {}, kInputs);
   withhold_derived_of_withheld(stage);
   withhold_rates_past_peak(report, stage, warnings);
   const bool flop_beyond = stage.achieved_flop_per_s && stage.flop_per_s_while_busy &&
@@ -144,25 +144,8 @@ void withhold_impossible_rates(const AnalysisReport& report, StageAnalysis& stag
     stage.step_ns.reset();
     stage.kernel_launches_per_s.reset();
   }
-  check.non_negative(stage.achieved_flop_per_s, "achieved_flop_per_s", "flop / the stage's time");
-  check.non_negative(stage.flop_per_s_while_busy, "flop_per_s_while_busy", "flop / kernel time");
-  check.fraction(stage.mfu, "mfu", "achieved_flop_per_s / the device's peak (ncu peak metrics or datasheet)");
-  check.non_negative(stage.kernel_launches_per_s, "kernel_launches_per_s", "kernel_instances / the stage's time");
-  check.non_negative(stage.dram_bytes_per_s, "dram_bytes_per_s", "dram_bytes / the stage's time");
-  check.non_negative(stage.dram_bytes_per_s_while_busy, "dram_bytes_per_s_while_busy", "dram_bytes / kernel time");
-  check.non_negative(stage.dram_bytes_per_step, "dram_bytes_per_step", "dram_bytes / steps");
-  check.non_negative(stage.step_ns, "step_ns", "the stage's time / steps");
   if (stage.mbu && *stage.mbu > 1.0 && *stage.mbu <= kPeakNoise) stage.mbu = 1.0;
-  check.fraction(stage.mbu, "mbu", "dram_bytes_per_s / the device's peak DRAM bandwidth");
-  check.fraction(stage.mbu_workload, "mbu_workload",
-                 "stage1/metrics.json model_bytes_per_step x steps/s / the device's peak DRAM bandwidth");
-  std::optional<double> coverage = stage.dram_coverage;
-  check.fraction(coverage, "dram_coverage", "kernel time with ncu DRAM bytes / kernel time");
-  stage.dram_coverage = coverage.value_or(0);
-  std::optional<double> extrapolated = stage.dram_coverage_extrapolated;
-  check.fraction(extrapolated, "dram_coverage_extrapolated",
-                 "kernel time whose bytes come from another launch configuration / kernel time");
-  stage.dram_coverage_extrapolated = extrapolated.value_or(0);
+  withhold_impossible_figures(stage, check);  // every bound, the rates just computed among them
 }
 
 std::string covered_text(double coverage) {

@@ -95,7 +95,7 @@ class ConfigLayers {
   ConfigOrigins origins_;
   int layer_ = 0;                         // the file or override being applied, counted from 1
   std::map<std::string, int> layer_of_;  // key -> the last layer that set it
-  std::map<std::string, Error> rejected_choices_;  // by key: the last value given named no enumerator
+  std::map<std::string, Error> rejected_choices_;  // by key: the last value given did not parse
 };
 
 Result<toml::table> parse_toml(const std::string& text, const std::string& source_name) {

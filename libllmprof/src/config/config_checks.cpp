@@ -66,6 +66,8 @@ std::optional<Error> check_field(const ConfigField& field, const DeepProfileConf
         using Member = std::remove_cv_t<std::remove_pointer_t<decltype(member)>>;
         if constexpr (std::is_same_v<Member, ChoiceFieldRef>) {
           return std::nullopt;  // an enumerator by construction: load_config parsed it
+        } else if constexpr (std::is_same_v<Member, GpuMetricsSetting>) {
+          return std::nullopt;  // its frequency's bounds: check_across_fields, for a config built in code
         } else if constexpr (std::is_same_v<Member, std::string> || std::is_same_v<Member, std::filesystem::path>) {
           const std::string text = [&] {
             if constexpr (std::is_same_v<Member, std::string>)
@@ -117,12 +119,11 @@ std::optional<Error> check_across_fields(const DeepProfileConfig& config, const 
                           ", or nsys.capture_windows=0",
                       "nsys.capture_windows");
   }
-  if (config.nsys.gpu_metrics != "off" && !gpu_metrics_frequency_hz(config.nsys)) {
-    return make_error(ErrorCode::invalid_argument,
-                      "nsys.gpu_metrics is '" + config.nsys.gpu_metrics +
-                          "': it takes auto, off, or a sampling frequency in Hz from 10 to 200000" +
-                          where_set(origins, "nsys.gpu_metrics"),
-                      "write nsys.gpu_metrics=auto, off, or e.g. 20000", "nsys.gpu_metrics");
+  // load_config only ever parses a valid setting; a config built in code may hold a frequency nsys refuses.
+  if (auto parsed = parse_gpu_metrics_setting(format_gpu_metrics_setting(config.nsys.gpu_metrics)); !parsed) {
+    Error error = parsed.error();
+    error.message += where_set(origins, "nsys.gpu_metrics");
+    return error;
   }
   if (config.run.kernel_coverage > 1) {
     return make_error(

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 namespace llmprof::detail {
 namespace {
@@ -17,8 +19,9 @@ namespace {
 #section "." #name, [](DeepProfileConfig & c) -> ConfigFieldRef { return field_ref(&c.section.name); }
 
 const char* type_name(const ConfigFieldRef& ref) {
-  static constexpr const char* names[] = {"string", "path",         "boolean", "integer", "integer",
-                                          "float",  "string array", "table",   "integer", "string"};
+  static constexpr const char* names[] = {"string",       "path",  "boolean", "integer", "integer", "float",
+                                          "string array", "table", "integer", "string",  "string"};
+  static_assert(std::size(names) == std::variant_size_v<ConfigFieldRef>, "a type name per ConfigFieldRef alternative");
   return names[ref.index()];
 }
 

@@ -43,9 +43,11 @@ struct ChoiceFieldRef {
   }
 };
 
-// A pointer to the member a key sets; the alternative decides the TOML type the key takes.
+// A pointer to the member a key sets; the alternative decides the TOML type the key takes. A GpuMetricsSetting
+// is a TOML string parsed when it is loaded (parse_gpu_metrics_setting), like a choice.
 using ConfigFieldRef = std::variant<std::string*, std::filesystem::path*, bool*, int*, std::int64_t*, double*,
-                                    StringList*, StringTable*, std::optional<int>*, ChoiceFieldRef>;
+                                    StringList*, StringTable*, std::optional<int>*, ChoiceFieldRef,
+                                    GpuMetricsSetting*>;
 
 // The ConfigFieldRef of a member: enums become a ChoiceFieldRef over their choice_names().
 template <class Member>

@@ -20,17 +20,26 @@ NsysProfileOptions nsys_profile_options(const NsysConfig& config) {
   options.env_vars = config.env_vars;
   options.stats = config.profile_stats;
   options.extra_args = config.extra_args;
+  // The frequency and the set the key asks for; the pipeline adds the devices option and devices the probe found,
+  // without which argv() asks for no sampling (and the probed chip's set when nsys.gpu_metrics_set is empty).
+  options.gpu_metrics_frequency_hz = gpu_metrics_frequency_hz(config).value_or(0);
+  options.gpu_metrics_set = config.gpu_metrics_set;
   return options;
 }
 
 std::optional<int> gpu_metrics_frequency_hz(const NsysConfig& config) {
-  if (config.gpu_metrics == "auto") return kGpuMetricsDefaultHz;
-  if (config.gpu_metrics.empty() || config.gpu_metrics.size() > 6 ||
-      config.gpu_metrics.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  const int hz = std::stoi(config.gpu_metrics);
-  if (hz < 10 || hz > 200000) return std::nullopt;
-  return hz;
+  switch (config.gpu_metrics.mode) {
+    case GpuMetricsMode::off:
+      return std::nullopt;
+    case GpuMetricsMode::automatic:
+      return kGpuMetricsDefaultHz;
+    case GpuMetricsMode::frequency: {
+      const int hz = config.gpu_metrics.frequency_hz;
+      if (hz < kGpuMetricsMinHz || hz > kGpuMetricsMaxHz) return std::nullopt;
+      return hz;
+    }
+  }
+  return std::nullopt;  // not reached: every mode is handled above
 }
 
 NcuProfileOptions ncu_profile_options(const NcuConfig& config) {

@@ -137,6 +137,20 @@ class FieldAssigner {
     member = std::move(*text);
     return {};
   }
+  // Like a choice: a value that does not parse is kept aside, for a later layer may replace it.
+  Result<void> set(GpuMetricsSetting& member, const std::optional<std::string>&) {
+    auto text = string_of(key(), node_, where_);
+    if (!text) return text.error();
+    auto parsed = parse_gpu_metrics_setting(*text);
+    if (!parsed) {
+      Error error = parsed.error();
+      error.message += " (set at " + where_ + ")";
+      rejected_choice = std::move(error);
+      return {};
+    }
+    member = *parsed;
+    return {};
+  }
   Result<void> set(std::filesystem::path& member, const std::optional<std::string>& entry) {
     std::string text;
     if (auto result = set(text, entry); !result) return result;

@@ -14,8 +14,9 @@ namespace llmprof::detail {
 
 // Sets `field`'s member of `config` from `node`, written at `where` (file:line:column or the override);
 // `entry` names one entry of a table key (workload.env.FOO=bar). Errors: a value of the wrong type or out of
-// range, with the key and how to write it. A string that names none of a choice key's values is not an error
-// here but goes to `rejected_choice` (unset otherwise): a later layer may still replace it.
+// range, with the key and how to write it. A string that names none of a choice key's values, or that is no
+// nsys.gpu_metrics setting, is not an error here but goes to `rejected_choice` (unset otherwise): a later layer
+// may still replace it.
 Result<void> assign_config_value(DeepProfileConfig& config, const ConfigField& field, const toml::node& node,
                                  const std::string& where, const std::optional<std::string>& entry,
                                  std::optional<Error>& rejected_choice);

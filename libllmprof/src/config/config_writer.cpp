@@ -97,6 +97,8 @@ std::optional<std::string> render_field_value(const ConfigField& field, const De
         using Member = std::remove_cv_t<std::remove_pointer_t<decltype(member)>>;
         if constexpr (std::is_same_v<Member, ChoiceFieldRef>)
           return quote_toml_string(member.current());
+        else if constexpr (std::is_same_v<Member, GpuMetricsSetting>)
+          return quote_toml_string(format_gpu_metrics_setting(*member));
         else if constexpr (std::is_same_v<Member, std::string>)
           return quote_toml_string(*member);
         else if constexpr (std::is_same_v<Member, std::filesystem::path>)

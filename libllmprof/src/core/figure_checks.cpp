@@ -53,4 +53,29 @@ void FigureChecker::non_negative(std::optional<std::int64_t>& value, std::string
   value.reset();
 }
 
+void FigureChecker::apply(FigureBound bound, std::optional<double>& value, std::string_view figure,
+                          std::string_view inputs) {
+  switch (bound) {
+    case FigureBound::none:
+      return;
+    case FigureBound::fraction:
+      return fraction(value, figure, inputs);
+    case FigureBound::percent:
+      return percent(value, figure, inputs);
+    case FigureBound::non_negative:
+      return non_negative(value, figure, inputs);
+  }
+}
+
+void FigureChecker::apply(FigureBound bound, double& value, std::string_view figure, std::string_view inputs) {
+  std::optional<double> checked = value;
+  apply(bound, checked, figure, inputs);
+  value = checked.value_or(0);
+}
+
+void FigureChecker::apply(FigureBound bound, std::optional<std::int64_t>& value, std::string_view figure,
+                          std::string_view inputs) {
+  if (bound != FigureBound::none) non_negative(value, figure, inputs);
+}
+
 }  // namespace llmprof::detail

@@ -13,6 +13,9 @@
 
 namespace llmprof::detail {
 
+// The bound a figure keeps, named in the row of its record's field table (core/record_fields.hpp).
+enum class FigureBound { none, fraction, percent, non_negative };
+
 class FigureChecker {
  public:
   // `subject` prefixes every warning, e.g. "stage 'decode'".
@@ -26,6 +29,12 @@ class FigureChecker {
   // >= 0 and finite (times, bytes, FLOP, rates).
   void non_negative(std::optional<double>& value, std::string_view figure, std::string_view inputs);
   void non_negative(std::optional<std::int64_t>& value, std::string_view figure, std::string_view inputs);
+
+  // `bound` applied to a member of a record: an optional is withheld (reset); a plain number, which must stay a
+  // number (a share, a coverage), falls back to 0 with the same warning; a count or time takes non_negative.
+  void apply(FigureBound bound, std::optional<double>& value, std::string_view figure, std::string_view inputs);
+  void apply(FigureBound bound, double& value, std::string_view figure, std::string_view inputs);
+  void apply(FigureBound bound, std::optional<std::int64_t>& value, std::string_view figure, std::string_view inputs);
 
   bool any_withheld() const { return withheld_; }
 

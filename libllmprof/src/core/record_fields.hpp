@@ -8,6 +8,11 @@
 //   boost::json::object object = write_record(headroom);
 //   read_record(object, "headroom.", headroom);
 //
+// A figure's row may name its bound and its inputs: `field<&Stage::mfu>("mfu").within(FigureBound::fraction,
+// "achieved_flop_per_s / the device's peak")`. check_record_bounds walks the same table, so the analysis that
+// makes a figure and the report that reads it back apply one rule (withhold_impossible_figures,
+// rundir/report_model_json.hpp).
+//
 // A member may itself be a record with a table (nested object), a vector of such records (array of
 // objects), or an optional record (null when absent). Reading: unknown keys are ignored, an absent or
 // null key keeps the member's default (an optional becomes nullopt), a key of the wrong type throws
@@ -18,6 +23,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -26,6 +32,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/figure_checks.hpp"
 #include "core/json_fields.hpp"
 #include "core/json_values.hpp"
 #include "core/text.hpp"
@@ -38,6 +45,25 @@ struct RecordField {
   boost::json::value (*write)(const Record&) = nullptr;
   void (*read)(const boost::json::object&, std::string_view key, const std::string& where, Record&) = nullptr;
   std::string (*csv)(const Record&) = nullptr;  // nullptr: the member has no single-cell form (a nested record)
+  // The figure's bound, and what it is computed from for the warning when a value breaks it: fixed text, or text
+  // made from the record (inputs_of). check: nullptr for a member that is no number.
+  FigureBound bound = FigureBound::none;
+  std::string_view inputs;
+  std::string (*inputs_of)(const Record&) = nullptr;
+  void (*check)(Record&, FigureChecker&, FigureBound, std::string_view figure, std::string_view inputs) = nullptr;
+
+  constexpr RecordField within(FigureBound figure_bound, std::string_view from) const {
+    RecordField row = *this;
+    row.bound = figure_bound;
+    row.inputs = from;
+    return row;
+  }
+  constexpr RecordField within(FigureBound figure_bound, std::string (*from)(const Record&)) const {
+    RecordField row = *this;
+    row.bound = figure_bound;
+    row.inputs_of = from;
+    return row;
+  }
 };
 
 // Specialised once per record, in the file that owns its JSON form.
@@ -215,6 +241,11 @@ constexpr RecordField<typename MemberPointer<decltype(Member)>::RecordType> fiel
                 Record& record) { read_field(object, name, where, record.*Member); };
   if constexpr (requires(const Value& value) { field_csv(value); })
     row.csv = [](const Record& record) { return field_csv(record.*Member); };
+  if constexpr (requires(Value& value, FigureChecker& checker) {
+                  checker.apply(FigureBound::none, value, std::string_view(), std::string_view());
+                })
+    row.check = [](Record& record, FigureChecker& checker, FigureBound bound, std::string_view figure,
+                   std::string_view inputs) { checker.apply(bound, record.*Member, figure, inputs); };
   return row;
 }
 
@@ -257,6 +288,25 @@ boost::json::object write_record(const Record& record) {
 template <TabledRecord Record>
 void read_record(const boost::json::object& object, const std::string& where, Record& record) {
   for (const auto& row : record_fields<Record>()) row.read(object, row.key, where + std::string(row.key), record);
+}
+
+// Withholds each figure of `record` that breaks the bound of its row, with a warning (FigureChecker) naming what
+// it came from: the row's inputs where the figure is made, or `file` ("analysis/report.json stages[2]") where it
+// is read back. `only`: just the rows of these keys (inputs checked before the figures computed from them).
+// `owner`: the record names the figure ("share of 'gemm'") inside its parent's warnings.
+template <TabledRecord Record>
+void check_record_bounds(Record& record, FigureChecker& check, std::string_view file = {},
+                         std::span<const std::string_view> only = {}, std::string_view owner = {}) {
+  for (const auto& row : record_fields<Record>()) {
+    if (row.bound == FigureBound::none || row.check == nullptr) continue;
+    if (!only.empty() && std::find(only.begin(), only.end(), row.key) == only.end()) continue;
+    const std::string inputs = !file.empty()              ? std::string(file)
+                               : row.inputs_of != nullptr ? row.inputs_of(record)
+                                                          : std::string(row.inputs);
+    const std::string figure =
+        owner.empty() ? std::string(row.key) : std::string(row.key) + " of '" + std::string(owner) + "'";
+    row.check(record, check, row.bound, figure, inputs);
+  }
 }
 
 template <TabledRecord Record>

@@ -68,21 +68,23 @@ NsysCommand nsys_profile_command(const PipelineRun& run, const NsysInfo& nsys, b
                             run.learned_nsys_arguments.end());
   options.extra_args.insert(options.extra_args.end(), added_arguments.begin(), added_arguments.end());
   options.application = run.workload.argv;
-  if (const auto hz = gpu_metrics_frequency_hz(config); hz && config.gpu_metrics != "off" && nsys.gpu_metrics.available) {
+  // nsys_profile_options mapped the frequency and set the key asks for; the probe decides whether and how to ask.
+  if (options.gpu_metrics_frequency_hz > 0 && nsys.gpu_metrics.available) {
     options.gpu_metrics_option = nsys.gpu_metrics.devices_option;
     options.gpu_metrics_devices = nsys.gpu_metrics.devices;
-    options.gpu_metrics_frequency_hz = *hz;
-    options.gpu_metrics_set = config.gpu_metrics_set.empty() ? nsys.gpu_metrics.metric_set : config.gpu_metrics_set;
+    if (options.gpu_metrics_set.empty()) options.gpu_metrics_set = nsys.gpu_metrics.metric_set;
   }
   return NsysCommand::profile(std::move(options));
 }
 
 std::string gpu_metrics_plan_sentence(const NsysConfig& config, const NsysInfo& nsys) {
-  if (config.gpu_metrics == "off") return "GPU-metrics sampling off (nsys.gpu_metrics = off)";
+  if (config.gpu_metrics.mode == GpuMetricsMode::off) return "GPU-metrics sampling off (nsys.gpu_metrics = off)";
   const auto hz = gpu_metrics_frequency_hz(config);
   if (!nsys.gpu_metrics.available)
     return "GPU-metrics sampling not available, so the report has no sampled utilisation: " + nsys.gpu_metrics.reason +
-           (config.gpu_metrics == "auto" ? "" : " (nsys.gpu_metrics = " + config.gpu_metrics + " asked for it)");
+           (config.gpu_metrics.mode == GpuMetricsMode::automatic
+                ? ""
+                : " (nsys.gpu_metrics = " + format_gpu_metrics_setting(config.gpu_metrics) + " asked for it)");
   const std::string set = config.gpu_metrics_set.empty() ? nsys.gpu_metrics.metric_set : config.gpu_metrics_set;
   return "GPU-metrics sampling at " + std::to_string(hz.value_or(0)) + " Hz on " + nsys.gpu_metrics.devices_option +
          "=" + nsys.gpu_metrics.devices + (set.empty() ? " (nsys's default metric set)" : " (metric set " + set + ")");

@@ -84,7 +84,7 @@ AnalysisOptions analysis_options_for(const DeepProfileConfig& config, std::optio
   const ExtraArgsFrequency extra = frequency_in_extra_args(config.nsys.extra_args);
   if (extra.hz)
     options.gpu_metrics_expectation.requested_hz = *extra.hz;
-  else if (config.nsys.gpu_metrics != "off" && !extra.named)
+  else if (!extra.named)  // off: no frequency asked for
     if (const auto hz = gpu_metrics_frequency_hz(config.nsys)) options.gpu_metrics_expectation.requested_hz = *hz;
   // load_config and DeepProfiler::run validate run.ignore_ranges first: a malformed entry here is a caller's bug.
   options.library_ranges = library_ranges_of(config).value();

@@ -235,7 +235,7 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
   if (auto skip = nsys_stage_precondition(run, probe, workload)) return *skip;
   const NsysInfo& nsys = probe.nsys;
   const std::string sampling = gpu_metrics_plan_sentence(run.config.nsys, nsys);
-  const bool asked = run.config.nsys.gpu_metrics != "auto" && run.config.nsys.gpu_metrics != "off";
+  const bool asked = run.config.nsys.gpu_metrics.mode == GpuMetricsMode::frequency;
   if (asked && !nsys.gpu_metrics.available)
     run.warn(kStage, sampling);
   else

@@ -64,7 +64,7 @@ struct RecordTable<ReportTopKernelSelection> {
       field<&Selection::stage>("stage"),
       field<&Selection::n>("n"),
       field<&Selection::kernel_regex>("kernel_regex"),
-      field<&Selection::coverage>("coverage"),
+      field<&Selection::coverage>("coverage").within(FigureBound::fraction, "the stage's kernel time selected"),
       field<&Selection::rule>("rule"),
       field<&Selection::more_coverage>("more_coverage"),
       field<&Selection::collectives_left_out>("collectives_left_out"),
@@ -108,44 +108,22 @@ ReportKernel kernel_from(const json::object& object, std::size_t index, bool ver
 }
 
 // report.json may be hand-edited, from another tool or from an older llmprof: a figure outside its
-// range is withheld with a warning rather than printed as "700%" or "inf%".
-void withhold_impossible_figures(RunReportModel& model) {
+// range is withheld with a warning rather than printed as "700%" or "inf%", by the bounds of the same table rows
+// the analysis checks them with (detail::withhold_impossible_figures).
+void withhold_read_figures(RunReportModel& model) {
   for (std::size_t i = 0; i < model.stages.size(); ++i) {
     auto& stage = model.stages[i];
     detail::FigureChecker check(model.warnings, "report.json stage '" + stage.name + "'");
-    const std::string from = "analysis/report.json stages[" + std::to_string(i) + "]";
-    check.non_negative(stage.wall_ns, "wall_ns", from);
-    check.non_negative(stage.gpu_projection_ns, "gpu_projection_ns", from);
-    check.non_negative(stage.kernel_time_ns, "kernel_time_ns", from);
-    check.non_negative(stage.kernel_instances, "kernel_instances", from);
-    check.fraction(stage.gpu_busy_fraction, "gpu_busy_fraction", from);
-    check.non_negative(stage.flop, "flop", from);
-    check.non_negative(stage.achieved_flop_per_s, "achieved_flop_per_s", from);
-    check.fraction(stage.mfu, "mfu", from);
-    check.fraction(stage.mfu_workload, "mfu_workload", from);
-    check.non_negative(stage.dram_bytes_per_step, "dram_bytes_per_step", from);
-    check.non_negative(stage.dram_bytes_per_s, "dram_bytes_per_s", from);
-    check.fraction(stage.mbu, "mbu", from);
-    check.fraction(stage.mbu_workload, "mbu_workload", from);
+    detail::withhold_impossible_figures(stage, check, "analysis/report.json stages[" + std::to_string(i) + "]");
   }
   for (std::size_t i = 0; i < model.kernels.size(); ++i) {
     auto& kernel = model.kernels[i];
     detail::FigureChecker check(model.warnings, "report.json kernel '" + kernel.name.substr(0, 80) + "'");
-    const std::string from = "analysis/report.json kernels[" + std::to_string(i) + "]";
-    check.non_negative(kernel.instances, "instances", from);
-    check.non_negative(kernel.total_time_ns, "total_time_ns", from);
-    check.non_negative(kernel.avg_time_ns, "avg_time_ns", from);
-    check.fraction(kernel.share_of_total, "share_of_total", from);
-    check.non_negative(kernel.flop_per_launch, "flop_per_launch", from);
-    check.non_negative(kernel.dram_bytes_per_launch, "dram_bytes_per_launch", from);
-    check.non_negative(kernel.arithmetic_intensity, "arithmetic_intensity", from);
-    check.non_negative(kernel.achieved_flop_per_s, "achieved_flop_per_s", from);
-    check.percent(kernel.pct_peak_compute, "pct_peak_compute", from);
-    check.percent(kernel.pct_peak_dram, "pct_peak_dram", from);
+    detail::withhold_impossible_figures(kernel, check, "analysis/report.json kernels[" + std::to_string(i) + "]");
   }
   if (model.top_kernel_selection) {
     detail::FigureChecker check(model.warnings, "report.json top_kernel_selection");
-    check.fraction(model.top_kernel_selection->coverage, "coverage", "analysis/report.json top_kernel_selection");
+    detail::check_record_bounds(*model.top_kernel_selection, check, "analysis/report.json top_kernel_selection");
   }
 }
 
@@ -191,7 +169,7 @@ void read_analysis(const json::object& root, RunReportModel& model) {
   detail::read_timeline(root, model);
   detail::annotate_selection_scope(model);
   detail::read_bare_run_and_ranges(root, model);
-  withhold_impossible_figures(model);
+  withhold_read_figures(model);
 }
 
 void read_environment(const json::object& root, RunEnvironmentSummary& environment) {

@@ -19,7 +19,17 @@ using Range = ReportRangeTiming;
 using RangeWall = ReportNodeCapture::RangeWall;
 using StageKernel = ReportStageKernel;
 
-// The tables: report.json's fields, in the order the file lists them.
+// What a figure of the analysis comes from where it depends on the record, for a warning that withholds it.
+std::string kernel_time_inputs(const Stage& stage) { return "kernel time (" + stage.kernel_time_source + ")"; }
+std::string busy_inputs(const Stage& stage) {
+  return "kernel time (" + stage.kernel_time_source + ") / GPU projection (nsys nvtx_gpu_proj_sum)";
+}
+std::string steps_inputs(const Stage& stage) {
+  return stage.steps_source.empty() ? "the stage's steps" : stage.steps_source;
+}
+std::string time_source(const Kernel& kernel) { return kernel.time_source; }
+
+// The tables: report.json's fields, in the order the file lists them, with each figure's bound.
 template <>
 struct RecordTable<ReportNodeCapture::RangeWall> {
   static constexpr RecordField<ReportNodeCapture::RangeWall> fields[] = {
@@ -34,7 +44,7 @@ struct RecordTable<ReportStageKernel> {
   static constexpr RecordField<ReportStageKernel> fields[] = {
     field<&StageKernel::name>("name"),
     field<&StageKernel::time_ns>("time_ns"),
-    field<&StageKernel::share>("share"),
+    field<&StageKernel::share>("share").within(FigureBound::fraction, "its time / the stage's kernel time"),
   };
 };
 
@@ -55,42 +65,56 @@ struct RecordTable<ReportStage> {
     field<&Stage::domain>("domain"),
     field<&Stage::parent>("parent"),
     field<&Stage::level>("level"),
-    field<&Stage::wall_ns>("wall_ns"),
-    field<&Stage::gpu_projection_ns>("gpu_projection_ns"),
-    field<&Stage::kernel_time_ns>("kernel_time_ns"),
-    field<&Stage::kernel_instances>("kernel_instances"),
+    field<&Stage::wall_ns>("wall_ns").within(FigureBound::non_negative, "nsys nvtx_sum"),
+    field<&Stage::gpu_projection_ns>("gpu_projection_ns").within(FigureBound::non_negative, "nsys nvtx_gpu_proj_sum"),
+    field<&Stage::kernel_time_ns>("kernel_time_ns").within(FigureBound::non_negative, kernel_time_inputs),
+    field<&Stage::kernel_instances>("kernel_instances").within(FigureBound::non_negative, kernel_time_inputs),
     field<&Stage::kernel_time_source>("kernel_time_source"),
-    field<&Stage::gpu_busy_fraction>("gpu_busy_fraction"),
-    field<&Stage::flop>("flop"),
-    field<&Stage::flop_coverage>("flop_coverage"),
-    field<&Stage::achieved_flop_per_s>("achieved_flop_per_s"),
-    field<&Stage::flop_per_s_while_busy>("flop_per_s_while_busy"),
+    field<&Stage::gpu_busy_fraction>("gpu_busy_fraction").within(FigureBound::fraction, busy_inputs),
+    field<&Stage::flop>("flop").within(FigureBound::non_negative, "ncu FLOP per launch x nsys instances"),
+    field<&Stage::flop_coverage>("flop_coverage")
+        .within(FigureBound::fraction, "ncu-profiled kernel time / kernel time"),
+    field<&Stage::achieved_flop_per_s>("achieved_flop_per_s")
+        .within(FigureBound::non_negative, "flop / the stage's time"),
+    field<&Stage::flop_per_s_while_busy>("flop_per_s_while_busy")
+        .within(FigureBound::non_negative, "flop / kernel time"),
     field<&Stage::dominant_precision>("dominant_precision"),
-    field<&Stage::mfu>("mfu"),
-    field<&Stage::model_flop_per_s>("model_flop_per_s"),
-    field<&Stage::mfu_workload>("mfu_workload"),
+    field<&Stage::mfu>("mfu")
+        .within(FigureBound::fraction, "achieved_flop_per_s / the device's peak (ncu peak metrics or datasheet)"),
+    field<&Stage::model_flop_per_s>("model_flop_per_s").within(FigureBound::non_negative, "stage1/metrics.json"),
+    field<&Stage::mfu_workload>("mfu_workload")
+        .within(FigureBound::fraction, "stage1/metrics.json FLOP/token x tokens/s / the device's peak"),
     field<&Stage::mfu_gap_reason>("mfu_gap_reason"),
     field<&Stage::rate_time_ns>("rate_time_ns"),
     field<&Stage::rate_time_source>("rate_time_source"),
     field<&Stage::rate_time_note>("rate_time_note"),
-    field<&Stage::dram_bytes>("dram_bytes"),
-    field<&Stage::dram_coverage>("dram_coverage"),
-    field<&Stage::dram_coverage_extrapolated>("dram_coverage_extrapolated"),
-    field<&Stage::steps>("steps"),
+    field<&Stage::dram_bytes>("dram_bytes")
+        .within(FigureBound::non_negative, "ncu DRAM bytes per launch x nsys instances"),
+    field<&Stage::dram_coverage>("dram_coverage")
+        .within(FigureBound::fraction, "kernel time with ncu DRAM bytes / kernel time"),
+    field<&Stage::dram_coverage_extrapolated>("dram_coverage_extrapolated")
+        .within(FigureBound::fraction,
+                "kernel time whose bytes come from another launch configuration / kernel time"),
+    field<&Stage::steps>("steps").within(FigureBound::non_negative, steps_inputs),
     field<&Stage::steps_source>("steps_source"),
     field<&Stage::step_basis>("step_basis"),
-    field<&Stage::dram_bytes_per_step>("dram_bytes_per_step"),
-    field<&Stage::dram_bytes_per_s>("dram_bytes_per_s"),
-    field<&Stage::dram_bytes_per_s_while_busy>("dram_bytes_per_s_while_busy"),
-    field<&Stage::mbu>("mbu"),
+    field<&Stage::dram_bytes_per_step>("dram_bytes_per_step").within(FigureBound::non_negative, "dram_bytes / steps"),
+    field<&Stage::dram_bytes_per_s>("dram_bytes_per_s")
+        .within(FigureBound::non_negative, "dram_bytes / the stage's time"),
+    field<&Stage::dram_bytes_per_s_while_busy>("dram_bytes_per_s_while_busy")
+        .within(FigureBound::non_negative, "dram_bytes / kernel time"),
+    field<&Stage::mbu>("mbu").within(FigureBound::fraction, "dram_bytes_per_s / the device's peak DRAM bandwidth"),
     field<&Stage::model_bytes_per_step>("model_bytes_per_step"),
-    field<&Stage::mbu_workload>("mbu_workload"),
+    field<&Stage::mbu_workload>("mbu_workload")
+        .within(FigureBound::fraction,
+                "stage1/metrics.json model_bytes_per_step x steps/s / the device's peak DRAM bandwidth"),
     field<&Stage::bytes_comparison>("bytes_comparison"),
     field<&Stage::kernel_bound>("kernel_bound"),
-    field<&Stage::step_ns>("step_ns"),
+    field<&Stage::step_ns>("step_ns").within(FigureBound::non_negative, "the stage's time / steps"),
     field<&Stage::limit_step_ns>("limit_step_ns"),
     field<&Stage::share_of_limit>("share_of_limit"),
-    field<&Stage::kernel_launches_per_s>("kernel_launches_per_s"),
+    field<&Stage::kernel_launches_per_s>("kernel_launches_per_s")
+        .within(FigureBound::non_negative, "kernel_instances / the stage's time"),
     field<&Stage::sampled_samples>("sampled_samples"),
     field<&Stage::sampled_sm_active>("sampled_sm_active"),
     field<&Stage::sampled_sm_active_p10>("sampled_sm_active_p10"),
@@ -126,18 +150,20 @@ struct RecordTable<ReportKernel> {
   static constexpr RecordField<ReportKernel> fields[] = {
     name_field<&Kernel::name>("name"),
     field<&Kernel::stages>("stages"),
-    field<&Kernel::instances>("instances"),
-    field<&Kernel::total_time_ns>("total_time_ns"),
-    field<&Kernel::avg_time_ns>("avg_time_ns"),
-    field<&Kernel::share_of_total>("share_of_total"),
+    field<&Kernel::instances>("instances").within(FigureBound::non_negative, time_source),
+    field<&Kernel::total_time_ns>("total_time_ns").within(FigureBound::non_negative, time_source),
+    field<&Kernel::avg_time_ns>("avg_time_ns").within(FigureBound::non_negative, time_source),
+    field<&Kernel::share_of_total>("share_of_total").within(FigureBound::fraction, time_source),
     field<&Kernel::time_source>("time_source"),
     field<&Kernel::profiled_launches>("profiled_launches"),
-    field<&Kernel::flop_per_launch>("flop_per_launch"),
-    field<&Kernel::dram_bytes_per_launch>("dram_bytes_per_launch"),
-    field<&Kernel::arithmetic_intensity>("arithmetic_intensity"),
-    field<&Kernel::achieved_flop_per_s>("achieved_flop_per_s"),
-    field<&Kernel::pct_peak_compute>("pct_peak_compute"),
-    field<&Kernel::pct_peak_dram>("pct_peak_dram"),
+    field<&Kernel::flop_per_launch>("flop_per_launch").within(FigureBound::non_negative, "ncu FLOP metrics"),
+    field<&Kernel::dram_bytes_per_launch>("dram_bytes_per_launch").within(FigureBound::non_negative, "ncu dram__bytes"),
+    field<&Kernel::arithmetic_intensity>("arithmetic_intensity")
+        .within(FigureBound::non_negative, "ncu FLOP / DRAM bytes"),
+    field<&Kernel::achieved_flop_per_s>("achieved_flop_per_s")
+        .within(FigureBound::non_negative, "ncu FLOP / gpu__time_duration"),
+    field<&Kernel::pct_peak_compute>("pct_peak_compute").within(FigureBound::percent, "ncu FLOP rate / ncu peak"),
+    field<&Kernel::pct_peak_dram>("pct_peak_dram").within(FigureBound::percent, "ncu DRAM throughput / ncu peak"),
     field<&Kernel::bound>("bound"),
     field<&Kernel::precision>("dominant_precision"),
     field<&Kernel::ncu_name>("ncu_name"),
@@ -256,6 +282,17 @@ void read_report_json(const json::object& object, const std::string& where, Repo
 }
 void read_report_json(const json::object& object, const std::string& where, ReportNodeCapture& capture) {
   read_record(object, where, capture);
+}
+
+void withhold_impossible_figures(ReportStage& stage, FigureChecker& check, std::string_view file,
+                                 std::span<const std::string_view> only) {
+  check_record_bounds(stage, check, file, only);
+  const bool shares = only.empty() || std::find(only.begin(), only.end(), "top_kernels") != only.end();
+  if (!shares) return;
+  for (auto& kernel : stage.top_kernels) check_record_bounds(kernel, check, file, {}, kernel.name);
+}
+void withhold_impossible_figures(ReportKernel& kernel, FigureChecker& check, std::string_view file) {
+  check_record_bounds(kernel, check, file);
 }
 
 std::string report_csv(const std::vector<ReportStage>& stages) { return write_csv(stages); }

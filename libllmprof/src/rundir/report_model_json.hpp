@@ -3,11 +3,14 @@
 // layers (which read) cannot disagree on a field's name, type or null.
 #pragma once
 
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json/object.hpp>
 
+#include "core/figure_checks.hpp"
 #include "llmprof/report_model.hpp"
 
 namespace llmprof::detail {
@@ -29,6 +32,15 @@ void read_report_json(const boost::json::object& object, const std::string& wher
 void read_report_json(const boost::json::object& object, const std::string& where, ReportBareRun& run);
 void read_report_json(const boost::json::object& object, const std::string& where, ReportRangeTiming& range);
 void read_report_json(const boost::json::object& object, const std::string& where, ReportNodeCapture& capture);
+
+// Withholds each figure of the record that breaks the bound its table row names (a fraction, a percentage of peak,
+// a finite amount >= 0), with a warning from `check` naming the figure and what it came from: the row's inputs
+// where the analysis makes the figures (`file` empty), or `file` ("analysis/report.json stages[2]") where the
+// report reads them back. A stage's top_kernels' shares too. `only`: just the rows of these keys, for inputs
+// checked before the figures computed from them.
+void withhold_impossible_figures(ReportStage& stage, FigureChecker& check, std::string_view file = {},
+                                 std::span<const std::string_view> only = {});
+void withhold_impossible_figures(ReportKernel& kernel, FigureChecker& check, std::string_view file = {});
 
 // analysis/stages.csv and analysis/kernels.csv from the same tables: one column per field of the record, named
 // and ordered as in report.json (a list field such as kernels[].stages joined with ';', null an empty cell, numbers
