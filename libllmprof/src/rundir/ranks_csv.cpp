@@ -75,6 +75,8 @@ constexpr RanksColumn sampled_column(const char* name) {
 // The step start basis is the analysis's, written on every row; it sits between the figures and the samples.
 constexpr const char* kStepBasisColumn = "step_start_basis";
 
+// The two tables below look alike row by row on purpose: one row per column of the file, each naming its own
+// member, is what lets writer, reader and docs test share them (a repeated shape, not repeated logic).
 constexpr std::array kFigureColumns = {
     figure_column<&RankFigures::rank>("rank"),
     figure_column<&RankFigures::stage1_wall_s>("stage1_wall_s"),
