@@ -77,13 +77,26 @@ record() {
 profile() {
   local id=$1 start=$SECONDS
   shift
+  # A run named twice in ZOO_RUNS (the second of two in a row, in the same runs root: its ncu estimate uses the cost
+  # the first one measured) gets its own id.
+  local n=2 base=$id
+  while [ -e "/tmp/zoo-runs/$id" ]; do id=$base-$n; n=$((n + 1)); done
   step "pipeline $id: deep-profile run $*"
+  rm -f engine_facts.json hf_generate_facts.json  # what the workload writes about itself, for the live step check
   timeout "${ZOO_RUN_TIMEOUT:-240}" "$dp" run --set run.runs_root=/tmp/zoo-runs --set run.run_id="$id" "$@" \
     > "/tmp/zoo-runs-$id.log" 2>&1
   local rc=$?
   echo "$id exit=$rc total=$((SECONDS - start)) s"; tail -4 "/tmp/zoo-runs-$id.log"
   # What the run left behind (listed, never signalled here): the pass end must leave no zoo process running.
   echo "$id left running: $(pgrep -af "$repo/tests/zoo/" | tr '\n' ';')"
+  # The run's inferred steps against the workload's own count, over the run's own export ($OUT/zoo-steps.txt).
+  local facts shape
+  for facts in engine_facts.json hf_generate_facts.json; do
+    [ -f "$facts" ] || continue
+    shape=engine; [ "$facts" = hf_generate_facts.json ] && shape=hf
+    python3 scripts/zoo_live_steps.py "/tmp/zoo-runs/$id" "$facts" "$shape" >> "$OUT/zoo-steps.txt" 2>&1 ||
+      echo "$id: no live step check (see above)" >> "$OUT/zoo-steps.txt"
+  done
   python3 - "/tmp/zoo-runs/$id" "$id" "$rc" "$((SECONDS - start))" >> "$OUT/zoo.tsv" <<'PY'
 import json, pathlib, sys
 main, label, rc, total = pathlib.Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]

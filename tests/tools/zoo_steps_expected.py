@@ -33,7 +33,13 @@ SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchr
 
 
 def read(name):
-    db = sqlite3.connect(DATA / f"{name}.sqlite")
+    return read_export(DATA / f"{name}.sqlite", DATA / f"{name}.facts.json")
+
+
+def read_export(export, facts_file):
+    """The step thread's calls, each correlation id's GPU time, the device-to-host copies, the NVTX ranges and the
+    workload's facts, from an export anywhere (scripts/zoo_live_steps.py reads a live run's with it)."""
+    db = sqlite3.connect(export)
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     strings = dict(db.execute("SELECT id, value FROM StringIds"))
     work = collections.defaultdict(int)  # correlation id -> GPU time
@@ -66,7 +72,7 @@ def read(name):
     ranges = {text: (start, end) for text, start, end in db.execute(
         "SELECT coalesce(e.text, s.value), e.start, e.end FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId "
         "WHERE e.end IS NOT NULL")} if "NVTX_EVENTS" in tables else {}
-    facts = json.loads((DATA / f"{name}.facts.json").read_text())
+    facts = json.loads(pathlib.Path(facts_file).read_text())
     return own, work, to_host, ranges, facts
 
 
@@ -81,13 +87,19 @@ def cut_at_copies(own, work, to_host):
     return steps
 
 
-def engine(name):
-    own, work, to_host, _, facts = read(name)
+def engine_kinds(own, work, to_host, facts, name):
+    """Each kind's GPU time per step, the steps labelled in order by the facts' `steps` list."""
     steps = cut_at_copies(own, work, to_host)
     assert len(steps) == len(facts["steps"]), (name, len(steps), len(facts["steps"]))
     kinds = collections.defaultdict(list)
     for kind, gpu in zip(facts["steps"], steps):
         kinds[kind].append(gpu)
+    return steps, kinds
+
+
+def engine(name):
+    own, work, to_host, _, facts = read(name)
+    steps, kinds = engine_kinds(own, work, to_host, facts, name)
     line = [f"{name}: steps={len(steps)}"]
     for kind in sorted(kinds):
         line.append(f"{kind}_steps={len(kinds[kind])} {kind}_gpu_time_ns={sum(kinds[kind])}")
