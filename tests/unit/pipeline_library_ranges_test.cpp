@@ -1,9 +1,10 @@
 // A plain run of a workload with no NVTX of its own, on a scripted machine (the Bench: fake nsys/ncu answered with
 // recorded outputs). The exports are the recorded H100 serving window made into such a workload
 // (tests/support/library_range_exports.hpp): only CCCL's scans, or no range at all, with or without the workload's
-// own cudaProfilerStart/Stop window. With the defaults (gated on `decode`, run.on_empty_gate = diagnose) the gate
-// never opens, discovery shows no range of the workload's own, and the run follows the window (a third capture,
-// ncu inside it) or keeps the whole run, selects the whole window, infers the steps and says so.
+// own cudaProfilerStart/Stop window. With the defaults (gated on `decode`, run.on_empty_gate = diagnose) and a bare
+// run that names no range, discovery's capture comes first, shows no range of the workload's own, and the run follows
+// the window (a second capture, ncu inside it) or keeps the whole run, selects the whole window, infers the steps and
+// says so.
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <catch2/catch.hpp>
@@ -166,13 +167,13 @@ TEST_CASE("defaults, only CCCL's ranges and the workload's own window: the run f
   const RunSummary summary = bench.run();
   const RunManifest manifest = manifest_with_nsys_ok(bench);
 
-  // Three captures: the configured gate, discovery, the workload's window.
+  // Two captures: discovery first (the bare run named no range, so no capture is gated on `decode`), then the
+  // workload's window.
   const auto captures = bench.runs_of(nsys_capture());
-  REQUIRE(captures.size() == 3);
-  CHECK(has(captures[0], "--capture-range=nvtx"));
-  CHECK_FALSE(has_argument(captures[1], "--capture-range"));
-  CHECK(has(captures[2], "--capture-range=cudaProfilerApi"));
-  CHECK_FALSE(has_argument(captures[2], "--nvtx-capture"));
+  REQUIRE(captures.size() == 2);
+  CHECK_FALSE(has_argument(captures[0], "--capture-range"));
+  CHECK(has(captures[1], "--capture-range=cudaProfilerApi"));
+  CHECK_FALSE(has_argument(captures[1], "--nvtx-capture"));
 
   // How the capture was scoped, and why, in run.json and the report.
   REQUIRE(manifest.capture.has_value());
@@ -181,12 +182,15 @@ TEST_CASE("defaults, only CCCL's ranges and the workload's own window: the run f
   CHECK(manifest.capture->whole_window_selection);
   CHECK_FALSE(manifest.capture->ungated_rerun);
   CHECK_THAT(manifest.capture->scope,
-             Catch::StartsWith("the NVTX gate `decode` never opened and the workload emits no NVTX range of its own, "
-                               "only library ranges (`CCCL:cub::DeviceScan::InclusiveScan` x40 (CCCL))"));
+             Catch::StartsWith("the first capture was discovery's (the bare run named no NVTX range), and the workload "
+                               "emits no NVTX range of its own, only library ranges "
+                               "(`CCCL:cub::DeviceScan::InclusiveScan` x40 (CCCL))"));
   CHECK_THAT(manifest.capture->scope, Catch::Contains("it calls cudaProfilerStart (1x), so the capture follows its window"));
-  CHECK_THAT(read_file(bench.main() / "report.md"), Catch::Contains("| **Capture** | the NVTX gate `decode` never opened"));
-  CHECK(std::any_of(summary.notes.begin(), summary.notes.end(),
-                    [](const std::string& note) { return note.find("never opened and the workload emits") != std::string::npos; }));
+  CHECK_THAT(read_file(bench.main() / "report.md"),
+             Catch::Contains("| **Capture** | the first capture was discovery's (the bare run named no NVTX range)"));
+  CHECK(std::any_of(summary.notes.begin(), summary.notes.end(), [](const std::string& note) {
+    return note.find("named no NVTX range), and the workload emits") != std::string::npos;
+  }));
 
   // ncu inside the same window, on the whole window's kernels.
   CHECK(stage_of(manifest, "select").status == StageStatus::ok);
@@ -212,14 +216,14 @@ TEST_CASE("defaults, no NVTX at all and no window: the discovery capture is the 
   const StageRecord& nsys = stage_of(manifest, "nsys");
   INFO("nsys: " << nsys.reason);
   REQUIRE(nsys.status == StageStatus::ok);
-  CHECK(bench.runs_of(nsys_capture()).size() == 2);  // the gate, then discovery: no third capture
+  CHECK(bench.runs_of(nsys_capture()).size() == 1);  // discovery alone: no gated attempt, no second capture
   REQUIRE(manifest.capture.has_value());
   CHECK(manifest.capture->gate == CaptureGateKind::none);
   CHECK_FALSE(manifest.capture->gate_opened);
   CHECK(manifest.capture->whole_window_selection);
   CHECK_THAT(manifest.capture->scope,
-             Catch::StartsWith("the NVTX gate `decode` never opened and the workload emits no NVTX range; the capture "
-                               "recorded no cudaProfilerStart call"));
+             Catch::StartsWith("the first capture was discovery's (the bare run named no NVTX range), and the workload "
+                               "emits no NVTX range; the capture recorded no cudaProfilerStart call"));
   CHECK_THAT(manifest.capture->scope, Catch::Contains("so the capture takes the whole run"));
   CHECK(manifest.capture->windows.size() == 1);
   CHECK(manifest.capture->windows.front().report == "nsys/discovery/profile.nsys-rep");
@@ -293,6 +297,10 @@ TEST_CASE("a workload with ranges of its own, none the gate: still the diagnosis
   const StageRecord& nsys = stage_of(manifest, "nsys");
   CHECK(nsys.status == StageStatus::failed);
   CHECK_THAT(nsys.reason, Catch::Contains("run.stage=decode_batch"));
+  // Discovery came first and showed that `decode` is not among the ranges: no capture was gated on it.
+  CHECK(bench.runs_of(nsys_capture()).size() == 1);
+  CHECK_THAT(nsys.reason, Catch::StartsWith("the NVTX gate nsys.nvtx_capture=\"decode\" would never open (the "
+                                            "workload does not emit its range), so no capture was gated on it."));
   REQUIRE(manifest.capture.has_value());
   CHECK(manifest.capture->scope.empty());
   const StageRecord& ncu = stage_of(manifest, "ncu");
@@ -382,14 +390,14 @@ TEST_CASE("a fork-started worker nsys did not trace: the run captures again with
   const RunSummary summary = bench.run();
   const RunManifest manifest = manifest_with_nsys_ok(bench);
 
-  // The gate, discovery, discovery tracing forks, then the workload's window: forks traced from the third on.
+  // Discovery, discovery tracing forks, then the workload's window: forks traced from the second on.
   const auto captures = bench.runs_of(nsys_capture());
-  REQUIRE(captures.size() == 4);
-  CHECK_FALSE(has(captures[1], "--trace-fork-before-exec=true"));
-  CHECK_FALSE(has_argument(captures[2], "--capture-range"));
+  REQUIRE(captures.size() == 3);
+  CHECK_FALSE(has(captures[0], "--trace-fork-before-exec=true"));
+  CHECK_FALSE(has_argument(captures[1], "--capture-range"));
+  CHECK(has(captures[1], "--trace-fork-before-exec=true"));
+  CHECK(has(captures[2], "--capture-range=cudaProfilerApi"));
   CHECK(has(captures[2], "--trace-fork-before-exec=true"));
-  CHECK(has(captures[3], "--capture-range=cudaProfilerApi"));
-  CHECK(has(captures[3], "--trace-fork-before-exec=true"));
   CHECK(discovery_exports == 2);
 
   REQUIRE(manifest.capture.has_value());
@@ -411,8 +419,52 @@ TEST_CASE("a whole run with no kernel on a machine without a GPU: no second capt
   TempDir exports;
   run_with_unopened_gate(bench, export_without_own_ranges(exports.path(), "front", {.front_only = true}));
   const auto captures = bench.runs_of(nsys_capture());
-  REQUIRE(captures.size() == 2);  // the gate, discovery
+  REQUIRE(captures.size() == 1);  // discovery alone
   for (const auto& argv : captures) CHECK_FALSE(has(argv, "--trace-fork-before-exec=true"));
   REQUIRE(bench.manifest().capture.has_value());
   CHECK(bench.manifest().capture->learned_nsys_arguments.empty());
+}
+
+// A workload that names `decode` itself but writes no llmprof metrics (its bare run names no range): discovery comes
+// first, sees the gate's range, and the gated capture follows; the run goes on with it as with any opened gate.
+TEST_CASE("no metrics but the gate's own range: discovery, then the gated capture opens and the run goes on with it") {
+  Bench bench;
+  script_uninstrumented_workload(bench);
+  bench.runner.on(capture_range("nvtx"), report_at(bench.main() / "nsys/profile.nsys-rep"));
+  bench.runner.on(ungated_capture(), report_at(bench.main() / "nsys/discovery/profile.nsys-rep"));
+  const fs::path decode = data_path("nsys-sqlite/eager.sqlite");  // the 1b decode: decode > decode_step > ...
+  script_exports(bench, decode, decode);
+  bench.script_ncu_report();
+  const RunSummary summary = bench.run();
+  const RunManifest manifest = manifest_with_nsys_ok(bench);
+  const auto captures = bench.runs_of(nsys_capture());
+  REQUIRE(captures.size() == 2);
+  CHECK_FALSE(has_argument(captures[0], "--capture-range"));
+  CHECK(has(captures[1], "--capture-range=nvtx"));
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->gate == CaptureGateKind::nvtx);
+  CHECK(manifest.capture->gate_opened);
+  CHECK_FALSE(manifest.capture->ungated_rerun);
+  CHECK(manifest.capture->scope.empty());
+  CHECK(manifest.capture->windows.front().report == "nsys/profile.nsys-rep");
+  CHECK(std::any_of(summary.notes.begin(), summary.notes.end(), [](const std::string& note) {
+    return note.find("discovery saw `decode` among the workload's ranges: capturing gated on it") != std::string::npos;
+  }));
+}
+
+// A workload whose bare run named its ranges (it writes llmprof metrics) gets the gated capture first, as configured:
+// discovery is only for names nobody told the run.
+TEST_CASE("metrics naming the gate's range: the gated capture first, no discovery") {
+  Bench bench;
+  bench.script_workload();
+  bench.runner.on(capture_range("nvtx"), report_at(bench.main() / "nsys/profile.nsys-rep"));
+  const fs::path decode = data_path("nsys-sqlite/eager.sqlite");
+  script_exports(bench, decode, decode);
+  bench.script_ncu_report();
+  bench.run();
+  const RunManifest manifest = manifest_with_nsys_ok(bench);
+  const auto captures = bench.runs_of(nsys_capture());
+  REQUIRE(captures.size() == 1);
+  CHECK(has(captures[0], "--capture-range=nvtx"));
+  CHECK_FALSE(fs::exists(bench.main() / "nsys/discovery"));
 }

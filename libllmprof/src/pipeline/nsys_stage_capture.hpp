@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "llmprof/nsys_report_file.hpp"
+#include "llmprof/range_discovery.hpp"
 #include "pipeline/capture_windows.hpp"
 #include "pipeline/stage_interface.hpp"
 
@@ -38,9 +39,30 @@ CaptureTarget discovery_capture();
 // `gated`, its report resolved (a .qdstrm imported; a repeat capture's windows listed).
 Capture capture(PipelineRun& run, const NsysInfo& nsys, bool gated, const CaptureTarget& target);
 
+// A discovery capture and what it found (nsys/discovery/).
+struct Discovered {
+  Result<RangeDiscovery> discovery = make_error(ErrorCode::no_report, "no discovery capture was taken");
+  Capture probe;  // its capture, which becomes the timeline when the run goes on with it
+};
+
 // Diagnoses the gate that never opened, then follows run.on_empty_gate; `attempt` becomes the capture to continue
 // with. A workload with no NVTX range of its own is followed by itself: its window, else the whole run. nullopt: go on.
+// `earlier`: a discovery capture already taken (capture_after_discovery), used instead of taking another.
 std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& nsys, const WorkloadOutput& workload,
-                                             Capture& attempt, NsysOutput& output);
+                                             Capture& attempt, NsysOutput& output, Discovered* earlier = nullptr);
+
+// Whether the first capture is discovery's rather than the NVTX-gated one: the bare run named no range (a workload
+// that writes no llmprof metrics: every program nobody instrumented for this tool), and run.on_empty_gate would
+// take a discovery capture once the gate stayed shut. On the H100 a Hugging Face generate() with no NVTX of its own
+// ran whole three times under nsys (the gated attempt that never opened, discovery, its window); the gated attempt
+// only ever told that the gate stayed shut, which discovery tells too.
+bool discovers_before_gate(const PipelineRun& run, const WorkloadOutput& workload);
+
+// The discovery capture first; then the workload's own scope (no range of its own), the gated capture (discovery saw
+// the gate's range, or failed), or what run.on_empty_gate says for a gate the workload does not emit. `empty_gate`:
+// whether the configured gate did not give the capture the stage goes on with. nullopt: go on with `attempt`.
+std::optional<StageResult> capture_after_discovery(PipelineRun& run, const NsysInfo& nsys,
+                                                   const WorkloadOutput& workload, Capture& attempt,
+                                                   NsysOutput& output, bool& empty_gate);
 
 }  // namespace llmprof::detail

@@ -240,16 +240,25 @@ StageResult nsys_stage(PipelineRun& run, const ProbeOutput& probe, const Workloa
     run.warn(kStage, sampling);
   else
     run.say(kStage, sampling);
-  Capture attempt = capture(run, nsys, true, first_capture("profile.log"));
-  if (attempt.problem) return *attempt.problem;
-  const bool empty_gate = gate_never_opened(run, attempt);
-  if (empty_gate) {
-    output.capture = capture_record(run, attempt, false);
-    if (auto stop = handle_empty_gate(run, nsys, workload, attempt, output)) {
-      output.capture = capture_record(run, attempt, false);  // the scope the run chose, when it chose one
-      if (run.config.nsys.capture_range == NsysCaptureRange::nvtx) output.unopened_gate = run.config.nsys.nvtx_capture;
-      return *stop;
+  Capture attempt;
+  bool empty_gate = false;
+  std::optional<StageResult> stop;
+  if (discovers_before_gate(run, workload)) {
+    stop = capture_after_discovery(run, nsys, workload, attempt, output, empty_gate);
+  } else {
+    attempt = capture(run, nsys, true, first_capture("profile.log"));
+    if (attempt.problem) return *attempt.problem;
+    empty_gate = gate_never_opened(run, attempt);
+    if (empty_gate) {
+      output.capture = capture_record(run, attempt, false);
+      stop = handle_empty_gate(run, nsys, workload, attempt, output);
     }
+  }
+  if (stop) {
+    output.capture = capture_record(run, attempt, false);  // the scope the run chose, when it chose one
+    if (run.config.nsys.capture_range == NsysCaptureRange::nvtx && empty_gate)
+      output.unopened_gate = run.config.nsys.nvtx_capture;
+    return *stop;
   }
   output.capture = capture_record(run, attempt, empty_gate);
   if (!attempt.report) return StageResult::failed(attempt.report.error().describe());

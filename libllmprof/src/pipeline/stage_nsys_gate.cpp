@@ -175,10 +175,13 @@ std::string configured_gate(const PipelineRun& run) {
 // window-gated capture (unless the configured gate was that window), or keeps the ungated discovery capture as the
 // whole run; the whole captured window is the stage (selection, ncu without NVTX filter, inferred steps).
 std::optional<StageResult> follow_workload_scope(PipelineRun& run, const NsysInfo& nsys,
-                                                 const RangeDiscovery& discovery, Capture& probe, Capture& attempt) {
+                                                 const RangeDiscovery& discovery, Capture& probe, Capture& attempt,
+                                                 bool gate_tried) {
   const bool window = discovery.capture_range == "cudaProfilerApi" &&
                       run.config.nsys.capture_range != NsysCaptureRange::cuda_profiler_api;
-  run.capture_scope = configured_gate(run) + " never opened and " + discovery.why;
+  run.capture_scope = (gate_tried ? configured_gate(run) + " never opened and "
+                                  : "the first capture was discovery's (the bare run named no NVTX range), and ") +
+                      discovery.why;
   if (!window && discovery.capture_range == "cudaProfilerApi")
     run.capture_scope += " (the window did not open under nsys, so the whole run is taken instead)";
   run.whole_window_selection = true;
@@ -203,26 +206,88 @@ std::optional<StageResult> follow_workload_scope(PipelineRun& run, const NsysInf
   return std::nullopt;
 }
 
+// The discovery capture, and once more tracing forks when it held no kernel; a stopping problem is returned.
+std::optional<StageResult> discover(PipelineRun& run, const NsysInfo& nsys, Discovered& found) {
+  found.discovery = run_discovery(run, nsys, found.probe);
+  if (stops_the_stage(found.probe)) return found.probe.problem;
+  if (needs_forks_traced(run, found.discovery)) {
+    found.discovery = discover_with_forks_traced(run, nsys, found.probe);
+    if (stops_the_stage(found.probe)) return found.probe.problem;
+  }
+  return std::nullopt;
+}
+
+// Whether discovery saw the configured NVTX gate's range ("name" or "name@domain") among the workload's own.
+bool emits_gate(const RangeDiscovery& discovery, const std::string& gate) {
+  const auto at = gate.find('@');
+  const std::string name = gate.substr(0, at);
+  const std::string domain = at == std::string::npos ? "" : gate.substr(at + 1);
+  return std::any_of(discovery.ranges.begin(), discovery.ranges.end(), [&](const DiscoveredRange& range) {
+    return range.library.empty() && range.name == name && range.domain == domain;
+  });
+}
+
 }  // namespace
 
+bool discovers_before_gate(const PipelineRun& run, const WorkloadOutput& workload) {
+  const OnEmptyGate policy = run.config.run.on_empty_gate;
+  if (run.capture_range() != NsysCaptureRange::nvtx) return false;
+  if (policy != OnEmptyGate::diagnose && policy != OnEmptyGate::discover) return false;
+  return !workload.emitted_ranges || workload.emitted_ranges->names.empty();
+}
+
+std::optional<StageResult> capture_after_discovery(PipelineRun& run, const NsysInfo& nsys,
+                                                   const WorkloadOutput& workload, Capture& attempt,
+                                                   NsysOutput& output, bool& empty_gate) {
+  const std::string& gate = run.config.nsys.nvtx_capture;
+  run.say(kStage, "the bare run named no NVTX range (the workload writes no llmprof metrics), so the first capture "
+                  "is discovery's, without the gate: a workload with no range of its own then needs no capture "
+                  "gated on `" + gate + "` that would never open");
+  Discovered found;
+  if (auto stop = discover(run, nsys, found)) return stop;
+  empty_gate = true;
+  if (found.discovery && !found.discovery->own_ranges()) {
+    log_info(to_string(kStage), describe_discovery(found.discovery.value()));
+    return follow_workload_scope(run, nsys, found.discovery.value(), found.probe, attempt, false);
+  }
+  if (!found.discovery || emits_gate(found.discovery.value(), gate)) {
+    // A note: the run took one capture more than a workload whose bare run names its ranges (llmprof metrics).
+    run.note(kStage, found.discovery
+                         ? "discovery saw `" + gate + "` among the workload's ranges: capturing gated on it (a "
+                           "workload that writes llmprof metrics naming its ranges skips discovery)"
+                         : "discovery did not help (" + found.discovery.error().describe() + "): capturing gated on `" +
+                               gate + "` as configured");
+    attempt = capture(run, nsys, true, first_capture("profile.log"));
+    if (attempt.problem) return attempt.problem;
+    empty_gate = attempt.gate_never_opened;
+    if (!empty_gate) return std::nullopt;
+  }
+  // The gate never opened, or discovery showed that it cannot (the workload does not emit its range).
+  return handle_empty_gate(run, nsys, workload, attempt, output, &found);
+}
+
 std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& nsys, const WorkloadOutput& workload,
-                                             Capture& attempt, NsysOutput& output) {
+                                             Capture& attempt, NsysOutput& output, Discovered* earlier) {
   const bool profiler_window = run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api;
   const auto emitted = emitted_ranges(run, workload);
   std::string diagnosis = profiler_window
                               ? profiler_window_diagnosis(run.nvidia_driver())
                               : diagnose_empty_gate(run.config.nsys.nvtx_capture, emitted, run.config.run.stage);
+  if (earlier && !attempt.gated)  // discovery's capture came first and showed the gate's range is not emitted
+    diagnosis.replace(0, diagnosis.find(". ") + 2,
+                      "the NVTX gate nsys.nvtx_capture=\"" + run.config.nsys.nvtx_capture +
+                          "\" would never open (the workload does not emit its range), so no capture was gated on it. ");
   const OnEmptyGate policy = run.config.run.on_empty_gate;
   const bool names_unknown = profiler_window || !emitted || emitted->names.empty();
-  if (policy == OnEmptyGate::discover || (policy == OnEmptyGate::diagnose && names_unknown)) {
-    Capture probe;
-    run.say(kStage, "discovery: capturing once without the gate to name the ranges the workload emits");
-    auto discovery = run_discovery(run, nsys, probe);
-    if (stops_the_stage(probe)) return probe.problem;
-    if (needs_forks_traced(run, discovery)) {
-      discovery = discover_with_forks_traced(run, nsys, probe);
-      if (stops_the_stage(probe)) return probe.problem;
+  if (earlier || policy == OnEmptyGate::discover || (policy == OnEmptyGate::diagnose && names_unknown)) {
+    Discovered fresh;
+    if (!earlier) {
+      run.say(kStage, "discovery: capturing once without the gate to name the ranges the workload emits");
+      if (auto stop = discover(run, nsys, fresh)) return stop;
     }
+    Discovered& found = earlier ? *earlier : fresh;
+    Capture& probe = found.probe;
+    auto& discovery = found.discovery;
     if (!discovery) {
       diagnosis += " Discovery did not help: " + discovery.error().describe();
     } else {
@@ -230,7 +295,7 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& n
       diagnosis += " " + describe_discovery(discovery.value());
       if (!discovery->own_ranges()) {
         log_info(to_string(kStage), diagnosis);
-        return follow_workload_scope(run, nsys, discovery.value(), probe, attempt);
+        return follow_workload_scope(run, nsys, discovery.value(), probe, attempt, true);
       }
       if (policy == OnEmptyGate::discover) {
         run.note(kStage, diagnosis);
