@@ -130,7 +130,8 @@ pipeline() {
         --start-method spawn --front socket --serve-seconds 10 ;;
       engine-fork-join) profile engine-fork-join --preset serving -- python3 "$zoo/engine.py" --graphs \
         --start-method fork --front join --serve-seconds 10 ;;
-      engine-spawn-pipe) profile engine-spawn-pipe -- python3 "$zoo/engine.py" --graphs --nvtx vllm \
+      # vLLM's names (decode_batch, mixed_batch), none of them the default gate `decode`: the serving preset's.
+      engine-spawn-pipe) profile engine-spawn-pipe --preset serving -- python3 "$zoo/engine.py" --graphs --nvtx vllm \
         --start-method spawn --front pipe --serve-seconds 10 ;;
       engine-fork-ignore-term) profile engine-fork-ignore-term --preset serving -- python3 "$zoo/engine.py" \
         --nvtx sglang --start-method fork --front ignore-term --serve-seconds 10 ;;
