@@ -327,8 +327,8 @@ TEST_CASE("a daemon the workload leaves is named and ended after every stage, or
 
 // A plain `deep-profile run -- python3 script.py`, no option, of a program with no NVTX range of its own: its only
 // ranges are CCCL's scans and it opens its own cudaProfilerStart/Stop window (the exports: the recorded H100 serving
-// window made so, tests/support/library_range_exports.hpp). The fake nsys never opens the `decode` gate; its ungated
-// (discovery) capture exports the whole run, its cudaProfilerApi capture the window.
+// window made so, tests/support/library_range_exports.hpp). The fake nsys would never open the `decode` gate; its
+// ungated (discovery) capture exports the whole run, its cudaProfilerApi capture the window.
 TEST_CASE("a plain run of a program without NVTX of its own follows its window by itself", "[e2e][slow]") {
   EndToEnd e2e;
   const auto window = export_without_own_ranges(e2e.temp().path(), "window", {.cccl_scans = true});
@@ -347,9 +347,9 @@ TEST_CASE("a plain run of a program without NVTX of its own follows its window b
   const StageRecord& nsys = stage_of(manifest, "nsys");
   INFO("nsys: " << nsys.reason);
   REQUIRE(nsys.status == StageStatus::ok);
-  // The gate, discovery, the window: three profiles, the last following the workload's own window.
+  // Discovery (the bare run named no range), then the window: two profiles, none gated on `decode`.
   const std::string commands = read_file(e2e.main() / "nsys/cmd.txt");
-  CHECK(commands.find("--nvtx-capture=decode") != std::string::npos);
+  CHECK(commands.find("--nvtx-capture=decode") == std::string::npos);
   CHECK(commands.find("--capture-range=cudaProfilerApi") != std::string::npos);
   CHECK(fs::exists(e2e.main() / "nsys/discovery/profile.sqlite"));
   REQUIRE(manifest.capture.has_value());

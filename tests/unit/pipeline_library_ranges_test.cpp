@@ -468,3 +468,20 @@ TEST_CASE("metrics naming the gate's range: the gated capture first, no discover
   CHECK(has(captures[0], "--capture-range=nvtx"));
   CHECK_FALSE(fs::exists(bench.main() / "nsys/discovery"));
 }
+
+// A gate the user set to a range of their own is tried first even when the bare run names no range: it names a range
+// they know the workload emits.
+TEST_CASE("no metrics but a gate set to another range: the gated capture first, no discovery") {
+  Bench bench;
+  bench.config.nsys.nvtx_capture = "decode_step";
+  script_uninstrumented_workload(bench);
+  bench.runner.on(capture_range("nvtx"), report_at(bench.main() / "nsys/profile.nsys-rep"));
+  const fs::path decode = data_path("nsys-sqlite/eager.sqlite");
+  script_exports(bench, decode, decode);
+  bench.script_ncu_report();
+  bench.run();
+  const auto captures = bench.runs_of(nsys_capture());
+  REQUIRE(captures.size() == 1);
+  CHECK(has(captures[0], "--nvtx-capture=decode_step"));
+  CHECK_FALSE(fs::exists(bench.main() / "nsys/discovery"));
+}

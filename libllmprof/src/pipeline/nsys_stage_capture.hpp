@@ -51,9 +51,10 @@ struct Discovered {
 std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& nsys, const WorkloadOutput& workload,
                                              Capture& attempt, NsysOutput& output, Discovered* earlier = nullptr);
 
-// Whether the first capture is discovery's rather than the NVTX-gated one: the bare run named no range (a workload
-// that writes no llmprof metrics: every program nobody instrumented for this tool), and run.on_empty_gate would
-// take a discovery capture once the gate stayed shut. On the H100 a Hugging Face generate() with no NVTX of its own
+// Whether the first capture is discovery's rather than the NVTX-gated one: the gate is the default one (a gate set
+// to another range names one the user knows is there), the bare run named no range (a workload that writes no
+// llmprof metrics: every program nobody instrumented for this tool), and run.on_empty_gate would take a discovery
+// capture once the gate stayed shut. On the H100 a Hugging Face generate() with no NVTX of its own
 // ran whole three times under nsys (the gated attempt that never opened, discovery, its window); the gated attempt
 // only ever told that the gate stayed shut, which discovery tells too.
 bool discovers_before_gate(const PipelineRun& run, const WorkloadOutput& workload);

@@ -233,6 +233,8 @@ bool discovers_before_gate(const PipelineRun& run, const WorkloadOutput& workloa
   const OnEmptyGate policy = run.config.run.on_empty_gate;
   if (run.capture_range() != NsysCaptureRange::nvtx) return false;
   if (policy != OnEmptyGate::diagnose && policy != OnEmptyGate::discover) return false;
+  // A gate other than the default names a range the user knows the workload emits: it is tried first, as set.
+  if (run.config.nsys.nvtx_capture != NsysConfig{}.nvtx_capture) return false;
   return !workload.emitted_ranges || workload.emitted_ranges->names.empty();
 }
 
