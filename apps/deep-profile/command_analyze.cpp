@@ -22,7 +22,8 @@ const char* usage_text =
     "Re-analyses MAIN as it was profiled (its config.toml and nsys capture); an option given here overrides\n"
     "that, and the report says so. Reads MAIN/nsys/summary_<report>.csv, MAIN/ncu/raw.csv and\n"
     "MAIN/stage1/metrics.json (any of them may be missing) and writes MAIN/analysis/{kernels.csv,stages.csv,\n"
-    "report.json}. --json prints report.json instead of the summary. A run made under a launcher (MAIN/ranks/)\n"
+    "report.json}; report.json holds the verdict (the headline and ranked levers) the report opens with.\n"
+    "--json prints report.json instead of the summary. A run made under a launcher (MAIN/ranks/)\n"
     "also gets MAIN/analysis/ranks.{csv,md} from every rank's files, and the single-rank figures come from\n"
     "the rank ncu profiled (MAIN/ranks/r<k>/).\n\n"
     "exit codes: 0 written; 2 bad command line; 4 MAIN missing, empty or holding an unparsable input;\n"
@@ -192,8 +193,13 @@ int run_analyze(const std::vector<std::string>& args) {
     std::cerr << "deep-profile analyze: " << written.error().describe() << "\n";
     return exit_code_for(written.error());
   }
+  // Last: the verdict reads report.json, step_kinds.json and ranks.csv as written above.
+  const auto stored = llmprof::write_run_verdict(main);
+  if (!stored)
+    std::cerr << "deep-profile analyze: warning: the verdict (headline and levers) was not stored: "
+              << stored.error().describe() << "\n";
   if (line.values.count("json") != 0) {
-    std::cout << llmprof::analysis_report_json(*report);
+    std::cout << (stored ? stored.value() : llmprof::analysis_report_json(*report));
   } else {
     print_summary(std::cout, *report, directory);
   }

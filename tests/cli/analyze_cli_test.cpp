@@ -64,6 +64,10 @@ TEST_CASE("analyze --json prints report.json", "[cli]") {
   const auto json = boost::json::parse(result.out).as_object();
   CHECK(json.at("schema").as_string() == "llmprof.report/2");
   CHECK(result.out == read_file(dir / "run" / "analysis" / "report.json"));
+  // With the verdict analyze stores last: the headline of the main stage and its levers.
+  const auto& verdict = json.at("verdict").as_object();
+  CHECK(verdict.at("headline").as_string().starts_with("decode: "));
+  CHECK(verdict.at("stages").as_array().at(0).as_object().at("stage").as_string() == "decode");
 }
 
 TEST_CASE("a range named with a double quote and a pipe goes through analyze and report", "[cli]") {

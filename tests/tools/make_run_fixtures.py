@@ -15,6 +15,10 @@ Runs:
                         config ncu.set roofline -> full and run.top_n_kernels 10 -> 8
   h100-nsys-only        ncu skipped: efficiency fields null, no device peaks
 
+The report.json files follow schema llmprof.report/1, as an older analysis wrote them: they hold no stored verdict
+("verdict": the headline and levers), so their reports (tests/data/golden/) show the note saying how to get one. The
+stored verdict is tested on the recorded runs under examples/ (tests/unit/verdict_record_test.cpp).
+
 Usage: python3 tests/tools/make_run_fixtures.py   (rewrites the fixture directories)
 """
 import copy

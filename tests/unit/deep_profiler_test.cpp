@@ -13,9 +13,11 @@
 #include <thread>
 #include <tuple>
 
+#include "analysis/run_verdict.hpp"
 #include "core/text.hpp"
 #include "fake_process_runner.hpp"
 #include "llmprof/logging.hpp"
+#include "llmprof/report.hpp"
 #include "llmprof/ncu_progress.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/stop_signal_watcher.hpp"
@@ -127,6 +129,18 @@ TEST_CASE("a full run records every stage in order and profiles the selected ker
   CHECK(kernel_events == 4);  // 2 kernel lines from the first pass, 2 from the scripted follow-up pass
   CHECK(summary.total_bytes > 0);
   CHECK(summary.total_bytes == manifest.total_bytes);
+
+  // The analyze stage stored the verdict in report.json last, once the files it reads were written: the one the
+  // analysis computes from them, which the report renders.
+  const auto model = load_run_report(bench.main());
+  REQUIRE(model.has_value());
+  REQUIRE(model->verdict);
+  CHECK(model->verdict->headline == detail::summarize_run_verdict(*model).headline);
+  CHECK_THAT(model->verdict->headline, Catch::StartsWith("decode: "));
+  REQUIRE(model->verdict->stages.size() == 1);
+  CHECK(model->verdict->stages.front().stage == "decode");
+  CHECK(model->verdict->stages.front().main);
+  CHECK(model->verdict->stages.front().levers.size() == 5);
 }
 
 TEST_CASE("nsys.stats_extra_args and nsys.extra_args reach the nsys command lines") {

@@ -19,7 +19,8 @@
 #include "oracle.hpp"
 #include "parse/sqlite_database.hpp"
 #include "pipeline/nsys_capture.hpp"
-#include "report/report_levers.hpp"
+#include "analysis/run_verdict.hpp"
+#include "rundir/report_model_views.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;

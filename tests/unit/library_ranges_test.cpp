@@ -18,7 +18,7 @@
 #include "llmprof/sync_steps.hpp"
 #include "llmprof/timeline.hpp"
 #include "oracle.hpp"
-#include "report/report_inferred_steps.hpp"
+#include "rundir/inferred_steps.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;

@@ -1,5 +1,5 @@
-// The verdict's headline, its levers ranked by measured gain and the folded nested ranges, on the recorded
-// H100/H200 runs under examples/. Expected figures: tests/tools/verdict_levers_expected.py computes them from
+// The verdict's headline, its levers ranked by measured gain (computed by the analysis, stored in report.json) and
+// the folded nested ranges, on the recorded H100/H200 runs under examples/. Expected figures: tests/tools/verdict_levers_expected.py computes them from
 // the same run directories with nothing of libllmprof (tests/data/oracles/verdict_levers.txt); the headline
 // sentences are those figures rounded by hand, as written beside each.
 #include <catch2/catch.hpp>
@@ -11,7 +11,8 @@
 #include "core/format.hpp"
 #include "llmprof/report.hpp"
 #include "oracle.hpp"
-#include "report/report_levers.hpp"
+#include "analysis/run_verdict.hpp"
+#include "report/report_verdict.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -27,7 +28,7 @@ RunReportModel load_example(const std::string& relative) {
   return *model;
 }
 
-const detail::Lever& lever_named(const detail::StageLevers& levers, const std::string& name) {
+const VerdictLever& lever_named(const VerdictStage& levers, const std::string& name) {
   for (const auto& lever : levers.levers)
     if (lever.name == name) return lever;
   FAIL("no lever " << name);
@@ -47,7 +48,7 @@ void check_figure(const std::optional<double>& actual, const std::optional<doubl
   if (wanted) CHECK(*actual == Approx(*wanted).epsilon(1e-9));
 }
 
-void check_against_oracle(const detail::StageLevers& levers, const std::string& line) {
+void check_against_oracle(const VerdictStage& levers, const std::string& line) {
   INFO(line);
   check_figure(levers.step_ns, expected(line, "step_ns"), "step_ns");
   CHECK(levers.step_from_bare_run == (oracle_text("verdict_levers", line, "step_source") == "bare"));
@@ -78,7 +79,7 @@ TEST_CASE("the levers of the recorded runs are the oracle's figures") {
     REQUIRE_FALSE(verdict.stages.empty());
     for (const auto& levers : verdict.stages) {
       const std::string line =
-          std::string(run.label) + (levers.main ? " main " : " kind ") + levers.stage->name + ":";
+          std::string(run.label) + (levers.main ? " main " : " kind ") + levers.stage + ":";
       check_against_oracle(levers, line);
     }
   }
@@ -89,7 +90,7 @@ TEST_CASE("the 1b eager decode on the H100: launch overhead first, the HBM limit
   const auto verdict = detail::summarize_run_verdict(model);
   REQUIRE(verdict.stages.size() == 1);
   const auto& levers = verdict.stages.front();
-  CHECK(levers.stage->name == "decode");
+  CHECK(levers.stage == "decode");
   REQUIRE(levers.levers.size() == 5);
   // Ranked: gains now, then gains after another lever, then withheld.
   CHECK(levers.levers[0].name == "launch overhead");
@@ -134,7 +135,7 @@ TEST_CASE("a serving run: the main stage and each engine step kind get their lev
   const auto verdict = detail::summarize_run_verdict(model);
   REQUIRE(verdict.stages.size() == 2);
   CHECK(verdict.stages[0].main);
-  CHECK(verdict.stages[1].stage->name == "mixed_batch");
+  CHECK(verdict.stages[1].stage == "mixed_batch");
   CHECK_FALSE(verdict.stages[1].main);
   CHECK(lever_named(verdict.stages[1], "HBM limit").withheld == "no DRAM bytes measured by ncu for its kernels");
   // No bare run: the step is the steady-state mean under the profiler, 1.342 ms; 265.0 µs of GPU work: 5.06x;

@@ -13,7 +13,8 @@
 #include "llmprof/report.hpp"
 #include "oracle.hpp"
 #include "parse/sqlite_database.hpp"
-#include "report/report_levers.hpp"
+#include "analysis/run_verdict.hpp"
+#include "rundir/report_model_views.hpp"
 #include "report/report_step_unit.hpp"
 #include "report/report_view.hpp"
 #include "test_support.hpp"
@@ -135,8 +136,10 @@ TEST_CASE("every headline says per step only for a step, and its figures are its
     const auto verdict = detail::summarize_run_verdict(*model);
     REQUIRE_FALSE(verdict.stages.empty());
     const auto& levers = verdict.stages.front();
-    REQUIRE(levers.stage->name == shape.main);
-    const ReportStage& stage = *levers.stage;
+    REQUIRE(levers.stage == shape.main);
+    const ReportStage* named = detail::stage_named(*model, levers.stage);
+    REQUIRE(named != nullptr);
+    const ReportStage& stage = *named;
     const std::string line = line_of(shape, stage.name);
     const std::string basis = oracle_text("step_units", line, "basis");
     const double steps = oracle_figure("step_units", line, "steps");
@@ -225,7 +228,9 @@ TEST_CASE("on every recorded run, the headline's bytes and limits per step are i
     const auto verdict = detail::summarize_run_verdict(*model);
     if (verdict.stages.empty()) continue;
     const auto& levers = verdict.stages.front();
-    const ReportStage& stage = *levers.stage;
+    const ReportStage* named = detail::stage_named(*model, levers.stage);
+    REQUIRE(named != nullptr);
+    const ReportStage& stage = *named;
     INFO(run.string() << ": " << verdict.headline);
     const std::string markdown = render_markdown(*model);
     const auto row = stages_row(markdown, detail::stage_label(stage));

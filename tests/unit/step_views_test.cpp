@@ -16,7 +16,8 @@
 #include "llmprof/step_kinds.hpp"
 #include "llmprof/timeline.hpp"
 #include "parse/sqlite_database.hpp"
-#include "report/report_levers.hpp"
+#include "analysis/run_verdict.hpp"
+#include "rundir/report_model_views.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;

@@ -1,6 +1,6 @@
 // The records of analysis/report.json ("llmprof.report/2"): one set of types that the analysis writes
 // and the report and compare layers read back, through one field table per record
-// (src/rundir/report_model_json.cpp). A field added to a record here and to its table there is written by
+// (src/rundir/report_model_json.cpp), and RunReportModel, the run directory they are read into. A field added to a record here and to its table there is written by
 // `deep-profile analyze` and read by `deep-profile report` and `compare` alike.
 //
 // null in report.json is nullopt here ("not computed"), never a made-up 0. Fractions are 0..1,
@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,6 +18,8 @@
 
 #include "llmprof/choice.hpp"
 #include "llmprof/export.hpp"
+#include "llmprof/run_directory.hpp"
+#include "llmprof/timeline_record.hpp"
 
 namespace llmprof {
 
@@ -205,6 +208,189 @@ struct LLMPROF_API ReportNodeCapture {
     std::int64_t node_capture_ns = 0;
   };
   std::vector<RangeWall> range_walls;  // ranges present in both, in the first capture's order
+};
+
+// The verdict a stakeholder reads first (report.json "verdict"), computed by the analysis from the figures of
+// this model (analysis/run_verdict.cpp) and stored beside them, so that a harness reading report.json gets the
+// sentence the report opens with: one headline per run (what bounds the main stage, its biggest lever and the gain
+// that lever is measured to give) and, for the main stage and each engine step kind, the levers ranked by measured
+// gain. Every gain is a ratio of figures the report shows; where one is not measured, or its invariants fail, the
+// gain is withheld with the reason.
+
+// The report section that holds a lever's source figure (report.json "verdict.stages[].levers[].section").
+enum class ReportSection { bare_run, stages, stage_instances, ranks };
+inline std::span<const std::string_view> choice_names(ReportSection) noexcept {
+  static constexpr std::string_view names[] = {"bare_run", "stages", "stage_instances", "ranks"};
+  return names;
+}
+
+struct LLMPROF_API VerdictLever {
+  std::string name;  // "launch overhead", "HBM limit", "compute limit", "idle between graph replays", "straggler rank"
+  // The step time now over the step time with this lever pulled (> 1); nullopt when withheld.
+  std::optional<double> speedup;
+  std::string after;     // the lever that must be pulled first for this gain ("launch overhead"); "" for now
+  std::string figure;    // the measured figures the gain is computed from
+  std::string withheld;  // why there is no gain; "" when there is one
+  ReportSection section = ReportSection::stages;
+};
+
+struct LLMPROF_API VerdictStage {
+  std::string stage;  // the stage's qualified name (ReportStage::qualified_name)
+  bool main = false;  // the run's main stage (the profiled one); otherwise an engine step kind
+  // The step as it runs now: the bare run's time per decode step when the stage counts the bare run's decode
+  // steps, else its time per step under the profiler.
+  std::optional<double> step_ns;
+  bool step_from_bare_run = false;
+  std::optional<double> profiled_step_ns;       // the step under the profiler (timeline, else the Stages table)
+  std::optional<double> gpu_work_step_ns;       // the GPU's busy time per step (nsys SQLite timeline)
+  std::optional<double> hbm_limit_step_ns;      // measured DRAM bytes per step at the peak DRAM bandwidth
+  std::optional<double> compute_limit_step_ns;  // profiled FLOP per step at the dominant precision's peak
+  std::vector<VerdictLever> levers;             // ranked: gains now, then gains after another lever, then withheld
+};
+
+struct LLMPROF_API RunVerdict {
+  std::string headline;               // plain text; "" when no stage was measured
+  std::vector<VerdictStage> stages;   // the main stage first, then each step kind that is a stage
+};
+
+// report.json's top_kernel_selection, member for member (its `rule`, `more_coverage` and
+// `collectives_left_out` objects are records of their own), read through one field table. Keys a
+// report.json from before they existed lacks keep their defaults.
+struct LLMPROF_API ReportCoverageStep {
+  double target = 0;  // 0..1
+  bool reachable = true;
+  std::int64_t more_kernels = 0;  // beyond the selection
+};
+
+struct LLMPROF_API ReportSelectionRule {
+  std::string kind;              // "top_n", "coverage"; "" before the coverage rule existed (top-N)
+  std::optional<double> target;  // the coverage rule's target, 0..1
+  bool capped = false;           // the cap on distinct kernels stopped the coverage rule
+};
+
+struct LLMPROF_API ReportCollectivesLeftOut {
+  std::int64_t count = 0;       // collective kernels never profiled
+  std::optional<double> share;  // their share of the stage's kernel time
+};
+
+struct LLMPROF_API ReportTopKernelSelection {
+  std::string stage;
+  std::int64_t n = 0;
+  std::string kernel_regex;
+  std::optional<double> coverage;  // 0..1
+  ReportSelectionRule rule;
+  std::vector<ReportCoverageStep> more_coverage;
+  ReportCollectivesLeftOut collectives_left_out;
+  // report.json's ncu_coverage for this stage: of its kernel time, the share ncu measured and the share
+  // extrapolated from the same kernels' profiled configurations; nullopt without the plan's check.
+  std::optional<double> ncu_measured, ncu_extrapolated;
+  // The stage's recorded GPU time outside CUDA graph executions, 0..1, when its capture traced graphs
+  // whole (--cuda-graph-trace=graph): the kernel time the coverage is measured against is only that
+  // part, and the sentence says so instead of claiming the whole stage. From the report's timeline.
+  std::optional<double> listed_share_of_gpu_time;
+
+  // The coverage rule's target; nullopt under the top-N rule.
+  std::optional<double> coverage_target() const { return rule.kind == "coverage" ? rule.target : std::nullopt; }
+};
+
+// One step's exact command line, for "how to reproduce".
+struct LLMPROF_API ReproduceStep {
+  std::string stage;    // run.json stage name (stage1, nsys, ncu, ...)
+  std::string command;  // shell-quoted, as recorded
+  std::string source;   // "run.json" or the cmd.txt path it came from
+};
+
+// A stage that did not complete, from run.json.
+struct LLMPROF_API StageProblem {
+  std::string stage;
+  std::string status;  // skipped | failed | interrupted | pending | running
+  std::string reason;
+};
+
+struct LLMPROF_API RunEnvironmentSummary {
+  bool present = false;  // env.json was found and read
+  std::string host;
+  std::string os;
+  std::vector<GpuRecord> gpus;
+  std::vector<std::pair<std::string, std::string>> tool_versions;  // "nsys" -> "2025.3.1.0"
+};
+
+// One quantity of stage 1's repeated bare runs (stage1/repeats.json): "wall_s", "prefill_s", "decode_s".
+struct LLMPROF_API ReportRepeatQuantity {
+  std::string name;
+  std::vector<double> samples;  // seconds, one per run
+};
+
+// analysis/ranks.csv (a run under a launcher): the rank whose steps start latest, by its mean lag behind the
+// earliest rank at each step.
+struct LLMPROF_API ReportStraggler {
+  std::int64_t rank = 0;
+  double mean_step_start_lag_ns = 0;
+  std::int64_t ranks = 0;  // ranks in the file
+};
+
+// analysis/step_kinds.json's first window when its steps were inferred without NVTX step ranges (the capture holds
+// no range of the workload's own): the unit the headline speaks of, "the captured window: N steps inferred".
+struct LLMPROF_API ReportInferredSteps {
+  std::int64_t steps = 0;
+  std::int64_t step_time_ns = 0;  // summed over the steps (each: first launch to the later of its cut and GPU end)
+  std::int64_t gpu_busy_ns = 0;   // summed over the steps (the union of each step's GPU work)
+  bool step_time_recorded = true;  // false: a step_kinds.json written before kinds carried total_ns
+  // The two ways of finding the steps disagree (step_kinds.json figures_withheld): no per-step figure, and why.
+  bool figures_withheld = false;
+  std::string inference_check;
+  std::vector<std::pair<std::string, std::int64_t>> kinds;  // name, steps; as the file lists them
+  std::vector<std::int64_t> kind_p50_ns;                    // each kind's median step, in the same order
+};
+
+// A run directory read for a report (llmprof/report.hpp's load_run_report): report.json's records above, the
+// step records and run files beside it. The analysis computes the verdict from this model too, so the report's
+// figures and the verdict's cannot disagree.
+struct LLMPROF_API RunReportModel {
+  std::filesystem::path main_directory;
+  std::string run_id;  // run.json run_id, else the directory name
+  std::string created_utc;
+  std::string run_status;  // run.json status, "" when run.json is absent
+
+  // report.json
+  std::string schema;
+  ReportDevice device;
+  std::vector<ReportStage> stages;
+  std::vector<ReportKernel> kernels;  // sorted by total_time_ns descending, as written
+  std::optional<ReportTopKernelSelection> top_kernel_selection;
+  std::vector<std::string> warnings;
+  std::optional<TimelineReport> timeline;  // report.json "timeline", when the run has an SQLite export
+  std::optional<ReportNodeCapture> node_capture;
+  std::optional<ReportBareRun> bare_run;
+  std::vector<ReportRangeTiming> nvtx_ranges;
+  // report.json "verdict": the headline and the ranked levers as the analysis stored them; nullopt for a report.json
+  // written before the analysis stored them (the report then says how to get them: `deep-profile analyze MAIN`).
+  std::optional<RunVerdict> verdict;
+  // env.json "tools.nvidia_driver.present": false on a machine without an NVIDIA driver, where the
+  // report says plainly that kernel-level stages need a GPU; nullopt when not recorded.
+  std::optional<bool> nvidia_gpu_present;
+  std::vector<std::pair<std::string, std::string>> stage_warnings;  // run.json: (stage, warning)
+
+  std::vector<std::string> workload_argv;  // run.json workload, else inputs.json
+  RunEnvironmentSummary environment;
+  std::vector<std::pair<std::string, std::string>> config;  // config.toml flattened: "nsys.trace" -> TOML text
+  std::vector<StageProblem> stage_problems;
+  std::vector<ReproduceStep> reproduce;
+  std::vector<std::string> notes;  // what could not be read (absent env.json, ...), shown in the report
+  // analysis/ranks.md (runs under a launcher): the "Across ranks" section, Markdown; empty otherwise.
+  std::string cross_rank_markdown;
+  std::optional<ReportStraggler> straggler;  // analysis/ranks.csv; nullopt for a single rank
+  std::vector<std::string> step_kinds;       // analysis/step_kinds.json: the engine's step kinds, in file order
+  std::optional<ReportInferredSteps> inferred_steps;  // analysis/step_kinds.json, window 1, when inferred
+  // run.json capture.scope: how the run scoped the capture itself (the configured gate never opened and the workload
+  // emits no NVTX range of its own), shown beside the workload; empty when the capture is the configured one.
+  std::string capture_scope;
+
+  std::vector<ReportRepeatQuantity> repeats;  // stage1/repeats.json; empty when absent
+  // gpu_state.json: throttling / other processes seen around the GPU stages, and why there is no
+  // reading (nvidia-smi missing) when there is none.
+  std::vector<std::string> gpu_state_warnings;
+  std::string gpu_state_problem;
 };
 
 }  // namespace llmprof

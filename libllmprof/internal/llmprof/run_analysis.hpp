@@ -38,4 +38,11 @@ std::vector<StepKindReport> write_engine_steps(const std::filesystem::path& main
                                                StepWindow window, std::vector<std::string>& warnings,
                                                StepSource source = StepSource::automatic);
 
+// The verdict (the headline and the ranked levers, llmprof/report_model.hpp's RunVerdict) computed from the run's
+// report model and stored in MAIN/analysis/report.json as "verdict". Called last by the analyze stage and by
+// `deep-profile analyze MAIN`, after report.json, step_kinds.json and ranks.csv are written: the verdict reads them.
+// Returns report.json's text as written (what `deep-profile analyze --json` prints). Errors: those of load_run_report
+// (report.json absent or unreadable), or report.json cannot be rewritten.
+Result<std::string> write_run_verdict(const std::filesystem::path& main_directory);
+
 }  // namespace llmprof

@@ -53,6 +53,14 @@ void FigureChecker::non_negative(std::optional<std::int64_t>& value, std::string
   value.reset();
 }
 
+void FigureChecker::gain(std::optional<double>& value, std::string_view figure, std::string_view inputs) {
+  if (!value) return;
+  if (!std::isfinite(*value) || *value <= 1) {
+    withhold(figure, *value, "a gain is the step now over a shorter step: finite and > 1", inputs);
+    value.reset();
+  }
+}
+
 void FigureChecker::apply(FigureBound bound, std::optional<double>& value, std::string_view figure,
                           std::string_view inputs) {
   switch (bound) {
@@ -64,6 +72,8 @@ void FigureChecker::apply(FigureBound bound, std::optional<double>& value, std::
       return percent(value, figure, inputs);
     case FigureBound::non_negative:
       return non_negative(value, figure, inputs);
+    case FigureBound::gain:
+      return gain(value, figure, inputs);
   }
 }
 

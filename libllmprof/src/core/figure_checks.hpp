@@ -14,7 +14,8 @@
 namespace llmprof::detail {
 
 // The bound a figure keeps, named in the row of its record's field table (core/record_fields.hpp).
-enum class FigureBound { none, fraction, percent, non_negative };
+// gain: a speed-up, the time now over the time with a lever pulled, finite and > 1.
+enum class FigureBound { none, fraction, percent, non_negative, gain };
 
 class FigureChecker {
  public:
@@ -29,6 +30,8 @@ class FigureChecker {
   // >= 0 and finite (times, bytes, FLOP, rates).
   void non_negative(std::optional<double>& value, std::string_view figure, std::string_view inputs);
   void non_negative(std::optional<std::int64_t>& value, std::string_view figure, std::string_view inputs);
+  // > 1 and finite (a gain: a step now over the step with a lever pulled).
+  void gain(std::optional<double>& value, std::string_view figure, std::string_view inputs);
 
   // `bound` applied to a member of a record: an optional is withheld (reset); a plain number, which must stay a
   // number (a share, a coverage), falls back to 0 with the same warning; a count or time takes non_negative.

@@ -13,6 +13,7 @@
 // makes a figure and the report that reads it back apply one rule (withhold_impossible_figures,
 // rundir/report_model_json.hpp).
 //
+// An enum with spellings (llmprof/choice.hpp) is its spelling; reading any other text throws JsonFieldError.
 // A member may itself be a record with a table (nested object), a vector of such records (array of
 // objects), or an optional record (null when absent). Reading: unknown keys are ignored, an absent or
 // null key keeps the member's default (an optional becomes nullopt), a key of the wrong type throws
@@ -36,6 +37,7 @@
 #include "core/json_fields.hpp"
 #include "core/json_values.hpp"
 #include "core/text.hpp"
+#include "llmprof/choice.hpp"
 
 namespace llmprof::detail {
 
@@ -99,6 +101,12 @@ inline boost::json::value field_json(const std::vector<std::size_t>& values) {
   boost::json::array array;
   for (auto value : values) array.emplace_back(value);
   return array;
+}
+template <class Enum>
+concept ChoiceEnum = std::is_enum_v<Enum> && requires(Enum value) { choice_names(value); };
+template <ChoiceEnum Enum>
+boost::json::value field_json(Enum value) {
+  return boost::json::value(std::string(choice_name(value)));
 }
 template <TabledRecord Record>
 boost::json::value field_json(const Record& record) {
@@ -175,6 +183,15 @@ inline void read_field(const boost::json::object& object, std::string_view key, 
   }
 }
 
+template <ChoiceEnum Enum>
+void read_field(const boost::json::object& object, std::string_view key, const std::string& where, Enum& value) {
+  const auto text = json_string(object, key, where);
+  if (!text) return;
+  const auto parsed = parse_choice<Enum>(*text);
+  if (!parsed) throw JsonFieldError{where};
+  value = *parsed;
+}
+
 inline const boost::json::object* nested_object(const boost::json::object& object, std::string_view key,
                                                 const std::string& where) {
   const auto* found = object.if_contains(key);
@@ -213,6 +230,10 @@ inline std::string field_csv(std::int64_t value) { return std::to_string(value);
 inline std::string field_csv(std::size_t value) { return std::to_string(value); }
 inline std::string field_csv(const std::optional<std::int64_t>& value) {
   return value ? std::to_string(*value) : std::string();
+}
+template <ChoiceEnum Enum>
+std::string field_csv(Enum value) {
+  return std::string(choice_name(value));
 }
 inline std::string field_csv(double value) { return format_data_number(value); }
 inline std::string field_csv(const std::optional<double>& value) {

@@ -46,6 +46,9 @@ std::vector<FileFingerprint> fingerprint_workload_files(const std::vector<std::s
 ProbeOptions probe_options(const PipelineRun& run);
 
 AnalysisOptions analysis_options(const PipelineRun& run, const NsysOutput& nsys);
+// The verdict stored in analysis/report.json (write_run_verdict), last in the analyze stage; a failure is the
+// stage's warning, and the report then says the verdict was not stored.
+void store_verdict(PipelineRun& run);
 
 // MAIN/deep-profile.log for the lines this thread logs while the run goes on; null when
 // environment.attach_log_file is off, or when the file cannot be opened (then a warning says so: the run

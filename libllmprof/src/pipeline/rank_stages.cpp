@@ -331,6 +331,7 @@ Staged<AnalyzeOutput> run_ranked_analyze_stage(PipelineRun& run, const NsysOutpu
   if (auto written = write_analysis(report.value(), run.directory.analysis_dir()); !written) {
     return StageResult::failed("could not write the analysis: " + written.error().describe());
   }
+  store_verdict(run);
   StageReport& record = run.stage_report(Stage::analyze);
   for (const auto& file : {RunLayout::analysis_kernels(), RunLayout::analysis_stages(), RunLayout::analysis_report()})
     record.artifacts.push_back(file.string());

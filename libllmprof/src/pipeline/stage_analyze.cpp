@@ -15,6 +15,12 @@ AnalysisOptions analysis_options(const PipelineRun& run, const NsysOutput& nsys)
   return options;
 }
 
+void store_verdict(PipelineRun& run) {
+  if (auto stored = write_run_verdict(run.directory.path()); !stored)
+    run.warn(Stage::analyze, "the verdict (headline and levers) was not stored in analysis/report.json: " +
+                                 stored.error().describe());
+}
+
 Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys) {
   if (!run.config.run.enable_analyze) return StageResult::skipped("disabled (run.enable_analyze = false)");
   const RunLayout layout = run.directory.layout();
@@ -33,6 +39,7 @@ Staged<AnalyzeOutput> run_analyze_stage(PipelineRun& run, const NsysOutput& nsys
   for (const auto& warning : report->warnings) reported.warnings.push_back(warning);
   for (const auto& skipped : report->skipped) reported.warnings.push_back("not computed: " + skipped);
   write_step_kinds(run, report.value());
+  store_verdict(run);
   return {StageResult::ok(), AnalyzeOutput{.written = true}};
 }
 

@@ -72,14 +72,6 @@ std::string node_capture_scope(const RunReportModel& model, const TimelineStage*
 
 std::string share_text(double fraction) { return format_fraction_percent(fraction, PercentDigits::short_of_whole); }
 
-const TimelineStage* timeline_stage_of(const RunReportModel& model, const ReportStage& stage) {
-  if (!model.timeline) return nullptr;
-  const std::string name = qualified(stage);
-  for (const auto& timed : model.timeline->stages)
-    if (timed.qualified_name() == name) return measured(timed) ? &timed : nullptr;
-  return nullptr;
-}
-
 const TimelineStage* kernel_table_stage(const RunReportModel& model) {
   if (!model.timeline) return nullptr;
   if (model.top_kernel_selection) {

@@ -8,12 +8,12 @@
 #include <string>
 
 #include "llmprof/report.hpp"
+#include "rundir/report_model_views.hpp"
 
 namespace llmprof::detail {
 
-// The timeline stage behind a Stages row: same qualified name, and the timeline saw its GPU work or
-// its launches (then the analysis took the timeline's busy fraction and verdict for it). nullptr else.
-const TimelineStage* timeline_stage_of(const RunReportModel& model, const ReportStage& stage);
+// timeline_stage_of, the timeline stage behind a Stages row, is shared with the analysis:
+// rundir/report_model_views.hpp.
 
 // The timeline stage that stands for the kernel table: the ncu selection's stage when the timeline has
 // it, else the outermost stage with the most recorded GPU time. nullptr without a timeline.

@@ -16,8 +16,8 @@
 #include "llmprof/report.hpp"
 #include "llmprof/run_layout.hpp"
 #include "report/report_capture_scope.hpp"
-#include "report/report_inferred_steps.hpp"
-#include "report/report_levers.hpp"
+#include "rundir/inferred_steps.hpp"
+#include "report/report_step_records.hpp"
 #include "report/report_ranges.hpp"
 #include "report/report_repeats.hpp"
 #include "report/report_step_unit.hpp"
@@ -125,6 +125,20 @@ void withhold_read_figures(RunReportModel& model) {
     detail::FigureChecker check(model.warnings, "report.json top_kernel_selection");
     detail::check_record_bounds(*model.top_kernel_selection, check, "analysis/report.json top_kernel_selection");
   }
+  if (model.verdict) {
+    detail::FigureChecker check(model.warnings, "report.json verdict");
+    detail::withhold_impossible_figures(*model.verdict, check, "analysis/report.json");
+  }
+}
+
+// The headline and levers the analysis stored; absent in a report.json written before it stored them.
+void read_verdict(const json::object& root, RunReportModel& model) {
+  const auto* value = root.if_contains("verdict");
+  if (value == nullptr || value->is_null()) return;
+  if (!value->is_object()) throw JsonFieldError{"verdict"};
+  RunVerdict verdict;
+  detail::read_report_json(value->get_object(), "verdict.", verdict);
+  model.verdict = std::move(verdict);
 }
 
 void read_node_capture(const json::object& root, RunReportModel& model) {
@@ -169,6 +183,7 @@ void read_analysis(const json::object& root, RunReportModel& model) {
   detail::read_timeline(root, model);
   detail::annotate_selection_scope(model);
   detail::read_bare_run_and_ranges(root, model);
+  read_verdict(root, model);
   withhold_read_figures(model);
 }
 

@@ -1,7 +1,7 @@
-// The report's sections: titles, anchors, whether a run has them, and a verdict's class (see report_levers.hpp).
+// The report's sections: titles, anchors, whether a run has them (see report_sections.hpp).
 #include <array>
 
-#include "report/report_levers.hpp"
+#include "report/report_sections.hpp"
 
 namespace llmprof::detail {
 namespace {
@@ -45,11 +45,6 @@ bool has_section(const RunReportModel& model, ReportSection section) {
       return !model.cross_rank_markdown.empty();
   }
   return false;
-}
-
-std::string verdict_class(const std::string& verdict) {
-  const auto colon = verdict.find(':');
-  return colon == std::string::npos ? verdict : verdict.substr(0, colon);
 }
 
 }  // namespace llmprof::detail

@@ -1,5 +1,5 @@
 // What the report reads of the step records the analysis wrote: the step kinds (step_kinds.json) and the
-// straggler among ranks (ranks.csv) (see report_levers.hpp).
+// straggler among ranks (ranks.csv) (see report_step_records.hpp).
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -7,7 +7,7 @@
 #include "core/file_text.hpp"
 #include "core/json_fields.hpp"
 #include "llmprof/ranks_record.hpp"
-#include "report/report_levers.hpp"
+#include "report/report_step_records.hpp"
 
 namespace llmprof::detail {
 

@@ -7,71 +7,17 @@
 #include "core/format.hpp"
 #include "llmprof/choice.hpp"
 #include "report/report_capture_scope.hpp"
+#include "rundir/report_model_views.hpp"
 
 namespace llmprof::detail {
-namespace {
-
-std::optional<StepBasis> basis_of(const ReportStage& stage) { return parse_choice<StepBasis>(stage.step_basis); }
-
-std::string in_backticks(const std::string& name) { return "`" + name + "`"; }
-
-std::string count_text(const std::optional<double>& count) {
-  return count ? format_count(static_cast<std::int64_t>(std::llround(*count))) : std::string("?");
-}
-
-// The child range named in an analysis's steps_source ("48 `decode_step` ranges, one per step ...").
-std::string quoted_child(const std::string& source) {
-  const auto open = source.find('`');
-  const auto close = open == std::string::npos ? open : source.find('`', open + 1);
-  return close == std::string::npos ? std::string("its step") : source.substr(open, close - open + 1);
-}
-
-// The GPU launches one instance of the stage holds, from the timeline: "2,016 GPU launches" (of which graphs).
-std::string launches_per_instance(const RunReportModel& model, const ReportStage& stage) {
-  const TimelineStage* timed = timeline_stage_of(model, stage);
-  if (!timed || timed->cpu_duration.count <= 0 || timed->loss.launches <= 0) return "";
-  const auto per = [&](std::int64_t total) {
-    return format_count(static_cast<std::int64_t>(
-        std::llround(static_cast<double>(total) / static_cast<double>(timed->cpu_duration.count))));
-  };
-  std::string text = per(timed->loss.launches) + " GPU launches";
-  if (timed->loss.graph_launches > 0) text += " (" + per(timed->loss.graph_launches) + " of them CUDA graph launches)";
-  return text;
-}
-
-}  // namespace
-
-std::string step_definition(const RunReportModel& model, const ReportStage& stage) {
-  const auto basis = basis_of(stage);
-  if (!basis || !stage.steps) return "";
-  const std::string count = count_text(stage.steps);
-  switch (*basis) {
-    case StepBasis::step_range:
-      return "A step is one of its " + count + " " + quoted_child(stage.steps_source) + " ranges.";
-    case StepBasis::graph_launches:
-      return "A step is one of its " + count + " CUDA graph launches.";
-    case StepBasis::bare_run_tokens:
-      return "A step is one of its " + count + " decode steps (the bare run's new tokens).";
-    case StepBasis::inferred_steps:
-      return "A step is one of " + count + " steps inferred without NVTX.";
-    case StepBasis::own_range:
-      return "A step is one " + in_backticks(stage.name) + " range (" + count + " of them).";
-    case StepBasis::range_instances: {
-      const std::string launches = launches_per_instance(model, stage);
-      return "No step is known inside " + in_backticks(stage.name) + ": its figures are per range" +
-             (launches.empty() ? "" : ", which holds " + launches) + ".";
-    }
-  }
-  return "";
-}
 
 std::string steps_cell(const ReportStage& stage) {
-  const auto basis = basis_of(stage);
+  const auto basis = step_basis_of(stage);
   if (!basis || !stage.steps) return kNotComputed;
-  const std::string count = count_text(stage.steps);
+  const std::string count = step_count_text(stage.steps);
   switch (*basis) {
     case StepBasis::step_range:
-      return count + " " + quoted_child(stage.steps_source);
+      return count + " " + step_child_range(stage.steps_source);
     case StepBasis::graph_launches:
       return count + " graph launches";
     case StepBasis::bare_run_tokens:
@@ -93,7 +39,7 @@ std::string steps_caption(const RunReportModel& model) {
       "of the range is one step; \"ranges (no step)\" = no step is known inside the range, so its figures are per "
       "instance of it.";
   for (const auto& stage : model.stages) {
-    const auto basis = basis_of(stage);
+    const auto basis = step_basis_of(stage);
     if (!basis || *basis == StepBasis::own_range || *basis == StepBasis::range_instances) continue;
     text += " " + stage.name + ": " + stage.steps_source + ".";
   }
@@ -133,7 +79,7 @@ void complete_step_units(RunReportModel& model) {
     }
     if (inner) {
       set(stage, StepBasis::step_range, static_cast<double>(inner->cpu_duration.count),
-          count_text(static_cast<double>(inner->cpu_duration.count)) + " " + in_backticks(inner->name) +
+          step_count_text(static_cast<double>(inner->cpu_duration.count)) + " " + in_backticks(inner->name) +
               " ranges, taken as its steps (the range that repeats inside it; report.json predates step units)");
       steps_of_parent.push_back(inner->qualified_name());
       continue;

@@ -5,13 +5,11 @@
 #include <string>
 
 #include "llmprof/report.hpp"
+#include "rundir/report_model_views.hpp"
 
 namespace llmprof::detail {
 
-// One sentence saying which step the figures are per and what defined it: "A step is one of its 48 `decode_step`
-// ranges.", or, with no step known, "No step is known inside `decode`: its figures are per range, which holds
-// 2,016 GPU launches."; "" when the stage's steps are not counted at all.
-std::string step_definition(const RunReportModel& model, const ReportStage& stage);
+// step_definition, the sentence naming a stage's step, is shared with the analysis: rundir/report_model_views.hpp.
 
 // Short cell for the Stages table's Steps column: "48 `decode_step`", "128 tokens (bare run)", "64 graph launches",
 // "16 inferred", "128, one each", "2,048 ranges (no step)" ("1 range (no step)").

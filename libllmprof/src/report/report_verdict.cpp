@@ -5,8 +5,8 @@
 
 #include "core/format.hpp"
 #include "report/report_capture_scope.hpp"
-#include "report/report_levers.hpp"
 #include "report/report_ranges.hpp"
+#include "report/report_sections.hpp"
 #include "report/report_stage_bytes.hpp"
 #include "report/report_step_unit.hpp"
 #include "report/report_view.hpp"
@@ -20,18 +20,22 @@ struct LeverCells {
   std::string figures;
 };
 
-LeverCells lever_cells(const Lever& lever) {
+LeverCells lever_cells(const VerdictLever& lever) {
   if (lever.speedup)
     return {format_factor(*lever.speedup) + (lever.after.empty() ? "" : " once " + lever.after + " is gone"),
             lever.figure};
   return {kNotComputed, "withheld: " + lever.withheld + (lever.figure.empty() ? "" : "; " + lever.figure)};
 }
 
-std::string levers_caption(const RunReportModel& model, const StageLevers& levers) {
-  const std::string noun = levers.stage->step_noun();
-  const std::string unit = step_definition(model, *levers.stage);
-  return std::string("Levers for ") + (levers.main ? "the main stage " : "the step kind ") + levers.stage->name +
-         ", by measured gain (the " + noun + " now over the " + noun + " with the lever pulled" +
+// The caption names the stage the stored record names; a record naming a stage report.json does not hold (a hand-edited
+// file) still reads, by the name it gives.
+std::string levers_caption(const RunReportModel& model, const VerdictStage& levers) {
+  const ReportStage* stage = stage_named(model, levers.stage);
+  const std::string noun = stage ? stage->step_noun() : "step";
+  const std::string unit = stage ? step_definition(model, *stage) : "";
+  return std::string("Levers for ") + (levers.main ? "the main stage " : "the step kind ") +
+         (stage ? stage->name : levers.stage) + ", by measured gain (the " + noun + " now over the " + noun +
+         " with the lever pulled" +
          (levers.step_ns ? ": " + format_duration_ns(*levers.step_ns) + " per " + noun + " " +
                                (levers.step_from_bare_run ? "in the bare run" : "under the profiler")
                          : std::string()) +
@@ -96,7 +100,7 @@ std::string folded_names(const VerdictGroup& group) {
   return names;
 }
 
-void write_levers_markdown(const RunReportModel& model, const StageLevers& levers, std::ostream& out) {
+void write_levers_markdown(const RunReportModel& model, const VerdictStage& levers, std::ostream& out) {
   out << markdown_cell(levers_caption(model, levers))
       << ":\n\n| Lever | Gain | Measured | Section |\n|---|--:|---|---|\n";
   for (const auto& lever : levers.levers) {
@@ -150,7 +154,7 @@ void write_stage_verdicts_markdown(const RunReportModel& model, std::ostream& ou
   }
 }
 
-void write_levers_html(const RunReportModel& model, const StageLevers& levers, std::ostream& out) {
+void write_levers_html(const RunReportModel& model, const VerdictStage& levers, std::ostream& out) {
   out << "<table class=\"levers\"><caption>" << html_escape(levers_caption(model, levers))
       << "</caption><thead><tr><th>Lever</th><th class=\"num\">Gain</th><th>Measured</th><th>Section</th></tr>"
          "</thead><tbody>";
@@ -235,10 +239,53 @@ void write_stage_verdicts_html(const RunReportModel& model, std::ostream& out) {
 
 }  // namespace
 
+std::string verdict_not_stored() {
+  return "No verdict stored: this analysis/report.json was written before the analysis stored its headline and "
+         "levers; run `deep-profile analyze` on this run directory to compute them.";
+}
+
+std::vector<VerdictGroup> fold_stage_verdicts(const RunReportModel& model) {
+  auto parent_of = [&](const ReportStage& stage) -> const ReportStage* {
+    if (!stage.parent || stage.parent->empty()) return nullptr;
+    for (const auto& other : model.stages)
+      if (&other != &stage && (other.qualified_name() == *stage.parent || other.name == *stage.parent) &&
+          other.domain == stage.domain)
+        return &other;
+    return nullptr;
+  };
+  // A stage's head: the furthest ancestor reached through parents of the same verdict class; the main stage,
+  // the one the headline speaks of, always heads its own group.
+  const ReportStage* main = main_stage(model);
+  auto head_of = [&](const ReportStage& stage) {
+    const ReportStage* head = &stage;
+    const std::string kind = verdict_class(stage.verdict);
+    for (const ReportStage* up = parent_of(stage);
+         head != main && up != nullptr && up != &stage && verdict_class(up->verdict) == kind; up = parent_of(*up)) {
+      head = up;
+      if (head->level <= 0) break;
+    }
+    return head;
+  };
+  std::vector<VerdictGroup> groups;
+  for (const auto& stage : model.stages) {
+    if (stage.verdict.empty()) continue;
+    const ReportStage* head = head_of(stage);
+    auto found = std::find_if(groups.begin(), groups.end(), [&](const VerdictGroup& g) { return g.head == head; });
+    if (found == groups.end()) {
+      groups.push_back({head, {}});
+      found = groups.end() - 1;
+    }
+    if (head != &stage) found->folded.push_back(&stage);
+  }
+  return groups;
+}
+
 void write_headline_markdown(const RunReportModel& model, std::ostream& out) {
   if (model.nvidia_gpu_present == false) return;
-  if (const RunVerdict verdict = summarize_run_verdict(model); !verdict.headline.empty())
-    out << "**" << markdown_cell(verdict.headline) << "**\n\n";
+  if (!model.verdict)
+    out << "*" << markdown_cell(verdict_not_stored()) << "*\n\n";
+  else if (!model.verdict->headline.empty())
+    out << "**" << markdown_cell(model.verdict->headline) << "**\n\n";
 }
 
 void write_verdict_markdown(const RunReportModel& model, std::ostream& out) {
@@ -247,7 +294,8 @@ void write_verdict_markdown(const RunReportModel& model, std::ostream& out) {
     out << "**" << no_gpu_statement() << "**\n\n";
     return;
   }
-  for (const auto& levers : summarize_run_verdict(model).stages) write_levers_markdown(model, levers, out);
+  if (model.verdict)
+    for (const auto& levers : model.verdict->stages) write_levers_markdown(model, levers, out);
   write_stage_verdicts_markdown(model, out);
 }
 
@@ -257,9 +305,13 @@ void write_verdict_html(const RunReportModel& model, std::ostream& out) {
     out << "<p class=\"lead\"><strong>" << html_escape(no_gpu_statement()) << "</strong></p></section>\n";
     return;
   }
-  const RunVerdict verdict = summarize_run_verdict(model);
-  if (!verdict.headline.empty()) out << "<p class=\"headline\" id=\"headline\">" << html_escape(verdict.headline) << "</p>";
-  for (const auto& levers : verdict.stages) write_levers_html(model, levers, out);
+  if (!model.verdict) {
+    out << "<p class=\"note\" id=\"headline\">" << html_escape(verdict_not_stored()) << "</p>";
+  } else {
+    if (!model.verdict->headline.empty())
+      out << "<p class=\"headline\" id=\"headline\">" << html_escape(model.verdict->headline) << "</p>";
+    for (const auto& levers : model.verdict->stages) write_levers_html(model, levers, out);
+  }
   write_tiles_html(model, out);
   write_stage_verdicts_html(model, out);
   out << "</section>\n";

@@ -218,6 +218,47 @@ struct RecordTable<ReportNodeCapture> {
   };
 };
 
+// The verdict (report.json "verdict"): each lever's gain must be a gain, and each step figure a time.
+template <>
+struct RecordTable<VerdictLever> {
+  static constexpr RecordField<VerdictLever> fields[] = {
+      name_field<&VerdictLever::name>("name"),
+      field<&VerdictLever::speedup>("speedup").within(FigureBound::gain, "the step now / the step with the lever pulled"),
+      field<&VerdictLever::after>("after"),
+      field<&VerdictLever::figure>("figure"),
+      field<&VerdictLever::withheld>("withheld"),
+      field<&VerdictLever::section>("section"),
+  };
+};
+
+template <>
+struct RecordTable<VerdictStage> {
+  static constexpr RecordField<VerdictStage> fields[] = {
+      name_field<&VerdictStage::stage>("stage"),
+      field<&VerdictStage::main>("main"),
+      field<&VerdictStage::step_ns>("step_ns")
+          .within(FigureBound::non_negative, "the bare run's time per token, else the stage's step under the profiler"),
+      field<&VerdictStage::step_from_bare_run>("step_from_bare_run"),
+      field<&VerdictStage::profiled_step_ns>("profiled_step_ns")
+          .within(FigureBound::non_negative, "the timeline's steady-state step, else stages[].step_ns"),
+      field<&VerdictStage::gpu_work_step_ns>("gpu_work_step_ns")
+          .within(FigureBound::non_negative, "the timeline's GPU busy time / steps"),
+      field<&VerdictStage::hbm_limit_step_ns>("hbm_limit_step_ns")
+          .within(FigureBound::non_negative, "stages[].dram_bytes_per_step / device.peak_dram_bytes_per_s"),
+      field<&VerdictStage::compute_limit_step_ns>("compute_limit_step_ns")
+          .within(FigureBound::non_negative, "stages[].flop / steps / the dominant precision's peak FLOP/s"),
+      field<&VerdictStage::levers>("levers"),
+  };
+};
+
+template <>
+struct RecordTable<RunVerdict> {
+  static constexpr RecordField<RunVerdict> fields[] = {
+      field<&RunVerdict::headline>("headline"),
+      field<&RunVerdict::stages>("stages"),
+  };
+};
+
 namespace {
 
 json::object peaks_json(const ReportDevicePeaks& peaks) {
@@ -260,6 +301,7 @@ json::object report_json(const ReportKernel& kernel) { return write_record(kerne
 json::object report_json(const ReportBareRun& run) { return write_record(run); }
 json::object report_json(const ReportRangeTiming& range) { return write_record(range); }
 json::object report_json(const ReportNodeCapture& capture) { return write_record(capture); }
+json::object report_json(const RunVerdict& verdict) { return write_record(verdict); }
 
 void read_report_json(const json::object& object, const std::string& where, ReportDevice& device) {
   read_peaks(object, where, device);
@@ -286,6 +328,10 @@ void read_report_json(const json::object& object, const std::string& where, Repo
   read_record(object, where, capture);
 }
 
+void read_report_json(const json::object& object, const std::string& where, RunVerdict& verdict) {
+  read_record(object, where, verdict);
+}
+
 void withhold_impossible_figures(ReportStage& stage, FigureChecker& check, std::string_view file,
                                  std::span<const std::string_view> only) {
   check_record_bounds(stage, check, file, only);
@@ -295,6 +341,24 @@ void withhold_impossible_figures(ReportStage& stage, FigureChecker& check, std::
 }
 void withhold_impossible_figures(ReportKernel& kernel, FigureChecker& check, std::string_view file) {
   check_record_bounds(kernel, check, file);
+}
+
+void withhold_impossible_figures(RunVerdict& verdict, FigureChecker& check, std::string_view file) {
+  for (std::size_t i = 0; i < verdict.stages.size(); ++i) {
+    auto& stage = verdict.stages[i];
+    const std::string where = std::string(file) + (file.empty() ? "" : " ") + "verdict.stages[" + std::to_string(i) + "]";
+    check_record_bounds(stage, check, file.empty() ? std::string_view() : std::string_view(where), {}, stage.stage);
+    for (auto& lever : stage.levers) {
+      const bool had_gain = lever.speedup.has_value();
+      check_record_bounds(lever, check, file.empty() ? std::string_view() : std::string_view(where), {},
+                          stage.stage + "' lever '" + lever.name);
+      // A gain withheld here needs its reason in the lever's row too, not an empty "withheld:".
+      if (had_gain && !lever.speedup && lever.withheld.empty()) {
+        lever.withheld = "its gain cannot be true (see the warnings)";
+        lever.after.clear();
+      }
+    }
+  }
 }
 
 std::string report_csv(const std::vector<ReportStage>& stages) { return write_csv(stages); }

@@ -22,6 +22,7 @@ boost::json::object report_json(const ReportKernel& kernel);
 boost::json::object report_json(const ReportBareRun& run);
 boost::json::object report_json(const ReportRangeTiming& range);
 boost::json::object report_json(const ReportNodeCapture& capture);
+boost::json::object report_json(const RunVerdict& verdict);
 
 // The record read back. Unknown fields are ignored; an absent or null field keeps the record's
 // default; a known field of the wrong type, or an empty required name, throws JsonFieldError naming
@@ -32,6 +33,7 @@ void read_report_json(const boost::json::object& object, const std::string& wher
 void read_report_json(const boost::json::object& object, const std::string& where, ReportBareRun& run);
 void read_report_json(const boost::json::object& object, const std::string& where, ReportRangeTiming& range);
 void read_report_json(const boost::json::object& object, const std::string& where, ReportNodeCapture& capture);
+void read_report_json(const boost::json::object& object, const std::string& where, RunVerdict& verdict);
 
 // Withholds each figure of the record that breaks the bound its table row names (a fraction, a percentage of peak,
 // a finite amount >= 0), with a warning from `check` naming the figure and what it came from: the row's inputs
@@ -41,6 +43,9 @@ void read_report_json(const boost::json::object& object, const std::string& wher
 void withhold_impossible_figures(ReportStage& stage, FigureChecker& check, std::string_view file = {},
                                  std::span<const std::string_view> only = {});
 void withhold_impossible_figures(ReportKernel& kernel, FigureChecker& check, std::string_view file = {});
+// The verdict's step figures (times >= 0) and its levers' gains (> 1); a gain withheld here gets a reason in its
+// lever's `withheld`, so the lever's row never reads an empty reason.
+void withhold_impossible_figures(RunVerdict& verdict, FigureChecker& check, std::string_view file = {});
 
 // analysis/stages.csv and analysis/kernels.csv from the same tables: one column per field of the record, named
 // and ordered as in report.json (a list field such as kernels[].stages joined with ';', null an empty cell, numbers

@@ -1,5 +1,5 @@
-// The inferred steps' headline (see report_inferred_steps.hpp).
-#include "report/report_inferred_steps.hpp"
+// The inferred steps' headline (see inferred_steps.hpp).
+#include "rundir/inferred_steps.hpp"
 
 #include <algorithm>
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "llmprof/report.hpp"
+#include "llmprof/report_model.hpp"
 #include "llmprof/result.hpp"
 #include "llmprof/run_layout.hpp"
 
