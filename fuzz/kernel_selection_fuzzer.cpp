@@ -6,7 +6,7 @@
 // (kernel_selection_json) it reads as the same selection (the writer and the reader cannot drift).
 #include <boost/json/serialize.hpp>
 
-#include "analysis/kernel_selection_json.hpp"
+#include "rundir/kernel_selection_json.hpp"
 #include "core/json_fields.hpp"
 #include "fuzz_support.hpp"
 

@@ -300,16 +300,18 @@ TEST_CASE("the ncu plan's check says which part of the ncu coverage was measured
     CHECK(json.at("ncu_coverage").at("reached").as_double() == Approx(0.95));
   }
   SECTION("the report's selection line says the split") {
-    ReportTopKernelSelection selection;
+    KernelSelection selection;
     selection.stage = "decode";
     selection.n = 19;
     selection.coverage = 0.909;
-    selection.rule = {.kind = "coverage", .target = 0.9};
-    selection.ncu_measured = 0.878;
-    selection.ncu_extrapolated = 0.023;
-    CHECK_THAT(describe_kernel_selection(selection), Catch::Contains("with ncu data: measured 88%, extrapolated 2.3%"));
-    selection.ncu_measured.reset();
-    CHECK_THAT(describe_kernel_selection(selection), !Catch::Contains("with ncu data"));
+    selection.coverage_target = 0.9;
+    SelectionCoverageNotes notes;
+    notes.ncu_measured = 0.878;
+    notes.ncu_extrapolated = 0.023;
+    CHECK_THAT(describe_kernel_selection(selection, notes),
+               Catch::Contains("with ncu data: measured 88%, extrapolated 2.3%"));
+    notes.ncu_measured.reset();
+    CHECK_THAT(describe_kernel_selection(selection, notes), !Catch::Contains("with ncu data"));
   }
   SECTION("a plan written before the split: nothing made up") {
     write_file(dir.path() / "ncu" / "plan.json", R"({"stage":"decode","check":{"coverage_reached":0.95}})");

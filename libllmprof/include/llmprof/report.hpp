@@ -22,8 +22,11 @@ namespace llmprof {
 
 // "Kernels profiled with ncu: the top 10 of stage decode, covering 70.7% of its kernel time; 3 more kernels
 // for 80%, ...; 2 collective kernels (12% of its kernel time) left out: ncu cannot replay collectives."
-// Plain text: the renderers escape it.
-LLMPROF_API std::string describe_kernel_selection(const ReportTopKernelSelection& selection);
+// Plain text: the renderers escape it. `notes` adds what report.json says of the selection beyond the record (ncu's
+// measured and extrapolated shares, the share of GPU time the capture lists); with figures_withheld set, the
+// coverage figures are not stated (the warnings say which broke its bound).
+LLMPROF_API std::string describe_kernel_selection(const KernelSelection& selection,
+                                                  const SelectionCoverageNotes& notes = {});
 
 // Reads MAIN. Errors: report.json absent (not_found, hint: run `deep-profile analyze MAIN`), or any
 // present file unparsable / with a known field of the wrong type (parse_error naming file and field).

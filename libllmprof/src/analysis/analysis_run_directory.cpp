@@ -6,7 +6,7 @@
 #include <boost/json/parse.hpp>
 
 #include "analysis/analysis_model.hpp"
-#include "analysis/kernel_selection_json.hpp"
+#include "rundir/kernel_selection_json.hpp"
 #include "core/file_text.hpp"
 #include "core/json_fields.hpp"
 #include "llmprof/analysis.hpp"

@@ -9,7 +9,7 @@
 #include <boost/json/value.hpp>
 
 #include "analysis/analysis_model.hpp"
-#include "analysis/kernel_selection_json.hpp"
+#include "rundir/kernel_selection_json.hpp"
 #include "rundir/timeline_record_json.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_pretty.hpp"

@@ -302,6 +302,7 @@ Result<KernelSelection> select_top_kernels(const NsysStats& stats, const TopKern
     names.push_back(kernel.name);
     selection.kernels.push_back(make_selected(kernel, request, selection.stage_kernel_time_ns));
   }
+  selection.n = selection.kernels.size();
   selection.coverage = selection.stage_kernel_time_ns > 0
                            ? static_cast<double>(selected_time_ns) / static_cast<double>(selection.stage_kernel_time_ns)
                            : 0.0;

@@ -53,6 +53,25 @@ struct RecordField {
   std::string_view inputs;
   std::string (*inputs_of)(const Record&) = nullptr;
   void (*check)(Record&, FigureChecker&, FigureBound, std::string_view figure, std::string_view inputs) = nullptr;
+  // A file that must hold the key (require_record_keys; read_record alone keeps the default of an absent key).
+  bool required = false;
+  // The key is written only when this holds (nullptr: always), for a key that belongs to one variant of a record.
+  bool (*written)(const Record&) = nullptr;
+  // A nested object whose keys are rows over this same record (group_field), or, for require_record_keys, the
+  // required keys of a nested record or of each record of an array.
+  std::span<const RecordField> (*group)() = nullptr;
+  void (*require_nested)(const boost::json::value&, const std::string& where) = nullptr;
+
+  constexpr RecordField required_key() const {
+    RecordField row = *this;
+    row.required = true;
+    return row;
+  }
+  constexpr RecordField written_when(bool (*when)(const Record&)) const {
+    RecordField row = *this;
+    row.written = when;
+    return row;
+  }
 
   constexpr RecordField within(FigureBound figure_bound, std::string_view from) const {
     RecordField row = *this;
@@ -84,6 +103,9 @@ template <TabledRecord Record>
 boost::json::object write_record(const Record& record);
 template <TabledRecord Record>
 void read_record(const boost::json::object& object, const std::string& where, Record& record);
+
+template <TabledRecord Record>
+void require_record_keys(const boost::json::object& object, const std::string& where);
 
 // --- one value <-> JSON, by the member's type --------------------------------------------------------
 
@@ -262,6 +284,24 @@ constexpr RecordField<typename MemberPointer<decltype(Member)>::RecordType> fiel
                 Record& record) { read_field(object, name, where, record.*Member); };
   if constexpr (requires(const Value& value) { field_csv(value); })
     row.csv = [](const Record& record) { return field_csv(record.*Member); };
+  if constexpr (TabledRecord<Value>) {
+    row.require_nested = [](const boost::json::value& value, const std::string& where) {
+      if (value.is_object()) require_record_keys<Value>(value.get_object(), where + ".");
+    };
+  } else if constexpr (requires { typename Value::value_type; } && !std::is_same_v<Value, std::string>) {
+    if constexpr (TabledRecord<typename Value::value_type>) {
+      row.require_nested = [](const boost::json::value& value, const std::string& where) {
+        if (!value.is_array()) return;
+        std::size_t index = 0;
+        for (const auto& element : value.get_array()) {
+          if (element.is_object())
+            require_record_keys<typename Value::value_type>(element.get_object(),
+                                                            where + "[" + std::to_string(index) + "].");
+          ++index;
+        }
+      };
+    }
+  }
   if constexpr (requires(Value& value, FigureChecker& checker) {
                   checker.apply(FigureBound::none, value, std::string_view(), std::string_view());
                 })
@@ -297,18 +337,82 @@ constexpr auto computed_field(std::string_view key) {
   return row;
 }
 
+// A nested object of rows over the same record: `group_field<Record, &rule_rows>("rule")`, where rule_rows returns
+// the rows of the object's keys. The file nests what the record holds flat.
+template <class Record, std::span<const RecordField<Record>> (*Rows)()>
+constexpr RecordField<Record> group_field(std::string_view key) {
+  RecordField<Record> row;
+  row.key = key;
+  row.group = Rows;
+  row.write = [](const Record& record) {
+    boost::json::object object;
+    for (const auto& nested : Rows())
+      if (nested.written == nullptr || nested.written(record)) object[nested.key] = nested.write(record);
+    return boost::json::value(std::move(object));
+  };
+  row.read = [](const boost::json::object& object, std::string_view name, const std::string& where, Record& record) {
+    if (const auto* nested = nested_object(object, name, where))
+      for (const auto& inner : Rows()) inner.read(*nested, inner.key, where + "." + std::string(inner.key), record);
+  };
+  return row;
+}
+
 // --- the record walks ---------------------------------------------------------------------------------
 
 template <TabledRecord Record>
 boost::json::object write_record(const Record& record) {
   boost::json::object object;
-  for (const auto& row : record_fields<Record>()) object[row.key] = row.write(record);
+  for (const auto& row : record_fields<Record>())
+    if (row.written == nullptr || row.written(record)) object[row.key] = row.write(record);
   return object;
+}
+
+// The rows marked required_key(), here and in nested records and groups: each must be present and not null, or
+// JsonFieldError names it (`where` + the key). For a file whose keys a reader relies on (read_record alone reads a
+// key's absence as its default).
+template <class Record>
+void require_rows(std::span<const RecordField<Record>> rows, const boost::json::object& object,
+                  const std::string& where) {
+  for (const auto& row : rows) {
+    const std::string key = where + std::string(row.key);
+    const auto* value = object.if_contains(row.key);
+    const bool present = value != nullptr && !value->is_null();
+    if (row.required && !present) throw JsonFieldError{key};
+    if (!present) continue;
+    if (row.group != nullptr && value->is_object()) require_rows(row.group(), value->get_object(), key + ".");
+    if (row.require_nested != nullptr) row.require_nested(*value, key);
+  }
+}
+
+template <TabledRecord Record>
+void require_record_keys(const boost::json::object& object, const std::string& where) {
+  require_rows(record_fields<Record>(), object, where);
 }
 
 template <TabledRecord Record>
 void read_record(const boost::json::object& object, const std::string& where, Record& record) {
   for (const auto& row : record_fields<Record>()) row.read(object, row.key, where + std::string(row.key), record);
+}
+
+// check_record_bounds' walk; a group's rows are named by their path ("collectives_left_out.share").
+template <class Record>
+void check_rows_bounds(std::span<const RecordField<Record>> rows, Record& record, FigureChecker& check,
+                       std::string_view file, std::span<const std::string_view> only, std::string_view owner,
+                       const std::string& prefix) {
+  for (const auto& row : rows) {
+    if (row.group != nullptr) {
+      check_rows_bounds(row.group(), record, check, file, only, owner, prefix + std::string(row.key) + ".");
+      continue;
+    }
+    if (row.bound == FigureBound::none || row.check == nullptr) continue;
+    if (!only.empty() && std::find(only.begin(), only.end(), row.key) == only.end()) continue;
+    const std::string inputs = !file.empty()              ? std::string(file)
+                               : row.inputs_of != nullptr ? row.inputs_of(record)
+                                                          : std::string(row.inputs);
+    const std::string key = prefix + std::string(row.key);
+    const std::string figure = owner.empty() ? key : key + " of '" + std::string(owner) + "'";
+    row.check(record, check, row.bound, figure, inputs);
+  }
 }
 
 // Withholds each figure of `record` that breaks the bound of its row, with a warning (FigureChecker) naming what
@@ -318,16 +422,7 @@ void read_record(const boost::json::object& object, const std::string& where, Re
 template <TabledRecord Record>
 void check_record_bounds(Record& record, FigureChecker& check, std::string_view file = {},
                          std::span<const std::string_view> only = {}, std::string_view owner = {}) {
-  for (const auto& row : record_fields<Record>()) {
-    if (row.bound == FigureBound::none || row.check == nullptr) continue;
-    if (!only.empty() && std::find(only.begin(), only.end(), row.key) == only.end()) continue;
-    const std::string inputs = !file.empty()              ? std::string(file)
-                               : row.inputs_of != nullptr ? row.inputs_of(record)
-                                                          : std::string(row.inputs);
-    const std::string figure =
-        owner.empty() ? std::string(row.key) : std::string(row.key) + " of '" + std::string(owner) + "'";
-    row.check(record, check, row.bound, figure, inputs);
-  }
+  check_rows_bounds(record_fields<Record>(), record, check, file, only, owner, "");
 }
 
 template <TabledRecord Record>

@@ -4,12 +4,12 @@
 #include <boost/json.hpp>
 #include <sstream>
 
-#include "analysis/kernel_selection_json.hpp"
 #include "core/format.hpp"
 #include "llmprof/kernel_selection.hpp"
 #include "llmprof/ncu_plan.hpp"
 #include "pipeline/ncu_pass.hpp"
 #include "pipeline/stage_choice.hpp"
+#include "rundir/kernel_selection_json.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
@@ -17,11 +17,10 @@ namespace {
 
 constexpr Stage kStage = Stage::select;
 
-std::string selection_json(const KernelSelection& selection, std::int64_t launch_count) {
-  boost::json::object document = kernel_selection_json(selection);
-  document["schema"] = "llmprof.kernel_selection/1";
-  document["launch_count"] = launch_count;  // the bound ncu runs with (raised / capped by ncu.*)
-  return boost::json::serialize(document);
+// selection.json holds the bound ncu runs with (raised / capped by ncu.*), not the selection's own.
+std::string selection_json(KernelSelection selection, std::int64_t launch_count) {
+  selection.launch_count = launch_count;
+  return kernel_selection_file(selection);
 }
 
 // Coverages are read against their target, so three significant digits: 98.7% never reads as "99%".

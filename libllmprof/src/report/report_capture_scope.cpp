@@ -199,7 +199,7 @@ void annotate_selection_scope(RunReportModel& model) {
   if (!model.top_kernel_selection || !kernel_table_misses_graph_kernels(model)) return;
   const auto* stage = kernel_table_stage(model);
   if (stage->qualified_name() != model.top_kernel_selection->stage) return;
-  model.top_kernel_selection->listed_share_of_gpu_time = outside_graphs_share(*stage);
+  model.top_kernel_selection_notes.listed_share_of_gpu_time = outside_graphs_share(*stage);
 }
 
 }  // namespace llmprof::detail

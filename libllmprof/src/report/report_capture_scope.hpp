@@ -28,7 +28,7 @@ bool kernel_table_misses_graph_kernels(const RunReportModel& model);
 // inside 14 CUDA graph executions ..."); empty when the capture has no CUDA graphs. Plain text.
 std::string kernel_table_scope(const RunReportModel& model);
 
-// Sets top_kernel_selection->listed_share_of_gpu_time when the kernel table misses graph kernels.
+// Sets top_kernel_selection_notes.listed_share_of_gpu_time when the kernel table misses graph kernels.
 void annotate_selection_scope(RunReportModel& model);
 
 // The Stages table: "99% (timeline)" or "15% (stats)", the kernel count with the graph executions the

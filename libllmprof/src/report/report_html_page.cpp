@@ -170,7 +170,7 @@ void write_kernel_table_html(const RunReportModel& model, std::size_t max_rows, 
     return;
   }
   if (const auto& top = model.top_kernel_selection) {
-    out << "<p class=\"lead\">" << html_escape(describe_kernel_selection(*top)) << "</p>";
+    out << "<p class=\"lead\">" << html_escape(describe_kernel_selection(*top, model.top_kernel_selection_notes)) << "</p>";
   }
   double max_share = 0;
   for (const auto& kernel : model.kernels) max_share = std::max(max_share, kernel.share_of_total.value_or(0));

@@ -102,7 +102,7 @@ void write_kernel_table(const RunReportModel& model, std::ostringstream& out) {
   for (std::size_t i = 0; i < rows; ++i) out << i + 1 << ". " << markdown_code(model.kernels[i].name) << "\n";
   out << "\n</details>\n\n";
   if (const auto& top = model.top_kernel_selection) {
-    out << markdown_cell(describe_kernel_selection(*top)) << "\n\n";
+    out << markdown_cell(describe_kernel_selection(*top, model.top_kernel_selection_notes)) << "\n\n";
   }
 }
 

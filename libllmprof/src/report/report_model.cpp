@@ -17,6 +17,7 @@
 #include "llmprof/run_layout.hpp"
 #include "report/report_capture_scope.hpp"
 #include "rundir/inferred_steps.hpp"
+#include "rundir/kernel_selection_json.hpp"
 #include "report/report_step_records.hpp"
 #include "report/report_ranges.hpp"
 #include "report/report_repeats.hpp"
@@ -29,47 +30,6 @@ namespace llmprof {
 namespace json = boost::json;
 using detail::JsonFieldError;
 namespace detail {
-
-// top_kernel_selection's keys as analysis/kernel_selection_json.cpp writes them (the report reads only these).
-template <>
-struct RecordTable<ReportCoverageStep> {
-  static constexpr RecordField<ReportCoverageStep> fields[] = {
-      field<&ReportCoverageStep::target>("target"),
-      field<&ReportCoverageStep::reachable>("reachable"),
-      field<&ReportCoverageStep::more_kernels>("more_kernels"),
-  };
-};
-
-template <>
-struct RecordTable<ReportSelectionRule> {
-  static constexpr RecordField<ReportSelectionRule> fields[] = {
-      field<&ReportSelectionRule::kind>("kind"),
-      field<&ReportSelectionRule::target>("target"),
-      field<&ReportSelectionRule::capped>("capped"),
-  };
-};
-
-template <>
-struct RecordTable<ReportCollectivesLeftOut> {
-  static constexpr RecordField<ReportCollectivesLeftOut> fields[] = {
-      field<&ReportCollectivesLeftOut::count>("count"),
-      field<&ReportCollectivesLeftOut::share>("share"),
-  };
-};
-
-template <>
-struct RecordTable<ReportTopKernelSelection> {
-  using Selection = ReportTopKernelSelection;
-  static constexpr RecordField<Selection> fields[] = {
-      field<&Selection::stage>("stage"),
-      field<&Selection::n>("n"),
-      field<&Selection::kernel_regex>("kernel_regex"),
-      field<&Selection::coverage>("coverage").within(FigureBound::fraction, "the stage's kernel time selected"),
-      field<&Selection::rule>("rule"),
-      field<&Selection::more_coverage>("more_coverage"),
-      field<&Selection::collectives_left_out>("collectives_left_out"),
-  };
-};
 
 }  // namespace detail
 
@@ -123,7 +83,8 @@ void withhold_read_figures(RunReportModel& model) {
   }
   if (model.top_kernel_selection) {
     detail::FigureChecker check(model.warnings, "report.json top_kernel_selection");
-    detail::check_record_bounds(*model.top_kernel_selection, check, "analysis/report.json top_kernel_selection");
+    detail::withhold_impossible_figures(*model.top_kernel_selection, check, "analysis/report.json top_kernel_selection");
+    model.top_kernel_selection_notes.figures_withheld = check.any_withheld();
   }
   if (model.verdict) {
     detail::FigureChecker check(model.warnings, "report.json verdict");
@@ -166,17 +127,17 @@ void read_analysis(const json::object& root, RunReportModel& model) {
   });
   if (const auto* selection = root.if_contains("top_kernel_selection"); selection != nullptr && !selection->is_null()) {
     if (!selection->is_object()) throw JsonFieldError{"top_kernel_selection"};
-    ReportTopKernelSelection top;
-    detail::read_record(selection->get_object(), "top_kernel_selection.", top);
+    KernelSelection top = detail::read_top_kernel_selection(selection->get_object(), "top_kernel_selection.");
     if (const auto* coverage = root.if_contains("ncu_coverage"); coverage != nullptr && !coverage->is_null()) {
       if (!coverage->is_object()) throw JsonFieldError{"ncu_coverage"};
       const auto& split = coverage->get_object();
       if (detail::json_string(split, "stage", "ncu_coverage.stage").value_or("") == top.stage) {
-        top.ncu_measured = detail::json_number(split, "measured", "ncu_coverage.measured");
-        top.ncu_extrapolated = detail::json_number(split, "extrapolated", "ncu_coverage.extrapolated");
+        auto& notes = model.top_kernel_selection_notes;
+        notes.ncu_measured = detail::json_number(split, "measured", "ncu_coverage.measured");
+        notes.ncu_extrapolated = detail::json_number(split, "extrapolated", "ncu_coverage.extrapolated");
       }
     }
-    model.top_kernel_selection = top;
+    model.top_kernel_selection = std::move(top);
   }
   model.warnings = detail::json_strings(root, "warnings", "warnings");
   read_node_capture(root, model);

@@ -118,24 +118,30 @@ std::vector<const ReportStage*> leaf_stages(const RunReportModel& model) {
 
 namespace llmprof {
 
-std::string describe_kernel_selection(const ReportTopKernelSelection& selection) {
+std::string describe_kernel_selection(const KernelSelection& selection, const SelectionCoverageNotes& notes) {
   using detail::format_fraction_percent;
   std::string text = "Kernels profiled with ncu: ";
-  if (const auto target = selection.coverage_target()) {
-    text += std::to_string(selection.n) + " of stage " + selection.stage + " (target " +
-            format_fraction_percent(target) + (selection.rule.capped ? ", stopped by the kernel cap" : "") + "), covering " +
+  const std::string count = std::to_string(selection.n);
+  if (notes.figures_withheld) {
+    // A figure broke its bound on reading: the kernels are known, the coverage is not.
+    return text + count + " of stage " + selection.stage + "; their coverage of its kernel time is withheld (see the "
+           "warnings).";
+  }
+  if (const auto target = selection.coverage_target) {
+    text += count + " of stage " + selection.stage + " (target " + format_fraction_percent(target) +
+            (selection.capped ? ", stopped by the kernel cap" : "") + "), covering " +
             format_fraction_percent(selection.coverage) + " of its kernel time";
   } else {
-    text += "the top " + std::to_string(selection.n) + " of stage " + selection.stage + ", covering " +
+    text += "the top " + count + " of stage " + selection.stage + ", covering " +
             format_fraction_percent(selection.coverage) + " of its kernel time";
   }
-  if (selection.ncu_measured && selection.ncu_extrapolated)
-    text += "; with ncu data: measured " + format_fraction_percent(selection.ncu_measured) + ", extrapolated " +
-            format_fraction_percent(selection.ncu_extrapolated) + " (configurations ncu did not profile, from the "
+  if (notes.ncu_measured && notes.ncu_extrapolated)
+    text += "; with ncu data: measured " + format_fraction_percent(notes.ncu_measured) + ", extrapolated " +
+            format_fraction_percent(notes.ncu_extrapolated) + " (configurations ncu did not profile, from the "
             "same kernel's profiled ones)";
-  if (selection.listed_share_of_gpu_time) {
+  if (notes.listed_share_of_gpu_time) {
     // A graph-traced capture lists only kernels launched outside CUDA graphs: the coverage is of those.
-    text += " (the kernels the capture lists, which are " + detail::share_text(*selection.listed_share_of_gpu_time) +
+    text += " (the kernels the capture lists, which are " + detail::share_text(*notes.listed_share_of_gpu_time) +
             " of its recorded GPU time: the rest ran inside CUDA graph executions whose kernels are not listed)";
   }
   std::string more;
@@ -151,10 +157,9 @@ std::string describe_kernel_selection(const ReportTopKernelSelection& selection)
   }
   if (!more.empty()) text += "; " + more;
   text += ".";
-  if (const auto& collectives = selection.collectives_left_out; collectives.count > 0) {
-    text += " " + std::to_string(collectives.count) +
-            (collectives.count == 1 ? " collective kernel" : " collective kernels") + " (" +
-            format_fraction_percent(collectives.share) +
+  if (const std::size_t collectives = selection.collective_count(); collectives > 0) {
+    text += " " + std::to_string(collectives) + (collectives == 1 ? " collective kernel" : " collective kernels") +
+            " (" + format_fraction_percent(selection.collective_share) +
             " of the stage's kernel time) left out: ncu replays kernels serially and a collective would wait for its "
             "peers.";
   }
