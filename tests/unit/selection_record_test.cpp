@@ -8,16 +8,16 @@
 #include <boost/json/serialize.hpp>
 #include <set>
 
-#include "rundir/kernel_selection_json.hpp"
 #include "llmprof/analysis.hpp"
-#include "llmprof/report.hpp"
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/nsys_stats.hpp"
+#include "llmprof/report.hpp"
 #include "llmprof/run_analysis.hpp"
 #include "llmprof/run_directory.hpp"
 #include "llmprof/run_layout.hpp"
-#include "test_support.hpp"
+#include "rundir/kernel_selection_json.hpp"
 #include "rundir/run_records.hpp"
+#include "test_support.hpp"
 
 using namespace llmprof;
 using namespace llmprof::testing;
@@ -148,8 +148,7 @@ TEST_CASE("the analysis reports the select stage's kernels, not a selection of i
   }));
 }
 
-TEST_CASE("the stage discovery chose is in run.json's capture record and analyze MAIN selects from it",
-          "[selection]") {
+TEST_CASE("the stage discovery chose is in run.json's capture record and analyze MAIN selects from it", "[selection]") {
   TempDir temp;
   const fs::path main = temp / "run";
   fs::create_directories(main);
@@ -210,8 +209,7 @@ TEST_CASE("a selection round-trips through nsys/selection.json, the coverage rul
   CHECK(top_n.at("rule").as_object() == boost::json::object{{"kind", "top_n"}, {"n", 4}});
 }
 
-TEST_CASE("a selection round-trips through report.json's top_kernel_selection into the report model",
-          "[selection]") {
+TEST_CASE("a selection round-trips through report.json's top_kernel_selection into the report model", "[selection]") {
   TempDir temp;
   const fs::path main = recorded_tables_run(temp);
   const KernelSelection recorded = coverage_selection_with_collectives();
@@ -296,8 +294,8 @@ TEST_CASE("a report.json selection figure outside its bound is withheld with a w
   }));
   const std::string sentence =
       describe_kernel_selection(*model->top_kernel_selection, model->top_kernel_selection_notes);
-  CHECK_THAT(sentence, Catch::Contains("5 of stage decode") && Catch::Contains("withheld") &&
-                           !Catch::Contains("covering"));
+  CHECK_THAT(sentence,
+             Catch::Contains("5 of stage decode") && Catch::Contains("withheld") && !Catch::Contains("covering"));
 
   // A count that is no number is no figure to withhold: the file does not read, naming the key.
   report["top_kernel_selection"].as_object()["stage_kernel_count"] = "five";

@@ -18,9 +18,11 @@ struct RecordTable<SelectedKernel> {
   static constexpr RecordField<Kernel> fields[] = {
       name_field<&Kernel::name>("name").required_key(),
       field<&Kernel::match_name>("match_name"),  // absent in the first files: the name itself (see complete())
-      field<&Kernel::share>("share").within(FigureBound::fraction, "the kernel's time / the stage's kernel time")
+      field<&Kernel::share>("share")
+          .within(FigureBound::fraction, "the kernel's time / the stage's kernel time")
           .required_key(),
-      field<&Kernel::total_time_ns>("total_time_ns").within(FigureBound::non_negative, "nsys nvtx_kern_sum")
+      field<&Kernel::total_time_ns>("total_time_ns")
+          .within(FigureBound::non_negative, "nsys nvtx_kern_sum")
           .required_key(),
       field<&Kernel::instances>("instances").within(FigureBound::non_negative, "nsys nvtx_kern_sum").required_key(),
   };
