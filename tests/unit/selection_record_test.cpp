@@ -187,6 +187,25 @@ TEST_CASE("selection.json files recorded before the coverage rule read as the to
   CHECK(graphs->kernels.size() == 5);
 }
 
+TEST_CASE("a report.json written before the collectives' kernels were recorded keeps its collectives by name",
+          "[selection]") {
+  // examples/tp-run-h200x2/analysis/report.json: collectives_left_out {count 1, total_time_ns 510955871,
+  // share 0.6730894407794136, names [the NCCL all-reduce]} and no "kernels" list.
+  const auto model = load_run_report(example_path("tp-run-h200x2"));
+  INFO((model ? std::string() : model.error().describe()));
+  REQUIRE(model.has_value());
+  REQUIRE(model->top_kernel_selection.has_value());
+  const auto& selection = *model->top_kernel_selection;
+  CHECK(selection.n == 5);
+  REQUIRE(selection.collective_count() == 1);
+  CHECK(selection.collectives_left_out[0].name ==
+        "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)");
+  CHECK(selection.collective_time_ns == 510955871);
+  CHECK(selection.collective_share == Approx(0.6730894407794136));
+  CHECK_THAT(describe_kernel_selection(selection, model->top_kernel_selection_notes),
+             Catch::Contains("1 collective kernel (67% of the stage's kernel time) left out"));
+}
+
 TEST_CASE("a selection round-trips through nsys/selection.json, the coverage rule and the collectives included",
           "[selection]") {
   TempDir temp;

@@ -72,13 +72,37 @@ constexpr RecordField<Selection> kRuleRows[] = {
 };
 std::span<const RecordField<Selection>> rule_rows() { return kRuleRows; }
 
+// collectives_left_out.names and .kernels: files written before the collectives' own figures were recorded list only
+// their names (the TP run of examples/tp-run-h200x2), which read as kernels without times; kernels, where present,
+// replace them with the full records.
+constexpr RecordField<Selection> collective_names_row() {
+  RecordField<Selection> row = computed_field<&Selection::collective_names>("names");
+  row.read = [](const boost::json::object& object, std::string_view key, const std::string& where,
+                Selection& selection) {
+    selection.collectives_left_out.clear();
+    for (auto& name : json_strings(object, key, where))
+      selection.collectives_left_out.push_back(SelectedKernel{.name = name, .match_name = name});
+  };
+  return row;
+}
+
+constexpr RecordField<Selection> collective_kernels_row() {
+  RecordField<Selection> row = field<&Selection::collectives_left_out>("kernels");
+  row.read = [](const boost::json::object& object, std::string_view key, const std::string& where,
+                Selection& selection) {
+    const auto* value = object.if_contains(key);
+    if (value != nullptr && !value->is_null()) read_field(object, key, where, selection.collectives_left_out);
+  };
+  return row;
+}
+
 constexpr RecordField<Selection> kCollectiveRows[] = {
     computed_field<&Selection::collective_count>("count"),
     field<&Selection::collective_time_ns>("total_time_ns").within(FigureBound::non_negative, "nsys nvtx_kern_sum"),
     field<&Selection::collective_share>("share").within(FigureBound::fraction,
                                                         "the collectives' time / the stage's kernel time"),
-    computed_field<&Selection::collective_names>("names"),
-    field<&Selection::collectives_left_out>("kernels"),
+    collective_names_row(),
+    collective_kernels_row(),
 };
 std::span<const RecordField<Selection>> collective_rows() { return kCollectiveRows; }
 
