@@ -53,23 +53,19 @@ struct RecordField {
   std::string_view inputs;
   std::string (*inputs_of)(const Record&) = nullptr;
   void (*check)(Record&, FigureChecker&, FigureBound, std::string_view figure, std::string_view inputs) = nullptr;
-  // A file that must hold the key (require_record_keys; read_record alone keeps the default of an absent key).
-  bool required = false;
-  // The key is written only when this holds (nullptr: always), for a key that belongs to one variant of a record.
+  bool required = false;  // the file must hold the key (require_record_keys)
+  // Written only when this holds (nullptr: always): a key of one variant of a record (a coverage rule's target).
   bool (*written)(const Record&) = nullptr;
-  // A nested object whose keys are rows over this same record (group_field), or, for require_record_keys, the
-  // required keys of a nested record or of each record of an array.
+  // A nested object of rows over this same record (group_field); the required keys of each record of an array.
   std::span<const RecordField> (*group)() = nullptr;
   void (*require_nested)(const boost::json::value&, const std::string& where) = nullptr;
 
-  constexpr RecordField required_key() const {
+  constexpr RecordField required_key() const { return with(&RecordField::required, true); }
+  constexpr RecordField written_when(bool (*when)(const Record&)) const { return with(&RecordField::written, when); }
+  template <class Member, class Value>
+  constexpr RecordField with(Member RecordField::*member, Value value) const {
     RecordField row = *this;
-    row.required = true;
-    return row;
-  }
-  constexpr RecordField written_when(bool (*when)(const Record&)) const {
-    RecordField row = *this;
-    row.written = when;
+    row.*member = value;
     return row;
   }
 
@@ -106,6 +102,9 @@ void read_record(const boost::json::object& object, const std::string& where, Re
 
 template <TabledRecord Record>
 void require_record_keys(const boost::json::object& object, const std::string& where);
+template <class Value>
+concept RecordVector = std::is_same_v<Value, std::vector<typename Value::value_type>> &&
+                       TabledRecord<typename Value::value_type>;
 
 // --- one value <-> JSON, by the member's type --------------------------------------------------------
 
@@ -284,23 +283,13 @@ constexpr RecordField<typename MemberPointer<decltype(Member)>::RecordType> fiel
                 Record& record) { read_field(object, name, where, record.*Member); };
   if constexpr (requires(const Value& value) { field_csv(value); })
     row.csv = [](const Record& record) { return field_csv(record.*Member); };
-  if constexpr (TabledRecord<Value>) {
+  if constexpr (RecordVector<Value>) {
     row.require_nested = [](const boost::json::value& value, const std::string& where) {
-      if (value.is_object()) require_record_keys<Value>(value.get_object(), where + ".");
+      const auto* array = value.if_array();
+      for (std::size_t i = 0; array != nullptr && i < array->size(); ++i)
+        if (const auto* element = (*array)[i].if_object())
+          require_record_keys<typename Value::value_type>(*element, where + "[" + std::to_string(i) + "].");
     };
-  } else if constexpr (requires { typename Value::value_type; } && !std::is_same_v<Value, std::string>) {
-    if constexpr (TabledRecord<typename Value::value_type>) {
-      row.require_nested = [](const boost::json::value& value, const std::string& where) {
-        if (!value.is_array()) return;
-        std::size_t index = 0;
-        for (const auto& element : value.get_array()) {
-          if (element.is_object())
-            require_record_keys<typename Value::value_type>(element.get_object(),
-                                                            where + "[" + std::to_string(index) + "].");
-          ++index;
-        }
-      };
-    }
   }
   if constexpr (requires(Value& value, FigureChecker& checker) {
                   checker.apply(FigureBound::none, value, std::string_view(), std::string_view());
@@ -337,8 +326,7 @@ constexpr auto computed_field(std::string_view key) {
   return row;
 }
 
-// A nested object of rows over the same record: `group_field<Record, &rule_rows>("rule")`, where rule_rows returns
-// the rows of the object's keys. The file nests what the record holds flat.
+// A nested object whose keys are rows over the same record (the file nests what the record holds flat).
 template <class Record, std::span<const RecordField<Record>> (*Rows)()>
 constexpr RecordField<Record> group_field(std::string_view key) {
   RecordField<Record> row;
@@ -367,9 +355,8 @@ boost::json::object write_record(const Record& record) {
   return object;
 }
 
-// The rows marked required_key(), here and in nested records and groups: each must be present and not null, or
-// JsonFieldError names it (`where` + the key). For a file whose keys a reader relies on (read_record alone reads a
-// key's absence as its default).
+// The rows marked required_key(), here, in groups and in arrays of records, must be present and not null, or
+// JsonFieldError names the key (read_record alone reads an absent key as its default).
 template <class Record>
 void require_rows(std::span<const RecordField<Record>> rows, const boost::json::object& object,
                   const std::string& where) {
