@@ -88,4 +88,10 @@ void FigureChecker::apply(FigureBound bound, std::optional<std::int64_t>& value,
   if (bound != FigureBound::none) non_negative(value, figure, inputs);
 }
 
+void FigureChecker::apply(FigureBound bound, std::int64_t& value, std::string_view figure, std::string_view inputs) {
+  std::optional<std::int64_t> checked = value;
+  apply(bound, checked, figure, inputs);
+  value = checked.value_or(0);
+}
+
 }  // namespace llmprof::detail

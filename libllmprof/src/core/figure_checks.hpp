@@ -38,6 +38,8 @@ class FigureChecker {
   void apply(FigureBound bound, std::optional<double>& value, std::string_view figure, std::string_view inputs);
   void apply(FigureBound bound, double& value, std::string_view figure, std::string_view inputs);
   void apply(FigureBound bound, std::optional<std::int64_t>& value, std::string_view figure, std::string_view inputs);
+  // A plain count or time (a step count): falls back to 0 with the warning, as a plain double does.
+  void apply(FigureBound bound, std::int64_t& value, std::string_view figure, std::string_view inputs);
 
   bool any_withheld() const { return withheld_; }
 
