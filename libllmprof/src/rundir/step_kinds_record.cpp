@@ -24,7 +24,7 @@ struct RecordTable<StepKindTokens> {
       field<&Tokens::prompt_tokens>("prompt_tokens").within(FigureBound::non_negative, "the workload's step tokens"),
       field<&Tokens::decode_tokens>("decode_tokens").within(FigureBound::non_negative, "the workload's step tokens"),
       field<&Tokens::tokens_per_step>("tokens_per_step")
-          .within(FigureBound::non_negative, "(prompt_tokens + decode_tokens) / workload_steps"),
+          .within(FigureBound::non_negative, "(prompt_tokens + decode_tokens) / the kind's count"),
       field<&Tokens::time_per_token_ns>("time_per_token_ns")
           .within(FigureBound::non_negative, "the kind's total_ns / (prompt_tokens + decode_tokens)"),
       field<&Tokens::withheld>("withheld"),
