@@ -31,7 +31,8 @@ struct StepKindFigures {
   std::string name;
   std::string domain;  // its NVTX domain, "" for the default one; shown with the name where not ""
   std::int64_t count = 0;
-  // Per step, all instances: from the kind's CPU start to the later of its CPU end and its last GPU end.
+  // Per step, all instances: from the kind's CPU start to the later of its CPU end and its last GPU end. The file
+  // keeps its p50, p90, p99 and total (read back, count, mean and max are 0).
   DurationSummary step_time;
   std::int64_t gpu_busy_ns = 0;             // summed over its steps (union within each step)
   std::int64_t gpu_time_ns = 0;             // summed duration of every GPU activity its steps launched
