@@ -6,7 +6,8 @@ are nested by a stack walk per thread in start order (a range's parent is the in
 thread when it starts), where the engine builds stages from the timeline. Figures (as llmprof/step_kinds.hpp
 defines them): the step range is the outermost range with a child named
 *_batch; the kinds are its *_batch children; a step of a kind lasts end - start; p50/p90/p99 are nearest-rank;
-the process is (globalTid >> 24) & 0xFFFFFF. Also the discovery facts (ranges, counts, parents, the
+the process is (globalTid >> 24) & 0xFFFFFF; a kind's GPU busy share is its busy time (the union of its GPU work
+within each step, summed) over its steps' summed time. Also the discovery facts (ranges, counts, parents, the
 cudaProfilerStart/Stop calls in CUPTI_ACTIVITY_KIND_RUNTIME).
 Writes tests/data/serving/expected.tsv (file, subject, figure, value). Re-run after changing a fixture:
     python3 tests/tools/step_kinds_expected.py
@@ -114,6 +115,8 @@ def gpu_figures(db, tables, ranges, kinds):
         out.append((kind, "step_time_total_ns", sum(durations)))
         out.append((kind, "gpu_time_ns", gpu_time))
         out.append((kind, "gpu_busy_ns", busy))
+        # The share of its steps' time the GPU was busy: "-" (absent) when the steps took no time.
+        out.append((kind, "gpu_busy_share", repr(busy / sum(durations)) if sum(durations) > 0 else "-"))
         if kernels:
             top = max(kernels.items(), key=lambda item: (item[1], item[0]))
             out.append((kind, "top_kernel", top[0]))

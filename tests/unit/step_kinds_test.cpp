@@ -59,7 +59,8 @@ TimelineReport timeline(const std::string& file = kFixture) {
   return report.value();
 }
 
-// The figures every fixture's oracle gives of a kind: count, step-time percentiles, its one process.
+// The figures every fixture's oracle gives of a kind: count, step-time percentiles, its one process, its GPU busy
+// share.
 void check_kind_against_oracle(const StepKindFigures& kind, const std::map<std::string, std::string>& expected) {
   INFO(kind.name);
   CHECK(std::to_string(kind.count) == expected.at(kind.name + "/count"));
@@ -68,6 +69,14 @@ void check_kind_against_oracle(const StepKindFigures& kind, const std::map<std::
   CHECK(std::to_string(kind.step_time.p99_ns) == expected.at(kind.name + "/p99_ns"));
   REQUIRE(kind.processes.size() == 1);
   CHECK(std::to_string(kind.processes.front()) == expected.at(kind.name + "/processes"));
+  // gpu_busy_ns over the steps' summed time ("-": the steps took no time, and there is no share).
+  const std::string& busy_share = expected.at(kind.name + "/gpu_busy_share");
+  if (busy_share == "-") {
+    CHECK_FALSE(kind.gpu_busy_share.has_value());
+  } else {
+    REQUIRE(kind.gpu_busy_share.has_value());
+    CHECK(*kind.gpu_busy_share == Approx(std::stod(busy_share)).epsilon(1e-12));
+  }
 }
 
 }  // namespace

@@ -163,6 +163,7 @@ StepKindFigures figures_of(const TimelineStage& stage, const std::vector<const T
     processes.insert(process_of_thread(instance->thread));
   }
   kind.step_time = detail::summarize_durations(std::move(windows));
+  kind.gpu_busy_share = gpu_busy_share_of(kind);
   kind.processes.assign(processes.begin(), processes.end());
   for (std::size_t i = 0; i < stage.kernels.size() && i < kTopKernels; ++i)
     kind.top_kernels.push_back(stage.kernels[i]);
@@ -322,6 +323,11 @@ void order_kinds(StepKindReport& report) {
 }
 
 }  // namespace
+
+std::optional<double> gpu_busy_share_of(const StepKindFigures& kind) {
+  if (kind.step_time.total_ns <= 0) return std::nullopt;
+  return static_cast<double>(kind.gpu_busy_ns) / static_cast<double>(kind.step_time.total_ns);
+}
 
 std::string no_step_kinds_reason(const TimelineReport& timeline) {
   std::string seen;

@@ -1,6 +1,6 @@
-// The writers of the engine steps (llmprof/step_kinds.hpp): the Markdown section and step_kinds.json.
+// The Markdown section of the engine steps (llmprof/step_kinds.hpp); step_kinds.json has its record
+// (llmprof/step_kinds_record.hpp).
 #include <algorithm>
-#include <boost/json.hpp>
 #include <set>
 
 #include "analysis/step_rule.hpp"
@@ -111,71 +111,6 @@ std::string step_kinds_markdown(const std::vector<StepKindReport>& windows) {
     text += "\n";
   }
   return text;
-}
-
-std::string step_kinds_json(const std::vector<StepKindReport>& windows) {
-  boost::json::array listed;
-  for (const auto& report : windows) {
-    boost::json::array kinds;
-    for (const auto& kind : report.kinds) {
-      boost::json::array kernels, processes;
-      for (const auto& kernel : kind.top_kernels)
-        kernels.push_back({{"name", kernel.name}, {"count", kernel.count}, {"total_ns", kernel.total_ns}});
-      for (auto pid : kind.processes) processes.push_back(pid);
-      boost::json::object entry{{"name", kind.name},
-                                {"domain", kind.domain},
-                                {"count", kind.count},
-                                {"p50_ns", kind.step_time.p50_ns},
-                                {"p90_ns", kind.step_time.p90_ns},
-                                {"p99_ns", kind.step_time.p99_ns},
-                                {"total_ns", kind.step_time.total_ns},
-                                {"gpu_busy_ns", kind.gpu_busy_ns},
-                                {"gpu_time_ns", kind.gpu_time_ns},
-                                {"top_kernels", std::move(kernels)},
-                                {"processes", std::move(processes)}};
-      entry["gpu_time_share"] =
-          kind.gpu_time_share ? boost::json::value(*kind.gpu_time_share) : boost::json::value(nullptr);
-      entry["window_share"] = kind.window_share ? boost::json::value(*kind.window_share) : boost::json::value(nullptr);
-      if (kind.tokens) {
-        const auto optional = [](const std::optional<double>& value) {
-          return value ? boost::json::value(*value) : boost::json::value(nullptr);
-        };
-        entry["tokens"] = {{"workload_steps", kind.tokens->workload_steps},
-                           {"prompt_tokens", kind.tokens->prompt_tokens},
-                           {"decode_tokens", kind.tokens->decode_tokens},
-                           {"tokens_per_step", optional(kind.tokens->tokens_per_step)},
-                           {"time_per_token_ns", optional(kind.tokens->time_per_token_ns)},
-                           {"withheld", kind.tokens->withheld}};
-      }
-      kinds.push_back(std::move(entry));
-    }
-    boost::json::array phases;
-    for (const auto& phase : report.phases) phases.push_back(boost::json::value(phase));
-    boost::json::object window{{"step_range", report.step_range},
-                               {"inferred", report.inferred},
-                               {"inference_check", report.inference_check},
-                               {"figures_withheld", report.figures_withheld},
-                               {"steps", report.steps},
-                               {"steps_left_out", report.steps_left_out},
-                               {"window_shortfall", report.window_shortfall},
-                               {"kinds", std::move(kinds)},
-                               {"phases", std::move(phases)},
-                               {"verdict", report.verdict},
-                               {"nested_set_aside", report.nested_set_aside},
-                               {"unclosed_ranges", report.unclosed_ranges},
-                               {"window_gpu_time_ns", report.window_gpu_time_ns},
-                               {"window_basis", report.window_basis},
-                               {"zero_length_steps", report.zero_length_steps}};
-    window["gpu_process"] = report.gpu_process ? boost::json::value(*report.gpu_process) : boost::json::value(nullptr);
-    if (!report.token_notes.empty()) {
-      boost::json::array notes;
-      for (const auto& note : report.token_notes) notes.push_back(boost::json::value(note));
-      window["token_notes"] = std::move(notes);
-    }
-    listed.push_back(std::move(window));
-  }
-  return boost::json::serialize(
-      boost::json::object{{"schema", "llmprof.step_kinds/1"}, {"windows", std::move(listed)}});
 }
 
 }  // namespace llmprof

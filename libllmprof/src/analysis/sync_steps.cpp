@@ -258,6 +258,7 @@ StepKindFigures figures_of(const std::string& name, const std::vector<const Step
     }
   }
   kind.step_time = detail::summarize_durations(std::move(durations));
+  kind.gpu_busy_share = gpu_busy_share_of(kind);
   kind.processes.assign(processes.begin(), processes.end());
   std::vector<TimelineKernel> ranked;
   for (auto& [unused, kernel] : kernels) ranked.push_back(kernel);

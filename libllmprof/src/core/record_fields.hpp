@@ -31,6 +31,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/figure_checks.hpp"
@@ -123,6 +124,11 @@ inline boost::json::value field_json(const std::vector<std::size_t>& values) {
   for (auto value : values) array.emplace_back(value);
   return array;
 }
+inline boost::json::value field_json(const std::vector<std::int64_t>& values) {
+  boost::json::array array;
+  for (auto value : values) array.emplace_back(value);
+  return array;
+}
 template <class Enum>
 concept ChoiceEnum = std::is_enum_v<Enum> && requires(Enum value) { choice_names(value); };
 template <ChoiceEnum Enum>
@@ -203,6 +209,18 @@ inline void read_field(const boost::json::object& object, std::string_view key, 
     values.push_back(static_cast<std::size_t>(*number));
   }
 }
+inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
+                       std::vector<std::int64_t>& values) {
+  values.clear();
+  const auto* found = object.if_contains(key);
+  if (found == nullptr || found->is_null()) return;
+  if (!found->is_array()) throw JsonFieldError{where};
+  for (const auto& element : found->get_array()) {
+    const auto number = json_to_int64(element);
+    if (!number) throw JsonFieldError{where};
+    values.push_back(*number);
+  }
+}
 
 template <ChoiceEnum Enum>
 void read_field(const boost::json::object& object, std::string_view key, const std::string& where, Enum& value) {
@@ -271,18 +289,29 @@ struct MemberPointer<Value Record::*> {
   using ValueType = Value;
 };
 
-// A row: `field<&Stage::wall_ns>("wall_ns")`.
-template <auto Member>
+// The member a row names: `record.*Member`, or a member of a member (`(record.*Member).*Inner`, ...).
+template <auto Member, auto... Inner, class Object>
+constexpr auto& member_at(Object& object) {
+  if constexpr (sizeof...(Inner) == 0)
+    return object.*Member;
+  else
+    return member_at<Inner...>(object.*Member);
+}
+
+// A row: `field<&Stage::wall_ns>("wall_ns")`. With more members, a member of a member written flat in the record's
+// own object, for a file whose layout has the inner record's figures beside the outer's:
+// `field<&StepKindFigures::step_time, &DurationSummary::p50_ns>("p50_ns")`.
+template <auto Member, auto... Inner>
 constexpr RecordField<typename MemberPointer<decltype(Member)>::RecordType> field(std::string_view key) {
   using Record = typename MemberPointer<decltype(Member)>::RecordType;
-  using Value = typename MemberPointer<decltype(Member)>::ValueType;
+  using Value = std::remove_cvref_t<decltype(member_at<Member, Inner...>(std::declval<Record&>()))>;
   RecordField<Record> row;
   row.key = key;
-  row.write = [](const Record& record) { return field_json(record.*Member); };
+  row.write = [](const Record& record) { return field_json(member_at<Member, Inner...>(record)); };
   row.read = [](const boost::json::object& object, std::string_view name, const std::string& where,
-                Record& record) { read_field(object, name, where, record.*Member); };
+                Record& record) { read_field(object, name, where, member_at<Member, Inner...>(record)); };
   if constexpr (requires(const Value& value) { field_csv(value); })
-    row.csv = [](const Record& record) { return field_csv(record.*Member); };
+    row.csv = [](const Record& record) { return field_csv(member_at<Member, Inner...>(record)); };
   if constexpr (RecordVector<Value>) {
     row.require_nested = [](const boost::json::value& value, const std::string& where) {
       const auto* array = value.if_array();
@@ -295,7 +324,7 @@ constexpr RecordField<typename MemberPointer<decltype(Member)>::RecordType> fiel
                   checker.apply(FigureBound::none, value, std::string_view(), std::string_view());
                 })
     row.check = [](Record& record, FigureChecker& checker, FigureBound bound, std::string_view figure,
-                   std::string_view inputs) { checker.apply(bound, record.*Member, figure, inputs); };
+                   std::string_view inputs) { checker.apply(bound, member_at<Member, Inner...>(record), figure, inputs); };
   return row;
 }
 

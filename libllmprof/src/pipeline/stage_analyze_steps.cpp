@@ -101,6 +101,7 @@ std::vector<StepKindReport> write_engine_steps(const fs::path& main, const Analy
     else
       warnings.push_back("no time per token: " + tokens.error().describe());
   }
+  check_step_kind_bounds(windows, warnings);  // the rule the report applies when it reads the file back
   if (auto written = detail::write_file_atomically(json, step_kinds_json(windows) + "\n"); !written)
     warnings.push_back(written.error().describe());
   if (auto written = detail::write_file_atomically(markdown, step_kinds_markdown(windows)); !written)

@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "core/file_text.hpp"
-#include "core/json_fields.hpp"
 #include "llmprof/ranks_record.hpp"
+#include "llmprof/step_kinds_record.hpp"
 #include "report/report_step_records.hpp"
 
 namespace llmprof::detail {
@@ -14,22 +14,16 @@ namespace llmprof::detail {
 Result<void> read_step_kinds_and_ranks(const RunLayout& layout, RunReportModel& model) {
   const auto kinds_path = layout.resolve(RunLayout::analysis_step_kinds());
   if (const auto text = read_file_text(kinds_path)) {
-    auto root = parse_json_object(*text, kinds_path);
-    if (!root) return root.error();
-    try {
-      for (const auto& window : json_objects(*root, "windows", "windows")) {
-        for (const auto& kind : json_objects(window, "kinds", "windows[].kinds")) {
-          auto name = json_string(kind, "name", "windows[].kinds[].name");
-          // A kind of a named NVTX domain is that domain's stage (an older file has no "domain": the default one).
-          const auto domain = json_string(kind, "domain", "windows[].kinds[].domain");
-          if (name && domain && !domain->empty()) name = *domain + ":" + *name;
-          if (name && std::find(model.step_kinds.begin(), model.step_kinds.end(), *name) == model.step_kinds.end())
-            model.step_kinds.push_back(*name);
-        }
+    auto kinds = read_step_kinds_json(*text, kinds_path.string());
+    if (!kinds) return kinds.error();
+    model.warnings.insert(model.warnings.end(), kinds->warnings.begin(), kinds->warnings.end());
+    for (const StepKindReport& window : kinds->windows) {
+      for (const StepKindFigures& kind : window.kinds) {
+        // A kind of a named NVTX domain is that domain's stage (an older file has no "domain": the default one).
+        const std::string name = kind.domain.empty() ? kind.name : kind.domain + ":" + kind.name;
+        if (std::find(model.step_kinds.begin(), model.step_kinds.end(), name) == model.step_kinds.end())
+          model.step_kinds.push_back(name);
       }
-    } catch (const JsonFieldError& field) {
-      return make_error(ErrorCode::parse_error, kinds_path.string() + ": field " + field.field + " has the wrong type",
-                        "re-run `deep-profile analyze` on this run", kinds_path.string());
     }
   }
   const auto ranks_path = layout.resolve(RunLayout::analysis_ranks_csv());

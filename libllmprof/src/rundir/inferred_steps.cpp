@@ -5,7 +5,7 @@
 
 #include "core/file_text.hpp"
 #include "core/format.hpp"
-#include "core/json_fields.hpp"
+#include "llmprof/step_kinds_record.hpp"
 
 namespace llmprof::detail {
 
@@ -13,33 +13,25 @@ Result<void> read_inferred_steps(const RunLayout& layout, RunReportModel& model)
   const auto path = layout.resolve(RunLayout::analysis_step_kinds());
   const auto text = read_file_text(path);
   if (!text) return {};
-  auto root = parse_json_object(*text, path);
-  if (!root) return root.error();
-  try {
-    const auto windows = json_objects(*root, "windows", "windows");
-    if (windows.empty() || json_string(windows.front(), "inferred", "windows[].inferred").value_or("").empty())
-      return {};
-    ReportInferredSteps steps;
-    steps.steps = json_integer(windows.front(), "steps", "windows[].steps").value_or(0);
-    steps.inference_check = json_string(windows.front(), "inference_check", "windows[].inference_check").value_or("");
-    if (const auto* withheld = windows.front().if_contains("figures_withheld")) {
-      if (!withheld->is_bool()) throw JsonFieldError{"windows[].figures_withheld"};
-      steps.figures_withheld = withheld->get_bool();
-    }
-    for (const auto& kind : json_objects(windows.front(), "kinds", "windows[].kinds")) {
-      const auto count = json_integer(kind, "count", "windows[].kinds[].count").value_or(0);
-      steps.kinds.emplace_back(json_string(kind, "name", "windows[].kinds[].name").value_or(""), count);
-      steps.kind_p50_ns.push_back(json_integer(kind, "p50_ns", "windows[].kinds[].p50_ns").value_or(0));
-      steps.gpu_busy_ns += json_integer(kind, "gpu_busy_ns", "windows[].kinds[].gpu_busy_ns").value_or(0);
-      const auto total = json_integer(kind, "total_ns", "windows[].kinds[].total_ns");
-      if (!total) steps.step_time_recorded = false;
-      steps.step_time_ns += total.value_or(0);
-    }
-    if (steps.steps > 0) model.inferred_steps = steps;
-  } catch (const JsonFieldError& field) {
-    return make_error(ErrorCode::parse_error, path.string() + ": field " + field.field + " has the wrong type",
-                      "re-run `deep-profile analyze` on this run", path.string());
+  // The figures a bound withheld are read as absent; the report's reader of this file (report_step_records.cpp)
+  // carries the warnings.
+  auto file = read_step_kinds_json(*text, path.string());
+  if (!file) return file.error();
+  if (file->windows.empty() || file->windows.front().inferred.empty()) return {};
+  const StepKindReport& window = file->windows.front();
+  ReportInferredSteps steps;
+  steps.steps = window.steps;
+  steps.inference_check = window.inference_check;
+  steps.figures_withheld = window.figures_withheld;
+  for (const StepKindFigures& kind : window.kinds) {
+    steps.kinds.emplace_back(kind.name, kind.count);
+    steps.kind_p50_ns.push_back(kind.step_time.p50_ns);
+    steps.gpu_busy_ns += kind.gpu_busy_ns;
+    steps.step_time_ns += kind.step_time.total_ns;
   }
+  // A file written before kinds carried total_ns reads as 0 ns of step time: the headline says to re-run.
+  steps.step_time_recorded = steps.step_time_ns > 0;
+  if (steps.steps > 0) model.inferred_steps = steps;
   return {};
 }
 

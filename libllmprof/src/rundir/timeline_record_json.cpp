@@ -5,18 +5,9 @@
 #include <algorithm>
 
 #include "core/record_fields.hpp"
+#include "rundir/timeline_record_tables.hpp"
 
 namespace llmprof::detail {
-
-template <>
-struct RecordTable<DurationSummary> {
-  static constexpr RecordField<DurationSummary> fields[] = {
-      field<&DurationSummary::count>("count"),   field<&DurationSummary::total_ns>("total_ns"),
-      field<&DurationSummary::mean_ns>("mean_ns"), field<&DurationSummary::p50_ns>("p50_ns"),
-      field<&DurationSummary::p90_ns>("p90_ns"), field<&DurationSummary::p99_ns>("p99_ns"),
-      field<&DurationSummary::max_ns>("max_ns"),
-  };
-};
 
 template <>
 struct RecordTable<IdleAttribution> {
@@ -52,16 +43,6 @@ struct RecordTable<TimelineInstance> {
       field<&TimelineInstance::launch_api_ns>("launch_api_ns"),
       field<&TimelineInstance::sync_api_ns>("sync_api_ns"),
       computed_field<&TimelineInstance::partial>("partial"),
-  };
-};
-
-template <>
-struct RecordTable<TimelineKernel> {
-  static constexpr RecordField<TimelineKernel> fields[] = {
-      name_field<&TimelineKernel::name>("name"),
-      field<&TimelineKernel::count>("count"),
-      field<&TimelineKernel::total_ns>("total_ns"),
-      field<&TimelineKernel::from_graph>("from_graph"),
   };
 };
 
