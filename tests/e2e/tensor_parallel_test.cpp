@@ -158,8 +158,9 @@ TEST_CASE(
   if (!have_mpirun() || !have_real_tools()) return;
   TempDir temp;
   // The waiting rank resumes a scheduler wake-up after the straggler's all-reduce arrives, so the lag reads
-  // short by that much: ~6 ms per step with an ASan build loading both cores. 150 ms keeps it well inside 20%.
-  constexpr double delay_ms = 150;
+  // short by that much: ~6 ms per step with an ASan build loading both cores, but 87 ms on average beside three
+  // builds and an e2e run (63 ms read for 150 injected). 300 ms keeps such a wake-up inside the bounds below.
+  constexpr int delay_ms = 300;
   std::vector<std::string> args = {"run", "--set", "run.runs_root=" + (temp / "runs").string(), "--set",
                                    "run.run_id=straggler", "--set", "run.min_free_space_gb=0", "--set",
                                    "run.enable_ncu=false",
@@ -169,7 +170,8 @@ TEST_CASE(
                                    "--set", "workload.timeout_s=60", "--set", "nsys.timeout_s=60", "--set",
                                    "nsys.postprocess_timeout_s=60",
                                    "--launcher", mpirun + " -x MASTER_ADDR -x MASTER_PORT",
-                                   "--", LLMPROF_EXAMPLE_EXE, "--tensor-parallel", "--straggler-ms", "150",
+                                   "--", LLMPROF_EXAMPLE_EXE, "--tensor-parallel", "--straggler-ms",
+                                   std::to_string(delay_ms),
                                    // One block, one sequence: a step computes in a few ms, so the time a
                                    // loaded 2-core machine takes from it barely moves the measured lag.
                                    "--layers", "1", "--batch", "1", "--new-tokens", "12", "--threads", "1"};
@@ -196,12 +198,12 @@ TEST_CASE(
   CHECK(analysis.compared_steps == 12);
   CHECK(analysis.step_basis == "CPU");
   CHECK(analysis.alignment == "start of the first 'decode' range");
-  // Scheduling delays move the lag both ways: the waiting rank resumes late after the straggler's all-reduce (a
-  // fresh-clone CI run measured 117.5 ms for the 150 ms injected, -22%), and the straggler wakes late from its sleep
-  // on a loaded machine (beside two busy loops and a build: 207.8 ms, +39%); quiet runs land within 20%. What the
-  // bounds must catch is a wrong alignment, which is off by a whole step: every step holds the 150 ms sleep, so the
-  // lag would read near 0 or near twice the delay.
-  CHECK(*analysis.straggler_lag_ms >= 0.7 * delay_ms);
+  // Scheduling delays move the lag both ways: the waiting rank resumes late after the straggler's all-reduce (with
+  // 150 ms injected, a fresh-clone CI run measured 117.5 ms, and a run beside three builds 63 ms), and the straggler
+  // wakes late from its sleep on a loaded machine (beside two busy loops and a build: 207.8 ms); quiet runs land
+  // within 20%. What the bounds must catch is a wrong alignment, which is off by a whole step: every step holds the
+  // sleep, so the lag would read near 0 or near twice the delay.
+  CHECK(*analysis.straggler_lag_ms >= 0.5 * delay_ms);
   CHECK(*analysis.straggler_lag_ms <= 1.6 * delay_ms);
   // The pipeline's own files say the same.
   const std::string ranks_csv = read_file(main / "analysis/ranks.csv");
