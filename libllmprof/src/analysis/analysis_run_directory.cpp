@@ -174,7 +174,7 @@ Result<void> load_workload(const std::filesystem::path& metrics_json, AnalysisIn
 // DRAM bytes per configuration, and the check's measured / extrapolated split of ncu's coverage. A plan that does not
 // read (a value of the wrong type, a check without the split, as plans written before it have) is left out with a
 // warning: the bytes are carried per kernel and nothing is made up for the split.
-void load_ncu_coverage(const std::filesystem::path& plan_json, AnalysisInputs& inputs) {
+void load_ncu_plan(const std::filesystem::path& plan_json, AnalysisInputs& inputs) {
   std::error_code ec;
   if (!std::filesystem::exists(plan_json, ec)) return;
   auto file = read_ncu_plan_file(plan_json);
@@ -230,7 +230,7 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
   const std::optional<std::string> timeline_problem = load_timeline(sqlite_export, options, inputs);
   const auto ncu_csv = layout.resolve(RunLayout::ncu_raw_csv());
   if (auto loaded = load_ncu_launches(ncu_csv, options, inputs); !loaded) return loaded.error();
-  if (inputs.ncu_launches) load_ncu_coverage(layout.resolve(RunLayout::ncu_plan()), inputs);
+  if (inputs.ncu_launches) load_ncu_plan(layout.resolve(RunLayout::ncu_plan()), inputs);
   const auto metrics_json = layout.resolve(RunLayout::stage1_metrics());
   if (auto loaded = load_workload(metrics_json, inputs); !loaded) return loaded.error();
   load_recorded_selection(layout.resolve(RunLayout::kernel_selection()), inputs);
