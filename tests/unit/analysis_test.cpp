@@ -319,6 +319,22 @@ TEST_CASE("the ncu plan's check says which part of the ncu coverage was measured
     CHECK_FALSE(report.ncu_coverage.has_value());
     CHECK(boost::json::parse(analysis_report_json(report)).as_object().at("ncu_coverage").is_null());
   }
+  SECTION("a coverage of 1.7 or a string where a count goes: the plan's check is not used, and said so") {
+    write_file(dir.path() / "ncu" / "plan.json",
+               R"({"stage":"decode","check":{"coverage_measured":1.7,"coverage_extrapolated":0.05}})");
+    auto report = analyze_main(dir.path());
+    CHECK_FALSE(report.ncu_coverage.has_value());
+    CHECK(std::any_of(report.warnings.begin(), report.warnings.end(), [](const std::string& warning) {
+      return warning.find("the check is left out") != std::string::npos;
+    }));
+    write_file(dir.path() / "ncu" / "plan.json",
+               R"({"stage":"decode","check":{"rows":"four","coverage_measured":0.9,"coverage_extrapolated":0.05}})");
+    report = analyze_main(dir.path());
+    CHECK_FALSE(report.ncu_coverage.has_value());
+    CHECK(std::any_of(report.warnings.begin(), report.warnings.end(), [](const std::string& warning) {
+      return warning.find("plan.json: field check.rows has the wrong type") != std::string::npos;
+    }));
+  }
   SECTION("a split that is not a share is left out, and said so") {
     write_file(dir.path() / "ncu" / "plan.json",
                R"({"stage":"decode","check":{"coverage_measured":0.9,"coverage_extrapolated":0.5}})");

@@ -498,7 +498,7 @@ TEST_CASE("h100-1b-decode: a plan.json whose groups do not read leaves the bytes
   auto report = analyze_run_directory(temp.path() / "run", {});
   if (!report) FAIL(report.error().describe());
   CHECK(std::any_of(report->warnings.begin(), report->warnings.end(), [](const std::string& warning) {
-    return warning.find("configs.kernel has the wrong type: DRAM bytes are carried per kernel") != std::string::npos;
+    return warning.find("configs[0].kernel has the wrong type or is missing: DRAM bytes are carried per kernel") != std::string::npos;
   }));
   check_against_oracle(*report, read_expected("h100-1b-decode_stage_bytes.tsv"));
 }

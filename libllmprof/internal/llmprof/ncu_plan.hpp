@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llmprof/kernel_name.hpp"
@@ -245,9 +246,26 @@ Result<std::vector<StageKernelLaunch>> read_capture_kernel_launches(const std::f
 std::optional<double> stage_start_up_seconds(const std::filesystem::path& sqlite_export,
                                              const std::vector<StageKernelLaunch>& launches);
 
+// ncu/plan.json, one record: the plan, and after the ncu stage its check and the cost per launch it measured.
+// One field table per type (analysis/ncu_plan_record.hpp) writes it and reads it back; docs/report-json.md has a
+// row per key.
+struct NcuPlanFile {
+  NcuPlan plan;
+  std::optional<NcuPlanCheck> check;
+  std::optional<double> measured_seconds_per_launch;
+  // Figures read back that broke their row's bound, withheld (a coverage past 1, a negative count); empty as written.
+  std::vector<std::string> warnings;
+};
+
 // ncu/plan.json: "llmprof.ncu_plan/1"; the check and the measured cost when given.
 std::string ncu_plan_json(const NcuPlan& plan, const std::optional<NcuPlanCheck>& check = std::nullopt,
                           std::optional<double> measured_seconds_per_launch = std::nullopt);
+// ncu/plan.json read back by the same table: an error names the file and the key of a value of the wrong type, a
+// missing stage or a check without its measured / extrapolated split; a figure past its bound is withheld (0) with
+// a warning in `warnings`. Fields the planner keeps only in memory (mangled names, the unrepresentative indices)
+// come back empty.
+Result<NcuPlanFile> read_ncu_plan_json(std::string_view text, const std::string& source_name);
+Result<NcuPlanFile> read_ncu_plan_file(const std::filesystem::path& plan_json);
 // "ncu.max_seconds = 30 s: the plan of every selected kernel was estimated at ...": empty when nothing was left out.
 std::string ncu_plan_bound_text(const NcuPlan& plan);
 // The plan for the log and the console: passes, launches per kernel, estimate.

@@ -170,64 +170,31 @@ Result<void> load_workload(const std::filesystem::path& metrics_json, AnalysisIn
   return {};
 }
 
-// The plan's launch-configuration groups, for carrying DRAM bytes per configuration; a plan whose groups do not
-// read (a field of the wrong type) leaves them out with a warning, and the bytes are carried per kernel.
-void load_ncu_plan_groups(const boost::json::object& plan, const std::filesystem::path& plan_json,
-                          AnalysisInputs& inputs) {
-  NcuPlanGroups groups;
-  groups.stage = std::string(plan.at("stage").as_string());
-  try {
-    for (const auto& object : detail::json_objects(plan, "configs", "configs")) {
-      PlannedConfig config;
-      config.kernel = detail::json_string(object, "kernel", "configs.kernel").value_or("");
-      config.config = detail::json_string(object, "config", "configs.config").value_or("");
-      config.grid = detail::json_string(object, "grid", "configs.grid").value_or("");
-      config.block = detail::json_string(object, "block", "configs.block").value_or("");
-      config.stage_launches = detail::json_integer(object, "stage_launches", "configs.stage_launches").value_or(0);
-      config.stage_time_ns = detail::json_integer(object, "stage_time_ns", "configs.stage_time_ns").value_or(0);
-      config.extrapolated_from =
-          detail::json_string(object, "extrapolated_from", "configs.extrapolated_from").value_or("");
-      if (config.kernel.empty() || config.stage_launches <= 0) continue;
-      groups.configs.push_back(std::move(config));
-    }
-  } catch (const detail::JsonFieldError& error) {
-    inputs.warnings.push_back(plan_json.string() + ": " + error.field +
-                              " has the wrong type: DRAM bytes are carried per kernel, not per launch configuration");
-    return;
-  }
-  if (groups.configs.empty()) return;
-  inputs.ncu_plan_groups = std::move(groups);
-  inputs.sources["ncu_plan_groups"] = plan_json.string();
-}
-
-// The plan's check, when ncu/plan.json has one with the measured / extrapolated split (plans written before
-// the split have none: nothing is made up for them).
-void load_ncu_coverage(const std::filesystem::path& plan_json, AnalysisInputs& inputs) {
-  const auto text = detail::read_file_text(plan_json);
-  if (!text) return;
-  boost::system::error_code ec;
-  const boost::json::value document = boost::json::parse(*text, ec);
-  if (ec || !document.is_object()) {
-    inputs.warnings.push_back(plan_json.string() + " does not parse as JSON: the measured / extrapolated split of "
-                              "ncu's coverage is left out");
-    return;
-  }
-  const auto* check = document.as_object().if_contains("check");
-  const auto* stage = document.as_object().if_contains("stage");
-  if (!stage || !stage->is_string()) return;
-  load_ncu_plan_groups(document.as_object(), plan_json, inputs);
-  if (!check || !check->is_object()) return;
-  std::optional<double> measured, extrapolated;
-  try {
-    measured = detail::json_number(check->as_object(), "coverage_measured", "check.coverage_measured");
-    extrapolated = detail::json_number(check->as_object(), "coverage_extrapolated", "check.coverage_extrapolated");
-  } catch (const detail::JsonFieldError& error) {
-    inputs.warnings.push_back(plan_json.string() + ": " + error.field + " is not a number: the measured / "
+// ncu/plan.json, read by its field table (read_ncu_plan_file): the plan's launch-configuration groups, for carrying
+// DRAM bytes per configuration, and the check's measured / extrapolated split of ncu's coverage. A plan that does not
+// read (a value of the wrong type, a check without the split, as plans written before it have) is left out with a
+// warning: the bytes are carried per kernel and nothing is made up for the split.
+void load_ncu_plan(const std::filesystem::path& plan_json, AnalysisInputs& inputs) {
+  std::error_code ec;
+  if (!std::filesystem::exists(plan_json, ec)) return;
+  auto file = read_ncu_plan_file(plan_json);
+  if (!file) {
+    inputs.warnings.push_back(file.error().message +
+                              ": DRAM bytes are carried per kernel, not per launch configuration, and the measured / "
                               "extrapolated split of ncu's coverage is left out");
     return;
   }
-  if (!measured || !extrapolated) return;
-  inputs.ncu_coverage = NcuCoverage{std::string(stage->as_string()), *measured, *extrapolated};
+  inputs.warnings.insert(inputs.warnings.end(), file->warnings.begin(), file->warnings.end());
+  NcuPlanGroups groups;
+  groups.stage = file->plan.stage;
+  for (auto& config : file->plan.configs)
+    if (config.stage_launches > 0) groups.configs.push_back(std::move(config));
+  if (!groups.configs.empty()) {
+    inputs.ncu_plan_groups = std::move(groups);
+    inputs.sources["ncu_plan_groups"] = plan_json.string();
+  }
+  if (!file->check) return;
+  inputs.ncu_coverage = NcuCoverage{file->plan.stage, file->check->coverage_measured, file->check->coverage_extrapolated};
   inputs.sources["ncu_coverage"] = plan_json.string();
 }
 
@@ -263,7 +230,7 @@ Result<AnalysisReport> analyze_run_directory(const std::filesystem::path& main_d
   const std::optional<std::string> timeline_problem = load_timeline(sqlite_export, options, inputs);
   const auto ncu_csv = layout.resolve(RunLayout::ncu_raw_csv());
   if (auto loaded = load_ncu_launches(ncu_csv, options, inputs); !loaded) return loaded.error();
-  if (inputs.ncu_launches) load_ncu_coverage(layout.resolve(RunLayout::ncu_plan()), inputs);
+  if (inputs.ncu_launches) load_ncu_plan(layout.resolve(RunLayout::ncu_plan()), inputs);
   const auto metrics_json = layout.resolve(RunLayout::stage1_metrics());
   if (auto loaded = load_workload(metrics_json, inputs); !loaded) return loaded.error();
   load_recorded_selection(layout.resolve(RunLayout::kernel_selection()), inputs);
