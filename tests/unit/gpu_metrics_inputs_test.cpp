@@ -78,9 +78,9 @@ void check_against_oracle(const ReportStage& stage, const std::string& line) {
   INFO(line << " " << stage.sampled_note);
   REQUIRE(stage.sampled_samples.has_value());
   CHECK(double(*stage.sampled_samples) == oracle_figure("gpu_metrics", line, "samples"));
-  REQUIRE(stage.sampled_sm_active.has_value());
-  CHECK(*stage.sampled_sm_active == Approx(oracle_figure("gpu_metrics", line, "sm_mean")).epsilon(1e-8));
-  CHECK(*stage.sampled_dram_read == Approx(oracle_figure("gpu_metrics", line, "read_mean")).epsilon(1e-8));
+  REQUIRE(stage.sampled_sm_active.mean.has_value());
+  CHECK(*stage.sampled_sm_active.mean == Approx(oracle_figure("gpu_metrics", line, "sm_mean")).epsilon(1e-8));
+  CHECK(*stage.sampled_dram_read.mean == Approx(oracle_figure("gpu_metrics", line, "read_mean")).epsilon(1e-8));
   CHECK(*stage.sampled_mbu == Approx(oracle_figure("gpu_metrics", line, "mbu")).epsilon(1e-8));
   REQUIRE(stage.sampled_dram_bytes_per_step.has_value());
   CHECK(*stage.sampled_dram_bytes_per_step == Approx(oracle_figure("gpu_metrics", line, "bytes_per_step")).epsilon(1e-6));
@@ -217,7 +217,7 @@ TEST_CASE("gpu metrics inputs: samples covering 3 of 6 steps give bytes per step
   CHECK_THAT(step.sampled_note, Catch::Contains("left out 3 of 6 instances, outside the sampling window"));
   // The decode range the samples cover only in part is withheld, both spans said.
   const ReportStage& decode = stage_named(report, "decode");
-  CHECK_FALSE(decode.sampled_sm_active.has_value());
+  CHECK_FALSE(decode.sampled_sm_active.mean.has_value());
   CHECK_THAT(decode.sampled_note, Catch::StartsWith("withheld: none of its 1 instances lies inside the sampling window"));
 }
 
@@ -231,7 +231,7 @@ TEST_CASE("gpu metrics inputs: samples outside the capture are withheld as such,
   for (const auto& stage : report.stages) {
     INFO(stage.name);
     CHECK(oracle_figure("gpu_metrics", "  doctored outside " + stage.name + ":", "samples") == 0);
-    CHECK_FALSE(stage.sampled_sm_active.has_value());
+    CHECK_FALSE(stage.sampled_sm_active.mean.has_value());
     CHECK_THAT(stage.sampled_note, Catch::StartsWith("withheld: none of its") &&
                                        Catch::Contains("on another clock") && !Catch::Contains("raise nsys.gpu_metrics"));
   }
@@ -261,7 +261,7 @@ TEST_CASE("gpu metrics inputs: the panel gives the true reason when the samples 
     auto analysis = analyze_run_directory(copy.temp.path() / "run", options);
     REQUIRE(analysis.has_value());
     for (const auto& stage : analysis->stages) {
-      CHECK_FALSE(stage.sampled_sm_active.has_value());
+      CHECK_FALSE(stage.sampled_sm_active.mean.has_value());
       CHECK_THAT(stage.sampled_note, Catch::StartsWith("withheld: ") && Catch::Contains("20000 Hz"));
     }
   }
@@ -276,7 +276,7 @@ TEST_CASE("gpu metrics inputs: the panel gives the true reason when the samples 
     auto analysis = analyze_run_directory(copy.temp.path() / "run", options);
     REQUIRE(analysis.has_value());
     for (const auto& stage : analysis->stages) {
-      CHECK_FALSE(stage.sampled_sm_active.has_value());
+      CHECK_FALSE(stage.sampled_sm_active.mean.has_value());
       CHECK_THAT(stage.sampled_note, Catch::StartsWith("withheld: ") && Catch::Contains("20000 Hz"));
     }
     // The "=" spelling; the last flag counts, as nsys reads the command line; a value that is no number names none.
@@ -297,7 +297,7 @@ TEST_CASE("gpu metrics inputs: the panel gives the true reason when the samples 
     const auto step = std::find_if(analysis->stages.begin(), analysis->stages.end(),
                                    [](const ReportStage& stage) { return stage.name == "decode_step"; });
     REQUIRE(step != analysis->stages.end());
-    CHECK(step->sampled_sm_active.has_value());
+    CHECK(step->sampled_sm_active.mean.has_value());
     CHECK(double(*step->sampled_samples) == oracle_figure("gpu_metrics", "  doctored one_bad_each decode_step:", "samples"));
   }
 }

@@ -56,21 +56,21 @@ bool matches_oracle(const ReportStage& stage, const std::string& line) {
   REQUIRE(stage.sampled_samples.has_value());
   CHECK(double(*stage.sampled_samples) == oracle_figure("gpu_metrics", line, "samples"));
   if (*stage.sampled_samples < kMinimumStageSamples) {
-    CHECK_FALSE(stage.sampled_sm_active.has_value());
+    CHECK_FALSE(stage.sampled_sm_active.mean.has_value());
     CHECK_FALSE(stage.sampled_mbu.has_value());
     CHECK_FALSE(stage.sampled_dram_bytes_per_step.has_value());
     CHECK_THAT(stage.sampled_note, Catch::Contains("withheld"));
     return false;
   }
   const auto oracle = [&](const char* key) { return oracle_figure("gpu_metrics", line, key); };
-  CHECK(*stage.sampled_sm_active == Approx(oracle("sm_mean")).epsilon(1e-8));
-  CHECK(*stage.sampled_sm_active_p90 == Approx(oracle("sm_p90")));
-  CHECK(*stage.sampled_tensor_active == Approx(oracle("tensor_mean")).epsilon(1e-8));
-  CHECK(*stage.sampled_dram_read == Approx(oracle("read_mean")).epsilon(1e-8));
-  CHECK(*stage.sampled_dram_read_p10 == Approx(oracle("read_p10")));
-  CHECK(*stage.sampled_dram_read_p50 == Approx(oracle("read_p50")));
-  CHECK(*stage.sampled_dram_read_p90 == Approx(oracle("read_p90")));
-  CHECK(*stage.sampled_dram_write == Approx(oracle("write_mean")).epsilon(1e-8));
+  CHECK(*stage.sampled_sm_active.mean == Approx(oracle("sm_mean")).epsilon(1e-8));
+  CHECK(*stage.sampled_sm_active.p90 == Approx(oracle("sm_p90")));
+  CHECK(*stage.sampled_tensor_active.mean == Approx(oracle("tensor_mean")).epsilon(1e-8));
+  CHECK(*stage.sampled_dram_read.mean == Approx(oracle("read_mean")).epsilon(1e-8));
+  CHECK(*stage.sampled_dram_read.p10 == Approx(oracle("read_p10")));
+  CHECK(*stage.sampled_dram_read.p50 == Approx(oracle("read_p50")));
+  CHECK(*stage.sampled_dram_read.p90 == Approx(oracle("read_p90")));
+  CHECK(*stage.sampled_dram_write.mean == Approx(oracle("write_mean")).epsilon(1e-8));
   CHECK(*stage.sampled_mbu == Approx(oracle("mbu")).epsilon(1e-8));
   CHECK(*stage.sampled_dram_bytes_per_step == Approx(oracle("bytes_per_step")).epsilon(1e-6));
   return true;
@@ -417,7 +417,7 @@ TEST_CASE("gpu metrics: a range whose GPU work runs after it has its sampled fig
     const ReportStage& step = stage_named(run.analysis, "decode_step");
     REQUIRE(step.sampled_samples.has_value());
     CHECK(double(*step.sampled_samples) == oracle_figure("gpu_metrics", line, "samples"));
-    CHECK_FALSE(step.sampled_sm_active.has_value());
+    CHECK_FALSE(step.sampled_sm_active.mean.has_value());
     CHECK_FALSE(step.sampled_mbu.has_value());
     CHECK_FALSE(step.sampled_dram_bytes_per_step.has_value());
     CHECK(step.sampled_median_step.empty());

@@ -69,6 +69,13 @@ struct LLMPROF_API ReportSampledPoint {
   std::optional<double> dram;  // read + write
 };
 
+// One GPU metric sampled over a stage (report.json "stages[].sampled_<metric>" and its "_p10", "_p50", "_p90"
+// keys beside it): shares of the metric's peak, 0..1, the mean and nearest-rank percentiles over the stage's samples.
+// All null where the metric set has no such metric or too few samples fell in the stage.
+struct LLMPROF_API SampledFigure {
+  std::optional<double> mean, p10, p50, p90;
+};
+
 // report.json "stages[]".
 struct LLMPROF_API ReportStage {
   std::string name;
@@ -129,11 +136,10 @@ struct LLMPROF_API ReportStage {
   // nearest-rank percentiles. Null where the capture holds no samples or none fell in the stage
   // (sampled_note says why).
   std::optional<std::int64_t> sampled_samples;
-  std::optional<double> sampled_sm_active, sampled_sm_active_p10, sampled_sm_active_p50, sampled_sm_active_p90;
-  std::optional<double> sampled_tensor_active, sampled_tensor_active_p10, sampled_tensor_active_p50,
-      sampled_tensor_active_p90;
-  std::optional<double> sampled_dram_read, sampled_dram_read_p10, sampled_dram_read_p50, sampled_dram_read_p90;
-  std::optional<double> sampled_dram_write, sampled_dram_write_p10, sampled_dram_write_p50, sampled_dram_write_p90;
+  SampledFigure sampled_sm_active;      // "SMs Active [Throughput %]"
+  SampledFigure sampled_tensor_active;  // "Tensor Active [Throughput %]"
+  SampledFigure sampled_dram_read;      // "DRAM Read Bandwidth [Throughput %]": share of peak DRAM bandwidth
+  SampledFigure sampled_dram_write;     // "DRAM Write Bandwidth [Throughput %]"
   // DRAM bytes from the samples: (read + write share) x peak bandwidth x sample period, summed over the stage's
   // samples; per step over `steps`. MBU here is the mean read + write share: DRAM use while the GPU works.
   std::optional<double> sampled_dram_bytes_per_step;

@@ -115,8 +115,8 @@ RankSampling sample_rank_steps(const TimelineReport& timeline, const std::string
   attach_sampled_utilisation(timeline, samples, report, attributed.origin, attributed.other_capture);
   const ReportStage& figures = report.stages.front();
   sampling.samples = figures.sampled_samples.value_or(0);
-  sampling.sm_active = figures.sampled_sm_active;
-  sampling.tensor_active = figures.sampled_tensor_active;
+  sampling.sm_active = figures.sampled_sm_active.mean;
+  sampling.tensor_active = figures.sampled_tensor_active.mean;
   sampling.mbu = figures.sampled_mbu;
   sampling.dram_bytes_per_step = figures.sampled_dram_bytes_per_step;
   sampling.note = figures.sampled_note;

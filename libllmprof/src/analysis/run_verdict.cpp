@@ -59,8 +59,9 @@ std::string lever_sentence(const ReportStage& stage, const VerdictStage& levers,
 // Without a lever's gain, what the GPU's own counters measured (the sampled preset: no ncu, no CUDA trace).
 std::string sampled_sentence(const ReportStage& stage) {
   if (!stage.sampled_mbu) return "";
-  std::string text = " Sampled from the GPU's counters: SM active " + format_fraction_percent(stage.sampled_sm_active) +
-                     ", tensor active " + format_fraction_percent(stage.sampled_tensor_active) + ", DRAM " +
+  std::string text = " Sampled from the GPU's counters: SM active " +
+                     format_fraction_percent(stage.sampled_sm_active.mean) + ", tensor active " +
+                     format_fraction_percent(stage.sampled_tensor_active.mean) + ", DRAM " +
                      format_fraction_percent(stage.sampled_mbu) + " of peak bandwidth";
   if (stage.sampled_dram_bytes_per_step)
     text += " (" + format_si(stage.sampled_dram_bytes_per_step, "B") + " per " + stage.step_noun() + ")";

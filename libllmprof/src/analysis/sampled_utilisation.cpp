@@ -7,7 +7,9 @@
 #include <optional>
 #include <utility>
 
+#include "core/figure_checks.hpp"
 #include "core/text.hpp"
+#include "rundir/report_model_json.hpp"
 #include "llmprof/percent.hpp"
 
 namespace llmprof {
@@ -166,16 +168,15 @@ double percentile(const std::vector<double>& sorted, double fraction) {
   return sorted[std::min(sorted.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
-void summarize(std::vector<double> values, std::optional<double>& mean, std::optional<double>& p10,
-               std::optional<double>& p50, std::optional<double>& p90) {
+void summarize(std::vector<double> values, SampledFigure& figure) {
   if (values.empty()) return;
   std::sort(values.begin(), values.end());
   double total = 0;
   for (const double value : values) total += value;
-  mean = total / double(values.size());
-  p10 = percentile(values, 0.10);
-  p50 = percentile(values, 0.50);
-  p90 = percentile(values, 0.90);
+  figure.mean = total / double(values.size());
+  figure.p10 = percentile(values, 0.10);
+  figure.p50 = percentile(values, 0.50);
+  figure.p90 = percentile(values, 0.90);
 }
 
 // `covered_share`: the share of the stage's instances inside the samples' span, over which its steps are counted.
@@ -191,14 +192,10 @@ void fill(ReportStage& stage, const StageSamples& gathered, const GpuMetricSampl
                          ": withheld (raise nsys.gpu_metrics to sample more often)";
     return;
   }
-  summarize(gathered.sm_active, stage.sampled_sm_active, stage.sampled_sm_active_p10, stage.sampled_sm_active_p50,
-            stage.sampled_sm_active_p90);
-  summarize(gathered.tensor_active, stage.sampled_tensor_active, stage.sampled_tensor_active_p10,
-            stage.sampled_tensor_active_p50, stage.sampled_tensor_active_p90);
-  summarize(gathered.dram_read, stage.sampled_dram_read, stage.sampled_dram_read_p10, stage.sampled_dram_read_p50,
-            stage.sampled_dram_read_p90);
-  summarize(gathered.dram_write, stage.sampled_dram_write, stage.sampled_dram_write_p10,
-            stage.sampled_dram_write_p50, stage.sampled_dram_write_p90);
+  summarize(gathered.sm_active, stage.sampled_sm_active);
+  summarize(gathered.tensor_active, stage.sampled_tensor_active);
+  summarize(gathered.dram_read, stage.sampled_dram_read);
+  summarize(gathered.dram_write, stage.sampled_dram_write);
   stage.sampled_note = std::to_string(gathered.samples) + " samples at " + rate + " over " + windows.label();
   if (windows.cpu)
     stage.sampled_note += std::string(" (the capture traced no CUDA work: idle time inside a range counts; ") +
@@ -384,7 +381,12 @@ void attach_sampled_utilisation(const TimelineReport& timeline, const std::optio
     }
     stage.sampled_note += values_left_out_note(*samples);
     if (!origin.empty()) stage.sampled_note += "; " + origin;
-    if (stage.sampled_sm_active || stage.sampled_dram_read)
+    // Every bound of the stage's table rows, the sampled figures' among them (the others were checked where they
+    // were made and pass again), as the report applies them when it reads them back; the median step is charted only
+    // where a figure stood.
+    detail::FigureChecker check(report.warnings, "stage '" + stage.qualified_name() + "'");
+    detail::withhold_impossible_figures(stage, check);
+    if (stage.sampled_sm_active.mean || stage.sampled_dram_read.mean)
       stage.sampled_median_step = median_step_series(*recorded, *samples, windows);
   }
   if (samples->other_gpus > 0)

@@ -13,19 +13,19 @@
 namespace llmprof::detail {
 namespace {
 
-bool sampled(const ReportStage& stage) { return stage.sampled_sm_active || stage.sampled_dram_read; }
+bool sampled(const ReportStage& stage) { return stage.sampled_sm_active.mean || stage.sampled_dram_read.mean; }
 
 // "12% (p50 9.0%, p90 31%)"
-std::string distribution(const std::optional<double>& mean, const std::optional<double>& p50,
-                         const std::optional<double>& p90) {
-  if (!mean) return std::string(kNotComputed);
-  return format_fraction_percent(mean) + " (p50 " + format_fraction_percent(p50) + ", p90 " +
-         format_fraction_percent(p90) + ")";
+std::string distribution(const SampledFigure& figure) {
+  if (!figure.mean) return std::string(kNotComputed);
+  return format_fraction_percent(figure.mean) + " (p50 " + format_fraction_percent(figure.p50) + ", p90 " +
+         format_fraction_percent(figure.p90) + ")";
 }
 
 std::string dram_cell(const ReportStage& stage) {
-  if (!stage.sampled_dram_read || !stage.sampled_dram_write) return std::string(kNotComputed);
-  return format_fraction_percent(stage.sampled_dram_read) + " / " + format_fraction_percent(stage.sampled_dram_write);
+  if (!stage.sampled_dram_read.mean || !stage.sampled_dram_write.mean) return std::string(kNotComputed);
+  return format_fraction_percent(stage.sampled_dram_read.mean) + " / " +
+         format_fraction_percent(stage.sampled_dram_write.mean);
 }
 
 std::string ratio_cell(const ReportStage& stage) {
@@ -142,9 +142,8 @@ void write_sampled_markdown(const RunReportModel& model, std::ostringstream& out
   for (const auto& stage : model.stages) {
     if (!stage.sampled_samples) continue;
     out << "| " << markdown_cell(stage_label(stage)) << " | " << *stage.sampled_samples << " | "
-        << distribution(stage.sampled_sm_active, stage.sampled_sm_active_p50, stage.sampled_sm_active_p90) << " | "
-        << distribution(stage.sampled_tensor_active, stage.sampled_tensor_active_p50, stage.sampled_tensor_active_p90)
-        << " | " << dram_cell(stage) << " | " << format_fraction_percent(stage.sampled_mbu) << " | "
+        << distribution(stage.sampled_sm_active) << " | " << distribution(stage.sampled_tensor_active) << " | "
+        << dram_cell(stage) << " | " << format_fraction_percent(stage.sampled_mbu) << " | "
         << format_si(stage.sampled_dram_bytes_per_step, "B") << " | " << format_si(stage.dram_bytes_per_step, "B")
         << " | " << ratio_cell(stage) << " |\n";
   }
@@ -170,10 +169,8 @@ void write_sampled_html(const RunReportModel& model, std::ostringstream& out) {
     if (!stage.sampled_samples) continue;
     out << "<tr><td>" << html_escape(stage_label(stage)) << "</td><td class=\"num\">" << *stage.sampled_samples
         << "</td><td class=\"num\">"
-        << html_escape(distribution(stage.sampled_sm_active, stage.sampled_sm_active_p50, stage.sampled_sm_active_p90))
-        << "</td><td class=\"num\">"
-        << html_escape(distribution(stage.sampled_tensor_active, stage.sampled_tensor_active_p50,
-                                    stage.sampled_tensor_active_p90))
+        << html_escape(distribution(stage.sampled_sm_active)) << "</td><td class=\"num\">"
+        << html_escape(distribution(stage.sampled_tensor_active))
         << "</td><td class=\"num\">" << html_escape(dram_cell(stage)) << "</td><td class=\"num\">"
         << html_escape(format_fraction_percent(stage.sampled_mbu)) << "</td><td class=\"num\">"
         << html_escape(format_si(stage.sampled_dram_bytes_per_step, "B")) << "</td><td class=\"num\">"

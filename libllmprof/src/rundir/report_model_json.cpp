@@ -20,6 +20,7 @@ using BareRun = ReportBareRun;
 using Range = ReportRangeTiming;
 using RangeWall = ReportNodeCapture::RangeWall;
 using StageKernel = ReportStageKernel;
+using Sampled = SampledFigure;
 
 // What a figure of the analysis comes from where it depends on the record, for a warning that withholds it.
 std::string kernel_time_inputs(const Stage& stage) { return "kernel time (" + stage.kernel_time_source + ")"; }
@@ -30,6 +31,8 @@ std::string steps_inputs(const Stage& stage) {
   return stage.steps_source.empty() ? "the stage's steps" : stage.steps_source;
 }
 std::string time_source(const Kernel& kernel) { return kernel.time_source; }
+// The sampled figures' source: a share of a metric's peak that nsys reports as 0..100 per sample.
+constexpr std::string_view kSampledShares = "nsys GPU-metrics samples (percent of peak / 100)";
 
 // The tables: report.json's fields, in the order the file lists them, with each figure's bound.
 template <>
@@ -117,26 +120,45 @@ struct RecordTable<ReportStage> {
     field<&Stage::share_of_limit>("share_of_limit"),
     field<&Stage::kernel_launches_per_s>("kernel_launches_per_s")
         .within(FigureBound::non_negative, "kernel_instances / the stage's time"),
-    field<&Stage::sampled_samples>("sampled_samples"),
-    field<&Stage::sampled_sm_active>("sampled_sm_active"),
-    field<&Stage::sampled_sm_active_p10>("sampled_sm_active_p10"),
-    field<&Stage::sampled_sm_active_p50>("sampled_sm_active_p50"),
-    field<&Stage::sampled_sm_active_p90>("sampled_sm_active_p90"),
-    field<&Stage::sampled_tensor_active>("sampled_tensor_active"),
-    field<&Stage::sampled_tensor_active_p10>("sampled_tensor_active_p10"),
-    field<&Stage::sampled_tensor_active_p50>("sampled_tensor_active_p50"),
-    field<&Stage::sampled_tensor_active_p90>("sampled_tensor_active_p90"),
-    field<&Stage::sampled_dram_read>("sampled_dram_read"),
-    field<&Stage::sampled_dram_read_p10>("sampled_dram_read_p10"),
-    field<&Stage::sampled_dram_read_p50>("sampled_dram_read_p50"),
-    field<&Stage::sampled_dram_read_p90>("sampled_dram_read_p90"),
-    field<&Stage::sampled_dram_write>("sampled_dram_write"),
-    field<&Stage::sampled_dram_write_p10>("sampled_dram_write_p10"),
-    field<&Stage::sampled_dram_write_p50>("sampled_dram_write_p50"),
-    field<&Stage::sampled_dram_write_p90>("sampled_dram_write_p90"),
-    field<&Stage::sampled_dram_bytes_per_step>("sampled_dram_bytes_per_step"),
-    field<&Stage::sampled_mbu>("sampled_mbu"),
-    field<&Stage::sampled_to_measured_bytes>("sampled_to_measured_bytes"),
+    field<&Stage::sampled_samples>("sampled_samples").within(FigureBound::non_negative, kSampledShares),
+    field<&Stage::sampled_sm_active, &Sampled::mean>("sampled_sm_active")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_sm_active, &Sampled::p10>("sampled_sm_active_p10")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_sm_active, &Sampled::p50>("sampled_sm_active_p50")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_sm_active, &Sampled::p90>("sampled_sm_active_p90")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_tensor_active, &Sampled::mean>("sampled_tensor_active")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_tensor_active, &Sampled::p10>("sampled_tensor_active_p10")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_tensor_active, &Sampled::p50>("sampled_tensor_active_p50")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_tensor_active, &Sampled::p90>("sampled_tensor_active_p90")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_dram_read, &Sampled::mean>("sampled_dram_read")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_dram_read, &Sampled::p10>("sampled_dram_read_p10")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_dram_read, &Sampled::p50>("sampled_dram_read_p50")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_dram_read, &Sampled::p90>("sampled_dram_read_p90")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_dram_write, &Sampled::mean>("sampled_dram_write")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_dram_write, &Sampled::p10>("sampled_dram_write_p10")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_dram_write, &Sampled::p50>("sampled_dram_write_p50")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_dram_write, &Sampled::p90>("sampled_dram_write_p90")
+        .within(FigureBound::fraction, kSampledShares),
+    field<&Stage::sampled_dram_bytes_per_step>("sampled_dram_bytes_per_step")
+        .within(FigureBound::non_negative,
+                "sampled (read + write) shares x peak DRAM bandwidth x sample period / steps"),
+    field<&Stage::sampled_mbu>("sampled_mbu").within(FigureBound::fraction, "mean sampled (read + write) share"),
+    field<&Stage::sampled_to_measured_bytes>("sampled_to_measured_bytes")
+        .within(FigureBound::non_negative, "sampled_dram_bytes_per_step / dram_bytes_per_step"),
     field<&Stage::sampled_note>("sampled_note"),
     field<&Stage::sampled_median_step>("sampled_median_step"),
     field<&Stage::headroom>("headroom"),
