@@ -12,7 +12,7 @@
 namespace llmprof::detail {
 
 // report.json "bare_run" and "nvtx_ranges" into the model (absent fields stay empty; wrong types throw
-// JsonFieldError like the rest of report_model.cpp).
+// JsonFieldError like the rest of report_loading.cpp).
 void read_bare_run_and_ranges(const boost::json::object& report, RunReportModel& model);
 // env.json "tools.nvidia_driver.present".
 void read_nvidia_driver(const boost::json::object& environment, RunReportModel& model);
