@@ -227,6 +227,20 @@ bool emits_gate(const RangeDiscovery& discovery, const std::string& gate) {
   });
 }
 
+// run.on_empty_gate = discover: the discovery capture becomes the timeline, with discovery's choice as the stage.
+void go_on_with_discovery(PipelineRun& run, const RangeDiscovery& discovery, Capture& probe, Capture& attempt) {
+  run.note(kStage, "run.on_empty_gate = discover: going on with the discovery capture (ungated) and `" +
+                       discovery.stage + "` for kernel selection and the ncu filter, because " + discovery.why);
+  run.discovered_stage = discovery.stage;
+  adopt_discovery_step_tokens(run);
+  attempt = std::move(probe);
+  attempt.gated = false;
+  if (attempt.report)
+    run.stage_report(kStage).warnings.push_back("the capture never opened; this timeline is the ungated discovery "
+                                                "capture, and the stage was chosen by discovery: " +
+                                                discovery.stage);
+}
+
 }  // namespace
 
 bool discovers_before_gate(const PipelineRun& run, const WorkloadOutput& workload) {
@@ -301,17 +315,7 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& n
       }
       if (policy == OnEmptyGate::discover) {
         run.note(kStage, diagnosis);
-        run.note(kStage, "run.on_empty_gate = discover: going on with the discovery capture (ungated) and `" +
-                             discovery->stage + "` for kernel selection and the ncu filter, because " + discovery->why);
-        run.discovered_stage = discovery->stage;
-        adopt_discovery_step_tokens(run);
-        attempt = std::move(probe);
-        attempt.gated = false;
-        if (attempt.report)
-          run.stage_report(kStage).warnings.push_back(
-              "the capture never opened; this timeline is the ungated discovery "
-              "capture, and the stage was chosen by discovery: " +
-              discovery->stage);
+        go_on_with_discovery(run, discovery.value(), probe, attempt);
         return std::nullopt;
       }
     }
@@ -335,6 +339,5 @@ std::optional<StageResult> handle_empty_gate(PipelineRun& run, const NsysInfo& n
                             "(--profile-from-start off), would profile no kernel while replaying the whole workload";
   return StageResult::failed(diagnosis);
 }
-
 
 }  // namespace llmprof::detail
