@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "json_key_paths.hpp"
 #include "llmprof/ncu_plan.hpp"
 #include "test_support.hpp"
 
@@ -18,6 +19,8 @@ using namespace llmprof;
 namespace fs = std::filesystem;
 using llmprof::testing::data_path;
 using llmprof::testing::read_file;
+
+using llmprof::testing::collect_keys;
 
 namespace {
 
@@ -64,16 +67,6 @@ NcuPlanFile recorded_plan_file() {
 
 std::string plan_text(const NcuPlanFile& file) {
   return ncu_plan_json(file.plan, file.check, file.measured_seconds_per_launch);
-}
-
-void collect_keys(const boost::json::object& object, const std::string& prefix, std::set<std::string>& keys) {
-  for (const auto& [key, value] : object) {
-    const std::string path = prefix + std::string(key);
-    keys.insert(path);
-    if (value.is_object()) collect_keys(value.get_object(), path + ".", keys);
-    if (value.is_array() && !value.get_array().empty() && value.get_array()[0].is_object())
-      collect_keys(value.get_array()[0].get_object(), path + "[].", keys);
-  }
 }
 
 // Equal JSON, doubles within 1 ulp or so: Boost.JSON 1.81's parser rounds some 17-digit doubles to a neighbour

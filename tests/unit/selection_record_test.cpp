@@ -8,6 +8,7 @@
 #include <boost/json/serialize.hpp>
 #include <set>
 
+#include "json_key_paths.hpp"
 #include "llmprof/analysis.hpp"
 #include "llmprof/deep_profiler.hpp"
 #include "llmprof/nsys_stats.hpp"
@@ -73,17 +74,6 @@ KernelSelection coverage_selection_with_collectives() {
   REQUIRE(selection->collectives_left_out.size() == 2);  // the record's every part is filled
   REQUIRE(selection->coverage_target.has_value());
   return selection.value();
-}
-
-// Every key path of a JSON object: "rule.kind", "kernels[].share".
-void collect_keys(const boost::json::object& object, const std::string& prefix, std::set<std::string>& keys) {
-  for (const auto& [key, value] : object) {
-    const std::string path = prefix + std::string(key);
-    keys.insert(path);
-    if (value.is_object()) collect_keys(value.get_object(), path + ".", keys);
-    if (value.is_array() && !value.get_array().empty() && value.get_array()[0].is_object())
-      collect_keys(value.get_array()[0].get_object(), path + "[].", keys);
-  }
 }
 
 }  // namespace
