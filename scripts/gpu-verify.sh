@@ -28,7 +28,7 @@
 #            nvjet groups reached, $OUT/ncuname.tar.gz
 #   ncufloor the least an ncu pass costs: the 1b decode under ncu with a filter that matches nothing, gated on
 #            decode and not, beside the bare run ($OUT/ncufloor.txt)
-#   speed1b  the 1b example with the defaults twice: stage times, estimates ($OUT/speed1b.txt, speed1b-runs.tar.gz)
+#   speed1b  the 1b example with the defaults twice, then its --cuda-graphs decode once: stage times, estimates ($OUT/speed1b.txt, speed1b-runs.tar.gz)
 #   ncustart what an ncu pass pays before it profiles: the 1b decode (8 new tokens) bare, then under ncu gated on
 #            decode with a filter that matches nothing: --target-processes all / application-only / with
 #            CUDA_MODULE_LOADING=LAZY ($OUT/ncustart.txt)
@@ -419,10 +419,12 @@ phase_speed1b() {
   [ -x "$ex" ] || build_example /tmp/ex ON || return 1
   use_carried_libdw
   rm -rf "$runs" && mkdir -p "$runs"
-  for id in 1b-a 1b-b; do
-    step "deep-profile run with the defaults: llmprof-decode --preset 1b --warmup 1 ($id)"
+  local spec flags
+  for spec in 1b-a: 1b-b: graphs-a:--cuda-graphs; do
+    IFS=: read -r id flags <<< "$spec"
+    step "deep-profile run with the defaults: llmprof-decode --preset 1b --warmup 1 $flags ($id)"
     /usr/bin/time -f "$id wall %e s" "$dp" run --set run.runs_root=$runs --set run.run_id="$id" \
-      -- "$ex" --preset 1b --warmup 1 > "/tmp/speed1b-$id.log" 2>&1
+      -- "$ex" --preset 1b --warmup 1 $flags > "/tmp/speed1b-$id.log" 2>&1
     echo "$id exit=$?"; tail -3 "/tmp/speed1b-$id.log"
   done 2>&1 | tee -a "$OUT/speed1b.txt"
   python3 scripts/compare_ncu_sets.py "$runs/1b-b" "$runs/1b-a" >> "$OUT/speed1b.txt" 2>&1
