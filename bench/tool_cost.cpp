@@ -1,6 +1,6 @@
 // The cost of profiling as multiples of the bare run, over recorded run directories: what each run took against
 // its bare run (stage1), and nsys's and ncu's stages alone, from run.json's stage timings (llmprof/tool_cost.hpp),
-// with the ncu set that fed the run's figures (its ncu/cmd.txt). One row per run, oldest run.json first under
+// with the ncu set that fed the run's figures (its ncu/cmd.txt, else run.json's ncu command). One row per run, oldest run.json first under
 // each root, then a line per ncu set with the median multiples.
 //
 // Usage: bench_tool_cost [--root DIR]... [RUN_DIR]...   (no argument: every run under ./examples)
@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/json.hpp>
+
 #include "bench_options.hpp"
 #include "llmprof/run_directory.hpp"
 #include "llmprof/tool_cost.hpp"
@@ -22,12 +24,33 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "llmprof" (--section LlmprofRoofline), the --set name, or "-" when the run has no ncu command.
-std::string ncu_set_of(const fs::path& main) {
-  std::ifstream in(main / "ncu" / "cmd.txt");
+std::string text_of(const fs::path& file) {
+  std::ifstream in(file);
   std::stringstream text;
   text << in.rdbuf();
-  const std::string commands = text.str();
+  return text.str();
+}
+
+// The ncu stage's command as run.json records it: a recorded run trimmed to run.json keeps it there.
+std::string ncu_command_in_run_json(const fs::path& main) {
+  boost::system::error_code error;
+  const boost::json::value run = boost::json::parse(text_of(main / "run.json"), error);
+  const auto* stages = error || !run.is_object() ? nullptr : run.as_object().if_contains("stages");
+  if (stages == nullptr || !stages->is_array()) return "";
+  for (const auto& stage : stages->as_array()) {
+    const auto* object = stage.if_object();
+    if (object == nullptr || !object->contains("name") || object->at("name") != "ncu") continue;
+    const auto* command = object->if_contains("command");
+    if (command != nullptr && command->is_string()) return std::string(command->as_string());
+  }
+  return "";
+}
+
+// "llmprof" (--section LlmprofRoofline), the --set name, or "-" when the run has no ncu command (ncu/cmd.txt, or
+// the ncu stage's command in run.json where the recording kept no cmd.txt).
+std::string ncu_set_of(const fs::path& main) {
+  std::string commands = text_of(main / "ncu" / "cmd.txt");
+  if (commands.empty()) commands = ncu_command_in_run_json(main);
   if (commands.find("--section LlmprofRoofline") != std::string::npos) return "llmprof";
   static const std::regex set(R"(--set (\S+))");
   std::smatch match;
