@@ -183,25 +183,42 @@ struct LLMPROF_API ReportKernel {
   std::string ncu_name_join;             // how the ncu name was matched: "exact", "join key", "function name", ""
 };
 
-// report.json "bare_run": the workload's own figures from the bare stage-1 run (stage1/metrics.json).
+// report.json "bare_run": the workload's own figures from the bare stage-1 run (stage1/metrics.json). The reader of
+// that file fills this record as part of its own (which adds the model's shape), and the analysis writes it as read.
+// Every key is required when report.json is read back: the analysis always writes them all, so an absent one is a
+// broken file, never a 0.
 struct LLMPROF_API ReportBareRun {
-  std::string device;  // "cpu", "cuda:0"
-  std::string device_name;
-  std::string dtype;
-  std::optional<std::int64_t> batch, prompt_tokens, new_tokens, parameters;
-  std::optional<double> prefill_s, decode_s, tokens_per_s, time_per_output_token_s, flop_per_token, flop_per_prefill;
+  std::string device;       // "cpu", "cuda:0"
+  std::string device_name;  // "NVIDIA H100 80GB HBM3"
+  std::string dtype;        // "bf16", "fp16" or "fp32"
+  std::int64_t batch = 0;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t new_tokens = 0;
+  std::int64_t parameters = 0;
+  double prefill_s = 0;     // wall time of the prefill
+  double decode_s = 0;      // wall time of all decode steps
+  double tokens_per_s = 0;  // generated tokens / decode_s
+  double time_per_output_token_s = 0;
+  double flop_per_token = 0;    // mean model FLOP per decode step, per sequence
+  double flop_per_prefill = 0;  // model FLOP of one prefill call (the whole batch)
 };
 
-// report.json "nvtx_ranges[]": one NVTX range's instances on the CPU timeline (nsys nvtx_sum).
+// report.json "nvtx_ranges[]": one NVTX range's instances on the CPU timeline (nsys nvtx_sum): how often it ran and
+// how long each instance took, what a machine without a GPU still measures. The analysis makes these from the nsys
+// rows (analysis/range_timings.cpp) and leaves out, with a warning, a row whose statistics contradict each other
+// (min > max, median or mean outside [min, max], total != mean x instances).
 struct LLMPROF_API ReportRangeTiming {
   std::string name;
-  std::string domain;
-  std::string style;  // "PushPop" or "StartEnd"
+  std::string domain;  // "" for NVTX's default domain
+  std::string style;   // "PushPop" or "StartEnd"
   std::optional<std::int64_t> instances, total_ns;
-  std::optional<double> mean_ns, p50_ns, p99_ns;  // p99 null where only nsys stats were read
+  // p50 per instance is nvtx_sum's median. nvtx_sum prints no percentile past the median; the SQLite export has
+  // every instance, so p99 comes from the timeline when it saw the same number of instances (the same capture),
+  // else it stays null.
+  std::optional<double> mean_ns, p50_ns, p99_ns;
   std::optional<std::int64_t> min_ns, max_ns;
   std::optional<double> stddev_ns;
-  std::string source;  // "nsys nvtx_sum"
+  std::string source;  // "nsys nvtx_sum", with where p99 came from when it did
 };
 
 // report.json "node_capture": the kernel tables came from a second capture traced per CUDA graph node.
