@@ -83,7 +83,7 @@ TEST_CASE("nvtx_ranges: a row whose statistics contradict each other is left out
   make_contradictions_main(dir.path());
   const auto report = analyze_main(dir.path());
   check_ranges_against_oracle(report, "contradictions");
-  // nvtx_ranges_expected.py: "contradictions left out :swapped: min > max", ...
+  // nvtx_ranges_expected.py: "contradictions left out :never_ran: no instances", ...
   const auto left_out = static_cast<std::size_t>(oracle_figure("nvtx_ranges", "contradictions:", "left_out"));
   std::size_t warned = 0;
   for (const auto& warning : report.warnings) {

@@ -206,7 +206,7 @@ struct LLMPROF_API ReportBareRun {
 // report.json "nvtx_ranges[]": one NVTX range's instances on the CPU timeline (nsys nvtx_sum): how often it ran and
 // how long each instance took, what a machine without a GPU still measures. The analysis makes these from the nsys
 // rows (analysis/range_timings.cpp) and leaves out, with a warning, a row whose statistics contradict each other
-// (min > max, median or mean outside [min, max], total != mean x instances).
+// (no instances, median or mean outside [min, max], total != mean x instances).
 struct LLMPROF_API ReportRangeTiming {
   std::string name;
   std::string domain;  // "" for NVTX's default domain
