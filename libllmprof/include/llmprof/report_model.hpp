@@ -183,39 +183,22 @@ struct LLMPROF_API ReportKernel {
   std::string ncu_name_join;             // how the ncu name was matched: "exact", "join key", "function name", ""
 };
 
-// report.json "bare_run": the workload's own figures from the bare stage-1 run (stage1/metrics.json). The reader of
-// that file fills this record as part of its own (which adds the model's shape), and the analysis writes it as read.
-// Every key is required when report.json is read back: the analysis always writes them all, so an absent one is a
-// broken file, never a 0.
+// report.json "bare_run": the workload's own figures from its bare stage-1 run (stage1/metrics.json) as that file's
+// reader filled them; every key is required when read back (the analysis writes them all), never a made-up 0.
 struct LLMPROF_API ReportBareRun {
-  std::string device;       // "cpu", "cuda:0"
-  std::string device_name;  // "NVIDIA H100 80GB HBM3"
-  std::string dtype;        // "bf16", "fp16" or "fp32"
-  std::int64_t batch = 0;
-  std::int64_t prompt_tokens = 0;
-  std::int64_t new_tokens = 0;
-  std::int64_t parameters = 0;
-  double prefill_s = 0;     // wall time of the prefill
-  double decode_s = 0;      // wall time of all decode steps
-  double tokens_per_s = 0;  // generated tokens / decode_s
-  double time_per_output_token_s = 0;
-  double flop_per_token = 0;    // mean model FLOP per decode step, per sequence
-  double flop_per_prefill = 0;  // model FLOP of one prefill call (the whole batch)
+  std::string device, device_name, dtype;  // "cuda:0", "NVIDIA H100 80GB HBM3", "bf16" (or fp16, fp32)
+  std::int64_t batch = 0, prompt_tokens = 0, new_tokens = 0, parameters = 0;
+  double prefill_s = 0, decode_s = 0;                    // wall times: the prefill, all decode steps
+  double tokens_per_s = 0, time_per_output_token_s = 0;  // generated tokens / decode_s; per decode step
+  double flop_per_token = 0, flop_per_prefill = 0;       // model FLOP: per decode step per sequence; of one prefill
 };
 
-// report.json "nvtx_ranges[]": one NVTX range's instances on the CPU timeline (nsys nvtx_sum): how often it ran and
-// how long each instance took, what a machine without a GPU still measures. The analysis makes these from the nsys
-// rows (analysis/range_timings.cpp) and leaves out, with a warning, a row whose statistics contradict each other
-// (no instances, median or mean outside [min, max], total != mean x instances).
+// report.json "nvtx_ranges[]": one NVTX range's instances on the CPU timeline (nsys nvtx_sum), filled by the analysis
+// (analysis/range_timings.cpp, which leaves out a row whose statistics contradict each other, with a warning).
 struct LLMPROF_API ReportRangeTiming {
-  std::string name;
-  std::string domain;  // "" for NVTX's default domain
-  std::string style;   // "PushPop" or "StartEnd"
+  std::string name, domain, style;  // domain "" for NVTX's default; style "PushPop" or "StartEnd"
   std::optional<std::int64_t> instances, total_ns;
-  // p50 per instance is nvtx_sum's median. nvtx_sum prints no percentile past the median; the SQLite export has
-  // every instance, so p99 comes from the timeline when it saw the same number of instances (the same capture),
-  // else it stays null.
-  std::optional<double> mean_ns, p50_ns, p99_ns;
+  std::optional<double> mean_ns, p50_ns, p99_ns;  // p99 from the SQLite export's instances, else null
   std::optional<std::int64_t> min_ns, max_ns;
   std::optional<double> stddev_ns;
   std::string source;  // "nsys nvtx_sum", with where p99 came from when it did
