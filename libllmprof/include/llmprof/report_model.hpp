@@ -183,25 +183,25 @@ struct LLMPROF_API ReportKernel {
   std::string ncu_name_join;             // how the ncu name was matched: "exact", "join key", "function name", ""
 };
 
-// report.json "bare_run": the workload's own figures from the bare stage-1 run (stage1/metrics.json).
+// report.json "bare_run": the workload's own figures from its bare stage-1 run (stage1/metrics.json) as that file's
+// reader filled them; every key is required when read back (the analysis writes them all), never a made-up 0.
 struct LLMPROF_API ReportBareRun {
-  std::string device;  // "cpu", "cuda:0"
-  std::string device_name;
-  std::string dtype;
-  std::optional<std::int64_t> batch, prompt_tokens, new_tokens, parameters;
-  std::optional<double> prefill_s, decode_s, tokens_per_s, time_per_output_token_s, flop_per_token, flop_per_prefill;
+  std::string device, device_name, dtype;  // "cuda:0", "NVIDIA H100 80GB HBM3", "bf16" (or fp16, fp32)
+  std::int64_t batch = 0, prompt_tokens = 0, new_tokens = 0, parameters = 0;
+  double prefill_s = 0, decode_s = 0;                    // wall times: the prefill, all decode steps
+  double tokens_per_s = 0, time_per_output_token_s = 0;  // generated tokens / decode_s; per decode step
+  double flop_per_token = 0, flop_per_prefill = 0;       // model FLOP: per decode step per sequence; of one prefill
 };
 
-// report.json "nvtx_ranges[]": one NVTX range's instances on the CPU timeline (nsys nvtx_sum).
+// report.json "nvtx_ranges[]": one NVTX range's instances on the CPU timeline (nsys nvtx_sum), filled by the analysis
+// (analysis/range_timings.cpp, which leaves out a row whose statistics contradict each other, with a warning).
 struct LLMPROF_API ReportRangeTiming {
-  std::string name;
-  std::string domain;
-  std::string style;  // "PushPop" or "StartEnd"
+  std::string name, domain, style;  // domain "" for NVTX's default; style "PushPop" or "StartEnd"
   std::optional<std::int64_t> instances, total_ns;
-  std::optional<double> mean_ns, p50_ns, p99_ns;  // p99 null where only nsys stats were read
+  std::optional<double> mean_ns, p50_ns, p99_ns;  // p99 from the SQLite export's instances, else null
   std::optional<std::int64_t> min_ns, max_ns;
   std::optional<double> stddev_ns;
-  std::string source;  // "nsys nvtx_sum"
+  std::string source;  // "nsys nvtx_sum", with where p99 came from when it did
 };
 
 // report.json "node_capture": the kernel tables came from a second capture traced per CUDA graph node.

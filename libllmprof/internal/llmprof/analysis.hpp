@@ -70,26 +70,6 @@ using KernelAnalysis = ReportKernel;
 using StageTopKernel = ReportStageKernel;
 using StageAnalysis = ReportStage;
 
-// One NVTX range on the CPU timeline (nsys nvtx_sum): how often it ran and how long each instance took.
-// This is what a machine without a GPU still measures. A row whose statistics contradict each other
-// (min > median, mean outside [min, max], total != mean x instances) is left out with a warning.
-struct RangeTiming {
-  std::string name;
-  std::string domain;  // "" for NVTX's default domain
-  std::string style;   // "PushPop" or "StartEnd"
-  std::int64_t instances = 0;
-  std::int64_t total_ns = 0;
-  double mean_ns = 0;
-  double median_ns = 0;  // p50 per instance
-  std::int64_t min_ns = 0;
-  std::int64_t max_ns = 0;
-  double stddev_ns = 0;
-  // nvtx_sum prints no percentile past the median; the SQLite export has every instance, so p99 comes
-  // from the timeline when it saw the same number of instances (the same capture), else it stays null.
-  std::optional<double> p99_ns;
-  std::string source = "nsys nvtx_sum";
-};
-
 // The second capture traced per CUDA graph node (MAIN/nsys/node/), taken when the first one recorded graph
 // launches whole: the analysis reads its kernel tables (cuda_gpu_kern_sum, nvtx_kern_sum) in place of the
 // first capture's, and everything else from the first capture. It is held as report.json's record
@@ -111,9 +91,10 @@ struct AnalysisReport {
   std::vector<KernelAnalysis> kernels;   // by total_time_ns, descending
   std::optional<KernelSelection> top_kernel_selection;
   std::optional<ReportNcuCoverage> ncu_coverage;
+  // stage1/metrics.json; report.json's bare_run is its ReportBareRun part, written as read.
   std::optional<WorkloadMetrics> workload;
-  std::vector<RangeTiming> range_timings;  // nsys nvtx_sum rows, by total time (descending)
-  std::vector<LaunchRoofline> launches;    // every ncu launch analysed, in file order
+  std::vector<ReportRangeTiming> nvtx_ranges;  // from the nsys nvtx_sum rows, by total time (descending)
+  std::vector<LaunchRoofline> launches;        // every ncu launch analysed, in file order
   std::vector<std::string> warnings;
   std::vector<std::string> skipped;            // what could not be computed and why
   std::map<std::string, std::string> sources;  // input -> file it was read from

@@ -11,34 +11,24 @@
 #include <string_view>
 #include <vector>
 
+#include "llmprof/report_model.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof {
 
 inline constexpr std::string_view workload_metrics_schema = "llmprof.workload_metrics/1";
 
-struct WorkloadMetrics {
-  std::string model;        // "llama-style"
-  std::string device;       // "cuda:0" or "cpu"
-  std::string device_name;  // "NVIDIA H100 80GB HBM3"
-  std::string dtype;        // "bf16", "fp16" or "fp32"
-  std::int64_t batch = 0;
-  std::int64_t prompt_tokens = 0;
-  std::int64_t new_tokens = 0;
+// The figures report.json's bare_run holds (ReportBareRun) are this record's own members, so the analysis writes
+// the record it read with bare_run's one field table; the rest is the model's shape and what the file names.
+struct WorkloadMetrics : ReportBareRun {
+  std::string model;  // "llama-style"
   std::int64_t layers = 0;
   std::int64_t hidden = 0;
   std::int64_t heads = 0;
   std::int64_t kv_heads = 0;
   std::int64_t intermediate = 0;
   std::int64_t vocab = 0;
-  std::int64_t parameters = 0;
-  double prefill_s = 0;  // wall time of the prefill
-  double decode_s = 0;   // wall time of all decode steps
-  double time_per_output_token_s = 0;
-  double tokens_per_s = 0;            // generated_tokens / decode_s
   std::int64_t generated_tokens = 0;  // batch * new_tokens
-  double flop_per_prefill = 0;        // model FLOP of one prefill call (the whole batch)
-  double flop_per_token = 0;          // mean model FLOP per decode step, per sequence
   double decode_flop = 0;             // model FLOP of all decode steps together
   // Optional: the bytes one decode step must move from DRAM for the whole batch (every weight once, plus the
   // KV cache the step reads, mean over the steps); 0 when the workload does not state it. Model MBU and the

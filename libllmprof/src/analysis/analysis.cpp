@@ -145,7 +145,7 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   }
   build_device(inputs, options, report);
   detail::build_stages(inputs, options, flop_per_launch, report);
-  detail::build_range_timings(inputs, report);
+  detail::build_nvtx_ranges(inputs, report);
   build_selection(inputs, options, report);
   if (inputs.timeline)
     detail::apply_timeline(*inputs.timeline, report);

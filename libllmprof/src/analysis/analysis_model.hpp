@@ -58,8 +58,8 @@ std::string qualified_range(const NvtxRangeName& range);
 // Adds the timeline to the report: its verdicts and busy fractions replace those of the stages it
 // knows, its capture losses and validity notes become warnings (analysis_timeline.cpp).
 void apply_timeline(const TimelineReport& timeline, AnalysisReport& report);
-// report.range_timings from the nsys nvtx_sum rows (invariants checked; a failing row becomes a warning).
-void build_range_timings(const AnalysisInputs& inputs, AnalysisReport& report);
+// report.nvtx_ranges from the nsys nvtx_sum rows (invariants checked; a failing row becomes a warning).
+void build_nvtx_ranges(const AnalysisInputs& inputs, AnalysisReport& report);
 
 // One KernelAnalysis per kernel of nsys or ncu, the longest first, and the FLOP per launch the stages use.
 void build_kernels(const AnalysisInputs& inputs, const AnalysisOptions& options, AnalysisReport& report,

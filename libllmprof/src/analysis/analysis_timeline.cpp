@@ -30,7 +30,7 @@ void apply_timeline(const TimelineReport& timeline, AnalysisReport& report) {
       stage.rate_time_note.clear();
     }
   }
-  for (auto& range : report.range_timings) {
+  for (auto& range : report.nvtx_ranges) {
     const TimelineStage* timed =
         timeline.find_stage(range.domain.empty() ? range.name : range.domain + ":" + range.name);
     if (timed == nullptr || timed->cpu_duration.count != range.instances) continue;

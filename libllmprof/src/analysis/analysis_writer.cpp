@@ -82,48 +82,18 @@ std::optional<ReportWorkloadMfu> workload_mfu_record(const AnalysisReport& repor
   return record;
 }
 
-// "nvtx_ranges": per-instance wall times of each range on the CPU timeline. p99 is null unless the
-// SQLite timeline supplied it: nsys nvtx_sum has no percentile past the median.
+// "nvtx_ranges": per-instance wall times of each range on the CPU timeline, the analysis's records as computed.
 boost::json::array json_range_timings(const AnalysisReport& report) {
   boost::json::array ranges;
-  for (const auto& timing : report.range_timings) {
-    ReportRangeTiming record;
-    record.name = timing.name;
-    record.domain = timing.domain;
-    record.style = timing.style;
-    record.instances = timing.instances;
-    record.total_ns = timing.total_ns;
-    record.mean_ns = timing.mean_ns;
-    record.p50_ns = timing.median_ns;
-    record.p99_ns = timing.p99_ns;
-    record.min_ns = timing.min_ns;
-    record.max_ns = timing.max_ns;
-    record.stddev_ns = timing.stddev_ns;
-    record.source = timing.source;
-    ranges.emplace_back(detail::report_json(record));
-  }
+  for (const auto& range : report.nvtx_ranges) ranges.emplace_back(detail::report_json(range));
   return ranges;
 }
 
-// "bare_run": the workload's own figures from the bare stage-1 run (stage1/metrics.json).
+// "bare_run": the workload's own figures from the bare stage-1 run, the ReportBareRun part of stage1/metrics.json's
+// record as read.
 boost::json::value json_bare_run(const AnalysisReport& report) {
   if (!report.workload) return nullptr;
-  const WorkloadMetrics& metrics = *report.workload;
-  ReportBareRun record;
-  record.device = metrics.device;
-  record.device_name = metrics.device_name;
-  record.dtype = metrics.dtype;
-  record.batch = metrics.batch;
-  record.prompt_tokens = metrics.prompt_tokens;
-  record.new_tokens = metrics.new_tokens;
-  record.parameters = metrics.parameters;
-  record.prefill_s = metrics.prefill_s;
-  record.decode_s = metrics.decode_s;
-  record.tokens_per_s = metrics.tokens_per_s;
-  record.time_per_output_token_s = metrics.time_per_output_token_s;
-  record.flop_per_token = metrics.flop_per_token;
-  record.flop_per_prefill = metrics.flop_per_prefill;
-  return detail::report_json(record);
+  return detail::report_json(static_cast<const ReportBareRun&>(*report.workload));
 }
 
 }  // namespace

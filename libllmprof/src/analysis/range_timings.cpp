@@ -1,4 +1,5 @@
-// Per-range instance timings from nsys nvtx_sum: the NVTX stage table of a run, GPU or not.
+// Per-range instance timings from nsys nvtx_sum: the NVTX stage table of a run, GPU or not, as report.json's
+// nvtx_ranges records.
 #include <algorithm>
 #include <cmath>
 
@@ -7,11 +8,11 @@
 namespace llmprof::detail {
 namespace {
 
-// nvtx_sum rounds Avg/Med to 0.1 ns and prints integer totals: allow that rounding, nothing more.
+// nvtx_sum rounds Avg/Med to 0.1 ns and prints integer totals: allow that rounding, nothing more. min > max and
+// negative figures never get here: the nsys stats reader refuses such a table (parse/nsys_stats.cpp).
 std::optional<std::string> contradiction(const NvtxRangeSummaryRow& row) {
   const auto& time = row.time;
   if (time.count <= 0) return "no instances";
-  if (time.min_ns > time.max_ns) return "min > max";
   const double slack = 1.0;  // ns
   if (time.median_ns + slack < static_cast<double>(time.min_ns) ||
       time.median_ns - slack > static_cast<double>(time.max_ns)) {
@@ -31,7 +32,7 @@ std::optional<std::string> contradiction(const NvtxRangeSummaryRow& row) {
 
 }  // namespace
 
-void build_range_timings(const AnalysisInputs& inputs, AnalysisReport& report) {
+void build_nvtx_ranges(const AnalysisInputs& inputs, AnalysisReport& report) {
   if (!inputs.nsys || !inputs.nsys->ranges) {
     report.skipped.push_back("nvtx_ranges: no nsys nvtx_sum table");
     return;
@@ -41,21 +42,22 @@ void build_range_timings(const AnalysisInputs& inputs, AnalysisReport& report) {
       report.warnings.push_back("nvtx_sum row for range '" + qualified_range(row.range) + "' left out: " + *why);
       continue;
     }
-    RangeTiming timing;
-    timing.name = row.range.name;
-    timing.domain = row.range.domain;
-    timing.style = row.style;
-    timing.instances = row.time.count;
-    timing.total_ns = row.time.total_time_ns;
-    timing.mean_ns = row.time.average_ns;
-    timing.median_ns = row.time.median_ns;
-    timing.min_ns = row.time.min_ns;
-    timing.max_ns = row.time.max_ns;
-    timing.stddev_ns = row.time.stddev_ns;
-    report.range_timings.push_back(std::move(timing));
+    // report.json's record itself (ReportRangeTiming), filled once from the parser's row.
+    ReportRangeTiming& range = report.nvtx_ranges.emplace_back();
+    range.name = row.range.name;
+    range.domain = row.range.domain;
+    range.style = row.style;
+    range.instances = row.time.count;
+    range.total_ns = row.time.total_time_ns;
+    range.mean_ns = row.time.average_ns;
+    range.p50_ns = row.time.median_ns;
+    range.min_ns = row.time.min_ns;
+    range.max_ns = row.time.max_ns;
+    range.stddev_ns = row.time.stddev_ns;
+    range.source = "nsys nvtx_sum";  // p99 and its source come from the timeline (analysis_timeline.cpp)
   }
-  std::stable_sort(report.range_timings.begin(), report.range_timings.end(),
-                   [](const RangeTiming& a, const RangeTiming& b) { return a.total_ns > b.total_ns; });
+  std::stable_sort(report.nvtx_ranges.begin(), report.nvtx_ranges.end(),
+                   [](const ReportRangeTiming& a, const ReportRangeTiming& b) { return a.total_ns > b.total_ns; });
 }
 
 }  // namespace llmprof::detail

@@ -31,9 +31,9 @@ void measure_steps(const RunReportModel& model, const ReportStage& stage, const 
   const auto steps = stage_steps(stage);
   const auto& bare = model.bare_run;
   // The bare run's time per decode step stands for a stage that counts the same decode steps.
-  if (bare && positive(bare->time_per_output_token_s) && bare->new_tokens && steps && stage.counts_steps() &&
-      std::fabs(*steps - static_cast<double>(*bare->new_tokens)) < 0.5) {
-    levers.step_ns = *bare->time_per_output_token_s * 1e9;
+  if (bare && positive(bare->time_per_output_token_s) && steps && stage.counts_steps() &&
+      std::fabs(*steps - static_cast<double>(bare->new_tokens)) < 0.5) {
+    levers.step_ns = bare->time_per_output_token_s * 1e9;
     levers.step_from_bare_run = true;
   }
   const double per_instance =

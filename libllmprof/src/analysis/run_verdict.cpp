@@ -26,10 +26,9 @@ std::string headline_figures(const RunReportModel& model, const ReportStage& sta
   std::string text = stage.name + ": ";
   const auto& bare = model.bare_run;
   if (levers.main && bare && positive(bare->tokens_per_s) && positive(bare->time_per_output_token_s)) {
-    text += format_number(*bare->tokens_per_s) + " tokens/s (" +
-            format_duration_ns(*bare->time_per_output_token_s * 1e9) +
-            (bare->batch.value_or(1) == 1 ? " per token" : " per step of " + std::to_string(*bare->batch) + " tokens") +
-            ", bare), ";
+    text += format_number(bare->tokens_per_s) + " tokens/s (" +
+            format_duration_ns(bare->time_per_output_token_s * 1e9) +
+            (bare->batch == 1 ? " per token" : " per step of " + std::to_string(bare->batch) + " tokens") + ", bare), ";
   } else if (levers.step_ns) {
     text += format_duration_ns(*levers.step_ns) + " " + per_unit(stage) + " under the profiler, ";
   }

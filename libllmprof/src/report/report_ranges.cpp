@@ -32,9 +32,7 @@ std::string range_note(const RunReportModel& model) {
               : "p99 needs every instance's duration, which nsys stats does not print and no SQLite export supplied.");
 }
 
-std::string seconds_text(const std::optional<double>& seconds) {
-  return seconds ? format_duration_ns(*seconds * 1e9) : std::string(kNotComputed);
-}
+std::string seconds_text(double seconds) { return format_duration_ns(seconds * 1e9); }
 
 // The range, and its library when the stage table marks it as one's (ReportStage::library).
 std::string range_label(const RunReportModel& model, const ReportRangeTiming& range) {
@@ -45,24 +43,18 @@ std::string range_label(const RunReportModel& model, const ReportRangeTiming& ra
   return label;
 }
 
-// (label, value) rows of the bare-run table; only figures that are present and positive.
+// (label, value) rows of the bare-run table: the figures that are positive, the run's shape and its device.
 std::vector<std::pair<std::string, std::string>> bare_run_rows(const ReportBareRun& run) {
   std::vector<std::pair<std::string, std::string>> rows;
-  const auto positive = [](const std::optional<double>& value) { return value && *value > 0; };
-  if (positive(run.tokens_per_s))
-    rows.emplace_back("Decode throughput", format_number(*run.tokens_per_s) + " tokens/s");
-  if (positive(run.time_per_output_token_s))
+  if (run.tokens_per_s > 0) rows.emplace_back("Decode throughput", format_number(run.tokens_per_s) + " tokens/s");
+  if (run.time_per_output_token_s > 0)
     rows.emplace_back("Time per output token", seconds_text(run.time_per_output_token_s));
-  if (positive(run.prefill_s)) rows.emplace_back("Prefill time", seconds_text(run.prefill_s));
-  if (positive(run.decode_s)) rows.emplace_back("Decode time", seconds_text(run.decode_s));
-  if (positive(run.flop_per_token)) rows.emplace_back("Model FLOP per token", format_si(run.flop_per_token, "FLOP"));
-  if (run.parameters && *run.parameters > 0)
-    rows.emplace_back("Parameters", format_si(static_cast<double>(*run.parameters), ""));
-  std::string shape;
-  if (run.batch) shape += "batch " + std::to_string(*run.batch);
-  if (run.prompt_tokens) shape += (shape.empty() ? "" : ", ") + std::to_string(*run.prompt_tokens) + " prompt tokens";
-  if (run.new_tokens) shape += (shape.empty() ? "" : ", ") + std::to_string(*run.new_tokens) + " new tokens";
-  if (!shape.empty()) rows.emplace_back("Shape", shape);
+  if (run.prefill_s > 0) rows.emplace_back("Prefill time", seconds_text(run.prefill_s));
+  if (run.decode_s > 0) rows.emplace_back("Decode time", seconds_text(run.decode_s));
+  if (run.flop_per_token > 0) rows.emplace_back("Model FLOP per token", format_si(run.flop_per_token, "FLOP"));
+  if (run.parameters > 0) rows.emplace_back("Parameters", format_si(static_cast<double>(run.parameters), ""));
+  rows.emplace_back("Shape", "batch " + std::to_string(run.batch) + ", " + std::to_string(run.prompt_tokens) +
+                                 " prompt tokens, " + std::to_string(run.new_tokens) + " new tokens");
   const std::string device = run.device_name.empty() ? run.device : run.device_name + " (" + run.device + ")";
   if (!device.empty()) rows.emplace_back("Device, dtype", device + (run.dtype.empty() ? "" : ", " + run.dtype));
   return rows;

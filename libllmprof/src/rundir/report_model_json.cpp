@@ -195,22 +195,23 @@ struct RecordTable<ReportKernel> {
   };
 };
 
+// Every key required on reading: the analysis writes them all from stage1/metrics.json, whose reader requires them.
 template <>
 struct RecordTable<ReportBareRun> {
   static constexpr RecordField<ReportBareRun> fields[] = {
-    field<&BareRun::device>("device"),
-    field<&BareRun::device_name>("device_name"),
-    field<&BareRun::dtype>("dtype"),
-    field<&BareRun::batch>("batch"),
-    field<&BareRun::prompt_tokens>("prompt_tokens"),
-    field<&BareRun::new_tokens>("new_tokens"),
-    field<&BareRun::parameters>("parameters"),
-    field<&BareRun::prefill_s>("prefill_s"),
-    field<&BareRun::decode_s>("decode_s"),
-    field<&BareRun::tokens_per_s>("tokens_per_s"),
-    field<&BareRun::time_per_output_token_s>("time_per_output_token_s"),
-    field<&BareRun::flop_per_token>("flop_per_token"),
-    field<&BareRun::flop_per_prefill>("flop_per_prefill"),
+    field<&BareRun::device>("device").required_key(),
+    field<&BareRun::device_name>("device_name").required_key(),
+    field<&BareRun::dtype>("dtype").required_key(),
+    field<&BareRun::batch>("batch").required_key(),
+    field<&BareRun::prompt_tokens>("prompt_tokens").required_key(),
+    field<&BareRun::new_tokens>("new_tokens").required_key(),
+    field<&BareRun::parameters>("parameters").required_key(),
+    field<&BareRun::prefill_s>("prefill_s").required_key(),
+    field<&BareRun::decode_s>("decode_s").required_key(),
+    field<&BareRun::tokens_per_s>("tokens_per_s").required_key(),
+    field<&BareRun::time_per_output_token_s>("time_per_output_token_s").required_key(),
+    field<&BareRun::flop_per_token>("flop_per_token").required_key(),
+    field<&BareRun::flop_per_prefill>("flop_per_prefill").required_key(),
   };
 };
 
@@ -341,6 +342,7 @@ void read_report_json(const json::object& object, const std::string& where, Repo
   read_record(object, where, kernel);
 }
 void read_report_json(const json::object& object, const std::string& where, ReportBareRun& run) {
+  require_record_keys<ReportBareRun>(object, where);
   read_record(object, where, run);
 }
 void read_report_json(const json::object& object, const std::string& where, ReportRangeTiming& range) {

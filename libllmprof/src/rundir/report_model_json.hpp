@@ -26,7 +26,7 @@ boost::json::object report_json(const RunVerdict& verdict);
 
 // The record read back. Unknown fields are ignored; an absent or null field keeps the record's
 // default; a known field of the wrong type, or an empty required name, throws JsonFieldError naming
-// `where` + the field ("stages[2].wall_ns").
+// `where` + the field ("stages[2].wall_ns"). ReportBareRun's keys are all required: absent or null throws too.
 void read_report_json(const boost::json::object& object, const std::string& where, ReportDevice& device);
 void read_report_json(const boost::json::object& object, const std::string& where, ReportStage& stage);
 void read_report_json(const boost::json::object& object, const std::string& where, ReportKernel& kernel);
