@@ -130,7 +130,7 @@ constexpr RecordField<Record> group_field(std::string_view key) {
     return boost::json::value(std::move(object));
   };
   row.read = [](const boost::json::object& object, std::string_view name, const std::string& where, Record& record) {
-    if (const auto* nested = nested_object(object, name, where))
+    if (const auto* nested = json_object_field(object, name, where))
       for (const auto& inner : Rows()) inner.read(*nested, inner.key, where + "." + std::string(inner.key), record);
   };
   return row;

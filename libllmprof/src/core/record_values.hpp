@@ -121,10 +121,9 @@ template <ArrayInteger Integer>
 void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
                 std::vector<Integer>& values) {
   values.clear();
-  const auto* found = object.if_contains(key);
-  if (found == nullptr || found->is_null()) return;
-  if (!found->is_array()) throw JsonFieldError{where};
-  for (const auto& element : found->get_array()) {
+  const auto* elements = json_array_field(object, key, where);
+  if (elements == nullptr) return;
+  for (const auto& element : *elements) {
     const auto number = json_to_int64(element);
     if (!number || (std::is_unsigned_v<Integer> && *number < 0)) throw JsonFieldError{where};
     values.push_back(static_cast<Integer>(*number));
@@ -140,22 +139,15 @@ void read_field(const boost::json::object& object, std::string_view key, const s
   value = *parsed;
 }
 
-inline const boost::json::object* nested_object(const boost::json::object& object, std::string_view key,
-                                                const std::string& where) {
-  const auto* found = object.if_contains(key);
-  if (found == nullptr || found->is_null()) return nullptr;
-  if (!found->is_object()) throw JsonFieldError{where};
-  return &found->get_object();
-}
 template <TabledRecord Record>
 void read_field(const boost::json::object& object, std::string_view key, const std::string& where, Record& record) {
-  if (const auto* nested = nested_object(object, key, where)) read_record(*nested, where + ".", record);
+  if (const auto* nested = json_object_field(object, key, where)) read_record(*nested, where + ".", record);
 }
 template <TabledRecord Record>
 void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
                 std::optional<Record>& record) {
   record.reset();
-  if (const auto* nested = nested_object(object, key, where)) read_record(*nested, where + ".", record.emplace());
+  if (const auto* nested = json_object_field(object, key, where)) read_record(*nested, where + ".", record.emplace());
 }
 template <TabledRecord Record>
 void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
