@@ -206,13 +206,12 @@ void check_stage_figures(const llmprof::GpuMetricSamples& samples, Bytes& in) {
     LLMPROF_FUZZ_CHECK(*figures.sampled_samples >= 0 &&
                            std::size_t(*figures.sampled_samples) <= samples.timestamps_ns.size(),
                        "more samples than sample times: " + std::to_string(*figures.sampled_samples));
-  for (const auto& [mean, p10, p50, p90] :
-       {std::tuple{figures.sampled_sm_active, figures.sampled_sm_active_p10, figures.sampled_sm_active_p50,
-                   figures.sampled_sm_active_p90},
-        std::tuple{figures.sampled_dram_read, figures.sampled_dram_read_p10, figures.sampled_dram_read_p50,
-                   figures.sampled_dram_read_p90}}) {
-    if (!mean) continue;
-    LLMPROF_FUZZ_CHECK(*mean >= 0 && *mean <= 1 && *p10 <= *p50 && *p50 <= *p90 && *p90 <= 1,
+  for (const llmprof::SampledFigure* share : {&figures.sampled_sm_active, &figures.sampled_tensor_active,
+                                               &figures.sampled_dram_read, &figures.sampled_dram_write}) {
+    if (!share->mean) continue;
+    LLMPROF_FUZZ_CHECK(share->p10 && share->p50 && share->p90, "a sampled mean without its percentiles");
+    LLMPROF_FUZZ_CHECK(*share->mean >= 0 && *share->mean <= 1 && *share->p10 <= *share->p50 &&
+                           *share->p50 <= *share->p90 && *share->p90 <= 1,
                        "sampled shares out of [0, 1] or unordered");
   }
   if (figures.sampled_mbu) LLMPROF_FUZZ_CHECK(*figures.sampled_mbu >= 0 && *figures.sampled_mbu <= 2, "sampled MBU");

@@ -123,9 +123,8 @@ void check_samples(const llmprof::GpuMetricSamples& samples, const llmprof::Time
   for (const auto& stage : timeline.stages) report.stages.push_back(llmprof::ReportStage{.name = stage.name, .domain = stage.domain, .steps = 1.0});
   llmprof::attach_sampled_utilisation(timeline, samples, report);
   for (const auto& stage : report.stages) {
-    for (const auto& [mean, p10, p50, p90] :
-         {std::tuple{stage.sampled_sm_active, stage.sampled_sm_active_p10, stage.sampled_sm_active_p50, stage.sampled_sm_active_p90},
-          std::tuple{stage.sampled_dram_read, stage.sampled_dram_read_p10, stage.sampled_dram_read_p50, stage.sampled_dram_read_p90}}) {
+    for (const auto* figure : {&stage.sampled_sm_active, &stage.sampled_dram_read}) {
+      const auto& [mean, p10, p50, p90] = *figure;
       if (!mean) continue;
       LLMPROF_FUZZ_CHECK(*mean >= 0 && *mean <= 1 && *p10 <= *p50 && *p50 <= *p90 && *p90 <= 1,
                          "sampled figures of " + stage.name + " out of [0, 1] or unordered");
@@ -143,13 +142,14 @@ void check_rank_sampling(const llmprof::GpuMetricSamples& samples, const llmprof
   for (const auto& stage : timeline.stages) {
     for (const auto& [rank, own] : {std::pair{0, &placement}, std::pair{1, &other}}) {
       const auto sampling = llmprof::sample_rank_steps(timeline, stage.qualified_name(), rank, *own, &source, "");
+      const llmprof::SampledStage& figures = sampling.figures;
       LLMPROF_FUZZ_CHECK(sampling.steps + sampling.steps_outside == std::int64_t(stage.instances.size()) ||
-                             sampling.samples == 0,
+                             figures.samples == 0,
                          "rank sampling of " + stage.name + " lost steps");
-      for (const auto& share : {sampling.sm_active, sampling.tensor_active})
+      for (const auto& share : {figures.sm_active.mean, figures.tensor_active.mean, figures.mbu})
         if (share) LLMPROF_FUZZ_CHECK(*share >= 0 && *share <= 1, "rank sampling share out of [0, 1]");
-      if (sampling.dram_bytes_per_step)
-        LLMPROF_FUZZ_CHECK(*sampling.dram_bytes_per_step >= 0, "negative sampled bytes per step");
+      if (figures.dram_bytes_per_step)
+        LLMPROF_FUZZ_CHECK(*figures.dram_bytes_per_step >= 0, "negative sampled bytes per step");
     }
   }
 }

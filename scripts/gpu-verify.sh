@@ -28,6 +28,10 @@
 #            nvjet groups reached, $OUT/ncuname.tar.gz
 #   ncufloor the least an ncu pass costs: the 1b decode under ncu with a filter that matches nothing, gated on
 #            decode and not, beside the bare run ($OUT/ncufloor.txt)
+#   speed1b  the 1b example with the defaults twice, then its --cuda-graphs decode once: stage times, estimates ($OUT/speed1b.txt, speed1b-runs.tar.gz)
+#   ncustart what an ncu pass pays before it profiles: the 1b decode (8 new tokens) bare, then under ncu gated on
+#            decode with a filter that matches nothing: --target-processes all / application-only / with
+#            CUDA_MODULE_LOADING=LAZY ($OUT/ncustart.txt)
 #   ncucost  ncu's cost per launch: duration only vs --set roofline vs only the metrics the analysis reads, on 12
 #            nvjet launches; then the per-kernel plan at 90% coverage with those metrics ($OUT/ncucost.tar.gz)
 #   ncurecovery  the per-kernel plan at 90% coverage (1b example) with the recovery pass, $OUT/ncurecovery-runs.tar.gz
@@ -406,6 +410,53 @@ phase_ncufloor() {
     --metrics gpu__time_duration.sum -f -o /tmp/floor-ungated "$ex" --preset 1b --warmup 1 > /tmp/ncufloor-ungated.log 2>&1
   echo "ungated exit=$? wall=$((SECONDS - start)) s" | tee -a "$OUT/ncufloor.txt"
   grep -h "decode .* ms" /tmp/ncufloor-*.log | tee -a "$OUT/ncufloor.txt"
+}
+
+phase_speed1b() {
+  # The 1b example with the defaults, twice in a row: every stage's time, the cost summary and each pass's
+  # estimate against its end ($OUT/speed1b.txt), the run directories in $OUT/speed1b-runs.tar.gz.
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode runs=/tmp/runs-speed1b id
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  use_carried_libdw
+  rm -rf "$runs" && mkdir -p "$runs"
+  local spec flags
+  for spec in 1b-a: 1b-b: graphs-a:--cuda-graphs; do
+    IFS=: read -r id flags <<< "$spec"
+    step "deep-profile run with the defaults: llmprof-decode --preset 1b --warmup 1 $flags ($id)"
+    /usr/bin/time -f "$id wall %e s" "$dp" run --set run.runs_root=$runs --set run.run_id="$id" \
+      -- "$ex" --preset 1b --warmup 1 $flags > "/tmp/speed1b-$id.log" 2>&1
+    echo "$id exit=$?"; tail -3 "/tmp/speed1b-$id.log"
+  done 2>&1 | tee -a "$OUT/speed1b.txt"
+  python3 scripts/compare_ncu_sets.py "$runs/1b-b" "$runs/1b-a" >> "$OUT/speed1b.txt" 2>&1
+  pack_runs "$runs" speed1b-runs.tar.gz
+}
+
+phase_ncustart() {
+  # What an ncu pass pays before it profiles anything, on the 1b decode cut to 8 new tokens: the bare run, then
+  # ncu gated on decode with a filter that matches nothing as deep-profile launches it (--target-processes all),
+  # with --target-processes application-only, and with CUDA_MODULE_LOADING=LAZY set explicitly. The workload's
+  # own prefill/decode lines say how much of each wall is its work.
+  local ex=/tmp/ex/examples/decode-workload/llmprof-decode
+  [ -x "$ex" ] || build_example /tmp/ex ON || return 1
+  local ncu_bin start id; ncu_bin=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  local work=(--preset 1b --warmup 1 --new-tokens 8)
+  local floor=(--nvtx --nvtx-include decode/ --kernel-name-base mangled --kernel-name 'regex:^no_such_kernel$'
+               --filter-mode per-launch-config --launch-count 1 --section-folder "$repo/config/ncu-sections"
+               --section LlmprofRoofline --replay-mode kernel --clock-control base --cache-control all -f)
+  for id in bare all application-only lazy; do
+    step "ncustart $id"
+    start=$EPOCHREALTIME
+    case $id in
+      bare) "$ex" "${work[@]}" > "/tmp/ncustart-$id.log" 2>&1 ;;
+      all) "$ncu_bin" --target-processes all "${floor[@]}" -o /tmp/ncustart-$id "$ex" "${work[@]}" > "/tmp/ncustart-$id.log" 2>&1 ;;
+      application-only) "$ncu_bin" --target-processes application-only "${floor[@]}" -o /tmp/ncustart-$id "$ex" "${work[@]}" \
+        > "/tmp/ncustart-$id.log" 2>&1 ;;
+      lazy) CUDA_MODULE_LOADING=LAZY "$ncu_bin" --target-processes all "${floor[@]}" -o /tmp/ncustart-$id "$ex" "${work[@]}" \
+        > "/tmp/ncustart-$id.log" 2>&1 ;;
+    esac
+    echo "$id exit=$? wall=$(python3 -c "print(round($EPOCHREALTIME - $start, 1))") s $(grep -h 'decode .* ms' "/tmp/ncustart-$id.log")" \
+      | tee -a "$OUT/ncustart.txt"
+  done
 }
 
 phase_repeats() {

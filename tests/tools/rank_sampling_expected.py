@@ -14,13 +14,17 @@ samples cover (first - period, last], and a window may reach a period past eithe
 unsampled); the others are left out (counted). Rank 0's last step ends 0.29 ms after its trimmed export's last
 sample, so it is left out of its own figures too. A sample at t reports (t - period, t] and
 belongs to a window when t - period / 2 lies in it. Over the steps kept: samples, mean SM and tensor active, MBU
-(mean (read + write) / 100) and DRAM bytes per step (sum of (read + write) / 100 x peak x period / steps).
+(mean (read + write) / 100) and DRAM bytes per step (sum of (read + write) / 100 x peak x period / steps); and for
+each metric (SM, tensor, DRAM read, DRAM write) its mean and nearest-rank 10th, 50th and 90th percentiles, as a
+stage's are (gpu_metrics_expected.py's nearest_rank).
 Run from the repository root: python3 tests/tools/rank_sampling_expected.py
 """
 import bisect
 import collections
 import pathlib
 import sqlite3
+
+from gpu_metrics_expected import nearest_rank
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "gpu-metrics" / "ranks"
 METRICS = {"SMs Active [Throughput %]": "sm", "Tensor Active [Throughput %]": "tensor",
@@ -66,21 +70,32 @@ def measure(label, steps_db, samples_db, borrowed):
     # slack at either end (less than one sample unsampled).
     kept = [w for w in windows if w[0] >= times[0] - 2 * period and w[1] <= times[-1] + period]
     outside = len(windows) - len(kept)
-    count, sm, tensor, share, share_samples = 0, [], [], 0.0, 0
+    count, share, share_samples = 0, 0.0, 0
+    values = {key: [] for key in METRICS.values()}
     for start, end in kept:
         for t in times[bisect.bisect_left(times, start + period // 2):]:
             if t - period // 2 > end:
                 break
             count += 1
             row = rows[t]
-            if "sm" in row: sm.append(row["sm"] / 100)
-            if "tensor" in row: tensor.append(row["tensor"] / 100)
+            for key in values:
+                if key in row:
+                    values[key].append(row[key] / 100)
             if "read" in row and "write" in row:
                 share += (row["read"] + row["write"]) / 100
                 share_samples += 1
+    sm, tensor = values["sm"], values["tensor"]
+    percentiles = ""
+    for key, metric in values.items():
+        metric.sort()
+        percentiles += f" {key}_p10={nearest_rank(metric, 0.10):.12g} {key}_p50={nearest_rank(metric, 0.50):.12g} " \
+                       f"{key}_p90={nearest_rank(metric, 0.90):.12g}"
+        if key in ("read", "write"):
+            percentiles += f" {key}_mean={sum(metric) / len(metric):.12g}"
     print(f"{label}: shift_ns={shift} period_ns={period} steps={len(kept)} outside={outside} samples={count} "
           f"sm_mean={sum(sm) / len(sm):.12g} tensor_mean={sum(tensor) / len(tensor):.12g} "
-          f"mbu={share / share_samples:.12g} bytes_per_step={share * peak * period * 1e-9 / len(kept):.10e}")
+          f"mbu={share / share_samples:.12g} bytes_per_step={share * peak * period * 1e-9 / len(kept):.10e}"
+          + percentiles)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@
 #include "llmprof/report.hpp"
 #include "oracle.hpp"
 #include "rundir/report_model_json.hpp"
+#include "rundir/report_ncu_records.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -298,6 +299,22 @@ TEST_CASE("the ncu plan's check says which part of the ncu coverage was measured
     const auto json = boost::json::parse(analysis_report_json(report)).as_object();
     CHECK(json.at("ncu_coverage").at("measured").as_double() == Approx(0.9));
     CHECK(json.at("ncu_coverage").at("reached").as_double() == Approx(0.95));
+    // Read back by the same table, and quoted by the selection's sentence (its stage is the plan's).
+    REQUIRE(write_analysis(report, dir / "analysis").has_value());
+    const auto model = load_run_report(dir.path());
+    INFO((model ? std::string() : model.error().describe()));
+    REQUIRE(model.has_value());
+    REQUIRE(model->ncu_coverage.has_value());
+    CHECK(model->ncu_coverage->stage == "decode");
+    CHECK(model->ncu_coverage->measured == Approx(0.9));
+    CHECK(model->ncu_coverage->extrapolated == Approx(0.05));
+    CHECK(model->top_kernel_selection_notes.ncu_measured.value_or(-1) == Approx(0.9));
+    CHECK(model->top_kernel_selection_notes.ncu_extrapolated.value_or(-1) == Approx(0.05));
+    // Written again from the model: the same keys, reached recomputed from the shares read (Boost.JSON's default
+    // parse may land a decimal one ulp off, so the sum is compared as a number, not as text).
+    const auto rewritten = detail::report_json(model->ncu_coverage).as_object();
+    CHECK(rewritten.size() == json.at("ncu_coverage").as_object().size());
+    CHECK(rewritten.at("reached").as_double() == Approx(0.95));
   }
   SECTION("the report's selection line says the split") {
     KernelSelection selection;
@@ -462,8 +479,18 @@ TEST_CASE("write_analysis writes the contract's files") {
   CHECK(selection.at("kernel_regex").as_string().subview().starts_with("regex:^(?:"));
   CHECK(selection.at("coverage").as_double() == Approx(0.790562).margin(1e-6));
   CHECK(json.at("warnings").is_array());
-  CHECK(json.at("mfu_workload").as_object().at("decode").as_object().at("mfu").as_double() ==
-        Approx(3.499511e-5).epsilon(1e-5));
+  // analysis_expected.py: decode workload: model_flop_per_s=2.999034e+10 mfu_workload=3.499511e-05;
+  // nc1: ... max_peak_fp16=8.569867e+14 (the workload's dtype is fp16).
+  const auto& mfu = json.at("mfu_workload").as_object();
+  CHECK(mfu.at("dtype").as_string() == "fp16");
+  CHECK(mfu.at("peak_flop_per_s").as_double() == Approx(8.569867e14).epsilon(1e-6));
+  const auto& mfu_stages = mfu.at("stages").as_array();
+  const auto mfu_decode = std::find_if(mfu_stages.begin(), mfu_stages.end(), [](const boost::json::value& stage) {
+    return stage.as_object().at("stage").as_string() == "decode";
+  });
+  REQUIRE(mfu_decode != mfu_stages.end());
+  CHECK(mfu_decode->as_object().at("model_flop_per_s").as_double() == Approx(2.999034e10).epsilon(1e-6));
+  CHECK(mfu_decode->as_object().at("mfu").as_double() == Approx(3.499511e-5).epsilon(1e-5));
 
   // The CSVs read back with the project's reader: one row per kernel / stage, names intact.
   auto kernels_csv = CsvReader::open(dir / "analysis" / "kernels.csv");
@@ -574,6 +601,24 @@ TEST_CASE("report.json spells every NVTX stage one way and reads back as llmprof
   CHECK(model->schema == "llmprof.report/2");
   REQUIRE(model->stages.size() == 2);
   CHECK(*model->stages[1].mfu_workload == Approx(3.499511e-5).epsilon(1e-5));
+
+  // ncu_launches and mfu_workload read back by the tables that wrote them: the model written again is the file.
+  // analysis_expected.py: nc1: launches=40; launch 2: nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_ flop=5.035622e+07
+  // by={'fp16': 50331648, 'fp32': 24576} ... bound=latency
+  REQUIRE(model->ncu_launches.size() == 40);
+  const ReportNcuLaunch& launch = model->ncu_launches[2];
+  CHECK(launch.kernel_name.rfind("nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_bias_", 0) == 0);
+  CHECK(*launch.flop == Approx(5.035622e7).epsilon(1e-6));
+  REQUIRE(launch.flop_by_precision.size() == 2);
+  CHECK(launch.flop_by_precision[0].first == "fp16");
+  CHECK(launch.flop_by_precision[0].second == Approx(50331648));
+  CHECK(launch.flop_by_precision[1].first == "fp32");
+  CHECK(launch.flop_by_precision[1].second == Approx(24576));
+  CHECK(launch.bound == std::optional<std::string>("latency"));
+  CHECK(boost::json::value(detail::report_json(model->ncu_launches)) == json.at("ncu_launches"));
+  REQUIRE(model->mfu_workload.has_value());
+  CHECK(detail::report_json(model->mfu_workload) == json.at("mfu_workload"));
+  CHECK(model->mfu_workload->dtype == "fp16");
 }
 
 TEST_CASE("bad input: errors name the file and what is wrong") {

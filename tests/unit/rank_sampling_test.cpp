@@ -2,14 +2,16 @@
 // the samples of the capture that sampled its GPU, moved onto its clock; against tests/tools/rank_sampling_expected.py
 // over two real captures taken at once on one H200 (tests/data/gpu-metrics/ranks/README.md).
 #include <catch2/catch.hpp>
-#include <sstream>
 
+#include <cmath>
 #include <filesystem>
+#include <sstream>
 
 #include "llmprof/capture_placement.hpp"
 #include "llmprof/cross_rank.hpp"
 #include "llmprof/gpu_metrics.hpp"
 #include "llmprof/rank_sampling.hpp"
+#include "llmprof/sampled_utilisation.hpp"
 #include "llmprof/timeline.hpp"
 #include "oracle.hpp"
 #include "parse/sqlite_database.hpp"
@@ -43,19 +45,28 @@ Capture read_capture(const std::string& name) {
 }
 
 void check_against_oracle(const RankSampling& sampling, const std::string& line) {
-  INFO(sampling.note);
+  const SampledStage& figures = sampling.figures;
+  INFO(figures.note);
   CHECK(sampling.clock_shift_ms == Approx(oracle_figure("rank_sampling", line, "shift_ns") / 1e6).epsilon(1e-12));
   CHECK(sampling.steps == std::int64_t(oracle_figure("rank_sampling", line, "steps")));
   CHECK(sampling.steps_outside == std::int64_t(oracle_figure("rank_sampling", line, "outside")));
-  CHECK(sampling.samples == std::int64_t(oracle_figure("rank_sampling", line, "samples")));
-  REQUIRE(sampling.sm_active);
-  CHECK(*sampling.sm_active == Approx(oracle_figure("rank_sampling", line, "sm_mean")).epsilon(1e-9));
-  REQUIRE(sampling.tensor_active);
-  CHECK(*sampling.tensor_active == Approx(oracle_figure("rank_sampling", line, "tensor_mean")).epsilon(1e-9));
-  REQUIRE(sampling.mbu);
-  CHECK(*sampling.mbu == Approx(oracle_figure("rank_sampling", line, "mbu")).epsilon(1e-9));
-  REQUIRE(sampling.dram_bytes_per_step);
-  CHECK(*sampling.dram_bytes_per_step == Approx(oracle_figure("rank_sampling", line, "bytes_per_step")).epsilon(1e-9));
+  CHECK(figures.samples == std::int64_t(oracle_figure("rank_sampling", line, "samples")));
+  // Each metric's whole record, as a stage's: the mean and the nearest-rank percentiles.
+  for (const auto& [metric, figure] : {std::pair{"sm", &figures.sm_active}, std::pair{"tensor", &figures.tensor_active},
+                                       std::pair{"read", &figures.dram_read}, std::pair{"write", &figures.dram_write}}) {
+    for (const auto& [statistic, value] : {std::pair{"mean", figure->mean}, std::pair{"p10", figure->p10},
+                                           std::pair{"p50", figure->p50}, std::pair{"p90", figure->p90}}) {
+      INFO(metric << "_" << statistic);
+      REQUIRE(value);
+      CHECK(*value == Approx(oracle_figure("rank_sampling", line, std::string(metric) + "_" + statistic))
+                          .epsilon(1e-9)
+                          .margin(1e-12));
+    }
+  }
+  REQUIRE(figures.mbu);
+  CHECK(*figures.mbu == Approx(oracle_figure("rank_sampling", line, "mbu")).epsilon(1e-9));
+  REQUIRE(figures.dram_bytes_per_step);
+  CHECK(*figures.dram_bytes_per_step == Approx(oracle_figure("rank_sampling", line, "bytes_per_step")).epsilon(1e-9));
 }
 
 }  // namespace
@@ -79,12 +90,58 @@ TEST_CASE("rank sampling: a rank's steps from its own samples and from another r
   const SampledCapture source{0, &*sampler.samples, sampler.placement};
   const RankSampling own = sample_rank_steps(sampler.timeline, "decode_step", 0, sampler.placement, &source, "");
   check_against_oracle(own, "rank 0 (own samples)");
-  CHECK_THAT(own.note, Catch::Contains("from its own capture"));
+  CHECK_THAT(own.figures.note, Catch::Contains("from its own capture"));
   const RankSampling borrowed = sample_rank_steps(other.timeline, "decode_step", 1, other.placement, &source, "");
   check_against_oracle(borrowed, "rank 1 (rank 0's samples)");
   CHECK(borrowed.source_rank == 0);
-  CHECK_THAT(borrowed.note, Catch::Contains("rank 0's capture (the same GPU") &&
+  CHECK_THAT(borrowed.figures.note, Catch::Contains("rank 0's capture (the same GPU") &&
                                 Catch::Contains("left out 6 of 14 instances, outside the sampling window"));
+}
+
+TEST_CASE("rank sampling: a rank's steps are measured as a report stage is, every figure and the note alike",
+          "[gpu-metrics]") {
+  const Capture sampler = read_capture("r0_samples.sqlite");
+  const SampledCapture source{0, &*sampler.samples, sampler.placement};
+  const RankSampling rank = sample_rank_steps(sampler.timeline, "decode_step", 0, sampler.placement, &source, "");
+  const TimelineStage* steps = sampler.timeline.find_stage("decode_step");
+  REQUIRE(steps);
+  AnalysisReport report;
+  ReportStage& stage = report.stages.emplace_back();
+  stage.name = "decode_step";
+  stage.steps = double(steps->instances.size());
+  attach_sampled_utilisation(sampler.timeline, sampler.samples, report, "from its own capture");
+  const SampledStage& figures = rank.figures;
+  CHECK(stage.sampled_samples == figures.samples);
+  const auto same = [](const SampledFigure& a, const SampledFigure& b) {
+    return a.mean == b.mean && a.p10 == b.p10 && a.p50 == b.p50 && a.p90 == b.p90;
+  };
+  CHECK(same(stage.sampled_sm_active, figures.sm_active));
+  CHECK(same(stage.sampled_tensor_active, figures.tensor_active));
+  CHECK(same(stage.sampled_dram_read, figures.dram_read));
+  CHECK(same(stage.sampled_dram_write, figures.dram_write));
+  CHECK(stage.sampled_mbu == figures.mbu);
+  CHECK(stage.sampled_dram_bytes_per_step == figures.dram_bytes_per_step);
+  CHECK(stage.sampled_note == figures.note);
+  CHECK_THAT(figures.note, Catch::StartsWith(std::to_string(figures.samples) + " samples at ") &&
+                               Catch::Contains("left out 1 of 14 instances"));
+}
+
+TEST_CASE("rank sampling: a figure past its ranks.csv bound is withheld where it is made, the note naming it",
+          "[gpu-metrics]") {
+  // Rank 0's real samples with DRAM read and write at 90% each: each sample is within 0..100, but together they say
+  // DRAM moved 180% of its peak, which cannot be true.
+  const Capture sampler = read_capture("r0_samples.sqlite");
+  GpuMetricSamples doubled = *sampler.samples;
+  for (auto* values : {&doubled.dram_read, &doubled.dram_write})
+    for (double& value : *values) value = 90;
+  const SampledCapture source{0, &doubled, sampler.placement};
+  const RankSampling sampling = sample_rank_steps(sampler.timeline, "decode_step", 0, sampler.placement, &source, "");
+  INFO(sampling.figures.note);
+  CHECK_FALSE(sampling.figures.mbu);
+  CHECK_THAT(sampling.figures.note, Catch::Contains("; rank 0's decode_step steps: sampled_mbu = 1.8 cannot be true"));
+  // The other figures stand: the SM share is the real one.
+  REQUIRE(sampling.figures.sm_active.mean);
+  CHECK(*sampling.figures.sm_active.mean == Approx(oracle_figure("rank_sampling", "rank 0 (own samples)", "sm_mean")));
 }
 
 TEST_CASE("rank sampling: figures are withheld, with the reason, when the samples cannot be this rank's GPU's",
@@ -95,10 +152,10 @@ TEST_CASE("rank sampling: figures are withheld, with the reason, when the sample
                             const CapturePlacement& placement) {
     const SampledCapture source{0, &samples, source_placement};
     const RankSampling sampling = sample_rank_steps(other.timeline, "decode_step", 1, placement, &source, "");
-    CHECK_FALSE(sampling.sm_active);
-    CHECK_FALSE(sampling.dram_bytes_per_step);
-    CHECK(sampling.samples == 0);
-    return sampling.note;
+    CHECK_FALSE(sampling.figures.sm_active.mean);
+    CHECK_FALSE(sampling.figures.dram_bytes_per_step);
+    CHECK(sampling.figures.samples == 0);
+    return sampling.figures.note;
   };
   CapturePlacement elsewhere = other.placement;
   elsewhere.kernel_gpu_buses = {"0000:00:07.0"};
@@ -126,7 +183,7 @@ TEST_CASE("rank sampling: figures are withheld, with the reason, when the sample
   CHECK(moved.other_capture);
   CHECK(moved.samples->timestamps_ns.front() == sampler.samples->timestamps_ns.front() + 433'423'098);
   const RankSampling none = sample_rank_steps(other.timeline, "decode_step", 1, other.placement, nullptr, "nobody sampled");
-  CHECK(none.note == "nobody sampled");
+  CHECK(none.figures.note == "nobody sampled");
   CHECK_FALSE(none.source_rank);
 }
 
@@ -155,9 +212,18 @@ TEST_CASE("rank sampling: ranks.csv and the Across ranks section carry each rank
     const RankSampling& written = *analysis.ranks[i].sampled;
     CHECK(back.source_rank == written.source_rank);
     CHECK(back.steps == written.steps);
-    CHECK(back.samples == written.samples);
-    CHECK(back.sm_active.has_value() == written.sm_active.has_value());
-    if (back.sm_active) CHECK_THAT(*back.sm_active, Catch::Matchers::WithinRel(*written.sm_active, 1e-8));
+    CHECK(back.figures.samples == written.figures.samples);
+    const auto same = [](const std::optional<double>& read_back, const std::optional<double>& made) {
+      return read_back.has_value() == made.has_value() &&
+             (!made || std::abs(*read_back - *made) <= 1e-8 * std::abs(*made));
+    };
+    CHECK(same(back.figures.sm_active.mean, written.figures.sm_active.mean));
+    CHECK(same(back.figures.tensor_active.mean, written.figures.tensor_active.mean));
+    CHECK(same(back.figures.mbu, written.figures.mbu));
+    CHECK(same(back.figures.dram_bytes_per_step, written.figures.dram_bytes_per_step));
+    // The file holds the means alone: no percentile is invented on reading.
+    CHECK_FALSE(back.figures.sm_active.p50);
+    CHECK_FALSE(back.figures.dram_read.mean);
   }
   const std::string markdown = cross_rank_markdown(analysis);
   CHECK_THAT(markdown, Catch::Contains("**Sampled by the GPU's counters** (each rank's decode_step steps"));
@@ -191,11 +257,11 @@ TEST_CASE("rank sampling: one bad sample in the sampler's export costs that valu
                   "rank 0 (own samples)"},
         std::pair{sample_rank_steps(other.timeline, "decode_step", 1, other.placement, &source, ""),
                   "rank 1 (rank 0's samples)"}}) {
-    INFO(line << ": " << sampling.note);
+    INFO(line << ": " << sampling.figures.note);
     CHECK(sampling.steps == std::int64_t(oracle_figure("rank_sampling", line, "steps")));
-    CHECK(sampling.samples == std::int64_t(oracle_figure("rank_sampling", line, "samples")));
-    REQUIRE(sampling.sm_active.has_value());
-    CHECK(*sampling.sm_active == Approx(oracle_figure("rank_sampling", line, "sm_mean")).epsilon(0.01));
-    CHECK_THAT(sampling.note, Catch::Contains("1 of ") && Catch::Contains("sampled values left out (1 outside 0..100)"));
+    CHECK(sampling.figures.samples == std::int64_t(oracle_figure("rank_sampling", line, "samples")));
+    REQUIRE(sampling.figures.sm_active.mean.has_value());
+    CHECK(*sampling.figures.sm_active.mean == Approx(oracle_figure("rank_sampling", line, "sm_mean")).epsilon(0.01));
+    CHECK_THAT(sampling.figures.note, Catch::Contains("1 of ") && Catch::Contains("sampled values left out (1 outside 0..100)"));
   }
 }

@@ -216,6 +216,51 @@ struct LLMPROF_API ReportNodeCapture {
   std::vector<RangeWall> range_walls;  // ranges present in both, in the first capture's order
 };
 
+// report.json "ncu_coverage": the ncu plan's check for its stage (ncu/plan.json). Of the stage's kernel time, the
+// share whose launch-configuration group ncu profiled (measured) and the share carried over from a profiled group of
+// the same kernel (extrapolated); the analysis scales a kernel's ncu figures to all its launches, so both count as
+// covered there. The analysis holds this record as it reads the plan, and writes it as held.
+struct LLMPROF_API ReportNcuCoverage {
+  std::string stage;
+  double measured = 0;
+  double extrapolated = 0;
+  double reached() const { return measured + extrapolated; }  // written beside them, not read back
+};
+
+// report.json "mfu_workload": the workload's own MFU (stage1/metrics.json FLOP/token x tokens/s) at the peak of its
+// dtype, beside the MFU ncu's FLOP give, for each stage that has a model FLOP rate.
+struct LLMPROF_API ReportStageMfu {
+  std::string stage;  // the stage's qualified name (ReportStage::qualified_name)
+  double model_flop_per_s = 0;
+  std::optional<double> mfu;      // stages[].mfu_workload
+  std::optional<double> mfu_ncu;  // stages[].mfu
+};
+
+struct LLMPROF_API ReportWorkloadMfu {
+  std::string dtype;                       // stage1/metrics.json dtype: the precision whose peak MFU divides by
+  std::optional<double> peak_flop_per_s;   // device.peak_flop_per_s of that dtype; null when the device has none
+  std::vector<ReportStageMfu> stages;      // in stages[] order
+};
+
+// report.json "ncu_launches[]": one kernel launch ncu profiled, with its roofline figures, in ncu's order.
+struct LLMPROF_API ReportNcuLaunch {
+  std::int64_t id = 0;  // ncu's launch ID
+  std::string kernel_name;
+  std::vector<std::string> nvtx_stack;  // outermost first, spelled like stages[] ("decode", "llm:decode")
+  std::optional<double> duration_ns;
+  std::optional<double> flop;                                    // null when no FLOP metric was recorded
+  std::vector<std::pair<std::string, double>> flop_by_precision;  // precision -> FLOP, non-zero only
+  std::optional<double> dram_bytes;
+  std::optional<double> achieved_flop_per_s;
+  std::optional<double> dram_bytes_per_s;
+  std::optional<double> arithmetic_intensity;  // FLOP per DRAM byte
+  std::optional<double> pct_peak_compute;      // percent: sum over precisions of FLOP/s / its peak
+  std::optional<double> pct_peak_dram;
+  std::optional<std::string> bound;  // compute | memory | latency
+  std::string dominant_precision;    // "" when no FLOP
+  std::vector<std::string> missing;  // what could not be computed and why
+};
+
 // The verdict a stakeholder reads first (report.json "verdict"), computed by the analysis from the figures of
 // this model (analysis/run_verdict.cpp) and stored beside them, so that a harness reading report.json gets the
 // sentence the report opens with: one headline per run (what bounds the main stage, its biggest lever and the gain
@@ -415,6 +460,9 @@ struct LLMPROF_API RunReportModel {
   std::vector<std::string> warnings;
   std::optional<TimelineReport> timeline;  // report.json "timeline", when the run has an SQLite export
   std::optional<ReportNodeCapture> node_capture;
+  std::optional<ReportNcuCoverage> ncu_coverage;
+  std::optional<ReportWorkloadMfu> mfu_workload;
+  std::vector<ReportNcuLaunch> ncu_launches;
   std::optional<ReportBareRun> bare_run;
   std::vector<ReportRangeTiming> nvtx_ranges;
   // report.json "verdict": the headline and the ranked levers as the analysis stored them; nullopt for a report.json

@@ -92,27 +92,8 @@ struct RangeTiming {
 
 // The second capture traced per CUDA graph node (MAIN/nsys/node/), taken when the first one recorded graph
 // launches whole: the analysis reads its kernel tables (cuda_gpu_kern_sum, nvtx_kern_sum) in place of the
-// first capture's, and everything else from the first capture.
-struct NodeTracedCapture {
-  std::string kernel_tables;  // where they were read, relative to MAIN ("nsys/node/summary_*.csv")
-  // One NVTX range's total CPU time in both captures: what node tracing cost the host side.
-  struct RangeWall {
-    std::string range;  // "decode" or "domain:decode"
-    std::int64_t first_capture_ns = 0;
-    std::int64_t node_capture_ns = 0;
-  };
-  std::vector<RangeWall> range_walls;  // ranges present in both, in the first capture's order
-};
-
-// The ncu plan's check (ncu/plan.json): of the stage's kernel time, the share whose launch-configuration group
-// ncu profiled, and the share of groups without rows carried over from a profiled group of the same kernel.
-// The analysis scales a kernel's ncu figures to all its launches, so both count as covered there; this says
-// which part was measured.
-struct NcuCoverage {
-  std::string stage;
-  double measured = 0;
-  double extrapolated = 0;
-};
+// first capture's, and everything else from the first capture. It is held as report.json's record
+// (ReportNodeCapture), and the ncu plan's coverage as ReportNcuCoverage: written as held, no copy in between.
 
 // The ncu plan's launch-configuration groups of its stage (ncu/plan.json "stage" and "configs"): each group's
 // launches and kernel time in the stage, and for a group ncu did not profile, the group whose figures stand for
@@ -129,7 +110,7 @@ struct AnalysisReport {
   std::vector<StageAnalysis> stages;     // outermost first, then by wall time
   std::vector<KernelAnalysis> kernels;   // by total_time_ns, descending
   std::optional<KernelSelection> top_kernel_selection;
-  std::optional<NcuCoverage> ncu_coverage;
+  std::optional<ReportNcuCoverage> ncu_coverage;
   std::optional<WorkloadMetrics> workload;
   std::vector<RangeTiming> range_timings;  // nsys nvtx_sum rows, by total time (descending)
   std::vector<LaunchRoofline> launches;    // every ncu launch analysed, in file order
@@ -139,18 +120,18 @@ struct AnalysisReport {
   // From MAIN/nsys/profile.sqlite: per-instance figures; its verdicts replace the nsys-summary ones of
   // the stages it knows (it sees CUDA graph executions and capture losses, the summaries do not).
   std::optional<TimelineReport> timeline;
-  std::optional<NodeTracedCapture> node_capture;  // the kernel tables came from it
+  std::optional<ReportNodeCapture> node_capture;  // the kernel tables came from it
 };
 
 // What the analysis reads, already parsed; any part may be absent (but not all).
 struct AnalysisInputs {
-  std::optional<NcuCoverage> ncu_coverage;
+  std::optional<ReportNcuCoverage> ncu_coverage;
   std::optional<NcuPlanGroups> ncu_plan_groups;
   std::optional<NsysStats> nsys;
   std::optional<std::vector<LaunchRoofline>> ncu_launches;
   std::optional<WorkloadMetrics> workload;
   std::optional<TimelineReport> timeline;
-  std::optional<NodeTracedCapture> node_capture;  // set when `nsys` holds its kernel tables
+  std::optional<ReportNodeCapture> node_capture;  // set when `nsys` holds its kernel tables
   // GPU-metrics samples of MAIN/nsys/profile.sqlite (llmprof/gpu_metrics.hpp): the stages' sampled_* figures.
   std::optional<GpuMetricSamples> gpu_metrics;
   // Where they came from when not the export (AnalysisOptions::attributed_samples): each stage's note ends with

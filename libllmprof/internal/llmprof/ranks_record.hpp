@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "llmprof/result.hpp"
+#include "llmprof/sampled_stage.hpp"
 
 namespace llmprof {
 
@@ -20,10 +21,10 @@ struct RankSampling {
   std::optional<double> clock_shift_ms;  // added to the source's sample times to put them on this rank's clock
   std::int64_t steps = 0;          // step instances inside the source's sampling window (the figures' steps)
   std::int64_t steps_outside = 0;  // instances the window missed (left out of every figure)
-  std::int64_t samples = 0;
-  std::optional<double> sm_active, tensor_active, mbu;  // mean shares of peak
-  std::optional<double> dram_bytes_per_step;
-  std::string note;  // where the samples came from, or why the figures are withheld
+  // The step range's figures, as a stage's are measured (measure_sampled_stage), their note saying where the samples
+  // came from or why the figures are withheld. ranks.csv holds the samples, the SM and tensor shares' means, MBU and
+  // the bytes per step; what it reads back has those alone.
+  SampledStage figures;
 };
 
 struct RankFigures {
@@ -40,8 +41,14 @@ struct RankFigures {
   std::optional<RankSampling> sampled;
 };
 
+// The bounds of ranks.csv's sampled columns (shares of peak in [0, 1], counts and bytes >= 0) applied to a rank's
+// figures where they are made: a figure past its bound is withheld (reset), and each returned warning, prefixed with
+// `subject`, names it, its value and where it came from.
+std::vector<std::string> withhold_impossible_sampled_figures(RankSampling& sampling, const std::string& subject);
+
 // analysis/ranks.csv: one row per rank, the figures' columns (empty where unknown), the step start basis, and the
-// sampled columns when some rank was sampled. stage, steps_outside and note are not written (ranks.md has them).
+// sampled columns when some rank was sampled. stage, steps_outside, the note and the sampled shares other than the SM
+// and tensor means are not written (ranks.md has the note).
 std::string write_ranks_csv(const std::vector<RankFigures>& ranks, const std::string& step_basis);
 
 // What read_ranks_csv gives back: every rank's figures and the step start basis ("GPU", "CPU").

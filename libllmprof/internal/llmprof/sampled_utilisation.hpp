@@ -8,6 +8,7 @@
 
 #include "llmprof/analysis.hpp"
 #include "llmprof/gpu_metrics.hpp"
+#include "llmprof/sampled_stage.hpp"
 #include "llmprof/timeline_record.hpp"
 
 namespace llmprof {
@@ -35,6 +36,21 @@ inline constexpr std::size_t kSampledSeriesPoints = 200;
 // however many instances hold it.
 void attach_sampled_utilisation(const TimelineReport& timeline, const std::optional<GpuMetricSamples>& samples,
                                 AnalysisReport& report, const std::string& origin = "", bool other_capture = false);
+
+// What measure_sampled_stage needs besides the samples and the stage.
+struct SampledStageInputs {
+  std::optional<double> steps;  // over all the stage's instances; null: bytes per step withheld
+  // The GPU's peak DRAM bandwidth where the samples do not carry it (GpuMetricSamples::peak_dram_bytes_per_s).
+  std::optional<double> device_peak_dram_bytes_per_s;
+  std::string origin;          // as attach_sampled_utilisation's
+  bool other_capture = false;  // as attach_sampled_utilisation's
+};
+
+// The figures of one of `timeline`'s stages (its instances, by the rules above) from `samples`: what
+// attach_sampled_utilisation puts in each stage's sampled_* fields, and per-rank sampling in each rank's record
+// (llmprof/rank_sampling.hpp). The figures are not range-checked here: each record's table checks them.
+SampledStage measure_sampled_stage(const TimelineReport& timeline, const TimelineStage& stage,
+                                   const GpuMetricSamples& samples, const SampledStageInputs& inputs);
 
 // The window an instance is sampled over: its GPU-active time, or its range's CPU time where the capture traced no
 // CUDA work (TimelineReport::cuda_untraced); nullopt for an instance without recorded GPU work in a traced capture.

@@ -112,7 +112,7 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   report.workload = inputs.workload;
   report.ncu_coverage = inputs.ncu_coverage;
   if (inputs.ncu_coverage) {
-    const NcuCoverage& coverage = *inputs.ncu_coverage;
+    const ReportNcuCoverage& coverage = *inputs.ncu_coverage;
     if (coverage.measured < 0 || coverage.extrapolated < 0 || coverage.measured + coverage.extrapolated > 1.0 + 1e-9) {
       report.warnings.push_back("ncu/plan.json's coverage (measured " + std::to_string(coverage.measured) +
                                 ", extrapolated " + std::to_string(coverage.extrapolated) +

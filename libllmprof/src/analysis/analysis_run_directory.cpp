@@ -61,8 +61,8 @@ std::string qualified_range(const NvtxRangeName& range) {
 }
 
 // The same ranges' total CPU time in both captures (each name once, summed over styles).
-std::vector<NodeTracedCapture::RangeWall> range_walls(const NsysStats& first, const NsysStats& node) {
-  std::vector<NodeTracedCapture::RangeWall> walls;
+std::vector<ReportNodeCapture::RangeWall> range_walls(const NsysStats& first, const NsysStats& node) {
+  std::vector<ReportNodeCapture::RangeWall> walls;
   if (!first.ranges || !node.ranges) return walls;
   std::map<std::string, std::int64_t> node_totals;
   for (const auto& row : *node.ranges) node_totals[qualified_range(row.range)] += row.time.total_time_ns;
@@ -85,7 +85,7 @@ Result<void> load_node_kernel_tables(const std::filesystem::path& node_prefix,
   if (!inputs.nsys || (!csv && !std::filesystem::exists(node_sqlite, ec))) return {};
   auto node = load_capture_tables(node_prefix, node_sqlite);
   if (!node) return node.error();
-  NodeTracedCapture capture;
+  ReportNodeCapture capture;
   // Relative: the report shows it.
   capture.kernel_tables =
       csv ? RunLayout::nsys_node_stats_prefix().string() + "_*.csv" : RunLayout::nsys_node_sqlite().string();
@@ -194,7 +194,7 @@ void load_ncu_plan(const std::filesystem::path& plan_json, AnalysisInputs& input
     inputs.sources["ncu_plan_groups"] = plan_json.string();
   }
   if (!file->check) return;
-  inputs.ncu_coverage = NcuCoverage{file->plan.stage, file->check->coverage_measured, file->check->coverage_extrapolated};
+  inputs.ncu_coverage = ReportNcuCoverage{file->plan.stage, file->check->coverage_measured, file->check->coverage_extrapolated};
   inputs.sources["ncu_coverage"] = plan_json.string();
 }
 

@@ -1,8 +1,7 @@
 // Writes the analysis: report.json (schema llmprof.report/2), and kernels.csv and stages.csv from the same records
 // and field tables (rundir/report_model_json.cpp), so the files cannot list different figures.
-#include <cmath>
-#include <cstdio>
-#include <sstream>
+#include <optional>
+#include <vector>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -18,13 +17,12 @@
 #include "llmprof/analysis.hpp"
 #include "llmprof/run_layout.hpp"
 #include "rundir/report_model_json.hpp"
+#include "rundir/report_ncu_records.hpp"
 
 namespace llmprof {
 namespace {
 
-using detail::format_data_number;
 using detail::json_array;
-using detail::json_or_null;
 
 // The analysis's figures as report.json's records (report_model.hpp), whose one table writes them.
 ReportDevicePeaks peaks_record(const DevicePeaks& peaks) {
@@ -43,30 +41,27 @@ ReportDevice device_record(const AnalysisReport& report) {
   return record;
 }
 
-boost::json::object json_launch(const LaunchRoofline& launch) {
-  boost::json::object object;
-  object["id"] = launch.launch_id;
-  object["kernel_name"] = launch.kernel_name;
-  boost::json::array stack;
+// An ncu launch as report.json's record: the analysis keeps more per launch (clocks' peaks, grid) than the file holds.
+ReportNcuLaunch launch_record(const LaunchRoofline& launch) {
+  ReportNcuLaunch record;
+  record.id = launch.launch_id;
+  record.kernel_name = launch.kernel_name;
   // Spelled like stages[] and kernels[].stages ("decode", "llm:decode"), so a stack entry can be
   // looked up among the stages as written.
-  for (const auto& range : launch.nvtx_stack) stack.emplace_back(detail::qualified_range(range));
-  object["nvtx_stack"] = std::move(stack);
-  object["duration_ns"] = json_or_null(launch.duration_ns);
-  object["flop"] = json_or_null(launch.flop);
-  boost::json::object by_precision;
-  for (const auto& [key, value] : launch.flop_by_precision) by_precision[key] = value;
-  object["flop_by_precision"] = std::move(by_precision);
-  object["dram_bytes"] = json_or_null(launch.dram_bytes);
-  object["achieved_flop_per_s"] = json_or_null(launch.achieved_flop_per_s);
-  object["dram_bytes_per_s"] = json_or_null(launch.dram_bytes_per_s);
-  object["arithmetic_intensity"] = json_or_null(launch.arithmetic_intensity);
-  object["pct_peak_compute"] = json_or_null(launch.pct_peak_compute);
-  object["pct_peak_dram"] = json_or_null(launch.pct_peak_dram);
-  object["bound"] = launch.bound ? boost::json::value(to_string(*launch.bound)) : boost::json::value(nullptr);
-  object["dominant_precision"] = launch.dominant_precision;
-  object["missing"] = json_array(launch.missing);
-  return object;
+  for (const auto& range : launch.nvtx_stack) record.nvtx_stack.push_back(detail::qualified_range(range));
+  record.duration_ns = launch.duration_ns;
+  record.flop = launch.flop;
+  record.flop_by_precision.assign(launch.flop_by_precision.begin(), launch.flop_by_precision.end());
+  record.dram_bytes = launch.dram_bytes;
+  record.achieved_flop_per_s = launch.achieved_flop_per_s;
+  record.dram_bytes_per_s = launch.dram_bytes_per_s;
+  record.arithmetic_intensity = launch.arithmetic_intensity;
+  record.pct_peak_compute = launch.pct_peak_compute;
+  record.pct_peak_dram = launch.pct_peak_dram;
+  if (launch.bound) record.bound = to_string(*launch.bound);
+  record.dominant_precision = launch.dominant_precision;
+  record.missing = launch.missing;
+  return record;
 }
 
 boost::json::value json_selection(const std::optional<KernelSelection>& selection) {
@@ -74,30 +69,17 @@ boost::json::value json_selection(const std::optional<KernelSelection>& selectio
   return detail::kernel_selection_json(*selection);
 }
 
-boost::json::value json_workload_mfu(const AnalysisReport& report) {
-  if (!report.workload) return nullptr;
-  boost::json::object object;
-  object["dtype"] = report.workload->dtype;
+// The workload's MFU at its dtype's peak, beside ncu's, for each stage with a model FLOP rate.
+std::optional<ReportWorkloadMfu> workload_mfu_record(const AnalysisReport& report) {
+  if (!report.workload) return std::nullopt;
+  ReportWorkloadMfu record;
+  record.dtype = report.workload->dtype;
   const auto peak = report.device.peak_flop_per_s.find(report.workload->dtype);
-  object["peak_flop_per_s"] =
-      peak == report.device.peak_flop_per_s.end() ? boost::json::value(nullptr) : boost::json::value(peak->second);
-  for (const auto& stage : report.stages) {
-    if (!stage.model_flop_per_s) continue;
-    object[stage.name] = boost::json::object{{"model_flop_per_s", *stage.model_flop_per_s},
-                                             {"mfu", json_or_null(stage.mfu_workload)},
-                                             {"mfu_ncu", json_or_null(stage.mfu)}};
-  }
-  return object;
-}
-
-// "node_capture": null, or where the kernel tables came from and each range's CPU time in both captures.
-boost::json::value json_node_capture(const std::optional<NodeTracedCapture>& capture) {
-  if (!capture) return nullptr;
-  ReportNodeCapture record;
-  record.kernel_tables = capture->kernel_tables;
-  for (const auto& wall : capture->range_walls)
-    record.range_walls.push_back({wall.range, wall.first_capture_ns, wall.node_capture_ns});
-  return detail::report_json(record);
+  if (peak != report.device.peak_flop_per_s.end()) record.peak_flop_per_s = peak->second;
+  for (const auto& stage : report.stages)
+    if (stage.model_flop_per_s)
+      record.stages.push_back({stage.qualified_name(), *stage.model_flop_per_s, stage.mfu_workload, stage.mfu});
+  return record;
 }
 
 // "nvtx_ranges": per-instance wall times of each range on the CPU timeline. p99 is null unless the
@@ -158,24 +140,19 @@ std::string analysis_report_json(const AnalysisReport& report) {
   for (const auto& kernel : report.kernels) kernels.emplace_back(detail::report_json(kernel));
   root["kernels"] = std::move(kernels);
   root["top_kernel_selection"] = json_selection(report.top_kernel_selection);
-  if (report.ncu_coverage)
-    root["ncu_coverage"] = boost::json::object{{"stage", report.ncu_coverage->stage},
-                                               {"measured", report.ncu_coverage->measured},
-                                               {"extrapolated", report.ncu_coverage->extrapolated},
-                                               {"reached", report.ncu_coverage->measured + report.ncu_coverage->extrapolated}};
-  else
-    root["ncu_coverage"] = nullptr;
-  root["mfu_workload"] = json_workload_mfu(report);
+  root["ncu_coverage"] = detail::report_json(report.ncu_coverage);
+  root["mfu_workload"] = detail::report_json(workload_mfu_record(report));
   root["bare_run"] = json_bare_run(report);
   root["nvtx_ranges"] = json_range_timings(report);
-  boost::json::array launches;
-  for (const auto& launch : report.launches) launches.emplace_back(json_launch(launch));
-  root["ncu_launches"] = std::move(launches);
+  std::vector<ReportNcuLaunch> launches;
+  for (const auto& launch : report.launches) launches.push_back(launch_record(launch));
+  root["ncu_launches"] = detail::report_json(launches);
   detail::InstanceCap cap;
   if (report.top_kernel_selection) cap.loop_stage = report.top_kernel_selection->stage;
   root["timeline"] = report.timeline ? boost::json::value(detail::timeline_json_object(*report.timeline, cap))
                                      : boost::json::value(nullptr);
-  root["node_capture"] = json_node_capture(report.node_capture);
+  root["node_capture"] =
+      report.node_capture ? boost::json::value(detail::report_json(*report.node_capture)) : boost::json::value(nullptr);
   root["warnings"] = json_array(report.warnings);
   root["skipped"] = json_array(report.skipped);
   boost::json::object sources;

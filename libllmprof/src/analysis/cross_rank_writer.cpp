@@ -34,12 +34,12 @@ void sampled_markdown(const CrossRankAnalysis& analysis, std::ostringstream& md)
     const std::string source = !sampled.source_rank ? "—"
                                : *sampled.source_rank == rank.rank ? "itself"
                                                                    : "rank " + std::to_string(*sampled.source_rank);
-    md << "| " << rank.rank << " | " << source << " | " << sampled.steps << " | " << sampled.samples << " | "
-       << detail::format_fraction_percent(sampled.sm_active) << " | "
-       << detail::format_fraction_percent(sampled.tensor_active) << " | "
-       << detail::format_fraction_percent(sampled.mbu) << " | "
-       << detail::format_si(sampled.dram_bytes_per_step, "B") << " | "
-       << detail::markdown_cell(sampled.note) << " |\n";
+    const SampledStage& figures = sampled.figures;
+    md << "| " << rank.rank << " | " << source << " | " << sampled.steps << " | " << figures.samples << " | "
+       << detail::format_fraction_percent(figures.sm_active.mean) << " | "
+       << detail::format_fraction_percent(figures.tensor_active.mean) << " | "
+       << detail::format_fraction_percent(figures.mbu) << " | " << detail::format_si(figures.dram_bytes_per_step, "B")
+       << " | " << detail::markdown_cell(figures.note) << " |\n";
   }
 }
 

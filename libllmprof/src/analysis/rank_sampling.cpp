@@ -1,12 +1,11 @@
 // sample_rank_steps: a rank's step range from the samples of the capture that sampled its GPU
-// (llmprof/rank_sampling.hpp). The per-stage arithmetic is attach_sampled_utilisation's, over the rank's steps
+// (llmprof/rank_sampling.hpp). The figures are measure_sampled_stage's, as every stage's, over the rank's steps
 // that the source's sampling window covers.
 #include "llmprof/rank_sampling.hpp"
 
 #include <algorithm>
 
 #include "core/format.hpp"
-#include "llmprof/analysis.hpp"
 #include "llmprof/sampled_utilisation.hpp"
 
 namespace llmprof {
@@ -79,13 +78,13 @@ RankSampling sample_rank_steps(const TimelineReport& timeline, const std::string
   sampling.stage = step_range;
   const TimelineStage* stage = timeline.find_stage(step_range);
   if (!stage) {
-    sampling.note = "no '" + step_range + "' range in this rank's capture";
+    sampling.figures.note = "no '" + step_range + "' range in this rank's capture";
     return sampling;
   }
   const AttributedSamples attributed = samples_for_rank(rank, placement, source, why_none);
   if (source && source->samples) sampling.source_rank = source->rank;
   if (!attributed.samples) {
-    sampling.note = attributed.origin;
+    sampling.figures.note = attributed.origin;
     return sampling;
   }
   const GpuMetricSamples& samples = *attributed.samples;
@@ -100,26 +99,19 @@ RankSampling sample_rank_steps(const TimelineReport& timeline, const std::string
       ++sampling.steps_outside;
   }
   if (sampling.steps == 0) {
-    sampling.note = "withheld: none of this rank's " + std::to_string(stage->instances.size()) +
-                    " steps lies wholly inside the sampling window (" + attributed.origin + ")";
+    sampling.figures.note = "withheld: none of this rank's " + std::to_string(stage->instances.size()) +
+                            " steps lies wholly inside the sampling window (" + attributed.origin + ")";
     return sampling;
   }
-  AnalysisReport report;
-  ReportStage measured;
-  measured.name = stage->name;
-  measured.domain = stage->domain;
-  measured.steps = double(stage->instances.size());
-  report.stages.push_back(measured);
   // The whole timeline, though only the step range is measured: whether the step ranges hold their GPU work is read
-  // up to the next boundary of any range on their thread.
-  attach_sampled_utilisation(timeline, samples, report, attributed.origin, attributed.other_capture);
-  const ReportStage& figures = report.stages.front();
-  sampling.samples = figures.sampled_samples.value_or(0);
-  sampling.sm_active = figures.sampled_sm_active.mean;
-  sampling.tensor_active = figures.sampled_tensor_active.mean;
-  sampling.mbu = figures.sampled_mbu;
-  sampling.dram_bytes_per_step = figures.sampled_dram_bytes_per_step;
-  sampling.note = figures.sampled_note;
+  // up to the next boundary of any range on their thread. No device peak: a rank's is the samples' own.
+  sampling.figures = measure_sampled_stage(
+      timeline, *stage, samples,
+      {double(stage->instances.size()), std::nullopt, attributed.origin, attributed.other_capture});
+  // The bounds of ranks.csv's rows, where the figures are made: one that cannot be true is withheld, the note says so.
+  for (const std::string& warning :
+       withhold_impossible_sampled_figures(sampling, rank_text(rank) + "'s " + step_range + " steps"))
+    sampling.figures.note += "; " + warning;
   return sampling;
 }
 

@@ -1,4 +1,5 @@
-// attach_sampled_utilisation: the stages' sampled_* figures (llmprof/sampled_utilisation.hpp).
+// measure_sampled_stage: a stage's figures from the GPU-metrics samples; attach_sampled_utilisation: every report
+// stage's sampled_* fields from them (llmprof/sampled_utilisation.hpp).
 #include "llmprof/sampled_utilisation.hpp"
 
 #include <algorithm>
@@ -181,45 +182,43 @@ void summarize(std::vector<double> values, SampledFigure& figure) {
 
 // `covered_share`: the share of the stage's instances inside the samples' span, over which its steps are counted.
 // `share_after`: over the ranges' CPU time, the share of the activity sampled after them (ActivityAfterRanges).
-void fill(ReportStage& stage, const StageSamples& gathered, const GpuMetricSamples& samples,
-          std::optional<double> peak, const SampleWindows& windows, double covered_share,
+void fill(SampledStage& stage, const StageSamples& gathered, const GpuMetricSamples& samples,
+          std::optional<double> peak, std::optional<double> steps, const SampleWindows& windows, double covered_share,
           std::optional<double> share_after) {
-  stage.sampled_samples = gathered.samples;
+  stage.samples = gathered.samples;
   const std::string rate = detail::format_number(1e9 / double(samples.period_ns)) + " Hz";
   if (gathered.samples < kMinimumStageSamples) {
-    stage.sampled_note = std::to_string(gathered.samples) + " sample(s) at " + rate +
-                         " fell in " + windows.label() + ", fewer than " + std::to_string(kMinimumStageSamples) +
-                         ": withheld (raise nsys.gpu_metrics to sample more often)";
+    stage.note = std::to_string(gathered.samples) + " sample(s) at " + rate + " fell in " + windows.label() +
+                 ", fewer than " + std::to_string(kMinimumStageSamples) +
+                 ": withheld (raise nsys.gpu_metrics to sample more often)";
     return;
   }
-  summarize(gathered.sm_active, stage.sampled_sm_active);
-  summarize(gathered.tensor_active, stage.sampled_tensor_active);
-  summarize(gathered.dram_read, stage.sampled_dram_read);
-  summarize(gathered.dram_write, stage.sampled_dram_write);
-  stage.sampled_note = std::to_string(gathered.samples) + " samples at " + rate + " over " + windows.label();
+  summarize(gathered.sm_active, stage.sm_active);
+  summarize(gathered.tensor_active, stage.tensor_active);
+  summarize(gathered.dram_read, stage.dram_read);
+  summarize(gathered.dram_write, stage.dram_write);
+  stage.note = std::to_string(gathered.samples) + " samples at " + rate + " over " + windows.label();
   if (windows.cpu)
-    stage.sampled_note += std::string(" (the capture traced no CUDA work: idle time inside a range counts; ") +
-                          (share_after ? format_fraction_percent(*share_after) +
-                                             " of the GPU activity sampled in and after them came after them"
-                                       : std::string("the GPU was idle in and after them")) +
-                          ")";
+    stage.note += std::string(" (the capture traced no CUDA work: idle time inside a range counts; ") +
+                  (share_after ? format_fraction_percent(*share_after) +
+                                     " of the GPU activity sampled in and after them came after them"
+                               : std::string("the GPU was idle in and after them")) +
+                  ")";
   if (gathered.dram_samples == 0) {
-    stage.sampled_note += "; DRAM bytes withheld: the metric set has no DRAM read/write bandwidth";
+    stage.note += "; DRAM bytes withheld: the metric set has no DRAM read/write bandwidth";
     return;
   }
-  stage.sampled_mbu = gathered.dram_share_periods / double(gathered.dram_samples);
+  stage.mbu = gathered.dram_share_periods / double(gathered.dram_samples);
   if (!peak) {
-    stage.sampled_note += "; DRAM bytes withheld: the GPU's peak DRAM bandwidth is unknown";
+    stage.note += "; DRAM bytes withheld: the GPU's peak DRAM bandwidth is unknown";
     return;
   }
-  if (!stage.steps || *stage.steps <= 0) {
-    stage.sampled_note += "; DRAM bytes per step withheld: the stage's steps are unknown";
+  if (!steps || *steps <= 0) {
+    stage.note += "; DRAM bytes per step withheld: the stage's steps are unknown";
     return;
   }
   const double bytes = gathered.dram_share_periods * *peak * double(samples.period_ns) * 1e-9;
-  stage.sampled_dram_bytes_per_step = bytes / (*stage.steps * covered_share);
-  if (stage.dram_bytes_per_step && *stage.dram_bytes_per_step > 0)
-    stage.sampled_to_measured_bytes = *stage.sampled_dram_bytes_per_step / *stage.dram_bytes_per_step;
+  stage.dram_bytes_per_step = bytes / (*steps * covered_share);
 }
 
 // The samples of the instance whose GPU-active window is the median one, consecutive samples averaged so that
@@ -332,7 +331,61 @@ std::string none_covered_note(const CoveredInstances& covered, const GpuMetricSa
                           "nsys.gpu_metrics=off");
 }
 
+// The measured figures in the report stage's sampled_* fields, and beside ncu's measured bytes where both exist.
+void place(const SampledStage& measured, ReportStage& stage) {
+  stage.sampled_samples = measured.samples;
+  stage.sampled_sm_active = measured.sm_active;
+  stage.sampled_tensor_active = measured.tensor_active;
+  stage.sampled_dram_read = measured.dram_read;
+  stage.sampled_dram_write = measured.dram_write;
+  stage.sampled_dram_bytes_per_step = measured.dram_bytes_per_step;
+  stage.sampled_mbu = measured.mbu;
+  stage.sampled_note = measured.note;
+  if (stage.sampled_dram_bytes_per_step && stage.dram_bytes_per_step && *stage.dram_bytes_per_step > 0)
+    stage.sampled_to_measured_bytes = *stage.sampled_dram_bytes_per_step / *stage.dram_bytes_per_step;
+}
+
 }  // namespace
+
+SampledStage measure_sampled_stage(const TimelineReport& timeline, const TimelineStage& stage,
+                                   const GpuMetricSamples& samples, const SampledStageInputs& inputs) {
+  const std::optional<double> peak =
+      samples.peak_dram_bytes_per_s ? samples.peak_dram_bytes_per_s : inputs.device_peak_dram_bytes_per_s;
+  const SampleWindows windows{timeline.cuda_untraced};
+  const CoveredInstances covered = covered_instances(stage, samples, windows);
+  StageSamples gathered;
+  for (const auto& [start, end] : covered.merged) gather(samples, start, end, gathered);
+  ActivityAfterRanges after;
+  if (windows.cpu) {
+    const RangeBoundaries boundaries(timeline);  // the whole timeline's: any range on the thread bounds "after"
+    for (const TimelineInstance* instance : covered.instances) after.add(samples, boundaries, *instance);
+  }
+  const std::size_t counted = covered.instances.size(), outside = covered.outside;
+  const auto share_after = after.share_after();
+  SampledStage measured;
+  if (after.outlasted()) {
+    measured.samples = gathered.samples;
+    measured.note =
+        "withheld: " + format_fraction_percent(*share_after) + " of the GPU activity sampled in and after its " +
+        std::to_string(counted) + " ranges came after they ended (" + std::to_string(after.after_samples) +
+        " samples before the thread's next range start): their CPU time cannot hold their GPU work, which runs "
+        "after them (asynchronous launches or CUDA graph replays; the capture traced no CUDA work to follow it)" +
+        (stage.parent ? "; the enclosing `" + *stage.parent + "` is measured with it where its own ranges hold it"
+                      : std::string());
+  } else if (counted == 0 && outside > 0) {
+    measured.note = none_covered_note(covered, samples, inputs.other_capture);
+  } else {
+    fill(measured, gathered, samples, peak, inputs.steps, windows,
+         double(counted) / double(std::max<std::size_t>(1, counted + outside)), share_after);
+    if (outside > 0)
+      measured.note += "; left out " + std::to_string(outside) + " of " + std::to_string(counted + outside) +
+                       " instances, outside the sampling window (its steps counted as the " + std::to_string(counted) +
+                       " inside)";
+  }
+  measured.note += values_left_out_note(samples);
+  if (!inputs.origin.empty()) measured.note += "; " + inputs.origin;
+  return measured;
+}
 
 void attach_sampled_utilisation(const TimelineReport& timeline, const std::optional<GpuMetricSamples>& samples,
                                 AnalysisReport& report, const std::string& origin, bool other_capture) {
@@ -344,43 +397,13 @@ void attach_sampled_utilisation(const TimelineReport& timeline, const std::optio
                                  : origin;
     return;
   }
-  const std::optional<double> peak =
-      samples->peak_dram_bytes_per_s ? samples->peak_dram_bytes_per_s : report.device.peak_dram_bytes_per_s;
   const SampleWindows windows{timeline.cuda_untraced};
-  const RangeBoundaries boundaries(timeline);
   for (auto& stage : report.stages) {
     const TimelineStage* recorded = timeline.find_stage(stage.qualified_name());
     if (!recorded) continue;
-    const CoveredInstances covered = covered_instances(*recorded, *samples, windows);
-    StageSamples gathered;
-    for (const auto& [start, end] : covered.merged) gather(*samples, start, end, gathered);
-    ActivityAfterRanges after;
-    if (windows.cpu)
-      for (const TimelineInstance* instance : covered.instances) after.add(*samples, boundaries, *instance);
-    const std::size_t counted = covered.instances.size(), outside = covered.outside;
-    const auto share_after = after.share_after();
-    if (after.outlasted()) {
-      stage.sampled_samples = gathered.samples;
-      stage.sampled_note =
-          "withheld: " + format_fraction_percent(*share_after) + " of the GPU activity sampled in and after its " +
-          std::to_string(counted) + " ranges came after they ended (" + std::to_string(after.after_samples) +
-          " samples before the thread's next range start): their CPU time cannot hold their GPU work, which runs "
-          "after them (asynchronous launches or CUDA graph replays; the capture traced no CUDA work to follow it)" +
-          (recorded->parent ? "; the enclosing `" + *recorded->parent + "` is measured with it where its own ranges hold it"
-                            : std::string());
-    } else if (counted == 0 && outside > 0) {
-      stage.sampled_samples = 0;
-      stage.sampled_note = none_covered_note(covered, *samples, other_capture);
-    } else {
-      fill(stage, gathered, *samples, peak, windows,
-           double(counted) / double(std::max<std::size_t>(1, counted + outside)), share_after);
-      if (outside > 0)
-        stage.sampled_note += "; left out " + std::to_string(outside) + " of " + std::to_string(counted + outside) +
-                              " instances, outside the sampling window (its steps counted as the " +
-                              std::to_string(counted) + " inside)";
-    }
-    stage.sampled_note += values_left_out_note(*samples);
-    if (!origin.empty()) stage.sampled_note += "; " + origin;
+    place(measure_sampled_stage(timeline, *recorded, *samples,
+                                {stage.steps, report.device.peak_dram_bytes_per_s, origin, other_capture}),
+          stage);
     // Every bound of the stage's table rows, the sampled figures' among them (the others were checked where they
     // were made and pass again), as the report applies them when it reads them back; the median step is charted only
     // where a figure stood.

@@ -24,6 +24,7 @@
 #include "report/report_step_unit.hpp"
 #include "report/report_timeline.hpp"
 #include "rundir/report_model_json.hpp"
+#include "rundir/report_ncu_records.hpp"
 #include "rundir/run_records.hpp"
 
 namespace llmprof {
@@ -127,19 +128,16 @@ void read_analysis(const json::object& root, RunReportModel& model) {
   });
   if (const auto* selection = root.if_contains("top_kernel_selection"); selection != nullptr && !selection->is_null()) {
     if (!selection->is_object()) throw JsonFieldError{"top_kernel_selection"};
-    KernelSelection top = detail::read_top_kernel_selection(selection->get_object(), "top_kernel_selection.");
-    if (const auto* coverage = root.if_contains("ncu_coverage"); coverage != nullptr && !coverage->is_null()) {
-      if (!coverage->is_object()) throw JsonFieldError{"ncu_coverage"};
-      const auto& split = coverage->get_object();
-      if (detail::json_string(split, "stage", "ncu_coverage.stage").value_or("") == top.stage) {
-        auto& notes = model.top_kernel_selection_notes;
-        notes.ncu_measured = detail::json_number(split, "measured", "ncu_coverage.measured");
-        notes.ncu_extrapolated = detail::json_number(split, "extrapolated", "ncu_coverage.extrapolated");
-      }
-    }
-    model.top_kernel_selection = std::move(top);
+    model.top_kernel_selection =
+        detail::read_top_kernel_selection(selection->get_object(), "top_kernel_selection.");
   }
   model.warnings = detail::json_strings(root, "warnings", "warnings");
+  detail::read_ncu_records(root, model);
+  // The selection's sentence quotes the ncu plan's check where it is of the selection's stage.
+  if (model.top_kernel_selection && model.ncu_coverage && model.ncu_coverage->stage == model.top_kernel_selection->stage) {
+    model.top_kernel_selection_notes.ncu_measured = model.ncu_coverage->measured;
+    model.top_kernel_selection_notes.ncu_extrapolated = model.ncu_coverage->extrapolated;
+  }
   read_node_capture(root, model);
   detail::read_timeline(root, model);
   detail::annotate_selection_scope(model);

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "core/figure_checks.hpp"
 #include "llmprof/ranks_record.hpp"
 #include "parse/csv_columns.hpp"
 
@@ -45,11 +46,21 @@ void read_cell(Value& value, detail::CsvRow& row, std::size_t column) {
   }
 }
 
+using detail::FigureBound;
+
+// Where the sampled figures come from, for a warning that withholds one.
+constexpr const char* kSampledShares = "nsys GPU-metrics samples (percent of peak / 100)";
+constexpr const char* kSampledBytes = "sampled (read + write) shares x peak DRAM bandwidth x sample period / steps";
+
 struct RanksColumn {
   const char* name;
   bool sampled;  // written only when some rank was sampled (a file without them is a run that sampled nothing)
   std::string (*write)(const RankFigures&);
   void (*read)(RankFigures&, detail::CsvRow&, std::size_t column);
+  // The sampled figure's bound (core/figure_checks.hpp), applied where the figures are made; none for the rest.
+  FigureBound bound = FigureBound::none;
+  const char* inputs = "";
+  void (*check)(RankSampling&, detail::FigureChecker&, const RanksColumn&) = nullptr;
 };
 
 template <auto Member>
@@ -58,17 +69,32 @@ constexpr RanksColumn figure_column(const char* name) {
           [](RankFigures& rank, detail::CsvRow& row, std::size_t column) { read_cell(rank.*Member, row, column); }};
 }
 
-template <auto Member>
-constexpr RanksColumn sampled_column(const char* name) {
+// The member of a RankSampling at the end of `Path` (a figure of its SampledStage: &RankSampling::figures,
+// &SampledStage::sm_active, &SampledFigure::mean).
+template <auto First, auto... Rest, typename Record>
+auto& member_at(Record& record) {
+  if constexpr (sizeof...(Rest) == 0)
+    return record.*First;
+  else
+    return member_at<Rest...>(record.*First);
+}
+
+template <FigureBound Bound, auto... Path>
+constexpr RanksColumn sampled_column(const char* name, const char* inputs = "") {
   return {name, true,
           [](const RankFigures& rank) {
             const RankSampling none;
-            return format_cell((rank.sampled ? *rank.sampled : none).*Member);
+            return format_cell(member_at<Path...>(rank.sampled ? *rank.sampled : none));
           },
           [](RankFigures& rank, detail::CsvRow& row, std::size_t column) {
             if (row.text(column).empty()) return;
             if (!rank.sampled) rank.sampled.emplace();
-            read_cell((*rank.sampled).*Member, row, column);
+            read_cell(member_at<Path...>(*rank.sampled), row, column);
+          },
+          Bound, inputs,
+          [](RankSampling& sampling, detail::FigureChecker& check, const RanksColumn& column) {
+            if constexpr (Bound != FigureBound::none)
+              check.apply(Bound, member_at<Path...>(sampling), column.name, column.inputs);
           }};
 }
 
@@ -90,17 +116,28 @@ constexpr std::array kFigureColumns = {
 };
 
 constexpr std::array kSampledColumns = {
-    sampled_column<&RankSampling::source_rank>("sampled_source_rank"),
-    sampled_column<&RankSampling::clock_shift_ms>("sampled_clock_shift_ms"),
-    sampled_column<&RankSampling::steps>("sampled_steps"),
-    sampled_column<&RankSampling::samples>("sampled_samples"),
-    sampled_column<&RankSampling::sm_active>("sampled_sm_active"),
-    sampled_column<&RankSampling::tensor_active>("sampled_tensor_active"),
-    sampled_column<&RankSampling::mbu>("sampled_mbu"),
-    sampled_column<&RankSampling::dram_bytes_per_step>("sampled_dram_bytes_per_step"),
+    sampled_column<FigureBound::none, &RankSampling::source_rank>("sampled_source_rank"),
+    sampled_column<FigureBound::none, &RankSampling::clock_shift_ms>("sampled_clock_shift_ms"),
+    sampled_column<FigureBound::non_negative, &RankSampling::steps>("sampled_steps", "the rank's step ranges"),
+    sampled_column<FigureBound::non_negative, &RankSampling::figures, &SampledStage::samples>("sampled_samples",
+                                                                                             kSampledShares),
+    sampled_column<FigureBound::fraction, &RankSampling::figures, &SampledStage::sm_active, &SampledFigure::mean>(
+        "sampled_sm_active", kSampledShares),
+    sampled_column<FigureBound::fraction, &RankSampling::figures, &SampledStage::tensor_active,
+                   &SampledFigure::mean>("sampled_tensor_active", kSampledShares),
+    sampled_column<FigureBound::fraction, &RankSampling::figures, &SampledStage::mbu>("sampled_mbu", kSampledShares),
+    sampled_column<FigureBound::non_negative, &RankSampling::figures, &SampledStage::dram_bytes_per_step>(
+        "sampled_dram_bytes_per_step", kSampledBytes),
 };
 
 }  // namespace
+
+std::vector<std::string> withhold_impossible_sampled_figures(RankSampling& sampling, const std::string& subject) {
+  std::vector<std::string> warnings;
+  detail::FigureChecker check(warnings, subject);
+  for (const auto& column : kSampledColumns) column.check(sampling, check, column);
+  return warnings;
+}
 
 std::string write_ranks_csv(const std::vector<RankFigures>& ranks, const std::string& step_basis) {
   const bool sampled =

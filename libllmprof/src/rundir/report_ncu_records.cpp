@@ -1,0 +1,127 @@
+// report.json's ncu_coverage, mfu_workload and ncu_launches through their field tables (core/record_fields.hpp): the
+// analysis writes each record by its table and the report reads it back by the same table (report_ncu_records.hpp).
+// A figure added to one of these records is its member (report_model.hpp), one row here, its computation and its docs
+// row (docs/report-json.md).
+#include "rundir/report_ncu_records.hpp"
+
+#include <string>
+#include <string_view>
+
+#include "core/figure_checks.hpp"
+#include "core/json_fields.hpp"
+#include "core/record_fields.hpp"
+
+namespace llmprof::detail {
+namespace {
+
+// A row for a member that maps names to numbers in file order (a launch's FLOP per precision), written as an
+// object of numbers. record_fields.hpp has no such member type; this row stays here while this table is its one user.
+template <auto Member>
+constexpr auto number_map_field(std::string_view key) {
+  using Record = typename MemberPointer<decltype(Member)>::RecordType;
+  RecordField<Record> row;
+  row.key = key;
+  row.write = [](const Record& record) {
+    boost::json::object object;
+    for (const auto& [name, number] : record.*Member) object[name] = number;
+    return boost::json::value(std::move(object));
+  };
+  row.read = [](const boost::json::object& object, std::string_view name, const std::string& where, Record& record) {
+    auto& entries = record.*Member;
+    entries.clear();
+    const auto* nested = json_object_field(object, name, where);
+    if (nested == nullptr) return;
+    for (const auto& entry : *nested) {
+      if (!entry.value().is_number()) throw JsonFieldError{where + "." + std::string(entry.key())};
+      entries.emplace_back(std::string(entry.key()), entry.value().to_number<double>());
+    }
+  };
+  return row;
+}
+
+}  // namespace
+
+template <>
+struct RecordTable<ReportNcuCoverage> {
+  using Coverage = ReportNcuCoverage;
+  static constexpr std::string_view kPlan = "ncu/plan.json's check";
+  static constexpr RecordField<Coverage> fields[] = {
+      field<&Coverage::stage>("stage"),
+      field<&Coverage::measured>("measured").within(FigureBound::fraction, kPlan).required_key(),
+      field<&Coverage::extrapolated>("extrapolated").within(FigureBound::fraction, kPlan).required_key(),
+      computed_field<&Coverage::reached>("reached"),
+  };
+};
+
+template <>
+struct RecordTable<ReportStageMfu> {
+  using Stage = ReportStageMfu;
+  static constexpr RecordField<Stage> fields[] = {
+      name_field<&Stage::stage>("stage"),
+      field<&Stage::model_flop_per_s>("model_flop_per_s")
+          .within(FigureBound::non_negative, "stage1/metrics.json FLOP/token x tokens/s"),
+      field<&Stage::mfu>("mfu").within(FigureBound::fraction, "model_flop_per_s / peak_flop_per_s"),
+      field<&Stage::mfu_ncu>("mfu_ncu")
+          .within(FigureBound::fraction, "ncu FLOP / the stage's time / the device's peak"),
+  };
+};
+
+template <>
+struct RecordTable<ReportWorkloadMfu> {
+  using Mfu = ReportWorkloadMfu;
+  static constexpr RecordField<Mfu> fields[] = {
+      field<&Mfu::dtype>("dtype"),
+      field<&Mfu::peak_flop_per_s>("peak_flop_per_s").within(FigureBound::non_negative, "device.peak_flop_per_s"),
+      field<&Mfu::stages>("stages"),
+  };
+};
+
+// No bounds: a run holds thousands of launches, and the kernels[] rows carry the same figures with theirs.
+template <>
+struct RecordTable<ReportNcuLaunch> {
+  using Launch = ReportNcuLaunch;
+  static constexpr RecordField<Launch> fields[] = {
+      field<&Launch::id>("id"),
+      field<&Launch::kernel_name>("kernel_name"),
+      field<&Launch::nvtx_stack>("nvtx_stack"),
+      field<&Launch::duration_ns>("duration_ns"),
+      field<&Launch::flop>("flop"),
+      number_map_field<&Launch::flop_by_precision>("flop_by_precision"),
+      field<&Launch::dram_bytes>("dram_bytes"),
+      field<&Launch::achieved_flop_per_s>("achieved_flop_per_s"),
+      field<&Launch::dram_bytes_per_s>("dram_bytes_per_s"),
+      field<&Launch::arithmetic_intensity>("arithmetic_intensity"),
+      field<&Launch::pct_peak_compute>("pct_peak_compute"),
+      field<&Launch::pct_peak_dram>("pct_peak_dram"),
+      field<&Launch::bound>("bound"),
+      field<&Launch::dominant_precision>("dominant_precision"),
+      field<&Launch::missing>("missing"),
+  };
+};
+
+boost::json::value report_json(const std::optional<ReportNcuCoverage>& coverage) { return field_json(coverage); }
+boost::json::value report_json(const std::optional<ReportWorkloadMfu>& mfu) { return field_json(mfu); }
+boost::json::array report_json(const std::vector<ReportNcuLaunch>& launches) {
+  boost::json::value array = field_json(launches);
+  return std::move(array.as_array());
+}
+
+void read_ncu_records(const boost::json::object& root, RunReportModel& model) {
+  read_field(root, "ncu_coverage", "ncu_coverage", model.ncu_coverage);
+  if (model.ncu_coverage) {
+    require_record_keys<ReportNcuCoverage>(root.at("ncu_coverage").as_object(), "ncu_coverage.");
+    FigureChecker check(model.warnings, "report.json ncu_coverage");
+    check_record_bounds(*model.ncu_coverage, check, "analysis/report.json ncu_coverage");
+    if (check.any_withheld()) model.ncu_coverage.reset();
+  }
+  read_field(root, "mfu_workload", "mfu_workload", model.mfu_workload);
+  if (model.mfu_workload) {
+    FigureChecker check(model.warnings, "report.json mfu_workload");
+    check_record_bounds(*model.mfu_workload, check, "analysis/report.json mfu_workload");
+    for (auto& stage : model.mfu_workload->stages)
+      check_record_bounds(stage, check, "analysis/report.json mfu_workload", {}, stage.stage);
+  }
+  model.ncu_launches = read_records<ReportNcuLaunch>(root, "ncu_launches", "");
+}
+
+}  // namespace llmprof::detail
