@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "analysis/time_intervals.hpp"
 #include "core/format.hpp"
 #include "llmprof/ncu_plan.hpp"
 #include "parse/nsys_sqlite.hpp"
@@ -17,20 +18,12 @@ std::string triple(const std::array<std::int64_t, 3>& values) {
 }
 
 // Instances of the stage range, merged where they overlap, in start order.
-std::vector<std::pair<std::int64_t, std::int64_t>> stage_intervals(const std::vector<detail::NvtxRangeRow>& ranges,
-                                                                   const std::string& stage) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> intervals;
+std::vector<detail::TimeInterval> stage_intervals(const std::vector<detail::NvtxRangeRow>& ranges,
+                                                  const std::string& stage) {
+  std::vector<detail::TimeInterval> intervals;
   for (const auto& range : ranges)
     if (range.name == stage) intervals.emplace_back(range.start_ns, range.end_ns);
-  std::sort(intervals.begin(), intervals.end());
-  std::vector<std::pair<std::int64_t, std::int64_t>> merged;
-  for (const auto& interval : intervals) {
-    if (!merged.empty() && interval.first <= merged.back().second)
-      merged.back().second = std::max(merged.back().second, interval.second);
-    else
-      merged.push_back(interval);
-  }
-  return merged;
+  return detail::merge_intervals(std::move(intervals));
 }
 
 }  // namespace
@@ -38,9 +31,10 @@ std::vector<std::pair<std::int64_t, std::int64_t>> stage_intervals(const std::ve
 namespace {
 
 // Launches whose GPU execution starts inside one of `intervals` (sorted, disjoint); every launch when empty.
-Result<std::vector<StageKernelLaunch>> read_launches_within(
-    detail::NsysSqliteReader& reader, const std::filesystem::path& sqlite_export,
-    const std::vector<std::pair<std::int64_t, std::int64_t>>& intervals, bool every_launch) {
+Result<std::vector<StageKernelLaunch>> read_launches_within(detail::NsysSqliteReader& reader,
+                                                            const std::filesystem::path& sqlite_export,
+                                                            const std::vector<detail::TimeInterval>& intervals,
+                                                            bool every_launch) {
   std::vector<StageKernelLaunch> launches;
   std::map<std::int64_t, std::string> names;  // StringIds cache: a decode has ~10^5 launches of ~30 names
   const auto name_of = [&](std::int64_t id) -> const std::string& {

@@ -248,7 +248,7 @@ Result<NcuPlanFile> read_ncu_plan_json(std::string_view text, const std::string&
                         source_name);
     detail::require_record_keys<NcuPlanFile>(*root, "");
     // The check is an optional record: its own required keys (the coverage split) are asked of it here.
-    if (const auto* check = detail::nested_object(*root, "check", "check"))
+    if (const auto* check = detail::json_object_field(*root, "check", "check"))
       detail::require_record_keys<NcuPlanCheck>(*check, "check.");
     detail::read_record(*root, "", file);
     if (file.plan.stage.empty()) throw detail::JsonFieldError{"stage"};

@@ -201,13 +201,7 @@ std::string sweep_index_to_json(const SweepIndex& index) {
 }
 
 Result<void> write_sweep_index(const SweepIndex& index, const std::filesystem::path& sweep_directory) {
-  std::error_code error;
-  std::filesystem::create_directories(sweep_directory, error);
-  if (error) {
-    return make_error(ErrorCode::io_error,
-                      "cannot create sweep directory " + sweep_directory.string() + ": " + error.message(),
-                      "choose a writable location", sweep_directory.string());
-  }
+  if (auto created = detail::ensure_directory(sweep_directory, "the sweep directory"); !created) return created;
   if (auto written = detail::write_file_atomically(sweep_directory / "index.md", render_sweep_index_markdown(index));
       !written)
     return written;

@@ -110,16 +110,9 @@ std::vector<std::string> SweepPoint::override_strings() const {
 }
 
 Result<SweepPlan> parse_sweep_plan_toml(std::string_view toml_text, const std::string& source_name) {
-  toml::table root;
-  try {
-    root = toml::parse(toml_text, source_name);
-  } catch (const toml::parse_error& failure) {
-    const auto& where = failure.source().begin;
-    return make_error(ErrorCode::parse_error,
-                      source_name + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) +
-                          ": not valid TOML: " + std::string(failure.description()),
-                      "fix the TOML syntax at that line", source_name);
-  }
+  auto parsed = detail::parse_toml_text(toml_text, source_name);
+  if (!parsed) return parsed.error();
+  const toml::table& root = *parsed;
   for (const auto& [key, node] : root) {
     if (key.str() != "point") {
       return make_error(ErrorCode::invalid_argument,

@@ -78,6 +78,13 @@ Error io_error_from_errno(int error_number, const std::string& what, const std::
                     what + " " + path.string() + ": " + std::strerror(error_number), hint, path.string());
 }
 
+Result<void> ensure_directory(const std::filesystem::path& directory, const std::string& what) {
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error) return io_error_from_errno(error.value(), "could not create " + what, directory);
+  return {};
+}
+
 Result<void> write_file_atomically(const std::filesystem::path& path, const std::string& content) {
   const auto directory = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   const auto temporary = directory / temporary_name(path);

@@ -78,41 +78,70 @@ std::optional<std::int64_t> json_integer(const json::object& object, std::string
   throw JsonFieldError{field};
 }
 
+const json::array* json_array_field(const json::object& object, std::string_view key, const std::string& field) {
+  const auto* value = present(object, key);
+  if (value == nullptr) return nullptr;
+  if (!value->is_array()) throw JsonFieldError{field};
+  return &value->get_array();
+}
+
+const json::object* json_object_field(const json::object& object, std::string_view key, const std::string& field) {
+  const auto* value = present(object, key);
+  if (value == nullptr) return nullptr;
+  if (!value->is_object()) throw JsonFieldError{field};
+  return &value->get_object();
+}
+
 std::map<std::string, std::string> json_string_map(const json::object& object, std::string_view key,
                                                    const std::string& field) {
   std::map<std::string, std::string> values;
-  const auto* value = present(object, key);
-  if (value == nullptr) return values;
-  if (!value->is_object()) throw JsonFieldError{field};
-  for (const auto& entry : value->get_object()) {
+  const auto* entries = json_object_field(object, key, field);
+  if (entries == nullptr) return values;
+  for (const auto& entry : *entries) {
     if (!entry.value().is_string()) throw JsonFieldError{field};
     values[std::string(entry.key())] = std::string(entry.value().get_string());
   }
   return values;
 }
 
-std::vector<std::string> json_strings(const json::object& object, std::string_view key, const std::string& field) {
-  std::vector<std::string> values;
-  const auto* value = present(object, key);
-  if (value == nullptr) return values;
-  if (!value->is_array()) throw JsonFieldError{field};
-  for (const auto& element : value->get_array()) {
-    if (!element.is_string()) throw JsonFieldError{field};
-    values.emplace_back(element.get_string());
+namespace {
+
+// The elements of the array at `key`, each through `element_of`, which gives nullopt for an element of another
+// type: JsonFieldError names `field`, with the element's index where `indexed` ("stages[2]").
+template <class Element>
+std::vector<Element> json_elements(const json::object& object, std::string_view key, const std::string& field,
+                                   std::optional<Element> (*element_of)(const json::value&), bool indexed) {
+  std::vector<Element> values;
+  const auto* elements = json_array_field(object, key, field);
+  if (elements == nullptr) return values;
+  for (const auto& element : *elements) {
+    auto value = element_of(element);
+    if (!value) throw JsonFieldError{indexed ? field + "[" + std::to_string(values.size()) + "]" : field};
+    values.push_back(std::move(*value));
   }
   return values;
 }
 
+}  // namespace
+
+std::vector<std::string> json_strings(const json::object& object, std::string_view key, const std::string& field) {
+  return json_elements<std::string>(
+      object, key, field,
+      [](const json::value& element) -> std::optional<std::string> {
+        if (const auto* text = element.if_string()) return std::string(*text);
+        return std::nullopt;
+      },
+      false);
+}
+
 std::vector<json::object> json_objects(const json::object& object, std::string_view key, const std::string& field) {
-  std::vector<json::object> values;
-  const auto* value = present(object, key);
-  if (value == nullptr) return values;
-  if (!value->is_array()) throw JsonFieldError{field};
-  for (const auto& element : value->get_array()) {
-    if (!element.is_object()) throw JsonFieldError{field + "[" + std::to_string(values.size()) + "]"};
-    values.push_back(element.get_object());
-  }
-  return values;
+  return json_elements<json::object>(
+      object, key, field,
+      [](const json::value& element) -> std::optional<json::object> {
+        if (const auto* nested = element.if_object()) return *nested;
+        return std::nullopt;
+      },
+      true);
 }
 
 Result<json::object> parse_json_object(std::string_view text, const std::filesystem::path& path) {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include "llmprof/result.hpp"
@@ -38,6 +39,12 @@ std::optional<double> json_number(const boost::json::object& object, std::string
 // Integers by json_to_int64's policy.
 std::optional<std::int64_t> json_integer(const boost::json::object& object, std::string_view key,
                                          const std::string& field);
+// The array / object at `key`: nullptr when absent or null, JsonFieldError{field} when it holds anything else.
+// The typed readers of arrays and nested objects start from these.
+const boost::json::array* json_array_field(const boost::json::object& object, std::string_view key,
+                                           const std::string& field);
+const boost::json::object* json_object_field(const boost::json::object& object, std::string_view key,
+                                             const std::string& field);
 // A JSON object of strings ({"NAME": "value"}).
 std::map<std::string, std::string> json_string_map(const boost::json::object& object, std::string_view key,
                                                    const std::string& field);

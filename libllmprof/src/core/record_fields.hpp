@@ -18,15 +18,15 @@
 // objects), or an optional record (null when absent). Reading: unknown keys are ignored, an absent or
 // null key keeps the member's default (an optional becomes nullopt), a key of the wrong type throws
 // JsonFieldError naming `where` + the key ("timeline.stages[2].cpu_duration.p50_ns").
+//
+// The row descriptor is in core/record_table.hpp and the per-type value conversions in core/record_values.hpp;
+// this header, the one to include, holds the row makers and the walks over a table.
 #pragma once
 
-#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 #include <algorithm>
-#include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,248 +36,10 @@
 
 #include "core/figure_checks.hpp"
 #include "core/json_fields.hpp"
-#include "core/json_values.hpp"
-#include "core/text.hpp"
-#include "llmprof/choice.hpp"
+#include "core/record_table.hpp"
+#include "core/record_values.hpp"
 
 namespace llmprof::detail {
-
-template <class Record>
-struct RecordField {
-  std::string_view key;
-  boost::json::value (*write)(const Record&) = nullptr;
-  void (*read)(const boost::json::object&, std::string_view key, const std::string& where, Record&) = nullptr;
-  std::string (*csv)(const Record&) = nullptr;  // nullptr: the member has no single-cell form (a nested record)
-  // The figure's bound, and what it is computed from for the warning when a value breaks it: fixed text, or text
-  // made from the record (inputs_of). check: nullptr for a member that is no number.
-  FigureBound bound = FigureBound::none;
-  std::string_view inputs;
-  std::string (*inputs_of)(const Record&) = nullptr;
-  void (*check)(Record&, FigureChecker&, FigureBound, std::string_view figure, std::string_view inputs) = nullptr;
-  bool required = false;  // the file must hold the key (require_record_keys)
-  // Written only when this holds (nullptr: always): a key of one variant of a record (a coverage rule's target).
-  bool (*written)(const Record&) = nullptr;
-  // A nested object of rows over this same record (group_field); the required keys of each record of an array.
-  std::span<const RecordField> (*group)() = nullptr;
-  void (*require_nested)(const boost::json::value&, const std::string& where) = nullptr;
-
-  constexpr RecordField required_key() const { return with(&RecordField::required, true); }
-  constexpr RecordField written_when(bool (*when)(const Record&)) const { return with(&RecordField::written, when); }
-  template <class Member, class Value>
-  constexpr RecordField with(Member RecordField::*member, Value value) const {
-    RecordField row = *this;
-    row.*member = value;
-    return row;
-  }
-
-  constexpr RecordField within(FigureBound figure_bound, std::string_view from) const {
-    RecordField row = *this;
-    row.bound = figure_bound;
-    row.inputs = from;
-    return row;
-  }
-  constexpr RecordField within(FigureBound figure_bound, std::string (*from)(const Record&)) const {
-    RecordField row = *this;
-    row.bound = figure_bound;
-    row.inputs_of = from;
-    return row;
-  }
-};
-
-// Specialised once per record, in the file that owns its JSON form.
-template <class Record>
-struct RecordTable;
-
-template <class Record>
-concept TabledRecord = requires { RecordTable<Record>::fields; };
-
-template <class Record>
-std::span<const RecordField<Record>> record_fields() {
-  return RecordTable<Record>::fields;
-}
-
-template <TabledRecord Record>
-boost::json::object write_record(const Record& record);
-template <TabledRecord Record>
-void read_record(const boost::json::object& object, const std::string& where, Record& record);
-
-template <TabledRecord Record>
-void require_record_keys(const boost::json::object& object, const std::string& where);
-template <class Value>
-concept RecordVector = std::is_same_v<Value, std::vector<typename Value::value_type>> &&
-                       TabledRecord<typename Value::value_type>;
-
-// --- one value <-> JSON, by the member's type --------------------------------------------------------
-
-inline boost::json::value field_json(const std::string& value) { return boost::json::value(value); }
-inline boost::json::value field_json(const std::optional<std::string>& value) { return json_or_null(value); }
-inline boost::json::value field_json(const std::vector<std::string>& values) { return json_array(values); }
-inline boost::json::value field_json(bool value) { return boost::json::value(value); }
-inline boost::json::value field_json(int value) { return boost::json::value(value); }
-inline boost::json::value field_json(std::int64_t value) { return boost::json::value(value); }
-inline boost::json::value field_json(std::size_t value) { return boost::json::value(value); }
-inline boost::json::value field_json(const std::optional<std::int64_t>& value) { return json_or_null(value); }
-inline boost::json::value field_json(double value) { return boost::json::value(value); }
-inline boost::json::value field_json(const std::optional<double>& value) { return json_or_null(value); }
-inline boost::json::value field_json(const std::vector<std::size_t>& values) {
-  boost::json::array array;
-  for (auto value : values) array.emplace_back(value);
-  return array;
-}
-inline boost::json::value field_json(const std::vector<std::int64_t>& values) {
-  boost::json::array array;
-  for (auto value : values) array.emplace_back(value);
-  return array;
-}
-template <class Enum>
-concept ChoiceEnum = std::is_enum_v<Enum> && requires(Enum value) { choice_names(value); };
-template <ChoiceEnum Enum>
-boost::json::value field_json(Enum value) {
-  return boost::json::value(std::string(choice_name(value)));
-}
-template <TabledRecord Record>
-boost::json::value field_json(const Record& record) {
-  return write_record(record);
-}
-template <TabledRecord Record>
-boost::json::value field_json(const std::optional<Record>& record) {
-  if (!record) return nullptr;
-  return write_record(*record);
-}
-template <TabledRecord Record>
-boost::json::value field_json(const std::vector<Record>& records) {
-  boost::json::array array;
-  for (const auto& record : records) array.emplace_back(write_record(record));
-  return array;
-}
-
-inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                       std::string& value) {
-  if (auto text = json_string(object, key, where)) value = std::move(*text);
-}
-inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                       std::optional<std::string>& value) {
-  value = json_string(object, key, where);
-}
-inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                       std::vector<std::string>& values) {
-  values = json_strings(object, key, where);
-}
-inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                       bool& value) {
-  const auto* found = object.if_contains(key);
-  if (found == nullptr || found->is_null()) return;
-  if (!found->is_bool()) throw JsonFieldError{where};
-  value = found->get_bool();
-}
-inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                       int& value) {
-  if (auto number = json_integer(object, key, where)) value = static_cast<int>(*number);
-}
-inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                       std::int64_t& value) {
-  if (auto number = json_integer(object, key, where)) value = *number;
-}
-inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                       std::size_t& value) {
-  if (auto number = json_integer(object, key, where)) {
-    if (*number < 0) throw JsonFieldError{where};  // a count: a negative one is a corrupt file, not a figure
-    value = static_cast<std::size_t>(*number);
-  }
-}
-inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                       std::optional<std::int64_t>& value) {
-  value = json_integer(object, key, where);
-}
-inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                       double& value) {
-  if (auto number = json_number(object, key, where)) value = *number;
-}
-inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                       std::optional<double>& value) {
-  value = json_number(object, key, where);
-}
-inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                       std::vector<std::size_t>& values) {
-  values.clear();
-  const auto* found = object.if_contains(key);
-  if (found == nullptr || found->is_null()) return;
-  if (!found->is_array()) throw JsonFieldError{where};
-  for (const auto& element : found->get_array()) {
-    const auto number = json_to_int64(element);
-    if (!number || *number < 0) throw JsonFieldError{where};
-    values.push_back(static_cast<std::size_t>(*number));
-  }
-}
-inline void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                       std::vector<std::int64_t>& values) {
-  values.clear();
-  const auto* found = object.if_contains(key);
-  if (found == nullptr || found->is_null()) return;
-  if (!found->is_array()) throw JsonFieldError{where};
-  for (const auto& element : found->get_array()) {
-    const auto number = json_to_int64(element);
-    if (!number) throw JsonFieldError{where};
-    values.push_back(*number);
-  }
-}
-
-template <ChoiceEnum Enum>
-void read_field(const boost::json::object& object, std::string_view key, const std::string& where, Enum& value) {
-  const auto text = json_string(object, key, where);
-  if (!text) return;
-  const auto parsed = parse_choice<Enum>(*text);
-  if (!parsed) throw JsonFieldError{where};
-  value = *parsed;
-}
-
-inline const boost::json::object* nested_object(const boost::json::object& object, std::string_view key,
-                                                const std::string& where) {
-  const auto* found = object.if_contains(key);
-  if (found == nullptr || found->is_null()) return nullptr;
-  if (!found->is_object()) throw JsonFieldError{where};
-  return &found->get_object();
-}
-template <TabledRecord Record>
-void read_field(const boost::json::object& object, std::string_view key, const std::string& where, Record& record) {
-  if (const auto* nested = nested_object(object, key, where)) read_record(*nested, where + ".", record);
-}
-template <TabledRecord Record>
-void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                std::optional<Record>& record) {
-  record.reset();
-  if (const auto* nested = nested_object(object, key, where)) read_record(*nested, where + ".", record.emplace());
-}
-template <TabledRecord Record>
-void read_field(const boost::json::object& object, std::string_view key, const std::string& where,
-                std::vector<Record>& records) {
-  records.clear();
-  for (const auto& element : json_objects(object, key, where)) {
-    const std::string element_where = where + "[" + std::to_string(records.size()) + "].";
-    read_record(element, element_where, records.emplace_back());
-  }
-}
-
-// --- one value -> one CSV cell ----------------------------------------------------------------------
-
-inline std::string field_csv(const std::string& value) { return csv_cell(value); }
-inline std::string field_csv(const std::optional<std::string>& value) { return value ? csv_cell(*value) : ""; }
-inline std::string field_csv(const std::vector<std::string>& values) { return csv_cell(join(values, ";")); }
-inline std::string field_csv(bool value) { return value ? "true" : "false"; }
-inline std::string field_csv(int value) { return std::to_string(value); }
-inline std::string field_csv(std::int64_t value) { return std::to_string(value); }
-inline std::string field_csv(std::size_t value) { return std::to_string(value); }
-inline std::string field_csv(const std::optional<std::int64_t>& value) {
-  return value ? std::to_string(*value) : std::string();
-}
-template <ChoiceEnum Enum>
-std::string field_csv(Enum value) {
-  return std::string(choice_name(value));
-}
-inline std::string field_csv(double value) { return format_data_number(value); }
-inline std::string field_csv(const std::optional<double>& value) {
-  return value ? format_data_number(*value) : std::string();
-}
 
 // --- the table rows ---------------------------------------------------------------------------------
 
@@ -368,7 +130,7 @@ constexpr RecordField<Record> group_field(std::string_view key) {
     return boost::json::value(std::move(object));
   };
   row.read = [](const boost::json::object& object, std::string_view name, const std::string& where, Record& record) {
-    if (const auto* nested = nested_object(object, name, where))
+    if (const auto* nested = json_object_field(object, name, where))
       for (const auto& inner : Rows()) inner.read(*nested, inner.key, where + "." + std::string(inner.key), record);
   };
   return row;

@@ -38,12 +38,9 @@ void flatten_toml_table(const toml::table& table, const std::string& prefix, boo
   out.insert(out.end(), entries.begin(), entries.end());
 }
 
-Result<FlatEntries> flatten_toml_text(std::string_view text, const std::string& source) {
+Result<toml::table> parse_toml_text(std::string_view text, const std::string& source) {
   try {
-    const toml::table table = toml::parse(text, source);
-    FlatEntries entries;
-    flatten_toml_table(table, "", true, entries);
-    return entries;
+    return toml::parse(text, source);
   } catch (const toml::parse_error& failure) {
     const auto& where = failure.source().begin;
     return make_error(ErrorCode::parse_error,
@@ -51,6 +48,14 @@ Result<FlatEntries> flatten_toml_text(std::string_view text, const std::string& 
                           ": not valid TOML: " + std::string(failure.description()),
                       "fix the TOML syntax at that line", source);
   }
+}
+
+Result<FlatEntries> flatten_toml_text(std::string_view text, const std::string& source) {
+  auto table = parse_toml_text(text, source);
+  if (!table) return table.error();
+  FlatEntries entries;
+  flatten_toml_table(*table, "", true, entries);
+  return entries;
 }
 
 }  // namespace llmprof::detail

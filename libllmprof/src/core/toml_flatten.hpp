@@ -1,4 +1,5 @@
-// TOML flattening for reports, comparisons and sweep plans: nested tables become dotted keys.
+// TOML parsing and flattening for reports, comparisons and sweep plans: one syntax error message, and nested tables
+// become dotted keys.
 #pragma once
 
 #include <string>
@@ -19,6 +20,9 @@ using FlatEntries = std::vector<std::pair<std::string, std::string>>;
 void flatten_toml_table(const toml::table& table, const std::string& prefix, bool quote_strings, FlatEntries& out);
 
 // Parses TOML text; a syntax error is a parse_error naming `source` with line and column.
+Result<toml::table> parse_toml_text(std::string_view text, const std::string& source);
+
+// Parses TOML text and flattens it; a syntax error is a parse_error naming `source` with line and column.
 Result<FlatEntries> flatten_toml_text(std::string_view text, const std::string& source);
 
 }  // namespace llmprof::detail

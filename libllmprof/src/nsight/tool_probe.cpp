@@ -89,13 +89,18 @@ bool try_candidates(const std::vector<fs::path>& candidates, Located& located) {
   return false;
 }
 
+// `tool` in each directory of PATH, in PATH's order: the one a shell would run comes first.
+std::vector<fs::path> on_path(const std::string& path_variable, std::string_view tool) {
+  std::vector<fs::path> candidates;
+  for (const auto& directory : path_directories(path_variable)) candidates.push_back(directory / tool);
+  return candidates;
+}
+
 Located locate_explicit(const fs::path& explicit_path, const std::string& tool, const ProbeOptions& options) {
   Located located;
   const std::string text = explicit_path.string();
   if (text.find('/') == std::string::npos) {  // a bare name: look it up on PATH only
-    std::vector<fs::path> candidates;
-    for (const auto& directory : path_directories(options.path_variable)) candidates.push_back(directory / text);
-    if (!try_candidates(candidates, located)) {
+    if (!try_candidates(on_path(options.path_variable, text), located)) {
       located.problem = "the configured " + tool + " '" + text + "' is not on PATH";
     }
     return located;
@@ -141,8 +146,7 @@ std::vector<fs::path> ncu_install_candidates(const ProbeOptions& options) {
 Located locate_ncu(const ProbeOptions& options) {
   if (!options.ncu_path.empty()) return locate_explicit(options.ncu_path, "ncu", options);
   Located located;
-  std::vector<fs::path> candidates;
-  for (const auto& directory : path_directories(options.path_variable)) candidates.push_back(directory / "ncu");
+  std::vector<fs::path> candidates = on_path(options.path_variable, "ncu");
   const auto installs = ncu_install_candidates(options);
   candidates.insert(candidates.end(), installs.begin(), installs.end());
   try_candidates(candidates, located);
@@ -163,8 +167,7 @@ std::vector<fs::path> bundled_nsys_next_to(const fs::path& ncu) {
 Located locate_nsys(const ProbeOptions& options) {
   if (!options.nsys_path.empty()) return locate_explicit(options.nsys_path, "nsys", options);
   Located located;
-  std::vector<fs::path> candidates;
-  for (const auto& directory : path_directories(options.path_variable)) candidates.push_back(directory / "nsys");
+  std::vector<fs::path> candidates = on_path(options.path_variable, "nsys");
   for (const auto& root : options.extra_search_roots) {
     for (const auto& relative : {"nsys", "bin/nsys", "target-linux-x64/nsys", "host/target-linux-x64/nsys"}) {
       candidates.push_back(root / relative);

@@ -48,26 +48,44 @@ bool check_stats_reports(const NsysInfo& nsys, ProbeVerdict& verdict) {
   return choice.missing.empty();
 }
 
+// A tool as a reader knows it, and how to get it when the probe did not find it.
+struct ToolNamed {
+  std::string_view described;
+  std::string_view install;
+};
+constexpr ToolNamed kNsysNamed{"nsys (Nsight Systems)",
+                               "install Nsight Systems (or Nsight Compute, which bundles nsys) and put nsys on PATH, "
+                               "or pass --nsys /path/to/nsys"};
+constexpr ToolNamed kNcuNamed{"ncu (Nsight Compute)",
+                              "install Nsight Compute (the CUDA toolkit ships it as /usr/local/cuda/bin/ncu) "
+                              "or pass --ncu /path/to/ncu"};
+
+// The checks nsys and ncu share (Tool: NsysInfo or NcuInfo). Adds the reason and fix when the tool was not found;
+// returns whether it was.
+template <class Tool>
+bool check_found(const Tool& tool, const ToolNamed& named, ProbeVerdict& verdict) {
+  if (tool.found) return true;
+  verdict.reasons.push_back(tool.problems.empty() ? std::string(named.described) + " was not found; looked in " +
+                                                        searched_summary(tool.searched)
+                                                  : tool.problems.front());
+  verdict.fixes.emplace_back(named.install);
+  return false;
+}
+
+// Adds the reason and fix when the version of a found tool could not be read; returns whether it was.
+template <class Tool>
+bool check_version_read(const Tool& tool, ProbeVerdict& verdict) {
+  if (tool.version) return true;
+  verdict.reasons.push_back("the version of " + tool.path.string() + " could not be read" +
+                            (tool.problems.empty() ? "" : ": " + tool.problems.front()));
+  verdict.fixes.push_back("run `" + tool.path.string() + " --version` by hand; the tool may not start on this machine");
+  return false;
+}
+
 // Adds reasons for nsys; returns whether nsys can produce a report on this machine.
 bool assess_nsys(const NsysInfo& nsys, ProbeVerdict& verdict) {
-  if (!nsys.found) {
-    const std::string why = nsys.problems.empty()
-                                ? "nsys (Nsight Systems) was not found; looked in " + searched_summary(nsys.searched)
-                                : nsys.problems.front();
-    verdict.reasons.push_back(why);
-    verdict.fixes.push_back(
-        "install Nsight Systems (or Nsight Compute, which bundles nsys) and put nsys on PATH, "
-        "or pass --nsys /path/to/nsys");
-    return false;
-  }
-  bool usable = true;
-  if (!nsys.version) {
-    verdict.reasons.push_back("the version of " + nsys.path.string() + " could not be read" +
-                              (nsys.problems.empty() ? "" : ": " + nsys.problems.front()));
-    verdict.fixes.push_back("run `" + nsys.path.string() +
-                            " --version` by hand; the tool may not start on this machine");
-    usable = false;
-  }
+  if (!check_found(nsys, kNsysNamed, verdict)) return false;
+  bool usable = check_version_read(nsys, verdict);
   if (!nsys.importer.loads) {
     std::string why = "the QdstrmImporter next to nsys does not work";
     if (!nsys.importer.missing_libraries.empty()) {
@@ -92,23 +110,8 @@ bool assess_nsys(const NsysInfo& nsys, ProbeVerdict& verdict) {
 }
 
 bool assess_ncu(const NcuInfo& ncu, ProbeVerdict& verdict) {
-  if (!ncu.found) {
-    const std::string why = ncu.problems.empty()
-                                ? "ncu (Nsight Compute) was not found; looked in " + searched_summary(ncu.searched)
-                                : ncu.problems.front();
-    verdict.reasons.push_back(why);
-    verdict.fixes.push_back(
-        "install Nsight Compute (the CUDA toolkit ships it as /usr/local/cuda/bin/ncu) "
-        "or pass --ncu /path/to/ncu");
-    return false;
-  }
-  if (!ncu.version) {
-    verdict.reasons.push_back("the version of " + ncu.path.string() + " could not be read" +
-                              (ncu.problems.empty() ? "" : ": " + ncu.problems.front()));
-    verdict.fixes.push_back("run `" + ncu.path.string() +
-                            " --version` by hand; the tool may not start on this machine");
-    return false;
-  }
+  if (!check_found(ncu, kNcuNamed, verdict)) return false;
+  if (!check_version_read(ncu, verdict)) return false;
   if (ncu.sections.empty()) {
     verdict.notes.push_back("ncu listed no sections, so --section values cannot be checked before a run");
   }

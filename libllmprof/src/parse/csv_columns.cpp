@@ -43,6 +43,15 @@ bool CsvRow::check_width(std::size_t needed) {
   return false;
 }
 
+Result<std::optional<CsvRow>> next_row(CsvReader& reader, std::size_t width) {
+  auto more = reader.next();
+  if (!more) return more.error();
+  if (!*more) return std::optional<CsvRow>();
+  CsvRow row(reader);
+  if (!row.check_width(width)) return *row.error();
+  return std::optional<CsvRow>(std::move(row));
+}
+
 std::string_view CsvRow::text(std::size_t column) const {
   const auto fields = reader_.fields();
   return column < fields.size() ? fields[column] : std::string_view();
@@ -55,48 +64,39 @@ void CsvRow::fail(std::size_t column, const std::string& what) {
   error_ = reader_.error_here("column '" + name + "': " + what + " ('" + value + "')");
 }
 
-std::int64_t CsvRow::integer(std::size_t column) {
-  std::int64_t value = 0;
-  switch (parse_integer(text(column), value)) {
+namespace {
+
+// One cell through `parse` (parse_integer or parse_number): its value, or nullopt with the row's error set when the
+// cell is not `kind` ("an integer"), and when it is empty unless the column may be empty (`required` false).
+template <class Value>
+std::optional<Value> parse_cell(CsvRow& row, std::size_t column, NumberParse (*parse)(std::string_view, Value&),
+                                const std::string& kind, bool required) {
+  Value value{};
+  switch (parse(row.text(column), value)) {
     case NumberParse::ok:
       return value;
     case NumberParse::missing:
-      fail(column, "missing value where an integer is required");
-      break;
+      if (required) row.refuse(column, "missing value where " + kind + " is required");
+      return std::nullopt;
     case NumberParse::invalid:
-      fail(column, "not an integer");
-      break;
+      row.refuse(column, "not " + kind);
+      return std::nullopt;
   }
-  return 0;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::int64_t CsvRow::integer(std::size_t column) {
+  return parse_cell(*this, column, parse_integer, "an integer", true).value_or(0);
 }
 
 double CsvRow::number(std::size_t column) {
-  double value = 0;
-  switch (parse_number(text(column), value)) {
-    case NumberParse::ok:
-      return value;
-    case NumberParse::missing:
-      fail(column, "missing value where a number is required");
-      break;
-    case NumberParse::invalid:
-      fail(column, "not a number");
-      break;
-  }
-  return 0;
+  return parse_cell(*this, column, parse_number, "a number", true).value_or(0);
 }
 
 std::optional<double> CsvRow::optional_number(std::size_t column) {
-  double value = 0;
-  switch (parse_number(text(column), value)) {
-    case NumberParse::ok:
-      return value;
-    case NumberParse::missing:
-      return std::nullopt;
-    case NumberParse::invalid:
-      fail(column, "not a number");
-      break;
-  }
-  return std::nullopt;
+  return parse_cell(*this, column, parse_number, "a number", false);
 }
 
 }  // namespace llmprof::detail

@@ -42,4 +42,8 @@ class CsvRow {
   std::optional<Error> error_;
 };
 
+// The next record of `reader` as a row: nullopt at the end of the file; an Error when the file cannot be read on or
+// the record has fewer than `width` fields (check_width: a file cut off while being written).
+Result<std::optional<CsvRow>> next_row(CsvReader& reader, std::size_t width);
+
 }  // namespace llmprof::detail

@@ -96,11 +96,10 @@ class RawLayoutParser {
     std::size_t launches = 0;
     bool first = true;
     for (;;) {
-      auto more = reader_.next();
-      if (!more) return more.error();
-      if (!*more) break;
-      CsvRow row(reader_);
-      if (!row.check_width(reader_.header().size())) return *row.error();
+      auto next = detail::next_row(reader_, reader_.header().size());
+      if (!next) return next.error();
+      if (!*next) break;
+      CsvRow& row = **next;
       if (first && row.text(identity_.id).empty()) {  // the units row
         apply_units(row);
         first = false;
@@ -209,11 +208,10 @@ class LongLayoutParser {
     std::size_t launches = 0;
     bool open = false;
     for (;;) {
-      auto more = reader_.next();
-      if (!more) return more.error();
-      if (!*more) break;
-      CsvRow row(reader_);
-      if (!row.check_width(width_)) return *row.error();
+      auto next = detail::next_row(reader_, width_);
+      if (!next) return next.error();
+      if (!*next) break;
+      CsvRow& row = **next;
       if (row.text(name_).empty()) continue;  // a rule's row (--page details), not a metric
       const auto id = row.text(identity_.id);
       if (!open || id != current_id_) {

@@ -95,11 +95,10 @@ Result<void> stream_table(Result<CsvReader> opened, const std::vector<std::strin
   if (!indices) return indices.error();
   const std::size_t width = *std::max_element(indices->begin(), indices->end()) + 1;
   for (;;) {
-    auto more = reader.next();
-    if (!more) return more.error();
-    if (!*more) break;
-    CsvRow row(reader);
-    if (!row.check_width(width)) return *row.error();
+    auto next = detail::next_row(reader, width);
+    if (!next) return next.error();
+    if (!*next) break;
+    CsvRow& row = **next;
     if (repeats == RecordRepeats::refused) {
       const auto [first, inserted] = seen.try_emplace(record_key(reader), reader.line_number());
       if (!inserted) {

@@ -95,9 +95,7 @@ GpuMetricsDecision decide_gpu_metrics_sampling(const std::vector<GpuMetricsClaim
 
 Result<GpuMetricsDecision> claim_gpu_metrics_sampling(const fs::path& directory, const std::string& host,
                                                       const GpuMetricsRequest& request) {
-  std::error_code error;
-  fs::create_directories(directory, error);
-  if (error) return io_error_from_errno(error.value(), "could not create the GPU-metrics claims folder", directory);
+  if (auto created = ensure_directory(directory, "the GPU-metrics claims folder"); !created) return created.error();
   const std::string name = file_name_of(host);
   const fs::path lock_file = directory / (name + ".lock");
   const int descriptor = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);

@@ -159,9 +159,7 @@ Result<RankExecResult> run_rank_exec(const RankExecRequest& request, const RankI
   if (!plan) return plan.error();
   const fs::path directory = request.main_directory / RunLayout::rank_stage_directory(identity.rank, *stage);
   const fs::path status_file = request.main_directory / RunLayout::rank_stage_status(identity.rank, *stage);
-  std::error_code error;
-  fs::create_directories(directory, error);
-  if (error) return detail::io_error_from_errno(error.value(), "could not create the rank directory", directory);
+  if (auto created = detail::ensure_directory(directory, "the rank directory"); !created) return created.error();
 
   const bool profiled = plan->role != detail::kBareRole && selected(request, identity.rank);
   RankStatus status = starting_status(identity, profiled ? plan->role : detail::kBareRole);

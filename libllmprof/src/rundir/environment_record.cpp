@@ -53,10 +53,7 @@ std::string host_name() {
 
 std::vector<GpuRecord> parse_nvidia_smi_gpus(std::string_view csv) {
   std::vector<GpuRecord> gpus;
-  std::istringstream lines{std::string(csv)};
-  for (std::string line; std::getline(lines, line);) {
-    const auto fields = detail::split_nvidia_smi_fields(line);
-    if (fields.size() != 4) continue;
+  for (const auto& fields : detail::nvidia_smi_rows(csv, 4)) {
     try {
       GpuRecord gpu;
       std::size_t used = 0;

@@ -80,10 +80,7 @@ std::vector<std::string> gpu_processes_query_argv() {
 
 std::vector<GpuStateReading> parse_gpu_state_csv(std::string_view csv) {
   std::vector<GpuStateReading> gpus;
-  std::istringstream lines{std::string(csv)};
-  for (std::string line; std::getline(lines, line);) {
-    const auto fields = detail::split_nvidia_smi_fields(line);
-    if (fields.size() != 8) continue;
+  for (const auto& fields : detail::nvidia_smi_rows(csv, 8)) {
     const auto index = reading(fields[0]);
     if (!index || *index < 0 || *index != static_cast<int>(*index)) continue;
     GpuStateReading gpu;
@@ -102,10 +99,7 @@ std::vector<GpuStateReading> parse_gpu_state_csv(std::string_view csv) {
 
 std::vector<GpuComputeProcess> parse_gpu_processes_csv(std::string_view csv) {
   std::vector<GpuComputeProcess> processes;
-  std::istringstream lines{std::string(csv)};
-  for (std::string line; std::getline(lines, line);) {
-    const auto fields = detail::split_nvidia_smi_fields(line);
-    if (fields.size() != 4) continue;
+  for (const auto& fields : detail::nvidia_smi_rows(csv, 4)) {
     const auto pid = reading(fields[1]);
     if (!pid || *pid <= 0) continue;
     GpuComputeProcess process;

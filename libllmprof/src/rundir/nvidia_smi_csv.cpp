@@ -1,14 +1,22 @@
-// Splitting nvidia-smi CSV lines (see nvidia_smi_csv.hpp).
+// Splitting nvidia-smi CSV output (see nvidia_smi_csv.hpp).
 #include "rundir/nvidia_smi_csv.hpp"
+
+#include <sstream>
 
 #include "core/text.hpp"
 
 namespace llmprof::detail {
 
-std::vector<std::string> split_nvidia_smi_fields(std::string_view line) {
-  std::vector<std::string> fields = split(line, ',');
-  for (auto& field : fields) field = std::string(trim(field));
-  return fields;
+std::vector<std::vector<std::string>> nvidia_smi_rows(std::string_view csv, std::size_t width) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines{std::string(csv)};
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> fields = split(line, ',');
+    if (fields.size() != width) continue;
+    for (auto& field : fields) field = std::string(trim(field));
+    rows.push_back(std::move(fields));
+  }
+  return rows;
 }
 
 }  // namespace llmprof::detail

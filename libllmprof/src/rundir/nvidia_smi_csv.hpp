@@ -1,5 +1,5 @@
-// The fields of one line of `nvidia-smi --format=csv,...` output, trimmed: nvidia-smi's CSV rows have no
-// quoting, and fields are comma-separated with a space after each comma.
+// The rows of `nvidia-smi --format=csv,...` output, their fields trimmed: nvidia-smi's CSV rows have no quoting,
+// and fields are comma-separated with a space after each comma.
 #pragma once
 
 #include <string>
@@ -8,6 +8,8 @@
 
 namespace llmprof::detail {
 
-std::vector<std::string> split_nvidia_smi_fields(std::string_view line);
+// The rows of `csv` that have exactly `width` fields, the number the query asked for; any other line (a header, a
+// message such as "No devices were found") is passed over.
+std::vector<std::vector<std::string>> nvidia_smi_rows(std::string_view csv, std::size_t width);
 
 }  // namespace llmprof::detail

@@ -29,7 +29,7 @@ constexpr auto number_map_field(std::string_view key) {
   row.read = [](const boost::json::object& object, std::string_view name, const std::string& where, Record& record) {
     auto& entries = record.*Member;
     entries.clear();
-    const auto* nested = nested_object(object, name, where);
+    const auto* nested = json_object_field(object, name, where);
     if (nested == nullptr) return;
     for (const auto& entry : *nested) {
       if (!entry.value().is_number()) throw JsonFieldError{where + "." + std::string(entry.key())};
