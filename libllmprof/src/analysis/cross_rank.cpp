@@ -5,6 +5,7 @@
 #include <map>
 
 #include "analysis/step_rule.hpp"
+#include "analysis/time_intervals.hpp"
 #include "llmprof/kernel_name.hpp"
 #include "llmprof/nsys_stats.hpp"
 #include "llmprof/timeline.hpp"
@@ -12,6 +13,9 @@
 
 namespace llmprof {
 namespace {
+
+using detail::merge_intervals;
+using detail::TimeInterval;
 
 double median_of(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -44,36 +48,18 @@ std::vector<NvtxRangeInstance> outermost_of_each_name(std::vector<NvtxRangeInsta
   return kept;
 }
 
-struct Interval {
-  std::int64_t start, end;
-};
-
-// The union of intervals, sorted and disjoint.
-std::vector<Interval> merged(std::vector<Interval> intervals) {
-  std::sort(intervals.begin(), intervals.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
-  std::vector<Interval> result;
-  for (const auto& interval : intervals) {
-    if (!result.empty() && interval.start <= result.back().end)
-      result.back().end = std::max(result.back().end, interval.end);
-    else
-      result.push_back(interval);
-  }
-  return result;
-}
-
 // Fraction of collective-kernel time during which a computation kernel also ran.
 std::optional<double> overlap_of(const std::vector<GpuKernelInterval>& kernels) {
-  std::vector<Interval> collective, compute;
+  std::vector<TimeInterval> collective, compute;
   for (const auto& kernel : kernels)
-    (is_collective_kernel(kernel.name) ? collective : compute).push_back({kernel.start_ns, kernel.end_ns});
-  const std::vector<Interval> busy = merged(compute);
+    (is_collective_kernel(kernel.name) ? collective : compute).emplace_back(kernel.start_ns, kernel.end_ns);
+  const std::vector<TimeInterval> busy = merge_intervals(std::move(compute));
   std::int64_t total = 0, overlapped = 0;
-  for (const auto& interval : merged(collective)) {
-    total += interval.end - interval.start;
-    for (const auto& other : busy) {
-      if (other.start >= interval.end) break;
-      overlapped +=
-          std::max<std::int64_t>(0, std::min(interval.end, other.end) - std::max(interval.start, other.start));
+  for (const auto& [start, end] : merge_intervals(std::move(collective))) {
+    total += end - start;
+    for (const auto& [other_start, other_end] : busy) {
+      if (other_start >= end) break;
+      overlapped += std::max<std::int64_t>(0, std::min(end, other_end) - std::max(start, other_start));
     }
   }
   if (total == 0) return std::nullopt;

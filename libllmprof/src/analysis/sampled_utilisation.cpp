@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/figure_checks.hpp"
+#include "analysis/time_intervals.hpp"
 #include "core/text.hpp"
 #include "rundir/report_model_json.hpp"
 #include "llmprof/percent.hpp"
@@ -39,7 +40,7 @@ struct StageSamples {
 
 // The samples whose period's middle (timestamp - period / 2; a sample reports the period that ends at it)
 // lies in [start, end]: each moment of GPU work is counted once, however short the instances. Callers pass windows
-// that do not overlap (merged_windows).
+// that do not overlap (merge_intervals).
 void gather(const GpuMetricSamples& samples, std::int64_t start_ns, std::int64_t end_ns, StageSamples& into) {
   const std::int64_t half = samples.period_ns / 2;
   const auto& times = samples.timestamps_ns;
@@ -59,20 +60,6 @@ void gather(const GpuMetricSamples& samples, std::int64_t start_ns, std::int64_t
       ++into.dram_samples;
     }
   }
-}
-
-// The windows merged where they overlap or touch: instances that overlap (a range recorded twice, ranges of one
-// name on two threads at once) hold one stretch of GPU time, whose samples count once.
-std::vector<std::pair<std::int64_t, std::int64_t>> merged_windows(std::vector<std::pair<std::int64_t, std::int64_t>> windows) {
-  std::sort(windows.begin(), windows.end());
-  std::vector<std::pair<std::int64_t, std::int64_t>> merged;
-  for (const auto& window : windows) {
-    if (!merged.empty() && window.first <= merged.back().second)
-      merged.back().second = std::max(merged.back().second, window.second);
-    else
-      merged.push_back(window);
-  }
-  return merged;
 }
 
 // "12.3 ms" on the capture's clock, for notes that place samples and instances.
@@ -315,7 +302,7 @@ CoveredInstances covered_instances(const TimelineStage& stage, const GpuMetricSa
     covered.instances.push_back(&instance);
     kept.push_back(*window);
   }
-  covered.merged = merged_windows(std::move(kept));
+  covered.merged = detail::merge_intervals(std::move(kept));
   return covered;
 }
 
