@@ -13,6 +13,7 @@
 #include "llmprof/step_kinds_record.hpp"
 #include "llmprof/step_tokens.hpp"
 #include "llmprof/timeline.hpp"
+#include "serving_h100_windows.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -25,17 +26,8 @@ const std::string kFile = "run/analysis/step_kinds.json";
 
 // Both windows, the workload's tokens attached (so the tokens record and token notes are written too).
 std::vector<StepKindReport> h100_windows() {
-  std::vector<StepKindReport> windows;
-  for (const char* file : {"serving_window1_h100", "serving_window2_h100"}) {
-    auto timeline = analyze_timeline(data_path(std::string("serving/") + file + ".sqlite"));
-    REQUIRE(timeline);
-    auto steps = analyze_step_kinds(timeline.value());
-    REQUIRE(steps);
-    windows.push_back(*steps);
-  }
-  auto tokens = load_step_tokens(data_path("serving/serving_h100_step_tokens.json"));
-  REQUIRE(tokens);
-  attach_step_tokens(windows, tokens.value());
+  auto windows = testing::h100_serving_windows();
+  attach_step_tokens(windows, testing::h100_serving_step_tokens());
   return windows;
 }
 

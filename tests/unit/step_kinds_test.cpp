@@ -19,6 +19,7 @@
 #include "parse/sqlite_database.hpp"
 #include "pipeline/capture_windows.hpp"
 #include "pipeline/stage_choice.hpp"
+#include "serving_h100_windows.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -278,31 +279,11 @@ TEST_CASE("a step window past the capture's end says so: nothing kept, or fewer 
   CHECK(analyze_step_kinds(timeline(), {}, StepWindow{0, total})->window_shortfall.empty());
 }
 
-namespace {
-
-StepTokens h100_step_tokens() {
-  auto tokens = load_step_tokens(data_path("serving/serving_h100_step_tokens.json"));
-  REQUIRE(tokens.has_value());
-  return tokens.value();
-}
-
-std::vector<StepKindReport> h100_windows() {
-  std::vector<StepKindReport> windows;
-  for (const char* file : kH100Windows) {
-    auto steps = analyze_step_kinds(timeline(file));
-    REQUIRE(steps.has_value());
-    windows.push_back(*steps);
-  }
-  return windows;
-}
-
-}  // namespace
-
 TEST_CASE("time per token per step kind: the workload's tokens over the kind's summed step time (Python oracle)") {
   // serving_h100_step_tokens.json is the workload's own count for the two recorded windows
   // (examples/ncu-budget-h100/repeat2-counts.json in the llmprof.step_tokens/1 schema).
-  auto windows = h100_windows();
-  attach_step_tokens(windows, h100_step_tokens());
+  auto windows = testing::h100_serving_windows();
+  attach_step_tokens(windows, testing::h100_serving_step_tokens());
   for (std::size_t w = 0; w < windows.size(); ++w) {
     const auto expected = expected_figures(kH100Windows[w]);
     INFO("window " << w + 1);
@@ -327,8 +308,8 @@ TEST_CASE("time per token per step kind: the workload's tokens over the kind's s
 }
 
 TEST_CASE("step tokens that disagree with the timeline withhold the time per token and say why") {
-  auto windows = h100_windows();
-  StepTokens tokens = h100_step_tokens();
+  auto windows = testing::h100_serving_windows();
+  StepTokens tokens = testing::h100_serving_step_tokens();
   tokens.windows[0].kinds["decode_batch"].steps = 21;          // one decode step fewer than the timeline's 22
   tokens.windows[0].kinds["prefill_batch"].steps = 3;          // a kind the capture never saw
   tokens.windows[1].kinds.erase("mixed_batch");                // a kind the workload did not count

@@ -8,6 +8,7 @@
 #include "llmprof/step_kinds.hpp"
 #include "llmprof/step_tokens.hpp"
 #include "llmprof/timeline.hpp"
+#include "serving_h100_windows.hpp"
 #include "test_support.hpp"
 
 using namespace llmprof;
@@ -16,24 +17,6 @@ using llmprof::testing::TempDir;
 using llmprof::testing::read_file;
 
 namespace {
-
-std::vector<StepKindReport> h100_windows() {
-  std::vector<StepKindReport> windows;
-  for (const char* file : {"serving_window1_h100", "serving_window2_h100"}) {
-    auto timeline = analyze_timeline(data_path(std::string("serving/") + file + ".sqlite"));
-    REQUIRE(timeline);
-    auto steps = analyze_step_kinds(timeline.value());
-    REQUIRE(steps);
-    windows.push_back(*steps);
-  }
-  return windows;
-}
-
-StepTokens h100_step_tokens() {
-  auto tokens = load_step_tokens(data_path("serving/serving_h100_step_tokens.json"));
-  REQUIRE(tokens);
-  return tokens.value();
-}
 
 const StepKindFigures& kind_named(const StepKindReport& window, const std::string& name) {
   const auto found = std::find_if(window.kinds.begin(), window.kinds.end(),
@@ -66,8 +49,8 @@ TEST_CASE("step tokens whose sum overflows are rejected with the file and the ke
 }
 
 TEST_CASE("overflowing tokens built in code withhold the time per token instead of a negative one", "[step_tokens]") {
-  auto windows = h100_windows();
-  StepTokens tokens = h100_step_tokens();
+  auto windows = testing::h100_serving_windows();
+  StepTokens tokens = testing::h100_serving_step_tokens();
   tokens.windows[0].kinds["decode_batch"].prompt_tokens = std::numeric_limits<std::int64_t>::max();
   attach_step_tokens(windows, tokens);
   const auto& decode = kind_named(windows[0], "decode_batch");
@@ -95,7 +78,7 @@ TEST_CASE("a step tokens file with 100,000 windows and 2,000 unknown kinds gives
   auto tokens = parse_step_tokens(text, "step_tokens.json");
   REQUIRE(tokens);
   REQUIRE(tokens->windows.size() == 100002);
-  auto windows = h100_windows();
+  auto windows = testing::h100_serving_windows();
   attach_step_tokens(windows, tokens.value());
   REQUIRE(windows[0].token_notes.size() == 1);  // not one per kind: 2,000 before
   REQUIRE(windows[1].token_notes.size() == 1);  // not one per window: 100,000 before
