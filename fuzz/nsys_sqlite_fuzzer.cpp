@@ -16,12 +16,14 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <string>
 #include <tuple>
 #include <algorithm>
 
 #include "fuzz_support.hpp"
+#include "parse/nsys_sqlite_window.hpp"
 #include "llmprof/capture_placement.hpp"
 #include "llmprof/gpu_metrics.hpp"
 #include "llmprof/rank_sampling.hpp"
@@ -156,6 +158,30 @@ void check_rank_sampling(const llmprof::GpuMetricSamples& samples, const llmprof
 
 }  // namespace
 
+// The same file restricted to a window, as the pipeline restricts a whole-run capture to the workload's own window.
+// A window over every timestamp removes no row and leaves the timeline's GPU activities as they were; one that ends
+// where it starts, at 0, leaves no more of them. A failure is said, never a crash.
+void check_restricted(const std::filesystem::path& file, const llmprof::Result<llmprof::TimelineReport>& report) {
+  using Limits = std::numeric_limits<std::int64_t>;
+  const auto copy = file.parent_path() / "restricted.sqlite";
+  for (const llmprof::detail::ExportWindow window : {llmprof::detail::ExportWindow{Limits::min(), Limits::max()},
+                                                     llmprof::detail::ExportWindow{0, 0}}) {
+    const auto restricted = llmprof::detail::restrict_export_to_window(file, copy, window);
+    if (!restricted) {
+      LLMPROF_FUZZ_CHECK(!restricted.error().message.empty(), restricted.error().describe());
+      continue;
+    }
+    const bool everything = window.start_ns == Limits::min();
+    if (everything) LLMPROF_FUZZ_CHECK(restricted->rows_removed == 0, std::to_string(restricted->rows_removed));
+    const auto again = llmprof::analyze_timeline(copy);
+    if (!again || !report) continue;
+    if (everything)
+      LLMPROF_FUZZ_CHECK(again->gpu_activities == report->gpu_activities, std::to_string(again->gpu_activities));
+    else
+      LLMPROF_FUZZ_CHECK(again->gpu_activities <= report->gpu_activities, std::to_string(again->gpu_activities));
+  }
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const InputFile input;
   const auto file = input.write(data, size);
@@ -177,5 +203,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto placement = llmprof::read_capture_placement(file);
   LLMPROF_FUZZ_CHECK_ERROR(placement);
   if (placement && samples && *samples && report) check_rank_sampling(**samples, *report, *placement);
+  check_restricted(file, report);
   return 0;
 }

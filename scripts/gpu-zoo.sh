@@ -5,6 +5,7 @@
 #   record    each zoo workload under nsys 2025.3.1 alone (no deep-profile): the SQLite export trimmed with
 #             tests/tools/trim_nsys_sqlite.py and the workload's facts JSON, into $OUT/zoo-exports.tar.gz, for
 #             the recorded fixtures and their oracles
+#   recordwindow  whole-run captures of workloads with a window of their own, beside their window-gated ones
 #   pipeline  deep-profile (built from this tree by scripts/gpu-build-deep-profile.sh .carry/debs) on each zoo
 #             workload with the defaults and with --preset serving (ZOO_RUNS names a subset); a row per run in
 #             $OUT/zoo.tsv and the run directories without raw reports in $OUT/zoo-runs.tar.gz
@@ -72,6 +73,22 @@ record() {
   ls -la "$OUT"
 }
 
+# Whole-run captures (no capture range) of workloads that open their own cudaProfilerStart/Stop window, beside the
+# window-gated capture of the same workload: the window restricted out of the whole run against nsys's own window.
+# Full exports come back xz-compressed ($OUT/whole-window.tar), for the restriction's tests and fixtures.
+recordwindow() {
+  use_carried_libdw
+  local zoo=$repo/tests/zoo window="--capture-range=cudaProfilerApi --capture-range-end=stop"
+  capture hf_small_whole_window "" python3 "$zoo/hf_generate.py" --window --new-tokens 8 --layers 2
+  capture hf_small_window "$window" python3 "$zoo/hf_generate.py" --window --new-tokens 8 --layers 2
+  capture engine_eager_spawn_whole_window "" python3 "$zoo/engine.py" --start-method spawn --nvtx none --steps 16
+  capture engine_eager_spawn_small_window "$window" python3 "$zoo/engine.py" --start-method spawn --nvtx none \
+    --steps 16
+  (cd "$work" && for f in ./*/*.full.sqlite; do xz -T4 -6 -k "$f"; done &&
+    tar -cf "$OUT/whole-window.tar" ./*/*.full.sqlite.xz ./*/*.facts.json ./*/profile.log)
+  ls -la "$OUT"
+}
+
 # One zoo run through deep-profile: $1 id, then deep-profile run arguments. A row in $OUT/zoo.tsv: exit status,
 # seconds, each stage's seconds and status, the capture scope and the report's headline.
 profile() {
@@ -119,6 +136,9 @@ pipeline() {
   for run in ${ZOO_RUNS:-hf engine-fork-queue many-steps hf-serving engine-spawn-socket engine-fork-join hf-static}; do
     case $run in
       hf) profile hf -- python3 "$zoo/hf_generate.py" --window --new-tokens 16 ;;
+      # The window captured again under nsys (the way before the discovery capture was restricted to it).
+      hf-capture) profile hf-capture --set nsys.restrict_discovery_to_window=false -- python3 "$zoo/hf_generate.py" \
+        --window --new-tokens 16 ;;
       hf-static) profile hf-static -- python3 "$zoo/hf_generate.py" --window --cache static --new-tokens 16 ;;
       hf-serving) profile hf-serving --preset serving -- python3 "$zoo/hf_generate.py" --window --new-tokens 16 ;;
       # The worker serves on for 10 s after its window before it answers the front, so a pass end that did not
@@ -149,7 +169,8 @@ for phase in "$@"; do
     record) record ;;
     record-async-sampled) use_carried_libdw; record_async_sampled
       (cd "$work" && tar -czf "$OUT/zoo-async.tar.gz" --exclude='*.full.sqlite' ./*/*.sqlite ./*/*.facts.json) ;;
+    recordwindow) recordwindow ;;
     pipeline) pipeline ;;
-    *) echo "gpu-zoo.sh: unknown phase '$phase' (record, pipeline)" >&2; exit 2 ;;
+    *) echo "gpu-zoo.sh: unknown phase '$phase' (record, recordwindow, pipeline)" >&2; exit 2 ;;
   esac
 done

@@ -10,7 +10,7 @@ if(Python3_Interpreter_FOUND)
   set(oracle_data ${CMAKE_CURRENT_SOURCE_DIR}/data)
   # oracle name | expected-values file | extra arguments
   foreach(oracle IN ITEMS analysis gpu_metrics graph_node_pass graph_replays legacy_nsys library_ranges ncu_plan nvtx_ranges
-                          rank_sampling selection statistics step_units tool_cost verdict_levers zoo_steps)
+                          rank_sampling restrict_window selection statistics step_units tool_cost verdict_levers zoo_steps)
     add_test(NAME "oracle: ${oracle}_expected.py prints tests/data/oracles/${oracle}.txt"
              COMMAND ${Python3_EXECUTABLE} ${oracle_tools}/run_oracle.py ${oracle_tools}/${oracle}_expected.py
                      ${oracle_data}/oracles/${oracle}.txt)

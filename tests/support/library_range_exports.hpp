@@ -22,6 +22,9 @@ struct WithoutOwnRanges {
   // What nsys records of an engine whose worker it did not trace (forked without exec, no
   // --trace-fork-before-exec): the front's process and threads, no CUDA call, copy or kernel.
   bool front_only = false;
+  // With profiler_window: the same work once more after the window's cudaProfilerStop (as a second generate() outside
+  // the window would be), every call, kernel, copy and range shifted past the window, correlation ids renumbered.
+  bool work_after_window = false;
 };
 
 inline constexpr const char* kRecordedServingWindow = "serving/serving_window1_h100.sqlite";
@@ -62,6 +65,24 @@ inline std::filesystem::path export_without_own_ranges(const std::filesystem::pa
                     "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
                     "returnValue) SELECT MAX(end) + 1000, MAX(end) + 2000, 0, globalTid, 2000000002, 90002, 0 FROM "
                     "CUPTI_ACTIVITY_KIND_RUNTIME WHERE nameId <> 90001");
+  }
+  if (shape.profiler_window && shape.work_after_window) {
+    const std::string shift = "(SELECT MAX(end) + 1000000 FROM CUPTI_ACTIVITY_KIND_RUNTIME)";
+    execute_or_fail(*database, "CREATE TEMP TABLE shift AS SELECT " + shift + " AS ns");
+    execute_or_fail(*database, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, "
+                               "nameId, returnValue) SELECT start + (SELECT ns FROM shift), end + (SELECT ns FROM shift), "
+                               "eventClass, globalTid, correlationId + 10000000, nameId, returnValue FROM "
+                               "CUPTI_ACTIVITY_KIND_RUNTIME WHERE nameId NOT IN (90001, 90002)");
+    for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY"}) {
+      execute_or_fail(*database, std::string("CREATE TEMP TABLE after AS SELECT * FROM ") + table);
+      execute_or_fail(*database, "UPDATE after SET start = start + (SELECT ns FROM shift), end = end + (SELECT ns FROM "
+                                 "shift), correlationId = correlationId + 10000000");
+      execute_or_fail(*database, std::string("INSERT INTO ") + table + " SELECT * FROM after");
+      execute_or_fail(*database, "DROP TABLE after");
+    }
+    execute_or_fail(*database, "INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid, endGlobalTid, "
+                               "domainId) SELECT start + (SELECT ns FROM shift), end + (SELECT ns FROM shift), eventType, "
+                               "textId, globalTid, endGlobalTid, domainId FROM NVTX_EVENTS WHERE eventType = 59");
   }
   if (shape.unsynchronised) {
     execute_or_fail(*database, "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId IN "

@@ -50,8 +50,9 @@ KEPT_COLUMNS = {  # activity tables: the columns the engine reads (others only c
 # With --keep-gpu-bus: the capture's start in UTC (one row of integers), and the GPU-metrics sources and
 # event types, whose JSON names the sampled GPUs (nsys 2025.3.1).
 BUS_TABLES = {"TARGET_INFO_SESSION_START_TIME", "GENERIC_EVENT_SOURCES", "GENERIC_EVENT_TYPES"}
-# CUDA API calls kept: the ones that launch GPU work or wait for it (the rest are getters).
-API_KEPT = ("%Launch%", "%Memcpy%", "%Memset%", "%Synchronize%", "%StreamWaitEvent%", "%Graph%")
+# CUDA API calls kept: the ones that launch GPU work or wait for it (the rest are getters), and the workload's
+# cudaProfilerStart/Stop calls, which open and close its own window (range discovery reads them).
+API_KEPT = ("%Launch%", "%Memcpy%", "%Memset%", "%Synchronize%", "%StreamWaitEvent%", "%Graph%", "%ProfilerSt%")
 
 
 def range_starts(db, range_name):

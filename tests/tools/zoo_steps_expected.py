@@ -14,6 +14,8 @@ durations.
 - hf_*: hf_generate.py's facts give the forward passes: 1 prefill + (new_tokens - 1) decode per generate() call
   (the whole-run capture holds two calls, the warm-up and the measured); and the GPU time of all the work the step
   thread launched up to its last synchronisation (device-to-host copy or synchronise call): what the steps hold.
+- hf_small_whole_window: a whole run of hf_generate.py --window; the same count over the calls inside its
+  cudaProfilerStart/Stop window (the measured generate() alone), as the timeline restricted to the window holds them.
 - many_steps_*_noranges: many_steps.py wraps its decode loop in one `decode` NVTX range and copies each step's token
   to the host once: the calls inside `decode` cut after each device-to-host copy; steps and GPU time.
 - engine_eager_spawn_none with every second step's device-to-host copy and stream synchronise call removed (as the
@@ -116,6 +118,20 @@ def hf(name, calls):
           f"decode_steps={facts['decode_passes'] * calls} gpu_time_ns={total}")
 
 
+def hf_in_window(name):
+    """A whole-run capture of hf_generate.py --window: the measured generate() is the calls from its
+    cudaProfilerStart to its cudaProfilerStop, what the timeline restricted to that window holds."""
+    own, work, to_host, _, facts = read(name)
+    start = next(at for at, _, _, call in own if "ProfilerStart" in call)
+    stop = next(at for at, _, _, call in own if "ProfilerStop" in call and at > start)
+    inside = [call for call in own if start <= call[0] <= stop]
+    last_sync = max(i for i, (_, _, correlation, call) in enumerate(inside)
+                    if call.startswith(SYNC_CALLS) or correlation in to_host)
+    total = sum(work.get(correlation, 0) for _, _, correlation, _ in inside[:last_sync + 1])
+    print(f"{name} in its window: steps={facts['forward_passes']} prefill_steps={facts['prefill_passes']} "
+          f"decode_steps={facts['decode_passes']} gpu_time_ns={total}")
+
+
 def many_steps(name):
     own, work, to_host, ranges, facts = read(name)
     start, end = ranges["decode"]
@@ -148,6 +164,7 @@ if __name__ == "__main__":
     hf("hf_dynamic_window", 1)
     hf("hf_static_window", 1)
     hf("hf_dynamic_whole", 2)  # the warm-up generate() and the measured one, each of new_tokens passes
+    hf_in_window("hf_small_whole_window")
     for many_name in ("many_steps_eager_noranges", "many_steps_graph_noranges"):
         many_steps(many_name)
     every_second_wait_removed("engine_eager_spawn_none")

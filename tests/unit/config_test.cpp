@@ -449,6 +449,7 @@ TEST_CASE("config_to_toml round-trips a config with every key changed") {
   config.nsys.capture_skip = 20;
   config.nsys.capture_count = 40;
   config.nsys.wait = NsysWait::all;
+  config.nsys.restrict_discovery_to_window = false;
   config.ncu.path = "/opt/ncu";
   config.ncu.set = "";
   config.ncu.sections = {"SpeedOfLight", "Occupancy"};

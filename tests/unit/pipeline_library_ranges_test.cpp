@@ -3,7 +3,7 @@
 // (tests/support/library_range_exports.hpp): only CCCL's scans, or no range at all, with or without the workload's
 // own cudaProfilerStart/Stop window. With the defaults (gated on `decode`, run.on_empty_gate = diagnose) and a bare
 // run that names no range, discovery's capture comes first, shows no range of the workload's own, and the run follows
-// the window (a second capture, ncu inside it) or keeps the whole run, selects the whole window, infers the steps and
+// the window (discovery's capture restricted to it, or a second capture; ncu inside it) or keeps the whole run, selects the whole window, infers the steps and
 // says so.
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -153,29 +153,47 @@ RunManifest manifest_with_nsys_ok(const Bench& bench) {
 
 }  // namespace
 
-TEST_CASE("defaults, only CCCL's ranges and the workload's own window: the run follows the window by itself") {
-  Bench bench;
-  TempDir exports;
-  const auto window = export_without_own_ranges(exports.path(), "window", {.cccl_scans = true});
-  const auto whole = export_without_own_ranges(exports.path(), "run", {.cccl_scans = true, .profiler_window = true});
+namespace {
+
+std::int64_t count_rows(const fs::path& export_file, const std::string& table) {
+  auto database = detail::SqliteDatabase::open_read_only(export_file);
+  REQUIRE(database.has_value());
+  auto statement = database->prepare("SELECT COUNT(*) FROM " + table);
+  REQUIRE(statement.has_value());
+  auto row = statement->step();
+  REQUIRE((row.has_value() && *row));
+  return statement->integer(0);
+}
+
+// The workload's window in an export: the starts of its cudaProfilerStart and cudaProfilerStop calls.
+CaptureSpan profiler_window_of(const fs::path& export_file) {
+  auto database = detail::SqliteDatabase::open_read_only(export_file);
+  REQUIRE(database.has_value());
+  auto statement = database->prepare(
+      "SELECT MIN(CASE WHEN nameId = 90001 THEN start END), MIN(CASE WHEN nameId = 90002 THEN start END) "
+      "FROM CUPTI_ACTIVITY_KIND_RUNTIME");
+  REQUIRE(statement.has_value());
+  auto row = statement->step();
+  REQUIRE((row.has_value() && *row));
+  return {statement->integer(0), statement->integer(1)};
+}
+
+// The defaults on a workload with only CCCL's ranges and a window of its own, the window-gated capture scripted too:
+// the run follows the window, however it takes it.
+RunSummary run_followed_window(Bench& bench, const fs::path& whole, const fs::path& window) {
   script_uninstrumented_workload(bench);
   bench.runner.on(capture_range("nvtx"), no_report());
   bench.runner.on(ungated_capture(), report_at(bench.main() / "nsys/discovery/profile.nsys-rep"));
   bench.runner.on(capture_range("cudaProfilerApi"), report_at(bench.main() / "nsys/profile.nsys-rep"));
   script_exports(bench, whole, window);
   bench.script_ncu_report();
-  const RunSummary summary = bench.run();
-  const RunManifest manifest = manifest_with_nsys_ok(bench);
+  return bench.run();
+}
 
-  // Two captures: discovery first (the bare run named no range, so no capture is gated on `decode`), then the
-  // workload's window.
-  const auto captures = bench.runs_of(nsys_capture());
-  REQUIRE(captures.size() == 2);
-  CHECK_FALSE(has_argument(captures[0], "--capture-range"));
-  CHECK(has(captures[1], "--capture-range=cudaProfilerApi"));
-  CHECK_FALSE(has_argument(captures[1], "--nvtx-capture"));
-
-  // How the capture was scoped, and why, in run.json and the report.
+// What a run that followed the workload's window says and does, whether it captured the window or restricted
+// discovery's capture to it: the gate and scope in run.json and the report, ncu inside the window on the whole
+// window's kernels, steps inferred and the headline of the window's steps.
+void check_followed_window(const Bench& bench, const RunSummary& summary, const RunManifest& manifest) {
   REQUIRE(manifest.capture.has_value());
   CHECK(manifest.capture->gate == CaptureGateKind::cuda_profiler_api);
   CHECK(manifest.capture->gate_opened);
@@ -184,27 +202,97 @@ TEST_CASE("defaults, only CCCL's ranges and the workload's own window: the run f
   CHECK_THAT(manifest.capture->scope,
              Catch::StartsWith("the first capture was discovery's (the bare run named no NVTX range), and the workload "
                                "emits no NVTX range of its own, only library ranges "
-                               "(`CCCL:cub::DeviceScan::InclusiveScan` x40 (CCCL))"));
+                               "(`CCCL:cub::DeviceScan::InclusiveScan` x"));
   CHECK_THAT(manifest.capture->scope, Catch::Contains("it calls cudaProfilerStart (1x), so the capture follows its window"));
   CHECK_THAT(read_file(bench.main() / "report.md"),
              Catch::Contains("| **Capture** | the first capture was discovery's (the bare run named no NVTX range)"));
   CHECK(std::any_of(summary.notes.begin(), summary.notes.end(), [](const std::string& note) {
     return note.find("named no NVTX range), and the workload emits") != std::string::npos;
   }));
-
-  // ncu inside the same window, on the whole window's kernels.
   CHECK(stage_of(manifest, "select").status == StageStatus::ok);
   const auto ncu = ncu_profile_argv(bench);
   const auto from_start = std::find(ncu.begin(), ncu.end(), "--profile-from-start");
   REQUIRE(from_start != ncu.end());
   CHECK(*(from_start + 1) == "off");
   CHECK_FALSE(has(ncu, "--nvtx-include"));
-
-  // The steps are inferred; the report lists the scan as CCCL's, and the headline speaks of the window's steps.
   CHECK_THAT(read_file(bench.main() / "analysis/step_kinds.json"), Catch::Contains("\"inferred\":\"steps inferred"));
   CHECK_THAT(read_file(bench.main() / "report.md"),
              Catch::Contains("CCCL:cub::DeviceScan::InclusiveScan [library range: CCCL]"));
   check_inferred_headline(bench.main(), recorded_window_steps());
+}
+
+}  // namespace
+
+TEST_CASE("defaults, only CCCL's ranges and the workload's own window: the window comes out of the discovery capture") {
+  Bench bench;
+  TempDir exports;
+  const auto window = export_without_own_ranges(exports.path(), "window", {.cccl_scans = true});
+  const auto whole = export_without_own_ranges(exports.path(), "run", {.cccl_scans = true, .profiler_window = true});
+  const RunSummary summary = run_followed_window(bench, whole, window);
+  const RunManifest manifest = manifest_with_nsys_ok(bench);
+
+  // One capture: discovery's (the bare run named no range, so no capture is gated on `decode`), restricted to the
+  // workload's window; nothing gated on the window runs the workload again.
+  const auto captures = bench.runs_of(nsys_capture());
+  REQUIRE(captures.size() == 1);
+  CHECK_FALSE(has_argument(captures[0], "--capture-range"));
+  REQUIRE(manifest.capture.has_value());
+  REQUIRE(manifest.capture->restricted_window.has_value());
+  const CaptureSpan expected = profiler_window_of(whole);
+  CHECK(manifest.capture->restricted_window->start_ns == expected.start_ns);
+  CHECK(manifest.capture->restricted_window->end_ns == expected.end_ns);
+  REQUIRE(manifest.capture->windows.size() == 1);
+  CHECK(manifest.capture->windows.front().report == "nsys/discovery/profile.nsys-rep");
+  CHECK(count_rows(bench.main() / "nsys/profile.sqlite", "CUPTI_ACTIVITY_KIND_KERNEL") ==
+        count_rows(window, "CUPTI_ACTIVITY_KIND_KERNEL"));
+  CHECK_THAT(read_file(bench.main() / "deep-profile.log"),
+             Catch::Contains("the timeline is the discovery capture restricted to the workload's first "
+                             "cudaProfilerStart/Stop window"));
+  check_followed_window(bench, summary, manifest);
+}
+
+TEST_CASE("nsys.restrict_discovery_to_window = false: the workload's window is captured again, gated on it") {
+  Bench bench;
+  bench.config.nsys.restrict_discovery_to_window = false;
+  TempDir exports;
+  const auto window = export_without_own_ranges(exports.path(), "window", {.cccl_scans = true});
+  const auto whole = export_without_own_ranges(exports.path(), "run", {.cccl_scans = true, .profiler_window = true});
+  const RunSummary summary = run_followed_window(bench, whole, window);
+  const RunManifest manifest = manifest_with_nsys_ok(bench);
+
+  const auto captures = bench.runs_of(nsys_capture());
+  REQUIRE(captures.size() == 2);
+  CHECK_FALSE(has_argument(captures[0], "--capture-range"));
+  CHECK(has(captures[1], "--capture-range=cudaProfilerApi"));
+  CHECK_FALSE(has_argument(captures[1], "--nvtx-capture"));
+  REQUIRE(manifest.capture.has_value());
+  CHECK_FALSE(manifest.capture->restricted_window.has_value());
+  REQUIRE(manifest.capture->windows.size() == 1);
+  CHECK(manifest.capture->windows.front().report == "nsys/profile.nsys-rep");
+  CHECK_THAT(read_file(bench.main() / "deep-profile.log"),
+             Catch::Contains("capturing again, inside the workload's own cudaProfilerStart/Stop window "
+                             "(nsys.restrict_discovery_to_window = false)"));
+  check_followed_window(bench, summary, manifest);
+}
+
+// The whole run holds the window's work twice: inside the window, and again after its cudaProfilerStop. The
+// restricted timeline must hold the window's steps alone, as the window-gated capture would.
+TEST_CASE("work after the workload's window: the timeline restricted to the window holds the window's steps alone") {
+  Bench bench;
+  TempDir exports;
+  const auto window = export_without_own_ranges(exports.path(), "window", {.cccl_scans = true});
+  const auto whole = export_without_own_ranges(exports.path(), "run",
+                                               {.cccl_scans = true, .profiler_window = true, .work_after_window = true});
+  REQUIRE(count_rows(whole, "CUPTI_ACTIVITY_KIND_KERNEL") == 2 * count_rows(window, "CUPTI_ACTIVITY_KIND_KERNEL"));
+  const RunSummary summary = run_followed_window(bench, whole, window);
+  const RunManifest manifest = manifest_with_nsys_ok(bench);
+  CHECK(bench.runs_of(nsys_capture()).size() == 1);
+  const fs::path timeline = bench.main() / "nsys/profile.sqlite";
+  CHECK(count_rows(timeline, "CUPTI_ACTIVITY_KIND_KERNEL") == count_rows(window, "CUPTI_ACTIVITY_KIND_KERNEL"));
+  CHECK(count_rows(timeline, "CUPTI_ACTIVITY_KIND_MEMCPY") == count_rows(window, "CUPTI_ACTIVITY_KIND_MEMCPY"));
+  CHECK(count_rows(bench.main() / "nsys/discovery/profile.sqlite", "CUPTI_ACTIVITY_KIND_KERNEL") ==
+        count_rows(whole, "CUPTI_ACTIVITY_KIND_KERNEL"));
+  check_followed_window(bench, summary, manifest);
 }
 
 TEST_CASE("defaults, no NVTX at all and no window: the discovery capture is the whole run, ncu from the start") {
@@ -328,6 +416,27 @@ TEST_CASE("defaults on a recorded generate() whole run: the whole run, the steps
   check_inferred_headline(bench.main(), oracle_text("zoo_steps", "hf_dynamic_whole: ", "steps"));
 }
 
+// A recorded whole run of generate() with its own window on the H100 (a warm-up generate() before the window, the
+// measured one inside): the timeline restricted to the window holds the measured call's steps alone, as many as the
+// oracle counts between its cudaProfilerStart and Stop, where the whole run holds twice as many.
+TEST_CASE("defaults on a recorded generate() whole run with a window: the measured call's steps, from one capture") {
+  Bench bench;
+  const fs::path whole = data_path("zoo/hf_small_whole_window.sqlite");
+  run_with_unopened_gate(bench, whole);
+  const RunManifest manifest = manifest_with_nsys_ok(bench);
+  CHECK(bench.runs_of(nsys_capture()).size() == 1);
+  REQUIRE(manifest.capture.has_value());
+  CHECK(manifest.capture->gate == CaptureGateKind::cuda_profiler_api);
+  REQUIRE(manifest.capture->restricted_window.has_value());
+  CHECK(manifest.capture->restricted_window->start_ns ==
+        std::stoll(oracle_text("restrict_window", "hf_small_whole_window in its window: ", "start")));
+  CHECK(manifest.capture->restricted_window->end_ns ==
+        std::stoll(oracle_text("restrict_window", "hf_small_whole_window in its window: ", "end")));
+  CHECK(count_rows(bench.main() / "nsys/profile.sqlite", "CUPTI_ACTIVITY_KIND_KERNEL") ==
+        std::stoll(oracle_text("restrict_window", "hf_small_whole_window in its window: ", "window_capture_kernels")));
+  check_inferred_headline(bench.main(), oracle_text("zoo_steps", "hf_small_whole_window in its window: ", "steps"));
+}
+
 // The serving preset on the recorded generate() window (the issue's run: "cub::DeviceScan::InclusiveScan: 52.5 us per
 // step"): the window is the stage and the headline its inferred steps, as many as the oracle's.
 TEST_CASE("the serving preset on a recorded generate() window: the headline is the window's steps, not the scan") {
@@ -390,19 +499,18 @@ TEST_CASE("a fork-started worker nsys did not trace: the run captures again with
   const RunSummary summary = bench.run();
   const RunManifest manifest = manifest_with_nsys_ok(bench);
 
-  // Discovery, discovery tracing forks, then the workload's window: forks traced from the second on.
+  // Discovery, then discovery tracing forks, restricted to the workload's window: forks traced from the second on.
   const auto captures = bench.runs_of(nsys_capture());
-  REQUIRE(captures.size() == 3);
+  REQUIRE(captures.size() == 2);
   CHECK_FALSE(has(captures[0], "--trace-fork-before-exec=true"));
   CHECK_FALSE(has_argument(captures[1], "--capture-range"));
   CHECK(has(captures[1], "--trace-fork-before-exec=true"));
-  CHECK(has(captures[2], "--capture-range=cudaProfilerApi"));
-  CHECK(has(captures[2], "--trace-fork-before-exec=true"));
   CHECK(discovery_exports == 2);
 
   REQUIRE(manifest.capture.has_value());
   CHECK(manifest.capture->learned_nsys_arguments == std::vector<std::string>{"--trace-fork-before-exec=true"});
   CHECK(manifest.capture->gate == CaptureGateKind::cuda_profiler_api);
+  CHECK(manifest.capture->restricted_window.has_value());
   CHECK_THAT(manifest.capture->scope, Catch::Contains("it calls cudaProfilerStart (1x), so the capture follows its window"));
   const auto said = std::find_if(summary.notes.begin(), summary.notes.end(), [](const std::string& note) {
     return note.find("holds no CUDA kernel although this machine has an NVIDIA GPU") != std::string::npos;

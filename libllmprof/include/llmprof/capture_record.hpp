@@ -7,6 +7,7 @@
 // the configuration still names the gate.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,12 @@ LLMPROF_API std::optional<CaptureGateKind> parse_capture_gate_kind(std::string_v
 // One captured window of the timeline and its report.
 struct LLMPROF_API CaptureWindow {
   std::string report;  // relative to MAIN, e.g. "nsys/profile.nsys-rep"
+};
+
+// A span of the timeline on the SQLite export's clock (its timestamps, nanoseconds).
+struct LLMPROF_API CaptureSpan {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
 };
 
 struct LLMPROF_API CaptureRecord {
@@ -57,6 +64,10 @@ struct LLMPROF_API CaptureRecord {
   // "--trace-fork-before-exec=true" when the whole-run capture held no CUDA kernel, because the GPU work ran in a
   // child started by fork without exec. Empty when the run added none (ncu follows forks by itself).
   std::vector<std::string> learned_nsys_arguments;
+  // The timeline is the ungated discovery capture restricted to the workload's first cudaProfilerStart/Stop window
+  // (nsys.restrict_discovery_to_window): MAIN/nsys/profile.sqlite holds only what the window holds, while the report
+  // in `windows` is the whole run. Unset when nsys gated the capture itself or took the whole run.
+  std::optional<CaptureSpan> restricted_window;
 
   // The NVTX range name (without @domain) the captured timeline is limited to: set only for an nvtx gate
   // that opened; nullopt for an ungated capture, an ungated re-run, and a cudaProfilerApi gate.

@@ -199,6 +199,8 @@ struct PipelineRun {
   // nsys options learned from the workload, added to every capture from then on (CaptureRecord).
   std::vector<std::string> learned_nsys_arguments;
   std::string capture_scope;  // why the capture is scoped as it is, when the run decided it (CaptureRecord::scope)
+  // The followed window taken out of the discovery capture rather than captured again (CaptureRecord).
+  std::optional<CaptureSpan> restricted_window;
   NsysCaptureRange capture_range() const { return followed_capture_range.value_or(config.nsys.capture_range); }
   // Which NVTX ranges are a library's: the built-in rules and run.ignore_ranges (validated when the run started).
   LibraryRanges library_ranges() const;

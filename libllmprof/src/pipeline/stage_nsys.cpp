@@ -158,6 +158,7 @@ CaptureRecord capture_record(const PipelineRun& run, const Capture& attempt, boo
   record.discovered_stage = run.discovered_stage;  // in run.json, so resume and analyze MAIN keep discovery's choice
   record.stage_choice = run.stage_choice;
   record.whole_window_selection = run.whole_window_selection;
+  record.restricted_window = run.restricted_window;
   return record;
 }
 

@@ -4,12 +4,16 @@
 // workload's own window or the whole run, followed by the run itself.
 #include <algorithm>
 
+#include <limits>
+
+#include "core/format.hpp"
 #include "core/text.hpp"
 #include "llmprof/logging.hpp"
 #include "llmprof/range_discovery.hpp"
 #include "llmprof/step_tokens.hpp"
 #include "llmprof/tool_probe.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
+#include "parse/nsys_sqlite_window.hpp"
 #include "pipeline/nsys_capture.hpp"
 #include "pipeline/nsys_stage_capture.hpp"
 
@@ -164,6 +168,51 @@ std::string profiler_window_diagnosis(const NvidiaDriver& driver) {
          "initialise; the workload's stderr says which). nsys wrote no report.";
 }
 
+// Why the followed window cannot be taken out of the discovery capture; nullopt when it can. The tables come from
+// the SQLite export alone when nsys.stats_reports is empty: `nsys stats` would read the whole run's report.
+std::optional<std::string> window_needs_capture(const PipelineRun& run, const RangeDiscovery& discovery,
+                                                const Capture& probe) {
+  const NsysConfig& config = run.config.nsys;
+  if (!config.restrict_discovery_to_window) return "nsys.restrict_discovery_to_window = false";
+  if (config.capture_range_end == NsysCaptureRangeEnd::repeat)
+    return "nsys.capture_range_end = repeat captures every window, each into a report of its own";
+  if (!config.export_sqlite) return "nsys.export_sqlite = false";
+  if (!config.stats_reports.empty()) return "nsys.stats_reports runs `nsys stats` on a report, which is the whole run";
+  if (discovery.profiler_windows.empty() || !probe.report) return "the discovery capture left no window to restrict";
+  return std::nullopt;
+}
+
+// The followed window out of the discovery capture: its SQLite export restricted to the workload's first
+// cudaProfilerStart/Stop window becomes MAIN/nsys/profile.sqlite, the export the tables and the analysis read, so
+// the workload runs once less under nsys. nsys's own window capture ends at the first Stop too (capture-range-end
+// stop), which is the window kept here. False, with a warning, when the restriction failed: the caller captures.
+bool take_window_from_discovery(PipelineRun& run, const RangeDiscovery& discovery, Capture& probe, Capture& attempt) {
+  const auto [start_ns, end_ns] = discovery.profiler_windows.front();
+  const fs::path source = run.directory.path() / RunLayout::nsys_directory() / "discovery" /
+                          RunLayout::nsys_sqlite().filename();
+  auto restricted = restrict_export_to_window(source, run.directory.path() / RunLayout::nsys_sqlite(),
+                                              ExportWindow{start_ns, end_ns});
+  if (!restricted) {
+    run.warn(kStage, "the discovery capture could not be restricted to the workload's window (" +
+                         restricted.error().describe() + "), so the workload is captured again, gated on it");
+    return false;
+  }
+  run.restricted_window = CaptureSpan{start_ns, end_ns};
+  const auto seconds = [](std::int64_t ns) { return format_seconds(double(ns) / 1e9); };
+  run.say(kStage, "the timeline is the discovery capture restricted to the workload's first cudaProfilerStart/Stop "
+                  "window (" + seconds(start_ns) + " to " +
+                  (end_ns == std::numeric_limits<std::int64_t>::max() ? std::string("the capture's end")
+                                                                       : seconds(end_ns)) +
+                  " on the capture's clock, " + std::to_string(restricted->kernels_kept) + " kernels) in " +
+                  RunLayout::nsys_sqlite().string() + ": no second run under nsys (nsys.restrict_discovery_to_window)");
+  run.sqlite_exports.insert_or_assign(RunLayout::nsys_sqlite(), std::pair{probe.report->report, StageResult::ok()});
+  run.stage_report(kStage).artifacts.push_back(RunLayout::nsys_sqlite().string());
+  adopt_discovery_step_tokens(run);
+  attempt = std::move(probe);
+  attempt.gated = true;  // the window is the capture's gate: the record says so, and a node pass is gated on it
+  return true;
+}
+
 // The configured gate, for the sentences that say it never opened.
 std::string configured_gate(const PipelineRun& run) {
   if (run.config.nsys.capture_range == NsysCaptureRange::cuda_profiler_api) return "the cudaProfilerApi window";
@@ -190,7 +239,10 @@ std::optional<StageResult> follow_workload_scope(PipelineRun& run, const NsysInf
   run.note(kStage, run.capture_scope);
   if (window) {
     run.followed_capture_range = NsysCaptureRange::cuda_profiler_api;
-    run.say(kStage, "capturing again, inside the workload's own cudaProfilerStart/Stop window");
+    const auto needs_capture = window_needs_capture(run, discovery, probe);
+    if (!needs_capture && take_window_from_discovery(run, discovery, probe, attempt)) return std::nullopt;
+    run.say(kStage, "capturing again, inside the workload's own cudaProfilerStart/Stop window" +
+                        (needs_capture ? " (" + *needs_capture + ")" : std::string()));
     attempt = capture(run, nsys, true, first_capture("profile_window.log"));
     if (attempt.problem) return attempt.problem;
     if (!attempt.report)

@@ -147,7 +147,21 @@ json::object capture_to_object(const CaptureRecord& capture) {
           {"whole_window_selection", capture.whole_window_selection},
           {"scope", capture.scope},
           {"learned_nsys_arguments", json::array(capture.learned_nsys_arguments.begin(),
-                                                 capture.learned_nsys_arguments.end())}};
+                                                 capture.learned_nsys_arguments.end())},
+          {"restricted_window", capture.restricted_window
+                                    ? json::value(json::object{{"start_ns", capture.restricted_window->start_ns},
+                                                               {"end_ns", capture.restricted_window->end_ns}})
+                                    : json::value(nullptr)}};
+}
+
+// A restricted window reads back only whole, with its end not before its start.
+std::optional<CaptureSpan> restricted_window_from(const json::object& capture) {
+  const json::object* window = detail::json_object_field(capture, "restricted_window", "capture.restricted_window");
+  if (window == nullptr) return std::nullopt;
+  const auto start = json_integer(*window, "start_ns", "capture.restricted_window.start_ns");
+  const auto end = json_integer(*window, "end_ns", "capture.restricted_window.end_ns");
+  if (!start || !end || *end < *start) throw JsonFieldError{"capture.restricted_window"};
+  return CaptureSpan{*start, *end};
 }
 
 bool capture_flag(const json::object& object, std::string_view key) {
@@ -176,6 +190,7 @@ CaptureRecord capture_from_object(const json::object& object) {
   capture.scope = json_string(object, "scope", "capture.scope").value_or("");
   capture.learned_nsys_arguments =
       detail::json_strings(object, "learned_nsys_arguments", "capture.learned_nsys_arguments");
+  capture.restricted_window = restricted_window_from(object);
   return capture;
 }
 
