@@ -287,9 +287,7 @@ namespace {
 json::object peaks_json(const ReportDevicePeaks& peaks) {
   json::object object;
   object["name"] = peaks.name;
-  json::object flop;
-  for (const auto& [key, value] : peaks.peak_flop_per_s) flop[key] = value;
-  object["peak_flop_per_s"] = std::move(flop);
+  object["peak_flop_per_s"] = json_number_object(peaks.peak_flop_per_s);
   object["peak_dram_bytes_per_s"] = json_or_null(peaks.peak_dram_bytes_per_s);
   json::object sources;
   for (const auto& [key, value] : peaks.sources) sources[key] = value;
@@ -299,14 +297,9 @@ json::object peaks_json(const ReportDevicePeaks& peaks) {
 
 void read_peaks(const json::object& object, const std::string& where, ReportDevicePeaks& peaks) {
   read_field(object, "name", where + "name", peaks.name);
-  if (const auto* found = object.if_contains("peak_flop_per_s"); found != nullptr && !found->is_null()) {
-    if (!found->is_object()) throw JsonFieldError{where + "peak_flop_per_s"};
-    for (const auto& entry : found->get_object()) {
-      if (entry.value().is_null()) continue;
-      if (!entry.value().is_number()) throw JsonFieldError{where + "peak_flop_per_s." + std::string(entry.key())};
-      peaks.peak_flop_per_s.emplace_back(std::string(entry.key()), entry.value().to_number<double>());
-    }
-  }
+  // A null peak is no peak for that precision, as report.json's reader has always taken it.
+  for (auto& entry : json_number_map(object, "peak_flop_per_s", where + "peak_flop_per_s", NullEntries::passed_over))
+    peaks.peak_flop_per_s.push_back(std::move(entry));
   read_field(object, "peak_dram_bytes_per_s", where + "peak_dram_bytes_per_s", peaks.peak_dram_bytes_per_s);
   for (auto& [key, value] : json_string_map(object, "sources", where + "sources")) peaks.sources.emplace_back(key, value);
 }
