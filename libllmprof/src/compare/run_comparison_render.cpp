@@ -33,18 +33,17 @@ json::value noise_gate_json(const std::optional<NoiseGate>& gate) {
   if (!gate) return nullptr;
   json::array quantities;
   for (const auto& quantity : gate->quantities) {
-    quantities.push_back(
-        json::object{{"quantity", quantity.quantity},
-                     {"runs_a", quantity.runs_a},
-                     {"runs_b", quantity.runs_b},
-                     {"mean_a", quantity.mean_a},
-                     {"mean_b", quantity.mean_b},
-                     {"slowdown_pct", quantity.slowdown_pct},
-                     {"noise_pct", quantity.noise_pct ? json::value(*quantity.noise_pct) : json::value(nullptr)},
-                     {"p_slower", quantity.p_slower},
-                     {"p_not_slower", quantity.p_not_slower},
-                     {"verdict", to_string(quantity.verdict)},
-                     {"problem", quantity.problem ? json::value(*quantity.problem) : json::value(nullptr)}});
+    quantities.push_back(json::object{{"quantity", quantity.quantity},
+                                      {"runs_a", quantity.runs_a},
+                                      {"runs_b", quantity.runs_b},
+                                      {"mean_a", quantity.mean_a},
+                                      {"mean_b", quantity.mean_b},
+                                      {"slowdown_pct", quantity.slowdown_pct},
+                                      {"noise_pct", detail::json_or_null(quantity.noise_pct)},
+                                      {"p_slower", quantity.p_slower},
+                                      {"p_not_slower", quantity.p_not_slower},
+                                      {"verdict", to_string(quantity.verdict)},
+                                      {"problem", detail::json_or_null(quantity.problem)}});
   }
   return json::object{{"verdict", to_string(gate->verdict)},
                       {"level", gate->level},

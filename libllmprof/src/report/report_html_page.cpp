@@ -134,6 +134,8 @@ void write_titled_list_html(const char* title, const std::vector<std::string>& i
 }
 }  // namespace
 
+// Parallel to report_markdown.cpp's write_stage_table, each format with its own markup, so the two read alike (the
+// duplicates tool pairs them by shape).
 void write_stage_table_html(const RunReportModel& model, std::ostringstream& out) {
   out << "<section class=\"card\" id=\"stages\"><h2>Stages</h2>";
   if (model.stages.empty()) {

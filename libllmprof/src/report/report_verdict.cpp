@@ -198,6 +198,8 @@ void write_tiles_html(const RunReportModel& model, std::ostream& out) {
   out << "</div>";
 }
 
+// Parallel to write_stage_verdicts_markdown, each format with its own markup, so the two read alike (the duplicates
+// tool pairs them by shape).
 void write_stage_verdicts_html(const RunReportModel& model, std::ostream& out) {
   const auto groups = fold_stage_verdicts(model);
   out << "<ul class=\"verdicts\">";

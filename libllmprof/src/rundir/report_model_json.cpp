@@ -34,7 +34,9 @@ std::string time_source(const Kernel& kernel) { return kernel.time_source; }
 // The sampled figures' source: a share of a metric's peak that nsys reports as 0..100 per sample.
 constexpr std::string_view kSampledShares = "nsys GPU-metrics samples (percent of peak / 100)";
 
-// The tables: report.json's fields, in the order the file lists them, with each figure's bound.
+// The tables: report.json's fields, in the order the file lists them, with each figure's bound. Field rows stay
+// literal, one per figure, and each record has its own table: a table is read, not computed, so these tables look
+// like those of the other record files by design (the duplicates tool pairs them by shape).
 template <>
 struct RecordTable<ReportNodeCapture::RangeWall> {
   static constexpr RecordField<ReportNodeCapture::RangeWall> fields[] = {

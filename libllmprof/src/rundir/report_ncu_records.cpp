@@ -32,6 +32,8 @@ constexpr auto number_map_field(std::string_view key) {
 
 }  // namespace
 
+// Field rows stay literal, one per figure, and each record has its own table: a table is read, not computed, so
+// these tables look like those of the other record files by design (the duplicates tool pairs them by shape).
 template <>
 struct RecordTable<ReportNcuCoverage> {
   using Coverage = ReportNcuCoverage;
