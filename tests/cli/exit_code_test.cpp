@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "deep_profile_cli.hpp"
+#include "llmprof/deep_profiler.hpp"
 #include "llmprof/exit_code.hpp"
 #include "test_support.hpp"
 
@@ -15,12 +16,25 @@ TEST_CASE("exit_code_for maps each error code to the README's exit status") {
   CHECK(exit_code_for(make_error(ErrorCode::not_found, "x")) == 4);
   CHECK(exit_code_for(make_error(ErrorCode::parse_error, "x")) == 4);
   CHECK(exit_code_for(make_error(ErrorCode::io_error, "x")) == 3);
+  CHECK(exit_code_for(make_error(ErrorCode::no_space, "x")) == 3);
   CHECK(exit_code_for(make_error(ErrorCode::process_failed, "x")) == 3);
   CHECK(exit_code_for(make_error(ErrorCode::unsupported, "x")) == 3);
   CHECK(exit_code_for(make_error(ErrorCode::already_exists, "x")) == 3);
   CHECK(exit_code_for(make_error(ErrorCode::no_report, "x")) == 1);
   CHECK(exit_code_for(make_error(ErrorCode::timeout, "x")) == 124);
   CHECK(exit_code_for(make_error(ErrorCode::interrupted, "x")) == 130);
+}
+
+TEST_CASE("exit_code_for maps each run status to the README's exit status") {
+  CHECK(exit_code_for(RunStatus::ok) == 0);
+  CHECK(exit_code_for(RunStatus::hardware_limited) == 0);
+  CHECK(exit_code_for(RunStatus::incomplete) == 1);
+  CHECK(exit_code_for(RunStatus::failed) == 1);
+  CHECK(exit_code_for(RunStatus::running) == 1);  // never the outcome of a returned run: counted as not finished
+  CHECK(exit_code_for(RunStatus::environment) == 3);
+  CHECK(exit_code_for(RunStatus::bad_input) == 4);
+  CHECK(exit_code_for(RunStatus::timeout) == 124);
+  CHECK(exit_code_for(RunStatus::interrupted) == 130);
 }
 
 #ifdef LLMPROF_DEEP_PROFILE_EXE

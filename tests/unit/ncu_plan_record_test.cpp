@@ -12,6 +12,7 @@
 #include <string>
 
 #include "json_key_paths.hpp"
+#include "launch_selection.hpp"
 #include "llmprof/ncu_plan.hpp"
 #include "test_support.hpp"
 
@@ -21,26 +22,9 @@ using llmprof::testing::data_path;
 using llmprof::testing::read_file;
 
 using llmprof::testing::collect_keys;
+using llmprof::testing::every_kernel;
 
 namespace {
-
-// Every kernel of the stage, by descending kernel time, each kernel's time and count from the table.
-KernelSelection every_kernel(const std::vector<StageKernelLaunch>& launches) {
-  KernelSelection selection;
-  selection.stage = "decode";
-  std::map<std::string, SelectedKernel> kernels;
-  for (const auto& one : launches) {
-    selection.stage_kernel_time_ns += one.duration_ns;
-    kernels[one.kernel].name = one.kernel;
-    kernels[one.kernel].total_time_ns += one.duration_ns;
-    ++kernels[one.kernel].instances;
-  }
-  for (const auto& [name, kernel] : kernels) selection.kernels.push_back(kernel);
-  std::sort(selection.kernels.begin(), selection.kernels.end(),
-            [](const auto& a, const auto& b) { return a.total_time_ns > b.total_time_ns; });
-  selection.kernels.resize(std::min<std::size_t>(selection.kernels.size(), 12));
-  return selection;
-}
 
 // The recorded H100 decode (1b, batch 8) planned at ncu's default costs, bounded to 10 s (16.2 s unbounded) so that kernels are left out,
 // and checked against ncu rows for every second planned configuration, with the ncu stage's timings.

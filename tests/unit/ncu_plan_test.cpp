@@ -19,6 +19,7 @@
 #include "llmprof/tool_probe.hpp"
 #include "parse/sqlite_database.hpp"
 #include "nsight/tool_listings.hpp"
+#include "launch_selection.hpp"
 #include "oracle.hpp"
 #include "test_support.hpp"
 
@@ -28,6 +29,7 @@ using llmprof::testing::data_path;
 using llmprof::testing::oracle_figure;
 using llmprof::testing::oracle_text;
 using llmprof::testing::read_file;
+using llmprof::testing::selection_of;
 
 namespace {
 
@@ -49,7 +51,6 @@ StageKernelLaunch launch(const std::string& kernel, const std::string& grid, std
   return {kernel, grid, "(128, 1, 1)", 0, duration_ns};
 }
 
-// A selection of `names` out of `launches`, each kernel's time and count from the table.
 // Distinct (function, exact configuration) pairs of `kernels` among the first `end` launches: what one ncu pass at
 // --launch-count 1 profiles under per-function counting, computed without the planner.
 std::int64_t function_configurations_before(const std::vector<StageKernelLaunch>& launches,
@@ -62,20 +63,6 @@ std::int64_t function_configurations_before(const std::vector<StageKernelLaunch>
                   std::to_string(one.shared_memory_bytes));
   }
   return std::int64_t(seen.size());
-}
-
-KernelSelection selection_of(const std::vector<StageKernelLaunch>& launches, const std::vector<std::string>& names) {
-  KernelSelection selection;
-  selection.stage = "decode";
-  std::map<std::string, SelectedKernel> kernels;
-  for (const auto& one : launches) {
-    selection.stage_kernel_time_ns += one.duration_ns;
-    kernels[one.kernel].name = one.kernel;
-    kernels[one.kernel].total_time_ns += one.duration_ns;
-    ++kernels[one.kernel].instances;
-  }
-  for (const auto& name : names) selection.kernels.push_back(kernels.at(name));
-  return selection;
 }
 
 // The heaviest kernels of the table up to `target` of its time (the same rule as the oracle).

@@ -5,6 +5,9 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <string>
+
 #include "core/json_pretty.hpp"
 #include "llmprof/run_directory.hpp"
 #include "rundir/run_records.hpp"
@@ -21,7 +24,57 @@ bool strictly_parses(const std::string& text) {
   return !error;
 }
 
+// The UTF-8 encoding of code point `cp` (RFC 3629), by the bit layout alone: the oracle below checks the validator's
+// table of lead bytes against it.
+std::string encoded(std::uint32_t cp) {
+  std::string bytes;
+  auto put = [&](std::uint32_t byte) { bytes += static_cast<char>(byte); };
+  if (cp < 0x80) {
+    put(cp);
+  } else if (cp < 0x800) {
+    put(0xC0 | (cp >> 6)), put(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    put(0xE0 | (cp >> 12)), put(0x80 | ((cp >> 6) & 0x3F)), put(0x80 | (cp & 0x3F));
+  } else {
+    put(0xF0 | (cp >> 18)), put(0x80 | ((cp >> 12) & 0x3F)), put(0x80 | ((cp >> 6) & 0x3F)), put(0x80 | (cp & 0x3F));
+  }
+  return bytes;
+}
+
+// Well-formed exactly when the bytes decode to a Unicode scalar value (not a surrogate, at most U+10FFFF) whose own
+// encoding they are: overlong forms re-encode shorter.
+bool well_formed(const std::string& bytes) {
+  const auto lead = static_cast<unsigned char>(bytes[0]);
+  const std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+  if (lead < 0xC0 || lead >= 0xF8 || bytes.size() != length) return false;
+  std::uint32_t cp = lead & (0x7F >> length);
+  for (std::size_t i = 1; i < length; ++i) {
+    const auto byte = static_cast<unsigned char>(bytes[i]);
+    if ((byte & 0xC0) != 0x80) return false;
+    cp = (cp << 6) | (byte & 0x3F);
+  }
+  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+  return encoded(cp) == bytes;
+}
+
 }  // namespace
+
+TEST_CASE("UTF-8 validation agrees with decoding and re-encoding for every lead byte and second byte") {
+  int checked = 0;
+  for (int lead = 0x80; lead <= 0xFF; ++lead) {
+    const std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    for (int second = 0x00; second <= 0xFF; ++second) {
+      for (const int rest : {0x80, 0xBF, 0x41}) {  // later bytes at both ends of 80..BF, and one outside
+        std::string bytes{static_cast<char>(lead), static_cast<char>(second)};
+        while (bytes.size() < length) bytes += static_cast<char>(rest);
+        INFO("bytes " << std::hex << lead << " " << second << " " << rest);
+        CHECK(is_valid_utf8(bytes) == well_formed(bytes));
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == 128 * 256 * 3);
+}
 
 TEST_CASE("UTF-8 validation follows Unicode's well-formed table") {
   CHECK(is_valid_utf8(""));

@@ -57,6 +57,20 @@ void build_device(const AnalysisInputs& inputs, const AnalysisOptions& options, 
   }
 }
 
+// ncu/plan.json's check, where its coverage is a share of the stage's kernel time; else nothing, and a warning.
+std::optional<ReportNcuCoverage> coverage_if_share(const std::optional<ReportNcuCoverage>& coverage,
+                                                   std::vector<std::string>& warnings) {
+  if (!coverage) return std::nullopt;
+  if (coverage->measured < 0 || coverage->extrapolated < 0 ||
+      coverage->measured + coverage->extrapolated > 1.0 + 1e-9) {
+    warnings.push_back("ncu/plan.json's coverage (measured " + std::to_string(coverage->measured) + ", extrapolated " +
+                       std::to_string(coverage->extrapolated) +
+                       ") is not a share of the stage's kernel time: left out");
+    return std::nullopt;
+  }
+  return coverage;
+}
+
 void build_selection(const AnalysisInputs& inputs, const AnalysisOptions& options, AnalysisReport& report) {
   // One selection: the kernels the select stage chose are the kernels ncu profiled, so the report shows those.
   if (inputs.selection) {
@@ -81,6 +95,8 @@ void build_selection(const AnalysisInputs& inputs, const AnalysisOptions& option
         "and a kernel regex cannot be written in that form from the demangled names nsys prints");
     return;
   }
+  // Field by field: the request is the selector's own type, which the select stage fills from the config too
+  // (copies between two types look alike to the duplicates tool by shape only).
   TopKernelRequest request;
   request.stage = options.selection_stage;
   request.domain = options.selection_domain;
@@ -110,16 +126,7 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   report.node_capture = inputs.node_capture;
   report.warnings = inputs.warnings;
   report.workload = inputs.workload;
-  report.ncu_coverage = inputs.ncu_coverage;
-  if (inputs.ncu_coverage) {
-    const ReportNcuCoverage& coverage = *inputs.ncu_coverage;
-    if (coverage.measured < 0 || coverage.extrapolated < 0 || coverage.measured + coverage.extrapolated > 1.0 + 1e-9) {
-      report.warnings.push_back("ncu/plan.json's coverage (measured " + std::to_string(coverage.measured) +
-                                ", extrapolated " + std::to_string(coverage.extrapolated) +
-                                ") is not a share of the stage's kernel time: left out");
-      report.ncu_coverage.reset();
-    }
-  }
+  report.ncu_coverage = coverage_if_share(inputs.ncu_coverage, report.warnings);
   if (inputs.ncu_launches) report.launches = *inputs.ncu_launches;
   // A metric withheld for its unit is named once per distinct reason, not once per launch.
   std::set<std::string> withheld;

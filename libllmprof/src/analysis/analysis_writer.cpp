@@ -52,6 +52,8 @@ ReportNcuLaunch launch_record(const LaunchRoofline& launch) {
   record.duration_ns = launch.duration_ns;
   record.flop = launch.flop;
   record.flop_by_precision.assign(launch.flop_by_precision.begin(), launch.flop_by_precision.end());
+  // The figures the file holds, field by field
+  // (copies between two types look alike to the duplicates tool by shape only).
   record.dram_bytes = launch.dram_bytes;
   record.achieved_flop_per_s = launch.achieved_flop_per_s;
   record.dram_bytes_per_s = launch.dram_bytes_per_s;

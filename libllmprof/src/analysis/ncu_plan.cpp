@@ -274,6 +274,8 @@ void plan_from_launch_table(const KernelSelection& selection, const std::vector<
 
 NcuPlan plan_ncu_launches(const KernelSelection& selection, const std::vector<StageKernelLaunch>& launches,
                           const NcuPlanOptions& options) {
+  // The plan records the selection and the costs it was made with, field by field, for ncu/plan.json
+  // (copies between two types look alike to the duplicates tool by shape only).
   NcuPlan plan;
   plan.stage = selection.stage;
   plan.stage_kernel_time_ns = selection.stage_kernel_time_ns;

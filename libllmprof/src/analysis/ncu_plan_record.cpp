@@ -63,6 +63,8 @@ constexpr std::string_view kNcuRows = "ncu's raw CSV against the plan";
 
 }  // namespace
 
+// Field rows stay literal, one per figure, and each record has its own table: a table is read, not computed, so
+// these tables look like those of the other record files by design (the duplicates tool pairs them by shape).
 template <>
 struct RecordTable<NcuPlanPass> {
   using Pass = NcuPlanPass;

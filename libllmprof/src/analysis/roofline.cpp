@@ -232,6 +232,8 @@ const std::vector<std::string>& roofline_metric_prefixes() {
 }
 
 LaunchRoofline analyze_launch(const NcuKernelLaunch& launch, const RooflineThresholds& thresholds) {
+  // The launch's identity, field by field; the figures below are computed
+  // (copies between two types look alike to the duplicates tool by shape only).
   LaunchRoofline result;
   result.launch_id = launch.id;
   result.kernel_name = launch.kernel_name;

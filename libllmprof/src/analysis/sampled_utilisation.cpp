@@ -320,6 +320,8 @@ std::string none_covered_note(const CoveredInstances& covered, const GpuMetricSa
 
 // The measured figures in the report stage's sampled_* fields, and beside ncu's measured bytes where both exist.
 void place(const SampledStage& measured, ReportStage& stage) {
+  // Field by field: report.json keeps these as flat sampled_* members of the stage
+  // (copies between two types look alike to the duplicates tool by shape only).
   stage.sampled_samples = measured.samples;
   stage.sampled_sm_active = measured.sm_active;
   stage.sampled_tensor_active = measured.tensor_active;

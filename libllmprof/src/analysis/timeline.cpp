@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "analysis/timeline_model.hpp"
+#include "core/enum_table.hpp"
 #include "core/json_pretty.hpp"
 #include "core/saturating.hpp"
 #include "parse/nsys_sqlite.hpp"
@@ -118,18 +119,18 @@ Result<void> gather_api_calls(const NsysSqliteReader& reader, TimelineGathered& 
   });
 }
 
+// The name id of an activity that has no kernel name of its own, one row per GpuActivityKind in declaration order
+// (a kernel's row is never read: its id is the activity's).
+constexpr detail::EnumRow<GpuActivityKind, std::int64_t> kActivityNameIds[] = {
+    {GpuActivityKind::kernel, kGraphNameId},
+    {GpuActivityKind::memory_copy, kMemcpyNameId},
+    {GpuActivityKind::memory_set, kMemsetNameId},
+    {GpuActivityKind::graph_execution, kGraphNameId}};
+static_assert(detail::rows_in_enum_order(kActivityNameIds));
+
 std::int64_t kernel_name_id(const GpuActivityRow& activity) {
-  switch (activity.kind) {
-    case GpuActivityKind::kernel:
-      return activity.name_id;
-    case GpuActivityKind::memory_copy:
-      return kMemcpyNameId;
-    case GpuActivityKind::memory_set:
-      return kMemsetNameId;
-    case GpuActivityKind::graph_execution:
-      return kGraphNameId;
-  }
-  return kGraphNameId;
+  if (activity.kind == GpuActivityKind::kernel) return activity.name_id;
+  return detail::enum_value(kActivityNameIds, activity.kind, kGraphNameId);
 }
 
 // GPU work cannot start before the call that launched it; a GPU start stamped earlier is the skew

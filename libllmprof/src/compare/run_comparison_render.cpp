@@ -5,6 +5,7 @@
 
 #include "core/format.hpp"
 #include "core/json_pretty.hpp"
+#include "core/json_values.hpp"
 #include "llmprof/run_comparison.hpp"
 #include "report/report_html_page.hpp"
 
@@ -12,7 +13,6 @@ namespace llmprof {
 namespace json = boost::json;
 namespace {
 
-using detail::format_duration_ns;
 using detail::format_fraction_percent;
 using detail::html_escape;
 using detail::markdown_cell;
@@ -33,18 +33,17 @@ json::value noise_gate_json(const std::optional<NoiseGate>& gate) {
   if (!gate) return nullptr;
   json::array quantities;
   for (const auto& quantity : gate->quantities) {
-    quantities.push_back(
-        json::object{{"quantity", quantity.quantity},
-                     {"runs_a", quantity.runs_a},
-                     {"runs_b", quantity.runs_b},
-                     {"mean_a", quantity.mean_a},
-                     {"mean_b", quantity.mean_b},
-                     {"slowdown_pct", quantity.slowdown_pct},
-                     {"noise_pct", quantity.noise_pct ? json::value(*quantity.noise_pct) : json::value(nullptr)},
-                     {"p_slower", quantity.p_slower},
-                     {"p_not_slower", quantity.p_not_slower},
-                     {"verdict", to_string(quantity.verdict)},
-                     {"problem", quantity.problem ? json::value(*quantity.problem) : json::value(nullptr)}});
+    quantities.push_back(json::object{{"quantity", quantity.quantity},
+                                      {"runs_a", quantity.runs_a},
+                                      {"runs_b", quantity.runs_b},
+                                      {"mean_a", quantity.mean_a},
+                                      {"mean_b", quantity.mean_b},
+                                      {"slowdown_pct", quantity.slowdown_pct},
+                                      {"noise_pct", detail::json_or_null(quantity.noise_pct)},
+                                      {"p_slower", quantity.p_slower},
+                                      {"p_not_slower", quantity.p_not_slower},
+                                      {"verdict", to_string(quantity.verdict)},
+                                      {"problem", detail::json_or_null(quantity.problem)}});
   }
   return json::object{{"verdict", to_string(gate->verdict)},
                       {"level", gate->level},
@@ -57,6 +56,30 @@ json::object delta_json(const ValueDelta& delta) {
           {"b", rounded(delta.b)},
           {"ratio", rounded(delta.ratio)},
           {"delta_pct", rounded(delta.delta_pct)}};
+}
+
+// The figures a stage's and a kernel's comparison hold as deltas, under their keys in the file, in the file's order.
+template <class Comparison>
+struct DeltaKey {
+  const char* key;
+  ValueDelta Comparison::*delta;
+};
+constexpr DeltaKey<StageComparison> kStageDeltas[] = {{"wall_ns", &StageComparison::wall_ns},
+                                                      {"gpu_projection_ns", &StageComparison::gpu_projection_ns},
+                                                      {"kernel_time_ns", &StageComparison::kernel_time_ns},
+                                                      {"gpu_busy_fraction", &StageComparison::gpu_busy_fraction},
+                                                      {"mfu", &StageComparison::mfu},
+                                                      {"mfu_workload", &StageComparison::mfu_workload}};
+constexpr DeltaKey<KernelComparison> kKernelDeltas[] = {{"avg_time_ns", &KernelComparison::avg_time_ns},
+                                                        {"total_time_ns", &KernelComparison::total_time_ns},
+                                                        {"instances", &KernelComparison::instances},
+                                                        {"share_of_total", &KernelComparison::share_of_total}};
+
+// `object` (the comparison's name and other fields) with the comparison's deltas after them.
+template <class Comparison, std::size_t N>
+json::object with_deltas(json::object object, const Comparison& comparison, const DeltaKey<Comparison> (&deltas)[N]) {
+  for (const auto& [key, delta] : deltas) object[key] = delta_json(comparison.*delta);
+  return object;
 }
 
 json::array differences_json(const std::vector<SettingDifference>& differences) {
@@ -75,7 +98,7 @@ std::string ratio_text(const ValueDelta& delta) {
 }
 
 std::string duration_text(const std::optional<double>& value) {
-  return value ? format_duration_ns(*value) : detail::kNotComputed;
+  return value ? detail::format_duration_ns(*value) : detail::kNotComputed;
 }
 
 std::string summary_line(const RunComparison& comparison) {
@@ -94,31 +117,14 @@ std::string summary_line(const RunComparison& comparison) {
 std::string comparison_to_json(const RunComparison& comparison) {
   json::array stages;
   for (const auto& stage : comparison.stages) {
-    stages.push_back(json::object{{"name", stage.name},
-                                  {"in_a", stage.in_a},
-                                  {"in_b", stage.in_b},
-                                  {"wall_ns", delta_json(stage.wall_ns)},
-                                  {"gpu_projection_ns", delta_json(stage.gpu_projection_ns)},
-                                  {"kernel_time_ns", delta_json(stage.kernel_time_ns)},
-                                  {"gpu_busy_fraction", delta_json(stage.gpu_busy_fraction)},
-                                  {"mfu", delta_json(stage.mfu)},
-                                  {"mfu_workload", delta_json(stage.mfu_workload)}});
+    stages.push_back(with_deltas(json::object{{"name", stage.name}, {"in_a", stage.in_a}, {"in_b", stage.in_b}}, stage,
+                                 kStageDeltas));
   }
   json::array kernels;
   for (const auto& kernel : comparison.kernels) {
-    kernels.push_back(json::object{{"name", kernel.name},
-                                   {"change", to_string(kernel.change)},
-                                   {"avg_time_ns", delta_json(kernel.avg_time_ns)},
-                                   {"total_time_ns", delta_json(kernel.total_time_ns)},
-                                   {"instances", delta_json(kernel.instances)},
-                                   {"share_of_total", delta_json(kernel.share_of_total)}});
+    kernels.push_back(
+        with_deltas(json::object{{"name", kernel.name}, {"change", to_string(kernel.change)}}, kernel, kKernelDeltas));
   }
-  json::array reasons;
-  for (const auto& reason : comparison.regression_reasons) reasons.emplace_back(reason);
-  json::array inconclusive;
-  for (const auto& reason : comparison.inconclusive_reasons) inconclusive.emplace_back(reason);
-  json::array unlike;
-  for (const auto& warning : comparison.unlike_runs) unlike.emplace_back(warning);
   const json::object root{
       {"schema", "llmprof.compare/2"},
       {"run_a", comparison.run_a},
@@ -130,11 +136,11 @@ std::string comparison_to_json(const RunComparison& comparison) {
       {"environment", differences_json(comparison.environment)},
       {"config", differences_json(comparison.config)},
       {"regression", comparison.regression},
-      {"regression_reasons", std::move(reasons)},
+      {"regression_reasons", detail::json_array(comparison.regression_reasons)},
       {"inconclusive", comparison.inconclusive},
-      {"inconclusive_reasons", std::move(inconclusive)},
+      {"inconclusive_reasons", detail::json_array(comparison.inconclusive_reasons)},
       {"noise_gate", noise_gate_json(comparison.noise_gate)},
-      {"unlike_runs", std::move(unlike)}};
+      {"unlike_runs", detail::json_array(comparison.unlike_runs)}};
   return detail::pretty_json(root);
 }
 

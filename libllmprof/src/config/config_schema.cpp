@@ -103,6 +103,8 @@ std::vector<ConfigField> build_run_fields() {
   };
 }
 
+// Config rows stay literal, one per key with its help text: the schema is read, not computed (the duplicates tool
+// pairs the sections' row lists by shape).
 std::vector<ConfigField> build_workload_fields() {
   return {
       make_field(LLMPROF_CONFIG_KEY(workload, argv), "workload command; empty: the bundled example llmprof-decode"),

@@ -4,6 +4,8 @@
 namespace llmprof {
 
 NsysProfileOptions nsys_profile_options(const NsysConfig& config) {
+  // The config section as the command builder's options, field by field: the builder is usable without a config
+  // (copies between two types look alike to the duplicates tool by shape only).
   NsysProfileOptions options;
   options.trace = config.trace;
   options.sample = config.sample;

@@ -1,31 +1,34 @@
 // Error -> exit status (see exit_code.hpp).
 #include "llmprof/exit_code.hpp"
 
+#include "core/enum_table.hpp"
 #include "llmprof/choice.hpp"
 
 namespace llmprof {
+namespace {
+
+using detail::EnumRow;
+
+// The mappings exit_code.hpp documents, one row per enumerator in declaration order.
+constexpr EnumRow<ErrorCode, ExitCode> kErrorExits[] = {
+    {ErrorCode::invalid_argument, exit_usage},  {ErrorCode::not_found, exit_bad_input},
+    {ErrorCode::io_error, exit_not_ready},      {ErrorCode::no_space, exit_not_ready},
+    {ErrorCode::parse_error, exit_bad_input},   {ErrorCode::process_failed, exit_not_ready},
+    {ErrorCode::timeout, exit_timeout},         {ErrorCode::interrupted, exit_interrupted},
+    {ErrorCode::no_report, exit_incomplete},    {ErrorCode::unsupported, exit_not_ready},
+    {ErrorCode::already_exists, exit_not_ready}};
+static_assert(detail::rows_in_enum_order(kErrorExits));
+
+constexpr EnumRow<GateOutcome, ExitCode> kGateExits[] = {{GateOutcome::passed, exit_ok},
+                                                         {GateOutcome::regression, exit_regression},
+                                                         {GateOutcome::cannot_compare, exit_inconclusive},
+                                                         {GateOutcome::inconclusive, exit_noise}};
+static_assert(detail::rows_in_enum_order(kGateExits));
+
+}  // namespace
 
 ExitCode exit_code_for(const Error& error) noexcept {
-  switch (error.code) {
-    case ErrorCode::invalid_argument:
-      return exit_usage;
-    case ErrorCode::not_found:
-    case ErrorCode::parse_error:
-      return exit_bad_input;
-    case ErrorCode::io_error:
-    case ErrorCode::no_space:
-    case ErrorCode::process_failed:
-    case ErrorCode::unsupported:
-    case ErrorCode::already_exists:
-      return exit_not_ready;
-    case ErrorCode::no_report:
-      return exit_incomplete;
-    case ErrorCode::timeout:
-      return exit_timeout;
-    case ErrorCode::interrupted:
-      return exit_interrupted;
-  }
-  return exit_not_ready;
+  return detail::enum_value(kErrorExits, error.code, exit_not_ready);
 }
 
 std::span<const std::string_view> choice_names(GateOutcome) noexcept {
@@ -35,18 +38,6 @@ std::span<const std::string_view> choice_names(GateOutcome) noexcept {
 
 const char* to_string(GateOutcome outcome) noexcept { return choice_name(outcome).data(); }
 
-ExitCode exit_code_for(GateOutcome outcome) noexcept {
-  switch (outcome) {
-    case GateOutcome::passed:
-      return exit_ok;
-    case GateOutcome::regression:
-      return exit_regression;
-    case GateOutcome::cannot_compare:
-      return exit_inconclusive;
-    case GateOutcome::inconclusive:
-      return exit_noise;
-  }
-  return exit_not_ready;
-}
+ExitCode exit_code_for(GateOutcome outcome) noexcept { return detail::enum_value(kGateExits, outcome, exit_not_ready); }
 
 }  // namespace llmprof

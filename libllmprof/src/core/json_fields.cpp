@@ -104,6 +104,19 @@ std::map<std::string, std::string> json_string_map(const json::object& object, s
   return values;
 }
 
+std::vector<std::pair<std::string, double>> json_number_map(const json::object& object, std::string_view key,
+                                                            const std::string& field, NullEntries null_entries) {
+  std::vector<std::pair<std::string, double>> values;
+  const auto* entries = json_object_field(object, key, field);
+  if (entries == nullptr) return values;
+  for (const auto& entry : *entries) {
+    if (entry.value().is_null() && null_entries == NullEntries::passed_over) continue;
+    if (!entry.value().is_number()) throw JsonFieldError{field + "." + std::string(entry.key())};
+    values.emplace_back(std::string(entry.key()), entry.value().to_number<double>());
+  }
+  return values;
+}
+
 namespace {
 
 // The elements of the array at `key`, each through `element_of`, which gives nullopt for an element of another

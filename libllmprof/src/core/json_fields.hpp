@@ -48,6 +48,13 @@ const boost::json::object* json_object_field(const boost::json::object& object, 
 // A JSON object of strings ({"NAME": "value"}).
 std::map<std::string, std::string> json_string_map(const boost::json::object& object, std::string_view key,
                                                    const std::string& field);
+// A JSON object of numbers as name/number pairs in file order ({"fp16": 1.9e15, "fp8": 3.9e15}: a figure per
+// precision): empty when absent or null; JsonFieldError{field + "." + name} names an entry that is not a number,
+// a null one included unless `null_entries` lets the file leave a figure out that way.
+enum class NullEntries { refused, passed_over };
+std::vector<std::pair<std::string, double>> json_number_map(const boost::json::object& object, std::string_view key,
+                                                            const std::string& field,
+                                                            NullEntries null_entries = NullEntries::refused);
 std::vector<std::string> json_strings(const boost::json::object& object, std::string_view key,
                                       const std::string& field);
 std::vector<boost::json::object> json_objects(const boost::json::object& object, std::string_view key,

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 namespace llmprof::detail {
@@ -35,6 +37,13 @@ inline boost::json::array json_array(const std::vector<std::string>& values) {
   boost::json::array array;
   for (const auto& value : values) array.emplace_back(value);
   return array;
+}
+
+// Name/number pairs as an object of numbers in their order ({"fp16": 1.9e15, ...}); json_number_map reads it back.
+inline boost::json::object json_number_object(const std::vector<std::pair<std::string, double>>& entries) {
+  boost::json::object object;
+  for (const auto& [name, number] : entries) object[name] = number;
+  return object;
 }
 
 }  // namespace llmprof::detail

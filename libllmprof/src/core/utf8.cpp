@@ -8,32 +8,31 @@
 namespace llmprof::detail {
 namespace {
 
-// Length of the well-formed sequence at bytes[at], or 0 when the byte there starts none
-// (Unicode 15, table 3-7: the allowed second-byte ranges exclude overlongs and surrogates).
+// The lead bytes of well-formed multi-byte sequences (Unicode 15, table 3-7): each range's sequence length and the
+// range its second byte must lie in; the ranges of the second byte exclude overlongs (E0, F0) and surrogates (ED)
+// and stop at U+10FFFF (F4). Every later byte lies in 80..BF.
+struct LeadBytes {
+  unsigned char first, last;
+  std::size_t length;
+  unsigned char second_low, second_high;
+};
+constexpr LeadBytes kLeadBytes[] = {
+    {0xC2, 0xDF, 2, 0x80, 0xBF}, {0xE0, 0xE0, 3, 0xA0, 0xBF}, {0xE1, 0xEC, 3, 0x80, 0xBF}, {0xED, 0xED, 3, 0x80, 0x9F},
+    {0xEE, 0xEF, 3, 0x80, 0xBF}, {0xF0, 0xF0, 4, 0x90, 0xBF}, {0xF1, 0xF3, 4, 0x80, 0xBF}, {0xF4, 0xF4, 4, 0x80, 0x8F},
+};
+
+// Length of the well-formed sequence at bytes[at], or 0 when the byte there starts none.
 std::size_t sequence_length(std::string_view bytes, std::size_t at) {
   const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(bytes[i]); };
   const unsigned char lead = byte(at);
   if (lead < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned char low = 0x80, high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF)
-    length = 2;
-  else if (lead == 0xE0)
-    length = 3, low = 0xA0;
-  else if (lead == 0xED)
-    length = 3, high = 0x9F;
-  else if (lead >= 0xE1 && lead <= 0xEF)
-    length = 3;
-  else if (lead == 0xF0)
-    length = 4, low = 0x90;
-  else if (lead == 0xF4)
-    length = 4, high = 0x8F;
-  else if (lead >= 0xF1 && lead <= 0xF3)
-    length = 4;
-  else
-    return 0;
+  const auto* range = std::find_if(std::begin(kLeadBytes), std::end(kLeadBytes), [&](const LeadBytes& candidate) {
+    return lead >= candidate.first && lead <= candidate.last;
+  });
+  if (range == std::end(kLeadBytes)) return 0;
+  const std::size_t length = range->length;
   if (at + length > bytes.size()) return 0;
-  if (byte(at + 1) < low || byte(at + 1) > high) return 0;
+  if (byte(at + 1) < range->second_low || byte(at + 1) > range->second_high) return 0;
   for (std::size_t i = 2; i < length; ++i) {
     if (byte(at + i) < 0x80 || byte(at + i) > 0xBF) return 0;
   }

@@ -328,6 +328,8 @@ std::vector<std::string> NsysCommand::argv() const {
   return args;
 }
 
+// The same tail and members as NcuCommand's: two public command types with their own options, which a shared base
+// would tie together (the duplicates tool pairs the two by shape).
 NsysCommand NsysCommand::without_overwrite() const {
   NsysCommand copy = *this;
   copy.profile_.force_overwrite = false;

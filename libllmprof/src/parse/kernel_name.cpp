@@ -122,36 +122,18 @@ std::string kernel_name_join_key(std::string_view name) {
 }
 
 std::string escape_regex(std::string_view text) {
+  constexpr std::string_view kBackslashed = "()[]{}*+?.|^$\\";
   std::string escaped;
   escaped.reserve(text.size() + text.size() / 4);
   for (char c : text) {
-    switch (c) {
-      case '<':
-        escaped += "[<]";
-        break;
-      case '>':
-        escaped += "[>]";
-        break;
-      case '(':
-      case ')':
-      case '[':
-      case ']':
-      case '{':
-      case '}':
-      case '*':
-      case '+':
-      case '?':
-      case '.':
-      case '|':
-      case '^':
-      case '$':
-      case '\\':
-        escaped += '\\';
-        escaped += c;
-        break;
-      default:
-        escaped += c;
+    if (c == '<' || c == '>') {
+      escaped += '[';
+      escaped += c;
+      escaped += ']';
+      continue;
     }
+    if (kBackslashed.find(c) != std::string_view::npos) escaped += '\\';
+    escaped += c;
   }
   return escaped;
 }

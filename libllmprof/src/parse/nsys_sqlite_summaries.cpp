@@ -136,6 +136,7 @@ Result<void> NsysSqliteReader::for_each_launched_gpu_operation(
       ") a LEFT JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = a.correlationId "
       "AND (r.globalTid >> 24) = (a.globalPid >> 24) ORDER BY r.globalTid, r.start, a.kind, a.id");
   if (!statement) return with_export_hint(statement.error());
+  // Row loop like nsys_sqlite.cpp's, over other columns (the duplicates tool pairs the two by shape).
   LaunchedGpuOperation operation;
   for (;;) {
     auto row = statement->step();

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/enum_table.hpp"
 #include "llmprof/logging.hpp"
 #include "pipeline/artifact_checks.hpp"
 #include "pipeline/deep_profiler_internal.hpp"
@@ -78,49 +79,38 @@ const std::vector<StageEntry>& stage_table() {
   return table;
 }
 
-int severity(StageProblemKind kind) {
-  switch (kind) {
-    case StageProblemKind::none:
-      return 0;
-    case StageProblemKind::no_hardware:
-      return 1;
-    case StageProblemKind::environment:
-      return 2;
-    case StageProblemKind::failure:
-      return 3;
-    case StageProblemKind::missing_input:  // the run never had a workload: that, not what followed, is the news
-      return 4;
-    case StageProblemKind::timeout:
-      return 5;
-    case StageProblemKind::interrupted:
-      return 6;
-  }
-  return 0;
+// What each stage problem means for the run: its rank, for finding the worst of the stages' problems, and the run
+// status it gives, one row per StageProblemKind in declaration order.
+struct ProblemMeaning {
+  int severity;
+  RunStatus status;  // a failure's, incomplete, is `failed` where the bare workload run failed (run_status_for)
+};
+constexpr detail::EnumRow<StageProblemKind, ProblemMeaning> kProblemMeanings[] = {
+    {StageProblemKind::none, {0, RunStatus::ok}},
+    {StageProblemKind::no_hardware, {1, RunStatus::hardware_limited}},
+    {StageProblemKind::environment, {2, RunStatus::environment}},
+    {StageProblemKind::failure, {3, RunStatus::incomplete}},
+    // The run never had a workload: that, not what followed, is the news.
+    {StageProblemKind::missing_input, {4, RunStatus::bad_input}},
+    {StageProblemKind::timeout, {5, RunStatus::timeout}},
+    {StageProblemKind::interrupted, {6, RunStatus::interrupted}}};
+static_assert(detail::rows_in_enum_order(kProblemMeanings));
+
+ProblemMeaning meaning(StageProblemKind kind) {
+  return detail::enum_value(kProblemMeanings, kind, ProblemMeaning{0, RunStatus::incomplete});
 }
+
+int severity(StageProblemKind kind) { return meaning(kind).severity; }
 
 // The one mapping from the stages' problems to the run's status (summary, RunOutcome and run.json alike):
 // the worst problem decides, and a failure of the bare workload run is `failed` (nothing was measured).
 RunStatus run_status_for(StageProblemKind worst, const std::map<Stage, StageProblemKind>& problems) {
-  switch (worst) {
-    case StageProblemKind::none:
-      return RunStatus::ok;
-    case StageProblemKind::no_hardware:
-      return RunStatus::hardware_limited;
-    case StageProblemKind::environment:
-      return RunStatus::environment;
-    case StageProblemKind::failure: {
-      const auto workload = problems.find(Stage::workload);
-      const bool workload_failed = workload != problems.end() && workload->second == StageProblemKind::failure;
-      return workload_failed ? RunStatus::failed : RunStatus::incomplete;
-    }
-    case StageProblemKind::missing_input:
-      return RunStatus::bad_input;
-    case StageProblemKind::timeout:
-      return RunStatus::timeout;
-    case StageProblemKind::interrupted:
-      return RunStatus::interrupted;
+  if (worst == StageProblemKind::failure) {
+    const auto workload = problems.find(Stage::workload);
+    const bool workload_failed = workload != problems.end() && workload->second == StageProblemKind::failure;
+    if (workload_failed) return RunStatus::failed;
   }
-  return RunStatus::incomplete;
+  return meaning(worst).status;
 }
 
 // Room kept for run.json's last rewrites when a stage fills the disk (run.json is a few KB).
@@ -271,26 +261,22 @@ const std::vector<std::string>& deep_profile_stage_names() {
   return names;
 }
 
-ExitCode exit_code_for(RunOutcome outcome) noexcept {
-  switch (outcome) {
-    case RunStatus::ok:
-    case RunStatus::hardware_limited:  // everything the machine allows ran (the quick start on a GPU-less machine)
-      return exit_ok;
-    case RunStatus::running:  // not an outcome of a returned run; counted as not finished
-    case RunStatus::incomplete:
-    case RunStatus::failed:
-      return exit_incomplete;
-    case RunStatus::environment:
-      return exit_not_ready;
-    case RunStatus::timeout:
-      return exit_timeout;
-    case RunStatus::interrupted:
-      return exit_interrupted;
-    case RunStatus::bad_input:
-      return exit_bad_input;
-  }
-  return exit_incomplete;
-}
+// One row per RunStatus in declaration order.
+constexpr detail::EnumRow<RunStatus, ExitCode> kRunExits[] = {
+    // Not an outcome of a returned run; counted as not finished.
+    {RunStatus::running, exit_incomplete},
+    {RunStatus::ok, exit_ok},
+    // Everything the machine allows ran (the quick start on a GPU-less machine).
+    {RunStatus::hardware_limited, exit_ok},
+    {RunStatus::incomplete, exit_incomplete},
+    {RunStatus::failed, exit_incomplete},
+    {RunStatus::environment, exit_not_ready},
+    {RunStatus::timeout, exit_timeout},
+    {RunStatus::interrupted, exit_interrupted},
+    {RunStatus::bad_input, exit_bad_input}};
+static_assert(detail::rows_in_enum_order(kRunExits));
+
+ExitCode exit_code_for(RunOutcome outcome) noexcept { return detail::enum_value(kRunExits, outcome, exit_incomplete); }
 
 DeepProfiler::DeepProfiler(DeepProfileConfig config, ProcessRunner& runner, const Clock& clock,
                            ProgressCallback progress, DeepProfilerEnvironment environment)

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <sstream>
 
+#include "core/enum_table.hpp"
 #include "core/format.hpp"
 #include "llmprof/kernel_selection.hpp"
 #include "llmprof/ncu_plan.hpp"
@@ -106,16 +107,15 @@ std::int64_t launch_bound(PipelineRun& run, const KernelSelection& selection) {
 
 }  // namespace
 
+// One row per NcuKernelNameBase in declaration order; a mangled name has no base the selection's names are in.
+constexpr detail::EnumRow<NcuKernelNameBase, std::optional<KernelNameBase>> kSelectionNameBases[] = {
+    {NcuKernelNameBase::function, KernelNameBase::function},
+    {NcuKernelNameBase::demangled, KernelNameBase::demangled},
+    {NcuKernelNameBase::mangled, std::nullopt}};
+static_assert(detail::rows_in_enum_order(kSelectionNameBases));
+
 std::optional<KernelNameBase> selection_name_base(NcuKernelNameBase base) {
-  switch (base) {
-    case NcuKernelNameBase::demangled:
-      return KernelNameBase::demangled;
-    case NcuKernelNameBase::function:
-      return KernelNameBase::function;
-    case NcuKernelNameBase::mangled:
-      return std::nullopt;
-  }
-  return std::nullopt;
+  return detail::enum_value(kSelectionNameBases, base, std::optional<KernelNameBase>());
 }
 
 namespace {

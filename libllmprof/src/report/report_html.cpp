@@ -21,7 +21,6 @@
 namespace llmprof {
 namespace {
 
-using detail::format_count;
 using detail::format_duration_ns;
 using detail::format_fraction_percent;
 using detail::format_percent;

@@ -124,8 +124,18 @@ namespace {
 std::string num_cell(const std::optional<double>& key, const std::string& text) {
   return "<td class=\"num\"" + sort_key(key) + ">" + html_escape(text) + "</td>";
 }
+
+// A titled list of `items` (the analysis' warnings, the inputs that could not be read); nothing when there are none.
+void write_titled_list_html(const char* title, const std::vector<std::string>& items, std::ostringstream& out) {
+  if (items.empty()) return;
+  out << "<h3>" << title << "</h3><ul>";
+  for (const auto& item : items) out << "<li>" << html_escape(item) << "</li>";
+  out << "</ul>";
+}
 }  // namespace
 
+// Parallel to report_markdown.cpp's write_stage_table, each format with its own markup, so the two read alike (the
+// duplicates tool pairs them by shape).
 void write_stage_table_html(const RunReportModel& model, std::ostringstream& out) {
   out << "<section class=\"card\" id=\"stages\"><h2>Stages</h2>";
   if (model.stages.empty()) {
@@ -229,16 +239,8 @@ void write_problems_html(const RunReportModel& model, std::ostringstream& out) {
     }
     out << "</tbody></table>";
   }
-  if (!model.warnings.empty()) {
-    out << "<h3>Analysis warnings</h3><ul>";
-    for (const auto& warning : model.warnings) out << "<li>" << html_escape(warning) << "</li>";
-    out << "</ul>";
-  }
-  if (!model.notes.empty()) {
-    out << "<h3>Missing inputs</h3><ul>";
-    for (const auto& note : model.notes) out << "<li>" << html_escape(note) << "</li>";
-    out << "</ul>";
-  }
+  write_titled_list_html("Analysis warnings", model.warnings, out);
+  write_titled_list_html("Missing inputs", model.notes, out);
   out << "</section>\n";
 }
 

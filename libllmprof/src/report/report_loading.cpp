@@ -93,23 +93,16 @@ void withhold_read_figures(RunReportModel& model) {
   }
 }
 
-// The headline and levers the analysis stored; absent in a report.json written before it stored them.
-void read_verdict(const json::object& root, RunReportModel& model) {
-  const auto* value = root.if_contains("verdict");
+// A record report.json holds at `key` when the analysis stored one (the headline and levers, the node's capture):
+// absent or null in a report.json written before it stored them.
+template <class Record>
+void read_optional_record(const json::object& root, const std::string& key, std::optional<Record>& record) {
+  const auto* value = root.if_contains(key);
   if (value == nullptr || value->is_null()) return;
-  if (!value->is_object()) throw JsonFieldError{"verdict"};
-  RunVerdict verdict;
-  detail::read_report_json(value->get_object(), "verdict.", verdict);
-  model.verdict = std::move(verdict);
-}
-
-void read_node_capture(const json::object& root, RunReportModel& model) {
-  const auto* value = root.if_contains("node_capture");
-  if (value == nullptr || value->is_null()) return;
-  if (!value->is_object()) throw JsonFieldError{"node_capture"};
-  ReportNodeCapture capture;
-  detail::read_report_json(value->get_object(), "node_capture.", capture);
-  model.node_capture = std::move(capture);
+  if (!value->is_object()) throw JsonFieldError{key};
+  Record read;
+  detail::read_report_json(value->get_object(), key + ".", read);
+  record = std::move(read);
 }
 
 void read_analysis(const json::object& root, RunReportModel& model) {
@@ -138,11 +131,11 @@ void read_analysis(const json::object& root, RunReportModel& model) {
     model.top_kernel_selection_notes.ncu_measured = model.ncu_coverage->measured;
     model.top_kernel_selection_notes.ncu_extrapolated = model.ncu_coverage->extrapolated;
   }
-  read_node_capture(root, model);
+  read_optional_record(root, "node_capture", model.node_capture);
   detail::read_timeline(root, model);
   detail::annotate_selection_scope(model);
   detail::read_bare_run_and_ranges(root, model);
-  read_verdict(root, model);
+  read_optional_record(root, "verdict", model.verdict);
   withhold_read_figures(model);
 }
 

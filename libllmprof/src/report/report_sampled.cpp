@@ -153,6 +153,8 @@ void write_sampled_markdown(const RunReportModel& model, std::ostringstream& out
   if (!withheld(model).empty()) out << "\n";
 }
 
+// Parallel to write_sampled_markdown, each format with its own markup, so the two read alike (the duplicates tool
+// pairs them by shape).
 void write_sampled_html(const RunReportModel& model, std::ostringstream& out) {
   if (model.stages.empty()) return;
   out << "<section class=\"card\" id=\"sampled\"><h2>GPU utilisation (sampled)</h2>";

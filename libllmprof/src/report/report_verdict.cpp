@@ -100,16 +100,27 @@ std::string folded_names(const VerdictGroup& group) {
   return names;
 }
 
+// A link to `section` in each format: "[Stage instances](#stage-instances-...)", "<a href=...>Stage instances</a>".
+std::string section_link_markdown(ReportSection section) {
+  return "[" + section_title(section) + "](" + markdown_anchor(section) + ")";
+}
+std::string section_link_html(ReportSection section) {
+  return "<a href=\"" + html_anchor(section) + "\">" + section_title(section) + "</a>";
+}
+
+// A lever's Section cell: the link to the section its figures come from, where the report has that section.
+std::string lever_section_cell(const RunReportModel& model, const VerdictLever& lever,
+                               std::string (*link)(ReportSection)) {
+  return has_section(model, lever.section) ? link(lever.section) : std::string(kNotComputed);
+}
+
 void write_levers_markdown(const RunReportModel& model, const VerdictStage& levers, std::ostream& out) {
   out << markdown_cell(levers_caption(model, levers))
       << ":\n\n| Lever | Gain | Measured | Section |\n|---|--:|---|---|\n";
   for (const auto& lever : levers.levers) {
     const auto cells = lever_cells(lever);
     out << "| " << lever.name << " | " << markdown_cell(cells.gain) << " | " << markdown_cell(cells.figures) << " | "
-        << (has_section(model, lever.section)
-                ? "[" + section_title(lever.section) + "](" + markdown_anchor(lever.section) + ")"
-                : std::string(kNotComputed))
-        << " |\n";
+        << lever_section_cell(model, lever, section_link_markdown) << " |\n";
   }
   out << "\n";
 }
@@ -124,7 +135,7 @@ void write_stage_verdicts_markdown(const RunReportModel& model, std::ostream& ou
   for (const auto& group : groups) {
     const ReportSection section = verdict_section(model, *group.head);
     out << "- **" << markdown_cell(stage_label(*group.head)) << "**: " << markdown_cell(verdict_headline(*group.head))
-        << " ([" << section_title(section) << "](" << markdown_anchor(section) << "))\n";
+        << " (" << section_link_markdown(section) << ")\n";
     if (!group.folded.empty())
       out << "  - **" << markdown_cell(folded_names(group)) << "**: the same ("
           << markdown_cell(verdict_class(group.head->verdict)) << "); "
@@ -162,11 +173,7 @@ void write_levers_html(const RunReportModel& model, const VerdictStage& levers, 
     const auto cells = lever_cells(lever);
     out << "<tr" << (lever.speedup ? "" : " class=\"withheld\"") << "><td>" << html_escape(lever.name)
         << "</td><td class=\"num\">" << html_escape(cells.gain) << "</td><td>" << html_escape(cells.figures)
-        << "</td><td>"
-        << (has_section(model, lever.section)
-                ? "<a href=\"" + html_anchor(lever.section) + "\">" + section_title(lever.section) + "</a>"
-                : std::string(kNotComputed))
-        << "</td></tr>";
+        << "</td><td>" << lever_section_cell(model, lever, section_link_html) << "</td></tr>";
   }
   out << "</tbody></table>";
 }
@@ -191,6 +198,8 @@ void write_tiles_html(const RunReportModel& model, std::ostream& out) {
   out << "</div>";
 }
 
+// Parallel to write_stage_verdicts_markdown, each format with its own markup, so the two read alike (the duplicates
+// tool pairs them by shape).
 void write_stage_verdicts_html(const RunReportModel& model, std::ostream& out) {
   const auto groups = fold_stage_verdicts(model);
   out << "<ul class=\"verdicts\">";
@@ -199,8 +208,7 @@ void write_stage_verdicts_html(const RunReportModel& model, std::ostream& out) {
     const bool starved = head.gpu_busy_fraction && *head.gpu_busy_fraction < 0.5;
     const ReportSection section = verdict_section(model, head);
     out << "<li class=\"verdict" << (starved ? " warn" : "") << "\"><strong>" << html_escape(stage_label(head))
-        << "</strong> " << html_escape(verdict_headline(head)) << " (<a href=\"" << html_anchor(section) << "\">"
-        << section_title(section) << "</a>)";
+        << "</strong> " << html_escape(verdict_headline(head)) << " (" << section_link_html(section) << ")";
     if (!group.folded.empty())
       out << "<div class=\"folded\"><strong>" << html_escape(folded_names(group)) << "</strong>: the same ("
           << html_escape(verdict_class(head.verdict)) << "); "

@@ -34,7 +34,9 @@ std::string time_source(const Kernel& kernel) { return kernel.time_source; }
 // The sampled figures' source: a share of a metric's peak that nsys reports as 0..100 per sample.
 constexpr std::string_view kSampledShares = "nsys GPU-metrics samples (percent of peak / 100)";
 
-// The tables: report.json's fields, in the order the file lists them, with each figure's bound.
+// The tables: report.json's fields, in the order the file lists them, with each figure's bound. Field rows stay
+// literal, one per figure, and each record has its own table: a table is read, not computed, so these tables look
+// like those of the other record files by design (the duplicates tool pairs them by shape).
 template <>
 struct RecordTable<ReportNodeCapture::RangeWall> {
   static constexpr RecordField<ReportNodeCapture::RangeWall> fields[] = {
@@ -287,9 +289,7 @@ namespace {
 json::object peaks_json(const ReportDevicePeaks& peaks) {
   json::object object;
   object["name"] = peaks.name;
-  json::object flop;
-  for (const auto& [key, value] : peaks.peak_flop_per_s) flop[key] = value;
-  object["peak_flop_per_s"] = std::move(flop);
+  object["peak_flop_per_s"] = json_number_object(peaks.peak_flop_per_s);
   object["peak_dram_bytes_per_s"] = json_or_null(peaks.peak_dram_bytes_per_s);
   json::object sources;
   for (const auto& [key, value] : peaks.sources) sources[key] = value;
@@ -299,14 +299,9 @@ json::object peaks_json(const ReportDevicePeaks& peaks) {
 
 void read_peaks(const json::object& object, const std::string& where, ReportDevicePeaks& peaks) {
   read_field(object, "name", where + "name", peaks.name);
-  if (const auto* found = object.if_contains("peak_flop_per_s"); found != nullptr && !found->is_null()) {
-    if (!found->is_object()) throw JsonFieldError{where + "peak_flop_per_s"};
-    for (const auto& entry : found->get_object()) {
-      if (entry.value().is_null()) continue;
-      if (!entry.value().is_number()) throw JsonFieldError{where + "peak_flop_per_s." + std::string(entry.key())};
-      peaks.peak_flop_per_s.emplace_back(std::string(entry.key()), entry.value().to_number<double>());
-    }
-  }
+  // A null peak is no peak for that precision, as report.json's reader has always taken it.
+  for (auto& entry : json_number_map(object, "peak_flop_per_s", where + "peak_flop_per_s", NullEntries::passed_over))
+    peaks.peak_flop_per_s.push_back(std::move(entry));
   read_field(object, "peak_dram_bytes_per_s", where + "peak_dram_bytes_per_s", peaks.peak_dram_bytes_per_s);
   for (auto& [key, value] : json_string_map(object, "sources", where + "sources")) peaks.sources.emplace_back(key, value);
 }

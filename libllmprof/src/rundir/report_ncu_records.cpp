@@ -9,38 +9,31 @@
 
 #include "core/figure_checks.hpp"
 #include "core/json_fields.hpp"
+#include "core/json_values.hpp"
 #include "core/record_fields.hpp"
 
 namespace llmprof::detail {
 namespace {
 
 // A row for a member that maps names to numbers in file order (a launch's FLOP per precision), written as an
-// object of numbers. record_fields.hpp has no such member type; this row stays here while this table is its one user.
+// object of numbers through the writer and reader the device's peaks use too (core/json_values.hpp,
+// core/json_fields.hpp). The row stays here while this table is its one user.
 template <auto Member>
 constexpr auto number_map_field(std::string_view key) {
   using Record = typename MemberPointer<decltype(Member)>::RecordType;
   RecordField<Record> row;
   row.key = key;
-  row.write = [](const Record& record) {
-    boost::json::object object;
-    for (const auto& [name, number] : record.*Member) object[name] = number;
-    return boost::json::value(std::move(object));
-  };
+  row.write = [](const Record& record) { return boost::json::value(json_number_object(record.*Member)); };
   row.read = [](const boost::json::object& object, std::string_view name, const std::string& where, Record& record) {
-    auto& entries = record.*Member;
-    entries.clear();
-    const auto* nested = json_object_field(object, name, where);
-    if (nested == nullptr) return;
-    for (const auto& entry : *nested) {
-      if (!entry.value().is_number()) throw JsonFieldError{where + "." + std::string(entry.key())};
-      entries.emplace_back(std::string(entry.key()), entry.value().to_number<double>());
-    }
+    record.*Member = json_number_map(object, name, where);
   };
   return row;
 }
 
 }  // namespace
 
+// Field rows stay literal, one per figure, and each record has its own table: a table is read, not computed, so
+// these tables look like those of the other record files by design (the duplicates tool pairs them by shape).
 template <>
 struct RecordTable<ReportNcuCoverage> {
   using Coverage = ReportNcuCoverage;

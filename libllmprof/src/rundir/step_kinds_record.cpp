@@ -16,6 +16,8 @@ namespace detail {
 
 constexpr std::string_view kStepKindsSchema = "llmprof.step_kinds/1";
 
+// Field rows stay literal, one per figure, and each record has its own table: a table is read, not computed, so
+// these tables look like those of the other record files by design (the duplicates tool pairs them by shape).
 template <>
 struct RecordTable<StepKindTokens> {
   using Tokens = StepKindTokens;

@@ -9,6 +9,8 @@
 
 namespace llmprof::detail {
 
+// Field rows stay literal, one per figure, and each record has its own table: a table is read, not computed, so
+// these tables look like those of the other record files by design (the duplicates tool pairs them by shape).
 template <>
 struct RecordTable<IdleAttribution> {
   static constexpr RecordField<IdleAttribution> fields[] = {

@@ -114,6 +114,8 @@ Result<boost::json::object> metrics_object(std::string_view json_text, const std
 
 }  // namespace
 
+// Alike in shape only to parse_step_tokens' start: each file's reader says its own errors (the duplicates tool pairs
+// the two by shape).
 Result<WorkloadMetrics> parse_workload_metrics(std::string_view json_text, const std::string& source_name) {
   auto document = metrics_object(json_text, source_name);
   if (!document) return document.error();
