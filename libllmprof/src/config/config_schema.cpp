@@ -149,9 +149,7 @@ std::vector<ConfigField> build_nsys_fields() {
                  "when the capture recorded CUDA graph launches whole, capture again with --cuda-graph-trace=node "
                  "(MAIN/nsys/node/) so that the kernel figures list the graphs' kernels"),
       make_field(LLMPROF_CONFIG_KEY(nsys, restrict_discovery_to_window),
-                 "a workload with no NVTX range of its own that opens a cudaProfilerStart/Stop window: take the "
-                 "window out of the discovery capture (its SQLite export restricted to it) instead of capturing the "
-                 "workload again gated on the window"),
+                 "the followed cudaProfilerStart/Stop window from the discovery capture's export, not a second capture"),
       make_field(LLMPROF_CONFIG_KEY(nsys, timeout_s), "time limit of nsys profile with the workload (seconds)",
                  above(0)),
       make_field(LLMPROF_CONFIG_KEY(nsys, postprocess_timeout_s),

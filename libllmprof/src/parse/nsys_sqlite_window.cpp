@@ -28,12 +28,9 @@ Result<std::vector<std::string>> table_names(const SqliteDatabase& database) {
   auto statement = database.prepare("SELECT name FROM sqlite_master WHERE type = 'table'");
   if (!statement) return statement.error();
   std::vector<std::string> names;
-  while (true) {
-    auto row = statement->step();
-    if (!row) return row.error();
-    if (!*row) break;
-    names.emplace_back(statement->text(0));
-  }
+  auto row = statement->step();
+  for (; row && *row; row = statement->step()) names.emplace_back(statement->text(0));
+  if (!row) return row.error();
   return names;
 }
 
