@@ -5,8 +5,8 @@
 // selected: ncu replays a kernel serially, and a collective waits for peers that are not replaying, so
 // profiling one hangs the workload.
 //
-// The selection is a record of the rundir layer (llmprof/report_model.hpp): nsys/selection.json and report.json's
-// top_kernel_selection write it through one field table (rundir/kernel_selection_json.hpp).
+// The selection is a record of the rundir layer (llmprof/kernel_selection_record.hpp): nsys/selection.json and
+// report.json's top_kernel_selection write it through one field table (rundir/kernel_selection_json.hpp).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,7 @@
 
 #include "llmprof/kernel_name.hpp"
 #include "llmprof/nsys_stats.hpp"
-#include "llmprof/report_model.hpp"  // KernelSelection, the record this computes
+#include "llmprof/kernel_selection_record.hpp"  // KernelSelection, the record this computes
 #include "llmprof/result.hpp"
 
 namespace llmprof {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analysis/analysis_model.hpp"
+#include "rundir/report_ncu_records.hpp"
 
 namespace llmprof {
 namespace detail {
@@ -55,20 +56,6 @@ void build_device(const AnalysisInputs& inputs, const AnalysisOptions& options, 
     report.skipped.push_back("device peaks: no ncu peak metrics and device '" + device.name +
                              "' is not in the datasheet table, so MFU and percent of peak cannot be computed");
   }
-}
-
-// ncu/plan.json's check, where its coverage is a share of the stage's kernel time; else nothing, and a warning.
-std::optional<ReportNcuCoverage> coverage_if_share(const std::optional<ReportNcuCoverage>& coverage,
-                                                   std::vector<std::string>& warnings) {
-  if (!coverage) return std::nullopt;
-  if (coverage->measured < 0 || coverage->extrapolated < 0 ||
-      coverage->measured + coverage->extrapolated > 1.0 + 1e-9) {
-    warnings.push_back("ncu/plan.json's coverage (measured " + std::to_string(coverage->measured) + ", extrapolated " +
-                       std::to_string(coverage->extrapolated) +
-                       ") is not a share of the stage's kernel time: left out");
-    return std::nullopt;
-  }
-  return coverage;
 }
 
 void build_selection(const AnalysisInputs& inputs, const AnalysisOptions& options, AnalysisReport& report) {
@@ -126,7 +113,9 @@ Result<AnalysisReport> analyze(const AnalysisInputs& inputs, const AnalysisOptio
   report.node_capture = inputs.node_capture;
   report.warnings = inputs.warnings;
   report.workload = inputs.workload;
-  report.ncu_coverage = coverage_if_share(inputs.ncu_coverage, report.warnings);
+  report.ncu_coverage = inputs.ncu_coverage;
+  // The rule the report applies reading report.json back: the rows of ncu_coverage's table.
+  detail::withhold_impossible_figures(report.ncu_coverage, report.warnings, "ncu/plan.json's coverage");
   if (inputs.ncu_launches) report.launches = *inputs.ncu_launches;
   // A metric withheld for its unit is named once per distinct reason, not once per launch.
   std::set<std::string> withheld;

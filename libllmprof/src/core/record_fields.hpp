@@ -27,6 +27,7 @@
 #include <boost/json/value.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -105,15 +106,24 @@ constexpr RecordField<typename MemberPointer<decltype(Member)>::RecordType> name
 }
 
 // A figure the record computes (`&TimelineStage::partial`): written for readers of the file, and not read
-// back, since the record recomputes it from the members it is computed from.
+// back, since the record recomputes it from the members it is computed from. A number's row may name a bound
+// (`.within`), a rule over the members it is computed from (two shares whose sum is a share): there is no member to
+// withhold, so the checker warns and counts it withheld (FigureChecker::any_withheld), and the caller drops the record.
 template <auto Function>
 constexpr auto computed_field(std::string_view key) {
   using Record = typename MemberPointer<decltype(Function)>::RecordType;  // Value is the function's type
+  using Value = std::remove_cvref_t<decltype((std::declval<const Record&>().*Function)())>;
   RecordField<Record> row;
   row.key = key;
   row.write = [](const Record& record) { return field_json((record.*Function)()); };
   row.read = [](const boost::json::object&, std::string_view, const std::string&, Record&) {};
   row.csv = [](const Record& record) { return field_csv((record.*Function)()); };
+  if constexpr (std::is_arithmetic_v<Value> && !std::is_same_v<Value, bool>)
+    row.check = [](Record& record, FigureChecker& checker, FigureBound bound, std::string_view figure,
+                   std::string_view inputs) {
+      std::optional<double> value = static_cast<double>((std::as_const(record).*Function)());
+      checker.apply(bound, value, figure, inputs);
+    };
   return row;
 }
 

@@ -1,6 +1,6 @@
-// The kernel selection (llmprof/report_model.hpp's KernelSelection) as JSON: one field table per type writes the
-// pipeline's MAIN/nsys/selection.json and report.json's top_kernel_selection, and reads both back, with each
-// figure's bound in its row. The select stage and the analysis write it; the analysis, the report and compare read
+// The kernel selection (llmprof/kernel_selection_record.hpp's KernelSelection) as JSON: one field table per type
+// writes the pipeline's MAIN/nsys/selection.json and report.json's top_kernel_selection, and reads both back, with
+// each figure's bound in its row. The select stage and the analysis write it; the analysis, the report and compare read
 // it; none of them names a key of its own.
 #pragma once
 
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/figure_checks.hpp"
-#include "llmprof/report_model.hpp"
+#include "llmprof/kernel_selection_record.hpp"
 #include "llmprof/result.hpp"
 
 namespace llmprof::detail {

@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/figure_checks.hpp"
 #include "core/json_fields.hpp"
@@ -42,7 +43,8 @@ struct RecordTable<ReportNcuCoverage> {
       field<&Coverage::stage>("stage"),
       field<&Coverage::measured>("measured").within(FigureBound::fraction, kPlan).required_key(),
       field<&Coverage::extrapolated>("extrapolated").within(FigureBound::fraction, kPlan).required_key(),
-      computed_field<&Coverage::reached>("reached"),
+      // Both shares are of one stage's kernel time, so together they are a share too.
+      computed_field<&Coverage::reached>("reached").within(FigureBound::fraction, "measured + extrapolated"),
   };
 };
 
@@ -99,14 +101,20 @@ boost::json::array report_json(const std::vector<ReportNcuLaunch>& launches) {
   return std::move(array.as_array());
 }
 
+void withhold_impossible_figures(std::optional<ReportNcuCoverage>& coverage, std::vector<std::string>& warnings,
+                                 std::string subject, std::string_view file) {
+  if (!coverage) return;
+  FigureChecker check(warnings, std::move(subject));
+  check_record_bounds(*coverage, check, file);
+  if (check.any_withheld()) coverage.reset();
+}
+
 void read_ncu_records(const boost::json::object& root, RunReportModel& model) {
   read_field(root, "ncu_coverage", "ncu_coverage", model.ncu_coverage);
-  if (model.ncu_coverage) {
+  if (model.ncu_coverage)
     require_record_keys<ReportNcuCoverage>(root.at("ncu_coverage").as_object(), "ncu_coverage.");
-    FigureChecker check(model.warnings, "report.json ncu_coverage");
-    check_record_bounds(*model.ncu_coverage, check, "analysis/report.json ncu_coverage");
-    if (check.any_withheld()) model.ncu_coverage.reset();
-  }
+  withhold_impossible_figures(model.ncu_coverage, model.warnings, "report.json ncu_coverage",
+                              "analysis/report.json ncu_coverage");
   read_field(root, "mfu_workload", "mfu_workload", model.mfu_workload);
   if (model.mfu_workload) {
     FigureChecker check(model.warnings, "report.json mfu_workload");
