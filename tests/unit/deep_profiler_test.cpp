@@ -1004,10 +1004,10 @@ TEST_CASE("ncu plan: ncu's measured start-up overhead is taken only from a run o
                Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 3 s of ncu's (measured by "
                                  "run r0 of this command)"));
   }
-  SECTION("another command: the configuration's figures, neither of its own (ncu.start_up_overhead_s is 4 s)") {
+  SECTION("another command: the configuration's figures, neither of its own (ncu.start_up_overhead_s is 3.5 s)") {
     const auto plan = plan_with_recorded_start_up(measured + R"(python3 serve.py"})");
     CHECK_THAT(std::string(plan.at("seconds_per_pass_source").as_string()),
-               Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 4 s of ncu's "
+               Catch::StartsWith("start-up to the stage 7.17 s by the nsys capture's clock + 3.5 s of ncu's "
                                  "(ncu.start_up_overhead_s)"));
     // ncu.seconds_per_launch is 0: the default set's own figure (pipeline/ncu_sets.cpp), not yet measured.
     CHECK(NcuConfig{}.seconds_per_launch == 0);

@@ -202,7 +202,7 @@ struct LLMPROF_API NcuConfig {
   std::int64_t launches_per_config = 1;     // per-kernel plan: launches per (kernel, launch configuration)
   std::int64_t plan_max_launch_count = 16;  // per-kernel plan: highest --launch-count to reach shared configurations
   double seconds_per_launch = 0;            // per-kernel plan estimate; 0: the set's own figure (pipeline/ncu_sets)
-  double start_up_overhead_s = 4;           // per-kernel plan: ncu's addition to a pass's start-up (H100, measured)
+  double start_up_overhead_s = 3.5;         // per-kernel plan: ncu's addition to a pass's start-up (H100, measured)
   double max_seconds = 0;                   // per-kernel plan: bound on its estimate (kernels left out); 0: none
   double seconds_per_pass = 0;              // per-kernel plan: one workload replay under ncu; 0: estimated
   double seconds_per_intercepted_launch = 0.00045;  // per-kernel plan: ncu's cost per launch it does not profile
