@@ -347,13 +347,16 @@ TEST_CASE("a plain run of a program without NVTX of its own follows its window b
   const StageRecord& nsys = stage_of(manifest, "nsys");
   INFO("nsys: " << nsys.reason);
   REQUIRE(nsys.status == StageStatus::ok);
-  // Discovery (the bare run named no range), then the window: two profiles, none gated on `decode`.
+  // Discovery's capture (the bare run named no range), restricted to the window: one profile, not gated on `decode`,
+  // and none gated on the window either (nsys.restrict_discovery_to_window).
   const std::string commands = read_file(e2e.main() / "nsys/cmd.txt");
   CHECK(commands.find("--nvtx-capture=decode") == std::string::npos);
-  CHECK(commands.find("--capture-range=cudaProfilerApi") != std::string::npos);
+  CHECK(commands.find("--capture-range=cudaProfilerApi") == std::string::npos);
   CHECK(fs::exists(e2e.main() / "nsys/discovery/profile.sqlite"));
+  CHECK(fs::exists(e2e.main() / "nsys/profile.sqlite"));
   REQUIRE(manifest.capture.has_value());
   CHECK(manifest.capture->gate == CaptureGateKind::cuda_profiler_api);
+  CHECK(manifest.capture->restricted_window.has_value());
   CHECK_THAT(manifest.capture->scope, Catch::Contains("so the capture follows its window"));
   CHECK(finished.out.find("so the capture follows its window") != std::string::npos);  // the run's note
   CHECK(finished.out.find("Fix: --set") == std::string::npos);
