@@ -17,7 +17,7 @@ namespace {
 
 // nsys's globalTid carries the process in its upper bits: globalPid = globalTid with the low 24 (thread) bits
 // cleared (checked on the recorded zoo exports: every kernel's globalPid matches its launch call's globalTid so).
-constexpr const char* kCallProcess = "((globalTid / 16777216) * 16777216)";
+constexpr const char* kLaunchingProcess = "((globalTid / 16777216) * 16777216)";
 
 // API tables: calls that launch GPU work; what they launched carries their correlation id.
 bool is_call_table(const std::string& table) {
@@ -57,7 +57,7 @@ Result<void> collect_calls(const SqliteDatabase& database, const std::vector<std
     const auto columns = database.columns(table);
     if (!columns.contains("correlationId") || !columns.contains("globalTid") || !columns.contains("start")) continue;
     // WHERE true: SQLite's upsert after INSERT ... SELECT needs it to parse (sqlite.org/lang_upsert.html).
-    const std::string insert = "INSERT INTO all_calls SELECT " + std::string(kCallProcess) + ", correlationId, MAX(" +
+    const std::string insert = "INSERT INTO all_calls SELECT " + std::string(kLaunchingProcess) + ", correlationId, MAX(" +
                                inside + ") FROM " + quoted(table) +
                                " WHERE true GROUP BY 1, 2 ON CONFLICT (pid, correlation) DO UPDATE SET kept = "
                                "MAX(kept, excluded.kept)";
