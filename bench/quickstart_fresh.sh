@@ -6,7 +6,8 @@
 # and fails when the quick start's run did not reach its report with the nsys stage ok (issue 35: the first fresh
 # root found the Nsight importer's libpfm.so.4 missing from the main job's packages).
 # Needs root, debootstrap (apt-get install debootstrap) and Debian's mirror. The root is built under --work
-# (default /var/tmp/llmprof-quickstart-fresh) and kept pristine for the next run; --keep leaves the used copy.
+# (default /var/tmp/llmprof-quickstart-fresh) and kept pristine for the next run; --keep leaves the used copy until
+# the next run, which releases whatever an earlier one left (its mounts included).
 # Usage: bench/quickstart_fresh.sh [--work DIR] [--keep] [--mirror URL]
 set -euo pipefail
 source_dir="$(cd "$(dirname "$0")/.." && pwd)"
@@ -28,15 +29,36 @@ if ! command -v debootstrap > /dev/null; then
   echo "quickstart_fresh.sh: debootstrap is missing: apt-get install debootstrap" >&2; exit 2
 fi
 mkdir -p "$work"
-# Nothing is deleted or copied while anything under $work is mounted (a debootstrap or a run killed hard leaves its
-# /proc, /sys or /dev mounts there): it would reach this machine's own.
-if grep -q " $work/" /proc/mounts; then
-  echo "quickstart_fresh.sh: mounts remain under $work from an earlier run; unmount them first" \
-       "(grep $work /proc/mounts)" >&2
-  exit 1
-fi
+# Mounts under a directory, deepest first, as /proc/mounts shows them (resolved paths; ours hold no spaces).
+mounts_under() { awk -v prefix="$1/" 'index($2, prefix) == 1 { print $2 }' /proc/mounts | sort -r; }
+# What a run rooted in DIR left: its processes (nsys's daemons, say: ours by their root directory), then its mounts.
+# Each mount is one this script made private, so unmounting touches nothing of this machine's.
+release_mounts() {  # release_mounts DIR
+  local proc target
+  for proc in /proc/[0-9]*; do
+    [ "$(readlink "$proc/root" 2> /dev/null)" = "$1" ] && kill -KILL "${proc#/proc/}" 2> /dev/null
+  done
+  for target in $(mounts_under "$1"); do
+    umount "$target" 2> /dev/null || umount -l "$target" || echo "quickstart_fresh.sh: could not unmount $target" >&2
+  done
+  # Never delete through a mount that is still there (it would be this machine's /dev or /sys).
+  if [ -n "$(mounts_under "$1")" ]; then
+    echo "quickstart_fresh.sh: mounts under $1 remain (grep $1 /proc/mounts); not deleting it" >&2
+    return 1
+  fi
+}
+# One run at a time. Whatever a run killed hard left (its mounts, a half-built root; a session's end once left /proc,
+# /dev and /sys mounted here, and the next run must not fail on them) is then ours to release: no live run owns it.
+exec 9> "$work/lock"
+flock -w 7200 9 || { echo "quickstart_fresh.sh: another run has held $work/lock for 2 hours" >&2; exit 1; }
+for stale in "$work"/root "$work"/root.*; do
+  [ -d "$stale" ] || continue
+  echo "quickstart_fresh.sh: releasing $stale, which an earlier run left"
+  release_mounts "$stale" && rm -rf --one-file-system "$stale" || true
+done
 pristine="$work/pristine"
 complete="$pristine/.llmprof-debootstrap-complete"  # written only once debootstrap has succeeded
+release_mounts "$pristine" || exit 1  # a debootstrap killed hard leaves its target's /proc mounted
 if [ ! -f "$complete" ]; then
   rm -rf --one-file-system "$pristine"
   echo "quickstart_fresh.sh: debootstrap of Debian 12 (bookworm, minbase) into $pristine"
@@ -44,35 +66,21 @@ if [ ! -f "$complete" ]; then
     > "$work/debootstrap.log" 2>&1 || { echo "quickstart_fresh.sh: debootstrap failed; see $work/debootstrap.log" >&2; exit 1; }
   touch "$complete"
 fi
-root="$work/root"
-rm -rf --one-file-system "$root"
+# A root of this run's own, so that one an earlier run could not release never blocks this one.
+root="$(mktemp -d "$work/root.XXXXXX")"
+rmdir "$root"
 cp -ax "$pristine" "$root"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
-# Only what the tools need, each mount its own and private, so that unmounting touches nothing of this machine's:
-# /proc, the device nodes, a /dev/shm of its own (nsys's shared memory) and a read-only /sys.
-mounts=()
+# Only what the tools need, each mount its own and private: /proc, the device nodes, a /dev/shm of its own (nsys's
+# shared memory) and a read-only /sys.
 cleanup() {
   set +e
-  # What the quick start left running inside the root (nsys's daemons, say): ours by their root directory.
-  for proc in /proc/[0-9]*; do
-    [ "$(readlink "$proc/root" 2> /dev/null)" = "$root" ] && kill -KILL "${proc#/proc/}" 2> /dev/null
-  done
-  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-    umount "${mounts[$i]}" 2> /dev/null || umount -l "${mounts[$i]}" ||
-      echo "quickstart_fresh.sh: could not unmount ${mounts[$i]}" >&2
-  done
-  # Never delete through a mount that is still there (it would be this machine's /dev or /sys).
-  if grep -q " $root/" /proc/mounts; then
-    echo "quickstart_fresh.sh: mounts under $root remain (grep $root /proc/mounts); not deleting it" >&2
-  elif [ "$keep" -eq 0 ]; then
-    rm -rf --one-file-system "$root"
-  fi
+  release_mounts "$root" && [ "$keep" -eq 0 ] && rm -rf --one-file-system "$root"
 }
 trap cleanup EXIT
 mount_private() {  # mount_private TARGET ARGS...
   local target="$1"; shift
   mount "$@" "$target"
-  mounts+=("$target")
   mount --make-private "$target"
 }
 mount_private "$root/proc" -t proc proc
@@ -94,7 +102,8 @@ done_at=$(seconds)
 echo "$start $installed $done_at $status" > /root/times.txt
 EOF
 chmod +x "$root/root/quickstart-fresh.sh"
-chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 /root/quickstart-fresh.sh ||
+# The lock's descriptor stays out of the root, so that a daemon the quick start leaves running cannot hold it.
+chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 /root/quickstart-fresh.sh 9>&- ||
   { echo "quickstart_fresh.sh: the install failed; see $root/root/install.log (--keep keeps it)" >&2; exit 1; }
 read -r start installed done_at status < "$root/root/times.txt"
 awk -v start="$start" -v installed="$installed" -v done_at="$done_at" 'BEGIN {
