@@ -178,22 +178,36 @@ CaptureSpan profiler_window_of(const fs::path& export_file) {
   return {statement->integer(0), statement->integer(1)};
 }
 
-// The defaults on a workload with only CCCL's ranges and a window of its own, the window-gated capture scripted too:
-// the run follows the window, however it takes it.
-RunSummary run_followed_window(Bench& bench, const fs::path& whole, const fs::path& window) {
+// A run over a workload with only CCCL's ranges and a window of its own, the window-gated capture scripted too: the
+// run follows the window, however it takes it (the defaults restrict discovery's capture, `= false` captures again).
+struct FollowedWindow {
+  fs::path window;  // the window-gated capture's export
+  fs::path whole;   // the whole run's export, the window inside it
+  RunSummary summary;
+  RunManifest manifest;
+};
+
+FollowedWindow run_followed_window(Bench& bench, const fs::path& exports, bool work_after_window = false) {
+  FollowedWindow followed;
+  followed.window = export_without_own_ranges(exports, "window", {.cccl_scans = true});
+  followed.whole = export_without_own_ranges(
+      exports, "run", {.cccl_scans = true, .profiler_window = true, .work_after_window = work_after_window});
   script_uninstrumented_workload(bench);
   bench.runner.on(capture_range("nvtx"), no_report());
   bench.runner.on(ungated_capture(), report_at(bench.main() / "nsys/discovery/profile.nsys-rep"));
   bench.runner.on(capture_range("cudaProfilerApi"), report_at(bench.main() / "nsys/profile.nsys-rep"));
-  script_exports(bench, whole, window);
+  script_exports(bench, followed.whole, followed.window);
   bench.script_ncu_report();
-  return bench.run();
+  followed.summary = bench.run();
+  followed.manifest = manifest_with_nsys_ok(bench);
+  return followed;
 }
 
 // What a run that followed the workload's window says and does, whether it captured the window or restricted
 // discovery's capture to it: the gate and scope in run.json and the report, ncu inside the window on the whole
 // window's kernels, steps inferred and the headline of the window's steps.
-void check_followed_window(const Bench& bench, const RunSummary& summary, const RunManifest& manifest) {
+void check_followed_window(const Bench& bench, const FollowedWindow& followed) {
+  const RunManifest& manifest = followed.manifest;
   REQUIRE(manifest.capture.has_value());
   CHECK(manifest.capture->gate == CaptureGateKind::cuda_profiler_api);
   CHECK(manifest.capture->gate_opened);
@@ -206,7 +220,7 @@ void check_followed_window(const Bench& bench, const RunSummary& summary, const 
   CHECK_THAT(manifest.capture->scope, Catch::Contains("it calls cudaProfilerStart (1x), so the capture follows its window"));
   CHECK_THAT(read_file(bench.main() / "report.md"),
              Catch::Contains("| **Capture** | the first capture was discovery's (the bare run named no NVTX range)"));
-  CHECK(std::any_of(summary.notes.begin(), summary.notes.end(), [](const std::string& note) {
+  CHECK(std::any_of(followed.summary.notes.begin(), followed.summary.notes.end(), [](const std::string& note) {
     return note.find("named no NVTX range), and the workload emits") != std::string::npos;
   }));
   CHECK(stage_of(manifest, "select").status == StageStatus::ok);
@@ -226,10 +240,8 @@ void check_followed_window(const Bench& bench, const RunSummary& summary, const 
 TEST_CASE("defaults, only CCCL's ranges and the workload's own window: the window comes out of the discovery capture") {
   Bench bench;
   TempDir exports;
-  const auto window = export_without_own_ranges(exports.path(), "window", {.cccl_scans = true});
-  const auto whole = export_without_own_ranges(exports.path(), "run", {.cccl_scans = true, .profiler_window = true});
-  const RunSummary summary = run_followed_window(bench, whole, window);
-  const RunManifest manifest = manifest_with_nsys_ok(bench);
+  const FollowedWindow followed = run_followed_window(bench, exports.path());
+  const RunManifest& manifest = followed.manifest;
 
   // One capture: discovery's (the bare run named no range, so no capture is gated on `decode`), restricted to the
   // workload's window; nothing gated on the window runs the workload again.
@@ -238,27 +250,25 @@ TEST_CASE("defaults, only CCCL's ranges and the workload's own window: the windo
   CHECK_FALSE(has_argument(captures[0], "--capture-range"));
   REQUIRE(manifest.capture.has_value());
   REQUIRE(manifest.capture->restricted_window.has_value());
-  const CaptureSpan expected = profiler_window_of(whole);
+  const CaptureSpan expected = profiler_window_of(followed.whole);
   CHECK(manifest.capture->restricted_window->start_ns == expected.start_ns);
   CHECK(manifest.capture->restricted_window->end_ns == expected.end_ns);
   REQUIRE(manifest.capture->windows.size() == 1);
   CHECK(manifest.capture->windows.front().report == "nsys/discovery/profile.nsys-rep");
   CHECK(count_rows(bench.main() / "nsys/profile.sqlite", "CUPTI_ACTIVITY_KIND_KERNEL") ==
-        count_rows(window, "CUPTI_ACTIVITY_KIND_KERNEL"));
+        count_rows(followed.window, "CUPTI_ACTIVITY_KIND_KERNEL"));
   CHECK_THAT(read_file(bench.main() / "deep-profile.log"),
              Catch::Contains("the timeline is the discovery capture restricted to the workload's first "
                              "cudaProfilerStart/Stop window"));
-  check_followed_window(bench, summary, manifest);
+  check_followed_window(bench, followed);
 }
 
 TEST_CASE("nsys.restrict_discovery_to_window = false: the workload's window is captured again, gated on it") {
   Bench bench;
   bench.config.nsys.restrict_discovery_to_window = false;
   TempDir exports;
-  const auto window = export_without_own_ranges(exports.path(), "window", {.cccl_scans = true});
-  const auto whole = export_without_own_ranges(exports.path(), "run", {.cccl_scans = true, .profiler_window = true});
-  const RunSummary summary = run_followed_window(bench, whole, window);
-  const RunManifest manifest = manifest_with_nsys_ok(bench);
+  const FollowedWindow followed = run_followed_window(bench, exports.path());
+  const RunManifest& manifest = followed.manifest;
 
   const auto captures = bench.runs_of(nsys_capture());
   REQUIRE(captures.size() == 2);
@@ -272,7 +282,7 @@ TEST_CASE("nsys.restrict_discovery_to_window = false: the workload's window is c
   CHECK_THAT(read_file(bench.main() / "deep-profile.log"),
              Catch::Contains("capturing again, inside the workload's own cudaProfilerStart/Stop window "
                              "(nsys.restrict_discovery_to_window = false)"));
-  check_followed_window(bench, summary, manifest);
+  check_followed_window(bench, followed);
 }
 
 // The whole run holds the window's work twice: inside the window, and again after its cudaProfilerStop. The
@@ -280,19 +290,18 @@ TEST_CASE("nsys.restrict_discovery_to_window = false: the workload's window is c
 TEST_CASE("work after the workload's window: the timeline restricted to the window holds the window's steps alone") {
   Bench bench;
   TempDir exports;
-  const auto window = export_without_own_ranges(exports.path(), "window", {.cccl_scans = true});
-  const auto whole = export_without_own_ranges(exports.path(), "run",
-                                               {.cccl_scans = true, .profiler_window = true, .work_after_window = true});
-  REQUIRE(count_rows(whole, "CUPTI_ACTIVITY_KIND_KERNEL") == 2 * count_rows(window, "CUPTI_ACTIVITY_KIND_KERNEL"));
-  const RunSummary summary = run_followed_window(bench, whole, window);
-  const RunManifest manifest = manifest_with_nsys_ok(bench);
+  const FollowedWindow followed = run_followed_window(bench, exports.path(), /*work_after_window=*/true);
+  REQUIRE(count_rows(followed.whole, "CUPTI_ACTIVITY_KIND_KERNEL") ==
+          2 * count_rows(followed.window, "CUPTI_ACTIVITY_KIND_KERNEL"));
   CHECK(bench.runs_of(nsys_capture()).size() == 1);
   const fs::path timeline = bench.main() / "nsys/profile.sqlite";
-  CHECK(count_rows(timeline, "CUPTI_ACTIVITY_KIND_KERNEL") == count_rows(window, "CUPTI_ACTIVITY_KIND_KERNEL"));
-  CHECK(count_rows(timeline, "CUPTI_ACTIVITY_KIND_MEMCPY") == count_rows(window, "CUPTI_ACTIVITY_KIND_MEMCPY"));
+  for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY"}) {
+    CAPTURE(table);
+    CHECK(count_rows(timeline, table) == count_rows(followed.window, table));
+  }
   CHECK(count_rows(bench.main() / "nsys/discovery/profile.sqlite", "CUPTI_ACTIVITY_KIND_KERNEL") ==
-        count_rows(whole, "CUPTI_ACTIVITY_KIND_KERNEL"));
-  check_followed_window(bench, summary, manifest);
+        count_rows(followed.whole, "CUPTI_ACTIVITY_KIND_KERNEL"));
+  check_followed_window(bench, followed);
 }
 
 TEST_CASE("defaults, no NVTX at all and no window: the discovery capture is the whole run, ncu from the start") {
