@@ -135,8 +135,9 @@ int run_probe(const std::vector<std::string>& args) {
   probe_options.nsys_path = nsys_path;
   probe_options.ncu_path = ncu_path;
   probe_options.use_default_locations = values.count("no-default-locations") == 0;
-  const NsysInfo nsys = probe_nsys(*runner, probe_options);
-  const NcuInfo ncu = probe_ncu(*runner, probe_options);
+  const ProbedTools tools = probe_tools(*runner, probe_options);
+  const NsysInfo& nsys = tools.nsys;
+  const NcuInfo& ncu = tools.ncu;
   const NvidiaDriver driver = detect_nvidia_driver();
   const ProbeVerdict verdict = assess_readiness(nsys, ncu, driver);
   if (!sections_out.empty()) {

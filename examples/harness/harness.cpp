@@ -40,9 +40,9 @@ int main(int argc, char** argv) {
 
   // What this machine can do: the tools, their versions, the driver.
   auto runner = llmprof::make_system_process_runner();
-  const llmprof::NsysInfo nsys = llmprof::probe_nsys(*runner, {});
-  const llmprof::NcuInfo ncu = llmprof::probe_ncu(*runner, {});
-  const llmprof::ProbeVerdict verdict = llmprof::assess_readiness(nsys, ncu, llmprof::detect_nvidia_driver());
+  const llmprof::ProbedTools tools = llmprof::probe_tools(*runner, {});  // nsys and ncu, side by side
+  const llmprof::NsysInfo& nsys = tools.nsys;
+  const llmprof::ProbeVerdict verdict = llmprof::assess_readiness(nsys, tools.ncu, llmprof::detect_nvidia_driver());
   std::cout << "readiness: " << llmprof::to_string(verdict.readiness) << "\n";
   for (const auto& reason : verdict.reasons) std::cout << "  " << reason << "\n";
 

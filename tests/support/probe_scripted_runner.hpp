@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,7 +27,10 @@ class ScriptedRunner : public ProcessRunner {
   Result<ProcessOutcome> run(const ProcessSpec& spec) override {
     std::string key;
     for (const auto& argument : spec.argv) key += (key.empty() ? "" : " ") + argument;
-    calls.push_back(key);
+    {
+      std::lock_guard lock(calls_mutex_);  // the probe runs its listings side by side
+      calls.push_back(key);
+    }
     const auto it = replies_.find(key);
     if (it == replies_.end()) {
       return make_error(ErrorCode::not_found, "scripted runner has no reply for `" + key + "`", "", key);
@@ -51,6 +55,7 @@ class ScriptedRunner : public ProcessRunner {
     while (std::getline(lines, line)) callback(line);
   }
   std::map<std::string, ScriptedReply> replies_;
+  std::mutex calls_mutex_;
 };
 
 }  // namespace llmprof::testing

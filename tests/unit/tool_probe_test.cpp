@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/json.hpp>
 #include <filesystem>
 
@@ -10,6 +11,7 @@
 #include "nsight/tool_listings.hpp"
 #include "nsight/ncu_section_files.hpp"
 #include "probe_scripted_runner.hpp"
+#include "rendezvous.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -292,6 +294,47 @@ TEST_CASE("the nsys bundled with Nsight Compute is found next to ncu, with a bro
   CHECK(tools.at("ncu").at("sections").as_array().size() == 24);
   CHECK(tools.at("ncu").at("sets").as_array().at(5).at("identifier").as_string() == "roofline");
   CHECK(tools.at("verdict").at("readiness").as_string() == "degraded");
+}
+
+// The listings after each --version are separate tool start-ups (2.3-4.4 s for all of them one after another on the
+// H100 machine): probe_tools runs the seven of them side by side, and what they found is the same as one by one.
+TEST_CASE("probe_tools runs both tools' listings side by side") {
+  TempDir temp;
+  const fs::path install = temp / "nsight-compute" / "2025.3.1";
+  const fs::path ncu_path = install / "ncu";
+  const fs::path nsys_path = install / "host" / "target-linux-x64" / "nsys";
+  const fs::path importer = install / "host" / "linux-desktop-glibc_2_11_3-x64" / "QdstrmImporter";
+  for (const auto& tool : {ncu_path, nsys_path, importer}) make_executable(tool);
+  llmprof::testing::Rendezvous rendezvous(7);
+  std::atomic<int> met{0};
+  const auto meeting = [&](const ProcessSpec&) { met += rendezvous.arrive_and_wait() ? 1 : 0; };
+  ScriptedRunner runner;
+  runner.on(nsys_path.string() + " --version", {0, cli_fixture("nsys_version.txt"), ""});
+  runner.on(ncu_path.string() + " --version", {0, cli_fixture("ncu_version.txt"), ""});
+  runner.on(nsys_path.string() + " status --environment",
+            {0, cli_fixture("nsys_status_environment.txt"), "", meeting});
+  runner.on(importer.string() + " --version", {0, "QdstrmImporter 2025.3.1", "", meeting});
+  runner.on(nsys_path.string() + " stats --help-reports", {0, cli_fixture("nsys_reports.txt"), "", meeting});
+  runner.on(nsys_path.string() + " profile --gpu-metrics-devices=help", {0, "", "", meeting});
+  runner.on(ncu_path.string() + " --list-sections", {0, cli_fixture("ncu_sections.txt"), "", meeting});
+  runner.on(ncu_path.string() + " --list-sets", {0, cli_fixture("ncu_sets.txt"), "", meeting});
+  runner.on(ncu_path.string() + " --help", {0, cli_fixture("ncu_help.txt"), "", meeting});
+  ProbeOptions options;
+  options.path_variable = install.string();
+  options.use_default_locations = false;
+  const ProbedTools tools = probe_tools(runner, options);
+  CHECK(met == 7);
+  REQUIRE(tools.nsys.found);
+  REQUIRE(tools.ncu.found);
+  CHECK(tools.nsys.environment.size() == 10);
+  CHECK(tools.nsys.importer.loads);
+  CHECK_FALSE(tools.nsys.stats_reports.empty());
+  CHECK_FALSE(tools.nsys.gpu_metrics.available);
+  CHECK(tools.ncu.sections.size() == 24);
+  CHECK(tools.ncu.sets.size() == 6);
+  CHECK_FALSE(tools.ncu.filter_modes.empty());
+  CHECK(tools.ncu.problems.empty());
+  CHECK(tools.nsys.problems.empty());
 }
 
 TEST_CASE("GPU-metrics sampling: the probe tries this version's spelling of the option first, then the other") {

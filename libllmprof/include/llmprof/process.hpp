@@ -145,6 +145,8 @@ struct LLMPROF_API ProcessOutcome {
   std::string describe() const;
 };
 
+// The library calls run() from several threads at once (the probe runs its tool listings side by side), so an
+// implementation must allow concurrent calls, as make_system_process_runner's does.
 class LLMPROF_API ProcessRunner {
  public:
   virtual ~ProcessRunner() = default;

@@ -21,6 +21,7 @@ namespace llmprof {
 struct ProbeOptions;
 struct NsysInfo;
 struct NcuInfo;
+struct ProbedTools;
 struct ProbeVerdict;
 struct NvidiaDriver;
 
@@ -28,10 +29,14 @@ struct NvidiaDriver;
 //   auto runner = make_system_process_runner();
 //   const NsysInfo nsys = probe_nsys(*runner, {});
 //   const NcuInfo ncu = probe_ncu(*runner, {});
+//   const ProbedTools tools = probe_tools(*runner, {});  // both, side by side: the time of the slower one
 //   const ProbeVerdict verdict = assess_readiness(nsys, ncu, detect_nvidia_driver());  // ready / degraded /
 //                                                                                      // not_ready, with fixes
 LLMPROF_API NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options);
 LLMPROF_API NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options);
+// Each tool's listings are separate start-ups of it, so every probe runs them side by side and calls the runner from
+// several threads at once (the system runner allows it; a harness's own runner must too).
+LLMPROF_API ProbedTools probe_tools(ProcessRunner& runner, const ProbeOptions& options);
 // Whether this machine can run the deep-profile pipeline with these tools and this driver, why not, and how to
 // fix it. Without an NVIDIA driver nsys still traces the host side (NVTX, CUDA API calls) but there are no
 // kernels to select or profile: degraded at best, never ready.
@@ -150,6 +155,11 @@ struct LLMPROF_API ProbeOptions {
   // (/usr/local/cuda/bin, /opt/nvidia/nsight-systems/*/bin, /opt/nvidia/nsight-compute/*, ...) follow.
   std::vector<std::filesystem::path> extra_search_roots;
   bool use_default_locations = true;
+};
+
+struct LLMPROF_API ProbedTools {
+  NsysInfo nsys;
+  NcuInfo ncu;
 };
 
 // Whether this machine has an NVIDIA kernel driver loaded (/proc/driver/nvidia/version). Without it

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "core/concurrent_tasks.hpp"
 #include "core/text.hpp"
 #include "llmprof/tool_probe.hpp"
 #include "nsight/tool_listings.hpp"
@@ -66,7 +67,8 @@ std::vector<fs::path> installs_matching(const fs::path& parent, const std::strin
   return candidates;
 }
 
-void append(std::vector<fs::path>& to, const std::vector<fs::path>& from) {
+template <typename Item>
+void append(std::vector<Item>& to, const std::vector<Item>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
 
@@ -371,46 +373,80 @@ GpuMetricsSupport probe_gpu_metrics(ProcessRunner& runner, const NsysInfo& info)
 
 }  // namespace
 
+// The listings after --version depend on nothing but the tool's version, and each is a start-up of the tool of its
+// own (2.3-4.4 s for the ten of them one after another, probe stage of the 1b runs on the H100, nsys/ncu 2025.3.1):
+// they run side by side, each with its own problems, added in the order below so that messages never depend on which
+// finished first.
 NsysInfo probe_nsys(ProcessRunner& runner, const ProbeOptions& options) {
   NsysInfo info;
   if (!locate_and_read_version(runner, info, locate_nsys(options), parse_nsys_version)) return info;
   if (info.version) info.report_extension = report_extension_for(*info.version);
   // Every nsys that writes .qdrep or .nsys-rep takes `export --type sqlite`; `--sqlite` was never a flag.
   info.export_sqlite_arguments = {"--type", "sqlite"};
-  if (auto output = run_listing(runner, info.path, {"status", "--environment"}, listing_timeout, info.problems)) {
-    info.environment = parse_nsys_status_environment(*output);
-  }
-  info.importer = check_importer(runner, info.path);
-  // nsys 2022.4 prints the list and exits 1, so the output counts whatever the exit status.
-  if (auto listed = detail::run_and_capture(runner, {info.path.string(), "stats", "--help-reports"}, listing_timeout)) {
-    info.stats_reports = parse_nsys_report_list(listed->combined());
-  }
-  if (info.stats_reports.empty()) info.problems.push_back("`nsys stats --help-reports` listed no report names");
-  info.gpu_metrics = probe_gpu_metrics(runner, info);
+  std::vector<std::string> environment_problems;
+  std::vector<std::string> report_problems;
+  detail::run_concurrently({
+      [&] {
+        if (auto output =
+                run_listing(runner, info.path, {"status", "--environment"}, listing_timeout, environment_problems))
+          info.environment = parse_nsys_status_environment(*output);
+      },
+      [&] { info.importer = check_importer(runner, info.path); },
+      [&] {
+        // nsys 2022.4 prints the list and exits 1, so the output counts whatever the exit status.
+        if (auto listed =
+                detail::run_and_capture(runner, {info.path.string(), "stats", "--help-reports"}, listing_timeout))
+          info.stats_reports = parse_nsys_report_list(listed->combined());
+        if (info.stats_reports.empty())
+          report_problems.push_back("`nsys stats --help-reports` listed no report names");
+      },
+      [&] { info.gpu_metrics = probe_gpu_metrics(runner, info); },
+  });
+  append(info.problems, environment_problems);
+  append(info.problems, report_problems);
   return info;
 }
 
 NcuInfo probe_ncu(ProcessRunner& runner, const ProbeOptions& options) {
   NcuInfo info;
   if (!locate_and_read_version(runner, info, locate_ncu(options), parse_ncu_version)) return info;
-  if (auto output = run_listing(runner, info.path, {"--list-sections"}, listing_timeout, info.problems)) {
-    info.sections_listing = *output;
-    info.sections = parse_ncu_section_list(*output);
-    if (info.sections.empty()) info.problems.push_back("`ncu --list-sections` printed no section table");
-  }
-  if (auto output = run_listing(runner, info.path, {"--list-sets"}, listing_timeout, info.problems)) {
-    info.sets = parse_ncu_set_list(*output);
-    if (info.sets.empty()) info.problems.push_back("`ncu --list-sets` printed no set table");
-  }
-  // ncu --help exits 0 in 2022.3 and 2025.3.1; an unreadable help only means no optional filter modes.
-  if (auto help = detail::run_and_capture(runner, {info.path.string(), "--help"}, listing_timeout);
-      help && help->outcome.succeeded())
-    info.filter_modes = parse_ncu_filter_modes(help->combined());
+  std::vector<std::string> section_problems;
+  std::vector<std::string> set_problems;
+  detail::run_concurrently({
+      [&] {
+        if (auto output = run_listing(runner, info.path, {"--list-sections"}, listing_timeout, section_problems)) {
+          info.sections_listing = *output;
+          info.sections = parse_ncu_section_list(*output);
+          if (info.sections.empty()) section_problems.push_back("`ncu --list-sections` printed no section table");
+        }
+      },
+      [&] {
+        if (auto output = run_listing(runner, info.path, {"--list-sets"}, listing_timeout, set_problems)) {
+          info.sets = parse_ncu_set_list(*output);
+          if (info.sets.empty()) set_problems.push_back("`ncu --list-sets` printed no set table");
+        }
+      },
+      [&] {
+        // ncu --help exits 0 in 2022.3 and 2025.3.1; an unreadable help only means no optional filter modes.
+        if (auto help = detail::run_and_capture(runner, {info.path.string(), "--help"}, listing_timeout);
+            help && help->outcome.succeeded())
+          info.filter_modes = parse_ncu_filter_modes(help->combined());
+      },
+  });
+  append(info.problems, section_problems);
+  append(info.problems, set_problems);
   // A probe confined to the caller's roots (tests' fake trees) does not read this machine's installs.
   detail::SectionSearch search;
   if (!options.use_default_locations) search.install_roots.clear();
   detail::read_section_metrics(info, search);
   return info;
+}
+
+ProbedTools probe_tools(ProcessRunner& runner, const ProbeOptions& options) {
+  ProbedTools tools;
+  detail::run_concurrently({[&] { tools.nsys = probe_nsys(runner, options); },
+                            [&] { tools.ncu = probe_ncu(runner, options); }});
+  return tools;
 }
 
 }  // namespace llmprof

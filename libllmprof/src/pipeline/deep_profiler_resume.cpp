@@ -119,10 +119,10 @@ std::optional<Error> check_tools(PipelineRun& run, const fs::path& main) {
   auto environment = parse_json_object(*text, main / RunLayout::environment());
   const auto* tools = environment ? environment->if_contains("tools") : nullptr;
   if (tools == nullptr || !tools->is_object()) return refusal("its env.json records no tools", kStartAgain, main);
-  const ProbeOptions options = probe_options(run);
+  const ProbedTools probed = probe_tools(run.runner, probe_options(run));
   const std::pair<std::string, std::string> compared[] = {
-      {recorded_tool(tools->get_object(), "nsys"), probed_tool(probe_nsys(run.runner, options))},
-      {recorded_tool(tools->get_object(), "ncu"), probed_tool(probe_ncu(run.runner, options))}};
+      {recorded_tool(tools->get_object(), "nsys"), probed_tool(probed.nsys)},
+      {recorded_tool(tools->get_object(), "ncu"), probed_tool(probed.ncu)}};
   std::string changes;
   for (std::size_t i = 0; i < 2; ++i) {
     if (compared[i].first == compared[i].second) continue;

@@ -67,8 +67,9 @@ std::optional<std::string> check_free_space(PipelineRun& run) {
 Staged<ProbeOutput> run_probe_stage(PipelineRun& run) {
   const ProbeOptions options = probe_options(run);
   ProbeOutput probe;
-  probe.nsys = probe_nsys(run.runner, options);
-  probe.ncu = probe_ncu(run.runner, options);
+  ProbedTools tools = probe_tools(run.runner, options);
+  probe.nsys = std::move(tools.nsys);
+  probe.ncu = std::move(tools.ncu);
   probe.nvidia_driver = run.nvidia_driver();
   if (!probe.nvidia_driver.present) {
     run.say(Stage::probe, "no NVIDIA GPU here (" + probe.nvidia_driver.evidence +
