@@ -1,7 +1,6 @@
 // The workload every stage runs: the user's `-- CMD` or the bundled example, plus its environment.
-#include <unistd.h>
-
 #include "pipeline/workload.hpp"
+#include "process/process_launch.hpp"
 
 namespace llmprof::detail {
 namespace fs = std::filesystem;
@@ -9,11 +8,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kExampleName = "llmprof-decode";
-
-bool is_executable_file(const fs::path& path) {
-  std::error_code error;
-  return fs::is_regular_file(path, error) && ::access(path.c_str(), X_OK) == 0;
-}
 
 std::vector<fs::path> example_candidates(const fs::path& executable, const std::vector<fs::path>& extra) {
   std::vector<fs::path> candidates;

@@ -29,11 +29,6 @@ std::vector<std::string> split_path_variable(const std::string& path_variable) {
   return directories;
 }
 
-bool is_executable_file(const fs::path& path) {
-  std::error_code error;
-  return fs::is_regular_file(path, error) && ::access(path.c_str(), X_OK) == 0;
-}
-
 std::string process_path_variable() {
   const char* value = std::getenv("PATH");
   return value == nullptr ? std::string() : std::string(value);
@@ -68,16 +63,21 @@ Result<fs::path> check_explicit_executable(const std::string& name) {
 
 std::filesystem::path find_executable(const std::string& name, const std::string& path_variable) {
   if (name.empty()) return {};
-  if (name.find('/') != std::string::npos) return is_executable_file(name) ? fs::path(name) : fs::path();
+  if (name.find('/') != std::string::npos) return detail::is_executable_file(name) ? fs::path(name) : fs::path();
   const std::string directories = path_variable.empty() ? process_path_variable() : path_variable;
   for (const auto& directory : split_path_variable(directories)) {
     const fs::path candidate = fs::path(directory) / name;
-    if (is_executable_file(candidate)) return candidate;
+    if (detail::is_executable_file(candidate)) return candidate;
   }
   return {};
 }
 
 namespace detail {
+
+bool is_executable_file(const std::filesystem::path& path) {
+  std::error_code error;
+  return std::filesystem::is_regular_file(path, error) && ::access(path.c_str(), X_OK) == 0;
+}
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
   if (this != &other) {

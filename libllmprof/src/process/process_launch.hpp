@@ -34,6 +34,9 @@ class UniqueFd {
   int fd_ = -1;
 };
 
+// A regular file (links followed) this process may execute.
+bool is_executable_file(const std::filesystem::path& path);
+
 // The absolute path of the program to execute, or Error(not_found) naming where it looked.
 Result<std::filesystem::path> resolve_executable(const ProcessSpec& spec);
 
