@@ -43,7 +43,10 @@ Result<void> count_cuda_activity(const std::filesystem::path& sqlite_export, Ran
       "SELECT s.value, r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON r.nameId = s.id "
       "WHERE s.value LIKE 'cudaProfilerSt%' OR s.value LIKE 'cuProfilerSt%' ORDER BY r.start");
   if (!statement) return statement.error();
-  std::optional<std::int64_t> open;
+  // A flag beside the start rather than std::optional: GCC 12.2 at -O2 takes the optional's value for maybe
+  // uninitialized where the window is stored.
+  bool window_open = false;
+  std::int64_t opened_at = 0;
   while (true) {
     auto row = statement->step();
     if (!row) return row.error();
@@ -52,15 +55,16 @@ Result<void> count_cuda_activity(const std::filesystem::path& sqlite_export, Ran
     const std::int64_t at = statement->integer(1);
     if (name.find("ProfilerStart") != std::string::npos) {
       ++discovery.profiler_start_calls;
-      if (!open) open = at;
+      if (!window_open) opened_at = at;
+      window_open = true;
     }
     if (name.find("ProfilerStop") != std::string::npos) {
       ++discovery.profiler_stop_calls;
-      if (open) discovery.profiler_windows.emplace_back(*open, at);
-      open.reset();
+      if (window_open) discovery.profiler_windows.emplace_back(opened_at, at);
+      window_open = false;
     }
   }
-  if (open) discovery.profiler_windows.emplace_back(*open, std::numeric_limits<std::int64_t>::max());
+  if (window_open) discovery.profiler_windows.emplace_back(opened_at, std::numeric_limits<std::int64_t>::max());
   return {};
 }
 
